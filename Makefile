@@ -1,0 +1,52 @@
+# toolcanon — common tasks. `make test` is what CI runs.
+GO        ?= go
+FUZZTIME  ?= 5s
+REDIS_PKG ?= redis-server
+
+.PHONY: all setup generate check-generated lint test test-short fuzz bench
+
+all: lint test
+
+## setup: install what the tests need (redis-server from Debian when missing) and fetch modules.
+setup:
+	@command -v redis-server >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(REDIS_PKG); \
+		else echo "redis-server is missing: sudo apt-get install -y $(REDIS_PKG)"; exit 1; fi; }
+	$(GO) mod download
+
+## generate: regenerate the Go wrappers of the Lua scripts.
+generate:
+	$(GO) generate ./...
+
+## check-generated: fail when the committed generated code is stale.
+check-generated: generate
+	@git diff --exit-code -- '*scripts_gen.go' || { echo "generated code is stale: run 'make generate' and commit"; exit 1; }
+
+## lint: formatting and vet.
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+## test: lint, every test under the race detector against real Redis, then short fuzz runs.
+test: lint
+	$(GO) test -race -count=1 ./...
+	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
+
+## test-short: the tests without the race detector or fuzzing.
+test-short:
+	$(GO) test -count=1 ./...
+
+## fuzz: run every fuzz target for FUZZTIME each.
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+		for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //' | sort -u); do \
+			echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
+			$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) $$pkg >/tmp/toolcanon-fuzz.log 2>&1 || { cat /tmp/toolcanon-fuzz.log; exit 1; }; \
+		done; \
+	done
+
+## bench: every benchmark, with allocations.
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./...

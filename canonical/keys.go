@@ -1,0 +1,44 @@
+package canonical
+
+// Keys builds the storage keys of one prefix. Every key of a run carries the
+// run id as a cluster hash tag, so that all of a run's keys live in one slot
+// and one script can touch them atomically on Redis Cluster:
+//
+//	record:           <prefix>:{<run_id>}:call:<tool_call_id>   HASH
+//	run:              <prefix>:{<run_id>}:run                    HASH
+//	completion index: <prefix>:{<run_id>}:done                   LIST
+//
+// The "call:" namespace keeps a tool_call_id from ever colliding with the
+// run's own keys.
+type Keys struct {
+	prefix string
+}
+
+// NewKeys returns the key layout for prefix ("" means DefaultPrefix).
+func NewKeys(prefix string) (Keys, error) {
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	if err := ValidatePrefix(prefix); err != nil {
+		return Keys{}, err
+	}
+	return Keys{prefix: prefix}, nil
+}
+
+// Prefix returns the configured prefix.
+func (k Keys) Prefix() string { return k.prefix }
+
+// Record returns the key of one call's record. Identities must be valid.
+func (k Keys) Record(runID, toolCallID string) string {
+	return k.runBase(runID) + "call:" + toolCallID
+}
+
+// Run returns the key of the run's counters and state.
+func (k Keys) Run(runID string) string { return k.runBase(runID) + "run" }
+
+// Index returns the key of the run's completion index.
+func (k Keys) Index(runID string) string { return k.runBase(runID) + "done" }
+
+func (k Keys) runBase(runID string) string {
+	return k.prefix + ":{" + runID + "}:"
+}

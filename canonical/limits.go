@@ -1,0 +1,70 @@
+package canonical
+
+// Limits bound what one run and one record may hold. A zero field means the
+// default from DefaultLimits; a negative field is refused. The limits given at
+// a call's Begin are kept with its record, so its Complete is checked against
+// the same bounds whichever worker completes it.
+type Limits struct {
+	MaxCallsPerRun  int64 // calls a run may begin; overflow is BUDGET_EXHAUSTED
+	MaxCallsPerTool int64 // calls of one tool a run may begin; overflow is BUDGET_EXHAUSTED
+	MaxRunBytes     int64 // request+raw+result bytes of all of a run's records; overflow is RESULT_TOO_LARGE
+	MaxRecordBytes  int64 // request+raw+result bytes of one record; overflow is RESULT_TOO_LARGE
+	MaxResultBytes  int64 // bytes of the agent-facing result; overflow is RESULT_TOO_LARGE
+}
+
+// Hard ceilings: a record lives in one Redis value, whose size is capped by the
+// server, and a run's counters must stay exact in a Lua number.
+const (
+	MaxRecordBytesCeiling = 256 << 20
+	MaxRunBytesCeiling    = 1 << 40
+	MaxCallsCeiling       = 1 << 30
+)
+
+// DefaultLimits are applied to zero fields of Limits.
+var DefaultLimits = Limits{
+	MaxCallsPerRun:  256,
+	MaxCallsPerTool: 64,
+	MaxRunBytes:     64 << 20,
+	MaxRecordBytes:  8 << 20,
+	MaxResultBytes:  16 << 10,
+}
+
+// WithDefaults returns l with zero fields replaced by DefaultLimits (a zero
+// MaxResultBytes never exceeds MaxRecordBytes).
+func (l Limits) WithDefaults() Limits {
+	d := DefaultLimits
+	if l.MaxCallsPerRun == 0 {
+		l.MaxCallsPerRun = d.MaxCallsPerRun
+	}
+	if l.MaxCallsPerTool == 0 {
+		l.MaxCallsPerTool = d.MaxCallsPerTool
+	}
+	if l.MaxRunBytes == 0 {
+		l.MaxRunBytes = d.MaxRunBytes
+	}
+	if l.MaxRecordBytes == 0 {
+		l.MaxRecordBytes = d.MaxRecordBytes
+	}
+	if l.MaxResultBytes == 0 {
+		l.MaxResultBytes = min(d.MaxResultBytes, l.MaxRecordBytes)
+	}
+	return l
+}
+
+// Validate checks l after defaults are applied.
+func (l Limits) Validate() error {
+	l = l.WithDefaults()
+	switch {
+	case l.MaxCallsPerRun < 0 || l.MaxCallsPerRun > MaxCallsCeiling:
+		return Errorf(CodeInvalidArgument, "MaxCallsPerRun must be in 1..%d", MaxCallsCeiling)
+	case l.MaxCallsPerTool < 0 || l.MaxCallsPerTool > MaxCallsCeiling:
+		return Errorf(CodeInvalidArgument, "MaxCallsPerTool must be in 1..%d", MaxCallsCeiling)
+	case l.MaxRunBytes < 0 || l.MaxRunBytes > MaxRunBytesCeiling:
+		return Errorf(CodeInvalidArgument, "MaxRunBytes must be in 1..%d", int64(MaxRunBytesCeiling))
+	case l.MaxRecordBytes < 0 || l.MaxRecordBytes > MaxRecordBytesCeiling:
+		return Errorf(CodeInvalidArgument, "MaxRecordBytes must be in 1..%d", MaxRecordBytesCeiling)
+	case l.MaxResultBytes < 0 || l.MaxResultBytes > l.MaxRecordBytes:
+		return Errorf(CodeInvalidArgument, "MaxResultBytes must be in 1..MaxRecordBytes")
+	}
+	return nil
+}

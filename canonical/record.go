@@ -1,0 +1,140 @@
+package canonical
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
+
+// Record is the one canonical record of a tool call: the complete request, the
+// complete raw response, the bounded agent result and the lifecycle, together.
+// Raw is harness-only data: it is never shown to an agent.
+type Record struct {
+	RunID      string   // run that owns the call
+	ToolCallID string   // the framework's id, exactly as given
+	Tool       string   // agent-facing tool name
+	Status     Status   // PROJECTING, READY or ERROR
+	Evidence   Evidence // UNKNOWN while PROJECTING; EVIDENCE_FOUND or NO_EVIDENCE when READY; ERROR when ERROR
+	Error      Code     // set only when Status is ERROR
+
+	Request       []byte // complete canonical request, a JSON object
+	RequestDigest string // hex SHA-256 of Request
+	Raw           []byte // complete raw tool response; nil until completed (and when refused for size)
+	Result        []byte // bounded agent-facing result JSON; set only when READY
+
+	Owner     string        // token of the invocation that began the call
+	CreatedAt time.Time     // server time of Begin
+	UpdatedAt time.Time     // server time of the last transition
+	TTL       time.Duration // time left before the record expires, as of the read
+}
+
+// RequestDigest returns the hex SHA-256 of a canonical request, as stored in
+// Record.RequestDigest.
+func RequestDigest(request []byte) string {
+	sum := sha256.Sum256(request)
+	return hex.EncodeToString(sum[:])
+}
+
+// Size returns the bytes a record counts against MaxRecordBytes and
+// MaxRunBytes: request, raw and result.
+func (r *Record) Size() int64 { return int64(len(r.Request) + len(r.Raw) + len(r.Result)) }
+
+// Referencable reports whether the record may be cited as evidence: READY with
+// an evidence status a READY record may carry.
+func (r *Record) Referencable() bool { return r.Status == StatusReady && r.Evidence.Ready() }
+
+type recordJSON struct {
+	RunID         string          `json:"run_id"`
+	ToolCallID    string          `json:"tool_call_id"`
+	Tool          string          `json:"tool"`
+	Status        Status          `json:"status"`
+	Evidence      Evidence        `json:"evidence"`
+	Error         Code            `json:"error,omitempty"`
+	Request       json.RawMessage `json:"request,omitempty"`
+	RequestBase64 string          `json:"request_base64,omitempty"`
+	RequestDigest string          `json:"request_sha256,omitempty"`
+	Raw           json.RawMessage `json:"raw,omitempty"`
+	RawBase64     string          `json:"raw_base64,omitempty"`
+	Result        json.RawMessage `json:"result,omitempty"`
+	ResultBase64  string          `json:"result_base64,omitempty"`
+	Owner         string          `json:"owner,omitempty"`
+	CreatedMs     int64           `json:"created_ms"`
+	UpdatedMs     int64           `json:"updated_ms"`
+	TTLMs         int64           `json:"ttl_ms"`
+}
+
+// MarshalJSON encodes the record as one JSON object. Raw is embedded as JSON
+// when it is valid JSON, else as base64 under "raw_base64", so that no byte of
+// it is lost or rewritten.
+func (r Record) MarshalJSON() ([]byte, error) {
+	j := recordJSON{
+		RunID: r.RunID, ToolCallID: r.ToolCallID, Tool: r.Tool, Status: r.Status,
+		Evidence: r.Evidence, Error: r.Error, RequestDigest: r.RequestDigest, Owner: r.Owner,
+		CreatedMs: r.CreatedAt.UnixMilli(), UpdatedMs: r.UpdatedAt.UnixMilli(), TTLMs: r.TTL.Milliseconds(),
+	}
+	j.Request, j.RequestBase64 = jsonOrBase64(r.Request)
+	j.Raw, j.RawBase64 = jsonOrBase64(r.Raw)
+	j.Result, j.ResultBase64 = jsonOrBase64(r.Result)
+	// No HTML escaping: embedded JSON must come out byte for byte.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(j); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	var j recordJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = Record{
+		RunID: j.RunID, ToolCallID: j.ToolCallID, Tool: j.Tool, Status: j.Status,
+		Evidence: j.Evidence, Error: j.Error, RequestDigest: j.RequestDigest, Owner: j.Owner,
+		CreatedAt: time.UnixMilli(j.CreatedMs), UpdatedAt: time.UnixMilli(j.UpdatedMs),
+		TTL: time.Duration(j.TTLMs) * time.Millisecond,
+	}
+	var err error
+	if r.Request, err = fromJSONOrBase64(j.Request, j.RequestBase64); err != nil {
+		return err
+	}
+	if r.Raw, err = fromJSONOrBase64(j.Raw, j.RawBase64); err != nil {
+		return err
+	}
+	if r.Result, err = fromJSONOrBase64(j.Result, j.ResultBase64); err != nil {
+		return err
+	}
+	return nil
+}
+
+// jsonOrBase64 embeds b as JSON when it is compact valid JSON (so the encoder
+// keeps it byte for byte) and as base64 otherwise: an export never loses or
+// rewrites a stored byte.
+func jsonOrBase64(b []byte) (json.RawMessage, string) {
+	if len(b) == 0 {
+		return nil, ""
+	}
+	if json.Valid(b) {
+		var c bytes.Buffer
+		if json.Compact(&c, b) == nil && bytes.Equal(c.Bytes(), b) {
+			return json.RawMessage(b), ""
+		}
+	}
+	return nil, base64.StdEncoding.EncodeToString(b)
+}
+
+func fromJSONOrBase64(j json.RawMessage, b64 string) ([]byte, error) {
+	if len(j) > 0 {
+		return []byte(j), nil
+	}
+	if b64 == "" {
+		return nil, nil
+	}
+	return base64.StdEncoding.DecodeString(b64)
+}

@@ -1,0 +1,61 @@
+package storetest
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/toolcanon/toolcanon/canonical"
+)
+
+func testRead(t *testing.T, f Factory) {
+	t.Run("GetManyInOrderWithMissing", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		mustBegin(t, h.Store, beginReq(run, "a"))
+		mustBegin(t, h.Store, beginReq(run, "b"))
+		mustComplete(t, h.Store, ready(run, "b", canonical.NoEvidence))
+		recs, err := h.Store.GetMany(ctx(), run, []string{"b", "missing", "a"}, canonical.ReadOptions{})
+		if err != nil || len(recs) != 3 {
+			t.Fatalf("GetMany = %v, %v", recs, err)
+		}
+		if recs[0] == nil || recs[0].ToolCallID != "b" || recs[0].Status != canonical.StatusReady || recs[1] != nil ||
+			recs[2] == nil || recs[2].ToolCallID != "a" || recs[2].Status != canonical.StatusProjecting {
+			t.Fatalf("GetMany order or content wrong: %+v", recs)
+		}
+		if recs[0].Raw != nil || recs[0].Request != nil || string(recs[0].Result) != string(ready(run, "b", "").Result) {
+			t.Fatalf("large fields read without being asked for: raw %q request %q", recs[0].Raw, recs[0].Request)
+		}
+		full, _ := h.Store.GetMany(ctx(), run, []string{"b"}, canonical.ReadOptions{Raw: true, Request: true})
+		if string(full[0].Raw) != string(ready(run, "b", "").Raw) || len(full[0].Request) == 0 {
+			t.Fatalf("asked-for fields missing: %+v", brief(*full[0]))
+		}
+		if empty, err := h.Store.GetMany(ctx(), run, nil, canonical.ReadOptions{}); err != nil || len(empty) != 0 {
+			t.Fatalf("GetMany(nil) = %v, %v", empty, err)
+		}
+	})
+
+	t.Run("RecordExportsAsOneJSONObject", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		mustBegin(t, h.Store, beginReq(run, "c1"))
+		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
+		rec := mustGet(t, h.Store, run, "c1")
+		b, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back canonical.Record
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		back.TTL, rec.TTL = 0, 0
+		sameRecord(t, back, rec)
+		var m map[string]any
+		_ = json.Unmarshal(b, &m)
+		for _, k := range []string{"run_id", "tool_call_id", "tool", "status", "evidence", "request", "raw", "result", "created_ms", "updated_ms"} {
+			if _, ok := m[k]; !ok {
+				t.Fatalf("export lacks %q: %s", k, b)
+			}
+		}
+	})
+}

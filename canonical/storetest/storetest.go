@@ -1,0 +1,175 @@
+// Package storetest is the conformance suite every canonical.Store must pass,
+// unchanged: Run(t, factory) exercises the lifecycle, ownership, TTL,
+// capacity, completion index, concurrency and argument validation through the
+// Store interface alone. One area per file.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/toolcanon/toolcanon/canonical"
+)
+
+// Harness is what a store gives the suite.
+type Harness struct {
+	// Store is the store under test.
+	Store canonical.Store
+	// Wait lets d pass for the store: a fake clock advances, a real one sleeps.
+	Wait func(d time.Duration)
+	// Keys, when set, returns every key the backend holds for a run with its
+	// remaining TTL (-1: none), read without going through Store. The suite
+	// uses it to check that refusals write nothing and that no key is left
+	// without a TTL.
+	Keys func(t *testing.T, runID string) map[string]time.Duration
+	// RealClock is true when time passes by itself (timing assertions then
+	// allow for it).
+	RealClock bool
+}
+
+// Factory returns a fresh harness for one test. Stores may share a backend:
+// every test uses run ids of its own.
+type Factory func(t *testing.T) Harness
+
+// Run runs the whole suite.
+func Run(t *testing.T, f Factory) {
+	t.Run("Begin", func(t *testing.T) { testBegin(t, f) })
+	t.Run("Complete", func(t *testing.T) { testComplete(t, f) })
+	t.Run("Owner", func(t *testing.T) { testOwner(t, f) })
+	t.Run("TTL", func(t *testing.T) { testTTL(t, f) })
+	t.Run("Capacity", func(t *testing.T) { testCapacity(t, f) })
+	t.Run("Index", func(t *testing.T) { testIndex(t, f) })
+	t.Run("Read", func(t *testing.T) { testRead(t, f) })
+	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, f) })
+	t.Run("BadInput", func(t *testing.T) { testBadInput(t, f) })
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+
+// newRunID returns a run id unique to this test.
+func newRunID(t *testing.T) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := unsafeChars.ReplaceAllString(t.Name(), "_")
+	if len(name) > 90 {
+		name = name[len(name)-90:]
+	}
+	return "r" + hex.EncodeToString(b[:]) + "-" + name
+}
+
+const recordTTL = time.Hour
+
+func beginReq(run, id string) canonical.BeginRequest {
+	return canonical.BeginRequest{
+		RunID: run, ToolCallID: id, Tool: "kb.search", Owner: "owner-" + id,
+		Request: []byte(`{"tool":"kb.search","input":{"query":"q-` + id + `"}}`),
+		TTL:     recordTTL,
+	}
+}
+
+func ready(run, id string, ev canonical.Evidence) canonical.Completion {
+	return canonical.Completion{
+		RunID: run, ToolCallID: id, Owner: "owner-" + id, Status: canonical.StatusReady, Evidence: ev,
+		Raw: []byte(`{"blocks":[{"content":"raw ` + id + `"}]}`), Result: []byte(`{"evidence":["` + id + `"]}`),
+	}
+}
+
+func failed(run, id string, code canonical.Code) canonical.Completion {
+	return canonical.Completion{
+		RunID: run, ToolCallID: id, Owner: "owner-" + id, Status: canonical.StatusError, Code: code,
+	}
+}
+
+func ctx() context.Context { return context.Background() }
+
+func mustBegin(t *testing.T, s canonical.Store, req canonical.BeginRequest) canonical.Record {
+	t.Helper()
+	rec, err := s.Begin(ctx(), req)
+	if err != nil {
+		t.Fatalf("Begin(%s/%s): %v", req.RunID, req.ToolCallID, err)
+	}
+	return rec
+}
+
+func mustComplete(t *testing.T, s canonical.Store, c canonical.Completion) canonical.Record {
+	t.Helper()
+	rec, err := s.Complete(ctx(), c)
+	if err != nil {
+		t.Fatalf("Complete(%s/%s %s): %v", c.RunID, c.ToolCallID, c.Status, err)
+	}
+	return rec
+}
+
+func mustGet(t *testing.T, s canonical.Store, run, id string) canonical.Record {
+	t.Helper()
+	rec, err := s.Get(ctx(), run, id)
+	if err != nil {
+		t.Fatalf("Get(%s/%s): %v", run, id, err)
+	}
+	return rec
+}
+
+// wantCode fails unless err carries code.
+func wantCode(t *testing.T, err error, code canonical.Code) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %s", code)
+	}
+	if got := canonical.CodeOf(err); got != code {
+		t.Fatalf("got %s (%v), want %s", got, err, code)
+	}
+}
+
+// assertNothingStored fails if the run has any record, counter, index entry
+// or backend key.
+func assertNothingStored(t *testing.T, h Harness, run string, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		if _, err := h.Store.Get(ctx(), run, id); canonical.CodeOf(err) != canonical.CodeNotFound {
+			t.Fatalf("record %s: got %v, want NOT_FOUND", id, err)
+		}
+	}
+	if _, err := h.Store.Usage(ctx(), run); canonical.CodeOf(err) != canonical.CodeNotFound {
+		t.Fatalf("run usage: got %v, want NOT_FOUND", err)
+	}
+	if idx, err := h.Store.Completed(ctx(), run); err != nil || len(idx) != 0 {
+		t.Fatalf("completion index = %v, %v; want empty", idx, err)
+	}
+	if h.Keys != nil {
+		if keys := h.Keys(t, run); len(keys) != 0 {
+			t.Fatalf("backend holds keys for the run: %v", keys)
+		}
+	}
+}
+
+// sameRecord compares every field a transition could have changed.
+func sameRecord(t *testing.T, got, want canonical.Record) {
+	t.Helper()
+	if got.Status != want.Status || got.Evidence != want.Evidence || got.Error != want.Error ||
+		string(got.Raw) != string(want.Raw) || string(got.Result) != string(want.Result) ||
+		string(got.Request) != string(want.Request) || got.Owner != want.Owner || got.Tool != want.Tool ||
+		!got.UpdatedAt.Equal(want.UpdatedAt) || !got.CreatedAt.Equal(want.CreatedAt) {
+		t.Fatalf("record changed:\n got %+v\nwant %+v", brief(got), brief(want))
+	}
+}
+
+type briefRecord struct {
+	Status, Evidence, Error, Owner, Tool string
+	Raw, Result, Request                 string
+	Created, Updated                     int64
+}
+
+func brief(r canonical.Record) briefRecord {
+	cut := func(b []byte) string {
+		if len(b) > 80 {
+			return string(b[:80]) + "…"
+		}
+		return string(b)
+	}
+	return briefRecord{string(r.Status), string(r.Evidence), string(r.Error), r.Owner, r.Tool,
+		cut(r.Raw), cut(r.Result), cut(r.Request), r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli()}
+}

@@ -1,0 +1,365 @@
+// Package redistest gives tests a real Redis: a standalone server and a
+// 3-master Redis Cluster.
+//
+// Where a server comes from, in order: the address in TOOLCANON_REDIS_ADDR
+// (TOOLCANON_REDIS_CLUSTER_ADDRS, comma-separated, for a cluster); else a
+// redis-server binary on PATH, started on free loopback ports in a temporary
+// directory and stopped when the test binary exits. When neither is there the
+// test fails: a test that needs Redis never silently skips.
+//
+// One server (and one cluster) is shared by all tests of a package; tests keep
+// apart by using their own run ids, never by flushing.
+package redistest
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Env variables that point the harness at servers it does not start.
+const (
+	EnvAddr         = "TOOLCANON_REDIS_ADDR"
+	EnvClusterAddrs = "TOOLCANON_REDIS_CLUSTER_ADDRS"
+)
+
+// Server is one running redis-server process started by the harness.
+type Server struct {
+	Addr string
+	Port int
+	dir  string
+	args []string
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+}
+
+var (
+	mu        sync.Mutex
+	started   []*Server
+	single    []string
+	singleErr error
+	cluster   []string
+	clusterE  error
+	singleOK  bool
+	clusterOK bool
+)
+
+// Main runs the package's tests and then stops every server the harness
+// started. Use it from TestMain: func TestMain(m *testing.M) { redistest.Main(m) }.
+func Main(m *testing.M) {
+	code := m.Run()
+	StopAll()
+	os.Exit(code)
+}
+
+// StopAll stops every server the harness started.
+func StopAll() {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range started {
+		s.Stop()
+	}
+	started = nil
+}
+
+// Addr returns the address of a standalone Redis for tb, starting one on first
+// use. It fails tb when no Redis can be had.
+func Addr(tb testing.TB) string {
+	tb.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	if !singleOK {
+		singleOK = true
+		if a := os.Getenv(EnvAddr); a != "" {
+			single = []string{a}
+		} else {
+			var s *Server
+			s, singleErr = StartServer()
+			if singleErr == nil {
+				started = append(started, s)
+				single = []string{s.Addr}
+			}
+		}
+	}
+	if singleErr != nil {
+		tb.Fatalf("redistest: no Redis for this test: %v", singleErr)
+	}
+	return single[0]
+}
+
+// ClusterAddrs returns the seed addresses of a 3-master Redis Cluster for tb,
+// starting one on first use. It fails tb when no cluster can be had.
+func ClusterAddrs(tb testing.TB) []string {
+	tb.Helper()
+	mu.Lock()
+	defer mu.Unlock()
+	if !clusterOK {
+		clusterOK = true
+		if a := os.Getenv(EnvClusterAddrs); a != "" {
+			cluster = strings.Split(a, ",")
+		} else {
+			var nodes []*Server
+			nodes, clusterE = StartCluster(3)
+			started = append(started, nodes...)
+			for _, n := range nodes {
+				cluster = append(cluster, n.Addr)
+			}
+		}
+	}
+	if clusterE != nil {
+		tb.Fatalf("redistest: no Redis Cluster for this test: %v", clusterE)
+	}
+	return append([]string(nil), cluster...)
+}
+
+// binary finds redis-server.
+func binary(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, dir := range []string{"/usr/bin", "/usr/sbin", "/usr/local/bin"} {
+		p := filepath.Join(dir, name)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found on PATH: install it (Debian: apt-get install -y redis-server) or set %s", name, EnvAddr)
+}
+
+// StartServer starts a standalone redis-server on a free loopback port.
+func StartServer(extra ...string) (*Server, error) {
+	return start(extra...)
+}
+
+func start(extra ...string) (*Server, error) {
+	bin, err := binary("redis-server")
+	if err != nil {
+		return nil, err
+	}
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		port, err := freePort(len(extra) > 0 && extra[0] == "--cluster-enabled")
+		if err != nil {
+			return nil, err
+		}
+		dir, err := os.MkdirTemp("", "toolcanon-redis-")
+		if err != nil {
+			return nil, err
+		}
+		s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, dir: dir}
+		s.args = append([]string{
+			"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+			"--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no",
+			"--logfile", filepath.Join(dir, "redis.log"),
+		}, extra...)
+		if err := s.run(bin); err != nil {
+			lastErr = err
+			os.RemoveAll(dir)
+			continue
+		}
+		return s, nil
+	}
+	return nil, lastErr
+}
+
+func (s *Server) run(bin string) error {
+	s.cmd = exec.Command(bin, s.args...)
+	s.cmd.Dir = s.dir
+	if err := s.cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	s.done = exited
+	go func() { _ = s.cmd.Wait(); close(exited) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("redis-server exited at start: %s", tail(filepath.Join(s.dir, "redis.log")))
+		default:
+		}
+		if reply, err := Command(s.Addr, "PING"); err == nil && reply == "PONG" {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = s.cmd.Process.Kill()
+	return fmt.Errorf("redis-server on %s did not answer PING within 10s", s.Addr)
+}
+
+// Stop kills the server and removes its directory.
+func (s *Server) Stop() {
+	s.kill()
+	os.RemoveAll(s.dir)
+}
+
+func (s *Server) kill() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+		select {
+		case <-s.done:
+		case <-time.After(5 * time.Second):
+		}
+	}
+}
+
+// Restart kills the server and starts it again on the same port, empty (no
+// persistence): what a client sees when Redis crashes and comes back.
+func (s *Server) Restart() error {
+	s.kill()
+	bin, err := binary("redis-server")
+	if err != nil {
+		return err
+	}
+	return s.run(bin)
+}
+
+// StartCluster starts n masters with cluster mode on, assigns the 16384 slots
+// evenly, joins them and waits until every node reports cluster_state:ok.
+func StartCluster(n int) ([]*Server, error) {
+	var nodes []*Server
+	fail := func(err error) ([]*Server, error) {
+		for _, s := range nodes {
+			s.Stop()
+		}
+		return nil, err
+	}
+	for i := 0; i < n; i++ {
+		s, err := start("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", "2000", "--cluster-require-full-coverage", "yes")
+		if err != nil {
+			return fail(err)
+		}
+		nodes = append(nodes, s)
+	}
+	for i, s := range nodes {
+		lo, hi := i*16384/n, (i+1)*16384/n-1
+		if _, err := Command(s.Addr, "CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
+			return fail(err)
+		}
+		if i > 0 {
+			if _, err := Command(s.Addr, "CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(nodes[0].Port)); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		ok := true
+		for _, s := range nodes {
+			info, err := Command(s.Addr, "CLUSTER", "INFO")
+			if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(n)) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return nodes, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fail(fmt.Errorf("cluster of %d nodes did not reach cluster_state:ok within 30s", n))
+}
+
+// freePort finds a loopback port that is free; for a cluster node the bus
+// port (port+10000) must be free too.
+func freePort(withBus bool) (int, error) {
+	for i := 0; i < 50; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !withBus {
+			return port, nil
+		}
+		if port+10000 > 65535 {
+			continue
+		}
+		if b, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port+10000)); err == nil {
+			b.Close()
+			return port, nil
+		}
+	}
+	return 0, fmt.Errorf("no free loopback port")
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	s := strings.TrimSpace(string(b))
+	if len(s) > 500 {
+		s = s[len(s)-500:]
+	}
+	return s
+}
+
+// Command sends one command over a fresh connection in RESP and returns the
+// reply rendered as text (bulk and simple strings as they are, integers in
+// decimal, arrays one element per line). It lets the harness and tests look
+// at a server without going through the client under test.
+func Command(addr string, args ...string) (string, error) {
+	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := conn.Write([]byte(b.String())); err != nil {
+		return "", err
+	}
+	return readReply(bufio.NewReader(conn))
+}
+
+func readReply(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimSuffix(line, "\r\n")
+	if line == "" {
+		return "", fmt.Errorf("empty reply")
+	}
+	switch line[0] {
+	case '+', ':':
+		return line[1:], nil
+	case '-':
+		return "", fmt.Errorf("redis: %s", line[1:])
+	case '$':
+		n, _ := strconv.Atoi(line[1:])
+		if n < 0 {
+			return "", nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", err
+		}
+		return string(buf[:n]), nil
+	case '*':
+		n, _ := strconv.Atoi(line[1:])
+		var parts []string
+		for i := 0; i < n; i++ {
+			p, err := readReply(r)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, p)
+		}
+		return strings.Join(parts, "\n"), nil
+	}
+	return "", fmt.Errorf("unexpected reply %q", line)
+}

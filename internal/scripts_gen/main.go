@@ -1,0 +1,65 @@
+// Command scripts_gen reads the headers of the lifecycle Lua scripts and writes
+// typed Go wrappers for them, so that the Go callers and the scripts cannot
+// drift in key or argument order.
+//
+// A header is the leading block of "--" comment lines of a script:
+//
+//	-- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH
+//	-- ARGV[1] owner   string  description...
+//	-- RETURNS array ...
+//
+// KEYS and ARGV must be numbered 1..n without gaps; an ARGV type is string,
+// bytes or int. scripts_gen refuses a script whose body reaches a key that is
+// not one of its declared KEYS — a key built inside Lua (from ARGV or by
+// concatenation) breaks Redis Cluster, which routes a script by the keys it is
+// given.
+//
+// Usage (from a go:generate line):
+//
+//	go run ../../internal/scripts_gen -lua ../../lua -out scripts_gen.go -pkg redisstore
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+func main() {
+	luaDir := flag.String("lua", "lua", "directory of *.lua scripts")
+	out := flag.String("out", "scripts_gen.go", "output Go file")
+	pkg := flag.String("pkg", "redisstore", "package name of the output")
+	flag.Parse()
+
+	paths, err := filepath.Glob(filepath.Join(*luaDir, "*.lua"))
+	if err != nil || len(paths) == 0 {
+		fatalf("no scripts in %s", *luaDir)
+	}
+	sort.Strings(paths)
+	var scripts []*Script
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		s, err := Parse(filepath.Base(p), string(src))
+		if err != nil {
+			fatalf("%v", err)
+		}
+		scripts = append(scripts, s)
+	}
+	code, err := Generate(*pkg, scripts)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	if err := os.WriteFile(*out, code, 0o644); err != nil {
+		fatalf("%v", err)
+	}
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "scripts_gen: "+format+"\n", args...)
+	os.Exit(1)
+}

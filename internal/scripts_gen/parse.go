@@ -1,0 +1,238 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Script is one parsed Lua script.
+type Script struct {
+	File    string // e.g. "begin.lua"
+	Name    string // e.g. "begin"
+	Summary string // first header line
+	Keys    []Param
+	Args    []Param
+	Returns []string // RETURNS block, verbatim
+}
+
+// Param is one KEYS[i] or ARGV[i] of a header.
+type Param struct {
+	Index int
+	Name  string // snake_case name from the header
+	Type  string // ARGV only: string, bytes or int
+	Doc   string
+}
+
+var (
+	keyLine   = regexp.MustCompile(`^KEYS\[(\d+)\]\s+([a-z][a-z0-9_]*)\s*(.*)$`)
+	argLine   = regexp.MustCompile(`^ARGV\[(\d+)\]\s+([a-z][a-z0-9_]*)\s+(string|bytes|int)\b\s*(.*)$`)
+	nameRe    = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	callRe    = regexp.MustCompile(`redis\.p?call\s*\(`)
+	keysRefRe = regexp.MustCompile(`KEYS\s*\[\s*([^\]]*)\]`)
+	aliasRe   = regexp.MustCompile(`local\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*KEYS\[(\d+)\]\s*$`)
+)
+
+// Commands that take no key: any other command's first argument must be a key.
+var keyless = map[string]bool{"TIME": true, "PING": true, "ECHO": true}
+
+// Commands whose every argument is a key.
+var allKeys = map[string]bool{"DEL": true, "UNLINK": true, "EXISTS": true, "TOUCH": true}
+
+// Commands that take keys in other positions; refused rather than half-checked.
+var refused = map[string]bool{
+	"EVAL": true, "EVALSHA": true, "FCALL": true, "KEYS": true, "SCAN": true, "MGET": true, "MSET": true,
+	"MSETNX": true, "RENAME": true, "RENAMENX": true, "COPY": true, "SMOVE": true, "LMOVE": true,
+	"RPOPLPUSH": true, "SUNIONSTORE": true, "SINTERSTORE": true, "SDIFFSTORE": true, "ZUNIONSTORE": true,
+	"ZINTERSTORE": true, "ZDIFFSTORE": true, "BLMOVE": true, "BRPOPLPUSH": true, "OBJECT": true,
+	"SORT": true, "MIGRATE": true, "FLUSHALL": true, "FLUSHDB": true, "SELECT": true,
+}
+
+// Parse reads a script's header and checks its body's key use.
+func Parse(file, src string) (*Script, error) {
+	s := &Script{File: file, Name: strings.TrimSuffix(file, ".lua")}
+	if !nameRe.MatchString(s.Name) {
+		return nil, fmt.Errorf("%s: script name must be snake_case", file)
+	}
+	lines := strings.Split(src, "\n")
+	inReturns := false
+	body := 0
+	for i, raw := range lines {
+		line := strings.TrimSpace(raw)
+		if !strings.HasPrefix(line, "--") {
+			body = i
+			break
+		}
+		text := strings.TrimSpace(strings.TrimPrefix(line, "--"))
+		switch {
+		case s.Summary == "" && text != "":
+			s.Summary = strings.TrimSpace(strings.TrimPrefix(text, s.Name+":"))
+		case strings.HasPrefix(text, "KEYS["):
+			m := keyLine.FindStringSubmatch(text)
+			if m == nil {
+				return nil, fmt.Errorf("%s:%d: malformed KEYS line %q", file, i+1, text)
+			}
+			n, _ := strconv.Atoi(m[1])
+			s.Keys = append(s.Keys, Param{Index: n, Name: m[2], Doc: m[3]})
+			inReturns = false
+		case strings.HasPrefix(text, "ARGV["):
+			m := argLine.FindStringSubmatch(text)
+			if m == nil {
+				return nil, fmt.Errorf("%s:%d: malformed ARGV line %q (want: ARGV[n] name string|bytes|int doc)", file, i+1, text)
+			}
+			n, _ := strconv.Atoi(m[1])
+			s.Args = append(s.Args, Param{Index: n, Name: m[2], Type: m[3], Doc: m[4]})
+			inReturns = false
+		case strings.HasPrefix(text, "RETURNS"):
+			inReturns = true
+			s.Returns = append(s.Returns, text)
+		case inReturns && text != "":
+			s.Returns = append(s.Returns, text)
+		}
+	}
+	if len(s.Keys) == 0 {
+		return nil, fmt.Errorf("%s: header declares no KEYS", file)
+	}
+	if len(s.Returns) == 0 {
+		return nil, fmt.Errorf("%s: header has no RETURNS", file)
+	}
+	if err := checkSequence(file, "KEYS", s.Keys); err != nil {
+		return nil, err
+	}
+	if err := checkSequence(file, "ARGV", s.Args); err != nil {
+		return nil, err
+	}
+	if err := checkBody(file, lines, body, len(s.Keys)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func checkSequence(file, what string, ps []Param) error {
+	seen := map[string]bool{}
+	for i, p := range ps {
+		if p.Index != i+1 {
+			return fmt.Errorf("%s: %s must be numbered 1..n in order (found %s[%d] at position %d)", file, what, what, p.Index, i+1)
+		}
+		if seen[p.Name] {
+			return fmt.Errorf("%s: %s name %q declared twice", file, what, p.Name)
+		}
+		seen[p.Name] = true
+	}
+	return nil
+}
+
+// checkBody verifies that every key a redis.call reaches is a declared KEYS[i]
+// (or a local alias of one), and that KEYS is indexed only by declared literals.
+func checkBody(file string, lines []string, from, nkeys int) error {
+	aliases := map[string]bool{}
+	code := make([]string, len(lines))
+	for i, l := range lines {
+		if j := strings.Index(l, "--"); j >= 0 {
+			l = l[:j] // Lua line comment; our scripts keep no "--" inside strings
+		}
+		code[i] = l
+	}
+	for i := from; i < len(code); i++ {
+		for _, m := range keysRefRe.FindAllStringSubmatch(code[i], -1) {
+			n, err := strconv.Atoi(strings.TrimSpace(m[1]))
+			if err != nil || n < 1 || n > nkeys {
+				return fmt.Errorf("%s:%d: KEYS[%s] is not a declared key (declared 1..%d)", file, i+1, m[1], nkeys)
+			}
+		}
+		if m := aliasRe.FindStringSubmatch(strings.TrimSpace(code[i])); m != nil {
+			aliases[m[1]] = true
+		}
+	}
+	text := strings.Join(code[from:], "\n")
+	lineOf := func(off int) int { return from + strings.Count(text[:off], "\n") + 1 }
+	for _, loc := range callRe.FindAllStringIndex(text, -1) {
+		args, err := splitArgs(text[loc[1]:])
+		if err != nil {
+			return fmt.Errorf("%s:%d: %v", file, lineOf(loc[0]), err)
+		}
+		if len(args) == 0 {
+			return fmt.Errorf("%s:%d: redis.call without a command", file, lineOf(loc[0]))
+		}
+		cmd, ok := unquote(args[0])
+		if !ok {
+			return fmt.Errorf("%s:%d: command must be a string literal, got %s", file, lineOf(loc[0]), args[0])
+		}
+		cmd = strings.ToUpper(cmd)
+		switch {
+		case refused[cmd]:
+			return fmt.Errorf("%s:%d: command %s is not allowed in a lifecycle script", file, lineOf(loc[0]), cmd)
+		case keyless[cmd]:
+			continue
+		}
+		if len(args) < 2 {
+			return fmt.Errorf("%s:%d: %s without a key", file, lineOf(loc[0]), cmd)
+		}
+		keyArgs := args[1:2]
+		if allKeys[cmd] {
+			keyArgs = args[1:]
+		}
+		for _, k := range keyArgs {
+			if !isKeyRef(k, aliases) {
+				return fmt.Errorf("%s:%d: %s reaches key %q, which is not a declared KEYS[i]", file, lineOf(loc[0]), cmd, k)
+			}
+		}
+	}
+	return nil
+}
+
+func isKeyRef(expr string, aliases map[string]bool) bool {
+	expr = strings.TrimSpace(expr)
+	if aliases[expr] {
+		return true
+	}
+	m := keysRefRe.FindStringSubmatchIndex(expr)
+	return m != nil && m[0] == 0 && m[1] == len(expr)
+}
+
+// splitArgs splits the argument list that follows "redis.call(" at top-level
+// commas, up to the matching ")".
+func splitArgs(s string) ([]string, error) {
+	depth, start := 0, 0
+	var args []string
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if quote != 0 {
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+			continue
+		}
+		switch c {
+		case '\'', '"':
+			quote = c
+		case '(', '{', '[':
+			depth++
+		case ')', '}', ']':
+			if depth == 0 {
+				if a := strings.TrimSpace(s[start:i]); a != "" || len(args) > 0 {
+					args = append(args, a)
+				}
+				return args, nil
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				args = append(args, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	return nil, fmt.Errorf("unterminated redis.call")
+}
+
+func unquote(s string) (string, bool) {
+	if len(s) >= 2 && (s[0] == '\'' || s[0] == '"') && s[len(s)-1] == s[0] {
+		return s[1 : len(s)-1], true
+	}
+	return "", false
+}

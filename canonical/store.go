@@ -51,6 +51,23 @@ type Store interface {
 
 	// Usage returns the run's counters, or NOT_FOUND for a run with no state.
 	Usage(ctx context.Context, runID string) (RunUsage, error)
+
+	// ObserveProgress counts one progress report of the run against the
+	// progress protocol and returns the run's protocol state after it. An
+	// invalid report raises Pending and Violations; a valid one resets
+	// Pending only. Violations saturates at threshold (> 0), where Violated
+	// becomes true for good. A run with no state gets one (with the store's
+	// default TTL for closed runs).
+	ObserveProgress(ctx context.Context, runID string, valid bool, threshold int64) (ProtocolState, error)
+}
+
+// ProtocolState is a run's progress-protocol counters, kept with the run so
+// that every worker of the run agrees.
+type ProtocolState struct {
+	Reports    int64 // progress reports observed
+	Pending    int64 // invalid reports since the last valid one: repairable
+	Violations int64 // invalid reports in all, saturating at the threshold; never reset by a repair
+	Violated   bool  // Violations reached the threshold; permanent
 }
 
 // ReadOptions says which large fields GetMany reads.
@@ -183,6 +200,7 @@ type RunUsage struct {
 	Bytes     int64            // request+raw+result bytes stored
 	Completed int64            // length of the completion index
 	Closed    bool             // CloseRun was called
+	Protocol  ProtocolState    // progress-protocol counters
 	TTL       time.Duration    // time left before the run's state expires
 }
 

@@ -63,6 +63,7 @@ type run struct {
 	index         []string
 	indexExpires  int64 // unix ms; the completion index
 	createdMillis int64
+	protocol      canonical.ProtocolState
 }
 
 var _ canonical.Store = (*Store)(nil)
@@ -104,6 +105,7 @@ func (s *Store) liveRun(id string, now int64) *run {
 		}
 		// Only the index outlives the counters (it covers the records).
 		r.calls, r.bytes, r.toolCalls, r.closed, r.createdMillis = 0, 0, nil, false, 0
+		r.protocol = canonical.ProtocolState{}
 	}
 	return r
 }
@@ -342,12 +344,7 @@ func (s *Store) CloseRun(ctx context.Context, runID string) error {
 	now := s.nowMs()
 	r := s.liveRun(runID, now)
 	if !r.hasState(now) {
-		ttl := s.ttl
-		if ttl == 0 {
-			ttl = DefaultClosedRunTTL
-		}
-		r = s.ensureRun(runID, now)
-		r.toolCalls, r.createdMillis, r.expires = map[string]int64{}, now, now+ttl.Milliseconds()
+		r = s.newRunState(runID, now)
 	}
 	r.closed = true
 	return nil
@@ -371,11 +368,59 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	u := canonical.RunUsage{
 		RunID: runID, Calls: r.calls, Bytes: r.bytes, Completed: int64(len(r.index)), Closed: r.closed,
 		ToolCalls: make(map[string]int64, len(r.toolCalls)), TTL: time.Duration(r.expires-now) * time.Millisecond,
+		Protocol: r.protocol,
 	}
 	for t, n := range r.toolCalls {
 		u.ToolCalls[t] = n
 	}
 	return u, nil
+}
+
+// ObserveProgress implements canonical.Store.
+func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, threshold int64) (canonical.ProtocolState, error) {
+	if err := canonical.ValidateRunID(runID); err != nil {
+		return canonical.ProtocolState{}, err
+	}
+	if threshold <= 0 {
+		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeInvalidArgument, "progress threshold must be positive")
+	}
+	if err := ctx.Err(); err != nil {
+		return canonical.ProtocolState{}, canonical.Wrap(canonical.CodeStoreUnavailable, err, "observe progress")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.nowMs()
+	r := s.liveRun(runID, now)
+	if !r.hasState(now) {
+		r = s.newRunState(runID, now)
+	}
+	p := &r.protocol
+	p.Reports++
+	if valid {
+		p.Pending = 0
+	} else {
+		p.Pending++
+		if p.Violations < threshold {
+			p.Violations++
+		}
+	}
+	if p.Violations >= threshold {
+		p.Violated = true
+	}
+	return *p, nil
+}
+
+// newRunState starts the state of a run that has none, with the TTL a closed
+// or observed run gets.
+func (s *Store) newRunState(runID string, now int64) *run {
+	ttl := s.ttl
+	if ttl == 0 {
+		ttl = DefaultClosedRunTTL
+	}
+	r := s.ensureRun(runID, now)
+	r.toolCalls, r.createdMillis, r.expires = map[string]int64{}, now, now+ttl.Milliseconds()
+	r.protocol = canonical.ProtocolState{}
+	return r
 }
 
 // sweep drops every expired record and run.

@@ -15,16 +15,18 @@ import (
 // complete by completion digest, close_run by nature), so rueidis may resend
 // one whose reply was lost.
 var (
-	beginScript    = rueidis.NewLuaScriptRetryable(lua.Source("begin.lua"))
-	closeRunScript = rueidis.NewLuaScriptRetryable(lua.Source("close_run.lua"))
-	completeScript = rueidis.NewLuaScriptRetryable(lua.Source("complete.lua"))
+	beginScript           = rueidis.NewLuaScriptRetryable(lua.Source("begin.lua"))
+	closeRunScript        = rueidis.NewLuaScriptRetryable(lua.Source("close_run.lua"))
+	completeScript        = rueidis.NewLuaScriptRetryable(lua.Source("complete.lua"))
+	observeProgressScript = rueidis.NewLuaScriptRetryable(lua.Source("observe_progress.lua"))
 )
 
 // allScripts lists every lifecycle script, in file order.
 var allScripts = map[string]*rueidis.Lua{
-	"begin.lua":     beginScript,
-	"close_run.lua": closeRunScript,
-	"complete.lua":  completeScript,
+	"begin.lua":            beginScript,
+	"close_run.lua":        closeRunScript,
+	"complete.lua":         completeScript,
+	"observe_progress.lua": observeProgressScript,
 }
 
 // beginKeys are the KEYS of begin.lua.
@@ -110,7 +112,7 @@ type completeArgs struct {
 	Digest   string // ARGV[7] digest of ARGV[2..6], to recognise a retry
 }
 
-// execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and append it to the
+// execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and append it to the run's completion index, in one step. The record's TTL is kept exactly (HSET does not touch it); the index is extended only to cover the record.
 //
 //	RETURNS array {outcome, status, evidence, error, created_ms, updated_ms, pttl, tool, request_sha256, overflow}
 //	outcome "OK"                  the transition asked for was made
@@ -128,5 +130,28 @@ func execComplete(ctx context.Context, c rueidis.Client, k completeKeys, a compl
 		rueidis.BinaryString(a.Raw),
 		rueidis.BinaryString(a.Result),
 		a.Digest,
+	})
+}
+
+// observeProgressKeys are the KEYS of observe_progress.lua.
+type observeProgressKeys struct {
+	Run string // KEYS[1] <prefix>:{<run_id>}:run  HASH
+}
+
+// observeProgressArgs are the ARGV of observe_progress.lua.
+type observeProgressArgs struct {
+	Valid     int64 // ARGV[1] 1 for a valid report, 0 for an invalid one
+	Threshold int64 // ARGV[2] > 0: violations at which the protocol is violated
+	TTLMs     int64 // ARGV[3] lifetime of the run's state if it does not exist yet; an existing TTL is kept
+}
+
+// execObserveProgress runs observe_progress.lua: count one progress report of a run against the progress protocol, atomically for every worker of the run.
+//
+//	RETURNS array {"OK", reports, pending, violations, violated}
+func execObserveProgress(ctx context.Context, c rueidis.Client, k observeProgressKeys, a observeProgressArgs) rueidis.RedisResult {
+	return observeProgressScript.Exec(ctx, c, []string{k.Run}, []string{
+		strconv.FormatInt(a.Valid, 10),
+		strconv.FormatInt(a.Threshold, 10),
+		strconv.FormatInt(a.TTLMs, 10),
 	})
 }

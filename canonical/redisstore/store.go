@@ -309,6 +309,10 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 		RunID: runID, ToolCalls: map[string]int64{}, Completed: n,
 		Calls: atoi(m["calls"]), Bytes: atoi(m["bytes"]), Closed: m["state"] == "closed",
 		TTL: time.Duration(pttl) * time.Millisecond,
+		Protocol: canonical.ProtocolState{
+			Reports: atoi(m["pp_reports"]), Pending: atoi(m["pp_pending"]),
+			Violations: atoi(m["pp_violations"]), Violated: m["pp_violated"] == "1",
+		},
 	}
 	for f, v := range m {
 		if tool, ok := strings.CutPrefix(f, "tool:"); ok {
@@ -316,6 +320,30 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 		}
 	}
 	return u, nil
+}
+
+// ObserveProgress implements canonical.Store.
+func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, threshold int64) (canonical.ProtocolState, error) {
+	if err := canonical.ValidateRunID(runID); err != nil {
+		return canonical.ProtocolState{}, err
+	}
+	if threshold <= 0 {
+		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeInvalidArgument, "progress threshold must be positive")
+	}
+	ttl := s.ttl
+	if ttl == 0 {
+		ttl = DefaultClosedRunTTL
+	}
+	v := int64(0)
+	if valid {
+		v = 1
+	}
+	arr, err := s.array(execObserveProgress(ctx, s.c, observeProgressKeys{Run: s.keys.Run(runID)},
+		observeProgressArgs{Valid: v, Threshold: threshold, TTLMs: ttl.Milliseconds()}), "observe progress")
+	if err != nil {
+		return canonical.ProtocolState{}, err
+	}
+	return canonical.ProtocolState{Reports: num(arr, 1), Pending: num(arr, 2), Violations: num(arr, 3), Violated: num(arr, 4) == 1}, nil
 }
 
 // array runs a script result to its array reply, mapping transport and

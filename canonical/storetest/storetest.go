@@ -45,6 +45,7 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Index", func(t *testing.T) { testIndex(t, f) })
 	t.Run("Read", func(t *testing.T) { testRead(t, f) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, f) })
+	t.Run("Protocol", func(t *testing.T) { testProtocol(t, f) })
 	t.Run("BadInput", func(t *testing.T) { testBadInput(t, f) })
 }
 

@@ -11,7 +11,7 @@ import (
 type Script struct {
 	File    string // e.g. "begin.lua"
 	Name    string // e.g. "begin"
-	Summary string // first header line
+	Summary string // first paragraph of the header
 	Keys    []Param
 	Args    []Param
 	Returns []string // RETURNS block, verbatim
@@ -56,7 +56,7 @@ func Parse(file, src string) (*Script, error) {
 		return nil, fmt.Errorf("%s: script name must be snake_case", file)
 	}
 	lines := strings.Split(src, "\n")
-	inReturns := false
+	inReturns, inSummary := false, true
 	body := 0
 	for i, raw := range lines {
 		line := strings.TrimSpace(raw)
@@ -66,8 +66,15 @@ func Parse(file, src string) (*Script, error) {
 		}
 		text := strings.TrimSpace(strings.TrimPrefix(line, "--"))
 		switch {
-		case s.Summary == "" && text != "":
-			s.Summary = strings.TrimSpace(strings.TrimPrefix(text, s.Name+":"))
+		case inSummary && text != "":
+			if s.Summary == "" {
+				text = strings.TrimSpace(strings.TrimPrefix(text, s.Name+":"))
+			} else {
+				text = " " + text
+			}
+			s.Summary += text
+		case inSummary:
+			inSummary = false
 		case strings.HasPrefix(text, "KEYS["):
 			m := keyLine.FindStringSubmatch(text)
 			if m == nil {

@@ -19,8 +19,9 @@ type Store interface {
 	// Begin creates the call's record in PROJECTING with the complete request,
 	// counting it against the run's limits. Refusals (DUPLICATE_TOOL_CALL,
 	// BUDGET_EXHAUSTED, RESULT_TOO_LARGE, RUN_INACTIVE) write nothing. A retry
-	// by the same Owner finds its own record and returns it without counting
-	// twice.
+	// by the same Owner with the same tool and request finds its own record
+	// and returns it as it now is, without counting twice; anything else on an
+	// existing record is DUPLICATE_TOOL_CALL.
 	Begin(ctx context.Context, req BeginRequest) (Record, error)
 
 	// Complete moves a PROJECTING record to READY or ERROR and appends its id to

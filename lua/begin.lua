@@ -18,16 +18,18 @@
 --
 -- RETURNS array
 --   {"OK", created_ms, ttl_ms}                                       created
---   {"EXISTS", status, evidence, error, created_ms, updated_ms, pttl} same owner retried: nothing counted again
+--   {"EXISTS", status, evidence, error, created_ms, updated_ms, pttl} the same owner retried the same request
+--                                                                   (same tool and request digest): nothing counted again
 --   {"DUPLICATE_TOOL_CALL"} | {"RUN_INACTIVE"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
 --   refusals write nothing
 
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 
-local cur = redis.call('HMGET', KEYS[1], 'owner', 'status', 'evidence', 'error', 'created_ms', 'updated_ms')
+local cur = redis.call('HMGET', KEYS[1], 'owner', 'status', 'evidence', 'error', 'created_ms', 'updated_ms',
+  'tool', 'request_sha256')
 if cur[1] then
-  if cur[1] == ARGV[4] then
+  if cur[1] == ARGV[4] and cur[7] == ARGV[3] and cur[8] == ARGV[6] then
     return {'EXISTS', cur[2], cur[3], cur[4] or '', cur[5], cur[6], redis.call('PTTL', KEYS[1])}
   end
   return {'DUPLICATE_TOOL_CALL'}

@@ -130,7 +130,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	}
 	k := recordKey{req.RunID, req.ToolCallID}
 	if cur := s.live(k, now); cur != nil {
-		if cur.rec.Owner == req.Owner {
+		if cur.rec.Owner == req.Owner && cur.rec.Tool == req.Tool && cur.rec.RequestDigest == canonical.RequestDigest(req.Request) {
 			return s.view(cur, now, true, false), nil
 		}
 		return canonical.Record{}, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin"}

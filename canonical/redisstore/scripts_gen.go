@@ -55,7 +55,8 @@ type beginArgs struct {
 //
 //	RETURNS array
 //	{"OK", created_ms, ttl_ms}                                       created
-//	{"EXISTS", status, evidence, error, created_ms, updated_ms, pttl} same owner retried: nothing counted again
+//	{"EXISTS", status, evidence, error, created_ms, updated_ms, pttl} the same owner retried the same request
+//	(same tool and request digest): nothing counted again
 //	{"DUPLICATE_TOOL_CALL"} | {"RUN_INACTIVE"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
 //	refusals write nothing
 func execBegin(ctx context.Context, c rueidis.Client, k beginKeys, a beginArgs) rueidis.RedisResult {

@@ -46,6 +46,15 @@ func testOwner(t *testing.T, f Factory) {
 		if err != nil || u.Calls != 1 || u.ToolCalls["kb.search"] != 1 || u.Bytes != int64(len(req.Request)) {
 			t.Fatalf("usage after retry = %+v, %v", u, err)
 		}
+		// The same owner with another request is not a retry.
+		changed := req
+		changed.Request = []byte(`{"another":"request"}`)
+		_, err = h.Store.Begin(ctx(), changed)
+		wantCode(t, err, canonical.CodeDuplicateToolCall)
+		changed = req
+		changed.Tool = "logs.query"
+		_, err = h.Store.Begin(ctx(), changed)
+		wantCode(t, err, canonical.CodeDuplicateToolCall)
 		// A retry after completion reports the record as it now is.
 		mustComplete(t, h.Store, ready(run, "c1", canonical.NoEvidence))
 		late := mustBegin(t, h.Store, req)

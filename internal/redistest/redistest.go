@@ -202,6 +202,9 @@ func (s *Server) Stop() {
 	os.RemoveAll(s.dir)
 }
 
+// Kill stops the process abruptly, as a crash would; Restart brings it back.
+func (s *Server) Kill() { s.kill() }
+
 func (s *Server) kill() {
 	if s.cmd != nil && s.cmd.Process != nil {
 		_ = s.cmd.Process.Kill()

@@ -1,0 +1,20 @@
+// Package registry is the immutable tool registry every tool call is checked
+// against before anything runs.
+//
+// New validates 0 to 128 tool definitions once and freezes them: there is no
+// Register, no scanning and no handler inside, so a definition is data and
+// can never inject code. Each definition's input and output schemas must fit
+// a bounded JSON Schema subset; anything outside it is refused at
+// construction with the JSON pointer and keyword at fault.
+//
+// Prepare turns one call request into a Plan: exact tool identity, a valid
+// principal, the Policy port asked for tool.call:<name> and every required
+// permission (a deny stops before the input is parsed), one agreed policy
+// fence, and only then the strictly parsed, RFC 8785 canonical input with its
+// SHA-256 digest and the action digest that approvals and dispatch bind to.
+// A plan never executes anything.
+//
+// The JSON parser and canonicalizer are the package's own, because tool
+// input must be refused rather than coerced: duplicate keys, invalid UTF-8,
+// lone surrogates, numbers beyond ±(2^53−1) and trailing data are errors.
+package registry

@@ -1,0 +1,155 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gowebpki/jcs"
+
+	"github.com/toolcanon/toolcanon/canonical"
+)
+
+var fuzzSeeds = []string{
+	`{}`, `[]`, `null`, `true`, `0`, `-0`, `1.5e300`, `9007199254740991`, `9007199254740992`,
+	`{"b":1,"a":[1,2,{"c":null}]}`, `{"a":1,"a":2}`, `"\ud83d\ude02"`, `"\ud800"`, "\"\xff\"",
+	`[1e-7,1e21,1e-6,123456789012345678]`, `{"\u20ac":1,"\r":2,"\ufb33":3,"\ud83d\ude02":4}`,
+	` [ 1 , 2 ] `, `[1,]`, `01`, `{"a":"\u0000\u001f\"\\\/"}`, `1e400`, `1e-400`,
+}
+
+func addSeeds(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+	inputs, err := filepath.Glob(filepath.Join(sharedTestdata(f, "jcs"), "input", "*.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, p := range inputs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+}
+
+// checkCanonical fails unless out is valid JSON that canonicalizes to itself.
+func checkCanonical(t *testing.T, out []byte, opt parseOptions) {
+	t.Helper()
+	if !json.Valid(out) {
+		t.Fatalf("output is not JSON: %q", out)
+	}
+	v, err := parse(out, opt)
+	if err != nil {
+		t.Fatalf("output %q does not parse: %v", out, err)
+	}
+	again, err := appendCanonical(nil, &v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, out) {
+		t.Fatalf("not a fixed point:\n%q\n%q", out, again)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, opt := range []parseOptions{strictOptions, rfcOptions} {
+			v, err := parse(data, opt)
+			if err != nil {
+				if canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+					t.Fatalf("parse error without its code: %v", err)
+				}
+				continue
+			}
+			// We accept a subset of RFC 8259, so encoding/json must agree.
+			if !json.Valid(data) {
+				t.Fatalf("accepted JSON that encoding/json rejects: %q", data)
+			}
+			out, err := appendCanonical(nil, &v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkCanonical(t, out, opt)
+		}
+	})
+}
+
+func FuzzCanonicalize(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := Canonicalize(data)
+		if err != nil {
+			return
+		}
+		checkCanonical(t, out, strictOptions)
+		twice, err := Canonicalize(out)
+		if err != nil || !bytes.Equal(twice, out) {
+			t.Fatalf("Canonicalize is not idempotent: %q -> %q (%v)", out, twice, err)
+		}
+		// The strict profile only narrows the RFC profile.
+		rfc, err := canonicalizeRFC(data)
+		if err != nil || !bytes.Equal(rfc, out) {
+			t.Fatalf("strict and RFC profiles disagree on %q: %q vs %q (%v)", data, out, rfc, err)
+		}
+	})
+}
+
+// FuzzJCSDifferential compares with github.com/gowebpki/jcs v1.0.2 on every
+// input both accept. It is laxer than us, so only agreement is required.
+func FuzzJCSDifferential(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		theirs, err := jcs.Transform(data)
+		if err != nil {
+			return
+		}
+		if ours, err := Canonicalize(data); err == nil && !bytes.Equal(ours, theirs) {
+			t.Fatalf("strict differs from gowebpki/jcs on %q:\nours   %q\ntheirs %q", data, ours, theirs)
+		}
+		if ours, err := canonicalizeRFC(data); err == nil && !bytes.Equal(ours, theirs) {
+			t.Fatalf("RFC profile differs from gowebpki/jcs on %q:\nours   %q\ntheirs %q", data, ours, theirs)
+		}
+	})
+}
+
+func FuzzCompileSchema(f *testing.F) {
+	f.Add([]byte(searchInputSchema), []byte(`{"query":"q","limit":3,"tags":["a"]}`))
+	f.Add([]byte(searchOutputSchema), []byte(`{"hits":[{"id":"x","score":0.5}]}`))
+	f.Add([]byte(nest(MaxSchemaDepth)), []byte(`{"a":{"a":{"a":null}}}`))
+	f.Add([]byte(`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"uniqueItems":true}}}`), []byte(`{"a":[1,{"b":1},[1]]}`))
+	f.Add([]byte(`{"type":"object","additionalProperties":false,"properties":{"e":{"type":"string","maxLength":3,"enum":["a","b"]}},"required":["e"]}`), []byte(`{"e":"b"}`))
+	f.Add([]byte(`{"type":"object","$ref":"#"}`), []byte(`{}`))
+	f.Fuzz(func(t *testing.T, schema, datum []byte) {
+		for _, strict := range []bool{true, false} {
+			n, canon, err := compileSchema(schema, &compiler{strict: strict, tool: "f@1.0.0", which: "input"}, strict)
+			if err != nil {
+				if canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+					t.Fatalf("schema refusal without INVALID_ARGUMENT: %v", err)
+				}
+				continue
+			}
+			checkCanonical(t, canon, parseOptions{maxDepth: schemaDocumentDepth, safeNumbers: true})
+			// A schema compiles the same from its canonical form.
+			if _, canon2, err := compileSchema(canon, &compiler{strict: strict, tool: "f@1.0.0", which: "input"}, strict); err != nil || !bytes.Equal(canon, canon2) {
+				t.Fatalf("canonical schema does not recompile: %v", err)
+			}
+			out, err := canonicalValue(datum, n, canonical.CodeInvalidInput, maxRawInputBytes, MaxInputBytes, "input")
+			if err != nil {
+				if canonical.CodeOf(err) != canonical.CodeInvalidInput {
+					t.Fatalf("input refusal without INVALID_INPUT: %v", err)
+				}
+				continue
+			}
+			checkCanonical(t, out, parseOptions{maxDepth: MaxSchemaDepth, safeNumbers: true})
+			again, err := canonicalValue(out, n, canonical.CodeInvalidInput, maxRawInputBytes, MaxInputBytes, "input")
+			if err != nil || !bytes.Equal(again, out) {
+				t.Fatalf("canonical input does not revalidate to itself: %v", err)
+			}
+		}
+	})
+}

@@ -113,14 +113,15 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// jsonOrBase64 embeds b as JSON when it is compact valid JSON (so the encoder
-// keeps it byte for byte) and as base64 otherwise: an export never loses or
-// rewrites a stored byte.
+// jsonOrBase64 embeds b as JSON when every encoder keeps it byte for byte:
+// compact valid JSON without the characters encoding/json escapes when it
+// compacts embedded JSON (<, >, &, U+2028, U+2029). Anything else goes as
+// base64, so an export never loses or rewrites a stored byte.
 func jsonOrBase64(b []byte) (json.RawMessage, string) {
 	if len(b) == 0 {
 		return nil, ""
 	}
-	if json.Valid(b) {
+	if json.Valid(b) && !bytes.ContainsAny(b, "<>&\u2028\u2029") {
 		var c bytes.Buffer
 		if json.Compact(&c, b) == nil && bytes.Equal(c.Bytes(), b) {
 			return json.RawMessage(b), ""

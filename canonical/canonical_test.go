@@ -1,0 +1,181 @@
+package canonical_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolcanon/toolcanon/canonical"
+)
+
+func TestIdentityRules(t *testing.T) {
+	good := []string{"a", "call_8f2k", "toolu_01ABCdef", "550e8400-e29b-41d4-a716-446655440000", "A.b-c_d", strings.Repeat("x", 128)}
+	bad := []string{"", strings.Repeat("x", 129), "{a}", "a{", "a}", "a:b", "a b", "a\nb", "a\tb", "é", "aé", "_a", "-a", ".a", "a/b", "a*", "a\x00"}
+	for _, id := range good {
+		if err := canonical.ValidateToolCallID(id); err != nil {
+			t.Errorf("tool_call_id %q refused: %v", id, err)
+		}
+		if err := canonical.ValidateRunID(id); err != nil {
+			t.Errorf("run_id %q refused: %v", id, err)
+		}
+	}
+	for _, id := range bad {
+		if err := canonical.ValidateToolCallID(id); canonical.CodeOf(err) != canonical.CodeInvalidToolCallID {
+			t.Errorf("tool_call_id %q: %v", id, err)
+		}
+		if err := canonical.ValidateRunID(id); canonical.CodeOf(err) != canonical.CodeInvalidRunID {
+			t.Errorf("run_id %q: %v", id, err)
+		}
+	}
+}
+
+func TestKeyLayout(t *testing.T) {
+	k, err := canonical.NewKeys("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := k.Record("run-1", "call_1"); got != "tc:{run-1}:call:call_1" {
+		t.Fatalf("record key %q", got)
+	}
+	if k.Run("run-1") != "tc:{run-1}:run" || k.Index("run-1") != "tc:{run-1}:done" {
+		t.Fatalf("run keys %q %q", k.Run("run-1"), k.Index("run-1"))
+	}
+	// A tool_call_id named like a run key lives in the call: namespace.
+	if k.Record("r", "run") == k.Run("r") || k.Record("r", "done") == k.Index("r") {
+		t.Fatal("call ids collide with run keys")
+	}
+	if k2, err := canonical.NewKeys("app:prod.tc"); err != nil || k2.Run("r") != "app:prod.tc:{r}:run" {
+		t.Fatalf("prefix with colon: %v %v", k2, err)
+	}
+	for _, p := range []string{"{x}", "a b", "a}", ":a", strings.Repeat("p", 65), "é"} {
+		if _, err := canonical.NewKeys(p); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+			t.Errorf("prefix %q: %v", p, err)
+		}
+	}
+}
+
+func TestErrorsMatchByCode(t *testing.T) {
+	err := fmt.Errorf("wrapped: %w", canonical.Errorf(canonical.CodeDuplicateToolCall, "detail %d", 1))
+	if !errors.Is(err, canonical.ErrDuplicateToolCall) || errors.Is(err, canonical.ErrNotFound) {
+		t.Fatal("errors.Is by code")
+	}
+	if canonical.CodeOf(err) != canonical.CodeDuplicateToolCall || canonical.CodeOf(nil) != "" {
+		t.Fatal("CodeOf")
+	}
+	if canonical.CodeOf(errors.New("dial tcp: refused")) != canonical.CodeStoreUnavailable {
+		t.Fatal("an unclassified error must not look like success or a caller mistake")
+	}
+	cause := errors.New("cause")
+	if w := canonical.Wrap(canonical.CodeStoreUnavailable, cause, "op"); !errors.Is(w, cause) || !strings.Contains(w.Error(), "op") {
+		t.Fatalf("Wrap: %v", w)
+	}
+	if !canonical.CodeResultTooLarge.Valid() || canonical.Code("NOPE").Valid() {
+		t.Fatal("Code.Valid")
+	}
+}
+
+func TestLimitsDefaultsAndBounds(t *testing.T) {
+	l := canonical.Limits{}.WithDefaults()
+	if l != canonical.DefaultLimits {
+		t.Fatalf("defaults %+v", l)
+	}
+	if l := (canonical.Limits{MaxRecordBytes: 100}).WithDefaults(); l.MaxResultBytes != 100 {
+		t.Fatalf("result default must not exceed the record limit: %+v", l)
+	}
+	for _, bad := range []canonical.Limits{{MaxCallsPerRun: -1}, {MaxCallsPerTool: -1}, {MaxRunBytes: -1},
+		{MaxRecordBytes: -1}, {MaxResultBytes: -1}, {MaxRecordBytes: canonical.MaxRecordBytesCeiling + 1},
+		{MaxRecordBytes: 10, MaxResultBytes: 11}} {
+		if err := bad.Validate(); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+			t.Errorf("%+v: %v", bad, err)
+		}
+	}
+}
+
+func TestCompletionDigestSeparatesFields(t *testing.T) {
+	a := canonical.Completion{Status: canonical.StatusReady, Evidence: canonical.EvidenceFound, Raw: []byte("ab"), Result: []byte("c")}
+	b := a
+	b.Raw, b.Result = []byte("a"), []byte("bc")
+	if a.Digest() == b.Digest() {
+		t.Fatal("moving bytes between raw and result must change the digest")
+	}
+	if a.Digest() != a.Digest() {
+		t.Fatal("digest not deterministic")
+	}
+}
+
+func TestRecordJSONRoundTrip(t *testing.T) {
+	rec := canonical.Record{
+		RunID: "r", ToolCallID: "c", Tool: "kb.search", Status: canonical.StatusReady, Evidence: canonical.EvidenceFound,
+		Request: []byte(`{"q":"<b>&"}`), RequestDigest: "d", Raw: []byte{0xff, 0x00, 'x'}, Result: []byte(`{"a": 1}`),
+		Owner: "o", CreatedAt: time.UnixMilli(1000), UpdatedAt: time.UnixMilli(2000), TTL: 3 * time.Second,
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m["raw_base64"]; !ok {
+		t.Fatalf("binary raw not base64: %s", b)
+	}
+	if _, ok := m["result_base64"]; !ok {
+		t.Fatalf("non-compact result must be kept byte for byte (base64): %s", b)
+	}
+	var back canonical.Record
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back.Raw, rec.Raw) || !bytes.Equal(back.Result, rec.Result) || !bytes.Equal(back.Request, rec.Request) ||
+		back.TTL != rec.TTL || !back.CreatedAt.Equal(rec.CreatedAt) || back.Status != rec.Status {
+		t.Fatalf("round trip:\n%+v\n%+v", back, rec)
+	}
+}
+
+func FuzzValidateToolCallID(f *testing.F) {
+	for _, s := range []string{"call_1", "", "a{b", "toolu_01", "a:b", "é", strings.Repeat("a", 129)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		err := canonical.ValidateToolCallID(id)
+		valid := len(id) >= 1 && len(id) <= 128 && utf8.ValidString(id) && !strings.ContainsAny(id, "{}: \t\r\n")
+		for i := 0; valid && i < len(id); i++ {
+			c := id[i]
+			valid = c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || (i > 0 && strings.IndexByte("_.-", c) >= 0))
+		}
+		if (err == nil) != valid {
+			t.Fatalf("ValidateToolCallID(%q) = %v, model says valid=%v", id, err, valid)
+		}
+		if err == nil {
+			k, _ := canonical.NewKeys("tc")
+			if strings.Count(k.Record("run", id), "{") != 1 || strings.Count(k.Record("run", id), "}") != 1 {
+				t.Fatalf("key %q has more than one hash tag", k.Record("run", id))
+			}
+		}
+	})
+}
+
+func FuzzRecordJSON(f *testing.F) {
+	f.Add([]byte(`{"a":1}`), []byte{0xff}, []byte(`{"x":"<&>"}`))
+	f.Add([]byte(` {"a" : 1} `), []byte(`"raw"`), []byte(``))
+	f.Fuzz(func(t *testing.T, req, raw, result []byte) {
+		rec := canonical.Record{RunID: "r", ToolCallID: "c", Request: req, Raw: raw, Result: result}
+		b, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back canonical.Record
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		if !bytes.Equal(back.Request, req) || !bytes.Equal(back.Raw, raw) || !bytes.Equal(back.Result, result) {
+			t.Fatalf("bytes changed across export:\nreq %q -> %q\nraw %q -> %q\nresult %q -> %q", req, back.Request, raw, back.Raw, result, back.Result)
+		}
+	})
+}

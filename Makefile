@@ -30,10 +30,15 @@ lint:
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-## test: lint, every test under the race detector against real Redis, then short fuzz runs.
+## test: lint, short fuzz runs, then every test under the race detector against real Redis
+## (a redis-server and a 3-master cluster that the tests start); ends with a count line.
 test: lint
-	$(GO) test -race -count=1 ./...
 	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
+	@echo "go test -race -count=1 ./..."
+	@log=$$(mktemp); $(GO) test -race -count=1 -v ./... >$$log 2>&1; rc=$$?; \
+		if [ $$rc -ne 0 ]; then grep -vE '^\s*(=== (RUN|PAUSE|CONT)|--- PASS)' $$log; else grep -E '^(ok|FAIL|\?) ' $$log; fi; \
+		echo "tests: $$(grep -cE '^\s*--- PASS' $$log) passed, $$(grep -cE '^\s*--- FAIL' $$log) failed, $$(grep -cE '^\s*--- SKIP' $$log) skipped"; \
+		rm -f $$log; exit $$rc
 
 ## test-short: the tests without the race detector or fuzzing.
 test-short:

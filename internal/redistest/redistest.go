@@ -4,8 +4,10 @@
 // Where a server comes from, in order: the address in TOOLCANON_REDIS_ADDR
 // (TOOLCANON_REDIS_CLUSTER_ADDRS, comma-separated, for a cluster); else a
 // redis-server binary on PATH, started on free loopback ports in a temporary
-// directory and stopped when the test binary exits. When neither is there the
-// test fails: a test that needs Redis never silently skips.
+// directory and stopped when the test binary exits; else, for a standalone
+// server, a redis container where a Docker engine answers (image from
+// TOOLCANON_REDIS_IMAGE, default redis:7). When none is there the test fails:
+// a test that needs Redis never silently skips.
 //
 // One server (and one cluster) is shared by all tests of a package; tests keep
 // apart by using their own run ids, never by flushing.
@@ -69,6 +71,10 @@ func StopAll() {
 		s.Stop()
 	}
 	started = nil
+	for _, c := range containers {
+		c.stop()
+	}
+	containers = nil
 }
 
 // Addr returns the address of a standalone Redis for tb, starting one on first
@@ -87,6 +93,12 @@ func Addr(tb testing.TB) string {
 			if singleErr == nil {
 				started = append(started, s)
 				single = []string{s.Addr}
+			} else if c, err := startContainer(); err == nil {
+				containers = append(containers, c)
+				single = []string{c.addr}
+				singleErr = nil
+			} else {
+				singleErr = fmt.Errorf("%v; and no container: %v", singleErr, err)
 			}
 		}
 	}

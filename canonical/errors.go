@@ -32,6 +32,11 @@ const (
 	CodeInvalidTransition Code = "INVALID_TRANSITION"
 	CodeNotFound          Code = "NOT_FOUND"
 	CodeStoreUnavailable  Code = "STORE_UNAVAILABLE"
+
+	// Progress protocol (package progress): a repairable invalid report, and
+	// the run's permanent violation once invalid reports reach the threshold.
+	CodeInvalidProgressProtocol  Code = "INVALID_PROGRESS_PROTOCOL"
+	CodeProgressProtocolViolated Code = "PROGRESS_PROTOCOL_VIOLATED"
 )
 
 var knownCodes = map[Code]bool{
@@ -42,6 +47,7 @@ var knownCodes = map[Code]bool{
 	CodeDuplicateToolCall: true, CodeBudgetExhausted: true, CodeExecutionFailed: true,
 	CodeToolTimeout: true, CodeProjectionFailed: true, CodeResultTooLarge: true,
 	CodeInvalidTransition: true, CodeNotFound: true, CodeStoreUnavailable: true,
+	CodeInvalidProgressProtocol: true, CodeProgressProtocolViolated: true,
 }
 
 // Valid reports whether c is one of the stable codes.

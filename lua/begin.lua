@@ -16,6 +16,8 @@
 -- ARGV[11] max_record_bytes  int
 -- ARGV[12] max_result_bytes  int
 --
+-- RETRY safe    a resent begin by the same owner with the same request finds its own record
+--
 -- RETURNS array
 --   {"OK", created_ms, ttl_ms}                                       created
 --   {"EXISTS", status, evidence, error, created_ms, updated_ms, pttl} the same owner retried the same request

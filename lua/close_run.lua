@@ -4,6 +4,8 @@
 --
 -- ARGV[1] ttl_ms  int  lifetime of the run's state if it does not exist yet; an existing TTL is kept
 --
+-- RETRY safe    closing is idempotent
+--
 -- RETURNS array {"OK", created}  created is 1 when the run had no state before
 
 local t = redis.call('TIME')

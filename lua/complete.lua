@@ -14,6 +14,8 @@
 -- ARGV[6] result     bytes   READY: agent-facing result; ERROR: empty
 -- ARGV[7] digest     string  digest of ARGV[2..6], to recognise a retry
 --
+-- RETRY safe    a resent completion by the same owner is recognised by its digest
+--
 -- RETURNS array {outcome, status, evidence, error, created_ms, updated_ms, pttl, tool, request_sha256, overflow}
 --   outcome "OK"                  the transition asked for was made
 --   outcome "EXISTS"              the same owner already made this completion: stored outcome

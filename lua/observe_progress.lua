@@ -12,6 +12,8 @@
 -- ARGV[2] threshold  int  > 0: violations at which the protocol is violated
 -- ARGV[3] ttl_ms     int  lifetime of the run's state if it does not exist yet; an existing TTL is kept
 --
+-- RETRY unsafe  each run counts one more report: a resent report would be counted twice
+--
 -- RETURNS array {"OK", reports, pending, violations, violated}
 
 local created = redis.call('EXISTS', KEYS[1]) == 0

@@ -11,14 +11,13 @@ import (
 	"github.com/toolcanon/toolcanon/lua"
 )
 
-// Every script is idempotent for a retry of the same call (begin by owner,
-// complete by completion digest, close_run by nature), so rueidis may resend
-// one whose reply was lost.
+// Scripts whose header says RETRY safe may be resent by rueidis when a reply
+// is lost; the others are sent once.
 var (
 	beginScript           = rueidis.NewLuaScriptRetryable(lua.Source("begin.lua"))
 	closeRunScript        = rueidis.NewLuaScriptRetryable(lua.Source("close_run.lua"))
 	completeScript        = rueidis.NewLuaScriptRetryable(lua.Source("complete.lua"))
-	observeProgressScript = rueidis.NewLuaScriptRetryable(lua.Source("observe_progress.lua"))
+	observeProgressScript = rueidis.NewLuaScript(lua.Source("observe_progress.lua"))
 )
 
 // allScripts lists every lifecycle script, in file order.

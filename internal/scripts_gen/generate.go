@@ -26,12 +26,15 @@ func Generate(pkg string, scripts []*Script) ([]byte, error) {
 		w("\t\"strconv\"\n")
 	}
 	w("\n\t\"github.com/redis/rueidis\"\n\n\t\"github.com/toolcanon/toolcanon/lua\"\n)\n\n")
-	w("// Every script is idempotent for a retry of the same call (begin by owner,\n")
-	w("// complete by completion digest, close_run by nature), so rueidis may resend\n")
-	w("// one whose reply was lost.\n")
+	w("// Scripts whose header says RETRY safe may be resent by rueidis when a reply\n")
+	w("// is lost; the others are sent once.\n")
 	w("var (\n")
 	for _, s := range scripts {
-		w("\t%sScript = rueidis.NewLuaScriptRetryable(lua.Source(%q))\n", lowerCamel(s.Name), s.File)
+		ctor := "NewLuaScript"
+		if s.Retryable {
+			ctor = "NewLuaScriptRetryable"
+		}
+		w("\t%sScript = rueidis.%s(lua.Source(%q))\n", lowerCamel(s.Name), ctor, s.File)
 	}
 	w(")\n\n")
 	w("// allScripts lists every lifecycle script, in file order.\n")

@@ -15,6 +15,10 @@ type Script struct {
 	Keys    []Param
 	Args    []Param
 	Returns []string // RETURNS block, verbatim
+	// Retryable is true when the header says "RETRY safe": running the script
+	// twice for one call has the effect of running it once, so the client may
+	// resend it when a reply is lost. "RETRY unsafe" scripts are sent once.
+	Retryable bool
 }
 
 // Param is one KEYS[i] or ARGV[i] of a header.
@@ -26,6 +30,7 @@ type Param struct {
 }
 
 var (
+	retryLine = regexp.MustCompile(`^RETRY\s+(safe|unsafe)\b`)
 	keyLine   = regexp.MustCompile(`^KEYS\[(\d+)\]\s+([a-z][a-z0-9_]*)\s*(.*)$`)
 	argLine   = regexp.MustCompile(`^ARGV\[(\d+)\]\s+([a-z][a-z0-9_]*)\s+(string|bytes|int)\b\s*(.*)$`)
 	nameRe    = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -56,7 +61,7 @@ func Parse(file, src string) (*Script, error) {
 		return nil, fmt.Errorf("%s: script name must be snake_case", file)
 	}
 	lines := strings.Split(src, "\n")
-	inReturns, inSummary := false, true
+	inReturns, inSummary, hasRetry := false, true, false
 	body := 0
 	for i, raw := range lines {
 		line := strings.TrimSpace(raw)
@@ -91,6 +96,13 @@ func Parse(file, src string) (*Script, error) {
 			n, _ := strconv.Atoi(m[1])
 			s.Args = append(s.Args, Param{Index: n, Name: m[2], Type: m[3], Doc: m[4]})
 			inReturns = false
+		case strings.HasPrefix(text, "RETRY "):
+			m := retryLine.FindStringSubmatch(text)
+			if m == nil {
+				return nil, fmt.Errorf("%s:%d: malformed RETRY line %q (want: RETRY safe|unsafe reason)", file, i+1, text)
+			}
+			s.Retryable, hasRetry = m[1] == "safe", true
+			inReturns = false
 		case strings.HasPrefix(text, "RETURNS"):
 			inReturns = true
 			s.Returns = append(s.Returns, text)
@@ -103,6 +115,9 @@ func Parse(file, src string) (*Script, error) {
 	}
 	if len(s.Returns) == 0 {
 		return nil, fmt.Errorf("%s: header has no RETURNS", file)
+	}
+	if !hasRetry {
+		return nil, fmt.Errorf("%s: header must say RETRY safe or RETRY unsafe", file)
 	}
 	if err := checkSequence(file, "KEYS", s.Keys); err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ const header = `-- demo: a test script.
 -- ARGV[1] owner   string  who
 -- ARGV[2] ttl_ms  int     how long
 --
+-- RETRY safe  by nature
 -- RETURNS array {"OK"}
 `
 
@@ -30,7 +31,7 @@ return {'OK'}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Keys) != 2 || len(s.Args) != 2 || s.Args[1].Type != "int" || s.Summary != "a test script." {
+	if len(s.Keys) != 2 || len(s.Args) != 2 || s.Args[1].Type != "int" || s.Summary != "a test script." || !s.Retryable {
 		t.Fatalf("parsed %+v", s)
 	}
 }
@@ -60,7 +61,9 @@ func TestParseRefusesUndeclaredKeys(t *testing.T) {
 
 func TestParseRefusesBadHeaders(t *testing.T) {
 	cases := map[string]string{
-		"no keys":        "-- x\n-- ARGV[1] a string\n-- RETURNS x\nreturn 1\n",
+		"no keys":        "-- x\n-- ARGV[1] a string\n-- RETRY safe\n-- RETURNS x\nreturn 1\n",
+		"no retry":       "-- x\n-- KEYS[1] a\n-- RETURNS x\nreturn 1\n",
+		"bad retry":      "-- x\n-- KEYS[1] a\n-- RETRY maybe\n-- RETURNS x\nreturn 1\n",
 		"gap in keys":    "-- x\n-- KEYS[1] a\n-- KEYS[3] b\n-- RETURNS x\nreturn 1\n",
 		"untyped argv":   "-- x\n-- KEYS[1] a\n-- ARGV[1] b\n-- RETURNS x\nreturn 1\n",
 		"no returns":     "-- x\n-- KEYS[1] a\nreturn 1\n",

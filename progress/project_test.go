@@ -1,0 +1,348 @@
+package progress_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/progress"
+)
+
+func project(t *testing.T, s canonical.Store, run string) *progress.Projection {
+	t.Helper()
+	p, err := progress.Project(ctx(), s, run, progress.Options{})
+	if err != nil {
+		t.Fatalf("Project: %v", err)
+	}
+	return p
+}
+
+func factIDs(p *progress.Projection) []string {
+	out := []string{}
+	for _, f := range p.Facts {
+		out = append(out, f.ToolCallID)
+	}
+	return out
+}
+
+func excluded(p *progress.Projection) string {
+	var parts []string
+	for _, e := range p.Excluded {
+		parts = append(parts, fmt.Sprintf("%d:%s:%s", e.Position, e.ToolCallID, e.Reason))
+	}
+	return strings.Join(parts, " ")
+}
+
+// wantOnlyExcluded checks that p excludes exactly id, for reason, and that id
+// cannot support any claim.
+func wantOnlyExcluded(t *testing.T, p *progress.Projection, id string, reason progress.Reason) {
+	t.Helper()
+	if len(p.Excluded) != 1 || p.Excluded[0].ToolCallID != id || p.Excluded[0].Reason != reason {
+		t.Fatalf("excluded = %s; want %s %s", excluded(p), id, reason)
+	}
+	if _, ok := p.Fact(id); ok {
+		t.Fatalf("%s is both a fact and excluded", id)
+	}
+	for _, kind := range []progress.Kind{progress.Positive, progress.Negative} {
+		r := progress.Report{Claims: []progress.Claim{{Text: "x", Kind: kind, Cites: []string{id}}}}
+		d := progress.Release(p, r, canonical.ProtocolState{})
+		if d.Outcome != progress.OutcomePartial || d.Claims[0].Verdict != progress.VerdictUnsupported {
+			t.Fatalf("%s claim citing excluded %s: outcome %s verdict %s", kind, id, d.Outcome, d.Claims[0].Verdict)
+		}
+		f := d.Claims[0].Findings
+		if len(f) != 1 || f[0].Code != progress.FindingExcludedID || f[0].Excluded != reason || f[0].ToolCallID != id {
+			t.Fatalf("findings = %+v", f)
+		}
+	}
+}
+
+// Seed 000, "Completed calls are projected": a run that ends after several
+// READY calls projects each indexed record, in execution order, as bounded
+// facts.
+func TestSeedCompletedCallsAreProjected(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		run := newRunID(t)
+		for _, id := range []string{"call_a", "call_b", "call_c", "toolu_d"} {
+			begin(t, h.store, run, id, longTTL)
+		}
+		long := `{"excerpt":"` + strings.Repeat("é", 400) + `"}` // 2-byte runes: a cut could split one
+		complete(t, h.store, run, "call_c", canonical.EvidenceFound, `{"evidence":["c"]}`)
+		complete(t, h.store, run, "call_a", canonical.NoEvidence, `{"query":"q","evidence":[]}`)
+		complete(t, h.store, run, "toolu_d", canonical.EvidenceFound, long)
+		// call_b is still running: not in the index, not a fact.
+
+		cs := &countingStore{Store: h.store}
+		p, err := progress.Project(ctx(), cs, run, progress.Options{MaxSummaryBytes: 101})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(factIDs(p), ","); got != "call_c,call_a,toolu_d" {
+			t.Fatalf("facts in order %s; want completion order call_c,call_a,toolu_d", got)
+		}
+		if len(p.Excluded) != 0 || p.Duplicates != 0 || p.RunID != run {
+			t.Fatalf("projection = %+v", p)
+		}
+		want := []progress.Fact{
+			{Position: 0, ToolCallID: "call_c", Tool: "kb.search", Evidence: canonical.EvidenceFound, Summary: `{"evidence":["c"]}`},
+			{Position: 1, ToolCallID: "call_a", Tool: "kb.search", Evidence: canonical.NoEvidence, Summary: `{"query":"q","evidence":[]}`},
+		}
+		for i, w := range want {
+			if p.Facts[i] != w {
+				t.Fatalf("fact %d = %+v; want %+v", i, p.Facts[i], w)
+			}
+		}
+		d := p.Facts[2]
+		if !d.Truncated || len(d.Summary) > 101 || len(d.Summary) < 98 || !utf8.ValidString(d.Summary) || !strings.HasPrefix(long, d.Summary) {
+			t.Fatalf("summary of a long result: %d bytes, truncated=%v, valid=%v", len(d.Summary), d.Truncated, utf8.ValidString(d.Summary))
+		}
+		b, _ := json.Marshal(p)
+		if strings.Contains(string(b), "RAW-") || strings.Contains(string(b), "q-call") {
+			t.Fatalf("projection carries raw or request data: %s", b)
+		}
+		if cs.calls.Load() != 2 || len(cs.getMany) != 1 || len(cs.getMany[0]) != 3 || cs.readOpts[0] != (canonical.ReadOptions{}) {
+			t.Fatalf("round trips %d, GetMany calls %v with %+v; want Completed + one GetMany of 3 ids without raw",
+				cs.calls.Load(), cs.getMany, cs.readOpts)
+		}
+	})
+}
+
+// Seed 000, "Indexed identity is invalid": missing, expired, cross-run,
+// PROJECTING and ERROR identities in one run are excluded with their reason
+// and cannot become verified evidence.
+func TestSeedIndexedIdentityIsInvalid(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		run, other := newRunID(t), newRunID(t)
+		readyCall(t, h.store, run, "good", canonical.EvidenceFound)
+		// expired: completed, then its TTL runs out.
+		begin(t, h.store, run, "expired", h.shortTTL)
+		complete(t, h.store, run, "expired", canonical.EvidenceFound, `{"a":1}`)
+		// projecting: completed and expired, then the id was begun again.
+		begin(t, h.store, run, "projecting", h.shortTTL)
+		complete(t, h.store, run, "projecting", canonical.EvidenceFound, `{"a":1}`)
+		// error: completed as ERROR.
+		begin(t, h.store, run, "failed", longTTL)
+		fail(t, h.store, run, "failed")
+		h.wait(2 * h.shortTTL)
+		begin(t, h.store, run, "projecting", longTTL)
+		// cross-run and missing need a writer outside the Store (see harness).
+		readyCall(t, h.store, other, "foreign", canonical.EvidenceFound)
+		h.plantForeign(t, run, other, "foreign")
+		h.injectIndex(t, run, "not a valid id")
+
+		p := project(t, h.store, run)
+		if got := strings.Join(factIDs(p), ","); got != "good" {
+			t.Fatalf("facts = %s; want good", got)
+		}
+		want := "1:expired:EXPIRED 2:projecting:PROJECTING 3:failed:ERROR 4:foreign:CROSS_RUN 5:not a valid id:MISSING"
+		if got := excluded(p); got != want {
+			t.Fatalf("excluded = %s\nwant       %s", got, want)
+		}
+		// A report citing any of them is an invalid observation, and the final
+		// release never verifies them.
+		for _, id := range []string{"expired", "projecting", "failed", "foreign"} {
+			report := `{"claims":[{"text":"found it","kind":"positive","cites":["good","` + id + `"]}]}`
+			obs, err := progress.Observe(ctx(), h.store, p, []byte(report), progress.ProtocolOptions{Threshold: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if obs.Valid || obs.Code != progress.CodeInvalidProgressProtocol || len(obs.Findings) != 1 ||
+				obs.Findings[0].ToolCallID != id || obs.Findings[0].Code != progress.FindingExcludedID || obs.Findings[0].Cite != 1 {
+				t.Fatalf("citing %s: %+v", id, obs)
+			}
+			d := progress.Release(p, obs.Report, obs.State)
+			if d.Outcome != progress.OutcomePartial || d.Claims[0].Verdict != progress.VerdictUnsupported {
+				t.Fatalf("release citing %s: %s", id, d.Outcome)
+			}
+			for _, f := range d.Facts {
+				if f.ToolCallID != "good" {
+					t.Fatalf("released %s", f.ToolCallID)
+				}
+			}
+		}
+	})
+}
+
+func TestExcludedExpired(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		run := newRunID(t)
+		begin(t, h.store, run, "short", h.shortTTL)
+		complete(t, h.store, run, "short", canonical.EvidenceFound, `{"a":1}`)
+		readyCall(t, h.store, run, "long", canonical.EvidenceFound) // keeps the index alive
+		h.wait(2 * h.shortTTL)
+		p := project(t, h.store, run)
+		wantOnlyExcluded(t, p, "short", progress.ReasonExpired)
+		if got := strings.Join(factIDs(p), ","); got != "long" || p.Facts[0].Position != 1 {
+			t.Fatalf("facts = %+v", p.Facts)
+		}
+	})
+}
+
+// A record removed before its TTL (DEL, eviction) reads exactly like an
+// expired one; it is reported as EXPIRED, as documented. Only Redis can
+// remove a record outside the Store.
+func TestExcludedDeletedReportedAsExpired(t *testing.T) {
+	h := newRedisHarness(t)
+	run := newRunID(t)
+	readyCall(t, h.store, run, "gone", canonical.EvidenceFound)
+	readyCall(t, h.store, run, "kept", canonical.EvidenceFound)
+	h.deleteRecord(t, run, "gone")
+	wantOnlyExcluded(t, project(t, h.store, run), "gone", progress.ReasonExpired)
+}
+
+// MISSING cannot arise through the Store API: stores index only valid ids.
+// On Redis the entry is written with RPUSH; on memstore through faultStore.
+func TestExcludedMissing(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		run := newRunID(t)
+		readyCall(t, h.store, run, "ok", canonical.EvidenceFound)
+		huge := strings.Repeat("x:", 200)
+		h.injectIndex(t, run, huge)
+		p := project(t, h.store, run)
+		if len(p.Excluded) != 1 || p.Excluded[0].Reason != progress.ReasonMissing ||
+			p.Excluded[0].ToolCallID != huge[:canonical.MaxIDLen] || p.Excluded[0].Position != 1 {
+			t.Fatalf("excluded = %+v", p.Excluded)
+		}
+		if got := strings.Join(factIDs(p), ","); got != "ok" {
+			t.Fatalf("facts = %s", got)
+		}
+		h.injectIndex(t, run, "")
+		p = project(t, h.store, run)
+		if got := excluded(p); !strings.HasSuffix(got, " 2::MISSING") {
+			t.Fatalf("empty entry: %s", got)
+		}
+	})
+}
+
+// CROSS_RUN cannot arise through the Store API: a record is read under its
+// own run's key. On Redis another run's record is COPYed under this run's key
+// and indexed with RPUSH; on memstore faultStore returns it.
+func TestExcludedCrossRun(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		run, other := newRunID(t), newRunID(t)
+		readyCall(t, h.store, run, "mine", canonical.EvidenceFound)
+		readyCall(t, h.store, other, "theirs", canonical.EvidenceFound)
+		h.plantForeign(t, run, other, "theirs")
+		wantOnlyExcluded(t, project(t, h.store, run), "theirs", progress.ReasonCrossRun)
+		// The other run still owns it.
+		if got := strings.Join(factIDs(project(t, h.store, other)), ","); got != "theirs" {
+			t.Fatalf("other run's facts = %s", got)
+		}
+	})
+}
+
+// PROJECTING arises through the Store API alone: an indexed call expires, its
+// id is begun again, and the index (kept alive by a longer-lived call) still
+// names it.
+func TestExcludedProjecting(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		run := newRunID(t)
+		begin(t, h.store, run, "reused", h.shortTTL)
+		complete(t, h.store, run, "reused", canonical.EvidenceFound, `{"a":1}`)
+		readyCall(t, h.store, run, "long", canonical.EvidenceFound)
+		h.wait(2 * h.shortTTL)
+		begin(t, h.store, run, "reused", longTTL)
+		wantOnlyExcluded(t, project(t, h.store, run), "reused", progress.ReasonProjecting)
+	})
+}
+
+func TestExcludedError(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		run := newRunID(t)
+		readyCall(t, h.store, run, "ok", canonical.NoEvidence)
+		begin(t, h.store, run, "boom", longTTL)
+		fail(t, h.store, run, "boom")
+		wantOnlyExcluded(t, project(t, h.store, run), "boom", progress.ReasonError)
+	})
+}
+
+// A duplicated index entry arises through the Store API too: an indexed call
+// expires and its id is begun and completed again. It is reported once, at
+// its first position, and resolved with one read.
+func TestDuplicateIndexEntryReportedOnce(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		run := newRunID(t)
+		begin(t, h.store, run, "again", h.shortTTL)
+		complete(t, h.store, run, "again", canonical.EvidenceFound, `{"first":1}`)
+		readyCall(t, h.store, run, "middle", canonical.EvidenceFound)
+		h.wait(2 * h.shortTTL)
+		begin(t, h.store, run, "again", longTTL)
+		complete(t, h.store, run, "again", canonical.NoEvidence, `{"second":2}`)
+		idx, _ := h.store.Completed(ctx(), run)
+		if strings.Join(idx, ",") != "again,middle,again" {
+			t.Fatalf("index = %v", idx)
+		}
+		cs := &countingStore{Store: h.store}
+		p, err := progress.Project(ctx(), cs, run, progress.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Duplicates != 1 || len(p.Facts) != 2 || p.Facts[0].ToolCallID != "again" || p.Facts[0].Position != 0 ||
+			p.Facts[0].Summary != `{"second":2}` || p.Facts[1].ToolCallID != "middle" || len(p.Excluded) != 0 {
+			t.Fatalf("projection = %+v", p)
+		}
+		if len(cs.getMany) != 1 || strings.Join(cs.getMany[0], ",") != "again,middle" {
+			t.Fatalf("GetMany ids = %v", cs.getMany)
+		}
+	})
+}
+
+func TestProjectEmptyRunIsOneRoundTrip(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		cs := &countingStore{Store: h.store}
+		p, err := progress.Project(ctx(), cs, newRunID(t), progress.Options{})
+		if err != nil || len(p.Facts) != 0 || len(p.Excluded) != 0 || cs.calls.Load() != 1 {
+			t.Fatalf("projection %+v, %v, %d round trips", p, err, cs.calls.Load())
+		}
+	})
+}
+
+func TestProjectRefusals(t *testing.T) {
+	h := newMemHarness(t)
+	run := newRunID(t)
+	readyCall(t, h.store, run, "a", canonical.EvidenceFound)
+	readyCall(t, h.store, run, "b", canonical.EvidenceFound)
+	cases := []struct {
+		name  string
+		store canonical.Store
+		run   string
+		opts  progress.Options
+		code  canonical.Code
+	}{
+		{"nil store", nil, run, progress.Options{}, canonical.CodeInvalidArgument},
+		{"bad run id", h.store, "bad:run", progress.Options{}, canonical.CodeInvalidRunID},
+		{"negative summary", h.store, run, progress.Options{MaxSummaryBytes: -1}, canonical.CodeInvalidArgument},
+		{"negative calls", h.store, run, progress.Options{MaxCalls: -1}, canonical.CodeInvalidArgument},
+		{"index over MaxCalls", h.store, run, progress.Options{MaxCalls: 1}, canonical.CodeBudgetExhausted},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := progress.Project(ctx(), c.store, c.run, c.opts)
+			if canonical.CodeOf(err) != c.code || p != nil {
+				t.Fatalf("got %v, %v; want %s", p, err, c.code)
+			}
+		})
+	}
+}
+
+func TestSummaryCutAtRuneBoundary(t *testing.T) {
+	h := newMemHarness(t)
+	run := newRunID(t)
+	result := `{"t":"` + strings.Repeat("日本", 20) + `"}` // 3-byte runes
+	begin(t, h.store, run, "c", longTTL)
+	complete(t, h.store, run, "c", canonical.EvidenceFound, result)
+	for max := 1; max <= len(result)+1; max++ {
+		p, err := progress.Project(ctx(), h.store, run, progress.Options{MaxSummaryBytes: max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := p.Facts[0]
+		cut := len(result) > max
+		if f.Truncated != cut || len(f.Summary) > max || !utf8.ValidString(f.Summary) ||
+			!strings.HasPrefix(result, f.Summary) || len(f.Summary) < min(max, len(result))-2 {
+			t.Fatalf("max %d: summary %q truncated=%v", max, f.Summary, f.Truncated)
+		}
+	}
+}

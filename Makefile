@@ -5,7 +5,7 @@ GO        ?= go
 FUZZTIME  ?= 40000x
 REDIS_PKG ?= redis-server
 
-.PHONY: all setup generate check-generated lint test test-short fuzz bench
+.PHONY: all setup generate check-generated lint test test-short fuzz bench bench-compare
 
 all: lint test
 
@@ -57,3 +57,7 @@ fuzz:
 ## bench: every benchmark, with allocations.
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+## bench-compare: our store against the seed's design, WATCH/MULTI and go-redis+Lua, side by side on one server.
+bench-compare:
+	$(GO) run ./bench/cmd/compare

@@ -1,0 +1,316 @@
+package bench
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/memstore"
+	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/lua"
+)
+
+// Store runs the lifecycle through a canonical.Store: toolcanon itself.
+type Store struct {
+	name  string
+	store canonical.Store
+	keys  canonical.Keys
+	cfg   Config
+	probe *Probe // nil: expiry is read through the store
+	close func() error
+}
+
+// NewRedisStore returns toolcanon's redisstore on addrs (one server, or the
+// nodes of a cluster) as an Impl.
+func NewRedisStore(name string, addrs []string, cfg Config) (*Store, error) {
+	s, err := redisstore.New(redisstore.Options{Addrs: addrs, Prefix: cfg.Prefix})
+	if err != nil {
+		return nil, err
+	}
+	return &Store{name: name, store: s, keys: s.Keys(), cfg: cfg, probe: NewProbe(addrs), close: s.Close}, nil
+}
+
+// NewMemStore returns toolcanon's memstore as an Impl.
+func NewMemStore(name string, cfg Config) *Store {
+	return &Store{name: name, store: memstore.New(), cfg: cfg}
+}
+
+// Name implements Impl.
+func (s *Store) Name() string { return s.name }
+
+// Begin implements Impl.
+func (s *Store) Begin(ctx context.Context, c Call, request []byte) (bool, error) {
+	_, err := s.store.Begin(ctx, canonical.BeginRequest{
+		RunID: c.RunID, ToolCallID: c.ToolCallID, Tool: Tool, Owner: c.Owner,
+		Request: request, TTL: s.cfg.TTL, Limits: s.cfg.Limits,
+	})
+	switch canonical.CodeOf(err) {
+	case "":
+		return true, nil
+	case canonical.CodeDuplicateToolCall:
+		return false, nil
+	}
+	return false, err
+}
+
+// Complete implements Impl.
+func (s *Store) Complete(ctx context.Context, c Call, raw, result []byte) (bool, error) {
+	_, err := s.store.Complete(ctx, canonical.Completion{
+		RunID: c.RunID, ToolCallID: c.ToolCallID, Owner: c.Owner,
+		Status: canonical.StatusReady, Evidence: canonical.EvidenceFound, Raw: raw, Result: result,
+	})
+	switch canonical.CodeOf(err) {
+	case "":
+		return true, nil
+	case canonical.CodeInvalidTransition:
+		return false, nil
+	}
+	return false, err
+}
+
+// Raw implements Impl.
+func (s *Store) Raw(ctx context.Context, c Call) ([]byte, error) {
+	rec, err := s.store.Get(ctx, c.RunID, c.ToolCallID)
+	return rec.Raw, err
+}
+
+// Expiry implements Impl: from the server for redisstore, bracketed by the
+// local clock for memstore (whose clock it is).
+func (s *Store) Expiry(ctx context.Context, c Call) (Expiry, error) {
+	if s.probe != nil {
+		return s.probe.Expiry(ctx, s.keys.Record(c.RunID, c.ToolCallID))
+	}
+	t0 := time.Now().UnixMilli()
+	rec, err := s.store.Get(ctx, c.RunID, c.ToolCallID)
+	t1 := time.Now().UnixMilli()
+	if err != nil {
+		return Expiry{}, err
+	}
+	ttl := rec.TTL.Milliseconds()
+	return Expiry{Lo: t0 + ttl, Hi: t1 + ttl}, nil
+}
+
+// Close implements Impl.
+func (s *Store) Close() error {
+	var err error
+	if s.probe != nil {
+		err = s.probe.Close()
+	}
+	if s.close != nil {
+		if e := s.close(); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// Probe looks at a Redis server (or cluster) without going through the
+// implementation under test: it reads expiries by the server's clock and
+// removes a comparison's keys.
+type Probe struct {
+	c redis.UniversalClient
+}
+
+// NewProbe connects to addrs: one address is a standalone server, more are
+// the nodes of a cluster.
+func NewProbe(addrs []string) *Probe {
+	return &Probe{c: redis.NewUniversalClient(&redis.UniversalOptions{Addrs: addrs})}
+}
+
+// Expiry returns when key expires, by the server's clock: TIME, PTTL and
+// TIME again, pipelined on one connection to the key's node. The server
+// counts the PTTL from a clock reading taken between the two TIMEs, so the
+// expiry lies between the first TIME plus the PTTL and the second TIME plus
+// the PTTL, however long the server paused in between.
+func (p *Probe) Expiry(ctx context.Context, key string) (Expiry, error) {
+	var c redis.Cmdable = p.c
+	if cc, ok := p.c.(*redis.ClusterClient); ok {
+		node, err := cc.MasterForKey(ctx, key)
+		if err != nil {
+			return Expiry{}, err
+		}
+		c = node
+	}
+	var t1, t2 *redis.TimeCmd
+	var ttl *redis.DurationCmd
+	if _, err := c.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		t1, ttl, t2 = pipe.Time(ctx), pipe.PTTL(ctx, key), pipe.Time(ctx)
+		return nil
+	}); err != nil {
+		return Expiry{}, err
+	}
+	d := ttl.Val()
+	if d < 0 {
+		return Expiry{}, fmt.Errorf("%s: no expiry (PTTL %d)", key, d)
+	}
+	ms := d.Milliseconds()
+	return Expiry{Lo: t1.Val().UnixMilli() + ms, Hi: t2.Val().UnixMilli() + ms}, nil
+}
+
+// DeletePrefix removes every key that starts with prefix+":" and returns how
+// many it removed.
+func (p *Probe) DeletePrefix(ctx context.Context, prefix string) (int, error) {
+	total := 0
+	del := func(ctx context.Context, c redis.Cmdable) error {
+		var cursor uint64
+		for i := 0; i < 1<<20; i++ { // bounded: a cursor walk ends long before
+			keys, next, err := c.Scan(ctx, cursor, prefix+":*", 1000).Result()
+			if err != nil {
+				return err
+			}
+			for _, k := range keys { // one by one: cluster keys of a batch span slots
+				if err := c.Unlink(ctx, k).Err(); err != nil {
+					return err
+				}
+			}
+			total += len(keys)
+			if cursor = next; cursor == 0 {
+				return nil
+			}
+		}
+		return nil
+	}
+	if cc, ok := p.c.(*redis.ClusterClient); ok {
+		err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return del(ctx, c) })
+		return total, err
+	}
+	return total, del(ctx, p.c)
+}
+
+// Close closes the probe's connections.
+func (p *Probe) Close() error { return p.c.Close() }
+
+// Ceiling runs the lifecycle scripts as fully pipelined EVALSHA on one
+// connection: what the server itself can do with them, without any client
+// round trip per call. It implements Batcher; its Begin and Complete send
+// one EVALSHA each, with none of the store's argument checks.
+type Ceiling struct {
+	name     string
+	c        rueidis.Client
+	keys     canonical.Keys
+	cfg      Config
+	probe    *Probe
+	begin    string // SHA1 of begin.lua
+	complete string // SHA1 of complete.lua
+}
+
+// CeilingBatch is how many lifecycles Throughput hands a Batcher at once:
+// 2×CeilingBatch commands in flight on one connection.
+const CeilingBatch = 128
+
+// NewCeiling connects to a standalone server at addr and loads the scripts.
+func NewCeiling(name string, addr string, cfg Config) (*Ceiling, error) {
+	keys, err := canonical.NewKeys(cfg.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, ForceSingleClient: true})
+	if err != nil {
+		return nil, err
+	}
+	x := &Ceiling{name: name, c: c, keys: keys, cfg: cfg, probe: NewProbe([]string{addr})}
+	for _, f := range []struct {
+		sha  *string
+		file string
+	}{{&x.begin, "begin.lua"}, {&x.complete, "complete.lua"}} {
+		src := lua.Source(f.file)
+		sum := sha1.Sum([]byte(src))
+		*f.sha = hex.EncodeToString(sum[:])
+		if err := c.Do(context.Background(), c.B().ScriptLoad().Script(src).Build()).Error(); err != nil {
+			x.Close()
+			return nil, err
+		}
+	}
+	return x, nil
+}
+
+// Name implements Impl.
+func (x *Ceiling) Name() string { return x.name }
+
+func (x *Ceiling) beginCmd(c Call, request []byte) rueidis.Completed {
+	lim := x.cfg.Limits.WithDefaults()
+	return x.c.B().Evalsha().Sha1(x.begin).Numkeys(2).
+		Key(x.keys.Record(c.RunID, c.ToolCallID), x.keys.Run(c.RunID)).
+		Arg(c.RunID, c.ToolCallID, Tool, c.Owner, rueidis.BinaryString(request), canonical.RequestDigest(request),
+			strconv.FormatInt(x.cfg.TTL.Milliseconds(), 10),
+			strconv.FormatInt(lim.MaxCallsPerRun, 10), strconv.FormatInt(lim.MaxCallsPerTool, 10),
+			strconv.FormatInt(lim.MaxRunBytes, 10), strconv.FormatInt(lim.MaxRecordBytes, 10),
+			strconv.FormatInt(lim.MaxResultBytes, 10)).
+		Build()
+}
+
+func (x *Ceiling) completeCmd(c Call, raw, result []byte) rueidis.Completed {
+	comp := canonical.Completion{Status: canonical.StatusReady, Evidence: canonical.EvidenceFound, Raw: raw, Result: result}
+	return x.c.B().Evalsha().Sha1(x.complete).Numkeys(3).
+		Key(x.keys.Record(c.RunID, c.ToolCallID), x.keys.Run(c.RunID), x.keys.Index(c.RunID)).
+		Arg(c.Owner, string(comp.Status), string(comp.Evidence), "",
+			rueidis.BinaryString(raw), rueidis.BinaryString(result), comp.Digest()).
+		Build()
+}
+
+// outcome is the first element of a script's reply.
+func outcome(r rueidis.RedisResult) (string, error) {
+	arr, err := r.ToArray()
+	if err != nil {
+		return "", err
+	}
+	if len(arr) == 0 {
+		return "", fmt.Errorf("empty script reply")
+	}
+	return arr[0].ToString()
+}
+
+// Begin implements Impl.
+func (x *Ceiling) Begin(ctx context.Context, c Call, request []byte) (bool, error) {
+	o, err := outcome(x.c.Do(ctx, x.beginCmd(c, request)))
+	return o == "OK" || o == "EXISTS", err
+}
+
+// Complete implements Impl.
+func (x *Ceiling) Complete(ctx context.Context, c Call, raw, result []byte) (bool, error) {
+	o, err := outcome(x.c.Do(ctx, x.completeCmd(c, raw, result)))
+	return o == "OK" || o == "EXISTS", err
+}
+
+// Lifecycles implements Batcher: every Begin and Complete of calls in one
+// pipeline on one connection, so that each Begin reaches the server before
+// its Complete.
+func (x *Ceiling) Lifecycles(ctx context.Context, calls []Call, p Payload) error {
+	cmds := make(rueidis.Commands, 0, 2*len(calls))
+	for _, c := range calls {
+		cmds = append(cmds, x.beginCmd(c, p.Request), x.completeCmd(c, p.Raw, p.Result))
+	}
+	for i, r := range x.c.DoMulti(ctx, cmds...) {
+		o, err := outcome(r)
+		if err != nil {
+			return err
+		}
+		if o != "OK" {
+			return fmt.Errorf("ceiling: %s of %s: %s", [2]string{"begin", "complete"}[i%2], calls[i/2].ToolCallID, o)
+		}
+	}
+	return nil
+}
+
+// Raw implements Impl.
+func (x *Ceiling) Raw(ctx context.Context, c Call) ([]byte, error) {
+	return x.c.Do(ctx, x.c.B().Hget().Key(x.keys.Record(c.RunID, c.ToolCallID)).Field("raw").Build()).AsBytes()
+}
+
+// Expiry implements Impl.
+func (x *Ceiling) Expiry(ctx context.Context, c Call) (Expiry, error) {
+	return x.probe.Expiry(ctx, x.keys.Record(c.RunID, c.ToolCallID))
+}
+
+// Close implements Impl.
+func (x *Ceiling) Close() error {
+	x.c.Close()
+	return x.probe.Close()
+}

@@ -1,0 +1,25 @@
+// Package boundary is the single entry through which an agent's tool call
+// runs, and the only code that turns a call into a canonical record.
+//
+// A Boundary is built once from a canonical.Store, a frozen
+// *registry.Registry, a registry.Policy and the bindings of agent-facing tool
+// names to exact (name, version) definitions, each with its Tool executor and
+// canonical.Projector. Invoke then runs one call in a fixed order:
+//
+//  1. preflight, without side effects: id syntax, the envelope's run is the
+//     RunContext's run, the run is active and in time, the tool is bound,
+//     registry.Prepare (policy, approval, input schema), a ready plan of a
+//     read tool, valid budgets;
+//  2. Store.Begin: the record exists, PROJECTING, with the complete canonical
+//     request, before anything runs (the store enforces duplicates, budgets
+//     and run state atomically);
+//  3. the tool, bounded by its timeout and the run's deadline;
+//  4. the raw size check (the projector never sees an oversized response);
+//  5. the projector, whose result must be valid JSON within the agent limit;
+//  6. Store.Complete: READY, or ERROR with a stable code.
+//
+// Invoke never panics and never returns raw data. The agent sees only
+// Result.AgentJSON: the bounded projection, or a fixed error object with a
+// stable code and a short fixed hint. Everything else in a Result is for the
+// harness.
+package boundary

@@ -1,0 +1,403 @@
+package boundary
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/registry"
+)
+
+// Invoke runs one tool call of run and returns its outcome. It never panics,
+// never returns raw data, and never runs a tool before the call's record
+// exists.
+//
+// Preflight refusals (INVALID_TOOL_CALL_ID, INVALID_RUN_ID, RUN_MISMATCH,
+// RUN_INACTIVE, DEADLINE_EXCEEDED, UNKNOWN_TOOL, INVALID_ARGUMENT,
+// UNAUTHORIZED, POLICY_UNAVAILABLE, INVALID_INPUT, APPROVAL_REQUIRED,
+// NOT_READ_ONLY) write nothing and call nothing but the policy. Begin
+// refusals (DUPLICATE_TOOL_CALL, BUDGET_EXHAUSTED, RUN_INACTIVE,
+// RESULT_TOO_LARGE, STORE_UNAVAILABLE) leave any existing record untouched
+// and run nothing.
+//
+// Once the record exists it is completed exactly once: READY with the
+// projection, or ERROR with EXECUTION_FAILED (tool error or panic),
+// TOOL_TIMEOUT, RESULT_TOO_LARGE (raw over the record's room, in which case
+// raw is not stored and the projector is not called; or a projection over
+// the agent limit) or PROJECTION_FAILED (projector error or panic, evidence
+// other than EVIDENCE_FOUND / NO_EVIDENCE, a result that is not JSON). After a
+// projection failure the raw response stays in the record as harness-only
+// data. NO_EVIDENCE is a READY outcome like any other: it is never retried
+// or upgraded.
+//
+// If Complete cannot reach the store after the tool ran (after the bounded
+// retries of WithStoreAttempts), the agent gets STORE_UNAVAILABLE and no
+// result: what is not recorded is not shown. The record then stays
+// PROJECTING, outside the completion index, so it can never become evidence,
+// and it expires with its TTL; its call still counts against the run's
+// budgets. If instead a completion reached the store but every reply was
+// lost, the record holds that outcome while the agent was told
+// STORE_UNAVAILABLE; under WithReplay a retry with the same id and request
+// then returns the stored outcome.
+func (b *Boundary) Invoke(ctx context.Context, run RunContext, env Envelope) (res Result) {
+	inv := invocation{b: b, env: &env, run: &run}
+	if canonical.ValidateToolCallID(env.ToolCallID) == nil {
+		// An invalid id is never echoed: it could carry anything.
+		inv.id = env.ToolCallID
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			res = inv.recovered(v)
+		}
+	}()
+	return inv.invoke(ctx)
+}
+
+// invocation is the state of one Invoke.
+type invocation struct {
+	b     *Boundary
+	env   *Envelope
+	run   *RunContext
+	id    string // validated tool_call_id, or ""
+	owner string // set once Begin is attempted
+	begun bool   // the record exists and is ours
+	done  bool   // Complete was attempted
+	ran   bool   // the tool was called
+}
+
+func (inv *invocation) fail(c canonical.Code, err error) Result {
+	return failure(inv.id, c, err, inv.ran)
+}
+
+func (inv *invocation) invoke(ctx context.Context) Result {
+	b, env, run := inv.b, inv.env, inv.run
+	if b == nil || b.store == nil {
+		return inv.fail(canonical.CodeInvalidArgument, errors.New("boundary: Invoke on a Boundary not built by New"))
+	}
+	if ctx == nil {
+		return inv.fail(canonical.CodeInvalidArgument, errors.New("boundary: nil context"))
+	}
+
+	// 1. Preflight: nothing below writes anything or runs a tool.
+	if err := canonical.ValidateToolCallID(env.ToolCallID); err != nil {
+		return inv.fail(canonical.CodeInvalidToolCallID, err)
+	}
+	if err := canonical.ValidateRunID(run.ID); err != nil {
+		return inv.fail(canonical.CodeInvalidRunID, err)
+	}
+	if env.RunID != run.ID {
+		return inv.fail(canonical.CodeRunMismatch, canonical.Errorf(canonical.CodeRunMismatch,
+			"envelope names run %q, the run context is %q", env.RunID, run.ID))
+	}
+	if !run.Active {
+		return inv.fail(canonical.CodeRunInactive, canonical.Errorf(canonical.CodeRunInactive, "run %q is not active", run.ID))
+	}
+	if !run.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, run.Deadline)
+		defer cancel()
+	}
+	if err := ctx.Err(); err != nil {
+		return inv.fail(canonical.CodeDeadlineExceeded, canonical.Wrap(canonical.CodeDeadlineExceeded, err, "before preflight"))
+	}
+	bd := b.bindings[env.Tool]
+	if bd == nil {
+		return inv.fail(canonical.CodeUnknownTool, canonical.Errorf(canonical.CodeUnknownTool, "no tool bound as %q", env.Tool))
+	}
+	plan, err := b.reg.Prepare(ctx, b.policy, registry.Request{
+		Project: run.Project, Principal: run.Principal, Tool: bd.name, Version: bd.version, Input: env.Input,
+	})
+	if err != nil {
+		return inv.fail(preflightCode(err), err)
+	}
+	if plan.Status() != registry.StatusReady {
+		return inv.fail(canonical.CodeApprovalRequired, canonical.Errorf(canonical.CodeApprovalRequired,
+			"plan for %s@%s is %s", bd.name, bd.version, plan.Status()))
+	}
+	def := plan.Tool()
+	if def.Effect() != registry.EffectRead {
+		return inv.fail(canonical.CodeNotReadOnly, canonical.Errorf(canonical.CodeNotReadOnly,
+			"%s@%s has effect %s", bd.name, bd.version, def.Effect()))
+	}
+	// Budgets are only checked for shape here; the store counts them
+	// atomically at Begin, so that parallel calls cannot overshoot.
+	if err := run.Limits.Validate(); err != nil {
+		return inv.fail(canonical.CodeInvalidArgument, err)
+	}
+	if run.TTL < 0 {
+		return inv.fail(canonical.CodeInvalidArgument, canonical.Errorf(canonical.CodeInvalidArgument, "negative TTL %v", run.TTL))
+	}
+	input := plan.Input()
+	request := buildRequest(env, run, bd, plan, input)
+	limits := run.Limits.WithDefaults()
+
+	// 2. The record exists before anything runs.
+	inv.owner = canonical.NewOwner()
+	if _, err := inv.begin(ctx, request, limits); err != nil {
+		code := canonical.CodeOf(err)
+		if code == canonical.CodeDuplicateToolCall && b.replay {
+			return inv.replay(ctx, request, err)
+		}
+		return inv.fail(code, err)
+	}
+	inv.begun = true
+
+	// 3. Execute, bounded by the tool's timeout and the run's deadline (ctx).
+	inv.ran = true
+	raw, code, err := execute(ctx, bd.tool, def.Timeout(), input)
+	if err != nil {
+		return inv.complete(canonical.Completion{Status: canonical.StatusError, Code: code}, err)
+	}
+
+	// 4. A raw response with no room in the record is refused unread.
+	if room := limits.MaxRecordBytes - int64(len(request)); int64(len(raw)) > room {
+		return inv.complete(canonical.Completion{Status: canonical.StatusError, Code: canonical.CodeResultTooLarge},
+			canonical.Errorf(canonical.CodeResultTooLarge, "raw response is %d bytes, the record has room for %d", len(raw), room))
+	}
+
+	// 5. Project.
+	call := canonical.Call{RunID: run.ID, ToolCallID: env.ToolCallID, Tool: env.Tool, Input: input}
+	p, err := project(ctx, bd.projector, call, raw)
+	if err == nil && !p.Evidence.Ready() {
+		err = canonical.Errorf(canonical.CodeProjectionFailed, "projector returned evidence %q", p.Evidence)
+	}
+	if err == nil && int64(len(p.Result)) > limits.MaxResultBytes {
+		return inv.complete(canonical.Completion{Status: canonical.StatusError, Code: canonical.CodeResultTooLarge, Raw: raw},
+			canonical.Errorf(canonical.CodeResultTooLarge, "agent result is %d bytes, the limit is %d", len(p.Result), limits.MaxResultBytes))
+	}
+	if err == nil && (len(p.Result) == 0 || !json.Valid(p.Result)) {
+		err = canonical.Errorf(canonical.CodeProjectionFailed, "projector returned a result that is not JSON")
+	}
+	if err != nil {
+		return inv.complete(canonical.Completion{Status: canonical.StatusError, Code: canonical.CodeProjectionFailed, Raw: raw}, err)
+	}
+
+	// 6. READY: the agent gets the bounded result, and only once it is stored.
+	return inv.complete(canonical.Completion{Status: canonical.StatusReady, Evidence: p.Evidence, Raw: raw, Result: p.Result}, nil)
+}
+
+// preflightCode keeps the registry's code; an unclassified error (which the
+// registry does not return) fails closed as POLICY_UNAVAILABLE rather than
+// being blamed on the store.
+func preflightCode(err error) canonical.Code {
+	var ce *canonical.Error
+	if errors.As(err, &ce) && ce.Code.Valid() {
+		return ce.Code
+	}
+	return canonical.CodePolicyUnavailable
+}
+
+// begin creates the record, retrying an unavailable store with the same
+// owner: the store recognises the retry and never counts it twice.
+func (inv *invocation) begin(ctx context.Context, request []byte, limits canonical.Limits) (canonical.Record, error) {
+	req := canonical.BeginRequest{
+		RunID: inv.run.ID, ToolCallID: inv.env.ToolCallID, Tool: inv.env.Tool, Owner: inv.owner,
+		Request: request, TTL: inv.run.TTL, Limits: limits,
+	}
+	var rec canonical.Record
+	err := inv.b.retry(ctx, func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, inv.b.storeTimeout)
+		defer cancel()
+		var err error
+		rec, err = safeBegin(ctx, inv.b.store, req)
+		return err
+	})
+	if err == nil && rec.Status != canonical.StatusProjecting {
+		// Only this invocation completes its own record; anything else means
+		// the record is not the one this invocation may run a tool for.
+		err = canonical.Errorf(canonical.CodeDuplicateToolCall, "begin found the record %s", rec.Status)
+	}
+	return rec, err
+}
+
+// complete finishes the record with c and turns the outcome into the Result.
+// cause is the operator-facing reason of an ERROR completion.
+func (inv *invocation) complete(c canonical.Completion, cause error) Result {
+	inv.done = true
+	c.RunID, c.ToolCallID, c.Owner = inv.run.ID, inv.env.ToolCallID, inv.owner
+	rec, err := inv.completeRecord(c)
+	switch {
+	case err == nil && rec.Status == canonical.StatusReady && c.Status == canonical.StatusReady:
+		return Result{
+			toolCallID: inv.id, status: canonical.StatusReady, evidence: rec.Evidence, executed: true, agent: c.Result,
+		}
+	case err == nil && rec.Status == canonical.StatusError:
+		return inv.fail(rec.Error, cause)
+	case canonical.CodeOf(err) == canonical.CodeResultTooLarge:
+		// The store refused the bytes (the run's byte budget): the record is
+		// ERROR/RESULT_TOO_LARGE with neither raw nor result.
+		return inv.fail(canonical.CodeResultTooLarge, errors.Join(err, cause))
+	case err == nil:
+		return inv.fail(canonical.CodeStoreUnavailable, errors.Join(canonical.Errorf(canonical.CodeStoreUnavailable,
+			"complete returned a %s record for a %s completion", rec.Status, c.Status), cause))
+	}
+	// Whatever the store said (unreachable, record expired, not ours), the
+	// outcome is not recorded and so is not shown.
+	return inv.fail(canonical.CodeStoreUnavailable, errors.Join(err, cause))
+}
+
+// completeRecord calls Complete detached from the caller's cancellation, with
+// bounded retries under the same owner (a retried completion returns the
+// stored outcome).
+func (inv *invocation) completeRecord(c canonical.Completion) (canonical.Record, error) {
+	var rec canonical.Record
+	err := inv.b.retry(context.Background(), func(context.Context) error {
+		ctx, cancel := context.WithTimeout(context.Background(), inv.b.storeTimeout)
+		defer cancel()
+		var err error
+		rec, err = safeComplete(ctx, inv.b.store, c)
+		return err
+	})
+	return rec, err
+}
+
+// retry runs op up to storeAttempts times while it fails with
+// STORE_UNAVAILABLE and ctx is alive, pausing a little longer each time.
+func (b *Boundary) retry(ctx context.Context, op func(context.Context) error) error {
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = op(ctx)
+		if err == nil || canonical.CodeOf(err) != canonical.CodeStoreUnavailable || attempt >= b.storeAttempts {
+			return err
+		}
+		t := time.NewTimer(time.Duration(attempt) * 10 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// replay answers a duplicate under WithReplay: the stored outcome of an
+// identical, completed request, else DUPLICATE_TOOL_CALL.
+func (inv *invocation) replay(ctx context.Context, request []byte, dup error) Result {
+	ctx, cancel := context.WithTimeout(ctx, inv.b.storeTimeout)
+	defer cancel()
+	recs, err := safeGetMany(ctx, inv.b.store, inv.run.ID, []string{inv.env.ToolCallID})
+	if err != nil {
+		code := canonical.CodeOf(err)
+		if code != canonical.CodeStoreUnavailable {
+			code = canonical.CodeDuplicateToolCall
+		}
+		return inv.fail(code, errors.Join(dup, err))
+	}
+	rec := recs[0]
+	switch {
+	case rec == nil:
+		return inv.fail(canonical.CodeDuplicateToolCall, errors.Join(dup, errors.New("boundary: replay: the first record is gone")))
+	case rec.RequestDigest != canonical.RequestDigest(request) || rec.Tool != inv.env.Tool:
+		return inv.fail(canonical.CodeDuplicateToolCall, errors.Join(dup, errors.New("boundary: replay: the first call's request differs")))
+	case rec.Status == canonical.StatusReady && rec.Evidence.Ready() && len(rec.Result) > 0:
+		return Result{
+			toolCallID: inv.id, status: canonical.StatusReady, evidence: rec.Evidence, replayed: true, agent: rec.Result,
+		}
+	case rec.Status == canonical.StatusError && rec.Error.Valid():
+		r := inv.fail(rec.Error, fmt.Errorf("boundary: replay of the stored error %s", rec.Error))
+		r.replayed = true
+		return r
+	}
+	return inv.fail(canonical.CodeDuplicateToolCall, errors.Join(dup, fmt.Errorf("boundary: replay: the first call is %s", rec.Status)))
+}
+
+// recovered turns a panic of the boundary itself into a safe result. A
+// begun record is completed as EXECUTION_FAILED so that it does not linger.
+func (inv *invocation) recovered(v any) (res Result) {
+	err := fmt.Errorf("boundary: internal panic: %v", v)
+	defer func() {
+		if recover() != nil {
+			res = inv.fail(canonical.CodeExecutionFailed, err)
+		}
+	}()
+	if inv.begun && !inv.done {
+		return inv.complete(canonical.Completion{Status: canonical.StatusError, Code: canonical.CodeExecutionFailed}, err)
+	}
+	return inv.fail(canonical.CodeExecutionFailed, err)
+}
+
+// execute calls the tool in its own goroutine so that a tool that ignores
+// its context still cannot hold the call past its timeout; its late answer
+// is dropped. A panic is recovered into EXECUTION_FAILED.
+func execute(ctx context.Context, t Tool, timeout time.Duration, input []byte) ([]byte, canonical.Code, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type outcome struct {
+		raw []byte
+		err error
+	}
+	done := make(chan outcome, 1) // buffered: an abandoned tool never blocks
+	go func() {
+		var o outcome
+		defer func() {
+			if v := recover(); v != nil {
+				o = outcome{err: fmt.Errorf("boundary: tool panicked: %v", v)}
+			}
+			done <- o
+		}()
+		o.raw, o.err = t.Call(ctx, input)
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		select {
+		case o = <-done: // it answered just in time
+		default:
+			o.err = ctx.Err()
+		}
+	}
+	if o.err == nil {
+		return o.raw, "", nil
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, canonical.CodeToolTimeout, canonical.Wrap(canonical.CodeToolTimeout, o.err, "tool")
+	}
+	return nil, canonical.CodeExecutionFailed, canonical.Wrap(canonical.CodeExecutionFailed, o.err, "tool")
+}
+
+// project calls the projector, turning an error or a panic into
+// PROJECTION_FAILED.
+func project(ctx context.Context, p canonical.Projector, call canonical.Call, raw []byte) (out canonical.Projection, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			out, err = canonical.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "projector panicked: %v", v)
+		}
+	}()
+	out, err = p.Project(ctx, call, raw)
+	if err != nil {
+		return canonical.Projection{}, canonical.Wrap(canonical.CodeProjectionFailed, err, "projector")
+	}
+	return out, nil
+}
+
+// The safe* helpers turn a panicking store into STORE_UNAVAILABLE: a store is
+// host code too, and Invoke must not panic.
+
+func safeBegin(ctx context.Context, s canonical.Store, req canonical.BeginRequest) (rec canonical.Record, err error) {
+	defer recoverStore(&err, "begin")
+	return s.Begin(ctx, req)
+}
+
+func safeComplete(ctx context.Context, s canonical.Store, c canonical.Completion) (rec canonical.Record, err error) {
+	defer recoverStore(&err, "complete")
+	return s.Complete(ctx, c)
+}
+
+func safeGetMany(ctx context.Context, s canonical.Store, runID string, ids []string) (recs []*canonical.Record, err error) {
+	defer recoverStore(&err, "read")
+	recs, err = s.GetMany(ctx, runID, ids, canonical.ReadOptions{})
+	if err == nil && len(recs) != len(ids) {
+		err = canonical.Errorf(canonical.CodeStoreUnavailable, "read returned %d records for %d ids", len(recs), len(ids))
+	}
+	return recs, err
+}
+
+func recoverStore(err *error, op string) {
+	if v := recover(); v != nil {
+		*err = canonical.Errorf(canonical.CodeStoreUnavailable, "store panicked in %s: %v", op, v)
+	}
+}

@@ -112,6 +112,31 @@ func TestServerDownIsStoreUnavailableThenRecovers(t *testing.T) {
 	}
 }
 
+// Without a deadline of the caller's, a dead server still answers within the
+// store's own timeout.
+func TestServerDownWithoutCallerDeadline(t *testing.T) {
+	srv, err := redistest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	s := open(t, redisstore.Options{Addrs: []string{srv.Addr}, Timeout: 300 * time.Millisecond})
+	srv.Kill()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Begin(context.Background(), begin("nodl-"+canonical.NewOwner(), "c1"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if canonical.CodeOf(err) != canonical.CodeStoreUnavailable {
+			t.Fatalf("begin: %v, want STORE_UNAVAILABLE", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("begin blocked on a dead server")
+	}
+}
+
 func TestNewRefusesBadOptions(t *testing.T) {
 	cases := map[string]redisstore.Options{
 		"no address":       {},
@@ -120,6 +145,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		"prefix space":     {Addrs: []string{"127.0.0.1:1"}, Prefix: "t c"},
 		"prefix too long":  {Addrs: []string{"127.0.0.1:1"}, Prefix: strings.Repeat("p", 65)},
 		"negative TTL":     {Addrs: []string{"127.0.0.1:1"}, DefaultTTL: -time.Second},
+		"negative timeout": {Addrs: []string{"127.0.0.1:1"}, Timeout: -time.Second},
 		"prefix non-ASCII": {Addrs: []string{"127.0.0.1:1"}, Prefix: "tç"},
 	}
 	for name, o := range cases {

@@ -40,14 +40,23 @@ type Options struct {
 	// Client, when set, is used instead of dialing Addrs. The Store does not
 	// close it.
 	Client rueidis.Client
+	// Timeout bounds each store call, retries included, when the caller's
+	// context allows longer (default DefaultTimeout). Lifecycle scripts are
+	// resent after a lost connection until this runs out, so a server that is
+	// down answers STORE_UNAVAILABLE instead of blocking the caller.
+	Timeout time.Duration
 }
+
+// DefaultTimeout is Options.Timeout when it is zero.
+const DefaultTimeout = 5 * time.Second
 
 // Store is the canonical Store on Redis. It is safe for concurrent use.
 type Store struct {
-	c    rueidis.Client
-	keys canonical.Keys
-	ttl  time.Duration
-	own  bool
+	c       rueidis.Client
+	keys    canonical.Keys
+	ttl     time.Duration
+	timeout time.Duration
+	own     bool
 }
 
 var _ canonical.Store = (*Store)(nil)
@@ -59,10 +68,13 @@ func New(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.DefaultTTL < 0 {
-		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "DefaultTTL must not be negative")
+	if opts.DefaultTTL < 0 || opts.Timeout < 0 {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "DefaultTTL and Timeout must not be negative")
 	}
-	s := &Store{c: opts.Client, keys: keys, ttl: opts.DefaultTTL}
+	s := &Store{c: opts.Client, keys: keys, ttl: opts.DefaultTTL, timeout: opts.Timeout}
+	if s.timeout == 0 {
+		s.timeout = DefaultTimeout
+	}
 	if s.c == nil {
 		if len(opts.Addrs) == 0 {
 			return nil, canonical.Errorf(canonical.CodeInvalidArgument, "Options.Addrs is empty")
@@ -98,6 +110,8 @@ func (s *Store) Keys() canonical.Keys { return s.keys }
 
 // Begin implements canonical.Store.
 func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonical.Record, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	ttl, lim, err := req.Validate(s.ttl)
 	if err != nil {
 		return canonical.Record{}, err
@@ -136,6 +150,8 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 
 // Complete implements canonical.Store.
 func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical.Record, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if c.Status == canonical.StatusError && c.Evidence == "" {
 		c.Evidence = canonical.EvidenceError
 	}
@@ -185,6 +201,8 @@ var baseFields = []string{"run_id", "tool_call_id", "tool", "status", "evidence"
 // GetMany implements canonical.Store: one pipelined round trip of HMGET and
 // PTTL per id, all on the run's slot.
 func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := canonical.ValidateRunID(runID); err != nil {
 		return nil, err
 	}
@@ -260,6 +278,8 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 
 // Completed implements canonical.Store.
 func (s *Store) Completed(ctx context.Context, runID string) ([]string, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := canonical.ValidateRunID(runID); err != nil {
 		return nil, err
 	}
@@ -272,6 +292,8 @@ func (s *Store) Completed(ctx context.Context, runID string) ([]string, error) {
 
 // CloseRun implements canonical.Store.
 func (s *Store) CloseRun(ctx context.Context, runID string) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := canonical.ValidateRunID(runID); err != nil {
 		return err
 	}
@@ -285,6 +307,8 @@ func (s *Store) CloseRun(ctx context.Context, runID string) error {
 
 // Usage implements canonical.Store.
 func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := canonical.ValidateRunID(runID); err != nil {
 		return canonical.RunUsage{}, err
 	}
@@ -324,6 +348,8 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 
 // ObserveProgress implements canonical.Store.
 func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, threshold int64) (canonical.ProtocolState, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if err := canonical.ValidateRunID(runID); err != nil {
 		return canonical.ProtocolState{}, err
 	}
@@ -344,6 +370,11 @@ func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, t
 		return canonical.ProtocolState{}, err
 	}
 	return canonical.ProtocolState{Reports: num(arr, 1), Pending: num(arr, 2), Violations: num(arr, 3), Violated: num(arr, 4) == 1}, nil
+}
+
+// bound applies the store's timeout to ctx.
+func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.timeout)
 }
 
 // array runs a script result to its array reply, mapping transport and

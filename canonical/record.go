@@ -24,6 +24,8 @@ type Record struct {
 	RequestDigest string // hex SHA-256 of Request
 	Raw           []byte // complete raw tool response; nil until completed (and when refused for size)
 	Result        []byte // bounded agent-facing result JSON; set only when READY
+	RequestLen    int    // bytes of the stored request, known even when Request was not read
+	RawLen        int    // bytes of the stored raw response, known even when Raw was not read
 
 	Owner     string        // token of the invocation that began the call
 	CreatedAt time.Time     // server time of Begin

@@ -224,7 +224,7 @@ func FinishCompletion(rec Record, c Completion, overflow bool) (Record, error) {
 		return rec, Errorf(CodeResultTooLarge, "completion is over a byte limit: the record is ERROR/RESULT_TOO_LARGE with no raw or result")
 	}
 	if len(c.Raw) > 0 {
-		rec.Raw = c.Raw
+		rec.Raw, rec.RawLen = c.Raw, len(c.Raw)
 	}
 	if rec.Status == StatusReady {
 		rec.Result = c.Result

@@ -265,6 +265,7 @@ func (s *Store) ensureRun(id string, now int64) *run {
 func (s *Store) view(r *record, now int64, withRequest, withRaw bool) canonical.Record {
 	out := r.rec
 	out.TTL = time.Duration(r.expires-now) * time.Millisecond
+	out.RequestLen, out.RawLen = len(r.rec.Request), len(r.rec.Raw)
 	out.Request, out.Raw = nil, nil
 	if withRequest {
 		out.Request = bytes.Clone(r.rec.Request)

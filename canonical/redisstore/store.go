@@ -130,7 +130,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	}
 	rec := canonical.Record{
 		RunID: req.RunID, ToolCallID: req.ToolCallID, Tool: req.Tool, Owner: req.Owner,
-		Request: req.Request, RequestDigest: digest,
+		Request: req.Request, RequestDigest: digest, RequestLen: len(req.Request),
 	}
 	switch str(arr, 0) {
 	case "OK":
@@ -198,8 +198,8 @@ func (s *Store) Get(ctx context.Context, runID, toolCallID string) (canonical.Re
 var baseFields = []string{"run_id", "tool_call_id", "tool", "status", "evidence", "error",
 	"request_sha256", "result", "owner", "created_ms", "updated_ms"}
 
-// GetMany implements canonical.Store: one pipelined round trip of HMGET and
-// PTTL per id, all on the run's slot.
+// GetMany implements canonical.Store: one pipelined round trip of HMGET,
+// PTTL and HSTRLEN per id, all on the run's slot.
 func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -221,20 +221,24 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 	if opts.Raw {
 		fields = append(fields[:len(fields):len(fields)], "raw")
 	}
-	cmds := make(rueidis.Commands, 0, 2*len(ids))
+	const per = 4 // HMGET, PTTL and the two payload lengths, per id
+	cmds := make(rueidis.Commands, 0, per*len(ids))
 	for _, id := range ids {
 		key := s.keys.Record(runID, id)
-		cmds = append(cmds, s.c.B().Hmget().Key(key).Field(fields...).Build(), s.c.B().Pttl().Key(key).Build())
+		cmds = append(cmds, s.c.B().Hmget().Key(key).Field(fields...).Build(), s.c.B().Pttl().Key(key).Build(),
+			s.c.B().Hstrlen().Key(key).Field("request").Build(), s.c.B().Hstrlen().Key(key).Field("raw").Build())
 	}
 	res := s.c.DoMulti(ctx, cmds...)
 	out := make([]*canonical.Record, len(ids))
 	for i := range ids {
-		vals, err := res[2*i].ToArray()
+		vals, err := res[per*i].ToArray()
 		if err != nil {
 			return nil, unavailable(err, "read records")
 		}
-		pttl, err := res[2*i+1].AsInt64()
-		if err != nil {
+		pttl, err1 := res[per*i+1].AsInt64()
+		reqLen, err2 := res[per*i+2].AsInt64()
+		rawLen, err3 := res[per*i+3].AsInt64()
+		if err := errors.Join(err1, err2, err3); err != nil {
 			return nil, unavailable(err, "read records")
 		}
 		get := func(name string) (string, bool) {
@@ -250,7 +254,8 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 		if !ok || pttl == -2 {
 			continue // missing or expired between the two commands
 		}
-		rec := &canonical.Record{Status: canonical.Status(status), TTL: time.Duration(pttl) * time.Millisecond}
+		rec := &canonical.Record{Status: canonical.Status(status), TTL: time.Duration(pttl) * time.Millisecond,
+			RequestLen: int(reqLen), RawLen: int(rawLen)}
 		rec.RunID, _ = get("run_id")
 		rec.ToolCallID, _ = get("tool_call_id")
 		rec.Tool, _ = get("tool")

@@ -25,6 +25,11 @@ func testRead(t *testing.T, f Factory) {
 		if recs[0].Raw != nil || recs[0].Request != nil || string(recs[0].Result) != string(ready(run, "b", "").Result) {
 			t.Fatalf("large fields read without being asked for: raw %q request %q", recs[0].Raw, recs[0].Request)
 		}
+		if recs[0].RawLen != len(ready(run, "b", "").Raw) || recs[0].RequestLen != len(beginReq(run, "b").Request) ||
+			recs[2].RawLen != 0 || recs[2].RequestLen != len(beginReq(run, "a").Request) {
+			t.Fatalf("payload lengths: b raw %d request %d, a raw %d request %d",
+				recs[0].RawLen, recs[0].RequestLen, recs[2].RawLen, recs[2].RequestLen)
+		}
 		full, _ := h.Store.GetMany(ctx(), run, []string{"b"}, canonical.ReadOptions{Raw: true, Request: true})
 		if string(full[0].Raw) != string(ready(run, "b", "").Raw) || len(full[0].Request) == 0 {
 			t.Fatalf("asked-for fields missing: %+v", brief(*full[0]))

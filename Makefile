@@ -5,7 +5,7 @@ GO        ?= go
 FUZZTIME  ?= 40000x
 REDIS_PKG ?= redis-server
 
-.PHONY: all setup generate check-generated lint test test-short fuzz bench bench-compare
+.PHONY: all setup generate check-generated lint test test-short fuzz bench bench-compare eval-patterns
 
 all: lint test
 
@@ -61,3 +61,7 @@ bench:
 ## bench-compare: our store against the seed's design, WATCH/MULTI and go-redis+Lua, side by side on one server.
 bench-compare:
 	$(GO) run ./bench/cmd/compare
+
+## eval-patterns: pattern-mining grouping accuracy on the Loghub 2k samples (read from ../shared, never copied).
+eval-patterns:
+	$(GO) run ./projectors/cmd/evalpatterns

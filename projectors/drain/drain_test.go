@@ -1,0 +1,157 @@
+package drain_test
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/toolcanon/toolcanon/projectors/drain"
+)
+
+func TestMinerMasksVariables(t *testing.T) {
+	m := drain.New(drain.DefaultConfig())
+	var ids []int
+	for i := 0; i < 5; i++ {
+		id, ok := m.AddString(fmt.Sprintf("payment timeout after %dms for order %d", 3000+i, 81720+i))
+		if !ok {
+			t.Fatal("not mined")
+		}
+		ids = append(ids, id)
+	}
+	other, _ := m.AddString("cache miss for key <SECRET>")
+	for _, id := range ids {
+		if id != ids[0] {
+			t.Fatalf("ids %v", ids)
+		}
+	}
+	if other == ids[0] || m.Len() != 2 {
+		t.Fatalf("clusters %d", m.Len())
+	}
+	if got := m.TemplateString(ids[0]); got != "payment timeout after <*> for order <*>" {
+		t.Fatalf("template %q", got)
+	}
+	if c := m.Cluster(ids[0]); c.Size != 5 || c.ID != ids[0] {
+		t.Fatalf("cluster %+v", c)
+	}
+}
+
+func TestMinerSimilarityThreshold(t *testing.T) {
+	m := drain.New(drain.Config{Depth: 4, Similarity: 0.8})
+	a, _ := m.AddString("user login ok from web")
+	b, _ := m.AddString("user login failed from app")
+	if a == b {
+		t.Fatal("2 of 5 tokens equal joined at threshold 0.8")
+	}
+	m = drain.New(drain.Config{Depth: 4, Similarity: 0.4})
+	a, _ = m.AddString("user login ok from web")
+	b, _ = m.AddString("user login failed from app")
+	if a != b {
+		t.Fatal("3 of 5 tokens equal did not join at threshold 0.4")
+	}
+}
+
+func TestMinerRoutesByLengthAndFirstToken(t *testing.T) {
+	m := drain.New(drain.DefaultConfig())
+	a, _ := m.AddString("connected to a")
+	b, _ := m.AddString("connected to a b")
+	c, _ := m.AddString("disconnected to a")
+	if a == b || a == c || m.Len() != 3 {
+		t.Fatalf("routing merged different lengths or first tokens: %d clusters", m.Len())
+	}
+}
+
+func TestMinerBounds(t *testing.T) {
+	m := drain.New(drain.Config{MaxClusters: 3, MaxTokens: 4})
+	for i := 0; i < 10; i++ {
+		_, ok := m.AddString(fmt.Sprintf("w%c x y z extra tokens ignored", 'a'+i))
+		if ok != (i < 3) {
+			t.Fatalf("message %d mined=%v", i, ok)
+		}
+	}
+	if m.Len() != 3 || len(m.Cluster(0).Template) != 4 {
+		t.Fatalf("len %d template %v", m.Len(), m.Cluster(0).Template)
+	}
+	m.Reset()
+	if m.Len() != 0 {
+		t.Fatal("reset kept clusters")
+	}
+}
+
+func TestTokenize(t *testing.T) {
+	got := drain.Tokenize(nil, []byte("  a\tb\u00a0c  d\n"))
+	want := []string{"a", "b", "c", "d"}
+	if len(got) != len(want) {
+		t.Fatalf("%q", got)
+	}
+	for i := range want {
+		if string(got[i]) != want[i] {
+			t.Fatalf("%q", got)
+		}
+	}
+}
+
+// FuzzMiner checks the miner's invariants on arbitrary messages: bounded
+// clusters, sizes that add up, templates as long as their messages.
+func FuzzMiner(f *testing.F) {
+	f.Add([]byte("a b c\na b d\n1 2 3\n\n<*> x"), uint8(4), uint8(5))
+	f.Fuzz(func(t *testing.T, data []byte, depth, sim uint8) {
+		cfg := drain.Config{Depth: 3 + int(depth)%4, Similarity: float64(sim%10+1) / 10, MaxClusters: 16, MaxTokens: 32, MaxChildren: 4}
+		m := drain.New(cfg)
+		mined := 0
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			id, ok := m.Add(line)
+			if !ok {
+				continue
+			}
+			mined++
+			n := min(len(drain.Tokenize(nil, line)), 32)
+			if got := len(m.Cluster(id).Template); got != n {
+				t.Fatalf("template of %d tokens for a message of %d", got, n)
+			}
+		}
+		total := 0
+		for _, c := range m.Clusters() {
+			total += c.Size
+			for _, tok := range c.Template {
+				if tok == "" || strings.ContainsAny(tok, " \t\n") {
+					t.Fatalf("bad token %q", tok)
+				}
+			}
+		}
+		if m.Len() > 16 || total != mined {
+			t.Fatalf("clusters %d, sizes %d, mined %d", m.Len(), total, mined)
+		}
+	})
+}
+
+func BenchmarkMinerAdd(b *testing.B) {
+	msgs := make([][]byte, 64)
+	for i := range msgs {
+		msgs[i] = []byte(fmt.Sprintf("Receiving block blk_%d src: /<IP> dest: /<IP> size %d", i*7919, i))
+	}
+	m := drain.New(drain.DefaultConfig())
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		m.Add(msgs[i%len(msgs)])
+		i++
+	}
+}
+
+func ExampleMiner() {
+	m := drain.New(drain.DefaultConfig())
+	for _, msg := range []string{
+		"Receiving block <*> src: /<IP> dest: /<IP>",
+		"PacketResponder 1 for block <*> terminating",
+		"PacketResponder 0 for block <*> terminating",
+	} {
+		m.AddString(msg)
+	}
+	for _, c := range m.Clusters() {
+		fmt.Println(c.Size, strings.Join(c.Template, " "))
+	}
+	// Output:
+	// 1 Receiving block <*> src: /<IP> dest: /<IP>
+	// 2 PacketResponder <*> for block <*> terminating
+}

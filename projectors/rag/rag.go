@@ -1,0 +1,308 @@
+package rag
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"sync"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/projectors"
+)
+
+// Paths locate the fields of a RAG response, in gjson path syntax. Block
+// fields are relative to one element of Blocks.
+type Paths struct {
+	// Success is the path of a boolean that is false when the backend
+	// failed; "" disables the check. A missing field counts as success.
+	Success string
+	// Blocks is the path of the array of retrieved blocks.
+	Blocks     string
+	Source     string // the block's source (index, corpus, system); optional, see DefaultSource
+	DocumentID string // the document's id within its source; required
+	Title      string // optional
+	// Excerpt lists candidate text fields in order of preference; the
+	// first one that holds a non-blank string is the block's text.
+	Excerpt []string
+}
+
+// LegacyPaths returns the paths of the legacy response (see the package
+// documentation).
+func LegacyPaths() Paths {
+	return Paths{
+		Success:    "success",
+		Blocks:     "blocks",
+		Source:     "source",
+		DocumentID: "document_id",
+		Title:      "title",
+		Excerpt:    []string{"excerpt", "content"},
+	}
+}
+
+// Config configures a Projector.
+type Config struct {
+	Limits projectors.Limits
+	Paths  Paths
+	// DefaultSource names the source of blocks that carry none; "" makes
+	// such blocks unusable.
+	DefaultSource string
+	// MaxQueryBytes bounds the request's query. Default 1024.
+	MaxQueryBytes int
+}
+
+// DefaultConfig returns the configuration for the legacy response with
+// projectors.DefaultLimits.
+func DefaultConfig() Config {
+	return Config{Limits: projectors.DefaultLimits(), Paths: LegacyPaths(), MaxQueryBytes: 1024}
+}
+
+// Projector projects RAG responses. It is safe for concurrent use.
+type Projector struct {
+	cfg  Config
+	tail int // bytes after the evidence array: ,"returned":N,"truncated":false
+	pool sync.Pool
+}
+
+var _ projectors.Projector = (*Projector)(nil)
+
+// New validates cfg and returns a Projector.
+func New(cfg Config) (*Projector, error) {
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxQueryBytes == 0 {
+		cfg.MaxQueryBytes = 1024
+	}
+	p := cfg.Paths
+	if p.Blocks == "" || p.DocumentID == "" || len(p.Excerpt) == 0 {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "rag: blocks, document id and excerpt paths are required")
+	}
+	if cfg.MaxQueryBytes < 1 || cfg.MaxQueryBytes*6+64 > cfg.Limits.Total/2 {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "rag: query bound %d does not fit the total budget", cfg.MaxQueryBytes)
+	}
+	pr := &Projector{cfg: cfg}
+	pr.tail = len(`,"returned":`) + len(strconv.Itoa(cfg.Limits.Items)) + len(`,"truncated":false`)
+	pr.pool.New = func() any { return &state{} }
+	return pr, nil
+}
+
+// state is the per-call scratch, pooled so that a call allocates little
+// beyond its result.
+type state struct {
+	w     projectors.Writer
+	keys  []byte // decoded source "\x00" document id of returned items
+	ends  []int  // end offset of each key in keys
+	query []byte
+	tmp   []byte
+}
+
+// Project implements projectors.Projector.
+func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byte) (projectors.Projection, error) {
+	if err := ctx.Err(); err != nil {
+		return projectors.Projection{}, canonical.Wrap(canonical.CodeProjectionFailed, err, "rag: cancelled")
+	}
+	st := p.pool.Get().(*state)
+	defer p.pool.Put(st)
+
+	query, err := p.parseInput(st, call.Input)
+	if err != nil {
+		return projectors.Projection{}, err
+	}
+	if !projectors.Valid(raw) {
+		return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: response is not valid JSON")
+	}
+	doc := projectors.BytesView(raw)
+	root := gjson.Parse(doc)
+	if !root.IsObject() {
+		return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: response is not an object")
+	}
+	if p.cfg.Paths.Success != "" {
+		if s := root.Get(p.cfg.Paths.Success); s.Exists() && s.Type != gjson.True {
+			return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: backend reported failure")
+		}
+	}
+	blocks := projectors.Locate(raw, p.cfg.Paths.Blocks)
+	if blocks < 0 || raw[blocks] != '[' {
+		return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: response has no %s array", p.cfg.Paths.Blocks)
+	}
+
+	lim := p.cfg.Limits
+	out := make([]byte, 0, min(lim.Total, 512+len(raw)))
+	w := &st.w
+	w.Reset(out, lim.Total)
+	st.keys, st.ends = st.keys[:0], st.ends[:0]
+
+	ok := w.BeginObject() &&
+		w.Key("query") && w.StringBytes(query) &&
+		w.Key("tool_call_id") && w.String(call.ToolCallID) &&
+		w.Reserve(p.tail) &&
+		w.Key("evidence")
+	if !ok {
+		return projectors.Projection{}, canonical.Errorf(canonical.CodeResultTooLarge, "rag: query and id exceed the result budget")
+	}
+	w.PushLimit(lim.Collection)
+	if !w.BeginArray() {
+		return projectors.Projection{}, canonical.Errorf(canonical.CodeResultTooLarge, "rag: no room for evidence")
+	}
+	returned, usable, n := 0, 0, 0
+	var ctxErr error
+	projectors.EachElement(raw, blocks, func(elem []byte) bool {
+		b := gjson.Parse(projectors.BytesView(elem))
+		n++
+		if n&255 == 0 {
+			if ctxErr = ctx.Err(); ctxErr != nil {
+				return false
+			}
+		}
+		src, id, title, text, good := p.fields(b)
+		if !good {
+			return true
+		}
+		st.tmp = projectors.AppendDecoded(st.tmp[:0], src)
+		st.tmp = append(st.tmp, 0)
+		st.tmp = projectors.AppendDecoded(st.tmp, id)
+		if st.seen(st.tmp) {
+			return true // the first block of a document wins
+		}
+		usable++
+		if returned == lim.Items {
+			w.SetTruncated()
+			return false
+		}
+		if !p.writeItem(w, st, title, text) {
+			w.SetTruncated()
+			return false
+		}
+		st.keys = append(st.keys, st.tmp...)
+		st.ends = append(st.ends, len(st.keys))
+		returned++
+		return true
+	})
+	if ctxErr != nil {
+		return projectors.Projection{}, canonical.Wrap(canonical.CodeProjectionFailed, ctxErr, "rag: cancelled")
+	}
+	if usable > 0 && returned == 0 {
+		// Evidence exists but none fits: saying NO_EVIDENCE would be false.
+		return projectors.Projection{}, canonical.Errorf(canonical.CodeResultTooLarge, "rag: no evidence item fits the budget")
+	}
+	w.EndArray()
+	w.PopLimit()
+	w.Release(p.tail)
+	w.Key("returned")
+	w.Int(int64(returned))
+	w.Key("truncated")
+	w.Bool(w.Truncated())
+	w.EndObject()
+
+	ev := canonical.NoEvidence
+	if returned > 0 {
+		ev = canonical.EvidenceFound
+	}
+	return projectors.Projection{Evidence: ev, Result: w.Bytes()}, nil
+}
+
+// fields extracts a block's fields as undecoded string contents and
+// reports whether the block is usable: an object with a document id, a
+// source and a non-blank text.
+func (p *Projector) fields(b gjson.Result) (src, id, title, text string, ok bool) {
+	if !b.IsObject() {
+		return "", "", "", "", false
+	}
+	pa := &p.cfg.Paths
+	id, ok = projectors.StringContents(b.Get(pa.DocumentID))
+	if !ok || projectors.IsBlankRaw(id) {
+		return "", "", "", "", false
+	}
+	if pa.Source != "" {
+		src, ok = projectors.StringContents(b.Get(pa.Source))
+	}
+	if !ok || src == "" {
+		if p.cfg.DefaultSource == "" {
+			return "", "", "", "", false
+		}
+		src = p.cfg.DefaultSource
+	}
+	if pa.Title != "" {
+		title, _ = projectors.StringContents(b.Get(pa.Title))
+	}
+	for _, path := range pa.Excerpt {
+		if t, isStr := projectors.StringContents(b.Get(path)); isStr && !projectors.IsBlankRaw(t) {
+			return src, id, title, t, true
+		}
+	}
+	return "", "", "", "", false
+}
+
+func (st *state) seen(key []byte) bool {
+	start := 0
+	for _, end := range st.ends {
+		if bytes.Equal(st.keys[start:end], key) {
+			return true
+		}
+		start = end
+	}
+	return false
+}
+
+// writeItem writes one evidence object, or nothing when it does not fit.
+func (p *Projector) writeItem(w *projectors.Writer, st *state, title, text string) bool {
+	m := w.Mark()
+	w.PushLimit(p.cfg.Limits.Item)
+	sep := bytes.IndexByte(st.tmp, 0) // st.tmp holds source NUL document id, decoded
+	ok := w.BeginObject() &&
+		w.Key("source") && w.StringBytes(st.tmp[:sep]) &&
+		w.Key("document_id") && w.StringBytes(st.tmp[sep+1:]) &&
+		w.Key("title")
+	if ok {
+		// A title is descriptive: a prefix is fine.
+		_, ok = w.RawText(projectors.StringBytesView(title), min(p.cfg.Limits.Text, 256))
+	}
+	ok = ok && w.Key("excerpt")
+	if ok {
+		before := w.Len()
+		_, ok = w.RawText(projectors.StringBytesView(text), p.cfg.Limits.Text)
+		// An empty excerpt proves nothing.
+		ok = ok && w.Len() > before+2
+	}
+	if !ok {
+		w.Rollback(m)
+		return false
+	}
+	w.EndObject()
+	w.PopLimit()
+	return true
+}
+
+func (p *Projector) parseInput(st *state, in []byte) ([]byte, error) {
+	if !projectors.Valid(in) {
+		return nil, canonical.Errorf(canonical.CodeInvalidInput, "rag: input is not valid JSON")
+	}
+	root := gjson.Parse(projectors.BytesView(in))
+	if !root.IsObject() {
+		return nil, canonical.Errorf(canonical.CodeInvalidInput, "rag: input is not an object")
+	}
+	var q gjson.Result
+	bad := ""
+	root.ForEach(func(k, v gjson.Result) bool {
+		if k.String() != "query" || q.Exists() {
+			bad = "rag: input has an unknown or repeated field"
+			return false
+		}
+		q = v
+		return true
+	})
+	if bad != "" {
+		return nil, canonical.Errorf(canonical.CodeInvalidInput, "%s", bad)
+	}
+	raw, ok := projectors.StringContents(q)
+	if !ok {
+		return nil, canonical.Errorf(canonical.CodeInvalidInput, "rag: query must be a string")
+	}
+	st.query = projectors.AppendDecoded(st.query[:0], raw)
+	if len(bytes.TrimSpace(st.query)) == 0 || len(st.query) > p.cfg.MaxQueryBytes || !projectors.ValidText(projectors.BytesView(st.query)) {
+		return nil, canonical.Errorf(canonical.CodeInvalidInput, "rag: query must be 1..%d bytes of text", p.cfg.MaxQueryBytes)
+	}
+	return st.query, nil
+}

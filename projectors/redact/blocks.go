@@ -1,0 +1,217 @@
+package redact
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+)
+
+// PEM blocks.
+
+var pemBegin = []byte("-----BEGIN ")
+
+func gatePEM(src []byte) bool { return bytes.Contains(src, pemBegin) }
+
+// redactPEM replaces every PEM block, from its BEGIN line to its END line
+// (or to the end of the message when the END line was cut off), because a
+// partial key is still a key.
+func redactPEM(rw *rewriter) {
+	src := rw.src
+	for off := 0; off < len(src); {
+		i := bytes.Index(src[off:], pemBegin)
+		if i < 0 {
+			return
+		}
+		start := off + i
+		end := len(src)
+		if j := bytes.Index(src[start+len(pemBegin):], []byte("-----END ")); j >= 0 {
+			e := start + len(pemBegin) + j + len("-----END ")
+			if k := bytes.Index(src[e:], []byte("-----")); k >= 0 {
+				end = e + k + 5
+			} else {
+				end = len(src)
+			}
+		}
+		rw.replace(start, end, PrivateKey)
+		off = end
+	}
+}
+
+// Stack traces: keep the message line, drop the frames.
+
+func gateStack(src []byte) bool {
+	if bytes.IndexByte(src, '\n') >= 0 || bytes.IndexByte(src, '\t') >= 0 ||
+		bytes.Contains(src, []byte("goroutine ")) || bytes.Contains(src, []byte("Traceback (")) {
+		return true
+	}
+	if bytes.IndexByte(src, '(') >= 0 && (bytes.Contains(src, []byte(".java:")) || bytes.Contains(src, []byte(".kt:")) ||
+		bytes.Contains(src, []byte(".scala:")) || bytes.Contains(src, []byte("(Native")) || bytes.Contains(src, []byte("(Unknown"))) {
+		return true
+	}
+	return bytes.IndexByte(src, '\\') >= 0 && (bytes.Contains(src, []byte(`\tat `)) || bytes.Contains(src, []byte(`\n  File `)) ||
+		bytes.Contains(src, []byte(`\n    at `)))
+}
+
+// An inline JVM frame: "at pkg.Class.method(File.java:42)". The capture
+// starts at "at" so that the text before the first frame survives.
+var jvmFrame = regexp.MustCompile(`(?:^|[\s:;,+])at[ +][\w$.<>/]+\((?:[\w$.-]*:\d+|Native[ +]Method|Unknown[ +]Source)\)`)
+
+// Frame markers, raw and as they appear JSON-escaped inside another log
+// line.
+var stackMarkers = [][]byte{
+	[]byte("\n\tat "), []byte("\n    at "), []byte("\n  at "), []byte("\n\t... "), []byte("\n  File \""), []byte("\tat "),
+	[]byte(`\n\tat `), []byte(`\tat `), []byte(`\n    at `), []byte(`\n  File \"`),
+}
+
+var goroutineHead = regexp.MustCompile(`goroutine \d+ \[`)
+
+// redactStack cuts a message at its first stack frame and appends <STACK>.
+// A Python traceback keeps its last line, which carries the exception.
+func redactStack(rw *rewriter) {
+	src := rw.src
+	cut := -1
+	keepLast := false
+	consider := func(i int) {
+		if i >= 0 && (cut < 0 || i < cut) {
+			cut = i
+		}
+	}
+	if i := bytes.Index(src, []byte("Traceback (most recent call last)")); i >= 0 {
+		consider(i)
+		keepLast = true
+	}
+	if loc := goroutineHead.FindIndex(src); loc != nil {
+		consider(loc[0])
+	}
+	for _, m := range stackMarkers {
+		consider(bytes.Index(src, m))
+	}
+	if loc := jvmFrame.FindIndex(src); loc != nil {
+		i := loc[0]
+		if i < len(src) && src[i] != 'a' {
+			i++
+		}
+		consider(i)
+	}
+	if cut < 0 {
+		return
+	}
+	if keepLast && cut != bytes.Index(src, []byte("Traceback (most recent call last)")) {
+		keepLast = false
+	}
+	start := cut
+	for start > 0 && isSpace(src[start-1]) {
+		start--
+	}
+	repl := " " + Stack
+	if start == 0 {
+		repl = Stack
+	}
+	if keepLast {
+		last := bytes.TrimRight(src[cut:], " \t\r\n")
+		if j := bytes.LastIndexByte(last, '\n'); j >= 0 {
+			line := bytes.TrimSpace(last[j+1:])
+			if len(line) > 0 && !bytes.HasPrefix(line, []byte("File \"")) {
+				rw.replace(start, len(src), repl+" ")
+				// The exception line stays; later passes redact it.
+				rw.out = append(rw.out, line...)
+				return
+			}
+		}
+	}
+	rw.replace(start, len(src), repl)
+}
+
+// SQL literals.
+
+func gateSQL(src []byte) bool {
+	if len(src) < 10 {
+		return false
+	}
+	// One pass finds the leading keywords; the rest is confirmed only for
+	// the rare message that has one.
+	var sel, ins, upd, del, whr bool
+	for i := 0; i+5 <= len(src); i++ {
+		if i > 0 && isAlpha(src[i-1]) {
+			continue
+		}
+		switch src[i] | 0x20 {
+		case 's':
+			sel = sel || hasPrefixFold(src[i:], "select")
+		case 'i':
+			ins = ins || hasPrefixFold(src[i:], "insert")
+		case 'u':
+			upd = upd || hasPrefixFold(src[i:], "update")
+		case 'd':
+			del = del || hasPrefixFold(src[i:], "delete")
+		case 'w':
+			whr = whr || hasPrefixFold(src[i:], "where")
+		}
+	}
+	if !(sel || ins || upd || del || whr) {
+		return false
+	}
+	if sqlGate(src, ' ') {
+		return true
+	}
+	// URL-encoded statements (query strings, injection attempts).
+	return bytes.IndexByte(src, '+') >= 0 && sqlGate(src, '+')
+}
+
+func sqlGate(src []byte, sp byte) bool {
+	kw := func(s string) bool {
+		if sp != ' ' {
+			s = strings.ReplaceAll(s, " ", string(sp))
+		}
+		return indexFold(src, s) >= 0
+	}
+	return (kw("select ") && kw(" from ")) || kw("insert into") ||
+		(kw("update ") && kw(" set ")) || kw("delete from") ||
+		((kw(" where ") || hasPrefixFold(src, "where"+string(sp))) && (bytes.IndexByte(src, '=') >= 0 || kw(" in (") || kw(" like ")))
+}
+
+// redactSQL replaces quoted string literals with <STR> and free-standing
+// number literals with <NUM> in a message that contains a SQL statement.
+func redactSQL(rw *rewriter) {
+	src := rw.src
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if c == '\'' {
+			j := i + 1
+			for j < len(src) {
+				if src[j] == '\'' {
+					if j+1 < len(src) && src[j+1] == '\'' {
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			if j >= len(src) {
+				// Unterminated literal: the rest is its value.
+				rw.replace(i, len(src), Str)
+				return
+			}
+			rw.replace(i, j+1, Str)
+			i = j
+			continue
+		}
+		if isDigit(c) && (i == 0 || !(isWord(src[i-1]) || src[i-1] == '.' || src[i-1] == '$' || src[i-1] == '<')) {
+			j := i
+			for j < len(src) && (isDigit(src[j]) || src[j] == '.') {
+				j++
+			}
+			if j < len(src) && (isWord(src[j]) || src[j] == '>') {
+				i = j
+				continue
+			}
+			if i > 0 && src[i-1] == '-' && (i == 1 || !isWord(src[i-2])) {
+				rw.replace(i-1, j, Num)
+			} else {
+				rw.replace(i, j, Num)
+			}
+			i = j - 1
+		}
+	}
+}

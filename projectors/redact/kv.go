@@ -1,0 +1,301 @@
+package redact
+
+import "bytes"
+
+// Key-value assignments: key=value, key: value, "key": "value", key => value.
+
+type kvClass uint8
+
+const (
+	kvNone kvClass = iota
+	kvSecret
+	kvAuth   // Authorization: keep the scheme, drop the credentials
+	kvCookie // Cookie: the whole header value
+	kvUser
+	kvPID
+	kvHost
+	kvPod
+	kvContainer
+	kvAccount
+)
+
+// Substrings of a lower-cased key that mark its value as a secret.
+var secretStems = []string{
+	"passw", "passphrase", "secret", "token", "apikey", "api_key", "api-key",
+	"accesskey", "access_key", "access-key", "privatekey", "private_key", "private-key",
+	"credential", "signature", "session", "cookie", "csrf", "xsrf", "client_key",
+	"master_key", "encryption_key", "signing_key", "connectionstring", "connection_string",
+	"sas_key", "account_key", "accountkey", "auth_key", "authkey",
+}
+
+// Key qualifiers that mean the value is a count or a setting, not a secret.
+var notSecretStems = []string{
+	"count", "tokens", "_len", "length", "size", "ttl", "timeout", "expir", "max", "min",
+	"limit", "type", "_ms", "enabled", "required", "version", "refresh_interval",
+}
+
+var exactKeys = map[string]kvClass{
+	"pwd": kvSecret, "pass": kvSecret, "sig": kvSecret, "sid": kvSecret, "auth": kvSecret,
+	"pin": kvSecret, "otp": kvSecret, "key": kvSecret, "jsessionid": kvSecret, "phpsessid": kvSecret,
+	"x-amz-signature": kvSecret, "x-amz-credential": kvSecret, "x-goog-signature": kvSecret,
+	"authorization": kvAuth, "proxy-authorization": kvAuth, "www-authenticate": kvAuth,
+	"cookie": kvCookie, "set-cookie": kvCookie,
+	"user": kvUser, "username": kvUser, "user_name": kvUser, "user-name": kvUser, "login": kvUser,
+	"uid": kvUser, "userid": kvUser, "user_id": kvUser, "owner": kvUser, "principal": kvUser,
+	"ruser": kvUser, "logname": kvUser, "account": kvUser, "acct": kvUser, "usr": kvUser,
+	"user id": kvUser, "suser": kvUser, "duser": kvUser, "email": kvUser,
+	"pid": kvPID, "ppid": kvPID, "tid": kvPID, "thread_id": kvPID, "threadid": kvPID,
+	"process_id": kvPID, "processid": kvPID, "pgid": kvPID, "lwp": kvPID,
+	"host": kvHost, "hostname": kvHost, "host_name": kvHost, "server": kvHost, "node": kvHost,
+	"node_name": kvHost, "nodename": kvHost, "instance": kvHost, "rhost": kvHost, "shost": kvHost,
+	"dhost": kvHost, "data source": kvHost, "machine": kvHost, "computer": kvHost,
+	"pod": kvPod, "pod_name": kvPod, "podname": kvPod, "k8s.pod.name": kvPod,
+	"container": kvContainer, "container_id": kvContainer, "containerid": kvContainer,
+	"account_id": kvAccount, "accountid": kvAccount, "aws_account_id": kvAccount, "subscription_id": kvAccount,
+	"tenant_id": kvAccount, "project_id": kvAccount,
+}
+
+// Stems indexed by first byte, so that a key is scanned once.
+var secretIndex, notSecretIndex [256][]string
+
+func init() {
+	for _, s := range secretStems {
+		secretIndex[s[0]] = append(secretIndex[s[0]], s)
+	}
+	for _, s := range notSecretStems {
+		notSecretIndex[s[0]] = append(notSecretIndex[s[0]], s)
+	}
+}
+
+func containsStem(k []byte, index *[256][]string) bool {
+	for i, c := range k {
+		for _, s := range index[c] {
+			if len(k)-i >= len(s) && string(k[i:i+len(s)]) == s {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func classifyKey(key []byte) kvClass {
+	if len(key) == 0 || len(key) > 64 {
+		return kvNone
+	}
+	var buf [64]byte
+	k := buf[:len(key)]
+	for i, c := range key {
+		k[i] = lower(c)
+	}
+	if c, ok := exactKeys[string(k)]; ok {
+		return c
+	}
+	if containsStem(k, &notSecretIndex) {
+		return kvNone
+	}
+	if bytes.Contains(k, []byte("authorization")) {
+		return kvAuth
+	}
+	if containsStem(k, &secretIndex) {
+		return kvSecret
+	}
+	// db_password, my-auth, x_auth, client_pwd
+	if bytes.HasSuffix(k, []byte("_pwd")) || bytes.HasSuffix(k, []byte("_auth")) ||
+		bytes.HasSuffix(k, []byte("-auth")) || bytes.HasSuffix(k, []byte("_pass")) {
+		return kvSecret
+	}
+	return kvNone
+}
+
+func isKeyByte(c byte) bool { return isWord(c) || c == '-' || c == '.' }
+
+// valueEnd returns the end of an unquoted value starting at i.
+func valueEnd(src []byte, i int) int {
+	for i < len(src) {
+		switch src[i] {
+		case ' ', '\t', '\n', '\r', ',', ';', '&', ')', ']', '}', '"', '\'', '<', '>', '|', '`':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// lineEnd returns the end of the header value starting at i: the end of the
+// line, or a closing quote.
+func lineEnd(src []byte, i int, quote byte) int {
+	for i < len(src) {
+		c := src[i]
+		if c == '\n' || c == '\r' || (quote != 0 && c == quote && src[i-1] != '\\') || (quote == 0 && (c == '"' || c == '\'')) {
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+var authSchemes = []string{"bearer ", "basic ", "digest ", "negotiate ", "token ", "ntlm ", "apikey ", "aws4-hmac-sha256 ", "hmac ", "key "}
+
+func gateKVBytes(c byte) bool { return c == '=' || c == ':' }
+
+// redactKV finds separators and classifies the key before each one.
+func redactKV(rw *rewriter) {
+	src := rw.src
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if !gateKVBytes(c) {
+			continue
+		}
+		vs := i + 1
+		if c == ':' {
+			if vs < len(src) && (src[vs] == '/' || src[vs] == ':') {
+				continue // URL scheme or IPv6, not an assignment
+			}
+		} else {
+			if i > 0 && (src[i-1] == '=' || src[i-1] == '!' || src[i-1] == '<' || src[i-1] == '>') {
+				continue
+			}
+			if vs < len(src) && src[vs] == '=' {
+				continue
+			}
+			if vs < len(src) && src[vs] == '>' {
+				vs++
+			}
+		}
+		// Find the key.
+		ke := i
+		for ke > 0 && ke > i-3 && (src[ke-1] == ' ' || src[ke-1] == '\t' || src[ke-1] == '+') {
+			ke--
+		}
+		if ke > 0 && (src[ke-1] == '"' || src[ke-1] == '\'') {
+			ke--
+			if ke > 0 && src[ke-1] == '\\' {
+				ke-- // \"key\": an escaped JSON key inside a message
+			}
+		}
+		ks := ke
+		for ks > 0 && isKeyByte(src[ks-1]) {
+			ks--
+		}
+		if ks == ke {
+			continue
+		}
+		key := src[ks:ke]
+		class := classifyKey(key)
+		if class == kvNone && ks >= 5 && (src[ks-1] == ' ' || src[ks-1] == '+') && hasPrefixFold(src[ks-5:], "user") && string(lowerASCII(key)) == "id" {
+			class = kvUser
+		}
+		if class == kvNone {
+			continue
+		}
+		// Find the value.
+		for vs < len(src) && (src[vs] == ' ' || src[vs] == '\t' || src[vs] == '+') && vs < i+4 {
+			vs++
+		}
+		if vs >= len(src) {
+			continue
+		}
+		var quote byte
+		if q := src[vs]; q == '"' || q == '\'' || q == '`' {
+			quote = q
+			vs++
+		} else if q == '\\' && vs+1 < len(src) && src[vs+1] == '"' {
+			// An escaped JSON string inside a message: \"value\"
+			quote = '\\'
+			vs += 2
+		}
+		if vs < len(src) && isPlaceholder(src[vs:]) {
+			continue
+		}
+		var ve int
+		switch {
+		case class == kvAuth || class == kvCookie:
+			q := quote
+			if q == '\\' {
+				q = '"'
+			}
+			ve = lineEnd(src, vs, q)
+			if quote == '\\' && ve > vs && src[ve-1] == '\\' {
+				ve--
+			}
+		case quote == '\\':
+			ve = vs
+			for ve < len(src) && !(src[ve] == '\\' && ve+1 < len(src) && src[ve+1] == '"') {
+				ve++
+			}
+		case quote != 0:
+			ve = vs
+			for ve < len(src) && src[ve] != quote && src[ve] != '\n' {
+				if src[ve] == '\\' {
+					ve++
+				}
+				ve++
+			}
+			if ve > len(src) {
+				ve = len(src)
+			}
+		default:
+			ve = valueEnd(src, vs)
+		}
+		if ve <= vs {
+			continue
+		}
+		val := src[vs:ve]
+		switch class {
+		case kvAuth:
+			for _, s := range authSchemes {
+				if hasPrefixFold(val, s) && len(val) > len(s) {
+					vs += len(s)
+					break
+				}
+			}
+			rw.replace(vs, ve, Secret)
+		case kvSecret, kvCookie:
+			rw.replace(vs, ve, Secret)
+		case kvUser:
+			if allDigits(val) && len(val) <= 5 {
+				// uid=0, euid=1000: numeric ids of system accounts.
+				continue
+			}
+			rw.replace(vs, ve, User)
+		case kvPID:
+			if !allDigits(val) {
+				continue
+			}
+			rw.replace(vs, ve, PID)
+		case kvHost:
+			rw.replace(vs, ve, Host)
+		case kvPod:
+			rw.replace(vs, ve, Pod)
+		case kvContainer:
+			rw.replace(vs, ve, Container)
+		case kvAccount:
+			rw.replace(vs, ve, Account)
+		}
+		i = ve - 1
+	}
+}
+
+func allDigits(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(b []byte) []byte {
+	var buf [16]byte
+	if len(b) > len(buf) {
+		return nil
+	}
+	out := buf[:len(b)]
+	for i, c := range b {
+		out[i] = lower(c)
+	}
+	return out
+}

@@ -1,0 +1,243 @@
+package redact
+
+import (
+	"bytes"
+	"sync"
+)
+
+// Typed placeholders. Each replaces one class of sensitive value, so that
+// messages differing only in those values still group into one pattern.
+const (
+	IP         = "<IP>"          // IPv4/IPv6 address, with port, CIDR or zone
+	MAC        = "<MAC>"         // hardware address
+	Email      = "<EMAIL>"       // e-mail address
+	Secret     = "<SECRET>"      // password, token, key, signature, cookie, session id
+	PrivateKey = "<PRIVATE_KEY>" // PEM block
+	Host       = "<HOST>"        // host or node name
+	Pod        = "<POD>"         // Kubernetes pod name
+	Container  = "<CONTAINER>"   // container id
+	PID        = "<PID>"         // process or thread id
+	User       = "<USER>"        // user or account name
+	Card       = "<CARD>"        // payment card number
+	Account    = "<ACCOUNT>"     // cloud account id
+	Str        = "<STR>"         // SQL string literal
+	Num        = "<NUM>"         // SQL number literal
+	Stack      = "<STACK>"       // dropped stack-trace frames
+	Hex        = "<HEX>"         // long hexadecimal digest or id
+)
+
+// Redactor replaces sensitive values in log messages with typed
+// placeholders. It keeps scratch buffers between calls, so reuse one per
+// goroutine; it is not safe for concurrent use.
+type Redactor struct {
+	a, b []byte
+	rw   rewriter // reused so that passes do not allocate
+}
+
+// New returns a Redactor.
+func New() *Redactor { return &Redactor{} }
+
+// stage is one rewriting pass. gate is a cheap test that the pass can match
+// at all; most messages fail most gates and are never copied.
+type stage struct {
+	gate  func(src []byte) bool
+	apply func(rw *rewriter)
+}
+
+var stages = []stage{
+	{gatePEM, redactPEM},
+	{gateStack, redactStack},
+	{gateSQL, redactSQL},
+	{gateURL, redactURL},
+	{gateKV, redactKV},
+	{always, redactTokens},
+	{gateEmail, redactEmail},
+	{always, redactAddrs},
+	{gateHosts, redactHosts},
+	{always, redactPhrases},
+	{gateARN, redactARN},
+	{gateDigits, redactCards},
+}
+
+func always([]byte) bool { return true }
+
+// Append appends the redacted form of msg to dst and returns the extended
+// buffer. msg is not modified and may alias nothing in dst.
+func (r *Redactor) Append(dst, msg []byte) []byte {
+	cur := msg
+	useA := true
+	for i := range stages {
+		s := &stages[i]
+		if !s.gate(cur) {
+			continue
+		}
+		var out []byte
+		if useA {
+			out = r.a[:0]
+		} else {
+			out = r.b[:0]
+		}
+		rw := &r.rw
+		*rw = rewriter{src: cur, out: out}
+		s.apply(rw)
+		if !rw.changed {
+			continue
+		}
+		res := rw.finish()
+		if useA {
+			r.a = res
+		} else {
+			r.b = res
+		}
+		cur = res
+		useA = !useA
+	}
+	return append(dst, cur...)
+}
+
+var pool = sync.Pool{New: func() any { return New() }}
+
+// AppendRedacted appends the redacted form of msg to dst, using a pooled
+// Redactor.
+func AppendRedacted(dst, msg []byte) []byte {
+	r := pool.Get().(*Redactor)
+	dst = r.Append(dst, msg)
+	pool.Put(r)
+	return dst
+}
+
+// String returns the redacted form of s.
+func String(s string) string {
+	return string(AppendRedacted(nil, []byte(s)))
+}
+
+// rewriter builds the output of one pass: src with some ranges replaced.
+// Ranges must be replaced in increasing, non-overlapping order.
+type rewriter struct {
+	src     []byte
+	out     []byte
+	last    int
+	changed bool
+}
+
+func (rw *rewriter) replace(start, end int, repl string) {
+	if start < rw.last || end < start {
+		return
+	}
+	rw.out = append(rw.out, rw.src[rw.last:start]...)
+	rw.out = append(rw.out, repl...)
+	rw.last = end
+	rw.changed = true
+}
+
+func (rw *rewriter) finish() []byte {
+	return append(rw.out, rw.src[rw.last:]...)
+}
+
+// Byte classes.
+
+const (
+	cDigit = 1 << iota
+	cAlpha
+	cHex
+	cUnder
+	cToken // - + / = .
+)
+
+var class = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = cDigit | cHex
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = cAlpha
+		t[c-32] = cAlpha
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] |= cHex
+		t[c-32] |= cHex
+	}
+	t['_'] = cUnder
+	for _, c := range "-+/=." {
+		t[c] = cToken
+	}
+	return t
+}()
+
+func isDigit(c byte) bool { return class[c]&cDigit != 0 }
+func isAlpha(c byte) bool { return class[c]&cAlpha != 0 }
+func isAlnum(c byte) bool { return class[c]&(cDigit|cAlpha) != 0 }
+func isWord(c byte) bool  { return class[c]&(cDigit|cAlpha|cUnder) != 0 }
+func isHex(c byte) bool   { return class[c]&cHex != 0 }
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 32
+	}
+	return c
+}
+
+// indexFold returns the index of the ASCII lower-case literal lit in s,
+// ignoring ASCII case, or -1.
+func indexFold(s []byte, lit string) int {
+	if len(lit) == 0 {
+		return 0
+	}
+	f := lit[0]
+	F := f
+	if f >= 'a' && f <= 'z' {
+		F = f - 32
+	}
+	for i := 0; i+len(lit) <= len(s); i++ {
+		c := s[i]
+		if c != f && c != F {
+			continue
+		}
+		if hasPrefixFold(s[i:], lit) {
+			return i
+		}
+	}
+	return -1
+}
+
+// hasPrefixFold reports whether s starts with the lower-case literal lit,
+// ignoring ASCII case.
+func hasPrefixFold(s []byte, lit string) bool {
+	if len(s) < len(lit) {
+		return false
+	}
+	for j := 0; j < len(lit); j++ {
+		if lower(s[j]) != lit[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// isPlaceholder reports whether s starts with one of our placeholders, so
+// that later passes leave earlier replacements alone.
+func isPlaceholder(s []byte) bool {
+	if len(s) < 3 || s[0] != '<' {
+		return false
+	}
+	for i := 1; i < len(s) && i < 16; i++ {
+		c := s[i]
+		if c == '>' {
+			return i > 1
+		}
+		if !(c >= 'A' && c <= 'Z') && c != '_' {
+			return false
+		}
+	}
+	return false
+}
+
+func gateHosts(src []byte) bool {
+	return bytes.IndexByte(src, '.') >= 0 || bytes.IndexByte(src, '-') >= 0
+}
+func gateEmail(src []byte) bool  { return bytes.IndexByte(src, '@') >= 0 }
+func gateURL(src []byte) bool    { return bytes.Contains(src, []byte("://")) }
+func gateARN(src []byte) bool    { return bytes.Contains(src, []byte("arn:")) }
+func gateDigits(src []byte) bool { return bytes.IndexAny(src, "0123456789") >= 0 }
+func gateKV(src []byte) bool {
+	return bytes.IndexByte(src, '=') >= 0 || bytes.IndexByte(src, ':') >= 0
+}

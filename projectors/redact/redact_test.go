@@ -1,0 +1,149 @@
+package redact_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolcanon/toolcanon/projectors/redact"
+)
+
+// Every example of REDACTION.md, with the exact expected output.
+func TestRedactionExamples(t *testing.T) {
+	cases := map[string]string{
+		"AKIAIOSFODNN7EXAMPLE": "<SECRET>",
+		"aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY":               "aws_secret_access_key=<SECRET>",
+		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0ZXN0In0.c2lnbmF0dXJl":                        "<SECRET>",
+		"Authorization: Bearer abc123.def456-EXAMPLE":                                  "Authorization: Bearer <SECRET>",
+		"Authorization: Basic dXNlcjpwYXNz":                                            "Authorization: Basic <SECRET>",
+		"password=hunter2":                                                             "password=<SECRET>",
+		`"api_key": "k-12345EXAMPLE"`:                                                  `"api_key": "<SECRET>"`,
+		"DB_PASSWORD='s3cr3t!'":                                                        "DB_PASSWORD='<SECRET>'",
+		"postgres://app:S3cret@db:5432/orders":                                         "postgres://<SECRET>@<HOST>:5432/orders",
+		"Server=db01;User Id=sa;Password=P@ss;":                                        "Server=<HOST>;User Id=<USER>;Password=<SECRET>;",
+		"-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----": "<PRIVATE_KEY>",
+		"ghp_0123456789abcdefghijABCDEFGHIJ012345":                                     "<SECRET>",
+		"glpat-0123456789abcdefABCD":                                                   "<SECRET>",
+		"xoxb-123456789012-abcdefABCDEF":                                               "<SECRET>",
+		"sk_live_0123456789abcdefABCD":                                                 "<SECRET>",
+		"sk-ant-api03-0123456789abcdefABCD":                                            "<SECRET>",
+		"npm_0123456789abcdefghijABCDEFGHIJ0123":                                       "<SECRET>",
+		"X-Amz-Signature=0123abcd":                                                     "X-Amz-Signature=<SECRET>",
+		"Cookie: sessionid=9f8e7d6c5b4a":                                               "Cookie: <SECRET>",
+		"/10.251.73.220:50010":                                                         "/<IP>",
+		"[fe80::1%eth0]:8080":                                                          "<IP>",
+		"10.0.0.0/8 and 2001:db8::1":                                                   "<IP> and <IP>",
+		"00:1a:2b:3c:4d:5e":                                                            "<MAC>",
+		"alice.smith+ops@example.com":                                                  "<EMAIL>",
+		"checkout-api-7d9f8b6c5d-x2k4p":                                                "<POD>",
+		"ip-10-0-12-34.ec2.internal":                                                   "<HOST>",
+		"containerd://" + strings.Repeat("0123456789abcdef", 4):                        "containerd://<CONTAINER>",
+		"orders.default.svc.cluster.local":                                             "<HOST>",
+		"org.apache.hadoop.DataNode":                                                   "org.apache.hadoop.DataNode",
+		"sshd[24200]: pid=1234 (pid: 5678)":                                            "sshd[<PID>]: pid=<PID> (pid: <PID>)",
+		"WHERE email = 'alice@example.com' AND id = 42 OR x IN (1, 2, 3)":              "WHERE email = <STR> AND id = <NUM> OR x IN (<NUM>, <NUM>, <NUM>)",
+		"Failed\n\tat com.example.Svc.place(Svc.java:42)\n\tat com.example.Main.main(Main.java:7)": "Failed <STACK>",
+		"panic: boom\n\ngoroutine 1 [running]:\nmain.main()":                                       "panic: boom <STACK>",
+		"Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nValueError: x":  "<STACK> ValueError: x",
+		"user=alice":                         "user=<USER>",
+		"/home/alice/.ssh":                   "/home/<USER>/.ssh",
+		"4111 1111 1111 1111":                "<CARD>",
+		"arn:aws:iam::123456789012:role/app": "arn:aws:iam::<ACCOUNT>:role/app",
+		"Started DispatcherServlet in 3.2 seconds (JVM running for 4.1)": "Started DispatcherServlet in 3.2 seconds (JVM running for 4.1)",
+	}
+	for in, want := range cases {
+		if got := redact.String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+func TestAppendRedactedAppends(t *testing.T) {
+	dst := []byte("prefix:")
+	out := redact.AppendRedacted(dst, []byte("ip 10.1.2.3"))
+	if string(out) != "prefix:ip <IP>" {
+		t.Fatalf("got %q", out)
+	}
+	r := redact.New()
+	msg := []byte("token=abc123XYZ from 10.1.2.3")
+	before := string(msg)
+	_ = r.Append(nil, msg)
+	if string(msg) != before {
+		t.Fatal("input modified")
+	}
+}
+
+// Secrets planted in fuzzed context, each between spaces so that the
+// surrounding bytes cannot glue it into another word.
+var fuzzSecrets = []string{
+	"AKIAIOSFODNN7EXAMPLE", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0ZXN0In0.c2lnbmF0dXJl",
+	"ghp_0123456789abcdefghijABCDEFGHIJ012345", "10.20.30.40", "bob.jones@example.com",
+	"4111 1111 1111 1111", "00:1a:2b:3c:4d:5e", "2001:db8:85a3::8a2e:370:7334",
+}
+
+func FuzzRedact(f *testing.F) {
+	f.Add([]byte("user=alice password=x"), []byte(" done"), uint8(0))
+	f.Add([]byte("SELECT * FROM t WHERE a = '"), []byte("'"), uint8(3))
+	f.Add([]byte("postgres://u:p@h/"), []byte("\n\tat x.Y(Z.java:1)"), uint8(5))
+	f.Fuzz(func(t *testing.T, prefix, suffix []byte, k uint8) {
+		secret := fuzzSecrets[int(k)%len(fuzzSecrets)]
+		msg := make([]byte, 0, len(prefix)+len(secret)+len(suffix)+2)
+		msg = append(msg, prefix...)
+		msg = append(msg, ' ')
+		msg = append(msg, secret...)
+		msg = append(msg, ' ')
+		msg = append(msg, suffix...)
+		out := redact.AppendRedacted(nil, msg)
+		if strings.Contains(string(out), secret) {
+			t.Fatalf("secret %q survives:\n in:  %q\n out: %q", secret, msg, out)
+		}
+		// Arbitrary bytes alone must not panic and stay bounded.
+		out = redact.AppendRedacted(nil, prefix)
+		if len(out) > 16*len(prefix)+16 {
+			t.Fatalf("output grew from %d to %d bytes", len(prefix), len(out))
+		}
+	})
+}
+
+func BenchmarkRedact(b *testing.B) {
+	lines := [][]byte{
+		[]byte("Receiving block blk_-1608999687919862906 src: /10.250.19.102:54106 dest: /10.250.19.102:50010"),
+		[]byte("payment timeout after 3000ms for order 81723 on checkout-api"),
+		[]byte("login failed password=hunter2 for user=alice@example.com from 10.0.4.17"),
+		[]byte("GET /api/v1/orders/123 took 35ms status=200 bytes=1234"),
+	}
+	r := redact.New()
+	var buf []byte
+	n := 0
+	for _, l := range lines {
+		n += len(l)
+	}
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, l := range lines {
+			buf = r.Append(buf[:0], l)
+		}
+	}
+}
+
+func ExampleAppendRedacted() {
+	msg := []byte(`login failed password=hunter2 for "alice@example.com" from 10.0.4.17:5432`)
+	fmt.Println(string(redact.AppendRedacted(nil, msg)))
+	// Output: login failed password=<SECRET> for "<EMAIL>" from <IP>
+}
+
+// Hostile repetitions must cost linear time: each of these once took
+// seconds to minutes on 256 KiB.
+func TestRedactLinearTime(t *testing.T) {
+	for _, unit := range []string{"a=", "1.1.1.", "x@", "1111 ", "::", "a.b.", "ghp_", "'", "user ", "-----BEGIN ",
+		"\n\tat ", "[1]", "eyJ.", "%", "://a@", "a-b-", "0a:", `\"k\": `, "1:2:", "[::1]:"} {
+		s := []byte(strings.Repeat(unit, (256<<10)/len(unit)))
+		start := time.Now()
+		redact.AppendRedacted(nil, s)
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("%q x %d took %v", unit, len(s)/len(unit), d)
+		}
+	}
+}

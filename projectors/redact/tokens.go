@@ -1,0 +1,398 @@
+package redact
+
+import (
+	"bytes"
+	"net/netip"
+	"unsafe"
+)
+
+// Credential-shaped tokens: vendor prefixes, JWTs, AWS key ids, long
+// high-entropy strings and hex digests, and the token after "Bearer".
+
+func isTokenByte(c byte) bool { return class[c] != 0 }
+
+// Vendor token prefixes (gitleaks' rule set) and the minimum length of the
+// rest, which keeps words like "sk-learn" out.
+var vendorPrefixes = []struct {
+	p   string
+	min int
+}{
+	{"ghp_", 20}, {"gho_", 20}, {"ghu_", 20}, {"ghs_", 20}, {"ghr_", 20}, {"github_pat_", 20},
+	{"glpat-", 16}, {"gldt-", 16}, {"glrt-", 16}, {"glptt-", 16},
+	{"xoxb-", 10}, {"xoxp-", 10}, {"xoxa-", 10}, {"xoxr-", 10}, {"xoxs-", 10}, {"xoxe-", 10}, {"xapp-", 10},
+	{"sk_live_", 10}, {"sk_test_", 10}, {"rk_live_", 10}, {"rk_test_", 10}, {"pk_live_", 10}, {"whsec_", 10},
+	{"sk-ant-", 16}, {"sk-proj-", 16}, {"sk-", 20},
+	{"npm_", 20}, {"pypi-", 20}, {"AIza", 20}, {"hf_", 20}, {"SG.", 20}, {"shpat_", 16}, {"shpss_", 16},
+	{"dop_v1_", 20}, {"doo_v1_", 20}, {"ya29.", 20}, {"AGE-SECRET-KEY-", 10}, {"SK", 32},
+	{"dapi", 28}, {"glc_", 20}, {"sq0atp-", 16}, {"EAACEdEose0cBA", 10}, {"ATATT", 20},
+}
+
+// vendorIndex lists vendorPrefixes by first byte.
+var vendorIndex = func() (ix [256][]int) {
+	for k, v := range vendorPrefixes {
+		ix[v.p[0]] = append(ix[v.p[0]], k)
+	}
+	return ix
+}()
+
+var awsPrefixes = []string{"AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "AROA", "APKA"}
+
+func classifyToken(t []byte) string {
+	if len(t) < 12 {
+		return ""
+	}
+	for _, k := range vendorIndex[t[0]] {
+		v := vendorPrefixes[k]
+		if len(t) >= len(v.p)+v.min && string(t[:len(v.p)]) == v.p {
+			if v.p == "SK" && !allHexBytes(t[2:]) {
+				continue
+			}
+			return Secret
+		}
+	}
+	if len(t) == 20 {
+		for _, p := range awsPrefixes {
+			if string(t[:4]) == p && upperAlnum(t[4:]) {
+				return Secret
+			}
+		}
+	}
+	if len(t) >= 16 && string(t[:3]) == "eyJ" && bytes.Count(t, []byte{'.'}) >= 2 {
+		return Secret
+	}
+	if len(t) >= 32 && allHexBytes(t) {
+		return Hex
+	}
+	if len(t) >= 30 && t[0] != '/' && bytes.IndexByte(t, '.') < 0 && mixedClasses(t) && bytes.Count(t, []byte{'/'}) <= 3 {
+		return Secret
+	}
+	return ""
+}
+
+func upperAlnum(b []byte) bool {
+	for _, c := range b {
+		if !(c >= 'A' && c <= 'Z') && !isDigit(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func allHexBytes(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if !isHex(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// mixedClasses reports whether b has an upper-case letter, a lower-case
+// letter and a digit, as random keys do and identifiers rarely do.
+func mixedClasses(b []byte) bool {
+	var up, lo, di bool
+	for _, c := range b {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			up = true
+		case c >= 'a' && c <= 'z':
+			lo = true
+		case isDigit(c):
+			di = true
+		}
+	}
+	return up && lo && di
+}
+
+func redactTokens(rw *rewriter) {
+	src := rw.src
+	bearer := false
+	for i := 0; i < len(src); {
+		if !isTokenByte(src[i]) {
+			i++
+			continue
+		}
+		if i > 0 && src[i-1] == '<' && isPlaceholder(src[i-1:]) {
+			for i < len(src) && src[i] != '>' {
+				i++
+			}
+			continue
+		}
+		j := i
+		for j < len(src) && isTokenByte(src[j]) {
+			j++
+		}
+		t := src[i:j]
+		for len(t) > 0 && t[len(t)-1] == '.' {
+			t = t[:len(t)-1]
+		}
+		end := i + len(t)
+		switch {
+		case bearer && len(t) >= 8 && credentialShaped(t):
+			rw.replace(i, end, Secret)
+		case len(t) >= 12:
+			if p := classifyToken(t); p != "" {
+				rw.replace(i, end, p)
+			} else if bytes.IndexByte(t, '+') >= 0 {
+				// URL-encoded text joins words with '+': classify each.
+				classifyPieces(rw, t, i)
+			}
+		}
+		bearer = (len(t) == 6 && hasPrefixFold(t, "bearer")) || (len(t) == 5 && hasPrefixFold(t, "basic"))
+		if bearer && (j >= len(src) || src[j] != ' ') {
+			bearer = false
+		}
+		i = j
+	}
+}
+
+// credentialShaped reports whether the word after "Bearer" or "Basic" looks
+// like a credential rather than prose: it has a digit, punctuation or
+// mixed case.
+func credentialShaped(t []byte) bool {
+	var up, lo bool
+	for _, c := range t {
+		switch {
+		case isDigit(c), c == '.', c == '-', c == '_', c == '=', c == '+', c == '/':
+			return true
+		case c >= 'A' && c <= 'Z':
+			up = true
+		case c >= 'a' && c <= 'z':
+			lo = true
+		}
+	}
+	return up && lo
+}
+
+func classifyPieces(rw *rewriter, t []byte, off int) {
+	for s := 0; s < len(t); {
+		e := s
+		for e < len(t) && t[e] != '+' {
+			e++
+		}
+		if e-s >= 12 {
+			if p := classifyToken(t[s:e]); p != "" {
+				rw.replace(off+s, off+e, p)
+			}
+		}
+		s = e + 1
+	}
+}
+
+// E-mail addresses.
+
+func isLocalByte(c byte) bool {
+	return isAlnum(c) || c == '.' || c == '_' || c == '%' || c == '+' || c == '-'
+}
+func isDomainByte(c byte) bool { return isAlnum(c) || c == '.' || c == '-' }
+
+func redactEmail(rw *rewriter) {
+	src := rw.src
+	for i := 0; i < len(src); i++ {
+		if src[i] != '@' {
+			continue
+		}
+		s := i
+		for s > 0 && isLocalByte(src[s-1]) {
+			s--
+		}
+		e := i + 1
+		for e < len(src) && isDomainByte(src[e]) {
+			e++
+		}
+		for e > i+1 && (src[e-1] == '.' || src[e-1] == '-') {
+			e--
+		}
+		if s == i || s < rw.last {
+			continue
+		}
+		dom := src[i+1 : e]
+		dot := bytes.LastIndexByte(dom, '.')
+		if dot <= 0 || len(dom)-dot-1 < 2 {
+			continue
+		}
+		tld := dom[dot+1:]
+		ok := true
+		for _, c := range tld {
+			if !isAlpha(c) {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		rw.replace(s, e, Email)
+		i = e - 1
+	}
+}
+
+// Network addresses: IPv4 and IPv6 (confirmed with net/netip) with their
+// port, prefix length or zone, and MAC addresses.
+
+func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+func redactAddrs(rw *rewriter) {
+	src := rw.src
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if !(isHex(c) || c == ':' || c == '[') {
+			continue
+		}
+		if i > 0 {
+			p := src[i-1]
+			if isWord(p) || p == '.' || p == '-' && i > 1 && isWord(src[i-2]) {
+				// Inside a word: skip to its end.
+				for i+1 < len(src) && (isHex(src[i+1]) || src[i+1] == '.') {
+					i++
+				}
+				continue
+			}
+		}
+		if e := matchMAC(src, i); e > 0 {
+			rw.replace(i, e, MAC)
+			i = e - 1
+			continue
+		}
+		if e := matchIP(src, i); e > 0 {
+			rw.replace(i, e, IP)
+			i = e - 1
+			continue
+		}
+	}
+}
+
+// matchMAC returns the end of a MAC address at i (aa:bb:cc:dd:ee:ff,
+// aa-bb-..., aabb.ccdd.eeff) or 0.
+func matchMAC(src []byte, i int) int {
+	if i+17 <= len(src) {
+		sep := src[i+2]
+		if sep == ':' || sep == '-' {
+			ok := true
+			for g := 0; g < 6 && ok; g++ {
+				o := i + g*3
+				ok = isHex(src[o]) && isHex(src[o+1]) && (g == 5 || src[o+2] == sep)
+			}
+			if ok && (i+17 == len(src) || !(isWord(src[i+17]) || src[i+17] == sep)) {
+				return i + 17
+			}
+		}
+	}
+	if i+14 <= len(src) && src[i+4] == '.' && src[i+9] == '.' {
+		ok := true
+		for _, o := range []int{0, 1, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13} {
+			if !isHex(src[i+o]) {
+				ok = false
+				break
+			}
+		}
+		if ok && (i+14 == len(src) || !isWord(src[i+14])) {
+			return i + 14
+		}
+	}
+	return 0
+}
+
+// maxAddr bounds the text of one address candidate (an IPv6 address with an
+// embedded IPv4 address has at most 45 bytes).
+const maxAddr = 64
+
+// matchIP returns the end of an IP address starting at i, including a
+// following port or prefix length, or 0.
+func matchIP(src []byte, i int) int {
+	bracket := src[i] == '['
+	s := i
+	if bracket {
+		s++
+	}
+	e := s
+	colons, dots := 0, 0
+	for e < len(src) && (isHex(src[e]) || src[e] == ':' || src[e] == '.') {
+		if e-s > maxAddr {
+			return 0 // longer than any address: keeps hostile input linear
+		}
+		switch src[e] {
+		case ':':
+			colons++
+		case '.':
+			dots++
+		}
+		e++
+	}
+	if e < len(src) && src[e] == '%' && colons >= 2 {
+		e++
+		for e < len(src) && (isWord(src[e]) || src[e] == '.' || src[e] == '-') {
+			e++
+		}
+	}
+	if e == s {
+		return 0
+	}
+	// Trailing punctuation belongs to the sentence.
+	for e > s && (src[e-1] == '.' || (src[e-1] == ':' && colons > 0 && !(e-2 >= s && src[e-2] == ':'))) {
+		if src[e-1] == ':' {
+			colons--
+		} else {
+			dots--
+		}
+		e--
+	}
+	var cand []byte
+	switch {
+	case colons == 0 && dots == 3:
+		cand = src[s:e]
+	case colons >= 2:
+		cand = src[s:e]
+	case colons == 1 && dots == 3:
+		// a.b.c.d:port
+		k := bytes.IndexByte(src[s:e], ':')
+		if allDigits(src[s+k+1 : e]) {
+			cand = src[s : s+k]
+		}
+	default:
+		return 0
+	}
+	if len(cand) == 0 || len(cand) > 64 {
+		return 0
+	}
+	if e < len(src) && (isWord(src[e]) || src[e] == '-') {
+		return 0
+	}
+	a, err := netip.ParseAddr(bytesView(cand))
+	if err != nil {
+		if colons >= 2 && dots == 0 && !bracket {
+			// "fe80::1:8080" is ambiguous; a trailing group of more than
+			// four digits cannot be IPv6, so treat it as a port.
+			k := bytes.LastIndexByte(cand, ':')
+			if k > 0 && len(cand)-k-1 > 4 && allDigits(cand[k+1:]) {
+				if _, err2 := netip.ParseAddr(bytesView(cand[:k])); err2 == nil {
+					return e
+				}
+			}
+		}
+		return 0
+	}
+	if a.Is4() && colons == 0 && dots == 3 && bytes.Count(cand, []byte{'.'}) != 3 {
+		return 0
+	}
+	if bracket {
+		if e >= len(src) || src[e] != ']' {
+			return 0
+		}
+		e++
+	}
+	// Port or prefix length.
+	if e+1 < len(src) && (src[e] == ':' || src[e] == '/') && isDigit(src[e+1]) && !(src[e] == ':' && a.Is6() && !bracket) {
+		k := e + 1
+		for k < len(src) && isDigit(src[k]) {
+			k++
+		}
+		if k-e-1 <= 5 && (k == len(src) || !isWord(src[k])) {
+			e = k
+		}
+	}
+	return e
+}

@@ -5,9 +5,13 @@ GO        ?= go
 FUZZTIME  ?= 40000x
 REDIS_PKG ?= redis-server
 
-.PHONY: all setup generate check-generated lint test test-short fuzz bench bench-compare eval-patterns
+.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare eval-patterns
 
 all: lint test
+
+## demo: a scripted agent run through the boundary on the embedded in-memory store (no setup).
+demo:
+	$(GO) run ./cmd/toolcanon demo
 
 ## setup: install what the tests need (redis-server from Debian when missing) and fetch modules.
 setup:

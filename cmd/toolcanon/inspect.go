@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/redisstore"
+)
+
+// redisFlags are the connection flags shared by the commands.
+type redisFlags struct {
+	addrs, user, password, prefix string
+}
+
+func (f *redisFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.addrs, "redis", "", "Redis address, or cluster nodes separated by commas")
+	fs.StringVar(&f.user, "user", "", "Redis ACL user")
+	fs.StringVar(&f.password, "password", "", "Redis password")
+	fs.StringVar(&f.prefix, "prefix", canonical.DefaultPrefix, "key prefix")
+}
+
+// open connects, turning failures into messages a person understands.
+func (f *redisFlags) open() (*redisstore.Store, error) {
+	var addrs []string
+	for _, a := range strings.Split(f.addrs, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	s, err := redisstore.New(redisstore.Options{Addrs: addrs, Username: f.user, Password: f.password, Prefix: f.prefix})
+	if err != nil {
+		if canonical.CodeOf(err) == canonical.CodeStoreUnavailable {
+			return nil, fmt.Errorf("cannot reach Redis at %s: %v", f.addrs, rootCause(err))
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+func rootCause(err error) error {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err
+		}
+		err = u
+	}
+}
+
+// inspectView is what inspect prints, and what --json encodes.
+type inspectView struct {
+	Run     runView      `json:"run"`
+	Index   []string     `json:"completion_index"`
+	Records []recordView `json:"records"`
+}
+
+type runView struct {
+	RunID     string                  `json:"run_id"`
+	Calls     int64                   `json:"calls"`
+	ToolCalls map[string]int64        `json:"tool_calls"`
+	Completed int64                   `json:"completed"`
+	Bytes     int64                   `json:"bytes"`
+	Closed    bool                    `json:"closed"`
+	TTLMs     int64                   `json:"ttl_ms"`
+	Protocol  canonical.ProtocolState `json:"protocol"`
+}
+
+type recordView struct {
+	ToolCallID   string          `json:"tool_call_id"`
+	Tool         string          `json:"tool"`
+	Status       string          `json:"status"`
+	Evidence     string          `json:"evidence"`
+	Error        string          `json:"error,omitempty"`
+	RequestBytes int             `json:"request_bytes"`
+	RawBytes     int             `json:"raw_bytes"`
+	ResultBytes  int             `json:"result_bytes"`
+	TTLMs        int64           `json:"ttl_ms"`
+	Created      string          `json:"created"`
+	Updated      string          `json:"updated"`
+	Result       json.RawMessage `json:"result,omitempty"`
+	Request      json.RawMessage `json:"request,omitempty"`
+	Raw          string          `json:"raw,omitempty"`
+}
+
+func inspectCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var rf redisFlags
+	rf.register(fs)
+	runID := fs.String("run", "", "run id (required)")
+	call := fs.String("call", "", "show only this tool_call_id (also one not yet completed)")
+	raw := fs.Bool("raw", false, "include request and raw payloads (harness-only data)")
+	asJSON := fs.Bool("json", false, "print JSON for scripts")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if rf.addrs == "" || *runID == "" {
+		fmt.Fprintln(stderr, "toolcanon inspect: --redis and --run are required")
+		return exitUsage
+	}
+	if err := canonical.ValidateRunID(*runID); err != nil {
+		fmt.Fprintf(stderr, "toolcanon inspect: invalid --run %q: use 1-128 characters of [A-Za-z0-9_.-]\n", *runID)
+		return exitUsage
+	}
+	if *call != "" && canonical.ValidateToolCallID(*call) != nil {
+		fmt.Fprintf(stderr, "toolcanon inspect: invalid --call %q: use 1-128 characters of [A-Za-z0-9_.-]\n", *call)
+		return exitUsage
+	}
+	store, err := rf.open()
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon inspect: %v\n", err)
+		return codeExit(err)
+	}
+	defer store.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	view, err := collect(ctx, store, *runID, *call, *raw)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon inspect: %v\n", err)
+		return codeExit(err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(view); err != nil {
+			return exitFailure
+		}
+		return exitOK
+	}
+	printView(stdout, view, *raw)
+	return exitOK
+}
+
+func codeExit(err error) int {
+	switch canonical.CodeOf(err) {
+	case canonical.CodeNotFound:
+		return exitNotFound
+	case canonical.CodeInvalidArgument, canonical.CodeInvalidRunID, canonical.CodeInvalidToolCallID:
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// collect reads a run in three round trips: usage, index, records.
+func collect(ctx context.Context, store canonical.Store, runID, call string, withRaw bool) (*inspectView, error) {
+	u, err := store.Usage(ctx, runID)
+	if err != nil {
+		if canonical.CodeOf(err) == canonical.CodeNotFound {
+			return nil, canonical.Errorf(canonical.CodeNotFound, "run %s is unknown (never begun, or expired)", runID)
+		}
+		return nil, err
+	}
+	idx, err := store.Completed(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	ids := idx
+	if call != "" {
+		ids = []string{call}
+	}
+	recs, err := store.GetMany(ctx, runID, ids, canonical.ReadOptions{Request: withRaw, Raw: withRaw})
+	if err != nil {
+		return nil, err
+	}
+	v := &inspectView{
+		Run: runView{RunID: runID, Calls: u.Calls, ToolCalls: u.ToolCalls, Completed: u.Completed, Bytes: u.Bytes,
+			Closed: u.Closed, TTLMs: u.TTL.Milliseconds(), Protocol: u.Protocol},
+		Index:   idx,
+		Records: []recordView{},
+	}
+	for i, r := range recs {
+		if r == nil {
+			if call != "" {
+				return nil, canonical.Errorf(canonical.CodeNotFound, "no record %s in run %s (never begun, or expired)", call, runID)
+			}
+			v.Records = append(v.Records, recordView{ToolCallID: ids[i], Status: "EXPIRED"})
+			continue
+		}
+		rv := recordView{
+			ToolCallID: r.ToolCallID, Tool: r.Tool, Status: string(r.Status), Evidence: string(r.Evidence),
+			Error: string(r.Error), RequestBytes: r.RequestLen, RawBytes: r.RawLen, ResultBytes: len(r.Result),
+			TTLMs: r.TTL.Milliseconds(), Created: r.CreatedAt.UTC().Format(time.RFC3339Nano),
+			Updated: r.UpdatedAt.UTC().Format(time.RFC3339Nano), Result: jsonOrNil(r.Result),
+		}
+		if withRaw {
+			rv.Request, rv.Raw = jsonOrNil(r.Request), string(r.Raw)
+		}
+		v.Records = append(v.Records, rv)
+	}
+	return v, nil
+}
+
+func jsonOrNil(b []byte) json.RawMessage {
+	if len(b) == 0 || !json.Valid(b) {
+		return nil
+	}
+	return json.RawMessage(b)
+}
+
+func printView(w io.Writer, v *inspectView, withRaw bool) {
+	r := v.Run
+	state := "open"
+	if r.Closed {
+		state = "closed"
+	}
+	fmt.Fprintf(w, "run %s  (%s, state expires in %s)\n", r.RunID, state, time.Duration(r.TTLMs)*time.Millisecond)
+	fmt.Fprintf(w, "  calls begun %d, completed %d, bytes stored %d\n", r.Calls, r.Completed, r.Bytes)
+	if r.Protocol.Reports > 0 {
+		fmt.Fprintf(w, "  progress reports %d, pending invalid %d, violations %d, violated %v\n",
+			r.Protocol.Reports, r.Protocol.Pending, r.Protocol.Violations, r.Protocol.Violated)
+	}
+	fmt.Fprintf(w, "  completion index: %s\n", strings.Join(v.Index, ", "))
+	for _, rec := range v.Records {
+		if rec.Status == "EXPIRED" {
+			fmt.Fprintf(w, "\n  %s  record expired\n", rec.ToolCallID)
+			continue
+		}
+		ev := rec.Evidence
+		if rec.Error != "" {
+			ev += "/" + rec.Error
+		}
+		fmt.Fprintf(w, "\n  %s  %s  %s %s\n", rec.ToolCallID, rec.Tool, rec.Status, ev)
+		fmt.Fprintf(w, "    sizes: request %d B, raw %d B, result %d B; TTL left %s\n",
+			rec.RequestBytes, rec.RawBytes, rec.ResultBytes, time.Duration(rec.TTLMs)*time.Millisecond)
+		if len(rec.Result) > 0 {
+			fmt.Fprintf(w, "    agent result: %s\n", rec.Result)
+		}
+		if withRaw {
+			fmt.Fprintf(w, "    request: %s\n    raw: %s\n", rec.Request, rec.Raw)
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+func runCmd(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// seedRun writes a run with a READY, an ERROR and a PROJECTING call.
+func seedRun(t *testing.T, addr string) string {
+	t.Helper()
+	s, err := redisstore.New(redisstore.Options{Addrs: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	run := "inspect-" + canonical.NewOwner()[:12]
+	for _, id := range []string{"call_ok", "call_err", "call_open"} {
+		if _, err := s.Begin(ctx, canonical.BeginRequest{RunID: run, ToolCallID: id, Tool: "kb.search", Owner: "o-" + id,
+			Request: []byte(`{"query":"REQUEST-MARKER"}`), TTL: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: "call_ok", Owner: "o-call_ok",
+		Status: canonical.StatusReady, Evidence: canonical.EvidenceFound,
+		Raw: []byte(`{"secret":"RAW-MARKER"}`), Result: []byte(`{"evidence":["doc-1"]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: "call_err", Owner: "o-call_err",
+		Status: canonical.StatusError, Code: canonical.CodeToolTimeout}); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func TestInspectText(t *testing.T) {
+	addr := redistest.Addr(t)
+	run := seedRun(t, addr)
+	code, out, stderr := runCmd("inspect", "--redis", addr, "--run", run)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"run " + run, "calls begun 3, completed 2", "completion index: call_ok, call_err",
+		"call_ok  kb.search  READY EVIDENCE_FOUND", "call_err  kb.search  ERROR ERROR/TOOL_TIMEOUT",
+		`agent result: {"evidence":["doc-1"]}`, "raw 23 B"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "RAW-MARKER") || strings.Contains(out, "REQUEST-MARKER") {
+		t.Fatalf("payloads shown without --raw:\n%s", out)
+	}
+}
+
+func TestInspectRawAndCall(t *testing.T) {
+	addr := redistest.Addr(t)
+	run := seedRun(t, addr)
+	code, out, _ := runCmd("inspect", "--redis", addr, "--run", run, "--raw")
+	if code != exitOK || !strings.Contains(out, "RAW-MARKER") || !strings.Contains(out, "REQUEST-MARKER") {
+		t.Fatalf("exit %d, --raw output:\n%s", code, out)
+	}
+	// --call shows a record that is not in the completion index yet.
+	code, out, _ = runCmd("inspect", "--redis", addr, "--run", run, "--call", "call_open")
+	if code != exitOK || !strings.Contains(out, "call_open  kb.search  PROJECTING UNKNOWN") || strings.Contains(out, "call_ok  ") {
+		t.Fatalf("exit %d, --call output:\n%s", code, out)
+	}
+}
+
+func TestInspectJSON(t *testing.T) {
+	addr := redistest.Addr(t)
+	run := seedRun(t, addr)
+	code, out, _ := runCmd("inspect", "--redis", addr, "--run", run, "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	var v inspectView
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("--json output is not JSON: %v\n%s", err, out)
+	}
+	if v.Run.Calls != 3 || v.Run.Completed != 2 || len(v.Index) != 2 || len(v.Records) != 2 ||
+		v.Records[0].Status != "READY" || v.Records[1].Error != "TOOL_TIMEOUT" || v.Records[0].Raw != "" {
+		t.Fatalf("view = %+v", v)
+	}
+	code, out, _ = runCmd("inspect", "--redis", addr, "--run", run, "--json", "--raw")
+	if code != exitOK || !strings.Contains(out, "RAW-MARKER") {
+		t.Fatalf("--json --raw: exit %d\n%s", code, out)
+	}
+}
+
+func TestInspectErrorsAPersonUnderstands(t *testing.T) {
+	addr := redistest.Addr(t)
+	srv, err := redistest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := srv.Addr
+	srv.Stop()
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"inspect", "--run", "r1"}, exitUsage, "--redis and --run are required"},
+		{[]string{"inspect", "--redis", addr, "--run", "bad:run"}, exitUsage, "invalid --run"},
+		{[]string{"inspect", "--redis", addr, "--run", "r1", "--call", "a b"}, exitUsage, "invalid --call"},
+		{[]string{"inspect", "--redis", addr, "--run", "never-begun-run"}, exitNotFound, "run never-begun-run is unknown"},
+		{[]string{"inspect", "--redis", dead, "--run", "r1"}, exitFailure, "cannot reach Redis at " + dead},
+		{[]string{"inspect", "--redis", addr, "--run", "r1", "--prefix", "{bad}"}, exitUsage, "key prefix"},
+		{[]string{"frobnicate"}, exitUsage, "unknown command"},
+		{nil, exitUsage, "Usage:"},
+	}
+	for _, c := range cases {
+		code, _, stderr := runCmd(c.args...)
+		if code != c.code || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.code, c.msg)
+		}
+	}
+	run := seedRun(t, addr)
+	code, _, stderr := runCmd("inspect", "--redis", addr, "--run", run, "--call", "call_none")
+	if code != exitNotFound || !strings.Contains(stderr, "no record call_none") {
+		t.Errorf("unknown call: exit %d, %q", code, stderr)
+	}
+}

@@ -41,7 +41,7 @@ func FuzzQueryLog(f *testing.F) {
 		cfg.Now = func() time.Time { return now }
 		p, err := querylog.New(cfg)
 		if err != nil {
-			t.Skip(err)
+			t.Fatalf("limits %+v: %v", lim, err)
 		}
 		call := projectors.Call{ToolCallID: "call_1", Input: []byte(`{"topic":"t","query":"q"}`)}
 		check := func(raw []byte, secrets []string) {

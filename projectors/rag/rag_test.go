@@ -330,13 +330,14 @@ func FuzzRAG(f *testing.F) {
 	f.Add([]byte(`{"success":true,"blocks":[{"source":"kb","document_id":"\ud800","excerpt":"\u00e9\"x"}]}`), uint16(300))
 	f.Add([]byte(`{"blocks":[{"source":"s","document_id":"d","content":"`+strings.Repeat("é", 300)+`"}]}`), uint16(1))
 	f.Fuzz(func(t *testing.T, raw []byte, total uint16) {
-		lim := projectors.Limits{Total: 256 + int(total)%4096, Items: 1 + int(total)%7, Text: 1 + int(total)%200}
+		// 320 is the smallest total that holds the 16-byte query bound.
+		lim := projectors.Limits{Total: 320 + int(total)%4096, Items: 1 + int(total)%7, Text: 1 + int(total)%200}
 		lim.Collection = lim.Total / 2
 		lim.Item = max(64, lim.Collection/3)
 		lim.Text = min(lim.Text, lim.Item)
 		p, err := rag.New(rag.Config{Limits: lim, Paths: rag.LegacyPaths(), MaxQueryBytes: 16})
 		if err != nil {
-			t.Skip(err)
+			t.Fatalf("limits %+v: %v", lim, err)
 		}
 		pr, err := p.Project(context.Background(), projectors.Call{ToolCallID: "call_1", Input: []byte(`{"query":"q"}`)}, raw)
 		if err != nil {

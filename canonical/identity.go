@@ -81,3 +81,16 @@ func validID(id string) bool {
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
+
+// ValidateRead checks the identities of a read of one run's records.
+func ValidateRead(runID string, toolCallIDs []string) error {
+	if err := ValidateRunID(runID); err != nil {
+		return err
+	}
+	for _, id := range toolCallIDs {
+		if err := ValidateToolCallID(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -291,16 +291,11 @@ func (s *Store) Get(ctx context.Context, runID, toolCallID string) (canonical.Re
 
 // GetMany implements canonical.Store.
 func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
-	if err := canonical.ValidateRunID(runID); err != nil {
+	if err := canonical.ValidateRead(runID, ids); err != nil {
 		return nil, err
 	}
-	for _, id := range ids {
-		if err := canonical.ValidateToolCallID(id); err != nil {
-			return nil, err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, canonical.Wrap(canonical.CodeStoreUnavailable, err, "read records")
+	if err := enter(ctx, runID, "read records"); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -317,11 +312,8 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 
 // Completed implements canonical.Store.
 func (s *Store) Completed(ctx context.Context, runID string) ([]string, error) {
-	if err := canonical.ValidateRunID(runID); err != nil {
+	if err := enter(ctx, runID, "read completion index"); err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, canonical.Wrap(canonical.CodeStoreUnavailable, err, "read completion index")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -334,11 +326,8 @@ func (s *Store) Completed(ctx context.Context, runID string) ([]string, error) {
 
 // CloseRun implements canonical.Store.
 func (s *Store) CloseRun(ctx context.Context, runID string) error {
-	if err := canonical.ValidateRunID(runID); err != nil {
+	if err := enter(ctx, runID, "close run"); err != nil {
 		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return canonical.Wrap(canonical.CodeStoreUnavailable, err, "close run")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -353,11 +342,8 @@ func (s *Store) CloseRun(ctx context.Context, runID string) error {
 
 // Usage implements canonical.Store.
 func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, error) {
-	if err := canonical.ValidateRunID(runID); err != nil {
+	if err := enter(ctx, runID, "read run"); err != nil {
 		return canonical.RunUsage{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return canonical.RunUsage{}, canonical.Wrap(canonical.CodeStoreUnavailable, err, "read run")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -422,6 +408,18 @@ func (s *Store) newRunState(runID string, now int64) *run {
 	r.toolCalls, r.createdMillis, r.expires = map[string]int64{}, now, now+ttl.Milliseconds()
 	r.protocol = canonical.ProtocolState{}
 	return r
+}
+
+// enter checks a run id and the caller's context before a call touches the
+// store; a context that is done reads as an unavailable store, as on Redis.
+func enter(ctx context.Context, runID, op string) error {
+	if err := canonical.ValidateRunID(runID); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return canonical.Wrap(canonical.CodeStoreUnavailable, err, op)
+	}
+	return nil
 }
 
 // sweep drops every expired record and run.

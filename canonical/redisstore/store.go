@@ -203,13 +203,8 @@ var baseFields = []string{"run_id", "tool_call_id", "tool", "status", "evidence"
 func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	if err := canonical.ValidateRunID(runID); err != nil {
+	if err := canonical.ValidateRead(runID, ids); err != nil {
 		return nil, err
-	}
-	for _, id := range ids {
-		if err := canonical.ValidateToolCallID(id); err != nil {
-			return nil, err
-		}
 	}
 	if len(ids) == 0 {
 		return []*canonical.Record{}, nil

@@ -32,6 +32,7 @@ var secretStems = []string{
 var notSecretStems = []string{
 	"count", "tokens", "_len", "length", "size", "ttl", "timeout", "expir", "max", "min",
 	"limit", "type", "_ms", "enabled", "required", "version", "refresh_interval",
+	"_file", "-file", "_path", "-path",
 }
 
 var exactKeys = map[string]kvClass{
@@ -120,6 +121,81 @@ func valueEnd(src []byte, i int) int {
 	}
 	return i
 }
+
+// secretValueEnd returns the end of an unquoted secret starting at i. A
+// secret may hold ',', ';' and '&' (passwords do), so those end it only
+// where a new field begins: before whitespace or another key=value. Cutting
+// earlier would show the secret's tail.
+func secretValueEnd(src []byte, i int) int {
+	for i < len(src) {
+		switch src[i] {
+		case ' ', '\t', '\n', '\r', ')', ']', '}', '"', '\'', '<', '>', '|', '`':
+			return i
+		case ',', ';', '&':
+			if i+1 >= len(src) || src[i+1] == ' ' || src[i+1] == '\t' || startsAssignment(src[i+1:]) {
+				return i
+			}
+		}
+		i++
+	}
+	return i
+}
+
+// startsAssignment reports whether b opens with key= (a key of word bytes,
+// dashes, dots and single inner spaces, as in "User Id=sa").
+func startsAssignment(b []byte) bool {
+	if len(b) == 0 || !isAlpha(b[0]) && b[0] != '_' {
+		return false
+	}
+	for n := 1; n < len(b) && n < 64; n++ {
+		switch c := b[n]; {
+		case c == '=' || c == ':':
+			return b[n-1] != ' '
+		case isKeyByte(c):
+		case c == ' ' && b[n-1] != ' ':
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// redactFlags redacts the value of a command-line flag that names a secret
+// and takes its value as the next word: --password s3cret, --api-key k.
+// (--password=s3cret is an assignment, handled by redactKV.)
+func redactFlags(rw *rewriter) {
+	src := rw.src
+	for i := 0; i+2 < len(src); i++ {
+		if src[i] != '-' || src[i+1] != '-' || (i > 0 && src[i-1] != ' ' && src[i-1] != '\t' && src[i-1] != '"' && src[i-1] != '\'') {
+			continue
+		}
+		ks := i + 2
+		ke := ks
+		for ke < len(src) && isKeyByte(src[ke]) {
+			ke++
+		}
+		if ke == ks || ke >= len(src) || (src[ke] != ' ' && src[ke] != '\t') || classifyKey(src[ks:ke]) != kvSecret {
+			i = ke
+			continue
+		}
+		vs := ke
+		for vs < len(src) && (src[vs] == ' ' || src[vs] == '\t') {
+			vs++
+		}
+		if vs >= len(src) || src[vs] == '-' || isPlaceholder(src[vs:]) {
+			i = vs - 1
+			continue
+		}
+		ve := vs
+		for ve < len(src) && src[ve] != ' ' && src[ve] != '\t' && src[ve] != '\n' && src[ve] != '\r' && src[ve] != '"' && src[ve] != '\'' {
+			ve++
+		}
+		rw.replace(vs, ve, Secret)
+		i = ve - 1
+	}
+}
+
+func gateFlags(src []byte) bool { return bytes.Contains(src, []byte("--")) }
 
 // lineEnd returns the end of the header value starting at i: the end of the
 // line, or a closing quote.
@@ -234,6 +310,8 @@ func redactKV(rw *rewriter) {
 			if ve > len(src) {
 				ve = len(src)
 			}
+		case class == kvSecret:
+			ve = secretValueEnd(src, vs)
 		default:
 			ve = valueEnd(src, vs)
 		}

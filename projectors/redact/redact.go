@@ -50,6 +50,7 @@ var stages = []stage{
 	{gateSQL, redactSQL},
 	{gateURL, redactURL},
 	{gateKV, redactKV},
+	{gateFlags, redactFlags},
 	{always, redactTokens},
 	{gateEmail, redactEmail},
 	{always, redactAddrs},

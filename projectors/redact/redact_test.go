@@ -147,3 +147,29 @@ func TestRedactLinearTime(t *testing.T) {
 		}
 	}
 }
+
+// A secret's value runs until whitespace or the next assignment: a comma,
+// semicolon or ampersand inside it must not leave its tail behind.
+func TestSecretValuesAreRedactedWhole(t *testing.T) {
+	cases := []struct{ in, secret, keep string }{
+		{"password=ab,cd;ef&gh done", "cd;ef&gh", "done"},
+		{"login ok password=Tr0ub4dor&3x retry", "&3x", "retry"},
+		{"GET /cb?code=1&token=abc,def&state=xyz", "def", "state=xyz"},
+		{"Server=db01;Password=P@ss;w0rd;Database=orders", "w0rd", "Database=orders"},
+		{"secret=one,two, next=1", "two", "next=1"},
+		{"mysql --user=app --password s3cr3t-Val --host db", "s3cr3t-Val", "--host"},
+		{"deploy --api-key AbC123xyz --region eu-west-1", "AbC123xyz", "eu-west-1"},
+		{"vault login --token=hvs.CAESIabc --method=token", "hvs.CAESIabc", "--method"},
+		{"client --token-file /etc/tok --verbose", "", "/etc/tok"},
+		{"cmd --password --other", "", "--other"},
+	}
+	for _, c := range cases {
+		got := redact.String(c.in)
+		if c.secret != "" && strings.Contains(got, c.secret) {
+			t.Errorf("%q -> %q: leaks %q", c.in, got, c.secret)
+		}
+		if !strings.Contains(got, c.keep) {
+			t.Errorf("%q -> %q: lost %q", c.in, got, c.keep)
+		}
+	}
+}

@@ -241,48 +241,87 @@ func (s *Server) Restart() error {
 // StartCluster starts n masters with cluster mode on, assigns the 16384 slots
 // evenly, joins them and waits until every node reports cluster_state:ok.
 func StartCluster(n int) ([]*Server, error) {
-	var nodes []*Server
-	fail := func(err error) ([]*Server, error) {
-		for _, s := range nodes {
+	masters, _, err := StartClusterWithReplicas(n, 0)
+	return masters, err
+}
+
+// StartClusterWithReplicas starts n masters and one replica for each when
+// replicas is 1 (0: none), so that a master can fail over. It returns the
+// masters and the replicas in master order.
+func StartClusterWithReplicas(n, replicas int) (masters, reps []*Server, err error) {
+	var all []*Server
+	fail := func(err error) ([]*Server, []*Server, error) {
+		for _, s := range all {
 			s.Stop()
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	for i := 0; i < n; i++ {
+	for i := 0; i < n*(1+replicas); i++ {
 		s, err := start("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			"--cluster-node-timeout", "2000", "--cluster-require-full-coverage", "yes")
 		if err != nil {
 			return fail(err)
 		}
-		nodes = append(nodes, s)
+		all = append(all, s)
 	}
-	for i, s := range nodes {
+	masters, reps = all[:n], all[n:]
+	for i, s := range masters {
 		lo, hi := i*16384/n, (i+1)*16384/n-1
 		if _, err := Command(s.Addr, "CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
 			return fail(err)
 		}
-		if i > 0 {
-			if _, err := Command(s.Addr, "CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(nodes[0].Port)); err != nil {
-				return fail(err)
-			}
+	}
+	for _, s := range all[1:] {
+		if _, err := Command(s.Addr, "CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(all[0].Port)); err != nil {
+			return fail(err)
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	if err := waitCluster(all, len(all), 30*time.Second); err != nil {
+		return fail(err)
+	}
+	for i, r := range reps {
+		id, err := Command(masters[i].Addr, "CLUSTER", "MYID")
+		if err != nil {
+			return fail(err)
+		}
+		// The replica must know the master before it can follow it.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			_, err = Command(r.Addr, "CLUSTER", "REPLICATE", id)
+			if err == nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	if err := waitCluster(all, len(all), 30*time.Second); err != nil {
+		return fail(err)
+	}
+	return masters, reps, nil
+}
+
+// waitCluster waits until every live node of nodes reports cluster_state:ok
+// and knows want nodes.
+func waitCluster(nodes []*Server, want int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		ok := true
 		for _, s := range nodes {
 			info, err := Command(s.Addr, "CLUSTER", "INFO")
-			if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(n)) {
+			if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:"+strconv.Itoa(want)) {
 				ok = false
 				break
 			}
 		}
 		if ok {
-			return nodes, nil
+			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fail(fmt.Errorf("cluster of %d nodes did not reach cluster_state:ok within 30s", n))
+	return fmt.Errorf("cluster of %d nodes did not reach cluster_state:ok within %v", want, timeout)
 }
 
 // freePort finds a loopback port that is free; for a cluster node the bus

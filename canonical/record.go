@@ -41,8 +41,10 @@ func RequestDigest(request []byte) string {
 }
 
 // Size returns the bytes a record counts against MaxRecordBytes and
-// MaxRunBytes: request, raw and result.
-func (r *Record) Size() int64 { return int64(len(r.Request) + len(r.Raw) + len(r.Result)) }
+// MaxRunBytes: request, raw and result, also when the payloads were not read.
+func (r *Record) Size() int64 {
+	return int64(max(len(r.Request), r.RequestLen) + max(len(r.Raw), r.RawLen) + len(r.Result))
+}
 
 // Referencable reports whether the record may be cited as evidence: READY with
 // an evidence status a READY record may carry.

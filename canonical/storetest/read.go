@@ -30,6 +30,9 @@ func testRead(t *testing.T, f Factory) {
 			t.Fatalf("payload lengths: b raw %d request %d, a raw %d request %d",
 				recs[0].RawLen, recs[0].RequestLen, recs[2].RawLen, recs[2].RequestLen)
 		}
+		if full := recs[0]; full.Size() != int64(len(beginReq(run, "b").Request)+len(ready(run, "b", "").Raw)+len(ready(run, "b", "").Result)) {
+			t.Fatalf("Size() = %d without the payloads read", full.Size())
+		}
 		full, _ := h.Store.GetMany(ctx(), run, []string{"b"}, canonical.ReadOptions{Raw: true, Request: true})
 		if string(full[0].Raw) != string(ready(run, "b", "").Raw) || len(full[0].Request) == 0 {
 			t.Fatalf("asked-for fields missing: %+v", brief(*full[0]))

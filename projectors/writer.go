@@ -134,6 +134,27 @@ func (w *Writer) Mark() Mark {
 	return m
 }
 
+// BeginItem starts one element of a collection: an object in a region of at
+// most n bytes. Write its members, then call EndItem with whether every
+// write succeeded, so that an element is written whole or not at all.
+func (w *Writer) BeginItem(n int) (Mark, bool) {
+	m := w.Mark()
+	w.PushLimit(n)
+	return m, w.BeginObject()
+}
+
+// EndItem closes an element begun by BeginItem when ok, and otherwise
+// removes it whole. It returns ok.
+func (w *Writer) EndItem(m Mark, ok bool) bool {
+	if !ok {
+		w.Rollback(m)
+		return false
+	}
+	w.EndObject()
+	w.PopLimit()
+	return true
+}
+
 // Rollback discards everything written since m, including containers opened
 // and regions pushed since then. It does not clear Truncated.
 func (w *Writer) Rollback(m Mark) {

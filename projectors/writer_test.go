@@ -236,3 +236,22 @@ func ExampleWriter() {
 	fmt.Println(string(w.Bytes()))
 	// Output: {"excerpt":"Refunds above 500 EU","truncated":true}
 }
+
+// An element that does not fit its region leaves nothing behind, not even
+// the comma before it.
+func TestWriterItemIsWholeOrAbsent(t *testing.T) {
+	w := projectors.NewWriter(nil, 256)
+	w.BeginArray()
+	m, ok := w.BeginItem(64)
+	if !w.EndItem(m, ok && w.Key("a") && w.Int(1)) {
+		t.Fatal("small item refused")
+	}
+	m, ok = w.BeginItem(16)
+	if w.EndItem(m, ok && w.Key("long") && w.String("far more than sixteen bytes")) {
+		t.Fatal("item over its region accepted")
+	}
+	w.EndArray()
+	if got := string(w.Bytes()); got != `[{"a":1}]` {
+		t.Fatalf("got %s", got)
+	}
+}

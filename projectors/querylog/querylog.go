@@ -543,9 +543,8 @@ func (p *Projector) writePattern(w *projectors.Writer, st *state, r patternRef) 
 	rest := len(`,"count":`) + len(strconv.Itoa(r.count)) + len(`,"level":""`) + len(lvl) +
 		len(`,"first_seen":""`) + tsLen + len(`,"last_seen":""`) + tsLen
 	var tsBuf [40]byte
-	m := w.Mark()
-	w.PushLimit(p.cfg.Limits.Item)
-	ok := w.BeginObject() && w.Key("pattern") && w.Reserve(rest)
+	m, ok := w.BeginItem(p.cfg.Limits.Item)
+	ok = ok && w.Key("pattern") && w.Reserve(rest)
 	if ok {
 		_, ok = w.Text(st.tmpl, p.cfg.Limits.Text)
 		w.Release(rest)
@@ -554,31 +553,18 @@ func (p *Projector) writePattern(w *projectors.Writer, st *state, r patternRef) 
 		w.Key("level") && w.String(lvl) &&
 		w.Key("first_seen") && w.StringBytes(appendTS(tsBuf[:0], r.first)) &&
 		w.Key("last_seen") && w.StringBytes(appendTS(tsBuf[:0], r.last))
-	if !ok {
-		w.Rollback(m)
-		return false
-	}
-	w.EndObject()
-	w.PopLimit()
-	return true
+	return w.EndItem(m, ok)
 }
 
 func (p *Projector) writeEvent(w *projectors.Writer, st *state, e event) bool {
 	var tsBuf [40]byte
-	m := w.Mark()
-	w.PushLimit(p.cfg.Limits.Item)
-	ok := w.BeginObject() &&
+	m, ok := w.BeginItem(p.cfg.Limits.Item)
+	ok = ok &&
 		w.Key("ts") && w.StringBytes(appendTS(tsBuf[:0], e.ts)) &&
 		w.Key("level") && w.String(levels[e.level]) &&
 		w.Key("message")
 	if ok {
 		_, ok = w.Text(st.arena[e.start:e.end], p.cfg.Limits.Text)
 	}
-	if !ok {
-		w.Rollback(m)
-		return false
-	}
-	w.EndObject()
-	w.PopLimit()
-	return true
+	return w.EndItem(m, ok)
 }

@@ -248,10 +248,9 @@ func (st *state) seen(key []byte) bool {
 
 // writeItem writes one evidence object, or nothing when it does not fit.
 func (p *Projector) writeItem(w *projectors.Writer, st *state, title, text string) bool {
-	m := w.Mark()
-	w.PushLimit(p.cfg.Limits.Item)
 	sep := bytes.IndexByte(st.tmp, 0) // st.tmp holds source NUL document id, decoded
-	ok := w.BeginObject() &&
+	m, ok := w.BeginItem(p.cfg.Limits.Item)
+	ok = ok &&
 		w.Key("source") && w.StringBytes(st.tmp[:sep]) &&
 		w.Key("document_id") && w.StringBytes(st.tmp[sep+1:]) &&
 		w.Key("title")
@@ -266,13 +265,7 @@ func (p *Projector) writeItem(w *projectors.Writer, st *state, title, text strin
 		// An empty excerpt proves nothing.
 		ok = ok && w.Len() > before+2
 	}
-	if !ok {
-		w.Rollback(m)
-		return false
-	}
-	w.EndObject()
-	w.PopLimit()
-	return true
+	return w.EndItem(m, ok)
 }
 
 func (p *Projector) parseInput(st *state, in []byte) ([]byte, error) {

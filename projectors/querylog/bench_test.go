@@ -1,7 +1,6 @@
 package querylog_test
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -12,11 +11,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors"
 	"github.com/toolcanon/toolcanon/projectors/drain"
+	"github.com/toolcanon/toolcanon/projectors/internal/projtest"
 	"github.com/toolcanon/toolcanon/projectors/querylog"
 	"github.com/toolcanon/toolcanon/projectors/redact"
 )
@@ -115,7 +114,7 @@ func baseline(cfg querylog.Config, call projectors.Call, raw []byte) (projectors
 		red := redact.String(msg)
 		mined := red
 		if len(mined) > 2048 {
-			mined, _ = cut(mined, 2048)
+			mined, _ = projtest.CutRunes(mined, 2048)
 			truncated = true
 		}
 		if miners[lvl] == nil {
@@ -138,7 +137,7 @@ func baseline(cfg querylog.Config, call projectors.Call, raw []byte) (projectors
 			truncated = true
 		}
 		if len(timeline) < lim.Items {
-			text, c := cut(red, lim.Text)
+			text, c := projtest.CutRunes(red, lim.Text)
 			truncated = truncated || c
 			timeline = append(timeline, event{ts.UTC().Format(layout), levelNames[lvl], text})
 		} else {
@@ -173,7 +172,7 @@ func baseline(cfg querylog.Config, call projectors.Call, raw []byte) (projectors
 			truncated = true
 			break
 		}
-		text, c := cut(miners[r.lvl].TemplateString(r.id), lim.Text)
+		text, c := projtest.CutRunes(miners[r.lvl].TemplateString(r.id), lim.Text)
 		truncated = truncated || c
 		patterns = append(patterns, pattern{text, r.count, levelNames[r.lvl], r.first.UTC().Format(layout), r.last.UTC().Format(layout)})
 	}
@@ -195,8 +194,8 @@ func baseline(cfg querylog.Config, call projectors.Call, raw []byte) (projectors
 	}{cfg.SourceKind, scope{req.Topic, req.Query, req.LookbackMinutes, from.UTC().Format(layout), to.UTC().Format(layout)},
 		len(entries), patterns, timeline, len(timeline), truncated}
 	for {
-		out := marshal(result)
-		if len(out) <= lim.Total && len(marshal(result.Patterns)) <= lim.Collection && len(marshal(result.Timeline)) <= lim.Collection {
+		out := projtest.Marshal(result)
+		if len(out) <= lim.Total && len(projtest.Marshal(result.Patterns)) <= lim.Collection && len(projtest.Marshal(result.Timeline)) <= lim.Collection {
 			ev := canonical.NoEvidence
 			if len(entries) > 0 {
 				ev = canonical.EvidenceFound
@@ -214,25 +213,6 @@ func baseline(cfg querylog.Config, call projectors.Call, raw []byte) (projectors
 		}
 		result.Truncated = true
 	}
-}
-
-func marshal(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimRight(buf.Bytes(), "\n")
-}
-
-func cut(s string, max int) (string, bool) {
-	if len(s) <= max {
-		return s, false
-	}
-	n := max
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n], true
 }
 
 // makeLogs builds a legacy Mock response of about size bytes from service

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors"
+	"github.com/toolcanon/toolcanon/projectors/internal/projtest"
 	"github.com/toolcanon/toolcanon/projectors/querylog"
 )
 
@@ -73,24 +74,6 @@ func FuzzQueryLog(f *testing.F) {
 	})
 }
 
-func mutate(r *rand.Rand, raw []byte) []byte {
-	b := append([]byte(nil), raw...)
-	for n := r.IntN(4); n >= 0 && len(b) > 0; n-- {
-		i := r.IntN(len(b))
-		switch r.IntN(4) {
-		case 0:
-			b[i] = byte(r.IntN(256))
-		case 1:
-			b = b[:i]
-		case 2:
-			b = append(b[:i], b[min(len(b), i+r.IntN(16)):]...)
-		case 3:
-			b[i] = `"{}[],:\\`[r.IntN(9)]
-		}
-	}
-	return b
-}
-
 // Property: for mutated responses and random budgets, the projector returns
 // an error or a valid result within budget, and instance and metrics values
 // never appear.
@@ -115,7 +98,7 @@ func TestQueryLogProperty(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pr, err := p.Project(context.Background(), projectors.Call{ToolCallID: "c", Input: []byte(`{"topic":"checkout","query":"*"}`)}, mutate(r, base))
+		pr, err := p.Project(context.Background(), projectors.Call{ToolCallID: "c", Input: []byte(`{"topic":"checkout","query":"*"}`)}, projtest.Mutate(r, base, false))
 		if err != nil {
 			errs++
 			continue

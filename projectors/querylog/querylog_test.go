@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors"
+	"github.com/toolcanon/toolcanon/projectors/internal/projtest"
 	"github.com/toolcanon/toolcanon/projectors/querylog"
 )
 
@@ -45,30 +46,11 @@ type result struct {
 	Truncated bool `json:"truncated"`
 }
 
-var allowedKeys = map[string]bool{
-	"source_kind": true, "scope": true, "match_count": true, "returned": true,
-	"patterns": true, "timeline": true, "truncated": true,
-}
+var allowedKeys = []string{"source_kind", "scope", "match_count", "returned", "patterns", "timeline", "truncated"}
 
 func checkResult(t testing.TB, out []byte, total int, secrets []string) result {
 	t.Helper()
-	if len(out) > total || !json.Valid(out) {
-		t.Fatalf("result of %d bytes (budget %d) valid=%v: %q", len(out), total, json.Valid(out), out)
-	}
-	for _, s := range secrets {
-		if bytes.Contains(out, []byte(s)) {
-			t.Fatalf("result leaks %q: %s", s, out)
-		}
-	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(out, &keys); err != nil {
-		t.Fatal(err)
-	}
-	for k := range keys {
-		if !allowedKeys[k] {
-			t.Fatalf("unexpected field %q", k)
-		}
-	}
+	projtest.CheckResult(t, out, total, secrets, allowedKeys...)
 	var r result
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatal(err)

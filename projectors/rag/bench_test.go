@@ -1,17 +1,16 @@
 package rag_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors"
+	"github.com/toolcanon/toolcanon/projectors/internal/projtest"
 	"github.com/toolcanon/toolcanon/projectors/rag"
 )
 
@@ -75,8 +74,8 @@ func baseline(cfg rag.Config, call projectors.Call, raw []byte) (projectors.Proj
 			break
 		}
 		title, _ := m["title"].(string)
-		t, c1 := cutRunes(title, min(lim.Text, 256))
-		e, c2 := cutRunes(text, lim.Text)
+		t, c1 := projtest.CutRunes(title, min(lim.Text, 256))
+		e, c2 := projtest.CutRunes(text, lim.Text)
 		truncated = truncated || c1 || c2
 		items = append(items, item{src, id, t, e})
 	}
@@ -88,8 +87,8 @@ func baseline(cfg rag.Config, call projectors.Call, raw []byte) (projectors.Proj
 		Truncated  bool   `json:"truncated"`
 	}{q, call.ToolCallID, items, len(items), truncated}
 	for {
-		out := marshal(result)
-		arr := marshal(result.Evidence)
+		out := projtest.Marshal(result)
+		arr := projtest.Marshal(result.Evidence)
 		if len(out) <= lim.Total && len(arr) <= lim.Collection {
 			ev := canonical.NoEvidence
 			if len(items) > 0 {
@@ -104,25 +103,6 @@ func baseline(cfg rag.Config, call projectors.Call, raw []byte) (projectors.Proj
 		result.Returned--
 		result.Truncated = true
 	}
-}
-
-func marshal(v any) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimRight(buf.Bytes(), "\n")
-}
-
-func cutRunes(s string, max int) (string, bool) {
-	if len(s) <= max {
-		return s, false
-	}
-	n := max
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n], true
 }
 
 // makeResponse builds a legacy response of about size bytes: blocks with

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors"
+	"github.com/toolcanon/toolcanon/projectors/internal/projtest"
 	"github.com/toolcanon/toolcanon/projectors/rag"
 )
 
@@ -131,25 +132,7 @@ func checkResult(t testing.TB, out []byte, total int) {
 
 func checkResultWith(t testing.TB, out []byte, total int, planted []string) {
 	t.Helper()
-	if len(out) > total || !json.Valid(out) {
-		t.Fatalf("result of %d bytes (budget %d) valid=%v: %q", len(out), total, json.Valid(out), out)
-	}
-	for _, s := range planted {
-		if bytes.Contains(out, []byte(s)) {
-			t.Fatalf("result leaks %q: %s", s, out)
-		}
-	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(out, &keys); err != nil {
-		t.Fatal(err)
-	}
-	for k := range keys {
-		switch k {
-		case "query", "tool_call_id", "evidence", "returned", "truncated":
-		default:
-			t.Fatalf("unexpected field %q", k)
-		}
-	}
+	projtest.CheckResult(t, out, total, planted, "query", "tool_call_id", "evidence", "returned", "truncated")
 }
 
 // Seed 003, scenario "RAG evidence is projected".
@@ -403,28 +386,6 @@ func Example() {
 	// {"query":"refund approval","tool_call_id":"call_8f2k","evidence":[{"source":"kb","document_id":"refunds-101","title":"Refund approval","excerpt":"Refunds above 500 EUR need a second approver."}],"returned":1,"truncated":false}
 }
 
-// mutate returns raw with a few random byte edits, cuts or splices.
-func mutate(r *rand.Rand, raw []byte) []byte {
-	b := append([]byte(nil), raw...)
-	for n := r.IntN(4); n >= 0 && len(b) > 0; n-- {
-		i := r.IntN(len(b))
-		switch r.IntN(5) {
-		case 0:
-			b[i] = byte(r.IntN(256))
-		case 1:
-			b = b[:i]
-		case 2:
-			b = append(b[:i], b[min(len(b), i+r.IntN(16)):]...)
-		case 3:
-			j := r.IntN(len(b))
-			b = append(b[:i:i], append(append([]byte(nil), b[j:min(len(b), j+r.IntN(32))]...), b[i:]...)...)
-		case 4:
-			b[i] = `"{}[],:\\`[r.IntN(9)]
-		}
-	}
-	return b
-}
-
 // Property: for mutated responses and random budgets, the projector returns
 // an error or a valid result within budget that never carries a field it
 // must not read.
@@ -445,7 +406,7 @@ func TestRAGProperty(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pr, err := p.Project(context.Background(), projectors.Call{ToolCallID: "c", Input: []byte(`{"query":"q"}`)}, mutate(r, base))
+		pr, err := p.Project(context.Background(), projectors.Call{ToolCallID: "c", Input: []byte(`{"query":"q"}`)}, projtest.Mutate(r, base, true))
 		if err != nil {
 			errs++
 			continue

@@ -121,6 +121,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	if err := ctx.Err(); err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeStoreUnavailable, err, "begin")
 	}
+	digest := canonical.RequestDigest(req.Request) // hashed outside the lock
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.nowMs()
@@ -130,7 +131,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	}
 	k := recordKey{req.RunID, req.ToolCallID}
 	if cur := s.live(k, now); cur != nil {
-		if cur.rec.Owner == req.Owner && cur.rec.Tool == req.Tool && cur.rec.RequestDigest == canonical.RequestDigest(req.Request) {
+		if cur.rec.Owner == req.Owner && cur.rec.Tool == req.Tool && cur.rec.RequestDigest == digest {
 			return s.view(cur, now, true, false), nil
 		}
 		return canonical.Record{}, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin"}
@@ -155,7 +156,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		rec: canonical.Record{
 			RunID: req.RunID, ToolCallID: req.ToolCallID, Tool: req.Tool, Owner: req.Owner,
 			Status: canonical.StatusProjecting, Evidence: canonical.EvidenceUnknown,
-			Request: bytes.Clone(req.Request), RequestDigest: canonical.RequestDigest(req.Request),
+			Request: bytes.Clone(req.Request), RequestDigest: digest,
 			CreatedAt: time.UnixMilli(now), UpdatedAt: time.UnixMilli(now),
 		},
 		expires:     now + ttlMs,
@@ -207,37 +208,24 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 		}
 		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", cur.rec.Status)
 	}
+	// Begin kept the run's state alive at least as long as this record, so a
+	// live record always has live run state.
 	r := s.liveRun(c.RunID, now)
-	var runBytes int64
-	if r.hasState(now) {
-		runBytes = r.bytes
-	}
 	rawLen, resultLen := int64(len(c.Raw)), int64(len(c.Result))
 	cur.cdigest = digest
 	cur.rec.UpdatedAt = time.UnixMilli(now)
 	if resultLen > cur.limResultBytes || int64(len(cur.rec.Request))+rawLen+resultLen > cur.limRecordBytes ||
-		runBytes+rawLen+resultLen > cur.limRunBytes {
+		r.bytes+rawLen+resultLen > cur.limRunBytes {
 		cur.overflow = true
 		cur.rec.Status, cur.rec.Evidence, cur.rec.Error = canonical.StatusError, canonical.EvidenceError, canonical.CodeResultTooLarge
 	} else {
 		cur.rec.Status, cur.rec.Evidence, cur.rec.Error = c.Status, c.Evidence, c.Code
 		cur.rec.Raw = bytes.Clone(c.Raw)
-		added := rawLen
+		r.bytes += rawLen
 		if c.Status == canonical.StatusReady {
 			cur.rec.Result = bytes.Clone(c.Result)
-			added += resultLen
+			r.bytes += resultLen
 		}
-		if r.hasState(now) {
-			r.bytes += added
-		} else {
-			// As on Redis: a counter written to a run whose state expired
-			// starts the state anew, with no TTL of its own until a Begin.
-			r = s.ensureRun(c.RunID, now)
-			r.bytes = added
-		}
-	}
-	if r == nil {
-		r = s.ensureRun(c.RunID, now)
 	}
 	r.index = append(r.index, c.ToolCallID)
 	if r.indexExpires-now < cur.expires-now {
@@ -294,8 +282,8 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 	if err := canonical.ValidateRead(runID, ids); err != nil {
 		return nil, err
 	}
-	if err := enter(ctx, runID, "read records"); err != nil {
-		return nil, err
+	if err := ctx.Err(); err != nil {
+		return nil, canonical.Wrap(canonical.CodeStoreUnavailable, err, "read records")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -37,6 +37,18 @@ const (
 	// the run's permanent violation once invalid reports reach the threshold.
 	CodeInvalidProgressProtocol  Code = "INVALID_PROGRESS_PROTOCOL"
 	CodeProgressProtocolViolated Code = "PROGRESS_PROTOCOL_VIOLATED"
+
+	// CodeToolCallInProgress: a duplicate of a call whose first invocation
+	// is still PROJECTING. The agent must wait for that call's result, not
+	// call again.
+	CodeToolCallInProgress Code = "TOOL_CALL_IN_PROGRESS"
+	// CodeExecutionAbandoned: a PROJECTING record whose lease passed without
+	// a completion (its worker died or gave up) was closed by Abandon.
+	CodeExecutionAbandoned Code = "EXECUTION_ABANDONED"
+	// CodeToolDefinitionChanged: an upstream tool no longer matches the
+	// definition that was reviewed and pinned; it is not called until an
+	// operator pins it again.
+	CodeToolDefinitionChanged Code = "TOOL_DEFINITION_CHANGED"
 )
 
 var knownCodes = map[Code]bool{
@@ -48,6 +60,7 @@ var knownCodes = map[Code]bool{
 	CodeToolTimeout: true, CodeProjectionFailed: true, CodeResultTooLarge: true,
 	CodeInvalidTransition: true, CodeNotFound: true, CodeStoreUnavailable: true,
 	CodeInvalidProgressProtocol: true, CodeProgressProtocolViolated: true,
+	CodeToolCallInProgress: true, CodeExecutionAbandoned: true, CodeToolDefinitionChanged: true,
 }
 
 // Valid reports whether c is one of the stable codes.
@@ -130,4 +143,8 @@ var (
 	ErrInvalidTransition = &Error{Code: CodeInvalidTransition}
 	ErrNotFound          = &Error{Code: CodeNotFound}
 	ErrStoreUnavailable  = &Error{Code: CodeStoreUnavailable}
+
+	ErrToolCallInProgress    = &Error{Code: CodeToolCallInProgress}
+	ErrExecutionAbandoned    = &Error{Code: CodeExecutionAbandoned}
+	ErrToolDefinitionChanged = &Error{Code: CodeToolDefinitionChanged}
 )

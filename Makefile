@@ -66,6 +66,8 @@ bench:
 bench-compare:
 	$(GO) run ./bench/cmd/compare
 
-## eval-patterns: pattern-mining grouping accuracy on the Loghub 2k samples (read from ../shared, never copied).
+## eval-patterns: pattern-mining grouping accuracy on the Loghub 2k samples, read from the directory in
+## LOGHUB_DIR (research licence: never copied into the repository). Exits 2, saying where to get them, without it.
 eval-patterns:
-	$(GO) run ./projectors/cmd/evalpatterns
+	@mkdir -p bin && $(GO) build -o bin/evalpatterns ./projectors/cmd/evalpatterns
+	@./bin/evalpatterns

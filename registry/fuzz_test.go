@@ -23,7 +23,7 @@ func addSeeds(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add([]byte(s))
 	}
-	inputs, err := filepath.Glob(filepath.Join(sharedTestdata(f, "jcs"), "input", "*.json"))
+	inputs, err := filepath.Glob(filepath.Join(suiteTestdata(f, "jcs"), "input", "*.json"))
 	if err != nil {
 		f.Fatal(err)
 	}

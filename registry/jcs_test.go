@@ -32,7 +32,7 @@ func canonicalizeRFC(data []byte) ([]byte, error) {
 }
 
 func TestJCSVectors(t *testing.T) {
-	dir := sharedTestdata(t, "jcs")
+	dir := suiteTestdata(t, "jcs")
 	inputs, err := filepath.Glob(filepath.Join(dir, "input", "*.json"))
 	ok(t, err)
 	if len(inputs) != 6 {
@@ -84,7 +84,7 @@ func TestJCSVectors(t *testing.T) {
 }
 
 func TestJCSAppendixBNumbers(t *testing.T) {
-	f, err := os.Open(sharedTestdata(t, "jcs", "rfc8785-appendix-b-numbers.csv"))
+	f, err := os.Open(suiteTestdata(t, "jcs", "rfc8785-appendix-b-numbers.csv"))
 	ok(t, err)
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()

@@ -4,10 +4,13 @@
 // Where a server comes from, in order: the address in TOOLCANON_REDIS_ADDR
 // (TOOLCANON_REDIS_CLUSTER_ADDRS, comma-separated, for a cluster); else a
 // redis-server binary on PATH, started on free loopback ports in a temporary
-// directory and stopped when the test binary exits; else, for a standalone
-// server, a redis container where a Docker engine answers (image from
-// TOOLCANON_REDIS_IMAGE, default redis:7). When none is there the test fails:
-// a test that needs Redis never silently skips.
+// directory and stopped when the test binary exits; else, where a Docker
+// engine answers, the same redis-server processes in containers started
+// through testcontainers-go (image from TOOLCANON_REDIS_IMAGE, default
+// redis:7), one container per server on the host's network so that cluster
+// nodes, failover and Kill/Restart behave exactly as with the binary. When
+// none is there the test fails with one message naming the three ways: a
+// test that needs Redis never silently skips.
 //
 // One server (and one cluster) is shared by all tests of a package; tests keep
 // apart by using their own run ids, never by flushing.
@@ -26,6 +29,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/testcontainers/testcontainers-go"
 )
 
 // Env variables that point the harness at servers it does not start.
@@ -34,12 +39,15 @@ const (
 	EnvClusterAddrs = "TOOLCANON_REDIS_CLUSTER_ADDRS"
 )
 
-// Server is one running redis-server process started by the harness.
+// Server is one running redis-server process started by the harness, on
+// this machine or in a container.
 type Server struct {
 	Addr string
 	Port int
 	dir  string
 	args []string
+	bin  string                   // redis-server binary; "" when the server runs in ctr
+	ctr  testcontainers.Container // the container of a server the binary does not run
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
 }
@@ -71,10 +79,6 @@ func StopAll() {
 		s.Stop()
 	}
 	started = nil
-	for _, c := range containers {
-		c.stop()
-	}
-	containers = nil
 }
 
 // Addr returns the address of a standalone Redis for tb, starting one on first
@@ -93,12 +97,6 @@ func Addr(tb testing.TB) string {
 			if singleErr == nil {
 				started = append(started, s)
 				single = []string{s.Addr}
-			} else if c, err := startContainer(); err == nil {
-				containers = append(containers, c)
-				single = []string{c.addr}
-				singleErr = nil
-			} else {
-				singleErr = fmt.Errorf("%v; and no container: %v", singleErr, err)
 			}
 		}
 	}
@@ -147,13 +145,14 @@ func binary(name string) (string, error) {
 	return "", fmt.Errorf("%s not found on PATH: install it (Debian: apt-get install -y redis-server) or set %s", name, EnvAddr)
 }
 
-// StartServer starts a standalone redis-server on a free loopback port.
+// StartServer starts a standalone redis-server on a free loopback port: the
+// binary on PATH, or a container where only a Docker engine is there.
 func StartServer(extra ...string) (*Server, error) {
 	return start(extra...)
 }
 
 func start(extra ...string) (*Server, error) {
-	bin, err := binary("redis-server")
+	be, err := serverBackend()
 	if err != nil {
 		return nil, err
 	}
@@ -167,13 +166,27 @@ func start(extra ...string) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, dir: dir}
+		s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, dir: dir, bin: be.binary}
 		s.args = append([]string{
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 			"--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no",
 			"--logfile", filepath.Join(dir, "redis.log"),
 		}, extra...)
-		if err := s.run(bin); err != nil {
+		if be.binary == "" {
+			s.ctr, err = startContainer(be.image, containerArgs(s.args))
+			if err == nil {
+				err = s.waitPing(nil)
+			}
+			if err != nil {
+				if s.ctr != nil {
+					removeContainer(s.ctr)
+				}
+				os.RemoveAll(dir)
+				return nil, err
+			}
+			return s, nil
+		}
+		if err := s.run(); err != nil {
 			lastErr = err
 			os.RemoveAll(dir)
 			continue
@@ -183,8 +196,8 @@ func start(extra ...string) (*Server, error) {
 	return nil, lastErr
 }
 
-func (s *Server) run(bin string) error {
-	s.cmd = exec.Command(bin, s.args...)
+func (s *Server) run() error {
+	s.cmd = exec.Command(s.bin, s.args...)
 	s.cmd.Dir = s.dir
 	if err := s.cmd.Start(); err != nil {
 		return err
@@ -192,6 +205,15 @@ func (s *Server) run(bin string) error {
 	exited := make(chan struct{})
 	s.done = exited
 	go func() { _ = s.cmd.Wait(); close(exited) }()
+	if err := s.waitPing(exited); err != nil {
+		_ = s.cmd.Process.Kill()
+		return err
+	}
+	return nil
+}
+
+// waitPing waits until the server answers PING, or exited is closed.
+func (s *Server) waitPing(exited <-chan struct{}) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
@@ -204,12 +226,15 @@ func (s *Server) run(bin string) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	_ = s.cmd.Process.Kill()
 	return fmt.Errorf("redis-server on %s did not answer PING within 10s", s.Addr)
 }
 
-// Stop kills the server and removes its directory.
+// Stop kills the server and removes its directory (or its container).
 func (s *Server) Stop() {
+	if s.ctr != nil {
+		removeContainer(s.ctr)
+		s.ctr = nil
+	}
 	s.kill()
 	os.RemoveAll(s.dir)
 }
@@ -218,6 +243,12 @@ func (s *Server) Stop() {
 func (s *Server) Kill() { s.kill() }
 
 func (s *Server) kill() {
+	if s.ctr != nil {
+		if err := stopContainer(s.ctr); err != nil {
+			fmt.Fprintf(os.Stderr, "redistest: stopping the container of %s: %v\n", s.Addr, err)
+		}
+		return
+	}
 	if s.cmd != nil && s.cmd.Process != nil {
 		_ = s.cmd.Process.Kill()
 		select {
@@ -231,11 +262,13 @@ func (s *Server) kill() {
 // persistence): what a client sees when Redis crashes and comes back.
 func (s *Server) Restart() error {
 	s.kill()
-	bin, err := binary("redis-server")
-	if err != nil {
-		return err
+	if s.ctr != nil {
+		if err := startAgain(s.ctr); err != nil {
+			return err
+		}
+		return s.waitPing(nil)
 	}
-	return s.run(bin)
+	return s.run()
 }
 
 // StartCluster starts n masters with cluster mode on, assigns the 16384 slots

@@ -4,8 +4,10 @@
 // set of messages in its mined group equals the set in its ground-truth
 // group.
 //
-// The samples are read where they are kept (-dir); they are licensed for
-// research use only and are never copied into this module.
+// The samples are read from the directory the user names (-dir, or the
+// LOGHUB_DIR environment variable); they are licensed for research use only
+// and are never copied into this module. Without them the command exits 2
+// and says where to get them.
 //
 // Three pipelines are scored against the original ground truth (and the
 // corrected one of Khan et al., ICSE 2022):
@@ -19,7 +21,12 @@
 //
 // Usage, from the module root:
 //
-//	go run ./projectors/cmd/evalpatterns [-dir ../shared/testdata/loghub]
+//	LOGHUB_DIR=/path/to/loghub go run ./projectors/cmd/evalpatterns
+//	go run ./projectors/cmd/evalpatterns -dir /path/to/loghub
+//
+// The directory holds one folder per dataset, as in the Loghub repository:
+// HDFS/HDFS_2k.log_structured.csv and HDFS/HDFS_2k.log_structured_corrected.csv,
+// and the same for Zookeeper and OpenSSH.
 package main
 
 import (
@@ -60,12 +67,60 @@ func mustAll(exprs ...string) []*regexp.Regexp {
 }
 
 func main() {
-	dir := flag.String("dir", "../shared/testdata/loghub", "directory holding the Loghub 2k samples")
-	flag.Parse()
-	if err := run(os.Stdout, *dir); err != nil {
-		fmt.Fprintln(os.Stderr, "evalpatterns:", err)
-		os.Exit(1)
+	os.Exit(cli(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// missingSamples is the whole message printed when the samples are not
+// where the command was pointed.
+const missingSamples = `evalpatterns: the Loghub 2k samples are needed and were not found%s.
+They are the 2,000-line HDFS, Zookeeper and OpenSSH samples of the Loghub project
+(https://github.com/logpai/loghub: <DATASET>/<DATASET>_2k.log_structured.csv) with the
+corrected templates of logpai/logparser (data/loghub_2k_corrected/<DATASET>/
+<DATASET>_2k.log_structured_corrected.csv). Their licence allows research use only, so
+this repository does not ship them. Put both files of each dataset in one folder per
+dataset and run:
+    LOGHUB_DIR=/path/to/loghub make eval-patterns
+or  go run ./projectors/cmd/evalpatterns -dir /path/to/loghub
+`
+
+// cli runs the command and returns its exit status: 0 on success, 2 when
+// the samples are missing or the arguments are wrong, 1 on a read error.
+func cli(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("evalpatterns", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", "", "directory holding the Loghub 2k samples (default $LOGHUB_DIR)")
+	if err := fs.Parse(args); err != nil {
+		return 2
 	}
+	if *dir == "" {
+		*dir = getenv("LOGHUB_DIR")
+	}
+	if err := checkSamples(*dir); err != nil {
+		fmt.Fprintf(stderr, missingSamples, err)
+		return 2
+	}
+	if err := run(stdout, *dir); err != nil {
+		fmt.Fprintln(stderr, "evalpatterns:", err)
+		return 1
+	}
+	return 0
+}
+
+// checkSamples reports, as a clause of the missing-samples message, why dir
+// does not hold every file the evaluation reads; nil when it does.
+func checkSamples(dir string) error {
+	if dir == "" {
+		return fmt.Errorf(" (neither -dir nor LOGHUB_DIR is set)")
+	}
+	for _, d := range datasets {
+		for _, suffix := range []string{".csv", "_corrected.csv"} {
+			p := filepath.Join(dir, d.name, d.name+"_2k.log_structured"+suffix)
+			if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+				return fmt.Errorf(" (no %s)", p)
+			}
+		}
+	}
+	return nil
 }
 
 type pipeline struct {

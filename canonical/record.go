@@ -27,10 +27,16 @@ type Record struct {
 	RequestLen    int    // bytes of the stored request, known even when Request was not read
 	RawLen        int    // bytes of the stored raw response, known even when Raw was not read
 
-	Owner     string        // token of the invocation that began the call
-	CreatedAt time.Time     // server time of Begin
-	UpdatedAt time.Time     // server time of the last transition
-	TTL       time.Duration // time left before the record expires, as of the read
+	Owner      string        // token of the invocation that began the call
+	CreatedAt  time.Time     // server time of Begin
+	UpdatedAt  time.Time     // server time of the last transition
+	LeaseUntil time.Time     // server time after which Abandon may close a PROJECTING record
+	TTL        time.Duration // time left before the record expires, as of the read
+
+	// Limits are the run's limits, as the Begin that returned this record
+	// found them; other methods leave them zero (they belong to the run,
+	// not to the record: see RunUsage).
+	Limits Limits
 }
 
 // RequestDigest returns the hex SHA-256 of a canonical request, as stored in

@@ -24,16 +24,25 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
+// harness gives the suite a memstore and what it needs to look behind it.
+func harness(s *memstore.Store, wait func(time.Duration), realClock bool) storetest.Harness {
+	return storetest.Harness{
+		Store: s, Wait: wait, RealClock: realClock,
+		AllKeys:      func(*testing.T) map[string]time.Duration { return memstore.AllKeys(s) },
+		DropRunState: func(t *testing.T, runID string) { memstore.DropRunState(t, s, runID) },
+	}
+}
+
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
-		return storetest.Harness{Store: memstore.New(memstore.WithClock(clock.Now)), Wait: clock.Advance}
+		return harness(memstore.New(memstore.WithClock(clock.Now)), clock.Advance, false)
 	})
 }
 
 func TestConformanceRealClock(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
-		return storetest.Harness{Store: memstore.New(), Wait: time.Sleep, RealClock: true}
+		return harness(memstore.New(), time.Sleep, true)
 	})
 }
 

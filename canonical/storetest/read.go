@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/toolcanon/toolcanon/canonical"
@@ -39,6 +40,41 @@ func testRead(t *testing.T, f Factory) {
 		}
 		if empty, err := h.Store.GetMany(ctx(), run, nil, canonical.ReadOptions{}); err != nil || len(empty) != 0 {
 			t.Fatalf("GetMany(nil) = %v, %v", empty, err)
+		}
+	})
+
+	t.Run("GetManyOfManyIDsKeepsOrder", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		// More ids than one pipeline of any store carries, most of them missing.
+		const n = 1500
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("c%04d", i)
+		}
+		for i := 0; i < n; i += 97 {
+			req := beginReq(run, ids[i])
+			req.Limits = canonical.Limits{MaxCallsPerRun: n, MaxCallsPerTool: n}
+			mustBegin(t, h.Store, req)
+			if i%2 == 0 {
+				mustComplete(t, h.Store, ready(run, ids[i], canonical.EvidenceFound))
+			}
+		}
+		for _, opts := range []canonical.ReadOptions{{}, {Request: true, Raw: true}} {
+			recs, err := h.Store.GetMany(ctx(), run, ids, opts)
+			if err != nil || len(recs) != n {
+				t.Fatalf("GetMany(%d ids, %+v) = %d records, %v", n, opts, len(recs), err)
+			}
+			for i, r := range recs {
+				switch {
+				case i%97 != 0 && r != nil:
+					t.Fatalf("record %s exists, never begun", ids[i])
+				case i%97 == 0 && (r == nil || r.ToolCallID != ids[i]):
+					t.Fatalf("position %d holds %+v, want %s", i, r, ids[i])
+				case i%97 == 0 && opts.Raw && i%2 == 0 && string(r.Raw) != string(ready(run, ids[i], "").Raw):
+					t.Fatalf("%s raw = %q", ids[i], r.Raw)
+				}
+			}
 		}
 	})
 

@@ -417,3 +417,79 @@ func readReply(r *bufio.Reader) (string, error) {
 	}
 	return "", fmt.Errorf("unexpected reply %q", line)
 }
+
+// KeyTTLs returns every key matching pattern on the servers at addrs (every
+// master of a cluster) with its PTTL in milliseconds (-1: no TTL), read over
+// one connection per server: SCAN, then one pipelined PTTL per key. Tests use
+// it to see what a store wrote without going through the store.
+func KeyTTLs(addrs []string, pattern string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, addr := range addrs {
+		if err := keyTTLs(addr, pattern, out); err != nil {
+			return nil, fmt.Errorf("%s: %w", addr, err)
+		}
+	}
+	return out, nil
+}
+
+func keyTTLs(addr, pattern string, out map[string]int64) error {
+	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	r := bufio.NewReader(conn)
+	send := func(cmds ...[]string) error {
+		var b strings.Builder
+		for _, args := range cmds {
+			fmt.Fprintf(&b, "*%d\r\n", len(args))
+			for _, a := range args {
+				fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+			}
+		}
+		_, err := conn.Write([]byte(b.String()))
+		return err
+	}
+	cursor := "0"
+	for {
+		if err := send([]string{"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}); err != nil {
+			return err
+		}
+		reply, err := readReply(r)
+		if err != nil {
+			return err
+		}
+		lines := strings.Split(reply, "\n")
+		cursor = lines[0]
+		var keys []string
+		var cmds [][]string
+		for _, k := range lines[1:] {
+			if k != "" {
+				keys = append(keys, k)
+				cmds = append(cmds, []string{"PTTL", k})
+			}
+		}
+		if len(cmds) > 0 {
+			if err := send(cmds...); err != nil {
+				return err
+			}
+			for _, k := range keys {
+				p, err := readReply(r)
+				if err != nil {
+					return err
+				}
+				ms, err := strconv.ParseInt(p, 10, 64)
+				if err != nil {
+					return fmt.Errorf("PTTL %s: %q", k, p)
+				}
+				if ms != -2 { // expired between SCAN and PTTL
+					out[k] = ms
+				}
+			}
+		}
+		if cursor == "0" {
+			return nil
+		}
+	}
+}

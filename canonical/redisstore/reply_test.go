@@ -11,7 +11,6 @@ import (
 	"github.com/toolcanon/toolcanon/internal/redistest"
 )
 
-
 // A reply that its script's RETURNS does not declare is refused by the
 // generated decoder, whatever is wrong with it; a declared one decodes.
 func TestDecoderRefusesUndeclaredReplies(t *testing.T) {

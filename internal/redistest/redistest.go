@@ -300,7 +300,27 @@ func StartClusterWithReplicas(n, replicas int) (masters, reps []*Server, err err
 	if err := waitCluster(all, len(all), 30*time.Second); err != nil {
 		return fail(err)
 	}
+	// A replica that has not synced yet acknowledges nothing (WAIT counts
+	// it out) and may not take over from its master.
+	for _, r := range reps {
+		if err := waitLinkUp(r.Addr, 30*time.Second); err != nil {
+			return fail(err)
+		}
+	}
 	return masters, reps, nil
+}
+
+// waitLinkUp waits until the replica at addr reports its link to its master
+// up.
+func waitLinkUp(addr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if info, err := Command(addr, "INFO", "replication"); err == nil && strings.Contains(info, "master_link_status:up") {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("replica %s did not sync with its master within %v", addr, timeout)
 }
 
 // waitCluster waits until every live node of nodes reports cluster_state:ok

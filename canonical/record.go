@@ -74,6 +74,7 @@ type recordJSON struct {
 	CreatedMs     int64           `json:"created_ms"`
 	UpdatedMs     int64           `json:"updated_ms"`
 	TTLMs         int64           `json:"ttl_ms"`
+	LeaseMs       int64           `json:"lease_until_ms,omitempty"`
 }
 
 // MarshalJSON encodes the record as one JSON object. Raw is embedded as JSON
@@ -84,6 +85,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		RunID: r.RunID, ToolCallID: r.ToolCallID, Tool: r.Tool, Status: r.Status,
 		Evidence: r.Evidence, Error: r.Error, RequestDigest: r.RequestDigest, Owner: r.Owner,
 		CreatedMs: r.CreatedAt.UnixMilli(), UpdatedMs: r.UpdatedAt.UnixMilli(), TTLMs: r.TTL.Milliseconds(),
+	}
+	if !r.LeaseUntil.IsZero() {
+		j.LeaseMs = r.LeaseUntil.UnixMilli()
 	}
 	j.Request, j.RequestBase64 = jsonOrBase64(r.Request)
 	j.Raw, j.RawBase64 = jsonOrBase64(r.Raw)
@@ -109,6 +113,9 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		Evidence: j.Evidence, Error: j.Error, RequestDigest: j.RequestDigest, Owner: j.Owner,
 		CreatedAt: time.UnixMilli(j.CreatedMs), UpdatedAt: time.UnixMilli(j.UpdatedMs),
 		TTL: time.Duration(j.TTLMs) * time.Millisecond,
+	}
+	if j.LeaseMs != 0 {
+		r.LeaseUntil = time.UnixMilli(j.LeaseMs)
 	}
 	var err error
 	if r.Request, err = fromJSONOrBase64(j.Request, j.RequestBase64); err != nil {

@@ -173,13 +173,24 @@ func infoFields(r rueidis.RedisResult) (map[string]string, bool) {
 	if err != nil {
 		return nil, false
 	}
+	return parseInfo(text), true
+}
+
+// parseInfo reads the "key:value" lines of an INFO reply, in one pass;
+// section headers ("# Server") and other lines are skipped, and a later
+// line wins over an earlier one with the same key.
+func parseInfo(text string) map[string]string {
 	m := map[string]string{}
-	for _, line := range strings.Split(text, "\n") {
-		if k, v, found := strings.Cut(strings.TrimSpace(line), ":"); found && !strings.HasPrefix(k, "#") {
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if k, v, found := strings.Cut(line, ":"); found && k != "" {
 			m[k] = v
 		}
 	}
-	return m, true
+	return m
 }
 
 // configValue reads one parameter from a CONFIG GET reply (a map in RESP3,

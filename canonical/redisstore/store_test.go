@@ -134,8 +134,8 @@ func TestConformanceCluster(t *testing.T) {
 	all, drop := backend(addrs, "tcc")
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		return storetest.Harness{
-			Store: newStore(t, addrs[:1], redisstore.Options{Prefix: "tcc"}),
-			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop,
+			Store: newStore(t, addrs[:1], redisstore.Options{Prefix: "tcc", ClosedRunRetention: 30 * time.Minute}),
+			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop, ClosedRunRetention: 30 * time.Minute,
 		}
 	})
 }

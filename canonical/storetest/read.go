@@ -94,6 +94,9 @@ func testRead(t *testing.T, f Factory) {
 		}
 		back.TTL, rec.TTL = 0, 0
 		sameRecord(t, back, rec)
+		if !back.LeaseUntil.Equal(rec.LeaseUntil) || rec.LeaseUntil.IsZero() {
+			t.Fatalf("lease %v exported as %v", rec.LeaseUntil, back.LeaseUntil)
+		}
 		var m map[string]any
 		_ = json.Unmarshal(b, &m)
 		for _, k := range []string{"run_id", "tool_call_id", "tool", "status", "evidence", "request", "raw", "result", "created_ms", "updated_ms"} {

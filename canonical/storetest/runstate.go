@@ -96,6 +96,32 @@ func testRunState(t *testing.T, f Factory) {
 		}
 	})
 
+	t.Run("ClosedRunEndsWithItsRetention", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		req := beginReq(run, "c1")
+		req.TTL = 200 * time.Millisecond
+		mustBegin(t, h.Store, req)
+		if err := h.Store.CloseRun(ctx(), run); err != nil {
+			t.Fatal(err)
+		}
+		if h.RealClock {
+			// The retention is too long to wait for: its end is what the
+			// state's TTL says.
+			if u, err := h.Store.Usage(ctx(), run); err != nil || u.TTL > h.closedRetention() || u.TTL < h.closedRetention()-5*time.Second {
+				t.Fatalf("closed run's TTL %v, %v; want the retention %v", u.TTL, err, h.closedRetention())
+			}
+			return
+		}
+		h.Wait(h.closedRetention() - time.Second)
+		_, err := h.Store.Begin(ctx(), beginReq(run, "c2"))
+		wantCode(t, err, canonical.CodeRunInactive)
+		h.Wait(2 * time.Second)
+		if _, err := h.Store.Usage(ctx(), run); canonical.CodeOf(err) != canonical.CodeNotFound {
+			t.Fatalf("run state after its retention: %v, want NOT_FOUND", err)
+		}
+	})
+
 	t.Run("CloseNeverShortensTheRunsTTL", func(t *testing.T) {
 		h := f(t)
 		run := newRunID(t)

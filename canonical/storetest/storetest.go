@@ -1,7 +1,9 @@
 // Package storetest is the conformance suite every canonical.Store must pass,
 // unchanged: Run(t, factory) exercises the lifecycle, ownership, TTL,
-// capacity, completion index, concurrency and argument validation through the
-// Store interface alone. One area per file.
+// capacity, run state and limits, leases and abandon, completion index,
+// reads, concurrency, replies and argument validation through the Store
+// interface, and after every case checks through the harness that the
+// backend holds no key without a TTL. One area per file.
 package storetest
 
 import (

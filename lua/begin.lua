@@ -66,7 +66,10 @@ end
 
 local tool_field = 'tool:' .. ARGV[3]
 local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
-  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes')
+  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'lost')
+if run[10] then
+  return {'RUN_INACTIVE', 'lost'}
+end
 if run[1] == 'closed' then
   return {'RUN_INACTIVE', 'closed'}
 end

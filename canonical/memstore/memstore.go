@@ -220,7 +220,10 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		return canonical.Record{}, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin"}
 	}
 	r := s.liveRun(req.RunID, now)
-	if r != nil && r.closed {
+	switch {
+	case r != nil && r.lost:
+		return canonical.Record{}, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is lost")
+	case r != nil && r.closed:
 		return canonical.Record{}, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is closed")
 	}
 	lim := a.NewRun

@@ -167,6 +167,9 @@ func testRunState(t *testing.T, f Factory) {
 		// The budget does not start again from zero.
 		_, err := h.Store.Begin(ctx(), beginReq(run, "c2"))
 		wantCode(t, err, canonical.CodeRunInactive)
+		if !strings.Contains(err.Error(), "lost") {
+			t.Fatalf("begin on a lost run: %v; want the operator told the run is lost", err)
+		}
 		u, err := h.Store.Usage(ctx(), run)
 		if err != nil || !u.Lost || !u.Closed {
 			t.Fatalf("usage after state loss = %+v, %v; want it marked lost and closed", u, err)

@@ -38,8 +38,9 @@ import (
 // retries of WithStoreAttempts), the agent gets STORE_UNAVAILABLE and no
 // result: what is not recorded is not shown. The record then stays
 // PROJECTING, outside the completion index, so it can never become evidence,
-// and it expires with its TTL; its call still counts against the run's
-// budgets. If instead a completion reached the store but every reply was
+// until its lease (the tool's timeout plus WithLeaseMargin) passes and a
+// reaper abandons it (ERROR/EXECUTION_ABANDONED), or it expires with its
+// TTL; its call still counts against the run's budgets. If instead a completion reached the store but every reply was
 // lost, the record holds that outcome while the agent was told
 // STORE_UNAVAILABLE; under WithReplay a retry with the same id and request
 // then returns the stored outcome.

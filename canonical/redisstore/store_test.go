@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -138,4 +140,73 @@ func TestConformanceCluster(t *testing.T) {
 			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop, ClosedRunRetention: 30 * time.Minute,
 		}
 	})
+}
+
+// roundTrips counts the requests a client sends: each Do and each DoMulti
+// (one pipeline) is one round trip.
+type roundTrips struct {
+	rueidis.Client
+	n atomic.Int64
+}
+
+func (c *roundTrips) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	c.n.Add(1)
+	return c.Client.Do(ctx, cmd)
+}
+
+func (c *roundTrips) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	c.n.Add(1)
+	return c.Client.DoMulti(ctx, cmds...)
+}
+
+// GetMany never sends one unbounded pipeline: ceil(ids / GetManyBatch)
+// round trips, ceil(ids / GetManyPayloadBatch) when it reads payloads; the
+// completion index is read a page at a time, with its length, in one.
+func TestReadsAreBoundedPipelines(t *testing.T) {
+	addr := redistest.Addr(t)
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rt := &roundTrips{Client: c}
+	s := newStore(t, nil, redisstore.Options{Client: rt})
+	ctx := context.Background()
+	run := "bounded-" + canonical.NewOwner()[:8]
+	ids := make([]string, 1000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("c%04d", i)
+	}
+	for _, id := range ids[:300] {
+		req := canonical.BeginRequest{RunID: run, ToolCallID: id, Tool: "kb.search", Owner: "o", Request: []byte(`{}`),
+			TTL: time.Hour, Limits: canonical.Limits{MaxCallsPerRun: 1000, MaxCallsPerTool: 1000}}
+		if _, err := s.Begin(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: id, Owner: "o", Status: canonical.StatusError,
+			Code: canonical.CodeExecutionFailed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		opts canonical.ReadOptions
+		want int64
+	}{
+		{canonical.ReadOptions{}, (1000 + redisstore.GetManyBatch - 1) / redisstore.GetManyBatch},
+		{canonical.ReadOptions{Raw: true}, (1000 + redisstore.GetManyPayloadBatch - 1) / redisstore.GetManyPayloadBatch},
+	} {
+		rt.n.Store(0)
+		recs, err := s.GetMany(ctx, run, ids, c.opts)
+		if err != nil || len(recs) != 1000 || recs[299] == nil || recs[300] != nil {
+			t.Fatalf("GetMany(%+v): %d records, %v", c.opts, len(recs), err)
+		}
+		if got := rt.n.Load(); got != c.want {
+			t.Fatalf("GetMany of 1000 ids (%+v) took %d round trips, want %d", c.opts, got, c.want)
+		}
+	}
+	rt.n.Store(0)
+	page, n, err := s.Completed(ctx, run, 10)
+	if err != nil || len(page) != 10 || n != 300 || rt.n.Load() != 1 {
+		t.Fatalf("Completed(10) = %d ids of %d, %v, in %d round trips", len(page), n, err, rt.n.Load())
+	}
 }

@@ -83,9 +83,10 @@ type Store interface {
 	// invalid report raises Pending and Violations; a valid one resets
 	// Pending only. Violations saturates at threshold (> 0), where Violated
 	// becomes true for good. A run with no state gets one (with the store's
-	// default TTL for closed runs). Unlike the lifecycle calls it is not
-	// idempotent, so stores never resend it: when its reply is lost the caller
-	// gets STORE_UNAVAILABLE and the report may or may not have been counted.
+	// default TTL, else its closed-run retention). Unlike the lifecycle
+	// calls it is not idempotent, so stores never resend it: when its reply
+	// is lost the caller gets STORE_UNAVAILABLE and the report may or may
+	// not have been counted.
 	ObserveProgress(ctx context.Context, runID string, valid bool, threshold int64) (ProtocolState, error)
 }
 

@@ -210,3 +210,27 @@ func TestReadsAreBoundedPipelines(t *testing.T) {
 		t.Fatalf("Completed(10) = %d ids of %d, %v, in %d round trips", len(page), n, err, rt.n.Load())
 	}
 }
+
+// Check reports every master of a cluster, and only masters.
+func TestCheckReportsEveryMaster(t *testing.T) {
+	addrs := redistest.ClusterAddrs(t)
+	s := newStore(t, addrs[:1], redisstore.Options{Prefix: "tcc"})
+	rep, err := s.Check(context.Background())
+	if err != nil || len(rep.Nodes) != len(addrs) {
+		t.Fatalf("report %+v, %v; want one node per master (%d)", rep, err, len(addrs))
+	}
+	for _, n := range rep.Nodes {
+		got := map[string]redisstore.Level{}
+		for _, f := range n.Findings {
+			got[f.Setting] = f.Level
+		}
+		want := map[string]redisstore.Level{"redis_version": redisstore.LevelOK, "maxmemory-policy": redisstore.LevelOK,
+			"appendonly": redisstore.LevelWarn, "save": redisstore.LevelWarn, "connected_replicas": redisstore.LevelWarn}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s: %v, want %v", n.Addr, got, want)
+		}
+	}
+	if rep.Warnings() != 3*len(addrs) {
+		t.Fatalf("%d warnings", rep.Warnings())
+	}
+}

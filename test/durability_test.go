@@ -102,8 +102,7 @@ func TestDurabilityWaitsForReplicas(t *testing.T) {
 // replica): on one host the window is then a few microseconds. Right after
 // a replica's sync, until its master starts streaming to it (up to a cron
 // tick), a burst that the master acknowledges is lost whole without
-// Durability; the harness once started bursts in that window, and lost all
-// 200 records in 6 of 17 runs.
+// Durability.
 func TestClusterDurabilityFailover(t *testing.T) {
 	for _, tc := range []struct {
 		name    string

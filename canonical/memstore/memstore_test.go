@@ -80,3 +80,12 @@ func TestSweepDropsExpired(t *testing.T) {
 		t.Fatalf("%d records held, want 290 (the 10 expired ones swept)", n)
 	}
 }
+
+// A harness that cannot look behind its store (as a decorator's over this
+// store cannot) still runs the suite, with the checks the interface allows.
+func TestConformanceThroughTheInterfaceOnly(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Harness {
+		clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
+		return storetest.Harness{Store: memstore.New(memstore.WithClock(clock.Now)), Wait: clock.Advance}
+	})
+}

@@ -105,7 +105,7 @@ func testTTL(t *testing.T, f Factory) {
 				}
 			}
 		}
-		if !found {
+		if !found && h.AllKeys != nil {
 			t.Fatal("no completion index key among the run's keys")
 		}
 	})

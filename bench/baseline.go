@@ -248,7 +248,6 @@ type GoRedisLua struct {
 	c     redis.UniversalClient
 	keys  canonical.Keys
 	cfg   Config
-	lim   canonical.Limits
 	probe *Probe
 }
 
@@ -258,7 +257,7 @@ func NewGoRedisLua(addrs []string, cfg Config) (*GoRedisLua, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &GoRedisLua{c: newGoRedis(addrs), keys: keys, cfg: cfg, lim: cfg.Limits.WithDefaults(), probe: NewProbe(addrs)}, nil
+	return &GoRedisLua{c: newGoRedis(addrs), keys: keys, cfg: cfg, probe: NewProbe(addrs)}, nil
 }
 
 // Name implements Impl.
@@ -266,11 +265,13 @@ func (g *GoRedisLua) Name() string { return "goredis-lua" }
 
 // Begin implements Impl.
 func (g *GoRedisLua) Begin(ctx context.Context, c Call, request []byte) (bool, error) {
+	args := make([]any, 0, 18)
+	for _, a := range beginArgs(c, request, g.cfg) {
+		args = append(args, a)
+	}
 	o, err := scriptOutcome(goRedisBegin.Run(ctx, g.c,
-		[]string{g.keys.Record(c.RunID, c.ToolCallID), g.keys.Run(c.RunID)},
-		c.RunID, c.ToolCallID, Tool, c.Owner, request, canonical.RequestDigest(request),
-		g.cfg.TTL.Milliseconds(), g.lim.MaxCallsPerRun, g.lim.MaxCallsPerTool,
-		g.lim.MaxRunBytes, g.lim.MaxRecordBytes, g.lim.MaxResultBytes))
+		[]string{g.keys.Record(c.RunID, c.ToolCallID), g.keys.Run(c.RunID), g.keys.Index(c.RunID), g.keys.Leases(c.RunID)},
+		args...))
 	return o == "OK" || o == "EXISTS", err
 }
 
@@ -278,7 +279,7 @@ func (g *GoRedisLua) Begin(ctx context.Context, c Call, request []byte) (bool, e
 func (g *GoRedisLua) Complete(ctx context.Context, c Call, raw, result []byte) (bool, error) {
 	comp := canonical.Completion{Status: canonical.StatusReady, Evidence: canonical.EvidenceFound, Raw: raw, Result: result}
 	o, err := scriptOutcome(goRedisComplete.Run(ctx, g.c,
-		[]string{g.keys.Record(c.RunID, c.ToolCallID), g.keys.Run(c.RunID), g.keys.Index(c.RunID)},
+		[]string{g.keys.Record(c.RunID, c.ToolCallID), g.keys.Run(c.RunID), g.keys.Index(c.RunID), g.keys.Leases(c.RunID)},
 		c.Owner, string(comp.Status), string(comp.Evidence), "", raw, result, comp.Digest()))
 	return o == "OK" || o == "EXISTS", err
 }

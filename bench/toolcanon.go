@@ -54,7 +54,7 @@ func (s *Store) Begin(ctx context.Context, c Call, request []byte) (bool, error)
 	switch canonical.CodeOf(err) {
 	case "":
 		return true, nil
-	case canonical.CodeDuplicateToolCall:
+	case canonical.CodeDuplicateToolCall, canonical.CodeToolCallInProgress:
 		return false, nil
 	}
 	return false, err
@@ -235,24 +235,32 @@ func NewCeiling(name string, addr string, cfg Config) (*Ceiling, error) {
 func (x *Ceiling) Name() string { return x.name }
 
 func (x *Ceiling) beginCmd(c Call, request []byte) rueidis.Completed {
-	lim := x.cfg.Limits.WithDefaults()
-	return x.c.B().Evalsha().Sha1(x.begin).Numkeys(2).
-		Key(x.keys.Record(c.RunID, c.ToolCallID), x.keys.Run(c.RunID)).
-		Arg(c.RunID, c.ToolCallID, Tool, c.Owner, rueidis.BinaryString(request), canonical.RequestDigest(request),
-			strconv.FormatInt(x.cfg.TTL.Milliseconds(), 10),
-			strconv.FormatInt(lim.MaxCallsPerRun, 10), strconv.FormatInt(lim.MaxCallsPerTool, 10),
-			strconv.FormatInt(lim.MaxRunBytes, 10), strconv.FormatInt(lim.MaxRecordBytes, 10),
-			strconv.FormatInt(lim.MaxResultBytes, 10)).
+	return x.c.B().Evalsha().Sha1(x.begin).Numkeys(4).
+		Key(x.keys.Record(c.RunID, c.ToolCallID), x.keys.Run(c.RunID), x.keys.Index(c.RunID), x.keys.Leases(c.RunID)).
+		Arg(beginArgs(c, request, x.cfg)...).
 		Build()
 }
 
 func (x *Ceiling) completeCmd(c Call, raw, result []byte) rueidis.Completed {
 	comp := canonical.Completion{Status: canonical.StatusReady, Evidence: canonical.EvidenceFound, Raw: raw, Result: result}
-	return x.c.B().Evalsha().Sha1(x.complete).Numkeys(3).
-		Key(x.keys.Record(c.RunID, c.ToolCallID), x.keys.Run(c.RunID), x.keys.Index(c.RunID)).
+	return x.c.B().Evalsha().Sha1(x.complete).Numkeys(4).
+		Key(x.keys.Record(c.RunID, c.ToolCallID), x.keys.Run(c.RunID), x.keys.Index(c.RunID), x.keys.Leases(c.RunID)).
 		Arg(c.Owner, string(comp.Status), string(comp.Evidence), "",
 			rueidis.BinaryString(raw), rueidis.BinaryString(result), comp.Digest()).
 		Build()
+}
+
+// beginArgs are the ARGV of begin.lua for one call, as redisstore sends
+// them: the configured limits are the run's (its first Begin fixes them).
+func beginArgs(c Call, request []byte, cfg Config) []string {
+	lim, ttl := cfg.Limits.WithDefaults(), strconv.FormatInt(cfg.TTL.Milliseconds(), 10)
+	args := []string{c.RunID, c.ToolCallID, Tool, c.Owner, rueidis.BinaryString(request), canonical.RequestDigest(request), ttl, ttl}
+	for range 2 { // the caller's limits, then a new run's
+		args = append(args, strconv.FormatInt(lim.MaxCallsPerRun, 10), strconv.FormatInt(lim.MaxCallsPerTool, 10),
+			strconv.FormatInt(lim.MaxRunBytes, 10), strconv.FormatInt(lim.MaxRecordBytes, 10),
+			strconv.FormatInt(lim.MaxResultBytes, 10))
+	}
+	return args
 }
 
 // outcome is the first element of a script's reply.

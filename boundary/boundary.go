@@ -36,8 +36,11 @@ type RunContext struct {
 	Deadline  time.Time          // the run's deadline; zero means none (ctx may still carry one)
 	Active    bool               // false refuses every call with RUN_INACTIVE
 	// Limits are the run's budgets (calls per run, calls per tool) and byte
-	// bounds. They travel with every Begin and are counted atomically by the
-	// store; zero fields take canonical.DefaultLimits.
+	// bounds, counted atomically by the store. The run's first call fixes
+	// them (zero fields take canonical.DefaultLimits); a later call whose
+	// non-zero fields differ is refused with INVALID_ARGUMENT, and zero
+	// fields mean "the run's", so a worker can join a run without knowing
+	// them.
 	Limits canonical.Limits
 	// TTL is every record's lifetime, set once at Begin and never extended;
 	// zero means the store's default TTL.
@@ -63,6 +66,7 @@ type Boundary struct {
 	replay        bool
 	storeAttempts int
 	storeTimeout  time.Duration
+	leaseMargin   time.Duration
 }
 
 // binding is one agent-facing name: the exact definition it runs and the
@@ -77,6 +81,7 @@ type binding struct {
 const (
 	DefaultStoreAttempts = 3
 	DefaultStoreTimeout  = 5 * time.Second
+	DefaultLeaseMargin   = time.Minute
 )
 
 // Option configures a Boundary. Bind and the With… functions return Options.
@@ -116,8 +121,9 @@ func Bind(agentName, name, version string, tool Tool, projector canonical.Projec
 // replay, a second call whose canonical request is byte-identical to the
 // first's (same run, id, tool, version, project, principal and canonical
 // input) gets the first call's stored agent outcome — its READY result or its
-// error — and nothing runs again. A different request, or a first call still
-// PROJECTING, is still DUPLICATE_TOOL_CALL.
+// error — and nothing runs again. A different request is still
+// DUPLICATE_TOOL_CALL; while the first call is still PROJECTING the answer
+// is TOOL_CALL_IN_PROGRESS (wait for that call's result).
 func WithReplay() Option {
 	return func(b *Boundary) error { b.replay = true; return nil }
 }
@@ -152,6 +158,21 @@ func WithStoreTimeout(d time.Duration) Option {
 	}
 }
 
+// WithLeaseMargin sets what a call's lease adds to its tool's timeout
+// (default DefaultLeaseMargin): the time projecting and recording the
+// outcome may take. Once the lease has passed without a completion, a
+// reaper may close the call as EXECUTION_ABANDONED (canonical.Store.Abandon)
+// and this worker's late completion is refused.
+func WithLeaseMargin(d time.Duration) Option {
+	return func(b *Boundary) error {
+		if d <= 0 {
+			return canonical.Errorf(canonical.CodeInvalidArgument, "boundary: lease margin must be positive (got %v)", d)
+		}
+		b.leaseMargin = d
+		return nil
+	}
+}
+
 // New returns a Boundary over store, reg and policy with the given bindings
 // and options. Any invalid argument or binding fails the whole construction
 // with a *canonical.Error.
@@ -166,7 +187,7 @@ func New(store canonical.Store, reg *registry.Registry, policy registry.Policy, 
 	}
 	b := &Boundary{
 		store: store, reg: reg, policy: policy, bindings: map[string]*binding{},
-		storeAttempts: DefaultStoreAttempts, storeTimeout: DefaultStoreTimeout,
+		storeAttempts: DefaultStoreAttempts, storeTimeout: DefaultStoreTimeout, leaseMargin: DefaultLeaseMargin,
 	}
 	for _, o := range opts {
 		if o == nil {

@@ -287,7 +287,7 @@ func (fx *fixture) checkRecord(t testing.TB, id string, w want) canonical.Record
 	if rec.TTL <= 0 || rec.TTL > fx.run.TTL {
 		t.Errorf("TTL = %v, want in (0, %v]", rec.TTL, fx.run.TTL)
 	}
-	done, err := fx.store.Completed(context.Background(), fx.run.ID)
+	done, _, err := fx.store.Completed(context.Background(), fx.run.ID, canonical.MaxIndexRead)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func (fx *fixture) checkAbsent(t testing.TB, id string) {
 			t.Errorf("record %s: err = %v, want NOT_FOUND", id, err)
 		}
 	}
-	if done, _ := fx.store.Completed(context.Background(), fx.run.ID); slices.Contains(done, id) {
+	if done, _, _ := fx.store.Completed(context.Background(), fx.run.ID, canonical.MaxIndexRead); slices.Contains(done, id) {
 		t.Errorf("%s is in the completion index", id)
 	}
 	if addr := fx.fac.addr(t); addr != "" && canonical.ValidateRunID(fx.run.ID) == nil {

@@ -19,9 +19,10 @@ import (
 // RUN_INACTIVE, DEADLINE_EXCEEDED, UNKNOWN_TOOL, INVALID_ARGUMENT,
 // UNAUTHORIZED, POLICY_UNAVAILABLE, INVALID_INPUT, APPROVAL_REQUIRED,
 // NOT_READ_ONLY) write nothing and call nothing but the policy. Begin
-// refusals (DUPLICATE_TOOL_CALL, BUDGET_EXHAUSTED, RUN_INACTIVE,
-// RESULT_TOO_LARGE, STORE_UNAVAILABLE) leave any existing record untouched
-// and run nothing.
+// refusals (TOOL_CALL_IN_PROGRESS, DUPLICATE_TOOL_CALL, BUDGET_EXHAUSTED,
+// RUN_INACTIVE, RESULT_TOO_LARGE, INVALID_ARGUMENT for limits other than
+// the run's, STORE_UNAVAILABLE) leave any existing record untouched and run
+// nothing.
 //
 // Once the record exists it is completed exactly once: READY with the
 // projection, or ERROR with EXECUTION_FAILED (tool error or panic),
@@ -37,8 +38,9 @@ import (
 // retries of WithStoreAttempts), the agent gets STORE_UNAVAILABLE and no
 // result: what is not recorded is not shown. The record then stays
 // PROJECTING, outside the completion index, so it can never become evidence,
-// and it expires with its TTL; its call still counts against the run's
-// budgets. If instead a completion reached the store but every reply was
+// until its lease (the tool's timeout plus WithLeaseMargin) passes and a
+// reaper abandons it (ERROR/EXECUTION_ABANDONED), or it expires with its
+// TTL; its call still counts against the run's budgets. If instead a completion reached the store but every reply was
 // lost, the record holds that outcome while the agent was told
 // STORE_UNAVAILABLE; under WithReplay a retry with the same id and request
 // then returns the stored outcome.
@@ -132,11 +134,12 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	}
 	input := plan.Input()
 	request := buildRequest(env, run, bd, plan, input)
-	limits := run.Limits.WithDefaults()
 
-	// 2. The record exists before anything runs.
+	// 2. The record exists before anything runs. Its lease lets a reaper
+	// close it if this worker dies: the tool's timeout and a margin.
 	inv.owner = canonical.NewOwner()
-	if _, err := inv.begin(ctx, request, limits); err != nil {
+	rec, err := inv.begin(ctx, request, def.Timeout()+b.leaseMargin)
+	if err != nil {
 		code := canonical.CodeOf(err)
 		if code == canonical.CodeDuplicateToolCall && b.replay {
 			return inv.replay(ctx, request, err)
@@ -144,6 +147,12 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 		return inv.fail(code, err)
 	}
 	inv.begun = true
+	// The run's limits as the store holds them: a zero field of run.Limits
+	// means "the run's", which only the store knows.
+	limits := rec.Limits
+	if limits == (canonical.Limits{}) {
+		limits = run.Limits.WithDefaults()
+	}
 
 	// 3. Execute, bounded by the tool's timeout and the run's deadline (ctx).
 	inv.ran = true
@@ -192,10 +201,10 @@ func preflightCode(err error) canonical.Code {
 
 // begin creates the record, retrying an unavailable store with the same
 // owner: the store recognises the retry and never counts it twice.
-func (inv *invocation) begin(ctx context.Context, request []byte, limits canonical.Limits) (canonical.Record, error) {
+func (inv *invocation) begin(ctx context.Context, request []byte, lease time.Duration) (canonical.Record, error) {
 	req := canonical.BeginRequest{
 		RunID: inv.run.ID, ToolCallID: inv.env.ToolCallID, Tool: inv.env.Tool, Owner: inv.owner,
-		Request: request, TTL: inv.run.TTL, Limits: limits,
+		Request: request, TTL: inv.run.TTL, Lease: lease, Limits: inv.run.Limits,
 	}
 	var rec canonical.Record
 	err := inv.b.retry(ctx, func(ctx context.Context) error {
@@ -300,6 +309,8 @@ func (inv *invocation) replay(ctx context.Context, request []byte, dup error) Re
 		r := inv.fail(rec.Error, fmt.Errorf("boundary: replay of the stored error %s", rec.Error))
 		r.replayed = true
 		return r
+	case rec.Status == canonical.StatusProjecting:
+		return inv.fail(canonical.CodeToolCallInProgress, errors.Join(dup, errors.New("boundary: replay: the first call is still running")))
 	}
 	return inv.fail(canonical.CodeDuplicateToolCall, errors.Join(dup, fmt.Errorf("boundary: replay: the first call is %s", rec.Status)))
 }

@@ -47,7 +47,7 @@ func TestParallelBudgetIsExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		done, err := fx.store.Completed(context.Background(), fx.run.ID)
+		done, _, err := fx.store.Completed(context.Background(), fx.run.ID, canonical.MaxIndexRead)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -85,7 +85,29 @@ func TestReplayWhileFirstIsProjecting(t *testing.T) {
 			return fx.raw(), nil
 		}
 		fx.checkReady(t, fx.invoke("call_rw"), canonical.EvidenceFound)
-		fx.checkError(t, inner, "call_rw", canonical.CodeDuplicateToolCall, false)
+		fx.checkError(t, inner, "call_rw", canonical.CodeToolCallInProgress, false)
+		fx.calls(t, 1, 1)
+	})
+}
+
+// Without replay too, a duplicate of a call that is still running is told to
+// wait for it, not to call again; once it is over, a duplicate is a plain
+// DUPLICATE_TOOL_CALL.
+func TestDuplicateWhileFirstIsProjecting(t *testing.T) {
+	forEachStore(t, func(t *testing.T, fx *fixture) {
+		var inner boundary.Result
+		fx.tool.fn = func(context.Context, []byte) ([]byte, error) {
+			if fx.tool.calls.Load() == 1 {
+				inner = fx.invoke("call_dw")
+			}
+			return fx.raw(), nil
+		}
+		fx.checkReady(t, fx.invoke("call_dw"), canonical.EvidenceFound)
+		fx.checkError(t, inner, "call_dw", canonical.CodeToolCallInProgress, false)
+		if !bytes.Contains(inner.AgentJSON(), []byte("wait for its result")) {
+			t.Errorf("agent saw %s; want the in-progress hint", inner.AgentJSON())
+		}
+		fx.checkError(t, fx.invoke("call_dw"), "call_dw", canonical.CodeDuplicateToolCall, false)
 		fx.calls(t, 1, 1)
 	})
 }

@@ -422,7 +422,7 @@ func TestCompletionIndexKeepsOrder(t *testing.T) {
 		}
 		fx.tool.fn = func(context.Context, []byte) ([]byte, error) { return nil, errors.New("boom") }
 		fx.checkError(t, fx.invoke("call_4"), "call_4", canonical.CodeExecutionFailed, true)
-		done, err := fx.store.Completed(context.Background(), fx.run.ID)
+		done, _, err := fx.store.Completed(context.Background(), fx.run.ID, canonical.MaxIndexRead)
 		if err != nil || strings.Join(done, ",") != "call_3,call_1,call_2,call_4" {
 			t.Errorf("completion index = %v, %v", done, err)
 		}

@@ -9,4 +9,7 @@
 //
 // The lifecycle is PROJECTING → READY or PROJECTING → ERROR, and nothing else.
 // Stores enforce it atomically: on Redis every transition is one Lua script.
+// A call is ended by its owner's Complete, or, when its worker died and its
+// lease passed, by Abandon (ERROR/EXECUTION_ABANDONED). A run's limits belong
+// to the run: its first Begin fixes them.
 package canonical

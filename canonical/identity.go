@@ -82,15 +82,27 @@ func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// ValidateRead checks the identities of a read of one run's records.
+// ValidateRead checks the identities of a read of one run's records: a valid
+// run id and at most MaxIndexRead valid tool_call_ids.
 func ValidateRead(runID string, toolCallIDs []string) error {
 	if err := ValidateRunID(runID); err != nil {
 		return err
+	}
+	if len(toolCallIDs) > MaxIndexRead {
+		return Errorf(CodeInvalidArgument, "a read names at most %d ids (got %d)", MaxIndexRead, len(toolCallIDs))
 	}
 	for _, id := range toolCallIDs {
 		if err := ValidateToolCallID(id); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// ValidateMax checks the bound of a read of a run's ids: 1..MaxIndexRead.
+func ValidateMax(max int) error {
+	if max < 1 || max > MaxIndexRead {
+		return Errorf(CodeInvalidArgument, "max must be in 1..%d (got %d)", MaxIndexRead, max)
 	}
 	return nil
 }

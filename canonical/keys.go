@@ -7,6 +7,7 @@ package canonical
 //	record:           <prefix>:{<run_id>}:call:<tool_call_id>   HASH
 //	run:              <prefix>:{<run_id>}:run                    HASH
 //	completion index: <prefix>:{<run_id>}:done                   LIST
+//	leases:           <prefix>:{<run_id>}:leases                 ZSET  PROJECTING calls by lease deadline (ms)
 //
 // The "call:" namespace keeps a tool_call_id from ever colliding with the
 // run's own keys.
@@ -38,6 +39,10 @@ func (k Keys) Run(runID string) string { return k.runBase(runID) + "run" }
 
 // Index returns the key of the run's completion index.
 func (k Keys) Index(runID string) string { return k.runBase(runID) + "done" }
+
+// Leases returns the key of the run's PROJECTING calls, scored by the
+// server time (ms) at which each one's lease passes.
+func (k Keys) Leases(runID string) string { return k.runBase(runID) + "leases" }
 
 func (k Keys) runBase(runID string) string {
 	return k.prefix + ":{" + runID + "}:"

@@ -1,9 +1,11 @@
 package canonical
 
-// Limits bound what one run and one record may hold. A zero field means the
-// default from DefaultLimits; a negative field is refused. The limits given at
-// a call's Begin are kept with its record, so its Complete is checked against
-// the same bounds whichever worker completes it.
+// Limits bound what one run and one record may hold. They are the run's:
+// the first Begin of a run fixes them in the run's state (a zero field takes
+// DefaultLimits), and every later Begin and Complete of the run is checked
+// against those, whichever worker sends it. A later Begin may leave fields
+// zero ("the run's"); a non-zero field that differs is refused. A negative
+// field is refused.
 type Limits struct {
 	MaxCallsPerRun  int64 // calls a run may begin; overflow is BUDGET_EXHAUSTED
 	MaxCallsPerTool int64 // calls of one tool a run may begin; overflow is BUDGET_EXHAUSTED
@@ -19,6 +21,10 @@ const (
 	MaxRunBytesCeiling    = 1 << 40
 	MaxCallsCeiling       = 1 << 30
 )
+
+// MaxIndexRead is the most ids one read of a run may name or return
+// (Completed, ExpiredLeases, GetMany).
+const MaxIndexRead = 1 << 20
 
 // DefaultLimits are applied to zero fields of Limits.
 var DefaultLimits = Limits{
@@ -67,4 +73,22 @@ func (l Limits) Validate() error {
 		return Errorf(CodeInvalidArgument, "MaxResultBytes must be in 1..MaxRecordBytes")
 	}
 	return nil
+}
+
+// Conflict returns the name of the first non-zero field of l that differs
+// from the run's limits, or "" when l agrees with them.
+func (l Limits) Conflict(run Limits) string {
+	switch {
+	case l.MaxCallsPerRun != 0 && l.MaxCallsPerRun != run.MaxCallsPerRun:
+		return "MaxCallsPerRun"
+	case l.MaxCallsPerTool != 0 && l.MaxCallsPerTool != run.MaxCallsPerTool:
+		return "MaxCallsPerTool"
+	case l.MaxRunBytes != 0 && l.MaxRunBytes != run.MaxRunBytes:
+		return "MaxRunBytes"
+	case l.MaxRecordBytes != 0 && l.MaxRecordBytes != run.MaxRecordBytes:
+		return "MaxRecordBytes"
+	case l.MaxResultBytes != 0 && l.MaxResultBytes != run.MaxResultBytes:
+		return "MaxResultBytes"
+	}
+	return ""
 }

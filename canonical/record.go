@@ -27,10 +27,16 @@ type Record struct {
 	RequestLen    int    // bytes of the stored request, known even when Request was not read
 	RawLen        int    // bytes of the stored raw response, known even when Raw was not read
 
-	Owner     string        // token of the invocation that began the call
-	CreatedAt time.Time     // server time of Begin
-	UpdatedAt time.Time     // server time of the last transition
-	TTL       time.Duration // time left before the record expires, as of the read
+	Owner      string        // token of the invocation that began the call
+	CreatedAt  time.Time     // server time of Begin
+	UpdatedAt  time.Time     // server time of the last transition
+	LeaseUntil time.Time     // server time after which Abandon may close a PROJECTING record
+	TTL        time.Duration // time left before the record expires, as of the read
+
+	// Limits are the run's limits, as the Begin that returned this record
+	// found them; other methods leave them zero (they belong to the run,
+	// not to the record: see RunUsage).
+	Limits Limits
 }
 
 // RequestDigest returns the hex SHA-256 of a canonical request, as stored in
@@ -68,6 +74,7 @@ type recordJSON struct {
 	CreatedMs     int64           `json:"created_ms"`
 	UpdatedMs     int64           `json:"updated_ms"`
 	TTLMs         int64           `json:"ttl_ms"`
+	LeaseMs       int64           `json:"lease_until_ms,omitempty"`
 }
 
 // MarshalJSON encodes the record as one JSON object. Raw is embedded as JSON
@@ -78,6 +85,9 @@ func (r Record) MarshalJSON() ([]byte, error) {
 		RunID: r.RunID, ToolCallID: r.ToolCallID, Tool: r.Tool, Status: r.Status,
 		Evidence: r.Evidence, Error: r.Error, RequestDigest: r.RequestDigest, Owner: r.Owner,
 		CreatedMs: r.CreatedAt.UnixMilli(), UpdatedMs: r.UpdatedAt.UnixMilli(), TTLMs: r.TTL.Milliseconds(),
+	}
+	if !r.LeaseUntil.IsZero() {
+		j.LeaseMs = r.LeaseUntil.UnixMilli()
 	}
 	j.Request, j.RequestBase64 = jsonOrBase64(r.Request)
 	j.Raw, j.RawBase64 = jsonOrBase64(r.Raw)
@@ -103,6 +113,9 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		Evidence: j.Evidence, Error: j.Error, RequestDigest: j.RequestDigest, Owner: j.Owner,
 		CreatedAt: time.UnixMilli(j.CreatedMs), UpdatedAt: time.UnixMilli(j.UpdatedMs),
 		TTL: time.Duration(j.TTLMs) * time.Millisecond,
+	}
+	if j.LeaseMs != 0 {
+		r.LeaseUntil = time.UnixMilli(j.LeaseMs)
 	}
 	var err error
 	if r.Request, err = fromJSONOrBase64(j.Request, j.RequestBase64); err != nil {

@@ -16,38 +16,63 @@ import (
 // Errors are *Error values with a stable Code; a store that cannot be reached
 // returns STORE_UNAVAILABLE.
 type Store interface {
-	// Begin creates the call's record in PROJECTING with the complete request,
-	// counting it against the run's limits. Refusals (DUPLICATE_TOOL_CALL,
-	// BUDGET_EXHAUSTED, RESULT_TOO_LARGE, RUN_INACTIVE) write nothing. A retry
-	// by the same Owner with the same tool and request finds its own record
-	// and returns it as it now is, without counting twice; anything else on an
-	// existing record is DUPLICATE_TOOL_CALL.
+	// Begin creates the call's record in PROJECTING with the complete request
+	// and a lease, counting it against the run's limits. The first Begin of
+	// a run fixes the run's limits; a later Begin whose non-zero limits
+	// differ is INVALID_ARGUMENT. Refusals (TOOL_CALL_IN_PROGRESS,
+	// DUPLICATE_TOOL_CALL, BUDGET_EXHAUSTED, RESULT_TOO_LARGE, RUN_INACTIVE,
+	// INVALID_ARGUMENT) write nothing. A retry by the same Owner with the
+	// same tool and request finds its own record and returns it as it now
+	// is, without counting twice. Anything else on an existing record is
+	// TOOL_CALL_IN_PROGRESS while it is PROJECTING, DUPLICATE_TOOL_CALL
+	// after. The returned record carries the run's Limits.
 	Begin(ctx context.Context, req BeginRequest) (Record, error)
 
 	// Complete moves a PROJECTING record to READY or ERROR and appends its id to
 	// the run's completion index, in one step. A completion whose bytes exceed
-	// the limits kept at Begin moves the record to ERROR/RESULT_TOO_LARGE
-	// instead, storing neither raw nor result, and returns that record with a
+	// the run's limits moves the record to ERROR/RESULT_TOO_LARGE instead,
+	// storing neither raw nor result, and returns that record with a
 	// RESULT_TOO_LARGE error. A retry by the same Owner with the same
 	// completion returns the stored outcome; anything else on a terminal
-	// record is INVALID_TRANSITION and changes nothing.
+	// record (an abandoned one included) is INVALID_TRANSITION and changes
+	// nothing. When the run's state is gone (evicted or deleted) the outcome
+	// is still recorded, unchecked against limits nobody knows any more, and
+	// the run is marked lost: see RunUsage.Lost.
 	Complete(ctx context.Context, c Completion) (Record, error)
+
+	// Abandon closes a PROJECTING record whose lease has passed: it becomes
+	// ERROR/EXECUTION_ABANDONED with its remaining TTL kept, leaves the run's
+	// leases and enters the completion index, in one step. While the lease
+	// runs it is INVALID_TRANSITION, as it is on a record its owner
+	// completed; on a record already abandoned it returns that record. It
+	// is NOT_FOUND when there is no record.
+	Abandon(ctx context.Context, runID, toolCallID string) (Record, error)
+
+	// ExpiredLeases returns up to max ids of the run's PROJECTING calls whose
+	// lease has passed, earliest lease first: the calls Abandon may close.
+	ExpiredLeases(ctx context.Context, runID string, max int) ([]string, error)
 
 	// Get returns the whole record, or NOT_FOUND when it does not exist or has
 	// expired. Reads never extend a TTL.
 	Get(ctx context.Context, runID, toolCallID string) (Record, error)
 
-	// GetMany returns the records of ids of one run, in order, in one round trip;
-	// a missing or expired record is nil. Raw and Request are read only when
-	// asked for, so that scanning a run does not move megabytes.
+	// GetMany returns the records of ids of one run, in order; a missing or
+	// expired record is nil. Raw and Request are read only when asked for,
+	// so that scanning a run does not move megabytes. Stores read in
+	// bounded batches (see each store for its round trips); at most
+	// MaxIndexRead ids are accepted.
 	GetMany(ctx context.Context, runID string, ids []string, opts ReadOptions) ([]*Record, error)
 
-	// Completed returns the run's completion index: the ids of its completed
-	// calls (READY or ERROR) in completion order. An unknown run has none.
-	Completed(ctx context.Context, runID string) ([]string, error)
+	// Completed returns the first max ids (1..MaxIndexRead) of the run's
+	// completion index, the ids of its completed calls (READY or ERROR) in
+	// completion order, and the index's length, so that a caller knows when
+	// there is more. An unknown run has none.
+	Completed(ctx context.Context, runID string, max int) (ids []string, length int, err error)
 
 	// CloseRun marks the run closed: later Begins get RUN_INACTIVE. Calls
-	// already begun may still complete. Closing is idempotent.
+	// already begun may still complete. A closed run stays closed for the
+	// store's retention (24h by default), or longer while its records live,
+	// whatever its records' TTLs. Closing is idempotent.
 	CloseRun(ctx context.Context, runID string) error
 
 	// Usage returns the run's counters, or NOT_FOUND for a run with no state.
@@ -58,9 +83,10 @@ type Store interface {
 	// invalid report raises Pending and Violations; a valid one resets
 	// Pending only. Violations saturates at threshold (> 0), where Violated
 	// becomes true for good. A run with no state gets one (with the store's
-	// default TTL for closed runs). Unlike the lifecycle calls it is not
-	// idempotent, so stores never resend it: when its reply is lost the caller
-	// gets STORE_UNAVAILABLE and the report may or may not have been counted.
+	// default TTL, else its closed-run retention). Unlike the lifecycle
+	// calls it is not idempotent, so stores never resend it: when its reply
+	// is lost the caller gets STORE_UNAVAILABLE and the report may or may
+	// not have been counted.
 	ObserveProgress(ctx context.Context, runID string, valid bool, threshold int64) (ProtocolState, error)
 }
 
@@ -87,41 +113,67 @@ type BeginRequest struct {
 	Owner      string        // token of this invocation (see NewOwner); retries reuse it
 	Request    []byte        // complete canonical request: a JSON object
 	TTL        time.Duration // record lifetime, set once here and never extended; > 0, or 0 for the store's default
-	Limits     Limits        // zero fields take DefaultLimits
+	// Lease is how long the call may stay PROJECTING before Abandon may
+	// close it: the tool's timeout plus a margin for projecting and
+	// recording. Zero, or more than the TTL, means the TTL.
+	Lease time.Duration
+	// Limits are the run's limits. The run's first Begin fixes them (zero
+	// fields take DefaultLimits); later Begins must give the same non-zero
+	// fields, and a zero field means "the run's".
+	Limits Limits
+}
+
+// BeginArgs are a BeginRequest's arguments as a store applies them.
+type BeginArgs struct {
+	TTL    time.Duration // the record's TTL: the request's, or the store's default
+	Lease  time.Duration // the request's lease, cut to the TTL; the TTL when none
+	Limits Limits        // the limits as given: a zero field means the run's
+	NewRun Limits        // the limits of a run that has none yet: Limits with defaults
 }
 
 // Validate checks every argument without touching a store. ttlDefault is the
 // store's default TTL (0: none), used when req.TTL is zero.
-func (req *BeginRequest) Validate(ttlDefault time.Duration) (ttl time.Duration, lim Limits, err error) {
-	if err = ValidateRunID(req.RunID); err != nil {
-		return 0, lim, err
+func (req *BeginRequest) Validate(ttlDefault time.Duration) (BeginArgs, error) {
+	var a BeginArgs
+	if err := ValidateRunID(req.RunID); err != nil {
+		return a, err
 	}
-	if err = ValidateToolCallID(req.ToolCallID); err != nil {
-		return 0, lim, err
+	if err := ValidateToolCallID(req.ToolCallID); err != nil {
+		return a, err
 	}
-	if err = ValidateToolName(req.Tool); err != nil {
-		return 0, lim, err
+	if err := ValidateToolName(req.Tool); err != nil {
+		return a, err
 	}
-	if err = ValidateOwner(req.Owner); err != nil {
-		return 0, lim, err
+	if err := ValidateOwner(req.Owner); err != nil {
+		return a, err
 	}
 	if !IsJSONObject(req.Request) {
-		return 0, lim, Errorf(CodeInvalidInput, "request must be a JSON object")
+		return a, Errorf(CodeInvalidInput, "request must be a JSON object")
 	}
-	ttl = req.TTL
+	ttl := req.TTL
 	if ttl == 0 {
 		ttl = ttlDefault
 	}
 	if ttl <= 0 {
-		return 0, lim, Errorf(CodeInvalidArgument, "TTL must be positive (got %v)", req.TTL)
+		return a, Errorf(CodeInvalidArgument, "TTL must be positive (got %v)", req.TTL)
 	}
 	if ttl < time.Millisecond {
-		return 0, lim, Errorf(CodeInvalidArgument, "TTL must be at least 1ms (got %v)", req.TTL)
+		return a, Errorf(CodeInvalidArgument, "TTL must be at least 1ms (got %v)", req.TTL)
 	}
-	if err = req.Limits.Validate(); err != nil {
-		return 0, lim, err
+	switch {
+	case req.Lease < 0:
+		return a, Errorf(CodeInvalidArgument, "lease must not be negative (got %v)", req.Lease)
+	case req.Lease > 0 && req.Lease < time.Millisecond:
+		return a, Errorf(CodeInvalidArgument, "lease must be at least 1ms (got %v)", req.Lease)
 	}
-	return ttl, req.Limits.WithDefaults(), nil
+	if err := req.Limits.Validate(); err != nil {
+		return a, err
+	}
+	lease := req.Lease.Truncate(time.Millisecond)
+	if lease == 0 || lease > ttl {
+		lease = ttl
+	}
+	return BeginArgs{TTL: ttl.Truncate(time.Millisecond), Lease: lease, Limits: req.Limits, NewRun: req.Limits.WithDefaults()}, nil
 }
 
 // ValidateToolName checks an agent-facing tool name: 1–128 bytes of
@@ -195,16 +247,24 @@ func (c *Completion) Digest() string {
 	return RequestDigest(b.Bytes())
 }
 
-// RunUsage is a run's state and counters.
+// RunUsage is a run's state, settings and counters.
 type RunUsage struct {
 	RunID     string
+	Limits    Limits           // the run's limits, fixed by its first Begin; zero before it
 	Calls     int64            // calls begun
 	ToolCalls map[string]int64 // calls begun, per tool
 	Bytes     int64            // request+raw+result bytes stored
 	Completed int64            // length of the completion index
-	Closed    bool             // CloseRun was called
-	Protocol  ProtocolState    // progress-protocol counters
-	TTL       time.Duration    // time left before the run's state expires
+	InFlight  int64            // calls begun and neither completed nor abandoned
+	Closed    bool             // CloseRun was called, or the run's state was lost
+	// Lost is true when the run's state disappeared (memory eviction, an
+	// operator's DEL) while its records lived. A lost run is closed: its
+	// budgets can no longer be enforced, so no call begins again. Calls in
+	// flight still complete; Calls, ToolCalls and Bytes then count only what
+	// happened after the loss, and Limits are unknown (zero).
+	Lost     bool
+	Protocol ProtocolState // progress-protocol counters
+	TTL      time.Duration // time left before the run's state expires
 }
 
 // IsJSONObject reports whether b is valid JSON whose top-level value is an

@@ -1,7 +1,13 @@
--- begin: create one call's record in PROJECTING and count it against its run.
+-- begin: create one call's record in PROJECTING, with a lease, and count it against its run.
+--
+-- The run's first begin fixes the run's limits in the run's state; every later
+-- begin is checked against those. Every key written gets a TTL that covers the
+-- record; a key found without one gets it too.
 --
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
+-- KEYS[3] index   <prefix>:{<run_id>}:done                 LIST  read only: tells a lost run state from a new run
+-- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
 --
 -- ARGV[1]  run_id            string
 -- ARGV[2]  tool_call_id      string
@@ -10,65 +16,115 @@
 -- ARGV[5]  request           bytes   complete canonical request (a JSON object)
 -- ARGV[6]  request_sha256    string
 -- ARGV[7]  ttl_ms            int     > 0; set once here, never extended
--- ARGV[8]  max_calls_run     int
--- ARGV[9]  max_calls_tool    int
--- ARGV[10] max_run_bytes     int
--- ARGV[11] max_record_bytes  int
--- ARGV[12] max_result_bytes  int
+-- ARGV[8]  lease_ms          int     1..ttl_ms: time until abandon may close the call
+-- ARGV[9]  calls_run         int     the caller's limits; 0 means the run's
+-- ARGV[10] calls_tool        int
+-- ARGV[11] run_bytes         int
+-- ARGV[12] record_bytes      int
+-- ARGV[13] result_bytes      int
+-- ARGV[14] new_calls_run     int     the limits a run without any takes (the caller's, defaulted)
+-- ARGV[15] new_calls_tool    int
+-- ARGV[16] new_run_bytes     int
+-- ARGV[17] new_record_bytes  int
+-- ARGV[18] new_result_bytes  int
 --
 -- RETRY safe    a resent begin by the same owner with the same request finds its own record
 --
--- RETURNS array
---   {"OK", created_ms, ttl_ms}                                       created
---   {"EXISTS", status, evidence, error, created_ms, updated_ms, pttl} the same owner retried the same request
---                                                                   (same tool and request digest): nothing counted again
---   {"DUPLICATE_TOOL_CALL"} | {"RUN_INACTIVE"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
+-- RETURNS
+--   {"OK", created_ms int, ttl_ms int, lease_ms int, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
+--     created; the limits are the run's
+--   {"EXISTS", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, lease_ms int, raw_len int, result bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
+--     the same owner retried the same request (same tool and request digest): the record as it is, nothing counted again;
+--     limits are 0 when the run's state is gone
+--   {"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
+--     another call has the id (still PROJECTING, or finished), or the run's limits refuse it
+--   {"RUN_INACTIVE", reason string}
+--     reason "closed": the run was closed; "lost": its state is gone while its index or leases live
+--   {"INVALID_ARGUMENT", field string}
+--     a non-zero limit differs from the run's
 --   refusals write nothing
 
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 
 local cur = redis.call('HMGET', KEYS[1], 'owner', 'status', 'evidence', 'error', 'created_ms', 'updated_ms',
-  'tool', 'request_sha256')
+  'tool', 'request_sha256', 'lease_ms')
 if cur[1] then
   if cur[1] == ARGV[4] and cur[7] == ARGV[3] and cur[8] == ARGV[6] then
-    return {'EXISTS', cur[2], cur[3], cur[4] or '', cur[5], cur[6], redis.call('PTTL', KEYS[1])}
+    local lim = redis.call('HMGET', KEYS[2], 'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes',
+      'lim_result_bytes')
+    return {'EXISTS', cur[2], cur[3], cur[4] or '', tonumber(cur[5]), tonumber(cur[6]), redis.call('PTTL', KEYS[1]),
+      tonumber(cur[9] or '0'), redis.call('HSTRLEN', KEYS[1], 'raw'), redis.call('HGET', KEYS[1], 'result') or '',
+      tonumber(lim[1] or '0'), tonumber(lim[2] or '0'), tonumber(lim[3] or '0'), tonumber(lim[4] or '0'),
+      tonumber(lim[5] or '0')}
+  end
+  if cur[2] == 'PROJECTING' then
+    return {'TOOL_CALL_IN_PROGRESS'}
   end
   return {'DUPLICATE_TOOL_CALL'}
 end
 
 local tool_field = 'tool:' .. ARGV[3]
-local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes')
+local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
+  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'lost')
+if run[10] then
+  return {'RUN_INACTIVE', 'lost'}
+end
 if run[1] == 'closed' then
-  return {'RUN_INACTIVE'}
+  return {'RUN_INACTIVE', 'closed'}
 end
-if tonumber(run[2] or '0') >= tonumber(ARGV[8]) then
-  return {'BUDGET_EXHAUSTED'}
+local names = {'calls_run', 'calls_tool', 'run_bytes', 'record_bytes', 'result_bytes'}
+local lim = {}
+if run[5] then
+  for i = 1, 5 do
+    lim[i] = tonumber(run[4 + i])
+    local given = tonumber(ARGV[8 + i])
+    if given ~= 0 and given ~= lim[i] then
+      return {'INVALID_ARGUMENT', names[i]}
+    end
+  end
+else
+  -- No limits: a new run, unless the run already has completed or running
+  -- calls, in which case its state was lost and its budgets cannot restart.
+  if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[4]) == 1 then
+    return {'RUN_INACTIVE', 'lost'}
+  end
+  for i = 1, 5 do
+    lim[i] = tonumber(ARGV[13 + i])
+  end
 end
-if tonumber(run[3] or '0') >= tonumber(ARGV[9]) then
+if tonumber(run[2] or '0') >= lim[1] or tonumber(run[3] or '0') >= lim[2] then
   return {'BUDGET_EXHAUSTED'}
 end
 local size = string.len(ARGV[5])
-if size > tonumber(ARGV[11]) or tonumber(run[4] or '0') + size > tonumber(ARGV[10]) then
+if size > lim[4] or tonumber(run[4] or '0') + size > lim[3] then
   return {'RESULT_TOO_LARGE'}
 end
 
 local ttl = tonumber(ARGV[7])
+local lease = now + tonumber(ARGV[8])
 redis.call('HSET', KEYS[1],
   'run_id', ARGV[1], 'tool_call_id', ARGV[2], 'tool', ARGV[3], 'owner', ARGV[4],
   'status', 'PROJECTING', 'evidence', 'UNKNOWN',
   'request', ARGV[5], 'request_sha256', ARGV[6],
-  'lim_run_bytes', ARGV[10], 'lim_record_bytes', ARGV[11], 'lim_result_bytes', ARGV[12],
-  'created_ms', now, 'updated_ms', now)
+  'created_ms', now, 'updated_ms', now, 'lease_ms', lease)
 redis.call('PEXPIRE', KEYS[1], ttl)
 
 redis.call('HINCRBY', KEYS[2], 'calls', 1)
 redis.call('HINCRBY', KEYS[2], tool_field, 1)
 redis.call('HINCRBY', KEYS[2], 'bytes', size)
+if not run[5] then
+  redis.call('HSET', KEYS[2], 'lim_calls_run', lim[1], 'lim_calls_tool', lim[2], 'lim_run_bytes', lim[3],
+    'lim_record_bytes', lim[4], 'lim_result_bytes', lim[5])
+end
 redis.call('HSETNX', KEYS[2], 'state', 'open')
 redis.call('HSETNX', KEYS[2], 'created_ms', now)
--- The run's state must outlive every record it counts.
+-- The run's state and leases must outlive every record they count.
 if redis.call('PTTL', KEYS[2]) < ttl then
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
-return {'OK', now, ttl}
+redis.call('ZADD', KEYS[4], lease, ARGV[2])
+if redis.call('PTTL', KEYS[4]) < ttl then
+  redis.call('PEXPIRE', KEYS[4], ttl)
+end
+return {'OK', now, ttl, lease, lim[1], lim[2], lim[3], lim[4], lim[5]}

@@ -1,10 +1,14 @@
 -- complete: move a PROJECTING record to READY or ERROR and append it to the
 -- run's completion index, in one step. The record's TTL is kept exactly (HSET
--- does not touch it); the index is extended only to cover the record.
+-- does not touch it); the index is extended only to cover the record. The
+-- completion is checked against the run's limits. When the run's state is gone
+-- (evicted, deleted) the outcome is still recorded, and the run is marked lost
+-- and closed, with a TTL no longer than the record's.
 --
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
 -- KEYS[3] index   <prefix>:{<run_id>}:done                 LIST
+-- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET
 --
 -- ARGV[1] owner      string  must equal the record's owner
 -- ARGV[2] status     string  READY | ERROR
@@ -16,16 +20,18 @@
 --
 -- RETRY safe    a resent completion by the same owner is recognised by its digest
 --
--- RETURNS array {outcome, status, evidence, error, created_ms, updated_ms, pttl, tool, request_sha256, overflow}
---   outcome "OK"                  the transition asked for was made
---   outcome "EXISTS"              the same owner already made this completion: stored outcome
---   outcome "RESULT_TOO_LARGE"    over a byte limit: the record is now ERROR/RESULT_TOO_LARGE, no raw or result stored
---   overflow                      1 when the completion was refused for its size (no raw or result stored), else 0
---   {"NOT_FOUND"}                 no record (never begun, or expired)
---   {"INVALID_TRANSITION", status} wrong owner, terminal record, or a malformed completion: nothing changed
+-- RETURNS
+--   {"OK"|"EXISTS"|"RESULT_TOO_LARGE", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, tool string, request_sha256 string, overflow int, lease_ms int, request_len int, raw_len int}
+--     OK: the transition asked for was made; EXISTS: the same owner already made this completion (the stored outcome);
+--     RESULT_TOO_LARGE: over a byte limit, the record is now ERROR/RESULT_TOO_LARGE with no raw or result;
+--     overflow is 1 when the completion was refused for its size, else 0; raw_len is the raw response stored
+--   {"NOT_FOUND"}
+--     no record (never begun, or expired)
+--   {"INVALID_TRANSITION", status string}
+--     wrong owner, terminal record (abandoned included), or a malformed completion: nothing changed
 
 local cur = redis.call('HMGET', KEYS[1], 'owner', 'status', 'evidence', 'error', 'created_ms', 'updated_ms',
-  'cdigest', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'tool_call_id', 'tool', 'request_sha256', 'overflow')
+  'cdigest', 'tool_call_id', 'tool', 'request_sha256', 'overflow', 'lease_ms')
 if not cur[2] then
   return {'NOT_FOUND'}
 end
@@ -34,8 +40,9 @@ if cur[1] ~= ARGV[1] then
 end
 if cur[2] ~= 'PROJECTING' then
   if cur[7] == ARGV[7] then
-    return {'EXISTS', cur[2], cur[3], cur[4] or '', cur[5], cur[6], redis.call('PTTL', KEYS[1]), cur[12], cur[13],
-      tonumber(cur[14] or '0')}
+    return {'EXISTS', cur[2], cur[3], cur[4] or '', tonumber(cur[5]), tonumber(cur[6]), redis.call('PTTL', KEYS[1]),
+      cur[9], cur[10], tonumber(cur[11] or '0'), tonumber(cur[12] or '0'), redis.call('HSTRLEN', KEYS[1], 'request'),
+      redis.call('HSTRLEN', KEYS[1], 'raw')}
   end
   return {'INVALID_TRANSITION', cur[2]}
 end
@@ -56,28 +63,45 @@ end
 
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local pttl = redis.call('PTTL', KEYS[1])
 local req_len = redis.call('HSTRLEN', KEYS[1], 'request')
-local run_bytes = tonumber(redis.call('HGET', KEYS[2], 'bytes') or '0')
+local run = redis.call('HMGET', KEYS[2], 'bytes', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes')
 local outcome, overflow = 'OK', 0
-if result_len > tonumber(cur[10]) or req_len + raw_len + result_len > tonumber(cur[9])
-    or run_bytes + raw_len + result_len > tonumber(cur[8]) then
+if not run[2] then
+  -- The run's state is gone while its record lives: record the outcome all
+  -- the same (the record is the canonical one), and mark the run lost and
+  -- closed, so that its budgets never silently start again from zero.
+  redis.call('HSET', KEYS[2], 'state', 'closed', 'lost', 1)
+  redis.call('HSETNX', KEYS[2], 'created_ms', now)
+  if redis.call('PTTL', KEYS[2]) < pttl then
+    redis.call('PEXPIRE', KEYS[2], pttl)
+  end
+elseif result_len > tonumber(run[4]) or req_len + raw_len + result_len > tonumber(run[3])
+    or tonumber(run[1] or '0') + raw_len + result_len > tonumber(run[2]) then
   -- Never truncate: refuse the payload and record why.
   outcome, overflow, status, evidence, code = 'RESULT_TOO_LARGE', 1, 'ERROR', 'ERROR', 'RESULT_TOO_LARGE'
+end
+
+local stored_raw = 0
+if overflow == 1 then
   redis.call('HSET', KEYS[1], 'status', status, 'evidence', evidence, 'error', code,
     'updated_ms', now, 'cdigest', ARGV[7], 'overflow', 1)
 elseif status == 'READY' then
   redis.call('HSET', KEYS[1], 'status', status, 'evidence', evidence, 'raw', ARGV[5], 'result', ARGV[6],
     'updated_ms', now, 'cdigest', ARGV[7])
   redis.call('HINCRBY', KEYS[2], 'bytes', raw_len + result_len)
+  stored_raw = raw_len
 else
   redis.call('HSET', KEYS[1], 'status', status, 'evidence', evidence, 'error', code, 'raw', ARGV[5],
     'updated_ms', now, 'cdigest', ARGV[7])
   redis.call('HINCRBY', KEYS[2], 'bytes', raw_len)
+  stored_raw = raw_len
 end
 
-redis.call('RPUSH', KEYS[3], cur[11])
-local pttl = redis.call('PTTL', KEYS[1])
+redis.call('ZREM', KEYS[4], cur[8])
+redis.call('RPUSH', KEYS[3], cur[8])
 if redis.call('PTTL', KEYS[3]) < pttl then
   redis.call('PEXPIRE', KEYS[3], pttl)
 end
-return {outcome, status, evidence, code, cur[5], now, pttl, cur[12], cur[13], overflow}
+return {outcome, status, evidence, code, tonumber(cur[5]), now, pttl, cur[9], cur[10], overflow, tonumber(cur[12] or '0'),
+  req_len, stored_raw}

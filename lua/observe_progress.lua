@@ -10,11 +10,11 @@
 --
 -- ARGV[1] valid      int  1 for a valid report, 0 for an invalid one
 -- ARGV[2] threshold  int  > 0: violations at which the protocol is violated
--- ARGV[3] ttl_ms     int  lifetime of the run's state if it does not exist yet; an existing TTL is kept
+-- ARGV[3] ttl_ms     int  lifetime of the run's state if it has none yet; an existing TTL is kept
 --
 -- RETRY unsafe  each run counts one more report: a resent report would be counted twice
 --
--- RETURNS array {"OK", reports, pending, violations, violated}
+-- RETURNS {"OK", reports int, pending int, violations int, violated int}
 
 local created = redis.call('EXISTS', KEYS[1]) == 0
 local reports = redis.call('HINCRBY', KEYS[1], 'pp_reports', 1)
@@ -40,6 +40,9 @@ end
 if created then
   local t = redis.call('TIME')
   redis.call('HSET', KEYS[1], 'calls', 0, 'bytes', 0, 'state', 'open', 'created_ms', t[1] * 1000 + math.floor(t[2] / 1000))
+end
+-- A new state, or one some other writer left without a TTL, gets one.
+if redis.call('PTTL', KEYS[1]) < 0 then
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
 end
 return {'OK', reports, pending, violations, violated}

@@ -5,8 +5,10 @@
 // # Observed facts
 //
 // Project reads the run's completion index (the ordered tool_call_ids of its
-// completed calls, kept by the store) and resolves every id through the store
-// in one GetMany, without raw responses or requests. Only READY records of
+// completed calls, kept by the store), at most Options.MaxCalls entries of
+// it, and resolves every id through the store in one GetMany, without raw
+// responses or requests; an index longer than MaxCalls is refused with
+// BUDGET_EXHAUSTED, never cut. Only READY records of
 // the run become facts, in completion order; a fact carries the id, the
 // tool, the evidence status and a summary: a prefix of the bounded agent
 // result, cut at a rune boundary to Options.MaxSummaryBytes, with truncated

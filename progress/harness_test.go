@@ -133,14 +133,16 @@ func (f *faultStore) plant(run, fromRun, id string) {
 	f.foreign[[2]string{run, id}] = fromRun
 }
 
-func (f *faultStore) Completed(ctx context.Context, runID string) ([]string, error) {
-	ids, err := f.Store.Completed(ctx, runID)
+func (f *faultStore) Completed(ctx context.Context, runID string, limit int) ([]string, int, error) {
+	ids, n, err := f.Store.Completed(ctx, runID, limit)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append(ids, f.extra[runID]...), nil
+	extra := f.extra[runID]
+	ids = append(ids, extra[:max(0, min(len(extra), limit-len(ids)))]...)
+	return ids, n + len(extra), nil
 }
 
 func (f *faultStore) GetMany(ctx context.Context, runID string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
@@ -170,6 +172,7 @@ type countingStore struct {
 	mu        sync.Mutex
 	getMany   [][]string              // ids of each GetMany
 	readOpts  []canonical.ReadOptions // options of each GetMany
+	indexRead [][2]int                // max asked and ids returned, per Completed
 	completed atomic.Int64
 }
 
@@ -197,10 +200,14 @@ func (c *countingStore) GetMany(ctx context.Context, runID string, ids []string,
 	return c.Store.GetMany(ctx, runID, ids, opts)
 }
 
-func (c *countingStore) Completed(ctx context.Context, runID string) ([]string, error) {
+func (c *countingStore) Completed(ctx context.Context, runID string, limit int) ([]string, int, error) {
 	c.calls.Add(1)
 	c.completed.Add(1)
-	return c.Store.Completed(ctx, runID)
+	ids, n, err := c.Store.Completed(ctx, runID, limit)
+	c.mu.Lock()
+	c.indexRead = append(c.indexRead, [2]int{limit, len(ids)})
+	c.mu.Unlock()
+	return ids, n, err
 }
 
 func (c *countingStore) CloseRun(ctx context.Context, runID string) error {

@@ -12,7 +12,7 @@ const (
 	DefaultMaxSummaryBytes = 512
 	DefaultMaxCalls        = 4096
 	maxSummaryCeiling      = 64 << 10
-	maxCallsCeiling        = 1 << 20
+	maxCallsCeiling        = canonical.MaxIndexRead
 )
 
 // Options bound a projection. A zero field takes its default.
@@ -20,9 +20,10 @@ type Options struct {
 	// MaxSummaryBytes bounds each fact's summary of the agent result
 	// (default DefaultMaxSummaryBytes, at most 64 KiB).
 	MaxSummaryBytes int
-	// MaxCalls bounds the index entries one projection resolves (default
-	// DefaultMaxCalls). A longer index is refused with BUDGET_EXHAUSTED
-	// rather than cut: a cut would silently drop facts.
+	// MaxCalls bounds the index entries one projection reads and resolves
+	// (default DefaultMaxCalls, at most canonical.MaxIndexRead). A longer
+	// index is refused with BUDGET_EXHAUSTED, which names its length, rather
+	// than cut: a cut would silently drop facts.
 	MaxCalls int
 }
 
@@ -124,9 +125,11 @@ func (p *Projection) Exclusion(id string) (Exclusion, bool) {
 }
 
 // Project resolves the run's completion index through the store and returns
-// its observed facts. It costs two store round trips whatever the run's size
-// (Completed, then one GetMany of every distinct id, without raw or request),
-// and one when the index is empty.
+// its observed facts. It reads at most opts.MaxCalls index entries (one
+// Completed, which also says how long the index is) and resolves the
+// distinct ones with one GetMany, without raw or request. On Redis that is
+// 1 + ceil(distinct ids / redisstore.GetManyBatch) round trips: 2 for up to
+// 256 calls, 5 for 1,000; 1 when the index is empty.
 //
 // Only READY records whose run id and tool_call_id are the ones they were
 // indexed under become facts. An id that appears more than once in the index
@@ -142,12 +145,12 @@ func Project(ctx context.Context, store canonical.Store, runID string, opts Opti
 	if err != nil {
 		return nil, err
 	}
-	index, err := store.Completed(ctx, runID)
+	index, length, err := store.Completed(ctx, runID, opts.MaxCalls)
 	if err != nil {
 		return nil, err
 	}
-	if len(index) > opts.MaxCalls {
-		return nil, canonical.Errorf(canonical.CodeBudgetExhausted, "completion index has %d entries, over MaxCalls %d", len(index), opts.MaxCalls)
+	if length > opts.MaxCalls || len(index) > opts.MaxCalls {
+		return nil, canonical.Errorf(canonical.CodeBudgetExhausted, "completion index has %d entries, over MaxCalls %d", max(length, len(index)), opts.MaxCalls)
 	}
 	p := &Projection{RunID: runID, Facts: []Fact{}, Excluded: []Exclusion{}}
 	type entry struct {

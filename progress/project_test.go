@@ -270,7 +270,7 @@ func TestDuplicateIndexEntryReportedOnce(t *testing.T) {
 		h.wait(2 * h.shortTTL)
 		begin(t, h.store, run, "again", longTTL)
 		complete(t, h.store, run, "again", canonical.NoEvidence, `{"second":2}`)
-		idx, _ := h.store.Completed(ctx(), run)
+		idx, _, _ := h.store.Completed(ctx(), run, 10)
 		if strings.Join(idx, ",") != "again,middle,again" {
 			t.Fatalf("index = %v", idx)
 		}
@@ -316,6 +316,7 @@ func TestProjectRefusals(t *testing.T) {
 		{"negative summary", h.store, run, progress.Options{MaxSummaryBytes: -1}, canonical.CodeInvalidArgument},
 		{"negative calls", h.store, run, progress.Options{MaxCalls: -1}, canonical.CodeInvalidArgument},
 		{"index over MaxCalls", h.store, run, progress.Options{MaxCalls: 1}, canonical.CodeBudgetExhausted},
+		{"MaxCalls over the ceiling", h.store, run, progress.Options{MaxCalls: canonical.MaxIndexRead + 1}, canonical.CodeInvalidArgument},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -345,4 +346,28 @@ func TestSummaryCutAtRuneBoundary(t *testing.T) {
 			t.Fatalf("max %d: summary %q truncated=%v", max, f.Summary, f.Truncated)
 		}
 	}
+}
+
+// Project reads no more of the index than its limit, whatever the index's
+// length, and says how long the index is when it refuses it.
+func TestProjectReadsAtMostMaxCalls(t *testing.T) {
+	eachStore(t, func(t *testing.T, h *harness) {
+		run := newRunID(t)
+		for i := 0; i < 12; i++ {
+			readyCall(t, h.store, run, fmt.Sprintf("c%02d", i), canonical.EvidenceFound)
+		}
+		cs := &countingStore{Store: h.store}
+		_, err := progress.Project(ctx(), cs, run, progress.Options{MaxCalls: 5})
+		if canonical.CodeOf(err) != canonical.CodeBudgetExhausted || !strings.Contains(err.Error(), "12 entries") {
+			t.Fatalf("Project over MaxCalls: %v; want BUDGET_EXHAUSTED naming the 12 entries", err)
+		}
+		if len(cs.indexRead) != 1 || cs.indexRead[0] != [2]int{5, 5} || len(cs.getMany) != 0 {
+			t.Fatalf("index reads (max, got) %v, GetMany %v; want one read of at most 5 ids and no record read", cs.indexRead, cs.getMany)
+		}
+		cs = &countingStore{Store: h.store}
+		p, err := progress.Project(ctx(), cs, run, progress.Options{MaxCalls: 12})
+		if err != nil || len(p.Facts) != 12 || len(cs.indexRead) != 1 || cs.indexRead[0] != [2]int{12, 12} {
+			t.Fatalf("Project at the limit: %d facts, %v, index reads %v", len(p.Facts), err, cs.indexRead)
+		}
+	})
 }

@@ -137,8 +137,9 @@ type tableStore struct {
 	records         map[[2]string]*canonical.Record
 }
 
-func (s *tableStore) Completed(_ context.Context, run string) ([]string, error) {
-	return append([]string{}, s.index[run]...), nil
+func (s *tableStore) Completed(_ context.Context, run string, limit int) ([]string, int, error) {
+	idx := s.index[run]
+	return append([]string{}, idx[:min(limit, len(idx))]...), len(idx), nil
 }
 
 func (s *tableStore) GetMany(_ context.Context, run string, ids []string, _ canonical.ReadOptions) ([]*canonical.Record, error) {

@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,8 +19,9 @@ var leastPrivilege = []string{
 	"resetkeys", "~tcacl:*", "resetchannels", "-@all",
 	"+hello", "+auth", "+ping",
 	"+evalsha", "+eval",
-	"+hmget", "+hgetall", "+pttl", "+lrange", "+llen",
-	"+time", "+hset", "+hsetnx", "+hget", "+hincrby", "+hstrlen", "+pexpire", "+rpush", "+exists",
+	"+hmget", "+hgetall", "+pttl", "+lrange", "+llen", "+zrange", "+zcard",
+	"+time", "+hset", "+hsetnx", "+hget", "+hincrby", "+hstrlen", "+pexpire", "+rpush", "+exists", "+zadd", "+zrem",
+	"+wait", // only with Options.Durability
 }
 
 func aclUser(t *testing.T, addr, name string) {
@@ -34,13 +36,33 @@ func aclUser(t *testing.T, addr, name string) {
 func TestLeastPrivilegeUserRunsTheSuite(t *testing.T) {
 	addr := redistest.Addr(t)
 	aclUser(t, addr, "toolcanon")
+	all, drop := backend([]string{addr}, "tcacl")
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		s := open(t, redisstore.Options{
 			Addrs: []string{addr}, Username: "toolcanon", Password: "s3cret-acl",
 			Prefix: "tcacl", Standalone: true,
 		})
-		return storetest.Harness{Store: s, Wait: time.Sleep, RealClock: true}
+		return storetest.Harness{Store: s, Wait: time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop}
 	})
+}
+
+// The least-privilege user with Durability: WAIT is the one command it adds.
+func TestLeastPrivilegeUserWithDurability(t *testing.T) {
+	addr := redistest.Addr(t)
+	aclUser(t, addr, "toolcanon3")
+	s := open(t, redisstore.Options{
+		Addrs: []string{addr}, Username: "toolcanon3", Password: "s3cret-acl", Prefix: "tcacl", Standalone: true,
+		Durability: redisstore.Durability{Replicas: 1, Timeout: 50 * time.Millisecond},
+	})
+	// The server has no replica: the change is made, WAIT answers 0, and the
+	// store says STORE_UNAVAILABLE rather than acknowledge a write that is on
+	// one server only. The NOPERM of a missing +wait would fail the same way,
+	// so the test also checks the reason.
+	run := "acl-durable-" + canonical.NewOwner()[:8]
+	_, err := s.Begin(context.Background(), begin(run, "c1"))
+	if canonical.CodeOf(err) != canonical.CodeStoreUnavailable || !strings.Contains(err.Error(), "acknowledged by 0 of 1 replicas") {
+		t.Fatalf("begin with durability and no replica: %v", err)
+	}
 }
 
 func TestLeastPrivilegeUserCannotLeaveItsPrefix(t *testing.T) {
@@ -59,4 +81,42 @@ func TestLeastPrivilegeUserCannotLeaveItsPrefix(t *testing.T) {
 	}); canonical.CodeOf(err) != canonical.CodeStoreUnavailable {
 		t.Fatalf("wrong password: %v, want STORE_UNAVAILABLE", err)
 	}
+}
+
+// backend lets the suite look at the server behind a store without trusting
+// the store: every key of the prefix with its TTL, and a DEL of a run's
+// state, as eviction or an operator would, through the default user.
+func backend(addrs []string, prefix string) (func(*testing.T) map[string]time.Duration, func(*testing.T, string)) {
+	keys, err := canonical.NewKeys(prefix)
+	if err != nil {
+		panic(err)
+	}
+	all := func(t *testing.T) map[string]time.Duration {
+		t.Helper()
+		ttls, err := redistest.KeyTTLs(addrs, prefix+":*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make(map[string]time.Duration, len(ttls))
+		for k, ms := range ttls {
+			out[k] = time.Duration(ms) * time.Millisecond
+			if ms < 0 {
+				out[k] = -1
+			}
+		}
+		return out
+	}
+	drop := func(t *testing.T, runID string) {
+		t.Helper()
+		deleted := 0
+		for _, addr := range addrs {
+			if n, err := redistest.Command(addr, "DEL", keys.Run(runID)); err == nil && n == "1" {
+				deleted++
+			}
+		}
+		if deleted != 1 {
+			t.Fatalf("DEL of the run state of %s deleted %d keys", runID, deleted)
+		}
+	}
+	return all, drop
 }

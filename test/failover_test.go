@@ -101,7 +101,7 @@ func TestClusterFailover(t *testing.T) {
 	if _, err := s.Complete(ctx, readyFor(run, "open")); err != nil {
 		t.Fatalf("completing the call begun before the failure: %v", err)
 	}
-	idx, err := s.Completed(ctx, run)
+	idx, _, err := s.Completed(ctx, run, 100)
 	if err != nil || strings.Join(idx, ",") != "c0,c1,c2,c3,c4,open" {
 		t.Fatalf("index after failover = %v, %v", idx, err)
 	}

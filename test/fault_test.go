@@ -83,7 +83,7 @@ func TestServerDownIsStoreUnavailableThenRecovers(t *testing.T) {
 	for name, err := range map[string]error{
 		"complete": second(s.Complete(short, readyFor(run, "c1"))),
 		"get":      second(s.Get(short, run, "c1")),
-		"index":    second(s.Completed(short, run)),
+		"index":    third(s.Completed(short, run, 10)),
 		"usage":    second(s.Usage(short, run)),
 	} {
 		if canonical.CodeOf(err) != canonical.CodeStoreUnavailable {
@@ -204,3 +204,5 @@ func TestClusterKeysOfARunShareOneSlot(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+func third[T, U any](_ T, _ U, err error) error { return err }

@@ -21,7 +21,8 @@ func Example() {
 	})
 	fmt.Println(rec.Status, err)
 
-	// A second invocation with the same id is refused and never runs.
+	// A second invocation with the same id is refused and never runs; while
+	// the first is still running it is told to wait for that one's result.
 	_, err = store.Begin(ctx, canonical.BeginRequest{
 		RunID: "run-42", ToolCallID: "call_8f2k", Tool: "kb.search", Owner: canonical.NewOwner(),
 		Request: []byte(`{}`), TTL: time.Hour,
@@ -35,14 +36,75 @@ func Example() {
 	})
 	fmt.Println(rec.Status, rec.Evidence, err)
 
-	ids, _ := store.Completed(ctx, "run-42")
+	ids, _, _ := store.Completed(ctx, "run-42", 100)
 	u, _ := store.Usage(ctx, "run-42")
 	fmt.Println(ids, u.Calls)
 	// Output:
 	// PROJECTING <nil>
-	// DUPLICATE_TOOL_CALL
+	// TOOL_CALL_IN_PROGRESS
 	// READY EVIDENCE_FOUND <nil>
 	// [call_8f2k] 1
+}
+
+// A call whose worker died stays PROJECTING until its lease passes; then
+// Abandon closes it as ERROR/EXECUTION_ABANDONED, and the owner's late
+// completion is refused.
+func ExampleStore_Abandon() {
+	ctx := context.Background()
+	now := time.UnixMilli(1_800_000_000_000)
+	store := memstore.New(memstore.WithClock(func() time.Time { return now }))
+	owner := canonical.NewOwner()
+	_, _ = store.Begin(ctx, canonical.BeginRequest{
+		RunID: "run-7", ToolCallID: "call_1", Tool: "kb.search", Owner: owner, Request: []byte(`{}`),
+		TTL: time.Hour, Lease: 40 * time.Second, // the tool's timeout and a margin
+	})
+	_, err := store.Abandon(ctx, "run-7", "call_1")
+	fmt.Println(canonical.CodeOf(err)) // the lease still runs
+
+	now = now.Add(time.Minute)
+	ids, _ := store.ExpiredLeases(ctx, "run-7", 100)
+	rec, err := store.Abandon(ctx, "run-7", ids[0])
+	fmt.Println(ids, rec.Status, rec.Error, err)
+
+	_, err = store.Complete(ctx, canonical.Completion{
+		RunID: "run-7", ToolCallID: "call_1", Owner: owner, Status: canonical.StatusReady,
+		Evidence: canonical.EvidenceFound, Raw: []byte(`{}`), Result: []byte(`{}`),
+	})
+	fmt.Println(canonical.CodeOf(err))
+	// Output:
+	// INVALID_TRANSITION
+	// [call_1] ERROR EXECUTION_ABANDONED <nil>
+	// INVALID_TRANSITION
+}
+
+// The first Begin of a run fixes its limits; a worker joining the run may
+// leave them zero, and one that brings other limits is refused.
+func Example_runLimits() {
+	ctx := context.Background()
+	store := memstore.New()
+	begin := func(id string, lim canonical.Limits) {
+		_, err := store.Begin(ctx, canonical.BeginRequest{
+			RunID: "run-9", ToolCallID: id, Tool: "kb.search", Owner: canonical.NewOwner(), Request: []byte(`{}`),
+			TTL: time.Hour, Limits: lim,
+		})
+		if err != nil {
+			fmt.Println(id, canonical.CodeOf(err))
+			return
+		}
+		fmt.Println(id, "begun")
+	}
+	begin("c1", canonical.Limits{MaxCallsPerRun: 2})
+	begin("c2", canonical.Limits{MaxCallsPerRun: 50})
+	begin("c2", canonical.Limits{})
+	begin("c3", canonical.Limits{})
+	u, _ := store.Usage(ctx, "run-9")
+	fmt.Println(u.Calls, u.Limits.MaxCallsPerRun)
+	// Output:
+	// c1 begun
+	// c2 INVALID_ARGUMENT
+	// c2 begun
+	// c3 BUDGET_EXHAUSTED
+	// 2 2
 }
 
 // A completion over the limits kept at Begin is refused whole: the record

@@ -7,31 +7,122 @@ import (
 	"strconv"
 
 	"github.com/redis/rueidis"
-
-	"github.com/toolcanon/toolcanon/lua"
 )
 
-// Scripts whose header says RETRY safe may be resent by rueidis when a reply
-// is lost; the others are sent once.
+// Scripts whose header says RETRY safe may be resent when a reply is lost;
+// the others are sent once.
 var (
-	beginScript           = rueidis.NewLuaScriptRetryable(lua.Source("begin.lua"))
-	closeRunScript        = rueidis.NewLuaScriptRetryable(lua.Source("close_run.lua"))
-	completeScript        = rueidis.NewLuaScriptRetryable(lua.Source("complete.lua"))
-	observeProgressScript = rueidis.NewLuaScript(lua.Source("observe_progress.lua"))
+	abandonScript         = newScript("abandon.lua", true)
+	beginScript           = newScript("begin.lua", true)
+	closeRunScript        = newScript("close_run.lua", true)
+	completeScript        = newScript("complete.lua", true)
+	observeProgressScript = newScript("observe_progress.lua", false)
 )
 
 // allScripts lists every lifecycle script, in file order.
-var allScripts = map[string]*rueidis.Lua{
-	"begin.lua":            beginScript,
-	"close_run.lua":        closeRunScript,
-	"complete.lua":         completeScript,
-	"observe_progress.lua": observeProgressScript,
+var allScripts = []*script{abandonScript, beginScript, closeRunScript, completeScript, observeProgressScript}
+
+// declaredOutcomes lists, per script, every outcome its RETURNS declares.
+var declaredOutcomes = map[string][]string{
+	"abandon.lua":          {"OK", "EXISTS", "LEASE_ACTIVE", "INVALID_TRANSITION", "NOT_FOUND"},
+	"begin.lua":            {"OK", "EXISTS", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT"},
+	"close_run.lua":        {"OK"},
+	"complete.lua":         {"OK", "EXISTS", "RESULT_TOO_LARGE", "NOT_FOUND", "INVALID_TRANSITION"},
+	"observe_progress.lua": {"OK"},
+}
+
+// abandonKeys are the KEYS of abandon.lua.
+type abandonKeys struct {
+	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH
+	Index  string // KEYS[2] <prefix>:{<run_id>}:done                 LIST
+	Leases string // KEYS[3] <prefix>:{<run_id>}:leases               ZSET
+}
+
+// abandonArgs are the ARGV of abandon.lua.
+type abandonArgs struct {
+	ToolCallID string // ARGV[1] the record's id, dropped from the leases when the record is gone
+}
+
+// abandonReply is a reply of abandon.lua, as its RETURNS declares:
+//
+//	RETURNS
+//	{"OK"|"EXISTS", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, lease_ms int, owner string, tool string, request_sha256 string, request_len int, raw_len int}
+//	OK: abandoned now; EXISTS: abandoned before (the stored outcome)
+//	{"LEASE_ACTIVE", remaining_ms int}
+//	the lease has not passed: nothing changed
+//	{"INVALID_TRANSITION", status string}
+//	the record was completed by its owner: nothing changed
+//	{"NOT_FOUND"}
+//	no record (never begun, or expired); a leftover lease entry is dropped
+type abandonReply struct {
+	Outcome       string // the reply's first element
+	Status        string // status, in OK, EXISTS, INVALID_TRANSITION
+	Evidence      string // evidence, in OK, EXISTS
+	Error         string // error, in OK, EXISTS
+	CreatedMs     int64  // created_ms, in OK, EXISTS
+	UpdatedMs     int64  // updated_ms, in OK, EXISTS
+	PTTL          int64  // pttl, in OK, EXISTS
+	LeaseMs       int64  // lease_ms, in OK, EXISTS
+	Owner         string // owner, in OK, EXISTS
+	Tool          string // tool, in OK, EXISTS
+	RequestSHA256 string // request_sha256, in OK, EXISTS
+	RequestLen    int64  // request_len, in OK, EXISTS
+	RawLen        int64  // raw_len, in OK, EXISTS
+	RemainingMs   int64  // remaining_ms, in LEASE_ACTIVE
+}
+
+// decodeAbandonReply decodes a reply of abandon.lua. Any reply its RETURNS does not
+// declare (an unknown outcome, another length, another element type) is
+// an error.
+func decodeAbandonReply(res rueidis.RedisResult) (abandonReply, error) {
+	var r abandonReply
+	d, err := newReplyDecoder("abandon.lua", res)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = d.outcome
+	switch d.outcome {
+	case "OK", "EXISTS":
+		d.length(13)
+		r.Status = d.str(1, "status")
+		r.Evidence = d.str(2, "evidence")
+		r.Error = d.str(3, "error")
+		r.CreatedMs = d.num(4, "created_ms")
+		r.UpdatedMs = d.num(5, "updated_ms")
+		r.PTTL = d.num(6, "pttl")
+		r.LeaseMs = d.num(7, "lease_ms")
+		r.Owner = d.str(8, "owner")
+		r.Tool = d.str(9, "tool")
+		r.RequestSHA256 = d.str(10, "request_sha256")
+		r.RequestLen = d.num(11, "request_len")
+		r.RawLen = d.num(12, "raw_len")
+	case "LEASE_ACTIVE":
+		d.length(2)
+		r.RemainingMs = d.num(1, "remaining_ms")
+	case "INVALID_TRANSITION":
+		d.length(2)
+		r.Status = d.str(1, "status")
+	case "NOT_FOUND":
+		d.length(1)
+	default:
+		d.undeclared()
+	}
+	return r, d.err
+}
+
+// execAbandon runs abandon.lua: close a PROJECTING record whose lease has passed, because the worker that began it died or gave up. The record becomes ERROR/EXECUTION_ABANDONED with its remaining TTL kept exactly, leaves the run's leases and enters the completion index, in one step; the owner's late complete is then refused. Nothing of the run's counters changes: the call was begun and stays counted.
+func execAbandon(ctx context.Context, r runner, k abandonKeys, a abandonArgs) (abandonReply, error) {
+	return decodeAbandonReply(r.runScript(ctx, abandonScript, []string{k.Record, k.Index, k.Leases}, []string{
+		a.ToolCallID,
+	}))
 }
 
 // beginKeys are the KEYS of begin.lua.
 type beginKeys struct {
 	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH
 	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
+	Index  string // KEYS[3] <prefix>:{<run_id>}:done                 LIST  read only: tells a lost run state from a new run
+	Leases string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
 }
 
 // beginArgs are the ARGV of begin.lua.
@@ -43,23 +134,115 @@ type beginArgs struct {
 	Request        []byte // ARGV[5] complete canonical request (a JSON object)
 	RequestSHA256  string // ARGV[6]
 	TTLMs          int64  // ARGV[7] > 0; set once here, never extended
-	MaxCallsRun    int64  // ARGV[8]
-	MaxCallsTool   int64  // ARGV[9]
-	MaxRunBytes    int64  // ARGV[10]
-	MaxRecordBytes int64  // ARGV[11]
-	MaxResultBytes int64  // ARGV[12]
+	LeaseMs        int64  // ARGV[8] 1..ttl_ms: time until abandon may close the call
+	CallsRun       int64  // ARGV[9] the caller's limits; 0 means the run's
+	CallsTool      int64  // ARGV[10]
+	RunBytes       int64  // ARGV[11]
+	RecordBytes    int64  // ARGV[12]
+	ResultBytes    int64  // ARGV[13]
+	NewCallsRun    int64  // ARGV[14] the limits a run without any takes (the caller's, defaulted)
+	NewCallsTool   int64  // ARGV[15]
+	NewRunBytes    int64  // ARGV[16]
+	NewRecordBytes int64  // ARGV[17]
+	NewResultBytes int64  // ARGV[18]
 }
 
-// execBegin runs begin.lua: create one call's record in PROJECTING and count it against its run.
+// beginReply is a reply of begin.lua, as its RETURNS declares:
 //
-//	RETURNS array
-//	{"OK", created_ms, ttl_ms}                                       created
-//	{"EXISTS", status, evidence, error, created_ms, updated_ms, pttl} the same owner retried the same request
-//	(same tool and request digest): nothing counted again
-//	{"DUPLICATE_TOOL_CALL"} | {"RUN_INACTIVE"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
+//	RETURNS
+//	{"OK", created_ms int, ttl_ms int, lease_ms int, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
+//	created; the limits are the run's
+//	{"EXISTS", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, lease_ms int, raw_len int, result bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
+//	the same owner retried the same request (same tool and request digest): the record as it is, nothing counted again;
+//	limits are 0 when the run's state is gone
+//	{"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
+//	another call has the id (still PROJECTING, or finished), or the run's limits refuse it
+//	{"RUN_INACTIVE", reason string}
+//	reason "closed": the run was closed; "lost": its state is gone while its index or leases live
+//	{"INVALID_ARGUMENT", field string}
+//	a non-zero limit differs from the run's
 //	refusals write nothing
-func execBegin(ctx context.Context, c rueidis.Client, k beginKeys, a beginArgs) rueidis.RedisResult {
-	return beginScript.Exec(ctx, c, []string{k.Record, k.Run}, []string{
+type beginReply struct {
+	Outcome     string // the reply's first element
+	CreatedMs   int64  // created_ms, in OK, EXISTS
+	TTLMs       int64  // ttl_ms, in OK
+	LeaseMs     int64  // lease_ms, in OK, EXISTS
+	CallsRun    int64  // calls_run, in OK, EXISTS
+	CallsTool   int64  // calls_tool, in OK, EXISTS
+	RunBytes    int64  // run_bytes, in OK, EXISTS
+	RecordBytes int64  // record_bytes, in OK, EXISTS
+	ResultBytes int64  // result_bytes, in OK, EXISTS
+	Status      string // status, in EXISTS
+	Evidence    string // evidence, in EXISTS
+	Error       string // error, in EXISTS
+	UpdatedMs   int64  // updated_ms, in EXISTS
+	PTTL        int64  // pttl, in EXISTS
+	RawLen      int64  // raw_len, in EXISTS
+	Result      []byte // result, in EXISTS
+	Reason      string // reason, in RUN_INACTIVE
+	Field       string // field, in INVALID_ARGUMENT
+}
+
+// decodeBeginReply decodes a reply of begin.lua. Any reply its RETURNS does not
+// declare (an unknown outcome, another length, another element type) is
+// an error.
+func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
+	var r beginReply
+	d, err := newReplyDecoder("begin.lua", res)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = d.outcome
+	switch d.outcome {
+	case "OK":
+		d.length(9)
+		r.CreatedMs = d.num(1, "created_ms")
+		r.TTLMs = d.num(2, "ttl_ms")
+		r.LeaseMs = d.num(3, "lease_ms")
+		r.CallsRun = d.num(4, "calls_run")
+		r.CallsTool = d.num(5, "calls_tool")
+		r.RunBytes = d.num(6, "run_bytes")
+		r.RecordBytes = d.num(7, "record_bytes")
+		r.ResultBytes = d.num(8, "result_bytes")
+	case "EXISTS":
+		d.length(15)
+		r.Status = d.str(1, "status")
+		r.Evidence = d.str(2, "evidence")
+		r.Error = d.str(3, "error")
+		r.CreatedMs = d.num(4, "created_ms")
+		r.UpdatedMs = d.num(5, "updated_ms")
+		r.PTTL = d.num(6, "pttl")
+		r.LeaseMs = d.num(7, "lease_ms")
+		r.RawLen = d.num(8, "raw_len")
+		r.Result = d.bin(9, "result")
+		r.CallsRun = d.num(10, "calls_run")
+		r.CallsTool = d.num(11, "calls_tool")
+		r.RunBytes = d.num(12, "run_bytes")
+		r.RecordBytes = d.num(13, "record_bytes")
+		r.ResultBytes = d.num(14, "result_bytes")
+	case "TOOL_CALL_IN_PROGRESS":
+		d.length(1)
+	case "DUPLICATE_TOOL_CALL":
+		d.length(1)
+	case "BUDGET_EXHAUSTED":
+		d.length(1)
+	case "RESULT_TOO_LARGE":
+		d.length(1)
+	case "RUN_INACTIVE":
+		d.length(2)
+		r.Reason = d.str(1, "reason")
+	case "INVALID_ARGUMENT":
+		d.length(2)
+		r.Field = d.str(1, "field")
+	default:
+		d.undeclared()
+	}
+	return r, d.err
+}
+
+// execBegin runs begin.lua: create one call's record in PROJECTING, with a lease, and count it against its run.
+func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginReply, error) {
+	return decodeBeginReply(r.runScript(ctx, beginScript, []string{k.Record, k.Run, k.Index, k.Leases}, []string{
 		a.RunID,
 		a.ToolCallID,
 		a.Tool,
@@ -67,12 +250,18 @@ func execBegin(ctx context.Context, c rueidis.Client, k beginKeys, a beginArgs) 
 		rueidis.BinaryString(a.Request),
 		a.RequestSHA256,
 		strconv.FormatInt(a.TTLMs, 10),
-		strconv.FormatInt(a.MaxCallsRun, 10),
-		strconv.FormatInt(a.MaxCallsTool, 10),
-		strconv.FormatInt(a.MaxRunBytes, 10),
-		strconv.FormatInt(a.MaxRecordBytes, 10),
-		strconv.FormatInt(a.MaxResultBytes, 10),
-	})
+		strconv.FormatInt(a.LeaseMs, 10),
+		strconv.FormatInt(a.CallsRun, 10),
+		strconv.FormatInt(a.CallsTool, 10),
+		strconv.FormatInt(a.RunBytes, 10),
+		strconv.FormatInt(a.RecordBytes, 10),
+		strconv.FormatInt(a.ResultBytes, 10),
+		strconv.FormatInt(a.NewCallsRun, 10),
+		strconv.FormatInt(a.NewCallsTool, 10),
+		strconv.FormatInt(a.NewRunBytes, 10),
+		strconv.FormatInt(a.NewRecordBytes, 10),
+		strconv.FormatInt(a.NewResultBytes, 10),
+	}))
 }
 
 // closeRunKeys are the KEYS of close_run.lua.
@@ -82,16 +271,43 @@ type closeRunKeys struct {
 
 // closeRunArgs are the ARGV of close_run.lua.
 type closeRunArgs struct {
-	TTLMs int64 // ARGV[1] lifetime of the run's state if it does not exist yet; an existing TTL is kept
+	RetentionMs int64 // ARGV[1] > 0: how long the run stays closed at least
+}
+
+// closeRunReply is a reply of close_run.lua, as its RETURNS declares:
+//
+//	RETURNS {"OK", created int}
+//	created is 1 when the run had no state before
+type closeRunReply struct {
+	Outcome string // the reply's first element
+	Created int64  // created, in OK
+}
+
+// decodeCloseRunReply decodes a reply of close_run.lua. Any reply its RETURNS does not
+// declare (an unknown outcome, another length, another element type) is
+// an error.
+func decodeCloseRunReply(res rueidis.RedisResult) (closeRunReply, error) {
+	var r closeRunReply
+	d, err := newReplyDecoder("close_run.lua", res)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = d.outcome
+	switch d.outcome {
+	case "OK":
+		d.length(2)
+		r.Created = d.num(1, "created")
+	default:
+		d.undeclared()
+	}
+	return r, d.err
 }
 
 // execCloseRun runs close_run.lua: mark a run closed so that it accepts no new begin. Idempotent.
-//
-//	RETURNS array {"OK", created}  created is 1 when the run had no state before
-func execCloseRun(ctx context.Context, c rueidis.Client, k closeRunKeys, a closeRunArgs) rueidis.RedisResult {
-	return closeRunScript.Exec(ctx, c, []string{k.Run}, []string{
-		strconv.FormatInt(a.TTLMs, 10),
-	})
+func execCloseRun(ctx context.Context, r runner, k closeRunKeys, a closeRunArgs) (closeRunReply, error) {
+	return decodeCloseRunReply(r.runScript(ctx, closeRunScript, []string{k.Run}, []string{
+		strconv.FormatInt(a.RetentionMs, 10),
+	}))
 }
 
 // completeKeys are the KEYS of complete.lua.
@@ -99,6 +315,7 @@ type completeKeys struct {
 	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH
 	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
 	Index  string // KEYS[3] <prefix>:{<run_id>}:done                 LIST
+	Leases string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET
 }
 
 // completeArgs are the ARGV of complete.lua.
@@ -112,17 +329,72 @@ type completeArgs struct {
 	Digest   string // ARGV[7] digest of ARGV[2..6], to recognise a retry
 }
 
-// execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and append it to the run's completion index, in one step. The record's TTL is kept exactly (HSET does not touch it); the index is extended only to cover the record.
+// completeReply is a reply of complete.lua, as its RETURNS declares:
 //
-//	RETURNS array {outcome, status, evidence, error, created_ms, updated_ms, pttl, tool, request_sha256, overflow}
-//	outcome "OK"                  the transition asked for was made
-//	outcome "EXISTS"              the same owner already made this completion: stored outcome
-//	outcome "RESULT_TOO_LARGE"    over a byte limit: the record is now ERROR/RESULT_TOO_LARGE, no raw or result stored
-//	overflow                      1 when the completion was refused for its size (no raw or result stored), else 0
-//	{"NOT_FOUND"}                 no record (never begun, or expired)
-//	{"INVALID_TRANSITION", status} wrong owner, terminal record, or a malformed completion: nothing changed
-func execComplete(ctx context.Context, c rueidis.Client, k completeKeys, a completeArgs) rueidis.RedisResult {
-	return completeScript.Exec(ctx, c, []string{k.Record, k.Run, k.Index}, []string{
+//	RETURNS
+//	{"OK"|"EXISTS"|"RESULT_TOO_LARGE", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, tool string, request_sha256 string, overflow int, lease_ms int, request_len int, raw_len int}
+//	OK: the transition asked for was made; EXISTS: the same owner already made this completion (the stored outcome);
+//	RESULT_TOO_LARGE: over a byte limit, the record is now ERROR/RESULT_TOO_LARGE with no raw or result;
+//	overflow is 1 when the completion was refused for its size, else 0; raw_len is the raw response stored
+//	{"NOT_FOUND"}
+//	no record (never begun, or expired)
+//	{"INVALID_TRANSITION", status string}
+//	wrong owner, terminal record (abandoned included), or a malformed completion: nothing changed
+type completeReply struct {
+	Outcome       string // the reply's first element
+	Status        string // status, in OK, EXISTS, RESULT_TOO_LARGE, INVALID_TRANSITION
+	Evidence      string // evidence, in OK, EXISTS, RESULT_TOO_LARGE
+	Error         string // error, in OK, EXISTS, RESULT_TOO_LARGE
+	CreatedMs     int64  // created_ms, in OK, EXISTS, RESULT_TOO_LARGE
+	UpdatedMs     int64  // updated_ms, in OK, EXISTS, RESULT_TOO_LARGE
+	PTTL          int64  // pttl, in OK, EXISTS, RESULT_TOO_LARGE
+	Tool          string // tool, in OK, EXISTS, RESULT_TOO_LARGE
+	RequestSHA256 string // request_sha256, in OK, EXISTS, RESULT_TOO_LARGE
+	Overflow      int64  // overflow, in OK, EXISTS, RESULT_TOO_LARGE
+	LeaseMs       int64  // lease_ms, in OK, EXISTS, RESULT_TOO_LARGE
+	RequestLen    int64  // request_len, in OK, EXISTS, RESULT_TOO_LARGE
+	RawLen        int64  // raw_len, in OK, EXISTS, RESULT_TOO_LARGE
+}
+
+// decodeCompleteReply decodes a reply of complete.lua. Any reply its RETURNS does not
+// declare (an unknown outcome, another length, another element type) is
+// an error.
+func decodeCompleteReply(res rueidis.RedisResult) (completeReply, error) {
+	var r completeReply
+	d, err := newReplyDecoder("complete.lua", res)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = d.outcome
+	switch d.outcome {
+	case "OK", "EXISTS", "RESULT_TOO_LARGE":
+		d.length(13)
+		r.Status = d.str(1, "status")
+		r.Evidence = d.str(2, "evidence")
+		r.Error = d.str(3, "error")
+		r.CreatedMs = d.num(4, "created_ms")
+		r.UpdatedMs = d.num(5, "updated_ms")
+		r.PTTL = d.num(6, "pttl")
+		r.Tool = d.str(7, "tool")
+		r.RequestSHA256 = d.str(8, "request_sha256")
+		r.Overflow = d.num(9, "overflow")
+		r.LeaseMs = d.num(10, "lease_ms")
+		r.RequestLen = d.num(11, "request_len")
+		r.RawLen = d.num(12, "raw_len")
+	case "NOT_FOUND":
+		d.length(1)
+	case "INVALID_TRANSITION":
+		d.length(2)
+		r.Status = d.str(1, "status")
+	default:
+		d.undeclared()
+	}
+	return r, d.err
+}
+
+// execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and append it to the run's completion index, in one step. The record's TTL is kept exactly (HSET does not touch it); the index is extended only to cover the record. The completion is checked against the run's limits. When the run's state is gone (evicted, deleted) the outcome is still recorded, and the run is marked lost and closed, with a TTL no longer than the record's.
+func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs) (completeReply, error) {
+	return decodeCompleteReply(r.runScript(ctx, completeScript, []string{k.Record, k.Run, k.Index, k.Leases}, []string{
 		a.Owner,
 		a.Status,
 		a.Evidence,
@@ -130,7 +402,7 @@ func execComplete(ctx context.Context, c rueidis.Client, k completeKeys, a compl
 		rueidis.BinaryString(a.Raw),
 		rueidis.BinaryString(a.Result),
 		a.Digest,
-	})
+	}))
 }
 
 // observeProgressKeys are the KEYS of observe_progress.lua.
@@ -142,16 +414,48 @@ type observeProgressKeys struct {
 type observeProgressArgs struct {
 	Valid     int64 // ARGV[1] 1 for a valid report, 0 for an invalid one
 	Threshold int64 // ARGV[2] > 0: violations at which the protocol is violated
-	TTLMs     int64 // ARGV[3] lifetime of the run's state if it does not exist yet; an existing TTL is kept
+	TTLMs     int64 // ARGV[3] lifetime of the run's state if it has none yet; an existing TTL is kept
+}
+
+// observeProgressReply is a reply of observe_progress.lua, as its RETURNS declares:
+//
+//	RETURNS {"OK", reports int, pending int, violations int, violated int}
+type observeProgressReply struct {
+	Outcome    string // the reply's first element
+	Reports    int64  // reports, in OK
+	Pending    int64  // pending, in OK
+	Violations int64  // violations, in OK
+	Violated   int64  // violated, in OK
+}
+
+// decodeObserveProgressReply decodes a reply of observe_progress.lua. Any reply its RETURNS does not
+// declare (an unknown outcome, another length, another element type) is
+// an error.
+func decodeObserveProgressReply(res rueidis.RedisResult) (observeProgressReply, error) {
+	var r observeProgressReply
+	d, err := newReplyDecoder("observe_progress.lua", res)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = d.outcome
+	switch d.outcome {
+	case "OK":
+		d.length(5)
+		r.Reports = d.num(1, "reports")
+		r.Pending = d.num(2, "pending")
+		r.Violations = d.num(3, "violations")
+		r.Violated = d.num(4, "violated")
+	default:
+		d.undeclared()
+	}
+	return r, d.err
 }
 
 // execObserveProgress runs observe_progress.lua: count one progress report of a run against the progress protocol, atomically for every worker of the run.
-//
-//	RETURNS array {"OK", reports, pending, violations, violated}
-func execObserveProgress(ctx context.Context, c rueidis.Client, k observeProgressKeys, a observeProgressArgs) rueidis.RedisResult {
-	return observeProgressScript.Exec(ctx, c, []string{k.Run}, []string{
+func execObserveProgress(ctx context.Context, r runner, k observeProgressKeys, a observeProgressArgs) (observeProgressReply, error) {
+	return decodeObserveProgressReply(r.runScript(ctx, observeProgressScript, []string{k.Run}, []string{
 		strconv.FormatInt(a.Valid, 10),
 		strconv.FormatInt(a.Threshold, 10),
 		strconv.FormatInt(a.TTLMs, 10),
-	})
+	}))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -13,9 +14,11 @@ import (
 	"github.com/toolcanon/toolcanon/canonical"
 )
 
-// DefaultClosedRunTTL is how long a run closed before any call began keeps
-// its closed state when the store has no DefaultTTL.
-const DefaultClosedRunTTL = 24 * time.Hour
+// DefaultClosedRunRetention is Options.ClosedRunRetention when it is zero.
+const DefaultClosedRunRetention = 24 * time.Hour
+
+// DefaultTimeout is Options.Timeout when it is zero.
+const DefaultTimeout = 5 * time.Second
 
 // Options configure a Store. The same options reach a standalone server or a
 // Redis Cluster: the topology is discovered from the addresses.
@@ -34,9 +37,15 @@ type Options struct {
 	// Prefix is the key prefix ("" means canonical.DefaultPrefix).
 	Prefix string
 	// DefaultTTL is used by a Begin whose TTL is zero (0: every Begin must
-	// give its own TTL), and for the closed state of a run that has no state
-	// yet.
+	// give its own TTL), and for the state of a run that a progress report
+	// reaches first (0: ClosedRunRetention).
 	DefaultTTL time.Duration
+	// ClosedRunRetention is how long a closed run stays closed at least,
+	// whatever its records' TTLs (default DefaultClosedRunRetention).
+	ClosedRunRetention time.Duration
+	// Durability, when Replicas is set, makes every state change wait for
+	// that many replicas to acknowledge it before it succeeds.
+	Durability Durability
 	// Client, when set, is used instead of dialing Addrs. The Store does not
 	// close it.
 	Client rueidis.Client
@@ -47,16 +56,30 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// DefaultTimeout is Options.Timeout when it is zero.
-const DefaultTimeout = 5 * time.Second
+// Durability asks that a state change be on Replicas replicas before the
+// store reports it done. Redis replicates asynchronously: without it, a
+// master that acknowledges a Begin and dies before replicating it loses the
+// record, and the same call may then run again.
+//
+// With Replicas > 0, each script is followed on the same connection by WAIT
+// Replicas Timeout. When fewer replicas confirm in time the call fails with
+// STORE_UNAVAILABLE although the change was made on the master: a Begin then
+// runs no tool, a Complete shows the agent nothing, and a retry by the same
+// owner finds the stored outcome and waits again.
+type Durability struct {
+	Replicas int           // replicas that must acknowledge each change (0: do not wait)
+	Timeout  time.Duration // how long to wait for them; > 0 and below Options.Timeout
+}
 
 // Store is the canonical Store on Redis. It is safe for concurrent use.
 type Store struct {
-	c       rueidis.Client
-	keys    canonical.Keys
-	ttl     time.Duration
-	timeout time.Duration
-	own     bool
+	c         rueidis.Client
+	keys      canonical.Keys
+	ttl       time.Duration
+	retention time.Duration
+	timeout   time.Duration
+	durable   Durability
+	own       bool
 }
 
 var _ canonical.Store = (*Store)(nil)
@@ -68,12 +91,20 @@ func New(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.DefaultTTL < 0 || opts.Timeout < 0 {
-		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "DefaultTTL and Timeout must not be negative")
+	if opts.DefaultTTL < 0 || opts.Timeout < 0 || opts.ClosedRunRetention < 0 {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "DefaultTTL, ClosedRunRetention and Timeout must not be negative")
 	}
-	s := &Store{c: opts.Client, keys: keys, ttl: opts.DefaultTTL, timeout: opts.Timeout}
+	s := &Store{c: opts.Client, keys: keys, ttl: opts.DefaultTTL, retention: opts.ClosedRunRetention,
+		timeout: opts.Timeout, durable: opts.Durability}
 	if s.timeout == 0 {
 		s.timeout = DefaultTimeout
+	}
+	if s.retention == 0 {
+		s.retention = DefaultClosedRunRetention
+	}
+	if d := opts.Durability; d.Replicas < 0 || d.Replicas > 0 && (d.Timeout <= 0 || d.Timeout >= s.timeout) {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument,
+			"Durability needs Replicas >= 0 and, with replicas, a Timeout in (0, %v)", s.timeout)
 	}
 	if s.c == nil {
 		if len(opts.Addrs) == 0 {
@@ -112,40 +143,48 @@ func (s *Store) Keys() canonical.Keys { return s.keys }
 func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonical.Record, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	ttl, lim, err := req.Validate(s.ttl)
+	a, err := req.Validate(s.ttl)
 	if err != nil {
 		return canonical.Record{}, err
 	}
 	digest := canonical.RequestDigest(req.Request)
-	arr, err := s.array(execBegin(ctx, s.c,
-		beginKeys{Record: s.keys.Record(req.RunID, req.ToolCallID), Run: s.keys.Run(req.RunID)},
-		beginArgs{
-			RunID: req.RunID, ToolCallID: req.ToolCallID, Tool: req.Tool, Owner: req.Owner,
-			Request: req.Request, RequestSHA256: digest, TTLMs: ttl.Milliseconds(),
-			MaxCallsRun: lim.MaxCallsPerRun, MaxCallsTool: lim.MaxCallsPerTool, MaxRunBytes: lim.MaxRunBytes,
-			MaxRecordBytes: lim.MaxRecordBytes, MaxResultBytes: lim.MaxResultBytes,
-		}), "begin")
+	r, err := execBegin(ctx, s, beginKeys{
+		Record: s.keys.Record(req.RunID, req.ToolCallID), Run: s.keys.Run(req.RunID),
+		Index: s.keys.Index(req.RunID), Leases: s.keys.Leases(req.RunID),
+	}, beginArgs{
+		RunID: req.RunID, ToolCallID: req.ToolCallID, Tool: req.Tool, Owner: req.Owner,
+		Request: req.Request, RequestSHA256: digest, TTLMs: a.TTL.Milliseconds(), LeaseMs: a.Lease.Milliseconds(),
+		CallsRun: a.Limits.MaxCallsPerRun, CallsTool: a.Limits.MaxCallsPerTool, RunBytes: a.Limits.MaxRunBytes,
+		RecordBytes: a.Limits.MaxRecordBytes, ResultBytes: a.Limits.MaxResultBytes,
+		NewCallsRun: a.NewRun.MaxCallsPerRun, NewCallsTool: a.NewRun.MaxCallsPerTool, NewRunBytes: a.NewRun.MaxRunBytes,
+		NewRecordBytes: a.NewRun.MaxRecordBytes, NewResultBytes: a.NewRun.MaxResultBytes,
+	})
 	if err != nil {
-		return canonical.Record{}, err
+		return canonical.Record{}, unavailable(err, "begin")
 	}
 	rec := canonical.Record{
 		RunID: req.RunID, ToolCallID: req.ToolCallID, Tool: req.Tool, Owner: req.Owner,
 		Request: req.Request, RequestDigest: digest, RequestLen: len(req.Request),
+		Limits: canonical.Limits{MaxCallsPerRun: r.CallsRun, MaxCallsPerTool: r.CallsTool, MaxRunBytes: r.RunBytes,
+			MaxRecordBytes: r.RecordBytes, MaxResultBytes: r.ResultBytes},
 	}
-	switch str(arr, 0) {
+	switch r.Outcome {
 	case "OK":
 		rec.Status, rec.Evidence = canonical.StatusProjecting, canonical.EvidenceUnknown
-		rec.CreatedAt = msTime(num(arr, 1))
-		rec.UpdatedAt = rec.CreatedAt
-		rec.TTL = time.Duration(num(arr, 2)) * time.Millisecond
+		rec.CreatedAt, rec.UpdatedAt = msTime(r.CreatedMs), msTime(r.CreatedMs)
+		rec.LeaseUntil, rec.TTL = msTime(r.LeaseMs), msDuration(r.TTLMs)
 		return rec, nil
 	case "EXISTS":
-		rec.Status, rec.Evidence, rec.Error = canonical.Status(str(arr, 1)), canonical.Evidence(str(arr, 2)), canonical.Code(str(arr, 3))
-		rec.CreatedAt, rec.UpdatedAt = msTime(num(arr, 4)), msTime(num(arr, 5))
-		rec.TTL = time.Duration(num(arr, 6)) * time.Millisecond
+		rec.Status, rec.Evidence, rec.Error = canonical.Status(r.Status), canonical.Evidence(r.Evidence), canonical.Code(r.Error)
+		rec.CreatedAt, rec.UpdatedAt, rec.LeaseUntil = msTime(r.CreatedMs), msTime(r.UpdatedMs), msTime(r.LeaseMs)
+		rec.TTL, rec.RawLen, rec.Result = msDuration(r.PTTL), int(r.RawLen), r.Result
 		return rec, nil
+	case "RUN_INACTIVE":
+		return canonical.Record{}, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is %s", r.Reason)
+	case "INVALID_ARGUMENT":
+		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidArgument, "begin: limit %s differs from the run's", r.Field)
 	}
-	return canonical.Record{}, refusal(arr, "begin")
+	return canonical.Record{}, refusal(r.Outcome, "begin")
 }
 
 // Complete implements canonical.Store.
@@ -158,29 +197,95 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 	if err := c.Validate(); err != nil {
 		return canonical.Record{}, err
 	}
-	arr, err := s.array(execComplete(ctx, s.c,
-		completeKeys{
-			Record: s.keys.Record(c.RunID, c.ToolCallID), Run: s.keys.Run(c.RunID), Index: s.keys.Index(c.RunID),
-		},
-		completeArgs{
-			Owner: c.Owner, Status: string(c.Status), Evidence: string(c.Evidence), Code: string(c.Code),
-			Raw: c.Raw, Result: c.Result, Digest: c.Digest(),
-		}), "complete")
+	r, err := execComplete(ctx, s, completeKeys{
+		Record: s.keys.Record(c.RunID, c.ToolCallID), Run: s.keys.Run(c.RunID),
+		Index: s.keys.Index(c.RunID), Leases: s.keys.Leases(c.RunID),
+	}, completeArgs{
+		Owner: c.Owner, Status: string(c.Status), Evidence: string(c.Evidence), Code: string(c.Code),
+		Raw: c.Raw, Result: c.Result, Digest: c.Digest(),
+	})
 	if err != nil {
-		return canonical.Record{}, err
+		return canonical.Record{}, unavailable(err, "complete")
 	}
-	outcome := str(arr, 0)
-	if outcome != "OK" && outcome != "EXISTS" && outcome != "RESULT_TOO_LARGE" {
-		return canonical.Record{}, refusal(arr, "complete")
+	switch r.Outcome {
+	case "OK", "EXISTS", "RESULT_TOO_LARGE":
+	case "INVALID_TRANSITION":
+		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", r.Status)
+	default:
+		return canonical.Record{}, refusal(r.Outcome, "complete")
 	}
 	rec := canonical.Record{
-		RunID: c.RunID, ToolCallID: c.ToolCallID, Owner: c.Owner,
-		Status: canonical.Status(str(arr, 1)), Evidence: canonical.Evidence(str(arr, 2)), Error: canonical.Code(str(arr, 3)),
-		CreatedAt: msTime(num(arr, 4)), UpdatedAt: msTime(num(arr, 5)),
-		TTL:  time.Duration(num(arr, 6)) * time.Millisecond,
-		Tool: str(arr, 7), RequestDigest: str(arr, 8),
+		RunID: c.RunID, ToolCallID: c.ToolCallID, Owner: c.Owner, Tool: r.Tool, RequestDigest: r.RequestSHA256,
+		Status: canonical.Status(r.Status), Evidence: canonical.Evidence(r.Evidence), Error: canonical.Code(r.Error),
+		CreatedAt: msTime(r.CreatedMs), UpdatedAt: msTime(r.UpdatedMs), LeaseUntil: msTime(r.LeaseMs),
+		TTL: msDuration(r.PTTL), RequestLen: int(r.RequestLen),
 	}
-	return canonical.FinishCompletion(rec, c, num(arr, 9) == 1)
+	rec, err = canonical.FinishCompletion(rec, c, r.Overflow == 1)
+	rec.RawLen = int(r.RawLen)
+	return rec, err
+}
+
+// Abandon implements canonical.Store.
+func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonical.Record, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	if err := canonical.ValidateRead(runID, []string{toolCallID}); err != nil {
+		return canonical.Record{}, err
+	}
+	r, err := execAbandon(ctx, s, abandonKeys{
+		Record: s.keys.Record(runID, toolCallID), Index: s.keys.Index(runID), Leases: s.keys.Leases(runID),
+	}, abandonArgs{ToolCallID: toolCallID})
+	if err != nil {
+		return canonical.Record{}, unavailable(err, "abandon")
+	}
+	switch r.Outcome {
+	case "OK", "EXISTS":
+		return canonical.Record{
+			RunID: runID, ToolCallID: toolCallID, Tool: r.Tool, Owner: r.Owner, RequestDigest: r.RequestSHA256,
+			Status: canonical.Status(r.Status), Evidence: canonical.Evidence(r.Evidence), Error: canonical.Code(r.Error),
+			CreatedAt: msTime(r.CreatedMs), UpdatedAt: msTime(r.UpdatedMs), LeaseUntil: msTime(r.LeaseMs),
+			TTL: msDuration(r.PTTL), RequestLen: int(r.RequestLen), RawLen: int(r.RawLen),
+		}, nil
+	case "LEASE_ACTIVE":
+		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: the lease runs for %v more", msDuration(r.RemainingMs))
+	case "INVALID_TRANSITION":
+		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: record is %s", r.Status)
+	}
+	return canonical.Record{}, refusal(r.Outcome, "abandon")
+}
+
+// ExpiredLeases implements canonical.Store: one round trip of TIME and a
+// ZRANGE of the first max leases, earliest first, kept when passed. Abandon
+// checks the lease again against its own node's clock.
+func (s *Store) ExpiredLeases(ctx context.Context, runID string, max int) ([]string, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	if err := canonical.ValidateRunID(runID); err != nil {
+		return nil, err
+	}
+	if err := canonical.ValidateMax(max); err != nil {
+		return nil, err
+	}
+	res := s.c.DoMulti(ctx,
+		s.c.B().Zrange().Key(s.keys.Leases(runID)).Min("0").Max(strconv.Itoa(max-1)).Withscores().Build(),
+		s.c.B().Time().Build())
+	leases, err := res[0].AsZScores()
+	if err != nil {
+		return nil, unavailable(err, "read leases")
+	}
+	t, err := res[1].AsStrSlice()
+	if err != nil || len(t) != 2 {
+		return nil, unavailable(errors.Join(err, errors.New("TIME reply")), "read leases")
+	}
+	now := atoi(t[0])*1000 + atoi(t[1])/1000
+	ids := []string{}
+	for _, l := range leases {
+		if int64(l.Score) > now {
+			break
+		}
+		ids = append(ids, l.Member)
+	}
+	return ids, nil
 }
 
 // Get implements canonical.Store.
@@ -195,19 +300,26 @@ func (s *Store) Get(ctx context.Context, runID, toolCallID string) (canonical.Re
 	return *recs[0], nil
 }
 
-var baseFields = []string{"run_id", "tool_call_id", "tool", "status", "evidence", "error",
-	"request_sha256", "result", "owner", "created_ms", "updated_ms"}
+// GetMany batches: ids per pipelined round trip. A read of the payloads
+// (Request or Raw, up to MaxRecordBytes each) takes fewer ids at a time, so
+// that one reply stays bounded too.
+const (
+	GetManyBatch        = 256
+	GetManyPayloadBatch = 8
+)
 
-// GetMany implements canonical.Store: one pipelined round trip of HMGET,
-// PTTL and HSTRLEN per id, all on the run's slot.
+var baseFields = []string{"run_id", "tool_call_id", "tool", "status", "evidence", "error",
+	"request_sha256", "result", "owner", "created_ms", "updated_ms", "lease_ms"}
+
+// GetMany implements canonical.Store: per id an HMGET, a PTTL and two
+// HSTRLEN, pipelined GetManyBatch ids at a time (GetManyPayloadBatch when
+// Request or Raw is read), all on the run's slot. Round trips:
+// ceil(len(ids) / batch).
 func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	if err := canonical.ValidateRead(runID, ids); err != nil {
 		return nil, err
-	}
-	if len(ids) == 0 {
-		return []*canonical.Record{}, nil
 	}
 	fields := baseFields
 	if opts.Request {
@@ -216,6 +328,22 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 	if opts.Raw {
 		fields = append(fields[:len(fields):len(fields)], "raw")
 	}
+	batch := GetManyBatch
+	if opts.Request || opts.Raw {
+		batch = GetManyPayloadBatch
+	}
+	out := make([]*canonical.Record, len(ids))
+	for from := 0; from < len(ids); from += batch {
+		to := min(from+batch, len(ids))
+		if err := s.getBatch(ctx, runID, ids[from:to], fields, out[from:to]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// getBatch reads one pipeline of records into out.
+func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string, out []*canonical.Record) error {
 	const per = 4 // HMGET, PTTL and the two payload lengths, per id
 	cmds := make(rueidis.Commands, 0, per*len(ids))
 	for _, id := range ids {
@@ -224,70 +352,76 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 			s.c.B().Hstrlen().Key(key).Field("request").Build(), s.c.B().Hstrlen().Key(key).Field("raw").Build())
 	}
 	res := s.c.DoMulti(ctx, cmds...)
-	out := make([]*canonical.Record, len(ids))
 	for i := range ids {
 		vals, err := res[per*i].ToArray()
 		if err != nil {
-			return nil, unavailable(err, "read records")
+			return unavailable(err, "read records")
 		}
 		pttl, err1 := res[per*i+1].AsInt64()
 		reqLen, err2 := res[per*i+2].AsInt64()
 		rawLen, err3 := res[per*i+3].AsInt64()
 		if err := errors.Join(err1, err2, err3); err != nil {
-			return nil, unavailable(err, "read records")
+			return unavailable(err, "read records")
 		}
-		get := func(name string) (string, bool) {
-			for j, f := range fields {
-				if f == name {
-					v, err := vals[j].ToString()
-					return v, err == nil
-				}
+		if len(vals) != len(fields) {
+			return canonical.Errorf(canonical.CodeStoreUnavailable, "read records: HMGET returned %d values for %d fields", len(vals), len(fields))
+		}
+		v := make(map[string]string, len(fields))
+		for j, f := range fields {
+			if s, err := vals[j].ToString(); err == nil {
+				v[f] = s
 			}
-			return "", false
 		}
-		status, ok := get("status")
+		status, ok := v["status"]
 		if !ok || pttl == -2 {
 			continue // missing or expired between the two commands
 		}
-		rec := &canonical.Record{Status: canonical.Status(status), TTL: time.Duration(pttl) * time.Millisecond,
-			RequestLen: int(reqLen), RawLen: int(rawLen)}
-		rec.RunID, _ = get("run_id")
-		rec.ToolCallID, _ = get("tool_call_id")
-		rec.Tool, _ = get("tool")
-		ev, _ := get("evidence")
-		code, _ := get("error")
-		rec.Evidence, rec.Error = canonical.Evidence(ev), canonical.Code(code)
-		rec.RequestDigest, _ = get("request_sha256")
-		rec.Owner, _ = get("owner")
-		c, _ := get("created_ms")
-		u, _ := get("updated_ms")
-		rec.CreatedAt, rec.UpdatedAt = msTime(atoi(c)), msTime(atoi(u))
-		if v, ok := get("result"); ok {
-			rec.Result = []byte(v)
+		rec := &canonical.Record{
+			RunID: v["run_id"], ToolCallID: v["tool_call_id"], Tool: v["tool"], Owner: v["owner"],
+			Status: canonical.Status(status), Evidence: canonical.Evidence(v["evidence"]), Error: canonical.Code(v["error"]),
+			RequestDigest: v["request_sha256"], RequestLen: int(reqLen), RawLen: int(rawLen),
+			CreatedAt: msTime(atoi(v["created_ms"])), UpdatedAt: msTime(atoi(v["updated_ms"])),
+			TTL: msDuration(pttl),
 		}
-		if v, ok := get("request"); ok {
-			rec.Request = []byte(v)
+		if l, ok := v["lease_ms"]; ok {
+			rec.LeaseUntil = msTime(atoi(l))
 		}
-		if v, ok := get("raw"); ok && v != "" {
-			rec.Raw = []byte(v)
+		if r := v["result"]; r != "" {
+			rec.Result = []byte(r)
+		}
+		if r, ok := v["request"]; ok {
+			rec.Request = []byte(r)
+		}
+		if r := v["raw"]; r != "" {
+			rec.Raw = []byte(r)
 		}
 		out[i] = rec
 	}
-	return out, nil
+	return nil
 }
 
-// Completed implements canonical.Store.
-func (s *Store) Completed(ctx context.Context, runID string) ([]string, error) {
+// Completed implements canonical.Store: LRANGE of the first max entries and
+// LLEN, in one round trip.
+func (s *Store) Completed(ctx context.Context, runID string, limit int) ([]string, int, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	if err := canonical.ValidateRunID(runID); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	ids, err := s.c.Do(ctx, s.c.B().Lrange().Key(s.keys.Index(runID)).Start(0).Stop(-1).Build()).AsStrSlice()
+	if err := canonical.ValidateMax(limit); err != nil {
+		return nil, 0, err
+	}
+	key := s.keys.Index(runID)
+	res := s.c.DoMulti(ctx, s.c.B().Lrange().Key(key).Start(0).Stop(int64(limit-1)).Build(), s.c.B().Llen().Key(key).Build())
+	ids, err := res[0].AsStrSlice()
 	if err != nil {
-		return nil, unavailable(err, "read completion index")
+		return nil, 0, unavailable(err, "read completion index")
 	}
-	return ids, nil
+	n, err := res[1].AsInt64()
+	if err != nil {
+		return nil, 0, unavailable(err, "read completion index")
+	}
+	return ids, int(max(n, int64(len(ids)))), nil
 }
 
 // CloseRun implements canonical.Store.
@@ -297,15 +431,18 @@ func (s *Store) CloseRun(ctx context.Context, runID string) error {
 	if err := canonical.ValidateRunID(runID); err != nil {
 		return err
 	}
-	ttl := s.ttl
-	if ttl == 0 {
-		ttl = DefaultClosedRunTTL
+	r, err := execCloseRun(ctx, s, closeRunKeys{Run: s.keys.Run(runID)}, closeRunArgs{RetentionMs: s.retention.Milliseconds()})
+	if err != nil {
+		return unavailable(err, "close run")
 	}
-	_, err := s.array(execCloseRun(ctx, s.c, closeRunKeys{Run: s.keys.Run(runID)}, closeRunArgs{TTLMs: ttl.Milliseconds()}), "close run")
-	return err
+	if r.Outcome != "OK" {
+		return refusal(r.Outcome, "close run")
+	}
+	return nil
 }
 
-// Usage implements canonical.Store.
+// Usage implements canonical.Store: HGETALL and PTTL of the run's state, the
+// index's LLEN and the leases' ZCARD, in one round trip.
 func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -316,23 +453,30 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	res := s.c.DoMulti(ctx,
 		s.c.B().Hgetall().Key(run).Build(),
 		s.c.B().Pttl().Key(run).Build(),
-		s.c.B().Llen().Key(s.keys.Index(runID)).Build())
+		s.c.B().Llen().Key(s.keys.Index(runID)).Build(),
+		s.c.B().Zcard().Key(s.keys.Leases(runID)).Build())
 	m, err := res[0].AsStrMap()
 	if err != nil {
 		return canonical.RunUsage{}, unavailable(err, "read run")
 	}
 	pttl, err1 := res[1].AsInt64()
 	n, err2 := res[2].AsInt64()
-	if err := errors.Join(err1, err2); err != nil {
+	open, err3 := res[3].AsInt64()
+	if err := errors.Join(err1, err2, err3); err != nil {
 		return canonical.RunUsage{}, unavailable(err, "read run")
 	}
 	if len(m) == 0 {
 		return canonical.RunUsage{}, canonical.Errorf(canonical.CodeNotFound, "no state for run %s", runID)
 	}
 	u := canonical.RunUsage{
-		RunID: runID, ToolCalls: map[string]int64{}, Completed: n,
-		Calls: atoi(m["calls"]), Bytes: atoi(m["bytes"]), Closed: m["state"] == "closed",
-		TTL: time.Duration(pttl) * time.Millisecond,
+		RunID: runID, ToolCalls: map[string]int64{}, Completed: n, InFlight: open,
+		Calls: atoi(m["calls"]), Bytes: atoi(m["bytes"]), Closed: m["state"] == "closed", Lost: m["lost"] == "1",
+		TTL: msDuration(pttl),
+		Limits: canonical.Limits{
+			MaxCallsPerRun: atoi(m["lim_calls_run"]), MaxCallsPerTool: atoi(m["lim_calls_tool"]),
+			MaxRunBytes: atoi(m["lim_run_bytes"]), MaxRecordBytes: atoi(m["lim_record_bytes"]),
+			MaxResultBytes: atoi(m["lim_result_bytes"]),
+		},
 		Protocol: canonical.ProtocolState{
 			Reports: atoi(m["pp_reports"]), Pending: atoi(m["pp_pending"]),
 			Violations: atoi(m["pp_violations"]), Violated: m["pp_violated"] == "1",
@@ -358,18 +502,21 @@ func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, t
 	}
 	ttl := s.ttl
 	if ttl == 0 {
-		ttl = DefaultClosedRunTTL
+		ttl = s.retention
 	}
 	v := int64(0)
 	if valid {
 		v = 1
 	}
-	arr, err := s.array(execObserveProgress(ctx, s.c, observeProgressKeys{Run: s.keys.Run(runID)},
-		observeProgressArgs{Valid: v, Threshold: threshold, TTLMs: ttl.Milliseconds()}), "observe progress")
+	r, err := execObserveProgress(ctx, s, observeProgressKeys{Run: s.keys.Run(runID)},
+		observeProgressArgs{Valid: v, Threshold: threshold, TTLMs: ttl.Milliseconds()})
 	if err != nil {
-		return canonical.ProtocolState{}, err
+		return canonical.ProtocolState{}, unavailable(err, "observe progress")
 	}
-	return canonical.ProtocolState{Reports: num(arr, 1), Pending: num(arr, 2), Violations: num(arr, 3), Violated: num(arr, 4) == 1}, nil
+	if r.Outcome != "OK" {
+		return canonical.ProtocolState{}, refusal(r.Outcome, "observe progress")
+	}
+	return canonical.ProtocolState{Reports: r.Reports, Pending: r.Pending, Violations: r.Violations, Violated: r.Violated == 1}, nil
 }
 
 // bound applies the store's timeout to ctx.
@@ -377,49 +524,80 @@ func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc)
 	return context.WithTimeout(ctx, s.timeout)
 }
 
-// array runs a script result to its array reply, mapping transport and
-// server errors to STORE_UNAVAILABLE.
-func (s *Store) array(res rueidis.RedisResult, op string) ([]rueidis.RedisMessage, error) {
-	arr, err := res.ToArray()
-	if err != nil {
-		return nil, unavailable(err, op)
+// runScript implements runner: the script alone, or, with Durability, the
+// script and WAIT on one connection.
+func (s *Store) runScript(ctx context.Context, sc *script, keys, args []string) rueidis.RedisResult {
+	if s.durable.Replicas == 0 {
+		return sc.lua.Exec(ctx, s.c, keys, args)
 	}
-	if len(arr) == 0 {
-		return nil, canonical.Errorf(canonical.CodeStoreUnavailable, "%s: empty script reply", op)
+	return s.runDurable(ctx, sc, keys, args)
+}
+
+// runDurable sends the script and WAIT in one pipeline on one dedicated
+// connection, so that WAIT counts the replicas that have this script's
+// writes. A script that the server does not know (SCRIPT FLUSH, a restart)
+// is sent again by its source. A retryable script is resent after a lost
+// connection while ctx allows.
+func (s *Store) runDurable(ctx context.Context, sc *script, keys, args []string) rueidis.RedisResult {
+	for attempt := 1; ; attempt++ {
+		var res, acked rueidis.RedisResult
+		_ = s.c.Dedicated(func(dc rueidis.DedicatedClient) error {
+			wait := func() rueidis.Completed {
+				return dc.B().Wait().Numreplicas(int64(s.durable.Replicas)).Timeout(s.durable.Timeout.Milliseconds()).Build()
+			}
+			resps := dc.DoMulti(ctx,
+				dc.B().Evalsha().Sha1(sc.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build(), wait())
+			if rerr, ok := rueidis.IsRedisErr(resps[0].Error()); ok && rerr.IsNoScript() {
+				resps = dc.DoMulti(ctx,
+					dc.B().Eval().Script(sc.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build(), wait())
+			}
+			res, acked = resps[0], resps[1]
+			return nil
+		})
+		if err := res.NonRedisError(); err != nil {
+			if sc.retryable && ctx.Err() == nil {
+				t := time.NewTimer(time.Duration(attempt) * 20 * time.Millisecond)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+				case <-t.C:
+				}
+				if ctx.Err() == nil {
+					continue
+				}
+			}
+			return res
+		}
+		if res.Error() != nil {
+			return res
+		}
+		n, err := acked.AsInt64()
+		if err != nil {
+			return rueidis.NewErrorResult(fmt.Errorf("%s: WAIT: %w", sc.file, err))
+		}
+		if n < int64(s.durable.Replicas) {
+			return rueidis.NewErrorResult(fmt.Errorf("%s: acknowledged by %d of %d replicas within %v",
+				sc.file, n, s.durable.Replicas, s.durable.Timeout))
+		}
+		return res
 	}
-	return arr, nil
 }
 
 func unavailable(err error, op string) error {
+	var ce *canonical.Error
+	if errors.As(err, &ce) {
+		return err
+	}
 	return canonical.Wrap(canonical.CodeStoreUnavailable, err, op)
 }
 
-// refusal maps a script's refusal outcome to its typed error.
-func refusal(arr []rueidis.RedisMessage, op string) error {
-	code := canonical.Code(str(arr, 0))
+// refusal maps a declared refusal outcome to its typed error.
+func refusal(outcome, op string) error {
+	code := canonical.Code(outcome)
 	if !code.Valid() {
-		return canonical.Errorf(canonical.CodeStoreUnavailable, "%s: unexpected script outcome %q", op, code)
-	}
-	if code == canonical.CodeInvalidTransition {
-		return canonical.Errorf(code, "%s: record is %s or owned by another invocation", op, str(arr, 1))
+		return canonical.Errorf(canonical.CodeStoreUnavailable, "%s: unexpected script outcome %q", op, outcome)
 	}
 	return &canonical.Error{Code: code, Msg: op}
-}
-
-func str(arr []rueidis.RedisMessage, i int) string {
-	if i >= len(arr) {
-		return ""
-	}
-	v, _ := arr[i].ToString()
-	return v
-}
-
-func num(arr []rueidis.RedisMessage, i int) int64 {
-	if i >= len(arr) {
-		return 0
-	}
-	v, _ := arr[i].AsInt64()
-	return v
 }
 
 func atoi(s string) int64 {
@@ -428,3 +606,5 @@ func atoi(s string) int64 {
 }
 
 func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

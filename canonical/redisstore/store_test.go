@@ -1,11 +1,18 @@
 package redisstore_test
 
 import (
-	"strconv"
-	"strings"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
+
+	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/redisstore"
 	"github.com/toolcanon/toolcanon/canonical/storetest"
 	"github.com/toolcanon/toolcanon/internal/redistest"
@@ -24,59 +31,206 @@ func newStore(t testing.TB, addrs []string, opts redisstore.Options) *redisstore
 	return s
 }
 
-// keysOf lists a run's keys and their PTTL straight from the server, so the
-// suite can see what the store wrote without trusting the store.
-func keysOf(addrs []string, prefix string) func(t *testing.T, runID string) map[string]time.Duration {
-	return func(t *testing.T, runID string) map[string]time.Duration {
+// backend lets the suite look at the servers behind a store without
+// trusting the store: every key of the prefix with its TTL, and a DEL of a
+// run's state (sent to every node; only the one that holds the key has it).
+func backend(addrs []string, prefix string) (func(*testing.T) map[string]time.Duration, func(*testing.T, string)) {
+	keys, err := canonical.NewKeys(prefix)
+	if err != nil {
+		panic(err)
+	}
+	all := func(t *testing.T) map[string]time.Duration {
 		t.Helper()
-		out := map[string]time.Duration{}
-		for _, addr := range addrs {
-			cursor := "0"
-			for {
-				reply, err := redistest.Command(addr, "SCAN", cursor, "MATCH", prefix+":{"+runID+"}:*", "COUNT", "1000")
-				if err != nil {
-					t.Fatalf("SCAN on %s: %v", addr, err)
-				}
-				lines := strings.Split(reply, "\n")
-				cursor = lines[0]
-				for _, k := range lines[1:] {
-					if k == "" {
-						continue
-					}
-					p, err := redistest.Command(addr, "PTTL", k)
-					if err != nil {
-						t.Fatal(err)
-					}
-					ms, _ := strconv.ParseInt(p, 10, 64)
-					out[k] = time.Duration(ms) * time.Millisecond
-				}
-				if cursor == "0" {
-					break
-				}
+		ttls, err := redistest.KeyTTLs(addrs, prefix+":*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make(map[string]time.Duration, len(ttls))
+		for k, ms := range ttls {
+			out[k] = time.Duration(ms) * time.Millisecond
+			if ms < 0 {
+				out[k] = -1
 			}
 		}
 		return out
 	}
+	drop := func(t *testing.T, runID string) {
+		t.Helper()
+		deleted := 0
+		for _, addr := range addrs {
+			if n, err := redistest.Command(addr, "DEL", keys.Run(runID)); err == nil && n == "1" {
+				deleted++
+			}
+		}
+		if deleted != 1 {
+			t.Fatalf("DEL of the run state of %s deleted %d keys", runID, deleted)
+		}
+	}
+	return all, drop
 }
 
+// outcomes wraps a client and records the outcome of every lifecycle
+// script reply that passes through it, so that a test can see which of the
+// outcomes each script declares were reached.
+type outcomes struct {
+	rueidis.Client
+	files map[string]string // script SHA1 -> file
+	mu    sync.Mutex
+	seen  map[string]map[string]bool
+}
+
+func (o *outcomes) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	file := ""
+	if args := cmd.Commands(); len(args) > 1 {
+		switch args[0] {
+		case "EVALSHA":
+			file = o.files[args[1]]
+		case "EVAL":
+			sum := sha1.Sum([]byte(args[1]))
+			file = o.files[hex.EncodeToString(sum[:])]
+		}
+	}
+	res := o.Client.Do(ctx, cmd)
+	if arr, err := res.ToArray(); err == nil && file != "" && len(arr) > 0 {
+		if out, err := arr[0].ToString(); err == nil {
+			o.mu.Lock()
+			if o.seen[file] == nil {
+				o.seen[file] = map[string]bool{}
+			}
+			o.seen[file][out] = true
+			o.mu.Unlock()
+		}
+	}
+	return res
+}
+
+// The suite on a standalone server reaches every outcome every script
+// declares, and every reply it gets decodes as declared (a reply that does
+// not would fail the suite with STORE_UNAVAILABLE).
 func TestConformanceStandalone(t *testing.T) {
 	addr := redistest.Addr(t)
+	all, drop := backend([]string{addr}, "tc")
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rec := &outcomes{Client: c, files: redisstore.ScriptFiles(), seen: map[string]map[string]bool{}}
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		return storetest.Harness{
-			Store: newStore(t, []string{addr}, redisstore.Options{}),
-			Wait:  time.Sleep, RealClock: true,
-			Keys: keysOf([]string{addr}, "tc"),
+			Store: newStore(t, nil, redisstore.Options{Client: rec}),
+			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop,
 		}
 	})
+	for file, declared := range redisstore.DeclaredOutcomes() {
+		for _, o := range declared {
+			if !rec.seen[file][o] {
+				t.Errorf("%s: the suite never reached the declared outcome %s", file, o)
+			}
+		}
+	}
 }
 
 func TestConformanceCluster(t *testing.T) {
 	addrs := redistest.ClusterAddrs(t)
+	all, drop := backend(addrs, "tcc")
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		return storetest.Harness{
-			Store: newStore(t, addrs[:1], redisstore.Options{Prefix: "tcc"}),
-			Wait:  time.Sleep, RealClock: true,
-			Keys: keysOf(addrs, "tcc"),
+			Store: newStore(t, addrs[:1], redisstore.Options{Prefix: "tcc", ClosedRunRetention: 30 * time.Minute}),
+			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop, ClosedRunRetention: 30 * time.Minute,
 		}
 	})
+}
+
+// roundTrips counts the requests a client sends: each Do and each DoMulti
+// (one pipeline) is one round trip.
+type roundTrips struct {
+	rueidis.Client
+	n atomic.Int64
+}
+
+func (c *roundTrips) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	c.n.Add(1)
+	return c.Client.Do(ctx, cmd)
+}
+
+func (c *roundTrips) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	c.n.Add(1)
+	return c.Client.DoMulti(ctx, cmds...)
+}
+
+// GetMany never sends one unbounded pipeline: ceil(ids / GetManyBatch)
+// round trips, ceil(ids / GetManyPayloadBatch) when it reads payloads; the
+// completion index is read a page at a time, with its length, in one.
+func TestReadsAreBoundedPipelines(t *testing.T) {
+	addr := redistest.Addr(t)
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rt := &roundTrips{Client: c}
+	s := newStore(t, nil, redisstore.Options{Client: rt})
+	ctx := context.Background()
+	run := "bounded-" + canonical.NewOwner()[:8]
+	ids := make([]string, 1000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("c%04d", i)
+	}
+	for _, id := range ids[:300] {
+		req := canonical.BeginRequest{RunID: run, ToolCallID: id, Tool: "kb.search", Owner: "o", Request: []byte(`{}`),
+			TTL: time.Hour, Limits: canonical.Limits{MaxCallsPerRun: 1000, MaxCallsPerTool: 1000}}
+		if _, err := s.Begin(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: id, Owner: "o", Status: canonical.StatusError,
+			Code: canonical.CodeExecutionFailed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		opts canonical.ReadOptions
+		want int64
+	}{
+		{canonical.ReadOptions{}, (1000 + redisstore.GetManyBatch - 1) / redisstore.GetManyBatch},
+		{canonical.ReadOptions{Raw: true}, (1000 + redisstore.GetManyPayloadBatch - 1) / redisstore.GetManyPayloadBatch},
+	} {
+		rt.n.Store(0)
+		recs, err := s.GetMany(ctx, run, ids, c.opts)
+		if err != nil || len(recs) != 1000 || recs[299] == nil || recs[300] != nil {
+			t.Fatalf("GetMany(%+v): %d records, %v", c.opts, len(recs), err)
+		}
+		if got := rt.n.Load(); got != c.want {
+			t.Fatalf("GetMany of 1000 ids (%+v) took %d round trips, want %d", c.opts, got, c.want)
+		}
+	}
+	rt.n.Store(0)
+	page, n, err := s.Completed(ctx, run, 10)
+	if err != nil || len(page) != 10 || n != 300 || rt.n.Load() != 1 {
+		t.Fatalf("Completed(10) = %d ids of %d, %v, in %d round trips", len(page), n, err, rt.n.Load())
+	}
+}
+
+// Check reports every master of a cluster, and only masters.
+func TestCheckReportsEveryMaster(t *testing.T) {
+	addrs := redistest.ClusterAddrs(t)
+	s := newStore(t, addrs[:1], redisstore.Options{Prefix: "tcc"})
+	rep, err := s.Check(context.Background())
+	if err != nil || len(rep.Nodes) != len(addrs) {
+		t.Fatalf("report %+v, %v; want one node per master (%d)", rep, err, len(addrs))
+	}
+	for _, n := range rep.Nodes {
+		got := map[string]redisstore.Level{}
+		for _, f := range n.Findings {
+			got[f.Setting] = f.Level
+		}
+		want := map[string]redisstore.Level{"redis_version": redisstore.LevelOK, "maxmemory-policy": redisstore.LevelOK,
+			"appendonly": redisstore.LevelWarn, "save": redisstore.LevelWarn, "connected_replicas": redisstore.LevelWarn}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s: %v, want %v", n.Addr, got, want)
+		}
+	}
+	if rep.Warnings() != 3*len(addrs) {
+		t.Fatalf("%d warnings", rep.Warnings())
+	}
 }

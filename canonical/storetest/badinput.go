@@ -61,7 +61,7 @@ func testBadInput(t *testing.T, f Factory) {
 			for op, err := range map[string]error{
 				"close": h.Store.CloseRun(ctx(), id),
 				"usage": second(h.Store.Usage(ctx(), id)),
-				"index": second(h.Store.Completed(ctx(), id)),
+				"index": third(h.Store.Completed(ctx(), id, 10)),
 				"get":   second(h.Store.Get(ctx(), id, "x")),
 			} {
 				if canonical.CodeOf(err) != canonical.CodeInvalidRunID {
@@ -106,3 +106,5 @@ func testBadInput(t *testing.T, f Factory) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+func third[T, U any](_ T, _ U, err error) error { return err }

@@ -78,7 +78,7 @@ func testCapacity(t *testing.T, f Factory) {
 		if u.Bytes != int64(len(req.Request)) {
 			t.Fatalf("bytes = %d, refused payload counted", u.Bytes)
 		}
-		if idx, _ := h.Store.Completed(ctx(), run); len(idx) != 1 || idx[0] != "c1" {
+		if idx := index(t, h, run); len(idx) != 1 || idx[0] != "c1" {
 			t.Fatalf("index = %v: a size refusal still completes the record", idx)
 		}
 		// The same completion retried gets the same answer.

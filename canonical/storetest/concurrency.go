@@ -36,14 +36,14 @@ func testConcurrency(t *testing.T, f Factory) {
 			case "":
 				won++
 				winner = fmt.Sprintf("owner-%d", i)
-			case canonical.CodeDuplicateToolCall:
+			case canonical.CodeToolCallInProgress: // the winner's record is PROJECTING throughout
 				dup++
 			default:
 				t.Fatalf("goroutine %d: %s", i, c)
 			}
 		}
 		if won != 1 || dup != n-1 {
-			t.Fatalf("%d won, %d duplicates; want 1 and %d", won, dup, n-1)
+			t.Fatalf("%d won, %d in progress; want 1 and %d", won, dup, n-1)
 		}
 		if rec := mustGet(t, h.Store, run, "same"); rec.Owner != winner {
 			t.Fatalf("record owner %s, winner %s", rec.Owner, winner)
@@ -159,7 +159,7 @@ func testConcurrency(t *testing.T, f Factory) {
 		if rec.Status != w.Status || string(rec.Raw) != string(w.Raw) || string(rec.Result) != string(w.Result) {
 			t.Fatalf("record holds %+v, winner %d sent %s raw %s", brief(rec), winner, w.Status, w.Raw)
 		}
-		if idx, _ := h.Store.Completed(ctx(), run); len(idx) != 1 {
+		if idx := index(t, h, run); len(idx) != 1 {
 			t.Fatalf("index = %v, want one entry", idx)
 		}
 	})

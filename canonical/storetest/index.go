@@ -22,7 +22,7 @@ func testIndex(t *testing.T, f Factory) {
 			} else {
 				mustComplete(t, h.Store, failed(run, id, canonical.CodeExecutionFailed))
 			}
-			idx, err := h.Store.Completed(ctx(), run)
+			idx, _, err := h.Store.Completed(ctx(), run, 100)
 			if err != nil || fmt.Sprint(idx) != fmt.Sprint(order[:i+1]) {
 				t.Fatalf("after completing %s: index = %v, %v; want %v", id, idx, err, order[:i+1])
 			}
@@ -33,11 +33,34 @@ func testIndex(t *testing.T, f Factory) {
 		}
 	})
 
+	t.Run("ReadsAtMostMaxEntries", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		var all []string
+		for i := 0; i < 7; i++ {
+			id := fmt.Sprintf("c%d", i)
+			mustBegin(t, h.Store, beginReq(run, id))
+			mustComplete(t, h.Store, ready(run, id, canonical.EvidenceFound))
+			all = append(all, id)
+		}
+		for _, max := range []int{1, 3, 7, 100} {
+			ids, n, err := h.Store.Completed(ctx(), run, max)
+			want := all[:min(max, len(all))]
+			if err != nil || n != len(all) || fmt.Sprint(ids) != fmt.Sprint(want) {
+				t.Fatalf("Completed(max %d) = %v (length %d), %v; want %v (length %d)", max, ids, n, err, want, len(all))
+			}
+		}
+		for _, max := range []int{0, -1, canonical.MaxIndexRead + 1} {
+			_, _, err := h.Store.Completed(ctx(), run, max)
+			wantCode(t, err, canonical.CodeInvalidArgument)
+		}
+	})
+
 	t.Run("UnknownRunHasEmptyIndex", func(t *testing.T) {
 		h := f(t)
-		idx, err := h.Store.Completed(ctx(), newRunID(t))
-		if err != nil || len(idx) != 0 {
-			t.Fatalf("index = %v, %v", idx, err)
+		idx, n, err := h.Store.Completed(ctx(), newRunID(t), 10)
+		if err != nil || len(idx) != 0 || n != 0 {
+			t.Fatalf("index = %v (%d), %v", idx, n, err)
 		}
 	})
 

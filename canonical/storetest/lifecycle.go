@@ -37,15 +37,12 @@ func testBegin(t *testing.T, f Factory) {
 		if err != nil || u.Calls != 1 || u.ToolCalls["kb.search"] != 1 || u.Bytes != int64(len(req.Request)) || u.Closed || u.Completed != 0 {
 			t.Fatalf("usage = %+v, %v", u, err)
 		}
-		if h.Keys != nil {
-			keys := h.Keys(t, run)
-			if len(keys) != 2 {
-				t.Fatalf("backend keys = %v, want the record and the run", keys)
-			}
-			for k, ttl := range keys {
-				if ttl <= 0 {
-					t.Fatalf("key %s has no TTL (%v)", k, ttl)
-				}
+		if keys := runKeys(t, h, run); h.AllKeys != nil && len(keys) != 3 {
+			t.Fatalf("backend keys = %v, want the record, the run and its leases", keys)
+		}
+		for k, ttl := range runKeys(t, h, run) {
+			if ttl <= 0 || ttl > recordTTL {
+				t.Fatalf("key %s TTL %v, want in (0, %v]", k, ttl, recordTTL)
 			}
 		}
 	})
@@ -142,7 +139,7 @@ func testComplete(t *testing.T, f Factory) {
 		for _, id := range []string{"r", "e", "p"} {
 			before[id] = mustGet(t, h.Store, run, id)
 		}
-		idxBefore, _ := h.Store.Completed(ctx(), run)
+		idxBefore := index(t, h, run)
 
 		other := ready(run, "r", canonical.NoEvidence)
 		other.Result = []byte(`{"other":true}`)
@@ -178,7 +175,7 @@ func testComplete(t *testing.T, f Factory) {
 		for id, want := range before {
 			sameRecord(t, mustGet(t, h.Store, run, id), want)
 		}
-		idxAfter, _ := h.Store.Completed(ctx(), run)
+		idxAfter := index(t, h, run)
 		if len(idxAfter) != len(idxBefore) {
 			t.Fatalf("index grew from %v to %v", idxBefore, idxAfter)
 		}

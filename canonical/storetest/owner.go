@@ -25,12 +25,12 @@ func testOwner(t *testing.T, f Factory) {
 			t.Fatalf("calls = %d, want 1", u.Calls)
 		}
 
-		// Also while the first is still PROJECTING.
+		// While the first is still PROJECTING the answer says so.
 		mustBegin(t, h.Store, beginReq(run, "call_2"))
 		second = beginReq(run, "call_2")
 		second.Owner = "another-invocation"
 		_, err = h.Store.Begin(ctx(), second)
-		wantCode(t, err, canonical.CodeDuplicateToolCall)
+		wantCode(t, err, canonical.CodeToolCallInProgress)
 	})
 
 	t.Run("RetriedBeginSameOwnerCountsOnce", func(t *testing.T) {
@@ -46,20 +46,26 @@ func testOwner(t *testing.T, f Factory) {
 		if err != nil || u.Calls != 1 || u.ToolCalls["kb.search"] != 1 || u.Bytes != int64(len(req.Request)) {
 			t.Fatalf("usage after retry = %+v, %v", u, err)
 		}
-		// The same owner with another request is not a retry.
+		// The same owner with another request is not a retry: while the
+		// record is PROJECTING that is TOOL_CALL_IN_PROGRESS, after it
+		// DUPLICATE_TOOL_CALL.
 		changed := req
 		changed.Request = []byte(`{"another":"request"}`)
 		_, err = h.Store.Begin(ctx(), changed)
-		wantCode(t, err, canonical.CodeDuplicateToolCall)
-		changed = req
-		changed.Tool = "logs.query"
-		_, err = h.Store.Begin(ctx(), changed)
-		wantCode(t, err, canonical.CodeDuplicateToolCall)
+		wantCode(t, err, canonical.CodeToolCallInProgress)
+		changedTool := req
+		changedTool.Tool = "logs.query"
+		_, err = h.Store.Begin(ctx(), changedTool)
+		wantCode(t, err, canonical.CodeToolCallInProgress)
 		// A retry after completion reports the record as it now is.
 		mustComplete(t, h.Store, ready(run, "c1", canonical.NoEvidence))
 		late := mustBegin(t, h.Store, req)
 		if late.Status != canonical.StatusReady || late.Evidence != canonical.NoEvidence {
 			t.Fatalf("late retry = %+v", brief(late))
+		}
+		for _, other := range []canonical.BeginRequest{changed, changedTool} {
+			_, err = h.Store.Begin(ctx(), other)
+			wantCode(t, err, canonical.CodeDuplicateToolCall)
 		}
 	})
 
@@ -73,7 +79,7 @@ func testOwner(t *testing.T, f Factory) {
 		if again.Status != first.Status || again.Evidence != first.Evidence || !again.UpdatedAt.Equal(first.UpdatedAt) {
 			t.Fatalf("retry = %+v, want %+v", brief(again), brief(first))
 		}
-		idx, _ := h.Store.Completed(ctx(), run)
+		idx := index(t, h, run)
 		if len(idx) != 1 {
 			t.Fatalf("index = %v, want one entry", idx)
 		}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/toolcanon/toolcanon/canonical"
@@ -42,6 +43,41 @@ func testRead(t *testing.T, f Factory) {
 		}
 	})
 
+	t.Run("GetManyOfManyIDsKeepsOrder", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		// More ids than one pipeline of any store carries, most of them missing.
+		const n = 1500
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("c%04d", i)
+		}
+		for i := 0; i < n; i += 97 {
+			req := beginReq(run, ids[i])
+			req.Limits = canonical.Limits{MaxCallsPerRun: n, MaxCallsPerTool: n}
+			mustBegin(t, h.Store, req)
+			if i%2 == 0 {
+				mustComplete(t, h.Store, ready(run, ids[i], canonical.EvidenceFound))
+			}
+		}
+		for _, opts := range []canonical.ReadOptions{{}, {Request: true, Raw: true}} {
+			recs, err := h.Store.GetMany(ctx(), run, ids, opts)
+			if err != nil || len(recs) != n {
+				t.Fatalf("GetMany(%d ids, %+v) = %d records, %v", n, opts, len(recs), err)
+			}
+			for i, r := range recs {
+				switch {
+				case i%97 != 0 && r != nil:
+					t.Fatalf("record %s exists, never begun", ids[i])
+				case i%97 == 0 && (r == nil || r.ToolCallID != ids[i]):
+					t.Fatalf("position %d holds %+v, want %s", i, r, ids[i])
+				case i%97 == 0 && opts.Raw && i%2 == 0 && string(r.Raw) != string(ready(run, ids[i], "").Raw):
+					t.Fatalf("%s raw = %q", ids[i], r.Raw)
+				}
+			}
+		}
+	})
+
 	t.Run("RecordExportsAsOneJSONObject", func(t *testing.T) {
 		h := f(t)
 		run := newRunID(t)
@@ -58,6 +94,9 @@ func testRead(t *testing.T, f Factory) {
 		}
 		back.TTL, rec.TTL = 0, 0
 		sameRecord(t, back, rec)
+		if !back.LeaseUntil.Equal(rec.LeaseUntil) || rec.LeaseUntil.IsZero() {
+			t.Fatalf("lease %v exported as %v", rec.LeaseUntil, back.LeaseUntil)
+		}
 		var m map[string]any
 		_ = json.Unmarshal(b, &m)
 		for _, k := range []string{"run_id", "tool_call_id", "tool", "status", "evidence", "request", "raw", "result", "created_ms", "updated_ms"} {

@@ -1,7 +1,9 @@
 // Package storetest is the conformance suite every canonical.Store must pass,
 // unchanged: Run(t, factory) exercises the lifecycle, ownership, TTL,
-// capacity, completion index, concurrency and argument validation through the
-// Store interface alone. One area per file.
+// capacity, run state and limits, leases and abandon, completion index,
+// reads, concurrency, replies and argument validation through the Store
+// interface, and after every case checks through the harness that the
+// backend holds no key without a TTL. One area per file.
 package storetest
 
 import (
@@ -21,11 +23,22 @@ type Harness struct {
 	Store canonical.Store
 	// Wait lets d pass for the store: a fake clock advances, a real one sleeps.
 	Wait func(d time.Duration)
-	// Keys, when set, returns every key the backend holds for a run with its
-	// remaining TTL (-1: none), read without going through Store. The suite
-	// uses it to check that refusals write nothing and that no key is left
-	// without a TTL.
-	Keys func(t *testing.T, runID string) map[string]time.Duration
+	// AllKeys returns every key the backend holds under the store's prefix,
+	// for every run, with its remaining TTL (-1: none), read without going
+	// through Store. The suite calls it after every case and fails on a key
+	// without a TTL, and checks with it that refusals write nothing. Every
+	// store of this module sets it; a harness that cannot look behind its
+	// store (a decorator over another package's store) leaves it nil and
+	// gets the checks the Store interface allows.
+	AllKeys func(t *testing.T) map[string]time.Duration
+	// DropRunState removes a run's state (its counters, limits and closed
+	// flag, nothing else) behind the store's back, as memory eviction or an
+	// operator's DEL would. The cases of a lost run state run when it is
+	// set, as it is for every store of this module.
+	DropRunState func(t *testing.T, runID string)
+	// ClosedRunRetention is how long the store keeps a closed run closed
+	// (0: the default, 24h).
+	ClosedRunRetention time.Duration
 	// RealClock is true when time passes by itself (timing assertions then
 	// allow for it).
 	RealClock bool
@@ -35,8 +48,19 @@ type Harness struct {
 // every test uses run ids of its own.
 type Factory func(t *testing.T) Harness
 
-// Run runs the whole suite.
-func Run(t *testing.T, f Factory) {
+// Run runs the whole suite. After every case it checks that the backend
+// holds no key without a TTL.
+func Run(t *testing.T, factory Factory) {
+	f := func(t *testing.T) Harness {
+		h := factory(t)
+		if h.Store == nil || h.Wait == nil {
+			t.Fatal("storetest: the harness must set Store and Wait")
+		}
+		if h.AllKeys != nil {
+			t.Cleanup(func() { assertEveryKeyHasTTL(t, h) })
+		}
+		return h
+	}
 	t.Run("Begin", func(t *testing.T) { testBegin(t, f) })
 	t.Run("Complete", func(t *testing.T) { testComplete(t, f) })
 	t.Run("Owner", func(t *testing.T) { testOwner(t, f) })
@@ -47,6 +71,9 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, f) })
 	t.Run("Protocol", func(t *testing.T) { testProtocol(t, f) })
 	t.Run("BadInput", func(t *testing.T) { testBadInput(t, f) })
+	t.Run("RunState", func(t *testing.T) { testRunState(t, f) })
+	t.Run("Replies", func(t *testing.T) { testReplies(t, f) })
+	t.Run("Lease", func(t *testing.T) { testLease(t, f) })
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
@@ -114,6 +141,17 @@ func mustGet(t *testing.T, s canonical.Store, run, id string) canonical.Record {
 	return rec
 }
 
+// index returns the run's whole completion index, checking that the store
+// says how long it is.
+func index(t *testing.T, h Harness, run string) []string {
+	t.Helper()
+	ids, n, err := h.Store.Completed(ctx(), run, canonical.MaxIndexRead)
+	if err != nil || n != len(ids) {
+		t.Fatalf("Completed(%s) = %v (length %d), %v", run, ids, n, err)
+	}
+	return ids
+}
+
 // wantCode fails unless err carries code.
 func wantCode(t *testing.T, err error, code canonical.Code) {
 	t.Helper()
@@ -137,14 +175,31 @@ func assertNothingStored(t *testing.T, h Harness, run string, ids ...string) {
 	if _, err := h.Store.Usage(ctx(), run); canonical.CodeOf(err) != canonical.CodeNotFound {
 		t.Fatalf("run usage: got %v, want NOT_FOUND", err)
 	}
-	if idx, err := h.Store.Completed(ctx(), run); err != nil || len(idx) != 0 {
+	if idx, n, err := h.Store.Completed(ctx(), run, 10); err != nil || len(idx) != 0 || n != 0 {
 		t.Fatalf("completion index = %v, %v; want empty", idx, err)
 	}
-	if h.Keys != nil {
-		if keys := h.Keys(t, run); len(keys) != 0 {
-			t.Fatalf("backend holds keys for the run: %v", keys)
+	if keys := runKeys(t, h, run); len(keys) != 0 {
+		t.Fatalf("backend holds keys for the run: %v", keys)
+	}
+}
+
+// assertEveryKeyHasTTL fails if any key of the backend lives without a TTL:
+// a key that never expires is a leak no operator asked for.
+func assertEveryKeyHasTTL(t *testing.T, h Harness) {
+	t.Helper()
+	for k, ttl := range h.AllKeys(t) {
+		if ttl < 0 {
+			t.Errorf("key %s has no TTL (%v)", k, ttl)
 		}
 	}
+}
+
+// closedRetention is the harness's closed-run retention.
+func (h Harness) closedRetention() time.Duration {
+	if h.ClosedRunRetention > 0 {
+		return h.ClosedRunRetention
+	}
+	return 24 * time.Hour
 }
 
 // sameRecord compares every field a transition could have changed.

@@ -23,7 +23,7 @@ func testTTL(t *testing.T, f Factory) {
 			mustGet(t, h.Store, run, "c1")
 			_, _ = h.Store.GetMany(ctx(), run, []string{"c1"}, canonical.ReadOptions{Raw: true, Request: true})
 			_, _ = h.Store.Usage(ctx(), run)
-			_, _ = h.Store.Completed(ctx(), run)
+			_, _, _ = h.Store.Completed(ctx(), run, 10)
 		}
 		t1 := mustGet(t, h.Store, run, "c1").TTL
 		// The expiry (read time + TTL) must not move later: after `wait`
@@ -96,12 +96,17 @@ func testTTL(t *testing.T, f Factory) {
 		}
 		mustComplete(t, h.Store, ready(run, "long", canonical.EvidenceFound))
 		mustComplete(t, h.Store, ready(run, "short", canonical.EvidenceFound))
-		if h.Keys != nil {
-			for k, ttl := range h.Keys(t, run) {
-				if strings.HasSuffix(k, ":done") && ttl <= time.Hour {
+		found := false
+		for k, ttl := range runKeys(t, h, run) {
+			if strings.HasSuffix(k, ":done") {
+				found = true
+				if ttl <= time.Hour {
 					t.Fatalf("index TTL %v does not cover the 2h record", ttl)
 				}
 			}
+		}
+		if !found && h.AllKeys != nil {
+			t.Fatal("no completion index key among the run's keys")
 		}
 	})
 }
@@ -110,10 +115,7 @@ func testTTL(t *testing.T, f Factory) {
 // above max.
 func assertBackendTTLs(t *testing.T, h Harness, run string, max time.Duration) {
 	t.Helper()
-	if h.Keys == nil {
-		return
-	}
-	for k, ttl := range h.Keys(t, run) {
+	for k, ttl := range runKeys(t, h, run) {
 		if ttl <= 0 || ttl > max {
 			t.Fatalf("key %s TTL %v, want in (0, %v]", k, ttl, max)
 		}

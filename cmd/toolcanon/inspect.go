@@ -17,6 +17,7 @@ import (
 // redisFlags are the connection flags shared by the commands.
 type redisFlags struct {
 	addrs, user, password, prefix string
+	standalone                    bool
 }
 
 func (f *redisFlags) register(fs *flag.FlagSet) {
@@ -24,6 +25,7 @@ func (f *redisFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.user, "user", "", "Redis ACL user")
 	fs.StringVar(&f.password, "password", "", "Redis password")
 	fs.StringVar(&f.prefix, "prefix", canonical.DefaultPrefix, "key prefix")
+	fs.BoolVar(&f.standalone, "standalone", false, "skip cluster discovery (for an ACL user that may not run CLUSTER)")
 }
 
 // open connects, turning failures into messages a person understands.
@@ -34,7 +36,8 @@ func (f *redisFlags) open() (*redisstore.Store, error) {
 			addrs = append(addrs, a)
 		}
 	}
-	s, err := redisstore.New(redisstore.Options{Addrs: addrs, Username: f.user, Password: f.password, Prefix: f.prefix})
+	s, err := redisstore.New(redisstore.Options{Addrs: addrs, Username: f.user, Password: f.password, Prefix: f.prefix,
+		Standalone: f.standalone})
 	if err != nil {
 		if canonical.CodeOf(err) == canonical.CodeStoreUnavailable {
 			return nil, fmt.Errorf("cannot reach Redis at %s: %v", f.addrs, rootCause(err))
@@ -63,13 +66,26 @@ type inspectView struct {
 
 type runView struct {
 	RunID     string                  `json:"run_id"`
+	Settings  settingsView            `json:"settings"`
 	Calls     int64                   `json:"calls"`
 	ToolCalls map[string]int64        `json:"tool_calls"`
 	Completed int64                   `json:"completed"`
+	InFlight  int64                   `json:"in_flight"`
 	Bytes     int64                   `json:"bytes"`
 	Closed    bool                    `json:"closed"`
+	Lost      bool                    `json:"lost"`
 	TTLMs     int64                   `json:"ttl_ms"`
 	Protocol  canonical.ProtocolState `json:"protocol"`
+}
+
+// settingsView is the run's limits, as its first Begin fixed them (all zero
+// before any Begin, or after the run's state was lost).
+type settingsView struct {
+	MaxCallsPerRun  int64 `json:"max_calls_per_run"`
+	MaxCallsPerTool int64 `json:"max_calls_per_tool"`
+	MaxRunBytes     int64 `json:"max_run_bytes"`
+	MaxRecordBytes  int64 `json:"max_record_bytes"`
+	MaxResultBytes  int64 `json:"max_result_bytes"`
 }
 
 type recordView struct {
@@ -84,6 +100,7 @@ type recordView struct {
 	TTLMs        int64           `json:"ttl_ms"`
 	Created      string          `json:"created"`
 	Updated      string          `json:"updated"`
+	LeaseUntil   string          `json:"lease_until,omitempty"`
 	Result       json.RawMessage `json:"result,omitempty"`
 	Request      json.RawMessage `json:"request,omitempty"`
 	Raw          string          `json:"raw,omitempty"`
@@ -144,11 +161,16 @@ func codeExit(err error) int {
 		return exitNotFound
 	case canonical.CodeInvalidArgument, canonical.CodeInvalidRunID, canonical.CodeInvalidToolCallID:
 		return exitUsage
+	case canonical.CodeInvalidTransition:
+		return exitRefused
 	}
 	return exitFailure
 }
 
-// collect reads a run in three round trips: usage, index, records.
+// maxInspect bounds the calls one inspect reads.
+const maxInspect = 10000
+
+// collect reads a run: usage, index (at most maxInspect entries), records.
 func collect(ctx context.Context, store canonical.Store, runID, call string, withRaw bool) (*inspectView, error) {
 	u, err := store.Usage(ctx, runID)
 	if err != nil {
@@ -157,9 +179,13 @@ func collect(ctx context.Context, store canonical.Store, runID, call string, wit
 		}
 		return nil, err
 	}
-	idx, err := store.Completed(ctx, runID)
+	idx, length, err := store.Completed(ctx, runID, maxInspect)
 	if err != nil {
 		return nil, err
+	}
+	if length > len(idx) {
+		return nil, canonical.Errorf(canonical.CodeBudgetExhausted,
+			"run %s has %d completed calls, more than inspect shows (%d): use --call", runID, length, maxInspect)
 	}
 	ids := idx
 	if call != "" {
@@ -170,8 +196,12 @@ func collect(ctx context.Context, store canonical.Store, runID, call string, wit
 		return nil, err
 	}
 	v := &inspectView{
-		Run: runView{RunID: runID, Calls: u.Calls, ToolCalls: u.ToolCalls, Completed: u.Completed, Bytes: u.Bytes,
-			Closed: u.Closed, TTLMs: u.TTL.Milliseconds(), Protocol: u.Protocol},
+		Run: runView{RunID: runID, Calls: u.Calls, ToolCalls: u.ToolCalls, Completed: u.Completed, InFlight: u.InFlight,
+			Bytes: u.Bytes, Closed: u.Closed, Lost: u.Lost, TTLMs: u.TTL.Milliseconds(), Protocol: u.Protocol,
+			Settings: settingsView{
+				MaxCallsPerRun: u.Limits.MaxCallsPerRun, MaxCallsPerTool: u.Limits.MaxCallsPerTool, MaxRunBytes: u.Limits.MaxRunBytes,
+				MaxRecordBytes: u.Limits.MaxRecordBytes, MaxResultBytes: u.Limits.MaxResultBytes,
+			}},
 		Index:   idx,
 		Records: []recordView{},
 	}
@@ -188,6 +218,9 @@ func collect(ctx context.Context, store canonical.Store, runID, call string, wit
 			Error: string(r.Error), RequestBytes: r.RequestLen, RawBytes: r.RawLen, ResultBytes: len(r.Result),
 			TTLMs: r.TTL.Milliseconds(), Created: r.CreatedAt.UTC().Format(time.RFC3339Nano),
 			Updated: r.UpdatedAt.UTC().Format(time.RFC3339Nano), Result: jsonOrNil(r.Result),
+		}
+		if r.Status == canonical.StatusProjecting && !r.LeaseUntil.IsZero() {
+			rv.LeaseUntil = r.LeaseUntil.UTC().Format(time.RFC3339Nano)
 		}
 		if withRaw {
 			rv.Request, rv.Raw = jsonOrNil(r.Request), string(r.Raw)
@@ -210,8 +243,17 @@ func printView(w io.Writer, v *inspectView, withRaw bool) {
 	if r.Closed {
 		state = "closed"
 	}
+	if r.Lost {
+		state = "closed: its state was lost (evicted or deleted), its budgets can no longer be kept"
+	}
 	fmt.Fprintf(w, "run %s  (%s, state expires in %s)\n", r.RunID, state, time.Duration(r.TTLMs)*time.Millisecond)
-	fmt.Fprintf(w, "  calls begun %d, completed %d, bytes stored %d\n", r.Calls, r.Completed, r.Bytes)
+	if st := r.Settings; st != (settingsView{}) {
+		fmt.Fprintf(w, "  settings: calls per run %d, per tool %d; bytes per run %d, per record %d, per result %d\n",
+			st.MaxCallsPerRun, st.MaxCallsPerTool, st.MaxRunBytes, st.MaxRecordBytes, st.MaxResultBytes)
+	} else {
+		fmt.Fprintln(w, "  settings: none (no call has begun, or the run's state was lost)")
+	}
+	fmt.Fprintf(w, "  calls begun %d, completed %d, in flight %d, bytes stored %d\n", r.Calls, r.Completed, r.InFlight, r.Bytes)
 	if r.Protocol.Reports > 0 {
 		fmt.Fprintf(w, "  progress reports %d, pending invalid %d, violations %d, violated %v\n",
 			r.Protocol.Reports, r.Protocol.Pending, r.Protocol.Violations, r.Protocol.Violated)
@@ -229,6 +271,9 @@ func printView(w io.Writer, v *inspectView, withRaw bool) {
 		fmt.Fprintf(w, "\n  %s  %s  %s %s\n", rec.ToolCallID, rec.Tool, rec.Status, ev)
 		fmt.Fprintf(w, "    sizes: request %d B, raw %d B, result %d B; TTL left %s\n",
 			rec.RequestBytes, rec.RawBytes, rec.ResultBytes, time.Duration(rec.TTLMs)*time.Millisecond)
+		if rec.LeaseUntil != "" {
+			fmt.Fprintf(w, "    lease until %s (after it, toolcanon reap may abandon the call)\n", rec.LeaseUntil)
+		}
 		if len(rec.Result) > 0 {
 			fmt.Fprintf(w, "    agent result: %s\n", rec.Result)
 		}

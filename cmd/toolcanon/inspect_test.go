@@ -56,7 +56,8 @@ func TestInspectText(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"run " + run, "calls begun 3, completed 2", "completion index: call_ok, call_err",
+	for _, want := range []string{"run " + run, "calls begun 3, completed 2, in flight 1", "completion index: call_ok, call_err",
+		"settings: calls per run 256, per tool 64; bytes per run 67108864, per record 8388608, per result 16384",
 		"call_ok  kb.search  READY EVIDENCE_FOUND", "call_err  kb.search  ERROR ERROR/TOOL_TIMEOUT",
 		`agent result: {"evidence":["doc-1"]}`, "raw 23 B"} {
 		if !strings.Contains(out, want) {
@@ -93,7 +94,8 @@ func TestInspectJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("--json output is not JSON: %v\n%s", err, out)
 	}
-	if v.Run.Calls != 3 || v.Run.Completed != 2 || len(v.Index) != 2 || len(v.Records) != 2 ||
+	if v.Run.Calls != 3 || v.Run.Completed != 2 || len(v.Index) != 2 || len(v.Records) != 2 || v.Run.InFlight != 1 ||
+		v.Run.Settings.MaxCallsPerRun != canonical.DefaultLimits.MaxCallsPerRun ||
 		v.Records[0].Status != "READY" || v.Records[1].Error != "TOOL_TIMEOUT" || v.Records[0].Raw != "" {
 		t.Fatalf("view = %+v", v)
 	}

@@ -1,11 +1,16 @@
 // Command toolcanon runs the demo of the tool-call boundary and lets an
-// operator inspect the canonical records of a run.
+// operator inspect a run, check a Redis server, and close out calls whose
+// worker died.
 //
 //	toolcanon demo    [--redis ADDR[,ADDR...]] [--raw]
 //	toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json]
+//	toolcanon doctor  --redis ADDR[,ADDR...] [--json]
+//	toolcanon reap    --redis ADDR[,ADDR...] --run RUN [--max N]
+//	toolcanon abandon --redis ADDR[,ADDR...] --run RUN --call ID
 //
-// Exit codes: 0 success, 1 the store failed (unreachable, refused), 2 bad
-// usage, 3 nothing found.
+// Exit codes: 0 success, 1 the store failed (unreachable), 2 bad usage,
+// 3 nothing found, 4 the store refused the change (a lease still runs, the
+// call is already complete).
 package main
 
 import (
@@ -20,6 +25,7 @@ const (
 	exitFailure  = 1
 	exitUsage    = 2
 	exitNotFound = 3
+	exitRefused  = 4
 )
 
 func main() {
@@ -36,6 +42,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return demoCmd(args[1:], stdout, stderr)
 	case "inspect":
 		return inspectCmd(args[1:], stdout, stderr)
+	case "doctor":
+		return doctorCmd(args[1:], stdout, stderr)
+	case "reap":
+		return reapCmd(args[1:], stdout, stderr)
+	case "abandon":
+		return abandonCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return exitOK
@@ -53,12 +65,21 @@ Usage:
       Run a scripted agent run through the boundary and show what the agent
       saw and what the store holds. Default store: in memory (no setup).
   toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json]
-      Show a run's records and completion index. Raw payloads only with --raw.
+      Show a run's settings, records and completion index. Raw payloads only with --raw.
+  toolcanon doctor  --redis ADDR[,ADDR...] [--json]
+      Report the server settings the guarantees assume: version, maxmemory-policy,
+      persistence (appendonly, save) and replicas, and what each means.
+  toolcanon reap    --redis ADDR[,ADDR...] --run RUN [--max N]
+      Abandon every call of the run whose lease has passed (its worker died):
+      each becomes ERROR/EXECUTION_ABANDONED. Prints what it did.
+  toolcanon abandon --redis ADDR[,ADDR...] --run RUN --call ID
+      Abandon one call whose lease has passed.
 
 Common flags:
   --redis ADDR     Redis address, or several cluster nodes separated by commas
   --user, --password, --prefix   Redis ACL user, password, and key prefix (default tc)
+  --standalone     skip cluster discovery (an ACL user that may not run CLUSTER)
 
-Exit codes: 0 ok, 1 store failure, 2 bad usage, 3 not found.
+Exit codes: 0 ok, 1 store failure, 2 bad usage, 3 not found, 4 refused (lease still running, call complete).
 `)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -156,6 +157,23 @@ func startAgain(c testcontainers.Container) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return c.Start(ctx)
+}
+
+// containerLogTail returns at most n bytes of the end of the container's
+// output, where its redis-server logs.
+func containerLogTail(c testcontainers.Container, n int) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := c.Logs(ctx)
+	if err != nil {
+		return fmt.Sprintf("(no container log: %v)", err)
+	}
+	defer r.Close()
+	b, _ := io.ReadAll(io.LimitReader(r, 64<<20))
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
 }
 
 // removeContainer stops and removes the container.

@@ -218,7 +218,7 @@ func (s *Server) waitPing(exited <-chan struct{}) error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
-			return fmt.Errorf("redis-server exited at start: %s", tail(filepath.Join(s.dir, "redis.log")))
+			return fmt.Errorf("redis-server exited at start: %s", tail(filepath.Join(s.dir, "redis.log"), 500))
 		default:
 		}
 		if reply, err := Command(s.Addr, "PING"); err == nil && reply == "PONG" {
@@ -227,6 +227,15 @@ func (s *Server) waitPing(exited <-chan struct{}) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("redis-server on %s did not answer PING within 10s", s.Addr)
+}
+
+// LogTail returns the last lines of the server's log, for a test to show
+// what the server did when something went wrong.
+func (s *Server) LogTail() string {
+	if s.ctr != nil {
+		return containerLogTail(s.ctr, 8000)
+	}
+	return tail(filepath.Join(s.dir, "redis.log"), 8000)
 }
 
 // Stop kills the server and removes its directory (or its container).
@@ -333,7 +342,71 @@ func StartClusterWithReplicas(n, replicas int) (masters, reps []*Server, err err
 	if err := waitCluster(all, len(all), 30*time.Second); err != nil {
 		return fail(err)
 	}
+	// Until a replica has synced and its master streams to it, it
+	// acknowledges nothing (WAIT counts it out), a write it has not received
+	// is lost with its master, and it may not take over: wait for the steady
+	// state, on both ends of each link.
+	for i, r := range reps {
+		if err := waitInfo(r.Addr, "master_link_status:up", 30*time.Second); err != nil {
+			return fail(err)
+		}
+		if err := waitInfo(masters[i].Addr, "state=online", 30*time.Second); err != nil {
+			return fail(err)
+		}
+		key, err := keyInSlots(masters[i].Addr, i*16384/n, (i+1)*16384/n-1)
+		if err != nil {
+			return fail(err)
+		}
+		if err := waitStreaming(masters[i].Addr, key, 30*time.Second); err != nil {
+			return fail(err)
+		}
+	}
 	return masters, reps, nil
+}
+
+// waitStreaming waits until the master at addr streams its writes to its
+// replica: a write of its own (a probe key that expires at once) is
+// acknowledged by WAIT. A master puts a freshly synced replica online some
+// time before it starts streaming to it.
+func waitStreaming(addr, key string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		var replies []string
+		replies, err = Pipeline(addr, []string{"SET", key, "1", "PX", "1000"}, []string{"WAIT", "1", "1000"})
+		if err == nil && replies[1] == "1" {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: no replica acknowledged a write within %v (%v)", addr, timeout, err)
+}
+
+// keyInSlots returns a probe key whose slot is in lo..hi.
+func keyInSlots(addr string, lo, hi int) (string, error) {
+	for i := 0; i < 10000; i++ {
+		key := "redistest:probe:{" + strconv.Itoa(i) + "}"
+		s, err := Command(addr, "CLUSTER", "KEYSLOT", key)
+		if err != nil {
+			return "", err
+		}
+		if slot, _ := strconv.Atoi(s); slot >= lo && slot <= hi {
+			return key, nil
+		}
+	}
+	return "", fmt.Errorf("no probe key in slots %d..%d", lo, hi)
+}
+
+// waitInfo waits until the replication section of INFO at addr contains
+// want.
+func waitInfo(addr, want string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if info, err := Command(addr, "INFO", "replication"); err == nil && strings.Contains(info, want) {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("%s: INFO replication did not show %q within %v", addr, want, timeout)
 }
 
 // waitCluster waits until every live node of nodes reports cluster_state:ok
@@ -381,13 +454,43 @@ func freePort(withBus bool) (int, error) {
 	return 0, fmt.Errorf("no free loopback port")
 }
 
-func tail(path string) string {
+func tail(path string, n int) string {
 	b, _ := os.ReadFile(path)
 	s := strings.TrimSpace(string(b))
-	if len(s) > 500 {
-		s = s[len(s)-500:]
+	if len(s) > n {
+		s = s[len(s)-n:]
 	}
 	return s
+}
+
+// Pipeline sends cmds over one fresh connection, in one write, and returns
+// their replies rendered as Command renders one; an error reply fails the
+// whole pipeline.
+func Pipeline(addr string, cmds ...[]string) ([]string, error) {
+	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	var b strings.Builder
+	for _, args := range cmds {
+		fmt.Fprintf(&b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
+	}
+	if _, err := conn.Write([]byte(b.String())); err != nil {
+		return nil, err
+	}
+	r := bufio.NewReader(conn)
+	out := make([]string, len(cmds))
+	for i := range cmds {
+		if out[i], err = readReply(r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Command sends one command over a fresh connection in RESP and returns the
@@ -449,4 +552,80 @@ func readReply(r *bufio.Reader) (string, error) {
 		return strings.Join(parts, "\n"), nil
 	}
 	return "", fmt.Errorf("unexpected reply %q", line)
+}
+
+// KeyTTLs returns every key matching pattern on the servers at addrs (every
+// master of a cluster) with its PTTL in milliseconds (-1: no TTL), read over
+// one connection per server: SCAN, then one pipelined PTTL per key. Tests use
+// it to see what a store wrote without going through the store.
+func KeyTTLs(addrs []string, pattern string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, addr := range addrs {
+		if err := keyTTLs(addr, pattern, out); err != nil {
+			return nil, fmt.Errorf("%s: %w", addr, err)
+		}
+	}
+	return out, nil
+}
+
+func keyTTLs(addr, pattern string, out map[string]int64) error {
+	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	r := bufio.NewReader(conn)
+	send := func(cmds ...[]string) error {
+		var b strings.Builder
+		for _, args := range cmds {
+			fmt.Fprintf(&b, "*%d\r\n", len(args))
+			for _, a := range args {
+				fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+			}
+		}
+		_, err := conn.Write([]byte(b.String()))
+		return err
+	}
+	cursor := "0"
+	for {
+		if err := send([]string{"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}); err != nil {
+			return err
+		}
+		reply, err := readReply(r)
+		if err != nil {
+			return err
+		}
+		lines := strings.Split(reply, "\n")
+		cursor = lines[0]
+		var keys []string
+		var cmds [][]string
+		for _, k := range lines[1:] {
+			if k != "" {
+				keys = append(keys, k)
+				cmds = append(cmds, []string{"PTTL", k})
+			}
+		}
+		if len(cmds) > 0 {
+			if err := send(cmds...); err != nil {
+				return err
+			}
+			for _, k := range keys {
+				p, err := readReply(r)
+				if err != nil {
+					return err
+				}
+				ms, err := strconv.ParseInt(p, 10, 64)
+				if err != nil {
+					return fmt.Errorf("PTTL %s: %q", k, p)
+				}
+				if ms != -2 { // expired between SCAN and PTTL
+					out[k] = ms
+				}
+			}
+		}
+		if cursor == "0" {
+			return nil
+		}
+	}
 }

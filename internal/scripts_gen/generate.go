@@ -7,7 +7,12 @@ import (
 	"strings"
 )
 
-// Generate writes the Go source of the wrappers for scripts.
+// Generate writes the Go source of the wrappers for scripts: per script its
+// KEYS and ARGV structs, a reply struct with a decoder that accepts exactly
+// the shapes its RETURNS declares, and an exec function that runs the script
+// through the store's runner and decodes the reply. The generated code uses
+// what the package defines by hand: type script, newScript, type runner and
+// type replyDecoder.
 func Generate(pkg string, scripts []*Script) ([]byte, error) {
 	var b bytes.Buffer
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -25,70 +30,147 @@ func Generate(pkg string, scripts []*Script) ([]byte, error) {
 	if needStrconv {
 		w("\t\"strconv\"\n")
 	}
-	w("\n\t\"github.com/redis/rueidis\"\n\n\t\"github.com/toolcanon/toolcanon/lua\"\n)\n\n")
-	w("// Scripts whose header says RETRY safe may be resent by rueidis when a reply\n")
-	w("// is lost; the others are sent once.\n")
+	w("\n\t\"github.com/redis/rueidis\"\n)\n\n")
+	w("// Scripts whose header says RETRY safe may be resent when a reply is lost;\n")
+	w("// the others are sent once.\n")
 	w("var (\n")
 	for _, s := range scripts {
-		ctor := "NewLuaScript"
-		if s.Retryable {
-			ctor = "NewLuaScriptRetryable"
-		}
-		w("\t%sScript = rueidis.%s(lua.Source(%q))\n", lowerCamel(s.Name), ctor, s.File)
+		w("\t%sScript = newScript(%q, %v)\n", lowerCamel(s.Name), s.File, s.Retryable)
 	}
 	w(")\n\n")
 	w("// allScripts lists every lifecycle script, in file order.\n")
-	w("var allScripts = map[string]*rueidis.Lua{\n")
+	w("var allScripts = []*script{")
+	for i, s := range scripts {
+		if i > 0 {
+			w(", ")
+		}
+		w("%sScript", lowerCamel(s.Name))
+	}
+	w("}\n\n")
+	w("// declaredOutcomes lists, per script, every outcome its RETURNS declares.\n")
+	w("var declaredOutcomes = map[string][]string{\n")
 	for _, s := range scripts {
-		w("\t%q: %sScript,\n", s.File, lowerCamel(s.Name))
+		var all []string
+		for _, sh := range s.Shapes {
+			for _, o := range sh.Outcomes {
+				all = append(all, fmt.Sprintf("%q", o))
+			}
+		}
+		w("\t%q: {%s},\n", s.File, strings.Join(all, ", "))
 	}
 	w("}\n\n")
 	for _, s := range scripts {
-		n := lowerCamel(s.Name)
-		w("// %sKeys are the KEYS of %s.\n", n, s.File)
-		w("type %sKeys struct {\n", n)
-		for _, k := range s.Keys {
-			w("\t%s string // KEYS[%d] %s\n", upperCamel(k.Name), k.Index, k.Doc)
-		}
-		w("}\n\n")
-		if len(s.Args) > 0 {
-			w("// %sArgs are the ARGV of %s.\n", n, s.File)
-			w("type %sArgs struct {\n", n)
-			for _, a := range s.Args {
-				w("\t%s %s // ARGV[%d] %s\n", upperCamel(a.Name), goType(a.Type), a.Index, strings.TrimSpace(a.Doc))
-			}
-			w("}\n\n")
-		}
-		w("// exec%s runs %s: %s\n//\n", upperCamel(s.Name), s.File, s.Summary)
-		for _, r := range s.Returns {
-			w("//\t%s\n", r)
-		}
-		params := fmt.Sprintf("k %sKeys", n)
-		if len(s.Args) > 0 {
-			params += fmt.Sprintf(", a %sArgs", n)
-		}
-		w("func exec%s(ctx context.Context, c rueidis.Client, %s) rueidis.RedisResult {\n", upperCamel(s.Name), params)
-		var keys, args []string
-		for _, k := range s.Keys {
-			keys = append(keys, "k."+upperCamel(k.Name))
-		}
-		for _, a := range s.Args {
-			f := "a." + upperCamel(a.Name)
-			switch a.Type {
-			case "int":
-				f = "strconv.FormatInt(" + f + ", 10)"
-			case "bytes":
-				f = "rueidis.BinaryString(" + f + ")"
-			}
-			args = append(args, f)
-		}
-		argList := "nil"
-		if len(args) > 0 {
-			argList = "[]string{\n\t\t" + strings.Join(args, ",\n\t\t") + ",\n\t}"
-		}
-		w("\treturn %sScript.Exec(ctx, c, []string{%s}, %s)\n}\n\n", n, strings.Join(keys, ", "), argList)
+		genScript(w, s)
 	}
 	return format.Source(b.Bytes())
+}
+
+func genScript(w func(string, ...any), s *Script) {
+	n, u := lowerCamel(s.Name), upperCamel(s.Name)
+	w("// %sKeys are the KEYS of %s.\n", n, s.File)
+	w("type %sKeys struct {\n", n)
+	for _, k := range s.Keys {
+		w("\t%s string // KEYS[%d] %s\n", upperCamel(k.Name), k.Index, k.Doc)
+	}
+	w("}\n\n")
+	if len(s.Args) > 0 {
+		w("// %sArgs are the ARGV of %s.\n", n, s.File)
+		w("type %sArgs struct {\n", n)
+		for _, a := range s.Args {
+			w("\t%s %s // ARGV[%d] %s\n", upperCamel(a.Name), goType(a.Type), a.Index, strings.TrimSpace(a.Doc))
+		}
+		w("}\n\n")
+	}
+
+	// The reply: every element any shape declares, once.
+	w("// %sReply is a reply of %s, as its RETURNS declares:\n//\n", n, s.File)
+	for _, r := range s.Returns {
+		w("//\t%s\n", r)
+	}
+	w("type %sReply struct {\n", n)
+	w("\tOutcome string // the reply's first element\n")
+	seen := map[string]bool{}
+	for _, sh := range s.Shapes {
+		for _, f := range sh.Fields {
+			if seen[f.Name] {
+				continue
+			}
+			seen[f.Name] = true
+			w("\t%s %s // %s, in %s\n", upperCamel(f.Name), goType(f.Type), f.Name, strings.Join(outcomesWith(s, f.Name), ", "))
+		}
+	}
+	w("}\n\n")
+
+	w("// decode%sReply decodes a reply of %s. Any reply its RETURNS does not\n", u, s.File)
+	w("// declare (an unknown outcome, another length, another element type) is\n// an error.\n")
+	w("func decode%sReply(res rueidis.RedisResult) (%sReply, error) {\n", u, n)
+	w("\tvar r %sReply\n", n)
+	w("\td, err := newReplyDecoder(%q, res)\n", s.File)
+	w("\tif err != nil {\n\t\treturn r, err\n\t}\n")
+	w("\tr.Outcome = d.outcome\n")
+	w("\tswitch d.outcome {\n")
+	for _, sh := range s.Shapes {
+		var cases []string
+		for _, o := range sh.Outcomes {
+			cases = append(cases, fmt.Sprintf("%q", o))
+		}
+		w("\tcase %s:\n", strings.Join(cases, ", "))
+		w("\t\td.length(%d)\n", 1+len(sh.Fields))
+		for i, f := range sh.Fields {
+			w("\t\tr.%s = d.%s(%d, %q)\n", upperCamel(f.Name), decodeMethod(f.Type), i+1, f.Name)
+		}
+	}
+	w("\tdefault:\n\t\td.undeclared()\n\t}\n")
+	w("\treturn r, d.err\n}\n\n")
+
+	w("// exec%s runs %s: %s\n", u, s.File, s.Summary)
+	params := fmt.Sprintf("k %sKeys", n)
+	if len(s.Args) > 0 {
+		params += fmt.Sprintf(", a %sArgs", n)
+	}
+	w("func exec%s(ctx context.Context, r runner, %s) (%sReply, error) {\n", u, params, n)
+	var keys, args []string
+	for _, k := range s.Keys {
+		keys = append(keys, "k."+upperCamel(k.Name))
+	}
+	for _, a := range s.Args {
+		f := "a." + upperCamel(a.Name)
+		switch a.Type {
+		case "int":
+			f = "strconv.FormatInt(" + f + ", 10)"
+		case "bytes":
+			f = "rueidis.BinaryString(" + f + ")"
+		}
+		args = append(args, f)
+	}
+	argList := "nil"
+	if len(args) > 0 {
+		argList = "[]string{\n\t\t" + strings.Join(args, ",\n\t\t") + ",\n\t}"
+	}
+	w("\treturn decode%sReply(r.runScript(ctx, %sScript, []string{%s}, %s))\n}\n\n", u, n, strings.Join(keys, ", "), argList)
+}
+
+// outcomesWith lists the outcomes whose shape has the element name.
+func outcomesWith(s *Script, name string) []string {
+	var out []string
+	for _, sh := range s.Shapes {
+		for _, f := range sh.Fields {
+			if f.Name == name {
+				out = append(out, sh.Outcomes...)
+			}
+		}
+	}
+	return out
+}
+
+func decodeMethod(t string) string {
+	switch t {
+	case "int":
+		return "num"
+	case "bytes":
+		return "bin"
+	}
+	return "str"
 }
 
 func goType(t string) string {
@@ -101,7 +183,7 @@ func goType(t string) string {
 	return "string"
 }
 
-var initialisms = map[string]string{"id": "ID", "ttl": "TTL", "sha256": "SHA256", "ms": "Ms", "json": "JSON"}
+var initialisms = map[string]string{"id": "ID", "ttl": "TTL", "sha256": "SHA256", "ms": "Ms", "json": "JSON", "pttl": "PTTL"}
 
 func upperCamel(snake string) string {
 	var b strings.Builder

@@ -15,10 +15,24 @@ type Script struct {
 	Keys    []Param
 	Args    []Param
 	Returns []string // RETURNS block, verbatim
+	Shapes  []Shape  // the reply shapes RETURNS declares, in order
 	// Retryable is true when the header says "RETRY safe": running the script
 	// twice for one call has the effect of running it once, so the client may
 	// resend it when a reply is lost. "RETRY unsafe" scripts are sent once.
 	Retryable bool
+}
+
+// Shape is one reply a RETURNS declaration allows: an array whose first
+// element is one of Outcomes and whose other elements are Fields, in order.
+type Shape struct {
+	Outcomes []string // literal first elements, e.g. "OK", "EXISTS"
+	Fields   []Field
+}
+
+// Field is one element of a reply after the outcome.
+type Field struct {
+	Name string // snake_case
+	Type string // string, int or bytes
 }
 
 // Param is one KEYS[i] or ARGV[i] of a header.
@@ -37,6 +51,8 @@ var (
 	callRe    = regexp.MustCompile(`redis\.p?call\s*\(`)
 	keysRefRe = regexp.MustCompile(`KEYS\s*\[\s*([^\]]*)\]`)
 	aliasRe   = regexp.MustCompile(`local\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*KEYS\[(\d+)\]\s*$`)
+	outcomeRe = regexp.MustCompile(`^"([A-Z][A-Z0-9_]*)"$`)
+	fieldRe   = regexp.MustCompile(`^([a-z][a-z0-9_]*)\s+(string|int|bytes)$`)
 )
 
 // Commands that take no key: any other command's first argument must be a key.
@@ -106,8 +122,14 @@ func Parse(file, src string) (*Script, error) {
 		case strings.HasPrefix(text, "RETURNS"):
 			inReturns = true
 			s.Returns = append(s.Returns, text)
+			if err := s.parseShapes(strings.TrimSpace(strings.TrimPrefix(text, "RETURNS"))); err != nil {
+				return nil, fmt.Errorf("%s:%d: %v", file, i+1, err)
+			}
 		case inReturns && text != "":
 			s.Returns = append(s.Returns, text)
+			if err := s.parseShapes(text); err != nil {
+				return nil, fmt.Errorf("%s:%d: %v", file, i+1, err)
+			}
 		}
 	}
 	if len(s.Keys) == 0 {
@@ -115,6 +137,12 @@ func Parse(file, src string) (*Script, error) {
 	}
 	if len(s.Returns) == 0 {
 		return nil, fmt.Errorf("%s: header has no RETURNS", file)
+	}
+	if len(s.Shapes) == 0 {
+		return nil, fmt.Errorf("%s: RETURNS declares no reply shape (want {\"OUTCOME\", name type, ...})", file)
+	}
+	if err := checkShapes(s.Shapes); err != nil {
+		return nil, fmt.Errorf("%s: RETURNS: %v", file, err)
 	}
 	if !hasRetry {
 		return nil, fmt.Errorf("%s: header must say RETRY safe or RETRY unsafe", file)
@@ -257,4 +285,86 @@ func unquote(s string) (string, bool) {
 		return s[1 : len(s)-1], true
 	}
 	return "", false
+}
+
+// parseShapes reads the reply shapes on one RETURNS line: a line that starts
+// with "{" holds one or more shapes separated by "|", then free text; any
+// other line is free text.
+//
+//	{"OK"|"EXISTS", status string, created_ms int} | {"NOT_FOUND"}  doc...
+func (s *Script) parseShapes(line string) error {
+	if !strings.HasPrefix(line, "{") {
+		return nil
+	}
+	for {
+		end := strings.IndexByte(line, '}')
+		if end < 0 {
+			return fmt.Errorf("unterminated reply shape %q", line)
+		}
+		sh, err := parseShape(line[1:end])
+		if err != nil {
+			return err
+		}
+		s.Shapes = append(s.Shapes, sh)
+		line = strings.TrimSpace(line[end+1:])
+		rest, more := strings.CutPrefix(line, "|")
+		if !more {
+			return nil
+		}
+		line = strings.TrimSpace(rest)
+		if !strings.HasPrefix(line, "{") {
+			return fmt.Errorf("a \"|\" must be followed by a reply shape, got %q", line)
+		}
+	}
+}
+
+func parseShape(body string) (Shape, error) {
+	var sh Shape
+	if strings.ContainsAny(body, "{[") {
+		return sh, fmt.Errorf("nested values are not declarable in a reply shape: {%s}", body)
+	}
+	parts := strings.Split(body, ",")
+	for _, o := range strings.Split(parts[0], "|") {
+		m := outcomeRe.FindStringSubmatch(strings.TrimSpace(o))
+		if m == nil {
+			return sh, fmt.Errorf("a reply shape starts with its outcome(s), quoted upper-case names joined by |: got %q", strings.TrimSpace(parts[0]))
+		}
+		sh.Outcomes = append(sh.Outcomes, m[1])
+	}
+	for _, p := range parts[1:] {
+		m := fieldRe.FindStringSubmatch(strings.Join(strings.Fields(p), " "))
+		if m == nil {
+			return sh, fmt.Errorf("malformed reply element %q (want: name string|int|bytes)", strings.TrimSpace(p))
+		}
+		sh.Fields = append(sh.Fields, Field{Name: m[1], Type: m[2]})
+	}
+	return sh, nil
+}
+
+// checkShapes refuses a declaration a decoder could not follow: an outcome
+// declared twice, an element named twice in one shape or named "outcome",
+// or one name with two types.
+func checkShapes(shapes []Shape) error {
+	outcomes := map[string]bool{}
+	types := map[string]string{}
+	for _, sh := range shapes {
+		for _, o := range sh.Outcomes {
+			if outcomes[o] {
+				return fmt.Errorf("outcome %q declared twice", o)
+			}
+			outcomes[o] = true
+		}
+		names := map[string]bool{}
+		for _, f := range sh.Fields {
+			if f.Name == "outcome" || names[f.Name] {
+				return fmt.Errorf("element %q of %v named twice", f.Name, sh.Outcomes)
+			}
+			names[f.Name] = true
+			if t, ok := types[f.Name]; ok && t != f.Type {
+				return fmt.Errorf("element %q is %s in one shape and %s in another", f.Name, t, f.Type)
+			}
+			types[f.Name] = f.Type
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ const header = `-- demo: a test script.
 -- ARGV[2] ttl_ms  int     how long
 --
 -- RETRY safe  by nature
--- RETURNS array {"OK"}
+-- RETURNS {"OK"}
 `
 
 func TestParseAcceptsDeclaredKeys(t *testing.T) {
@@ -33,6 +34,54 @@ return {'OK'}
 	}
 	if len(s.Keys) != 2 || len(s.Args) != 2 || s.Args[1].Type != "int" || s.Summary != "a test script." || !s.Retryable {
 		t.Fatalf("parsed %+v", s)
+	}
+}
+
+func TestParseReturnsShapes(t *testing.T) {
+	src := strings.Replace(header, `-- RETURNS {"OK"}`, `-- RETURNS
+--   {"OK"|"EXISTS", status string, created_ms int, raw bytes}  made, or made before
+--     the record as it is
+--   {"NOT_FOUND"} | {"INVALID_TRANSITION", status string}
+--   refusals write nothing`, 1) + "\nreturn {'OK'}\n"
+	s, err := Parse("demo.lua", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Shape{
+		{Outcomes: []string{"OK", "EXISTS"}, Fields: []Field{{"status", "string"}, {"created_ms", "int"}, {"raw", "bytes"}}},
+		{Outcomes: []string{"NOT_FOUND"}},
+		{Outcomes: []string{"INVALID_TRANSITION"}, Fields: []Field{{"status", "string"}}},
+	}
+	if fmt.Sprint(s.Shapes) != fmt.Sprint(want) {
+		t.Fatalf("shapes = %v\nwant     %v", s.Shapes, want)
+	}
+	if len(s.Returns) != 5 {
+		t.Fatalf("RETURNS kept %d lines for the doc: %q", len(s.Returns), s.Returns)
+	}
+}
+
+func TestParseRefusesBadReturns(t *testing.T) {
+	cases := map[string]string{
+		"no shape":           `-- RETURNS array of things`,
+		"unterminated":       `-- RETURNS {"OK", a int`,
+		"unquoted outcome":   `-- RETURNS {OK, a int}`,
+		"lower-case outcome": `-- RETURNS {"ok"}`,
+		"untyped element":    `-- RETURNS {"OK", a}`,
+		"unknown type":       `-- RETURNS {"OK", a float}`,
+		"outcome twice":      "-- RETURNS {\"OK\"}\n--   {\"OK\", a int}",
+		"element twice":      `-- RETURNS {"OK", a int, a int}`,
+		"two types":          `-- RETURNS {"OK", a int} | {"NO", a string}`,
+		"named outcome":      `-- RETURNS {"OK", outcome string}`,
+		"nested":             `-- RETURNS {"OK", {a int}}`,
+		"dangling bar":       `-- RETURNS {"OK"} | then text`,
+	}
+	for name, ret := range cases {
+		t.Run(name, func(t *testing.T) {
+			src := strings.Replace(header, `-- RETURNS {"OK"}`, ret, 1) + "\nreturn 1\n"
+			if _, err := Parse("demo.lua", src); err == nil {
+				t.Fatalf("accepted %q", ret)
+			}
+		})
 	}
 }
 
@@ -61,13 +110,13 @@ func TestParseRefusesUndeclaredKeys(t *testing.T) {
 
 func TestParseRefusesBadHeaders(t *testing.T) {
 	cases := map[string]string{
-		"no keys":        "-- x\n-- ARGV[1] a string\n-- RETRY safe\n-- RETURNS x\nreturn 1\n",
-		"no retry":       "-- x\n-- KEYS[1] a\n-- RETURNS x\nreturn 1\n",
-		"bad retry":      "-- x\n-- KEYS[1] a\n-- RETRY maybe\n-- RETURNS x\nreturn 1\n",
-		"gap in keys":    "-- x\n-- KEYS[1] a\n-- KEYS[3] b\n-- RETURNS x\nreturn 1\n",
-		"untyped argv":   "-- x\n-- KEYS[1] a\n-- ARGV[1] b\n-- RETURNS x\nreturn 1\n",
+		"no keys":        "-- x\n-- ARGV[1] a string\n-- RETRY safe\n-- RETURNS {\"X\"}\nreturn 1\n",
+		"no retry":       "-- x\n-- KEYS[1] a\n-- RETURNS {\"X\"}\nreturn 1\n",
+		"bad retry":      "-- x\n-- KEYS[1] a\n-- RETRY maybe\n-- RETURNS {\"X\"}\nreturn 1\n",
+		"gap in keys":    "-- x\n-- KEYS[1] a\n-- KEYS[3] b\n-- RETURNS {\"X\"}\nreturn 1\n",
+		"untyped argv":   "-- x\n-- KEYS[1] a\n-- ARGV[1] b\n-- RETURNS {\"X\"}\nreturn 1\n",
 		"no returns":     "-- x\n-- KEYS[1] a\nreturn 1\n",
-		"duplicate name": "-- x\n-- KEYS[1] a\n-- KEYS[2] a\n-- RETURNS x\nreturn 1\n",
+		"duplicate name": "-- x\n-- KEYS[1] a\n-- KEYS[2] a\n-- RETURNS {\"X\"}\nreturn 1\n",
 	}
 	for name, src := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,110 @@
+package boundary_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolcanon/toolcanon/boundary"
+	"github.com/toolcanon/toolcanon/canonical"
+)
+
+// Begin's lease is the tool's timeout plus the boundary's margin.
+func TestLeaseIsToolTimeoutPlusMargin(t *testing.T) {
+	forEachStore(t, func(t *testing.T, fx *fixture) {
+		fx.run.TTL = time.Hour
+		fx.checkReady(t, fx.invoke("call_l1"), canonical.EvidenceFound)
+		rec, err := fx.store.Get(context.Background(), fx.run.ID, "call_l1")
+		if err != nil || rec.LeaseUntil.Sub(rec.CreatedAt) != 30*time.Second+boundary.DefaultLeaseMargin {
+			t.Fatalf("lease until created+%v, %v; want the 30s timeout + %v", rec.LeaseUntil.Sub(rec.CreatedAt), err, boundary.DefaultLeaseMargin)
+		}
+		fx.rebuild(nil, boundary.WithLeaseMargin(5*time.Second))
+		fx.checkReady(t, fx.invoke("call_l2"), canonical.EvidenceFound)
+		rec, err = fx.store.Get(context.Background(), fx.run.ID, "call_l2")
+		if err != nil || rec.LeaseUntil.Sub(rec.CreatedAt) != 35*time.Second {
+			t.Fatalf("lease until created+%v, %v; want 35s", rec.LeaseUntil.Sub(rec.CreatedAt), err)
+		}
+	})
+}
+
+func TestLeaseMarginMustBePositive(t *testing.T) {
+	fx := newFixture(t, factories[0])
+	for _, d := range []time.Duration{0, -time.Second} {
+		_, err := boundary.New(fx.store, fx.reg, testPolicy(fx.marker), boundary.WithLeaseMargin(d))
+		if canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+			t.Errorf("margin %v: %v, want INVALID_ARGUMENT", d, err)
+		}
+	}
+}
+
+// A worker that joins a run without knowing its limits is held to the
+// run's, not to the defaults: here its projection is over the run's agent
+// limit, so it is refused before the store, with the raw response kept.
+func TestJoiningWorkerUsesTheRunsLimits(t *testing.T) {
+	forEachStore(t, func(t *testing.T, fx *fixture) {
+		fx.run.Limits = canonical.Limits{MaxResultBytes: 1024}
+		fx.checkReady(t, fx.invoke("call_j1"), canonical.EvidenceFound)
+
+		fx.run.Limits = canonical.Limits{} // another worker: "the run's"
+		fx.proj.fn = func(context.Context, canonical.Call, []byte) (canonical.Projection, error) {
+			return canonical.Projection{Evidence: canonical.EvidenceFound,
+				Result: []byte(`{"excerpt":"` + strings.Repeat("x", 2000) + `"}`)}, nil
+		}
+		fx.checkError(t, fx.invoke("call_j2"), "call_j2", canonical.CodeResultTooLarge, true)
+		fx.checkRecord(t, "call_j2", errRec(canonical.CodeResultTooLarge, fx.raw()))
+		u, err := fx.store.Usage(context.Background(), fx.run.ID)
+		if err != nil || u.Limits.MaxResultBytes != 1024 || u.Calls != 2 {
+			t.Fatalf("usage = %+v, %v", u, err)
+		}
+	})
+}
+
+// A worker that brings other limits to a run is refused before anything runs.
+func TestWorkerWithOtherLimitsIsRefused(t *testing.T) {
+	forEachStore(t, func(t *testing.T, fx *fixture) {
+		fx.run.Limits = canonical.Limits{MaxCallsPerRun: 5}
+		fx.checkReady(t, fx.invoke("call_w1"), canonical.EvidenceFound)
+		fx.run.Limits = canonical.Limits{MaxCallsPerRun: 6}
+		fx.checkError(t, fx.invoke("call_w2"), "call_w2", canonical.CodeInvalidArgument, false)
+		fx.calls(t, 1, 1)
+		fx.checkAbsent(t, "call_w2")
+	})
+}
+
+// A call whose completion never reached the store stays PROJECTING until its
+// lease passes; then Abandon closes it, and a replay answers with the stored
+// EXECUTION_ABANDONED instead of inviting a second execution.
+func TestAbandonedCallIsClosedAndReplayed(t *testing.T) {
+	forEachStore(t, func(t *testing.T, fx *fixture) {
+		fs := &failingStore{marker: fx.marker}
+		fs.completeFails.Store(-1)
+		fx.rebuild(func(s canonical.Store) canonical.Store { fs.Store = s; return fs },
+			boundary.WithReplay(), boundary.WithLeaseMargin(50*time.Millisecond))
+		res := fx.b.Invoke(fx.ctx, fx.run, fx.envelope("call_ab", "kb.slow", okInput))
+		fx.checkError(t, res, "call_ab", canonical.CodeStoreUnavailable, true)
+		if _, err := fx.store.Abandon(context.Background(), fx.run.ID, "call_ab"); canonical.CodeOf(err) != canonical.CodeInvalidTransition {
+			t.Fatalf("abandon while the lease runs: %v", err)
+		}
+		again := fx.b.Invoke(fx.ctx, fx.run, fx.envelope("call_ab", "kb.slow", okInput))
+		fx.checkError(t, again, "call_ab", canonical.CodeToolCallInProgress, false)
+
+		time.Sleep(time.Second + 100*time.Millisecond) // kb.slow's 1s timeout + the margin
+		ids, err := fx.store.ExpiredLeases(context.Background(), fx.run.ID, 10)
+		if err != nil || len(ids) != 1 || ids[0] != "call_ab" {
+			t.Fatalf("expired leases = %v, %v", ids, err)
+		}
+		if _, err := fx.store.Abandon(context.Background(), fx.run.ID, "call_ab"); err != nil {
+			t.Fatal(err)
+		}
+		replayed := fx.b.Invoke(fx.ctx, fx.run, fx.envelope("call_ab", "kb.slow", okInput))
+		fx.checkError(t, replayed, "call_ab", canonical.CodeExecutionAbandoned, false)
+		if !replayed.Replayed() {
+			t.Error("the stored EXECUTION_ABANDONED was not marked replayed")
+		}
+		fx.calls(t, 1, 1)
+		w := errRec(canonical.CodeExecutionAbandoned, nil)
+		w.tool = "kb.slow"
+		fx.checkRecord(t, "call_ab", w)
+	})
+}

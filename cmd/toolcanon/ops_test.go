@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/internal/redistest"
+)
+
+func TestDoctorReportsTheServersSettings(t *testing.T) {
+	addr := redistest.Addr(t)
+	code, out, stderr := runCmd("doctor", "--redis", addr)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	t.Logf("toolcanon doctor --redis %s:\n%s", addr, out)
+	version, _ := redistest.Command(addr, "INFO", "server")
+	v := ""
+	for _, line := range strings.Split(version, "\r\n") {
+		if s, ok := strings.CutPrefix(line, "redis_version:"); ok {
+			v = s
+		}
+	}
+	// The test server runs without persistence and without replicas.
+	for _, want := range []string{"Redis at " + addr, "OK      redis_version      " + v,
+		"OK      maxmemory-policy   noeviction", "WARN    appendonly         no", `WARN    save               ""`,
+		"WARN    connected_replicas 0", "3 warning(s)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestDoctorWithoutInfoOrConfigSaysUnknown(t *testing.T) {
+	addr := redistest.Addr(t)
+	if _, err := redistest.Command(addr, "ACL", "SETUSER", "doctor-min", "reset", "on", ">pw-doctor", "resetkeys",
+		"-@all", "+hello", "+auth", "+ping"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = redistest.Command(addr, "ACL", "DELUSER", "doctor-min") })
+	code, out, stderr := runCmd("doctor", "--redis", addr, "--user", "doctor-min", "--password", "pw-doctor", "--standalone")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(out, "UNKNOWN "); n != 5 || strings.Contains(out, "WARN ") {
+		t.Fatalf("want 5 unknown settings and no warning, got:\n%s", out)
+	}
+}
+
+// seedLeases begins three calls: one whose lease passes at once, one with a
+// long lease, one completed.
+func seedLeases(t *testing.T, addr string) string {
+	t.Helper()
+	s, err := redisstore.New(redisstore.Options{Addrs: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	run := "reap-" + canonical.NewOwner()[:12]
+	for id, lease := range map[string]time.Duration{"c_dead": 20 * time.Millisecond, "c_live": time.Hour, "c_done": 20 * time.Millisecond} {
+		if _, err := s.Begin(ctx, canonical.BeginRequest{RunID: run, ToolCallID: id, Tool: "kb.search", Owner: "o-" + id,
+			Request: []byte(`{}`), TTL: time.Hour, Lease: lease}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: "c_done", Owner: "o-c_done",
+		Status: canonical.StatusReady, Evidence: canonical.NoEvidence, Raw: []byte(`{}`), Result: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	return run
+}
+
+func TestReapAbandonsExpiredLeasesOnly(t *testing.T) {
+	addr := redistest.Addr(t)
+	run := seedLeases(t, addr)
+	code, out, stderr := runCmd("reap", "--redis", addr, "--run", run)
+	if code != exitOK || !strings.Contains(out, "c_dead  abandoned: ERROR EXECUTION_ABANDONED") ||
+		!strings.Contains(out, "1 call(s) abandoned") || strings.Contains(out, "c_live") || strings.Contains(out, "c_done") {
+		t.Fatalf("reap: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, _ = runCmd("inspect", "--redis", addr, "--run", run, "--call", "c_dead")
+	if code != exitOK || !strings.Contains(out, "c_dead  kb.search  ERROR ERROR/EXECUTION_ABANDONED") {
+		t.Fatalf("inspect after reap: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCmd("inspect", "--redis", addr, "--run", run, "--call", "c_live")
+	if code != exitOK || !strings.Contains(out, "lease until") || !strings.Contains(out, "in flight 1") {
+		t.Fatalf("inspect of a running call: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCmd("reap", "--redis", addr, "--run", run)
+	if code != exitOK || !strings.Contains(out, "0 call(s) abandoned") {
+		t.Fatalf("second reap: exit %d\n%s", code, out)
+	}
+}
+
+func TestAbandonOneCall(t *testing.T) {
+	addr := redistest.Addr(t)
+	run := seedLeases(t, addr)
+	cases := []struct {
+		call string
+		code int
+		out  string
+	}{
+		{"c_live", exitRefused, "the lease runs for"},
+		{"c_done", exitRefused, "record is READY"},
+		{"c_none", exitNotFound, "NOT_FOUND"},
+		{"c_dead", exitOK, "c_dead  ERROR EXECUTION_ABANDONED"},
+		{"c_dead", exitOK, "c_dead  ERROR EXECUTION_ABANDONED"}, // again: the stored outcome
+	}
+	for _, c := range cases {
+		code, out, stderr := runCmd("abandon", "--redis", addr, "--run", run, "--call", c.call)
+		if code != c.code || !strings.Contains(out+stderr, c.out) {
+			t.Errorf("abandon %s: exit %d, %q%q; want exit %d and %q", c.call, code, out, stderr, c.code, c.out)
+		}
+	}
+	for _, args := range [][]string{{"abandon", "--redis", addr, "--run", run}, {"reap", "--run", run},
+		{"reap", "--redis", addr, "--run", "a:b"}, {"doctor"}, {"reap", "--redis", addr, "--run", run, "--max", "0"}} {
+		if code, _, _ := runCmd(args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}

@@ -1,0 +1,228 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/internal/redistest"
+)
+
+// waitLinkUp waits until the replica at addr has a live link to its master.
+func waitLinkUp(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if info, err := redistest.Command(addr, "INFO", "replication"); err == nil && strings.Contains(info, "master_link_status:up") {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("replica %s never linked to its master", addr)
+}
+
+// With Durability, a change is acknowledged only once a replica has it.
+// When the replica is gone, Begin and Complete answer STORE_UNAVAILABLE
+// although the master made the change, and a retry by the same owner finds
+// the stored outcome and waits again: once the replica is back it succeeds
+// without counting twice.
+func TestDurabilityWaitsForReplicas(t *testing.T) {
+	master, err := redistest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(master.Stop)
+	replica, err := redistest.StartServer("--replicaof", "127.0.0.1", strconv.Itoa(master.Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(replica.Stop)
+	waitLinkUp(t, replica.Addr)
+	s := open(t, redisstore.Options{Addrs: []string{master.Addr}, Timeout: 2 * time.Second,
+		Durability: redisstore.Durability{Replicas: 1, Timeout: 300 * time.Millisecond}})
+	ctx := context.Background()
+	run := "durable-" + canonical.NewOwner()[:8]
+
+	if _, err := s.Begin(ctx, begin(run, "c1")); err != nil {
+		t.Fatalf("begin with a replica: %v", err)
+	}
+	keys, _ := canonical.NewKeys("tc")
+	if st, err := redistest.Command(replica.Addr, "HGET", keys.Record(run, "c1"), "status"); err != nil || st != "PROJECTING" {
+		t.Fatalf("the acknowledged record on the replica: %q, %v", st, err)
+	}
+
+	replica.Kill()
+	_, err = s.Begin(ctx, begin(run, "c2"))
+	if canonical.CodeOf(err) != canonical.CodeStoreUnavailable || !strings.Contains(err.Error(), "acknowledged by 0 of 1 replicas") {
+		t.Fatalf("begin without the replica: %v, want STORE_UNAVAILABLE", err)
+	}
+	_, err = s.Complete(ctx, readyFor(run, "c1"))
+	if canonical.CodeOf(err) != canonical.CodeStoreUnavailable {
+		t.Fatalf("complete without the replica: %v, want STORE_UNAVAILABLE", err)
+	}
+	// The master made both changes; nothing was acknowledged.
+	if st, _ := redistest.Command(master.Addr, "HGET", keys.Record(run, "c2"), "status"); st != "PROJECTING" {
+		t.Fatalf("c2 on the master: %q", st)
+	}
+
+	if err := replica.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	waitLinkUp(t, replica.Addr)
+	rec, err := s.Begin(ctx, begin(run, "c2"))
+	if err != nil || rec.Status != canonical.StatusProjecting {
+		t.Fatalf("begin retried by its owner once the replica is back: %+v, %v", rec.Status, err)
+	}
+	done, err := s.Complete(ctx, readyFor(run, "c1"))
+	if err != nil || done.Status != canonical.StatusReady || string(done.Result) != `{"a":1}` {
+		t.Fatalf("complete retried by its owner: %+v, %v", done.Status, err)
+	}
+	u, err := s.Usage(ctx, run)
+	if err != nil || u.Calls != 2 {
+		t.Fatalf("usage = %+v, %v; want 2 calls, each counted once", u, err)
+	}
+	if st, err := redistest.Command(replica.Addr, "HGET", keys.Record(run, "c1"), "status"); err != nil || st != "READY" {
+		t.Fatalf("the acknowledged completion on the replica: %q, %v", st, err)
+	}
+}
+
+// TestClusterDurabilityFailover acknowledges 200 Begin/Complete pairs on a
+// 3-master cluster with a replica each, kills the master of their slot the
+// instant the last pair is acknowledged — without waiting for replication —
+// and counts, after the replica took over, the acknowledged records that
+// are not there with their status. With Durability the count must be zero;
+// without, it is measured and logged: Redis replication is asynchronous.
+// The cluster starts in its steady state (every master streams to its
+// replica): on one host the window is then a few microseconds. Right after
+// a replica's sync, until its master starts streaming to it (up to a cron
+// tick), a burst that the master acknowledges is lost whole without
+// Durability.
+func TestClusterDurabilityFailover(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		durable redisstore.Durability
+	}{
+		{"with-wait", redisstore.Durability{Replicas: 1, Timeout: 2 * time.Second}},
+		{"without-wait", redisstore.Durability{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lost, total := acknowledgedThenKilled(t, tc.durable)
+			t.Logf("%s: %d of %d acknowledged records lost after the master was killed", tc.name, lost, total)
+			if tc.durable.Replicas > 0 && lost != 0 {
+				t.Fatalf("%d acknowledged records lost although every change waited for a replica", lost)
+			}
+		})
+	}
+}
+
+// acknowledgedThenKilled runs the burst and the kill on a fresh cluster and
+// returns how many acknowledged records the replica that took over lacks.
+func acknowledgedThenKilled(t *testing.T, durable redisstore.Durability) (lost, total int) {
+	masters, reps, err := redistest.StartClusterWithReplicas(3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, s := range append(masters, reps...) {
+			s.Stop()
+		}
+	})
+	var addrs []string
+	for _, m := range masters {
+		addrs = append(addrs, m.Addr)
+	}
+	s := open(t, redisstore.Options{Addrs: addrs, Timeout: 3 * time.Second, Durability: durable})
+	ctx := context.Background()
+	run := "dur-" + canonical.NewOwner()[:8]
+	victim := masterOf(t, addrs, run)
+	const pairs, workers = 200, 16
+	ids := make([]string, pairs)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("c%03d", i)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, pairs)
+	next := make(chan string, pairs)
+	for _, id := range ids {
+		next <- id
+	}
+	close(next)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range next {
+				req := begin(run, id)
+				req.Limits = canonical.Limits{MaxCallsPerRun: pairs, MaxCallsPerTool: pairs}
+				if _, err := s.Begin(ctx, req); err != nil {
+					errs <- fmt.Errorf("begin %s: %w", id, err)
+					return
+				}
+				if _, err := s.Complete(ctx, readyFor(run, id)); err != nil {
+					errs <- fmt.Errorf("complete %s: %w", id, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	masters[victim].Kill() // the instant the last pair is acknowledged
+	close(errs)
+	for err := range errs {
+		t.Fatalf("before the kill: %v", err)
+	}
+
+	// After the failover every acknowledged record must be there, READY.
+	var recs []*canonical.Record
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		recs, err = s.GetMany(ctx, run, ids, canonical.ReadOptions{})
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("no answer 45s after the master died: %v", err)
+	}
+	if role, _ := redistest.Command(reps[victim].Addr, "ROLE"); !strings.HasPrefix(role, "master") {
+		t.Fatalf("replica %s did not take over: ROLE = %q", reps[victim].Addr, role)
+	}
+	for i, r := range recs {
+		if r == nil || r.Status != canonical.StatusReady {
+			lost++
+			if durable.Replicas > 0 {
+				t.Errorf("%s after failover: %+v", ids[i], r)
+			}
+		}
+	}
+	if lost > 0 {
+		t.Logf("the replica that took over (%s) logged:\n%s", reps[victim].Addr, reps[victim].LogTail())
+		t.Logf("the master that was killed (%s) logged:\n%s", masters[victim].Addr, masters[victim].LogTail())
+	}
+	return lost, pairs
+}
+
+// masterOf returns the index in addrs of the master that owns the run's slot.
+func masterOf(t *testing.T, addrs []string, run string) int {
+	t.Helper()
+	keys, _ := canonical.NewKeys("tc")
+	slotText, err := redistest.Command(addrs[0], "CLUSTER", "KEYSLOT", keys.Run(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot, _ := strconv.Atoi(slotText)
+	for i := range addrs {
+		if lo, hi := i*16384/len(addrs), (i+1)*16384/len(addrs)-1; slot >= lo && slot <= hi {
+			return i
+		}
+	}
+	t.Fatalf("slot %d owned by no master", slot)
+	return -1
+}

@@ -273,7 +273,7 @@ func TestADR03_SchemaExactSubset(t *testing.T) {
 	    "i":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},
 	    "x":{"type":"number","minimum":-1.5,"maximum":1.5},
 	    "a":{"type":"array","minItems":0,"maxItems":3,"uniqueItems":true,"items":{"type":"string","maxLength":3}},
-	    "u":{"type":"array","maxItems":3},
+	    "u":{"type":"array","maxItems":3,"items":{"type":"array","maxItems":2,"items":{"type":"object","additionalProperties":false,"properties":{"k":{"type":"null"}}}}},
 	    "o":{"type":"object","additionalProperties":false,"properties":{},"required":[]}
 	  },"required":["n","s"]}`
 	mustNew(t, withInput(full))
@@ -309,11 +309,21 @@ func TestADR03_SchemaExactSubset(t *testing.T) {
 		{`{"type":"object","additionalProperties":false,"properties":{"i":{"type":"number","minimum":5,"maximum":4}}}`, "/properties/i", "minimum"},
 		{`{"type":"object","additionalProperties":false,"properties":{"i":{"type":"number","minimum":0,"maximum":"5"}}}`, "/properties/i", "maximum"},
 		{`{"type":"object","additionalProperties":false,"properties":{"i":{"type":"number","minimum":0,"maximum":5,"exclusiveMaximum":5}}}`, "/properties/i", "exclusiveMaximum"},
-		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array"}}}`, "/properties/a", "maxItems"},
-		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"minItems":3}}}`, "/properties/a", "minItems"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","items":{"type":"null"}}}}`, "/properties/a", "maxItems"},
+		// Every array declares its items, and they are a bounded schema of
+		// the subset: an items-free array would admit open objects.
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3}}}`, "/properties/a", "items"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"uniqueItems":true}}}`, "/properties/a", "items"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"items":{}}}}`, "/properties/a/items", "type"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"items":{"type":"object"}}}}`, "/properties/a/items", "additionalProperties"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"items":{"type":"string"}}}}`, "/properties/a/items", "maxLength"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"items":{"type":"array","maxItems":3}}}}`, "/properties/a/items", "items"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"items":[{"type":"null"}]}}}`, "/properties/a/items", "items"},
+		{`{"type":"object","additionalProperties":false,"properties":{"o":{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":1,"items":{"type":"object","additionalProperties":{}}}}}}}`, "/properties/o/properties/a/items", "additionalProperties"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"minItems":3,"items":{"type":"null"}}}}`, "/properties/a", "minItems"},
 		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"items":true}}}`, "/properties/a/items", "items"},
-		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"prefixItems":[]}}}`, "/properties/a", "prefixItems"},
-		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"uniqueItems":1}}}`, "/properties/a", "uniqueItems"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"items":{"type":"null"},"prefixItems":[]}}}`, "/properties/a", "prefixItems"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"items":{"type":"null"},"uniqueItems":1}}}`, "/properties/a", "uniqueItems"},
 		{`{"type":"object","additionalProperties":false,"properties":{"a":false}}`, "/properties/a", "properties"},
 		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"null","maxLength":1}}}`, "/properties/a", "maxLength"},
 		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"boolean","enum":[true]}}}`, "/properties/a", "enum"},
@@ -406,7 +416,8 @@ func TestADR04_SchemaDepthNodeAndPropertyLimits(t *testing.T) {
 
 	// Arrays: maxItems at most 256, and no array in data exceeds 256 items.
 	arr := func(n int) string {
-		return `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":` + strconv.Itoa(n) + `}}}`
+		return `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":` + strconv.Itoa(n) +
+			`,"items":{"type":"array","maxItems":1,"items":{"type":"integer","minimum":0,"maximum":0}}}}}`
 	}
 	r := mustNew(t, withInput(arr(MaxArrayItems)))
 	_, err = New(withInput(arr(MaxArrayItems + 1)))
@@ -421,14 +432,21 @@ func TestADR04_SchemaDepthNodeAndPropertyLimits(t *testing.T) {
 	_, err = tool.canonicalInput(items(MaxArrayItems + 1))
 	wantCode(t, err, canonical.CodeInvalidInput)
 
-	// Data nesting is bounded like schema nesting, even under an items-free array.
+	// Data nesting is bounded like schema nesting, by the parser, before any
+	// schema is consulted: one level less parses and then fails the schema.
 	deep := func(n int) []byte {
 		return []byte(`{"a":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`)
 	}
-	if _, err := tool.canonicalInput(deep(MaxSchemaDepth - 1)); err != nil {
-		t.Fatal(err)
+	_, err = tool.canonicalInput(deep(MaxSchemaDepth - 1))
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("data at the depth bound: want a schema violation, got %v", err)
 	}
 	_, err = tool.canonicalInput(deep(MaxSchemaDepth))
+	var syn *SyntaxError
+	if !errors.As(err, &syn) || !strings.Contains(syn.Reason, "nesting") {
+		t.Fatalf("data past the depth bound: want a nesting *SyntaxError, got %v", err)
+	}
 	wantCode(t, err, canonical.CodeInvalidInput)
 }
 

@@ -5,7 +5,11 @@
 // Register, no scanning and no handler inside, so a definition is data and
 // can never inject code. Each definition's input and output schemas must fit
 // a bounded JSON Schema subset; anything outside it is refused at
-// construction with the JSON pointer and keyword at fault.
+// construction with the JSON pointer and keyword at fault. In the subset
+// every node names one type and carries that type's bounds: a string its
+// maxLength, a number both bounds, an array its maxItems and its items (itself
+// a node of the subset, so an array can never smuggle in open objects), an
+// object additionalProperties false.
 //
 // Prepare turns one call request into a Plan: exact tool identity, a valid
 // principal, the Policy port asked for tool.call:<name> and every required

@@ -398,3 +398,54 @@ func TestParseMonitorLine(t *testing.T) {
 		t.Fatalf("%+v", cs)
 	}
 }
+
+// repr quotes s as Redis' sdscatrepr does for MONITOR.
+func repr(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\', '"':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\a':
+			b.WriteString(`\a`)
+		case '\b':
+			b.WriteString(`\b`)
+		default:
+			if c >= 0x20 && c < 0x7f {
+				b.WriteByte(c)
+			} else {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// The MONITOR parser reads back whatever arguments the server quotes, and
+// never panics on anything else.
+func FuzzParseMonitorLine(f *testing.F) {
+	f.Add("PEXPIRE", "tc:{r}:call:c1", "3600000", false)
+	f.Add("eval", "redis.call('SET', KEYS[1], \"x\")\n", "k\x00\xff", true)
+	f.Add("", "\\", "\"", false)
+	f.Fuzz(func(t *testing.T, cmd, a, b string, inScript bool) {
+		src := "127.0.0.1:6000"
+		if inScript {
+			src = "lua"
+		}
+		line := "+1700000000.000001 [0 " + src + "] " + repr(cmd) + " " + repr(a) + " " + repr(b)
+		gotSrc, args, ok := parseMonitorLine(line)
+		if !ok || gotSrc != src || len(args) != 3 || args[0] != cmd || args[1] != a || args[2] != b {
+			t.Fatalf("%q: got %q %q %v", line, gotSrc, args, ok)
+		}
+		parseMonitorLine(cmd + a + b) // arbitrary text: any answer, no panic
+	})
+}

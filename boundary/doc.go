@@ -8,15 +8,26 @@
 //
 //  1. preflight, without side effects: id syntax, the envelope's run is the
 //     RunContext's run, the run is active and in time, the tool is bound,
-//     registry.Prepare (policy, approval, input schema), a ready plan of a
-//     read tool, valid budgets;
+//     registry.PrepareRead (policy, read-only effect before the input is
+//     read, approval, input schema), a ready plan, valid budgets;
 //  2. Store.Begin: the record exists, PROJECTING, with the complete canonical
 //     request, before anything runs (the store enforces duplicates, budgets
 //     and run state atomically);
 //  3. the tool, bounded by its timeout and the run's deadline;
-//  4. the raw size check (the projector never sees an oversized response);
-//  5. the projector, whose result must be valid JSON within the agent limit;
+//  4. the raw size check (the projector never sees an oversized response),
+//     then the definition's output schema, when it declares one (a response
+//     outside it is EXECUTION_FAILED and is never projected);
+//  5. the projector, whose result must be valid JSON within the agent limit
+//     (a projector's own RESULT_TOO_LARGE stays RESULT_TOO_LARGE, any other
+//     projector error is PROJECTION_FAILED);
 //  6. Store.Complete: READY, or ERROR with a stable code.
+//
+// The raw response is kept whole in the record. A definition that declares
+// an output schema gets it enforced on the raw response before projecting,
+// within the registry's 256 KiB output bound; one without an output schema
+// declares no typed output, and its raw response stays opaque bytes that only
+// the projector reads (the registry's "only null" concerns typed output, not
+// the bytes the record keeps).
 //
 // Invoke never panics and never returns raw data. The agent sees only
 // Result.AgentJSON: the bounded projection, or a fixed error object with a

@@ -25,14 +25,18 @@ import (
 // nothing.
 //
 // Once the record exists it is completed exactly once: READY with the
-// projection, or ERROR with EXECUTION_FAILED (tool error or panic),
-// TOOL_TIMEOUT, RESULT_TOO_LARGE (raw over the record's room, in which case
-// raw is not stored and the projector is not called; or a projection over
-// the agent limit) or PROJECTION_FAILED (projector error or panic, evidence
-// other than EVIDENCE_FOUND / NO_EVIDENCE, a result that is not JSON). After a
-// projection failure the raw response stays in the record as harness-only
-// data. NO_EVIDENCE is a READY outcome like any other: it is never retried
-// or upgraded.
+// projection, or ERROR with EXECUTION_FAILED (tool error or panic, or a raw
+// response outside the definition's declared output schema), TOOL_TIMEOUT,
+// RESULT_TOO_LARGE (raw over the record's room, in which case raw is not
+// stored and the projector is not called; a declared output over the
+// registry's output bound; a projector's own RESULT_TOO_LARGE; or a
+// projection over the agent limit) or PROJECTION_FAILED (any other projector
+// error, a panic, evidence other than EVIDENCE_FOUND / NO_EVIDENCE, a result
+// that is not JSON). Whenever raw fitted the record it stays there as
+// harness-only data. A definition without an output schema has its raw
+// response kept whole and unvalidated: only the projector reads it.
+// NO_EVIDENCE is a READY outcome like any other: it is never retried or
+// upgraded.
 //
 // If Complete cannot reach the store after the tool ran (after the bounded
 // retries of WithStoreAttempts), the agent gets STORE_UNAVAILABLE and no
@@ -109,7 +113,9 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	if bd == nil {
 		return inv.fail(canonical.CodeUnknownTool, canonical.Errorf(canonical.CodeUnknownTool, "no tool bound as %q", env.Tool))
 	}
-	plan, err := b.reg.Prepare(ctx, b.policy, registry.Request{
+	// The boundary runs only reads: PrepareRead answers NOT_READ_ONLY for any
+	// other effect before the input is parsed.
+	plan, err := b.reg.PrepareRead(ctx, b.policy, registry.Request{
 		Project: run.Project, Principal: run.Principal, Tool: bd.name, Version: bd.version, Input: env.Input,
 	})
 	if err != nil {
@@ -120,7 +126,7 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 			"plan for %s@%s is %s", bd.name, bd.version, plan.Status()))
 	}
 	def := plan.Tool()
-	if def.Effect() != registry.EffectRead {
+	if def.Effect() != registry.EffectRead { // PrepareRead's promise, kept here too
 		return inv.fail(canonical.CodeNotReadOnly, canonical.Errorf(canonical.CodeNotReadOnly,
 			"%s@%s has effect %s", bd.name, bd.version, def.Effect()))
 	}
@@ -167,6 +173,11 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 			canonical.Errorf(canonical.CodeResultTooLarge, "raw response is %d bytes, the record has room for %d", len(raw), room))
 	}
 
+	// A declared output schema holds before anything reads the response.
+	if err := checkOutput(def, raw); err != nil {
+		return inv.complete(canonical.Completion{Status: canonical.StatusError, Code: canonical.CodeOf(err), Raw: raw}, err)
+	}
+
 	// 5. Project.
 	call := canonical.Call{RunID: run.ID, ToolCallID: env.ToolCallID, Tool: env.Tool, Input: input}
 	p, err := project(ctx, bd.projector, call, raw)
@@ -181,7 +192,8 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 		err = canonical.Errorf(canonical.CodeProjectionFailed, "projector returned a result that is not JSON")
 	}
 	if err != nil {
-		return inv.complete(canonical.Completion{Status: canonical.StatusError, Code: canonical.CodeProjectionFailed, Raw: raw}, err)
+		// PROJECTION_FAILED, or the projector's own RESULT_TOO_LARGE.
+		return inv.complete(canonical.Completion{Status: canonical.StatusError, Code: canonical.CodeOf(err), Raw: raw}, err)
 	}
 
 	// 6. READY: the agent gets the bounded result, and only once it is stored.
@@ -370,8 +382,28 @@ func execute(ctx context.Context, t Tool, timeout time.Duration, input []byte) (
 	return nil, canonical.CodeExecutionFailed, canonical.Wrap(canonical.CodeExecutionFailed, o.err, "tool")
 }
 
+// checkOutput enforces a declared output schema on the raw response, within
+// the registry's output bound: a response outside the schema is the tool's
+// failure (EXECUTION_FAILED), one over the bound RESULT_TOO_LARGE. A
+// definition without an output schema declares no typed output, so its raw
+// response stays opaque: it is kept whole and only the projector reads it.
+func checkOutput(def *registry.Tool, raw []byte) error {
+	if !def.HasOutputSchema() {
+		return nil
+	}
+	_, err := def.CanonicalOutput(raw)
+	switch {
+	case err == nil:
+		return nil
+	case canonical.CodeOf(err) == canonical.CodeResultTooLarge:
+		return canonical.Wrap(canonical.CodeResultTooLarge, err, "tool output over the registry's bound")
+	}
+	return canonical.Wrap(canonical.CodeExecutionFailed, err, "tool output outside its declared schema")
+}
+
 // project calls the projector, turning an error or a panic into
-// PROJECTION_FAILED.
+// PROJECTION_FAILED, except the projector's own RESULT_TOO_LARGE (see
+// projectionCode).
 func project(ctx context.Context, p canonical.Projector, call canonical.Call, raw []byte) (out canonical.Projection, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -380,9 +412,21 @@ func project(ctx context.Context, p canonical.Projector, call canonical.Call, ra
 	}()
 	out, err = p.Project(ctx, call, raw)
 	if err != nil {
-		return canonical.Projection{}, canonical.Wrap(canonical.CodeProjectionFailed, err, "projector")
+		return canonical.Projection{}, canonical.Wrap(projectionCode(err), err, "projector")
 	}
 	return out, nil
+}
+
+// projectionCode is the code a projector error completes the record with. A
+// projector that reports RESULT_TOO_LARGE (its code, the outermost one) found
+// that no result fits its budget: the same outcome as a result over the
+// agent limit. Anything else a projector says is PROJECTION_FAILED: it never
+// speaks for the store, the tool or the lifecycle.
+func projectionCode(err error) canonical.Code {
+	if canonical.CodeOf(err) == canonical.CodeResultTooLarge {
+		return canonical.CodeResultTooLarge
+	}
+	return canonical.CodeProjectionFailed
 }
 
 // The safe* helpers turn a panicking store into STORE_UNAVAILABLE: a store is

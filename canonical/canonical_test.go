@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,10 +124,10 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := m["raw_base64"]; !ok {
+	if _, ok := m["raw_response_base64"]; !ok {
 		t.Fatalf("binary raw not base64: %s", b)
 	}
-	if _, ok := m["result_base64"]; !ok {
+	if _, ok := m["agent_result_base64"]; !ok {
 		t.Fatalf("non-compact result must be kept byte for byte (base64): %s", b)
 	}
 	var back canonical.Record
@@ -135,6 +137,56 @@ func TestRecordJSONRoundTrip(t *testing.T) {
 	if !bytes.Equal(back.Raw, rec.Raw) || !bytes.Equal(back.Result, rec.Result) || !bytes.Equal(back.Request, rec.Request) ||
 		back.TTL != rec.TTL || !back.CreatedAt.Equal(rec.CreatedAt) || back.Status != rec.Status {
 		t.Fatalf("round trip:\n%+v\n%+v", back, rec)
+	}
+}
+
+// The export names its fields as the specs do: raw_response, agent_result,
+// evidence_status, whatever the stores call them inside.
+func TestRecordJSONUsesTheSpecNames(t *testing.T) {
+	keys := func(rec canonical.Record) []string {
+		t.Helper()
+		b, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Sorted(maps.Keys(m))
+	}
+	ready := canonical.Record{
+		RunID: "r", ToolCallID: "c", Tool: "kb.search", Status: canonical.StatusReady, Evidence: canonical.EvidenceFound,
+		Request: []byte(`{"q":1}`), RequestDigest: "d", Raw: []byte(`{"hits":[]}`), Result: []byte(`{"evidence":[]}`),
+		Owner: "o", CreatedAt: time.UnixMilli(1000), UpdatedAt: time.UnixMilli(2000), TTL: time.Second,
+	}
+	want := []string{"agent_result", "created_ms", "evidence_status", "owner", "raw_response", "request", "request_sha256",
+		"run_id", "status", "tool", "tool_call_id", "ttl_ms", "updated_ms"}
+	if got := keys(ready); !slices.Equal(got, want) {
+		t.Fatalf("READY export keys %v, want %v", got, want)
+	}
+	// Bytes that are not compact JSON go as base64 under the same names.
+	binary := ready
+	binary.Raw, binary.Result = []byte{0xff}, []byte(`{"a": 1}`)
+	want = []string{"agent_result_base64", "created_ms", "evidence_status", "owner", "raw_response_base64", "request",
+		"request_sha256", "run_id", "status", "tool", "tool_call_id", "ttl_ms", "updated_ms"}
+	if got := keys(binary); !slices.Equal(got, want) {
+		t.Fatalf("binary export keys %v, want %v", got, want)
+	}
+	// An ERROR record: evidence_status ERROR, its code, raw kept, no result.
+	failed := ready
+	failed.Status, failed.Evidence, failed.Error, failed.Result = canonical.StatusError, canonical.EvidenceError, canonical.CodeProjectionFailed, nil
+	b, err := json.Marshal(failed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"status":"ERROR","evidence_status":"ERROR","error":"PROJECTION_FAILED"`)) ||
+		!bytes.Contains(b, []byte(`"raw_response":{"hits":[]}`)) || bytes.Contains(b, []byte(`agent_result`)) {
+		t.Fatalf("ERROR export: %s", b)
+	}
+	var back canonical.Record
+	if err := json.Unmarshal(b, &back); err != nil || back.Evidence != canonical.EvidenceError || string(back.Raw) != `{"hits":[]}` {
+		t.Fatalf("ERROR export does not read back: %+v, %v", back, err)
 	}
 }
 

@@ -56,20 +56,22 @@ func (r *Record) Size() int64 {
 // an evidence status a READY record may carry.
 func (r *Record) Referencable() bool { return r.Status == StatusReady && r.Evidence.Ready() }
 
+// recordJSON is the export. Its names are the specs' (raw_response,
+// agent_result, evidence_status), whatever a store calls the fields inside.
 type recordJSON struct {
 	RunID         string          `json:"run_id"`
 	ToolCallID    string          `json:"tool_call_id"`
 	Tool          string          `json:"tool"`
 	Status        Status          `json:"status"`
-	Evidence      Evidence        `json:"evidence"`
+	Evidence      Evidence        `json:"evidence_status"`
 	Error         Code            `json:"error,omitempty"`
 	Request       json.RawMessage `json:"request,omitempty"`
 	RequestBase64 string          `json:"request_base64,omitempty"`
 	RequestDigest string          `json:"request_sha256,omitempty"`
-	Raw           json.RawMessage `json:"raw,omitempty"`
-	RawBase64     string          `json:"raw_base64,omitempty"`
-	Result        json.RawMessage `json:"result,omitempty"`
-	ResultBase64  string          `json:"result_base64,omitempty"`
+	Raw           json.RawMessage `json:"raw_response,omitempty"`
+	RawBase64     string          `json:"raw_response_base64,omitempty"`
+	Result        json.RawMessage `json:"agent_result,omitempty"`
+	ResultBase64  string          `json:"agent_result_base64,omitempty"`
 	Owner         string          `json:"owner,omitempty"`
 	CreatedMs     int64           `json:"created_ms"`
 	UpdatedMs     int64           `json:"updated_ms"`
@@ -77,9 +79,11 @@ type recordJSON struct {
 	LeaseMs       int64           `json:"lease_until_ms,omitempty"`
 }
 
-// MarshalJSON encodes the record as one JSON object. Raw is embedded as JSON
-// when it is valid JSON, else as base64 under "raw_base64", so that no byte of
-// it is lost or rewritten.
+// MarshalJSON encodes the record as one JSON object, with the specs' names:
+// "request", "raw_response", "agent_result", "status", "evidence_status".
+// Each payload is embedded as JSON when that keeps it byte for byte, else as
+// base64 under the name with "_base64" appended ("raw_response_base64"), so
+// that no byte of it is lost or rewritten.
 func (r Record) MarshalJSON() ([]byte, error) {
 	j := recordJSON{
 		RunID: r.RunID, ToolCallID: r.ToolCallID, Tool: r.Tool, Status: r.Status,

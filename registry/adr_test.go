@@ -149,7 +149,7 @@ func TestADR01_ImmutableRegistryExactVersionNoRuntimeRegister(t *testing.T) {
 	for i := 0; i < rt.NumMethod(); i++ {
 		methods = append(methods, rt.Method(i).Name)
 	}
-	if !slices.Equal(methods, []string{"Len", "Lookup", "Prepare", "Tools"}) {
+	if !slices.Equal(methods, []string{"Len", "Lookup", "Prepare", "PrepareRead", "Tools"}) {
 		t.Fatalf("*Registry methods = %v", methods)
 	}
 }
@@ -168,11 +168,11 @@ func TestADR02_ExportedSurfaceIsExactlyTheContract(t *testing.T) {
 		"Plan", "Plan.ActionDigest", "Plan.Fence", "Plan.Input", "Plan.InputDigest",
 		"Plan.Permissions", "Plan.Project", "Plan.Status", "Plan.Subject", "Plan.Tool",
 		"Policy", "PolicyFunc", "PolicyFunc.Authorize", "Principal", "Registry", "Registry.Len",
-		"Registry.Lookup", "Registry.Prepare", "Registry.Tools", "Request", "Risk", "Risk.Valid",
+		"Registry.Lookup", "Registry.Prepare", "Registry.PrepareRead", "Registry.Tools", "Request", "Risk", "Risk.Valid",
 		"RiskCritical", "RiskHigh", "RiskLow", "RiskMedium", "SchemaError", "SchemaError.Error",
 		"SchemaError.Unwrap", "Status", "StatusApprovalRequired", "StatusReady", "SyntaxError",
 		"SyntaxError.Error", "SyntaxError.Unwrap", "Tool", "Tool.CanonicalOutput", "Tool.Definition",
-		"Tool.Description", "Tool.Effect", "Tool.InputSchema", "Tool.Name", "Tool.OutputSchema",
+		"Tool.Description", "Tool.Effect", "Tool.HasOutputSchema", "Tool.InputSchema", "Tool.Name", "Tool.OutputSchema",
 		"Tool.Permissions", "Tool.Risk", "Tool.Timeout", "Tool.Version", "ValidName", "ValidVersion",
 		"ValidationError", "ValidationError.Error", "ValidationError.Unwrap", "Verdict",
 		"VerdictAllow", "VerdictDeny", "VerdictRequireApproval",
@@ -273,7 +273,7 @@ func TestADR03_SchemaExactSubset(t *testing.T) {
 	    "i":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},
 	    "x":{"type":"number","minimum":-1.5,"maximum":1.5},
 	    "a":{"type":"array","minItems":0,"maxItems":3,"uniqueItems":true,"items":{"type":"string","maxLength":3}},
-	    "u":{"type":"array","maxItems":3},
+	    "u":{"type":"array","maxItems":3,"items":{"type":"array","maxItems":2,"items":{"type":"object","additionalProperties":false,"properties":{"k":{"type":"null"}}}}},
 	    "o":{"type":"object","additionalProperties":false,"properties":{},"required":[]}
 	  },"required":["n","s"]}`
 	mustNew(t, withInput(full))
@@ -309,11 +309,21 @@ func TestADR03_SchemaExactSubset(t *testing.T) {
 		{`{"type":"object","additionalProperties":false,"properties":{"i":{"type":"number","minimum":5,"maximum":4}}}`, "/properties/i", "minimum"},
 		{`{"type":"object","additionalProperties":false,"properties":{"i":{"type":"number","minimum":0,"maximum":"5"}}}`, "/properties/i", "maximum"},
 		{`{"type":"object","additionalProperties":false,"properties":{"i":{"type":"number","minimum":0,"maximum":5,"exclusiveMaximum":5}}}`, "/properties/i", "exclusiveMaximum"},
-		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array"}}}`, "/properties/a", "maxItems"},
-		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"minItems":3}}}`, "/properties/a", "minItems"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","items":{"type":"null"}}}}`, "/properties/a", "maxItems"},
+		// Every array declares its items, and they are a bounded schema of
+		// the subset: an items-free array would admit open objects.
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3}}}`, "/properties/a", "items"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"uniqueItems":true}}}`, "/properties/a", "items"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"items":{}}}}`, "/properties/a/items", "type"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"items":{"type":"object"}}}}`, "/properties/a/items", "additionalProperties"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"items":{"type":"string"}}}}`, "/properties/a/items", "maxLength"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"items":{"type":"array","maxItems":3}}}}`, "/properties/a/items", "items"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"items":[{"type":"null"}]}}}`, "/properties/a/items", "items"},
+		{`{"type":"object","additionalProperties":false,"properties":{"o":{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":1,"items":{"type":"object","additionalProperties":{}}}}}}}`, "/properties/o/properties/a/items", "additionalProperties"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"minItems":3,"items":{"type":"null"}}}}`, "/properties/a", "minItems"},
 		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"items":true}}}`, "/properties/a/items", "items"},
-		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"prefixItems":[]}}}`, "/properties/a", "prefixItems"},
-		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"uniqueItems":1}}}`, "/properties/a", "uniqueItems"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"items":{"type":"null"},"prefixItems":[]}}}`, "/properties/a", "prefixItems"},
+		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"items":{"type":"null"},"uniqueItems":1}}}`, "/properties/a", "uniqueItems"},
 		{`{"type":"object","additionalProperties":false,"properties":{"a":false}}`, "/properties/a", "properties"},
 		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"null","maxLength":1}}}`, "/properties/a", "maxLength"},
 		{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"boolean","enum":[true]}}}`, "/properties/a", "enum"},
@@ -406,7 +416,8 @@ func TestADR04_SchemaDepthNodeAndPropertyLimits(t *testing.T) {
 
 	// Arrays: maxItems at most 256, and no array in data exceeds 256 items.
 	arr := func(n int) string {
-		return `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":` + strconv.Itoa(n) + `}}}`
+		return `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":` + strconv.Itoa(n) +
+			`,"items":{"type":"array","maxItems":1,"items":{"type":"integer","minimum":0,"maximum":0}}}}}`
 	}
 	r := mustNew(t, withInput(arr(MaxArrayItems)))
 	_, err = New(withInput(arr(MaxArrayItems + 1)))
@@ -421,14 +432,21 @@ func TestADR04_SchemaDepthNodeAndPropertyLimits(t *testing.T) {
 	_, err = tool.canonicalInput(items(MaxArrayItems + 1))
 	wantCode(t, err, canonical.CodeInvalidInput)
 
-	// Data nesting is bounded like schema nesting, even under an items-free array.
+	// Data nesting is bounded like schema nesting, by the parser, before any
+	// schema is consulted: one level less parses and then fails the schema.
 	deep := func(n int) []byte {
 		return []byte(`{"a":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`)
 	}
-	if _, err := tool.canonicalInput(deep(MaxSchemaDepth - 1)); err != nil {
-		t.Fatal(err)
+	_, err = tool.canonicalInput(deep(MaxSchemaDepth - 1))
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("data at the depth bound: want a schema violation, got %v", err)
 	}
 	_, err = tool.canonicalInput(deep(MaxSchemaDepth))
+	var syn *SyntaxError
+	if !errors.As(err, &syn) || !strings.Contains(syn.Reason, "nesting") {
+		t.Fatalf("data past the depth bound: want a nesting *SyntaxError, got %v", err)
+	}
 	wantCode(t, err, canonical.CodeInvalidInput)
 }
 
@@ -496,8 +514,11 @@ func TestADR06_NoOutputSchemaOnlyNull(t *testing.T) {
 	d := searchDef()
 	d.OutputSchema = nil
 	tool, _ := mustNew(t, d).Lookup("kb.search", "1.0.0")
-	if tool.OutputSchema() != nil {
+	if tool.OutputSchema() != nil || tool.HasOutputSchema() {
 		t.Fatal("absent output schema must stay absent")
+	}
+	if typed, _ := mustNew(t, searchDef()).Lookup("kb.search", "1.0.0"); !typed.HasOutputSchema() {
+		t.Fatal("declared output schema not reported")
 	}
 	out, err := tool.CanonicalOutput([]byte(" null\n"))
 	ok(t, err)
@@ -513,7 +534,7 @@ func TestADR06_NoOutputSchemaOnlyNull(t *testing.T) {
 func TestADR07_SameFenceYieldsDigestBoundReadyPlan(t *testing.T) {
 	r := mustNew(t, searchDef())
 	spy := &spyPolicy{}
-	plan, err := r.prepare(context.Background(), spy, searchRequest(`{ "query" : "redis ttl", "limit": 5 }`), testNow)
+	plan, err := r.prepare(context.Background(), spy, searchRequest(`{ "query" : "redis ttl", "limit": 5 }`), testNow, false)
 	ok(t, err)
 	if plan.Status() != StatusReady || plan.Fence() != fenceA {
 		t.Fatalf("status %s fence %+v", plan.Status(), plan.Fence())
@@ -538,20 +559,20 @@ func TestADR07_SameFenceYieldsDigestBoundReadyPlan(t *testing.T) {
 		t.Fatal("plan does not expose its identity")
 	}
 	// Same call, other spelling: same digests. Any bound field changes them.
-	same, err := r.prepare(context.Background(), &spyPolicy{}, searchRequest(`{"limit":5.0,"query":"redis\u0020ttl"}`), testNow)
+	same, err := r.prepare(context.Background(), &spyPolicy{}, searchRequest(`{"limit":5.0,"query":"redis\u0020ttl"}`), testNow, false)
 	ok(t, err)
 	if same.ActionDigest() != plan.ActionDigest() || same.InputDigest() != plan.InputDigest() {
 		t.Fatal("equivalent inputs gave different digests")
 	}
 	other := searchRequest(`{"limit":5,"query":"redis ttl"}`)
 	other.Principal.Subject = "user:bob"
-	bob, err := r.prepare(context.Background(), &spyPolicy{}, other, testNow)
+	bob, err := r.prepare(context.Background(), &spyPolicy{}, other, testNow, false)
 	ok(t, err)
 	if bob.ActionDigest() == plan.ActionDigest() || bob.InputDigest() != plan.InputDigest() {
 		t.Fatal("subject must change the action digest only")
 	}
 	other = searchRequest(`{"limit":6,"query":"redis ttl"}`)
-	six, err := r.prepare(context.Background(), &spyPolicy{}, other, testNow)
+	six, err := r.prepare(context.Background(), &spyPolicy{}, other, testNow, false)
 	ok(t, err)
 	if six.ActionDigest() == plan.ActionDigest() {
 		t.Fatal("input must change the action digest")
@@ -609,7 +630,7 @@ func TestADR08_AgentToolCallRequiresApprovalUnderProjectPolicy(t *testing.T) {
 	call := func(subject, tool string) (*Plan, error) {
 		req := searchRequest(`{"query":"q"}`)
 		req.Principal.Subject, req.Tool = subject, tool
-		return r.prepare(context.Background(), pol, req, testNow)
+		return r.prepare(context.Background(), pol, req, testNow, false)
 	}
 	human, err := call("user:alice", "kb.search")
 	ok(t, err)
@@ -645,7 +666,7 @@ func TestADR09_DenyShortCircuitsBeforeInputIsParsed(t *testing.T) {
 	for _, deniedPerm := range []string{"tool.call:kb.search", "kb.audit", "kb.read"} {
 		for _, input := range malformed {
 			spy := &spyPolicy{answers: map[string]Decision{deniedPerm: {Verdict: VerdictDeny}}}
-			_, err := r.prepare(context.Background(), spy, searchRequest(input), testNow)
+			_, err := r.prepare(context.Background(), spy, searchRequest(input), testNow, false)
 			wantCode(t, err, canonical.CodeUnauthorized)
 			var syn *SyntaxError
 			var ve *ValidationError
@@ -660,14 +681,14 @@ func TestADR09_DenyShortCircuitsBeforeInputIsParsed(t *testing.T) {
 		}
 	}
 	// The same malformed input is an input error once the policy allows.
-	_, err := r.prepare(context.Background(), &spyPolicy{}, searchRequest(`{"query":`), testNow)
+	_, err := r.prepare(context.Background(), &spyPolicy{}, searchRequest(`{"query":`), testNow, false)
 	wantCode(t, err, canonical.CodeInvalidInput)
 	// A deny wins over an approval and over a fence mismatch seen earlier.
 	spy := &spyPolicy{answers: map[string]Decision{
 		"tool.call:kb.search": {Verdict: VerdictRequireApproval, Fence: fenceB},
 		"kb.read":             {Verdict: VerdictDeny},
 	}}
-	_, err = r.prepare(context.Background(), spy, searchRequest(`not json`), testNow)
+	_, err = r.prepare(context.Background(), spy, searchRequest(`not json`), testNow, false)
 	wantCode(t, err, canonical.CodeUnauthorized)
 }
 
@@ -689,22 +710,22 @@ func TestADR10_PolicyUnavailableMalformedDecisionMixedFenceFailClosed(t *testing
 		}},
 	}
 	for name, spy := range cases {
-		plan, err := r.prepare(context.Background(), spy, searchRequest(`{"query":"q"}`), testNow)
+		plan, err := r.prepare(context.Background(), spy, searchRequest(`{"query":"q"}`), testNow, false)
 		if plan != nil {
 			t.Fatalf("%s: got a plan", name)
 		}
 		wantCode(t, err, canonical.CodePolicyUnavailable)
 	}
-	_, err := r.prepare(context.Background(), &spyPolicy{errs: map[string]error{"kb.read": storeDown}}, searchRequest(`{"query":"q"}`), testNow)
+	_, err := r.prepare(context.Background(), &spyPolicy{errs: map[string]error{"kb.read": storeDown}}, searchRequest(`{"query":"q"}`), testNow, false)
 	if !errors.Is(err, storeDown) {
 		t.Fatal("policy error is not kept as the cause")
 	}
-	_, err = r.prepare(context.Background(), nil, searchRequest(`{"query":"q"}`), testNow)
+	_, err = r.prepare(context.Background(), nil, searchRequest(`{"query":"q"}`), testNow, false)
 	wantCode(t, err, canonical.CodePolicyUnavailable)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	spy := &spyPolicy{}
-	_, err = r.prepare(ctx, spy, searchRequest(`{"query":"q"}`), testNow)
+	_, err = r.prepare(ctx, spy, searchRequest(`{"query":"q"}`), testNow, false)
 	wantCode(t, err, canonical.CodeDeadlineExceeded)
 	if len(spy.calls()) != 0 {
 		t.Fatal("policy consulted with a dead context")
@@ -713,7 +734,7 @@ func TestADR10_PolicyUnavailableMalformedDecisionMixedFenceFailClosed(t *testing
 	var fn Policy = PolicyFunc(func(context.Context, string, Principal, string) (Decision, error) {
 		return Decision{Verdict: VerdictAllow, Fence: fenceA}, nil
 	})
-	_, err = r.prepare(context.Background(), fn, searchRequest(`{"query":"q"}`), testNow)
+	_, err = r.prepare(context.Background(), fn, searchRequest(`{"query":"q"}`), testNow, false)
 	ok(t, err)
 }
 
@@ -733,7 +754,7 @@ func TestADR11_ExpiredPrincipalAndExtendedRequestRefused(t *testing.T) {
 		spy := &spyPolicy{}
 		req := searchRequest(`{"query":"q"}`)
 		req.Principal = p
-		_, err := r.prepare(context.Background(), spy, req, testNow)
+		_, err := r.prepare(context.Background(), spy, req, testNow, false)
 		wantCode(t, err, canonical.CodeUnauthorized)
 		if len(spy.calls()) != 0 {
 			t.Fatalf("%s: policy consulted for an invalid principal", name)
@@ -779,7 +800,7 @@ func TestADR11_ExpiredPrincipalAndExtendedRequestRefused(t *testing.T) {
 		spy := &spyPolicy{}
 		req := searchRequest(`{"query":"q"}`)
 		mutate(&req)
-		_, err := r.prepare(context.Background(), spy, req, testNow)
+		_, err := r.prepare(context.Background(), spy, req, testNow, false)
 		if code := canonical.CodeOf(err); code != canonical.CodeUnknownTool && code != canonical.CodeInvalidArgument {
 			t.Fatalf("%s: got %v", name, err)
 		}
@@ -788,7 +809,7 @@ func TestADR11_ExpiredPrincipalAndExtendedRequestRefused(t *testing.T) {
 		}
 	}
 	// An input with fields beyond the schema is an extended request too.
-	_, err = r.prepare(context.Background(), &spyPolicy{}, searchRequest(`{"query":"q","approved":true}`), testNow)
+	_, err = r.prepare(context.Background(), &spyPolicy{}, searchRequest(`{"query":"q","approved":true}`), testNow, false)
 	wantCode(t, err, canonical.CodeInvalidInput)
 }
 
@@ -800,18 +821,18 @@ func TestADR12_CanonicalEnvelopeByteBudget(t *testing.T) {
 	input := func(n int, pad string) string { return `{` + pad + `"q":"` + strings.Repeat("x", n) + `"}` }
 	overhead := len(input(0, ""))
 
-	plan, err := r.prepare(context.Background(), &spyPolicy{}, searchRequest(input(MaxInputBytes-overhead, "")), testNow)
+	plan, err := r.prepare(context.Background(), &spyPolicy{}, searchRequest(input(MaxInputBytes-overhead, "")), testNow, false)
 	ok(t, err)
 	if len(plan.Input()) != MaxInputBytes {
 		t.Fatalf("canonical input %d bytes", len(plan.Input()))
 	}
-	_, err = r.prepare(context.Background(), &spyPolicy{}, searchRequest(input(MaxInputBytes-overhead+1, "")), testNow)
+	_, err = r.prepare(context.Background(), &spyPolicy{}, searchRequest(input(MaxInputBytes-overhead+1, "")), testNow, false)
 	wantCode(t, err, canonical.CodeInvalidInput)
 	// The budget is on canonical bytes: insignificant whitespace does not count…
-	_, err = r.prepare(context.Background(), &spyPolicy{}, searchRequest(input(MaxInputBytes-overhead, strings.Repeat(" ", 1000))), testNow)
+	_, err = r.prepare(context.Background(), &spyPolicy{}, searchRequest(input(MaxInputBytes-overhead, strings.Repeat(" ", 1000))), testNow, false)
 	ok(t, err)
 	// …and escapes count as what they decode to: "\u0078" is one byte.
-	_, err = r.prepare(context.Background(), &spyPolicy{}, searchRequest(`{"q":"`+strings.Repeat(`\u0078`, MaxInputBytes-overhead)+`"}`), testNow)
+	_, err = r.prepare(context.Background(), &spyPolicy{}, searchRequest(`{"q":"`+strings.Repeat(`\u0078`, MaxInputBytes-overhead)+`"}`), testNow, false)
 	ok(t, err)
 	// Canonical forms can be longer than the raw text: 1e-6 becomes 0.000001.
 	num := withInput(`{"type":"object","additionalProperties":false,"properties":{"n":{"type":"array","maxItems":256,"items":{"type":"number","minimum":0,"maximum":1}}}}`)
@@ -823,7 +844,7 @@ func TestADR12_CanonicalEnvelopeByteBudget(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 	// Raw text is bounded too, so a huge padded input is not even parsed.
-	_, err = r.prepare(context.Background(), &spyPolicy{}, searchRequest(input(1, strings.Repeat(" ", 6*MaxInputBytes))), testNow)
+	_, err = r.prepare(context.Background(), &spyPolicy{}, searchRequest(input(1, strings.Repeat(" ", 6*MaxInputBytes))), testNow, false)
 	wantCode(t, err, canonical.CodeInvalidInput)
 
 	// Output: 256 KiB canonical.

@@ -118,3 +118,39 @@ func ExampleCanonicalize() {
 	// {"a":100,"b":[1.5,0.002,"€"]} <nil>
 	// INVALID_ARGUMENT
 }
+
+func ExampleRegistry_PrepareRead() {
+	write := search
+	write.Name, write.Effect, write.Risk = "kb.delete", registry.EffectWrite, registry.RiskHigh
+	reg, _ := registry.New(search, write)
+	req := registry.Request{
+		Project:   "proj-1",
+		Principal: registry.Principal{Subject: "user:alice", ExpiresAt: time.Now().Add(time.Hour)},
+		Tool:      "kb.delete",
+		Version:   "1.0.0",
+		Input:     []byte(`{not even json`), // never parsed: the effect is known first
+	}
+	_, err := reg.PrepareRead(context.Background(), policy, req)
+	fmt.Println(canonical.CodeOf(err))
+	// Prepare still plans it, for a flow that can run writes.
+	_, err = reg.Prepare(context.Background(), policy, req)
+	fmt.Println(canonical.CodeOf(err))
+	// Output:
+	// NOT_READ_ONLY
+	// INVALID_INPUT
+}
+
+func ExampleTool_CanonicalOutput() {
+	typed := search
+	typed.OutputSchema = []byte(`{"type":"object","additionalProperties":false,"required":["ids"],
+		"properties":{"ids":{"type":"array","maxItems":10,"items":{"type":"string","maxLength":64}}}}`)
+	reg, _ := registry.New(typed)
+	tool, _ := reg.Lookup("kb.search", "1.0.0")
+	out, err := tool.CanonicalOutput([]byte(`{ "ids": ["doc-7"] }`))
+	fmt.Println(tool.HasOutputSchema(), string(out), err)
+	_, err = tool.CanonicalOutput([]byte(`{"ids":["doc-7"],"debug":"trace"}`))
+	fmt.Println(canonical.CodeOf(err))
+	// Output:
+	// true {"ids":["doc-7"]} <nil>
+	// EXECUTION_FAILED
+}

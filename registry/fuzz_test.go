@@ -124,6 +124,8 @@ func FuzzCompileSchema(f *testing.F) {
 	f.Add([]byte(`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"uniqueItems":true}}}`), []byte(`{"a":[1,{"b":1},[1]]}`))
 	f.Add([]byte(`{"type":"object","additionalProperties":false,"properties":{"e":{"type":"string","maxLength":3,"enum":["a","b"]}},"required":["e"]}`), []byte(`{"e":"b"}`))
 	f.Add([]byte(`{"type":"object","$ref":"#"}`), []byte(`{}`))
+	f.Add([]byte(`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":3,"items":{"type":"object","additionalProperties":false,"properties":{"b":{"type":"integer","minimum":0,"maximum":9}}}}}}`), []byte(`{"a":[{"b":1},{"c":2}]}`))
+	f.Add([]byte(`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"array","maxItems":2,"items":{"type":"array","maxItems":2,"items":{"type":"null"}}}}}`), []byte(`{"a":[[null],[]]}`))
 	f.Fuzz(func(t *testing.T, schema, datum []byte) {
 		for _, strict := range []bool{true, false} {
 			n, canon, err := compileSchema(schema, &compiler{strict: strict, tool: "f@1.0.0", which: "input"}, strict)
@@ -132,6 +134,11 @@ func FuzzCompileSchema(f *testing.F) {
 					t.Fatalf("schema refusal without INVALID_ARGUMENT: %v", err)
 				}
 				continue
+			}
+			if strict {
+				if path := unbounded(n, ""); path != "" {
+					t.Fatalf("strict schema %q compiled with an unbounded node at %q", schema, path)
+				}
 			}
 			checkCanonical(t, canon, parseOptions{maxDepth: schemaDocumentDepth, safeNumbers: true})
 			// A schema compiles the same from its canonical form.
@@ -152,4 +159,42 @@ func FuzzCompileSchema(f *testing.F) {
 			}
 		}
 	})
+}
+
+// unbounded returns the path of the first node of a compiled schema that the
+// strict subset should have refused: no single type, a string without
+// maxLength, a number without both bounds, an array without maxItems or
+// items, an open object. "" means every node is bounded.
+func unbounded(n *node, path string) string {
+	if n == nil {
+		return path + " (nil)"
+	}
+	switch n.types {
+	case typeNull, typeBoolean:
+	case typeString:
+		if n.maxLength < 0 {
+			return path
+		}
+	case typeInteger, typeNumber:
+		if !n.hasMinimum || !n.hasMaximum {
+			return path
+		}
+	case typeArray:
+		if n.maxItems < 0 || n.items == nil {
+			return path
+		}
+		return unbounded(n.items, path+"/items")
+	case typeObject:
+		if !n.closed {
+			return path
+		}
+		for _, p := range n.props {
+			if bad := unbounded(p.schema, path+"/properties/"+pointerEscape(p.name)); bad != "" {
+				return bad
+			}
+		}
+	default:
+		return path
+	}
+	return ""
 }

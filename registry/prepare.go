@@ -99,10 +99,20 @@ func (p *Plan) ActionDigest() [32]byte { return p.actionDigest }
 // which holds no input, fence or secret, and which any RFC 8785 implementation
 // can recompute.
 func (r *Registry) Prepare(ctx context.Context, policy Policy, req Request) (*Plan, error) {
-	return r.prepare(ctx, policy, req, time.Now())
+	return r.prepare(ctx, policy, req, time.Now(), false)
 }
 
-func (r *Registry) prepare(ctx context.Context, policy Policy, req Request, now time.Time) (*Plan, error) {
+// PrepareRead is Prepare for a caller that executes only read tools. A tool
+// of any other effect is refused with NOT_READ_ONLY between steps 4 and 5,
+// once the policy has answered and before the input is looked at: the effect
+// is the definition's, known without the input, so no input, however
+// malformed, changes that answer, and a write tool's input is never parsed.
+// An approval cannot make such a call runnable, so it does not matter here.
+func (r *Registry) PrepareRead(ctx context.Context, policy Policy, req Request) (*Plan, error) {
+	return r.prepare(ctx, policy, req, time.Now(), true)
+}
+
+func (r *Registry) prepare(ctx context.Context, policy Policy, req Request, now time.Time, readOnly bool) (*Plan, error) {
 	if !validProject(req.Project) {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "registry: project id %q is malformed", req.Project)
 	}
@@ -149,6 +159,10 @@ func (r *Registry) prepare(ctx context.Context, policy Policy, req Request, now 
 		if fences[i] != fence {
 			return nil, canonical.Errorf(canonical.CodePolicyUnavailable, "registry: mixed policy fences across permissions")
 		}
+	}
+
+	if readOnly && tool.effect != EffectRead {
+		return nil, canonical.Errorf(canonical.CodeNotReadOnly, "registry: %s@%s has effect %s and the caller runs only read tools", tool.name, tool.version, tool.effect)
 	}
 
 	input, err := tool.canonicalInput(req.Input)

@@ -72,7 +72,7 @@ type Definition struct {
 	Version      string        // canonical SemVer 2.0 without build metadata, e.g. "1.2.0"
 	Description  string        // 1 to MaxDescription bytes of UTF-8
 	InputSchema  []byte        // JSON schema of the input, in the subset; its root is an object
-	OutputSchema []byte        // JSON schema of the output; nil means the only valid output is null
+	OutputSchema []byte        // JSON schema of the output; nil declares no typed output (see CanonicalOutput)
 	Effect       Effect        // read, write, execute or external
 	Risk         Risk          // low, medium, high or critical
 	Permissions  []string      // at most MaxPermissions project permissions, besides tool.call:<name>
@@ -121,6 +121,9 @@ func (t *Tool) InputSchema() []byte { return slices.Clone(t.inputSchema) }
 // tool declares none.
 func (t *Tool) OutputSchema() []byte { return slices.Clone(t.outputSchema) }
 
+// HasOutputSchema reports whether the tool declares an output schema.
+func (t *Tool) HasOutputSchema() bool { return t.outputSchema != nil }
+
 // Definition returns a deep copy of the definition, with canonical schemas
 // and sorted permissions.
 func (t *Tool) Definition() Definition {
@@ -132,9 +135,14 @@ func (t *Tool) Definition() Definition {
 }
 
 // CanonicalOutput checks a tool's raw output against its output schema and
-// returns its canonical bytes (at most MaxOutputBytes). A tool without an
-// output schema may only return null. An oversized output carries
-// RESULT_TOO_LARGE; any other failure carries EXECUTION_FAILED.
+// returns its canonical bytes (at most MaxOutputBytes). An oversized output
+// carries RESULT_TOO_LARGE; any other failure carries EXECUTION_FAILED.
+//
+// A tool without an output schema declares no typed output, so the only
+// typed output it can have is null: an undeclared output is never read as an
+// arbitrary value. Its raw response is not thereby refused: it stays opaque
+// bytes, which a caller keeps whole and does not validate (see the package
+// documentation).
 func (t *Tool) CanonicalOutput(raw []byte) ([]byte, error) {
 	return canonicalValue(raw, t.output, canonical.CodeExecutionFailed, maxRawOutputBytes, MaxOutputBytes, "output")
 }

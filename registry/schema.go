@@ -340,12 +340,27 @@ func (c *compiler) requireBounds(n *node, v *value, path string) error {
 		if n.maxItems < 0 {
 			return c.fail(path, "maxItems", "required for arrays")
 		}
+		// Without items an array admits anything, open objects included.
+		// items itself is compiled under the same rules.
+		if !has(v, "items") {
+			return c.fail(path, "items", "required for arrays")
+		}
 	case typeObject:
 		if !n.closed {
 			return c.fail(path, "additionalProperties", "must be false; open objects are not in the subset")
 		}
 	}
 	return nil
+}
+
+// has reports whether the schema object v has the keyword kw.
+func has(v *value, kw string) bool {
+	for i := range v.obj {
+		if v.obj[i].key == kw {
+			return true
+		}
+	}
+	return false
 }
 
 // count reads a non-negative integral count; 2.0 is the integer 2, as in JSON Schema.

@@ -18,6 +18,12 @@ type suiteGroup struct {
 		Data        json.RawMessage `json:"data"`
 		Valid       bool            `json:"valid"`
 	} `json:"tests"`
+	// Refused is the project's own addition to the format (testdata/subset):
+	// where the strict subset must refuse the schema, and for which keyword.
+	Refused *struct {
+		Path    string `json:"path"`
+		Keyword string `json:"keyword"`
+	} `json:"refused"`
 }
 
 // suiteWrap places a suite schema (a schema for any value) under property
@@ -108,6 +114,34 @@ func TestJSONSchemaTestSuite(t *testing.T) {
 	}
 	if semGroups == 0 || semGroups+semRefused != total || semGroups < accepted {
 		t.Fatalf("semantic counts do not add up: %d + %d != %d", semGroups, semRefused, total)
+	}
+
+	// The upstream array groups are type-agnostic and unbounded, so none
+	// reaches the subset's array rules; the project's own groups, in the
+	// suite's format, do: every array declares maxItems and items, and items
+	// is itself a bounded schema of the subset.
+	raw, err := os.ReadFile(filepath.Join(suiteTestdata(t, "subset"), "arrays.json"))
+	ok(t, err)
+	var groups []suiteGroup
+	ok(t, json.Unmarshal(raw, &groups))
+	var subAccepted, subTests, subRefused int
+	for _, g := range groups {
+		name := "subset arrays: " + g.Description
+		n, _, err := compileSchema(suiteWrap(t, g.Schema), &compiler{strict: true, tool: "suite@1.0.0", which: "input"}, true)
+		if g.Refused != nil {
+			wantSchemaError(t, err, g.Refused.Path, g.Refused.Keyword)
+			subRefused++
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: refused: %v", name, err)
+		}
+		subAccepted++
+		subTests += runSuiteTests(t, name, n, g)
+	}
+	t.Logf("subset array groups: %d groups, %d accepted (%d tests validated as stated), %d refused at the stated keyword", len(groups), subAccepted, subTests, subRefused)
+	if subAccepted == 0 || subRefused == 0 || subAccepted+subRefused != len(groups) {
+		t.Fatalf("subset array counts do not add up: %d + %d != %d (both must be non-zero)", subAccepted, subRefused, len(groups))
 	}
 }
 

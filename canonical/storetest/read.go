@@ -99,7 +99,7 @@ func testRead(t *testing.T, f Factory) {
 		}
 		var m map[string]any
 		_ = json.Unmarshal(b, &m)
-		for _, k := range []string{"run_id", "tool_call_id", "tool", "status", "evidence", "request", "raw", "result", "created_ms", "updated_ms"} {
+		for _, k := range []string{"run_id", "tool_call_id", "tool", "status", "evidence_status", "request", "raw_response", "agent_result", "created_ms", "updated_ms"} {
 			if _, ok := m[k]; !ok {
 				t.Fatalf("export lacks %q: %s", k, b)
 			}

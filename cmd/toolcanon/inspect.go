@@ -65,17 +65,17 @@ type inspectView struct {
 }
 
 type runView struct {
-	RunID     string                  `json:"run_id"`
-	Settings  settingsView            `json:"settings"`
-	Calls     int64                   `json:"calls"`
-	ToolCalls map[string]int64        `json:"tool_calls"`
-	Completed int64                   `json:"completed"`
-	InFlight  int64                   `json:"in_flight"`
-	Bytes     int64                   `json:"bytes"`
-	Closed    bool                    `json:"closed"`
-	Lost      bool                    `json:"lost"`
-	TTLMs     int64                   `json:"ttl_ms"`
-	Protocol  canonical.ProtocolState `json:"protocol"`
+	RunID     string           `json:"run_id"`
+	Settings  settingsView     `json:"settings"`
+	Calls     int64            `json:"calls"`
+	ToolCalls map[string]int64 `json:"tool_calls"`
+	Completed int64            `json:"completed"`
+	InFlight  int64            `json:"in_flight"`
+	Bytes     int64            `json:"bytes"`
+	Closed    bool             `json:"closed"`
+	Lost      bool             `json:"lost"`
+	TTLMs     int64            `json:"ttl_ms"`
+	Protocol  protocolView     `json:"protocol"`
 }
 
 // settingsView is the run's limits, as its first Begin fixed them (all zero
@@ -88,22 +88,31 @@ type settingsView struct {
 	MaxResultBytes  int64 `json:"max_result_bytes"`
 }
 
+type protocolView struct {
+	Reports    int64 `json:"reports"`
+	Pending    int64 `json:"pending"`
+	Violations int64 `json:"violations"`
+	Violated   bool  `json:"violated"`
+}
+
+// recordView names a record's fields as the record's export does
+// (raw_response, agent_result, evidence_status).
 type recordView struct {
 	ToolCallID   string          `json:"tool_call_id"`
 	Tool         string          `json:"tool"`
 	Status       string          `json:"status"`
-	Evidence     string          `json:"evidence"`
+	Evidence     string          `json:"evidence_status"`
 	Error        string          `json:"error,omitempty"`
 	RequestBytes int             `json:"request_bytes"`
-	RawBytes     int             `json:"raw_bytes"`
-	ResultBytes  int             `json:"result_bytes"`
+	RawBytes     int             `json:"raw_response_bytes"`
+	ResultBytes  int             `json:"agent_result_bytes"`
 	TTLMs        int64           `json:"ttl_ms"`
 	Created      string          `json:"created"`
 	Updated      string          `json:"updated"`
 	LeaseUntil   string          `json:"lease_until,omitempty"`
-	Result       json.RawMessage `json:"result,omitempty"`
+	Result       json.RawMessage `json:"agent_result,omitempty"`
 	Request      json.RawMessage `json:"request,omitempty"`
-	Raw          string          `json:"raw,omitempty"`
+	Raw          string          `json:"raw_response,omitempty"`
 }
 
 func inspectCmd(args []string, stdout, stderr io.Writer) int {
@@ -197,7 +206,8 @@ func collect(ctx context.Context, store canonical.Store, runID, call string, wit
 	}
 	v := &inspectView{
 		Run: runView{RunID: runID, Calls: u.Calls, ToolCalls: u.ToolCalls, Completed: u.Completed, InFlight: u.InFlight,
-			Bytes: u.Bytes, Closed: u.Closed, Lost: u.Lost, TTLMs: u.TTL.Milliseconds(), Protocol: u.Protocol,
+			Bytes: u.Bytes, Closed: u.Closed, Lost: u.Lost, TTLMs: u.TTL.Milliseconds(), Protocol: protocolView{
+				Reports: u.Protocol.Reports, Pending: u.Protocol.Pending, Violations: u.Protocol.Violations, Violated: u.Protocol.Violated},
 			Settings: settingsView{
 				MaxCallsPerRun: u.Limits.MaxCallsPerRun, MaxCallsPerTool: u.Limits.MaxCallsPerTool, MaxRunBytes: u.Limits.MaxRunBytes,
 				MaxRecordBytes: u.Limits.MaxRecordBytes, MaxResultBytes: u.Limits.MaxResultBytes,

@@ -99,9 +99,33 @@ func TestInspectJSON(t *testing.T) {
 		v.Records[0].Status != "READY" || v.Records[1].Error != "TOOL_TIMEOUT" || v.Records[0].Raw != "" {
 		t.Fatalf("view = %+v", v)
 	}
+	// Each record names its fields as the specs do.
+	var generic struct {
+		Records []map[string]json.RawMessage `json:"records"`
+	}
+	if err := json.Unmarshal([]byte(out), &generic); err != nil {
+		t.Fatal(err)
+	}
+	ok := generic.Records[0]
+	for _, k := range []string{"tool_call_id", "tool", "status", "evidence_status", "agent_result", "raw_response_bytes", "agent_result_bytes"} {
+		if _, has := ok[k]; !has {
+			t.Errorf("--json record lacks %q: %s", k, out)
+		}
+	}
+	for _, k := range []string{"evidence", "result", "raw", "raw_bytes", "result_bytes"} {
+		if _, has := ok[k]; has {
+			t.Errorf("--json record still has %q: %s", k, out)
+		}
+	}
+	if string(ok["evidence_status"]) != `"EVIDENCE_FOUND"` || string(generic.Records[1]["evidence_status"]) != `"ERROR"` {
+		t.Errorf("evidence_status: %s", out)
+	}
 	code, out, _ = runCmd("inspect", "--redis", addr, "--run", run, "--json", "--raw")
 	if code != exitOK || !strings.Contains(out, "RAW-MARKER") {
 		t.Fatalf("--json --raw: exit %d\n%s", code, out)
+	}
+	if !strings.Contains(out, `"raw_response": "{\"secret\":\"RAW-MARKER\"}"`) {
+		t.Fatalf("--json --raw does not name raw_response:\n%s", out)
 	}
 }
 

@@ -185,13 +185,14 @@ func baseline(cfg querylog.Config, call projectors.Call, raw []byte) (projectors
 	}
 	result := struct {
 		SourceKind string    `json:"source_kind"`
+		ToolCallID string    `json:"tool_call_id"`
 		Scope      scope     `json:"scope"`
 		MatchCount int       `json:"match_count"`
 		Patterns   []pattern `json:"patterns"`
 		Timeline   []event   `json:"timeline"`
 		Returned   int       `json:"returned"`
 		Truncated  bool      `json:"truncated"`
-	}{cfg.SourceKind, scope{req.Topic, req.Query, req.LookbackMinutes, from.UTC().Format(layout), to.UTC().Format(layout)},
+	}{cfg.SourceKind, call.ToolCallID, scope{req.Topic, req.Query, req.LookbackMinutes, from.UTC().Format(layout), to.UTC().Format(layout)},
 		len(entries), patterns, timeline, len(timeline), truncated}
 	for {
 		out := projtest.Marshal(result)

@@ -4,13 +4,14 @@
 // Request input: {"topic": "...", "query": "...", "lookback_minutes": 60}
 // (lookback optional; see ParseRequest for the bounds). Result:
 //
-//	{"source_kind":"MOCK",
+//	{"source_kind":"MOCK","tool_call_id":"...",
 //	 "scope":{"topic":"...","query":"...","lookback_minutes":60,"from":"...","to":"..."},
 //	 "match_count":N,
 //	 "patterns":[{"pattern":"...","count":N,"level":"ERROR","first_seen":"...","last_seen":"..."}],
 //	 "timeline":[{"ts":"...","level":"ERROR","message":"..."}],
 //	 "returned":N,"truncated":false}
 //
+// tool_call_id is the framework's id of the call, exactly as given.
 // match_count counts every entry of the response; returned counts the
 // timeline events in the result. Every message is redacted (package redact)
 // before it is mined (package drain) or shown, so patterns and events carry

@@ -447,6 +447,7 @@ func (p *Projector) write(st *state, call projectors.Call, req Request, from, to
 	tailEnd := len(`,"returned":`) + len(strconv.Itoa(p.cfg.MaxTimeline)) + len(`,"truncated":false`)
 	ok := w.BeginObject() &&
 		w.Key("source_kind") && w.String(p.cfg.SourceKind) &&
+		w.Key("tool_call_id") && w.String(call.ToolCallID) &&
 		w.Key("scope") && w.BeginObject() &&
 		w.Key("topic") && w.String(req.Topic) &&
 		w.Key("query") && w.String(req.Query) &&

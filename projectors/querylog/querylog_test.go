@@ -46,7 +46,7 @@ type result struct {
 	Truncated bool `json:"truncated"`
 }
 
-var allowedKeys = []string{"source_kind", "scope", "match_count", "returned", "patterns", "timeline", "truncated"}
+var allowedKeys = []string{"source_kind", "tool_call_id", "scope", "match_count", "returned", "patterns", "timeline", "truncated"}
 
 func checkResult(t testing.TB, out []byte, total int, secrets []string) result {
 	t.Helper()
@@ -333,7 +333,7 @@ func Example() {
 	fmt.Println(string(pr.Result))
 	// Output:
 	// EVIDENCE_FOUND <nil>
-	// {"source_kind":"MOCK","scope":{"topic":"checkout","query":"login failed","lookback_minutes":60,"from":"2026-03-01T09:00:00.000Z","to":"2026-03-01T10:00:00.000Z"},"match_count":2,"patterns":[{"pattern":"db login failed password=<SECRET> from <IP>","count":2,"level":"ERROR","first_seen":"2026-03-01T09:30:00.000Z","last_seen":"2026-03-01T09:40:00.000Z"}],"timeline":[{"ts":"2026-03-01T09:30:00.000Z","level":"ERROR","message":"db login failed password=<SECRET> from <IP>"},{"ts":"2026-03-01T09:40:00.000Z","level":"ERROR","message":"db login failed password=<SECRET> from <IP>"}],"returned":2,"truncated":false}
+	// {"source_kind":"MOCK","tool_call_id":"call_1","scope":{"topic":"checkout","query":"login failed","lookback_minutes":60,"from":"2026-03-01T09:00:00.000Z","to":"2026-03-01T10:00:00.000Z"},"match_count":2,"patterns":[{"pattern":"db login failed password=<SECRET> from <IP>","count":2,"level":"ERROR","first_seen":"2026-03-01T09:30:00.000Z","last_seen":"2026-03-01T09:40:00.000Z"}],"timeline":[{"ts":"2026-03-01T09:30:00.000Z","level":"ERROR","message":"db login failed password=<SECRET> from <IP>"},{"ts":"2026-03-01T09:40:00.000Z","level":"ERROR","message":"db login failed password=<SECRET> from <IP>"}],"returned":2,"truncated":false}
 }
 
 func TestQueryLogConcurrentUse(t *testing.T) {

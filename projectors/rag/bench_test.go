@@ -59,7 +59,7 @@ func baseline(cfg rag.Config, call projectors.Call, raw []byte) (projectors.Proj
 			continue
 		}
 		text := ""
-		for _, k := range []string{"excerpt", "content"} {
+		for _, k := range cfg.Paths.Excerpt {
 			if t, ok := m[k].(string); ok && strings.TrimSpace(t) != "" {
 				text = t
 				break

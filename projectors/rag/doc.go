@@ -11,7 +11,7 @@
 // the text budget; they are never rewritten. When several blocks name the
 // same (source, document_id), the first usable one wins, so the result is
 // the same for the same response. A response without a usable block (an
-// object with a document id, a source and non-blank text) projects to
+// object with a document id, a source and a non-blank excerpt) projects to
 // NO_EVIDENCE with the query and an empty list.
 //
 // # Legacy response
@@ -34,9 +34,12 @@
 //	  ]
 //	}
 //
-// Only source, document_id, title and excerpt (or content, when excerpt is
-// missing or blank) are read. Context packs, traces, scores, hit reasons,
-// domains, messages and full bodies never reach the result. A response that
+// Only source, document_id, title and excerpt are read. A block whose
+// excerpt is missing or blank is not evidence: its content is the full
+// document body, and no body reaches the agent, not even a short one. An
+// operator whose backend keeps excerpts under another field names that field
+// in Paths.Excerpt. Context packs, traces, scores, hit reasons, domains,
+// messages and full bodies never reach the result. A response that
 // is not valid JSON, reports success=false or has no blocks array is an
 // error (PROJECTION_FAILED).
 //

@@ -23,13 +23,17 @@ type Paths struct {
 	Source     string // the block's source (index, corpus, system); optional, see DefaultSource
 	DocumentID string // the document's id within its source; required
 	Title      string // optional
-	// Excerpt lists candidate text fields in order of preference; the
-	// first one that holds a non-blank string is the block's text.
+	// Excerpt lists the fields that hold an excerpt, in order of preference;
+	// the first one that holds a non-blank string is the block's text, and a
+	// block with none is not evidence. Name only fields the backend fills
+	// with excerpts: a field listed here reaches the agent (cut to the text
+	// budget), so a document body must never be one of them.
 	Excerpt []string
 }
 
 // LegacyPaths returns the paths of the legacy response (see the package
-// documentation).
+// documentation). Its only excerpt path is "excerpt": the legacy "content"
+// holds the full document body, which never reaches the agent.
 func LegacyPaths() Paths {
 	return Paths{
 		Success:    "success",
@@ -37,7 +41,7 @@ func LegacyPaths() Paths {
 		Source:     "source",
 		DocumentID: "document_id",
 		Title:      "title",
-		Excerpt:    []string{"excerpt", "content"},
+		Excerpt:    []string{"excerpt"},
 	}
 }
 
@@ -205,7 +209,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 
 // fields extracts a block's fields as undecoded string contents and
 // reports whether the block is usable: an object with a document id, a
-// source and a non-blank text.
+// source and a non-blank excerpt.
 func (p *Projector) fields(b gjson.Result) (src, id, title, text string, ok bool) {
 	if !b.IsObject() {
 		return "", "", "", "", false

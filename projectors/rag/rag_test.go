@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -52,9 +53,9 @@ const (
 var planted = []string{secretBody, secretPack, secretTrace, secretReason, secretDomain, secretMessage, "0.9137"}
 
 // neverRead are planted in fields the projector never reads, whatever the
-// rest of the response looks like (a full body can become the text of a
-// block that has no excerpt, so it is not among them).
-var neverRead = []string{secretPack, secretTrace, secretReason, secretDomain, secretMessage, "0.9137"}
+// rest of the response looks like: with the legacy paths that includes the
+// full body, which is never an excerpt.
+var neverRead = []string{secretBody, secretPack, secretTrace, secretReason, secretDomain, secretMessage, "0.9137"}
 
 func legacy(blocks ...block) []byte {
 	if blocks == nil {
@@ -140,7 +141,7 @@ func TestRAGEvidenceProjected(t *testing.T) {
 	p := newProjector(t, nil)
 	raw := legacy(
 		block{Source: "kb", DocumentID: "refunds-101", Title: "Refund approval", Excerpt: "Refunds above 500 EUR need a second approver."},
-		block{Source: "wiki", DocumentID: "ops-7", Title: "On-call", Content: "Page the on-call engineer. The rest of the body is long."},
+		block{Source: "wiki", DocumentID: "ops-7", Title: "On-call", Excerpt: "Page the on-call engineer."},
 	)
 	pr, r := project(t, p, "how are refunds approved", raw)
 	if pr.Evidence != canonical.EvidenceFound {
@@ -153,10 +154,66 @@ func TestRAGEvidenceProjected(t *testing.T) {
 	if e.Source != "kb" || e.DocumentID != "refunds-101" || e.Title != "Refund approval" || e.Excerpt != "Refunds above 500 EUR need a second approver." {
 		t.Fatalf("evidence 0: %+v", e)
 	}
-	// Without an excerpt field the content is the text.
-	if r.Evidence[1].Excerpt != "Page the on-call engineer. The rest of the body is long." {
+	if r.Evidence[1].DocumentID != "ops-7" || r.Evidence[1].Excerpt != "Page the on-call engineer." {
 		t.Fatalf("evidence 1: %+v", r.Evidence[1])
 	}
+}
+
+// Seed 003: "full document bodies SHALL NOT appear". A block's body is never
+// its excerpt, however short: a block without a usable excerpt is not
+// evidence, unless an operator names the body's field as an excerpt path.
+func TestRAGBodyIsNeverAnExcerpt(t *testing.T) {
+	p := newProjector(t, nil)
+	short := "Short body " + secretBody // far under the 512-byte text budget
+	raw := legacy(
+		block{Source: "kb", DocumentID: "no-excerpt", Title: "T", Content: short},
+		block{Source: "kb", DocumentID: "blank-excerpt", Excerpt: " \n", Content: short},
+	)
+	pr, r := project(t, p, "q", raw)
+	if pr.Evidence != canonical.NoEvidence || len(r.Evidence) != 0 || r.Returned != 0 {
+		t.Fatalf("a body became evidence: %s %s", pr.Evidence, pr.Result)
+	}
+	if bytes.Contains(pr.Result, []byte(secretBody)) || bytes.Contains(pr.Result, []byte("Short body")) {
+		t.Fatalf("body reached the result: %s", pr.Result)
+	}
+	// Beside a block with an excerpt, only that block is evidence.
+	raw = legacy(
+		block{Source: "kb", DocumentID: "body-only", Content: short},
+		block{Source: "kb", DocumentID: "with-excerpt", Excerpt: "the excerpt", Content: short},
+	)
+	pr, r = project(t, p, "q", raw)
+	if pr.Evidence != canonical.EvidenceFound || r.Returned != 1 || r.Evidence[0].DocumentID != "with-excerpt" || r.Evidence[0].Excerpt != "the excerpt" {
+		t.Fatalf("got %s", pr.Result)
+	}
+	if bytes.Contains(pr.Result, []byte(secretBody)) {
+		t.Fatalf("body reached the result: %s", pr.Result)
+	}
+	if slices.Contains(rag.LegacyPaths().Excerpt, "content") {
+		t.Fatalf("legacy excerpt paths name the body: %v", rag.LegacyPaths().Excerpt)
+	}
+
+	// An operator who knows a backend's field holds excerpts says so.
+	p = newProjector(t, func(c *rag.Config) { c.Paths.Excerpt = []string{"excerpt", "content"} })
+	pr, r = project2(t, p, "q", legacy(block{Source: "kb", DocumentID: "d", Content: "operator-chosen text"}))
+	if pr.Evidence != canonical.EvidenceFound || r.Returned != 1 || r.Evidence[0].Excerpt != "operator-chosen text" {
+		t.Fatalf("explicit excerpt path ignored: %s", pr.Result)
+	}
+}
+
+// project2 is project without the planted-marker check, for a configuration
+// that deliberately reads a field the legacy paths never read.
+func project2(t *testing.T, p *rag.Projector, query string, raw []byte) (projectors.Projection, result) {
+	t.Helper()
+	in, _ := json.Marshal(map[string]string{"query": query})
+	pr, err := p.Project(context.Background(), projectors.Call{ToolCallID: "call_8f2k", Input: in}, raw)
+	if err != nil {
+		t.Fatalf("project: %v", err)
+	}
+	var r result
+	if err := json.Unmarshal(pr.Result, &r); err != nil {
+		t.Fatal(err)
+	}
+	return pr, r
 }
 
 // Seed 003, scenario "RAG result has no usable excerpt".
@@ -338,9 +395,9 @@ func FuzzRAG(f *testing.F) {
 
 // notReadable returns the markers of planted that raw does not also carry
 // in a field the projector may show: the fuzzer moves text between fields,
-// and a marker it copied into "content" is no longer a never-read field.
+// and a marker it copied into "excerpt" is no longer a never-read field.
 func notReadable(raw []byte, planted []string) []string {
-	readable := map[string]bool{"source": true, "document_id": true, "title": true, "excerpt": true, "content": true, "query": true}
+	readable := map[string]bool{"source": true, "document_id": true, "title": true, "excerpt": true, "query": true}
 	var shown []string
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()

@@ -298,6 +298,22 @@ func (w *Writer) Int(v int64) bool {
 	return true
 }
 
+// Number writes raw, a JSON number as found in valid JSON input, whole or
+// not at all. Anything but number characters is refused.
+func (w *Writer) Number(raw []byte) bool {
+	if len(raw) == 0 || w.sep()+len(raw) > w.Room() {
+		return false
+	}
+	for _, c := range raw {
+		if !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
+			return false
+		}
+	}
+	w.begin()
+	w.buf = append(w.buf, raw...)
+	return true
+}
+
 // Bool writes true or false.
 func (w *Writer) Bool(v bool) bool {
 	s := "false"

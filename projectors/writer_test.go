@@ -279,3 +279,15 @@ func TestWriterKeyText(t *testing.T) {
 		t.Fatal("a key outside an object was accepted")
 	}
 }
+
+func TestWriterNumber(t *testing.T) {
+	w := projectors.NewWriter(nil, 16)
+	w.BeginArray()
+	if !w.Number([]byte("-1.5e+3")) || w.Number([]byte("1,2")) || w.Number([]byte("")) || w.Number([]byte("123456789012")) {
+		t.Fatal("Number accepted or refused the wrong values")
+	}
+	w.EndArray()
+	if got := string(w.Bytes()); got != "[-1.5e+3]" {
+		t.Fatalf("got %s", got)
+	}
+}

@@ -1,8 +1,11 @@
-// Command toolcanon runs the demo of the tool-call boundary and lets an
-// operator inspect the canonical records of a run.
+// Command toolcanon runs the demo of the tool-call boundary, lets an
+// operator inspect the canonical records of a run, and runs the MCP gateway
+// in front of upstream MCP servers.
 //
 //	toolcanon demo    [--redis ADDR[,ADDR...]] [--raw]
 //	toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json]
+//	toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
+//	toolcanon gateway pin|check --config FILE
 //
 // Exit codes: 0 success, 1 the store failed (unreachable, refused), 2 bad
 // usage, 3 nothing found.
@@ -36,6 +39,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return demoCmd(args[1:], stdout, stderr)
 	case "inspect":
 		return inspectCmd(args[1:], stdout, stderr)
+	case "gateway":
+		return gatewayCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return exitOK
@@ -54,6 +59,9 @@ Usage:
       saw and what the store holds. Default store: in memory (no setup).
   toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json]
       Show a run's records and completion index. Raw payloads only with --raw.
+  toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
+      Put toolcanon in front of MCP servers: every tools/call of an agent
+      through the boundary. "toolcanon gateway help" for pin and check.
 
 Common flags:
   --redis ADDR     Redis address, or several cluster nodes separated by commas

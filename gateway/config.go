@@ -707,6 +707,9 @@ func (c *cfgParser) definition(n *jnode, ptr string) (registry.Definition, error
 	if d.Timeout, err = c.duration(v, ptr+"/timeout", registry.MinTimeout, registry.MaxTimeout, `give whole seconds from "1s" to "1h", such as "30s"`); err != nil {
 		return d, err
 	}
+	if d.Timeout%time.Second != 0 {
+		return d, c.fail(v, ptr+"/timeout", `give whole seconds from "1s" to "1h", such as "30s"`, "the duration %v is not whole seconds", d.Timeout)
+	}
 	if v, err = c.required(n, ptr, "input_schema", "paste the reviewed input schema (the bounded subset)"); err != nil {
 		return d, err
 	}

@@ -221,3 +221,14 @@ var plantedSecrets = []string{
 	"hunter2", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0ZXN0In0.c2lnbmF0dXJl", "4111 1111 1111 1111", "k-12345EXAMPLE",
 	"db01.internal",
 }
+
+func mustMarshal(tb testing.TB, v any) []byte {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

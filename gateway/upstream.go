@@ -181,16 +181,45 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 	if err := u.Check(name); err != nil {
 		return nil, err
 	}
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(input)})
+	cctx, cancel := withoutValues(ctx)
+	defer cancel()
+	res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(input)})
 	if err != nil {
-		var rpc *jsonrpc.Error
-		if ctx.Err() == nil && !errors.As(err, &rpc) {
+		if ctx.Err() == nil && transportFailed(err) {
 			// The connection failed, not the call: connect again next time.
 			u.drop(s, err)
 		}
 		return nil, err
 	}
 	return resultRaw(res)
+}
+
+// withoutValues returns a context with ctx's deadline and cancellation but
+// none of its values. A call arrives with the context of the agent's
+// request, whose values the SDK reads as the state of that request (its
+// protocol version among them); they must not leak into the gateway's own
+// requests to an upstream.
+func withoutValues(ctx context.Context) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancel(context.Background())
+	if dl, ok := ctx.Deadline(); ok {
+		var cancelDL context.CancelFunc
+		out, cancelDL = context.WithDeadline(out, dl)
+		prev := cancel
+		cancel = func() { cancelDL(); prev() }
+	}
+	stop := context.AfterFunc(ctx, cancel)
+	return out, func() { stop(); cancel() }
+}
+
+// codeRejectedByTransport is the JSON-RPC code the SDK gives a request its
+// transport could not deliver (a refused connection, a lost stream).
+const codeRejectedByTransport = -32005
+
+// transportFailed reports whether err is the connection's failure rather
+// than the upstream's answer: anything but a JSON-RPC error from the peer.
+func transportFailed(err error) bool {
+	var rpc *jsonrpc.Error
+	return !errors.As(err, &rpc) || rpc.Code == codeRejectedByTransport
 }
 
 // List returns the upstream's tools (at most 1024), connecting if needed.
@@ -229,8 +258,10 @@ func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	case time.Since(u.lastFail) < retryPause:
 		return nil, u.lastErr
 	}
-	cctx, cancel := context.WithTimeout(ctx, u.opts.ConnectTimeout)
+	cctx, cancel := withoutValues(ctx)
 	defer cancel()
+	cctx, cancelTimeout := context.WithTimeout(cctx, u.opts.ConnectTimeout)
+	defer cancelTimeout()
 	s, err := u.client.Connect(cctx, u.transport(), nil)
 	if err == nil {
 		if err = u.verify(cctx, s); err != nil {

@@ -51,7 +51,7 @@ func (s *syncBuffer) String() string {
 
 // own puts cmd in its own process group and makes sure the group is gone
 // when the test ends.
-func own(t *testing.T, cmd *exec.Cmd) {
+func own(t testing.TB, cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	t.Cleanup(func() {
 		if cmd.Process != nil {
@@ -85,7 +85,7 @@ type httpGateway struct {
 	stderr *syncBuffer
 }
 
-func startHTTPGateway(t *testing.T, cfg string, extra ...string) *httpGateway {
+func startHTTPGateway(t testing.TB, cfg string, extra ...string) *httpGateway {
 	t.Helper()
 	bin, _ := binaries(t)
 	g := &httpGateway{stderr: &syncBuffer{}}
@@ -128,7 +128,7 @@ func startHTTPGateway(t *testing.T, cfg string, extra ...string) *httpGateway {
 	return g
 }
 
-func (g *httpGateway) client(t *testing.T, opts *mcp.ClientSessionOptions) *mcp.ClientSession {
+func (g *httpGateway) client(t testing.TB, opts *mcp.ClientSessionOptions) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -143,7 +143,7 @@ func (g *httpGateway) client(t *testing.T, opts *mcp.ClientSessionOptions) *mcp.
 
 // stdioUpstream is the config entry of the test upstream as a command,
 // logging its executions to logPath.
-func stdioUpstream(t *testing.T, logPath, pidPath string) map[string]any {
+func stdioUpstream(t testing.TB, logPath, pidPath string) map[string]any {
 	_, up := binaries(t)
 	env := map[string]any{"UPSTREAM_LOG": logPath}
 	if pidPath != "" {
@@ -710,7 +710,7 @@ func readPid(t *testing.T, path string) int {
 }
 
 // waitFor polls cond for up to 20 seconds.
-func waitFor(t *testing.T, cond func() bool, what string) {
+func waitFor(t testing.TB, cond func() bool, what string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
@@ -721,7 +721,7 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 	}
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -63,7 +63,7 @@ func fixedRun(id string) gateway.RunResolver {
 	})
 }
 
-func newWorld(t *testing.T, opts gateway.Options) *world {
+func newWorld(t testing.TB, opts gateway.Options) *world {
 	t.Helper()
 	w := &world{store: memstore.New(), ctx: context.Background()}
 	reg, err := registry.New(testDefs()...)
@@ -99,7 +99,7 @@ func newWorld(t *testing.T, opts gateway.Options) *world {
 }
 
 // connect joins a go-sdk client to srv over in-memory transports.
-func connect(t *testing.T, srv *mcp.Server) *mcp.ClientSession {
+func connect(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(context.Background(), st, nil)

@@ -255,3 +255,24 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+// The configuration the README shows is one the gateway accepts.
+func TestReadmeConfigParses(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), "## Put toolcanon in front of your MCP servers")
+	_, block, ok2 := strings.Cut(after, "```json\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("the README has no configuration example")
+	}
+	cfg, err := gateway.ParseConfig("README.md", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Tools) != 2 || cfg.Progress == nil || cfg.Tools[1].Projector.Kind != "querylog" {
+		t.Fatalf("%+v", cfg)
+	}
+}

@@ -25,8 +25,8 @@ import (
 	"github.com/toolcanon/toolcanon/registry"
 )
 
-// GatewayOptions configure Open.
-type GatewayOptions struct {
+// OpenOptions configure Open and Drafts.
+type OpenOptions struct {
 	Logger         *slog.Logger // nil discards the log
 	UpstreamStderr io.Writer    // where stdio upstreams write their stderr; nil discards it
 	// ConnectTimeout bounds each upstream connection attempt; default 10s.
@@ -50,7 +50,7 @@ type Gateway struct {
 // Open builds the gateway of cfg over store and connects to every upstream,
 // verifying pins. An upstream that cannot be reached now is logged and
 // tried again at its first call; nothing of it is exposed unverified.
-func Open(ctx context.Context, cfg *Config, store canonical.Store, opts GatewayOptions) (*Gateway, error) {
+func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOptions) (*Gateway, error) {
 	if cfg == nil || store == nil {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: a config and a store are required")
 	}
@@ -118,7 +118,7 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts GatewayO
 	return g, nil
 }
 
-func newUpstreams(cfg *Config, opts GatewayOptions, log *slog.Logger) (map[string]*Upstream, error) {
+func newUpstreams(cfg *Config, opts OpenOptions, log *slog.Logger) (map[string]*Upstream, error) {
 	pins := map[string]map[string]string{}
 	for _, t := range cfg.Tools {
 		if pins[t.Upstream] == nil {

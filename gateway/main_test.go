@@ -85,7 +85,7 @@ func upstreamDrafts(tb testing.TB) map[string]gateway.DraftEntry {
 		cfg := &gateway.Config{Upstreams: map[string]gateway.UpstreamConfig{"up": {Command: []string{up}}}}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		ds, err := gateway.Drafts(ctx, cfg, gateway.GatewayOptions{})
+		ds, err := gateway.Drafts(ctx, cfg, gateway.OpenOptions{})
 		if err != nil {
 			drafts.err = err
 			return

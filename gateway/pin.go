@@ -63,7 +63,7 @@ type DraftDefinition struct {
 // LoadPinConfig) and returns a draft for each tool it lists, ordered by
 // upstream and tool name. An upstream that cannot be reached fails the
 // whole call.
-func Drafts(ctx context.Context, cfg *Config, opts GatewayOptions) ([]Draft, error) {
+func Drafts(ctx context.Context, cfg *Config, opts OpenOptions) ([]Draft, error) {
 	pinned := map[[2]string]string{}
 	for _, t := range cfg.Tools {
 		pinned[[2]string{t.Upstream, t.UpstreamTool}] = t.Pin
@@ -71,7 +71,7 @@ func Drafts(ctx context.Context, cfg *Config, opts GatewayOptions) ([]Draft, err
 	var out []Draft
 	for _, name := range sortedNames(cfg.Upstreams) {
 		uc := cfg.Upstreams[name]
-		o := GatewayOptions{UpstreamStderr: opts.UpstreamStderr, ConnectTimeout: opts.ConnectTimeout, Logger: opts.Logger}
+		o := OpenOptions{UpstreamStderr: opts.UpstreamStderr, ConnectTimeout: opts.ConnectTimeout, Logger: opts.Logger}
 		single := &Config{Upstreams: map[string]UpstreamConfig{name: uc}}
 		ups, err := newUpstreams(single, o, nil)
 		if err != nil {

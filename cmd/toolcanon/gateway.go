@@ -81,7 +81,7 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	g, err := gateway.Open(ctx, cfg, store, gateway.GatewayOptions{Logger: log, UpstreamStderr: stderr})
+	g, err := gateway.Open(ctx, cfg, store, gateway.OpenOptions{Logger: log, UpstreamStderr: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcanon gateway: %s: %v\n", *config, err)
 		return exitUsage
@@ -98,7 +98,7 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/mcp", g.HTTPHandler(*sessions))
-		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 		mode := "stateless"
 		if *sessions {
 			mode = "with sessions"
@@ -146,7 +146,7 @@ func gatewayPinCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	drafts, err := gateway.Drafts(ctx, cfg, gateway.GatewayOptions{UpstreamStderr: stderr})
+	drafts, err := gateway.Drafts(ctx, cfg, gateway.OpenOptions{UpstreamStderr: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcanon gateway pin: %v\n", err)
 		return exitFailure

@@ -120,8 +120,6 @@ type ConfigError struct {
 	Pointer string // RFC 6901 pointer to the value at fault; "" is the root
 	Msg     string
 	Fix     string
-
-	optionalForPin bool // a missing member that `gateway pin` does without
 }
 
 func (e *ConfigError) Error() string {
@@ -154,6 +152,27 @@ func pointerOrRoot(p string) string {
 
 // LoadConfig reads and parses the configuration file at path.
 func LoadConfig(path string) (*Config, error) {
+	data, err := readConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfig(path, data)
+}
+
+// LoadPinConfig reads the configuration file at path for `gateway pin`:
+// only the upstreams are required, so that a first configuration can list
+// no tool yet; whatever else it holds is checked as LoadConfig checks it.
+func LoadPinConfig(path string) (*Config, error) {
+	data, err := readConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseConfig(path, data, true)
+}
+
+// readConfig reads at most one byte more than MaxConfigBytes, so that a
+// larger file is refused without being read whole.
+func readConfig(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &ConfigError{File: path, Msg: "cannot read the file: " + rootMessage(err), Fix: "give the path of a readable configuration file"}
@@ -163,7 +182,7 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, &ConfigError{File: path, Msg: "cannot read the file: " + rootMessage(err), Fix: "give the path of a readable configuration file"}
 	}
-	return ParseConfig(path, data)
+	return data, nil
 }
 
 func rootMessage(err error) string {
@@ -202,19 +221,6 @@ func parseConfig(file string, data []byte, pinOnly bool) (*Config, error) {
 	sum := sha256.Sum256(data)
 	cfg.Version = hex.EncodeToString(sum[:8])
 	return cfg, nil
-}
-
-// LoadPinConfig reads the configuration file at path for `gateway pin`:
-// only the upstreams are required, so that a first configuration can list
-// no tool yet; whatever else it holds is checked as LoadConfig checks it.
-func LoadPinConfig(path string) (*Config, error) {
-	cfg, err := LoadConfig(path)
-	var ce *ConfigError
-	if err == nil || !errors.As(err, &ce) || !ce.optionalForPin {
-		return cfg, err
-	}
-	data, _ := os.ReadFile(path)
-	return parseConfig(path, data, true)
 }
 
 // cfgParser turns the tree into a Config, failing at the first problem.
@@ -263,9 +269,7 @@ func (c *cfgParser) required(n *jnode, ptr, key, fix string) (*jnode, error) {
 func (c *cfgParser) section(root *jnode, key, fix string) (*jnode, error) {
 	if n := root.member(key); n != nil || !c.pinOnly {
 		if n == nil {
-			err := c.fail(root, "", fix, "missing member %q", key)
-			err.(*ConfigError).optionalForPin = true
-			return nil, err
+			return nil, c.fail(root, "", fix, "missing member %q", key)
 		}
 		return n, nil
 	}

@@ -171,7 +171,7 @@ func matrixConfig(t *testing.T, dir, logPath string) string {
 
 func TestGatewayMatrix(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
-		for _, store := range []string{"memstore", "redisstore"} {
+		for _, store := range []string{"memstore", "redisstore", "rediscluster"} {
 			t.Run(transport+"/"+store, func(t *testing.T) {
 				t.Parallel()
 				dir := t.TempDir()
@@ -179,11 +179,14 @@ func TestGatewayMatrix(t *testing.T) {
 				cfg := matrixConfig(t, dir, logPath)
 				var extra []string
 				var rs *redisstore.Store
-				if store == "redisstore" {
-					addr := redistest.Addr(t)
-					extra = []string{"--redis", addr}
+				if store != "memstore" {
+					addrs := []string{redistest.Addr(t)}
+					if store == "rediscluster" {
+						addrs = redistest.ClusterAddrs(t)
+					}
+					extra = []string{"--redis", strings.Join(addrs, ",")}
 					var err error
-					if rs, err = redisstore.New(redisstore.Options{Addrs: []string{addr}}); err != nil {
+					if rs, err = redisstore.New(redisstore.Options{Addrs: addrs}); err != nil {
 						t.Fatal(err)
 					}
 					t.Cleanup(func() { _ = rs.Close() })

@@ -122,6 +122,7 @@ type ConfigError struct {
 	Fix     string
 }
 
+// Error renders the problem as file:line:column: at "pointer": message; fix: how.
 func (e *ConfigError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)

@@ -26,6 +26,7 @@ const (
 	jNull   jkind = 'z'
 )
 
+// String names the kind as an error message does.
 func (k jkind) String() string {
 	switch k {
 	case jObject:
@@ -69,6 +70,7 @@ type treeError struct {
 	reason string
 }
 
+// Error returns the reason.
 func (e *treeError) Error() string { return e.reason }
 
 type treeParser struct {

@@ -82,6 +82,7 @@ type passthrough struct {
 
 type serverTool struct{}
 
+// Call runs the rest of the server's chain for the call in progress.
 func (serverTool) Call(ctx context.Context, input []byte) ([]byte, error) {
 	pt, _ := ctx.Value(passKey{}).(*passthrough)
 	if pt == nil {

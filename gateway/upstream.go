@@ -321,6 +321,7 @@ type headerTransport struct {
 	header http.Header
 }
 
+// RoundTrip sends r with the fixed headers.
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if len(t.header) > 0 {
 		r = r.Clone(r.Context())

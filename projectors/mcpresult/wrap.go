@@ -46,6 +46,7 @@ func Wrap(inner projectors.Projector, input map[string]string) (projectors.Proje
 	return wr, nil
 }
 
+// Project implements projectors.Projector.
 func (wr *wrapped) Project(ctx context.Context, call projectors.Call, raw []byte) (projectors.Projection, error) {
 	pl, err := read(raw)
 	if err != nil {

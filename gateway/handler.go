@@ -8,12 +8,14 @@ import (
 	"io"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/projectors/redact"
 )
 
 // Options configure NewServer and Middleware.
@@ -97,7 +99,7 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if res.Status() == canonical.StatusError {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "tool call refused or failed",
 			slog.String("tool", c.Tool), slog.String("tool_call_id", res.ToolCallID()), slog.String("run_id", run.ID),
-			slog.String("code", string(res.Code())), slog.Bool("executed", res.Executed()), slog.Any("cause", res.Err()))
+			slog.String("code", string(res.Code())), slog.Bool("executed", res.Executed()), slog.String("cause", causeText(res.Err())))
 	}
 	if h.opts.Observe != nil {
 		h.opts.Observe(ctx, c, res, time.Since(start))
@@ -133,7 +135,7 @@ func (h *handler) invoke(ctx context.Context, c *Call, run boundary.RunContext, 
 }
 
 func (h *handler) rpcError(c *Call, err error) error {
-	h.log.Warn("tool call without a run", slog.String("tool", c.Tool), slog.Any("cause", err))
+	h.log.Warn("tool call without a run", slog.String("tool", c.Tool), slog.String("cause", causeText(err)))
 	switch {
 	case errors.Is(err, ErrUnauthenticated):
 		return &jsonrpc.Error{Code: CodeUnauthenticated, Message: "toolcanon: not authenticated"}
@@ -141,6 +143,27 @@ func (h *handler) rpcError(c *Call, err error) error {
 		return &jsonrpc.Error{Code: CodeNoRun, Message: fmt.Sprintf("toolcanon: this call names no run; pass its id in _meta[%q]", MetaRunID)}
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "toolcanon: the run could not be resolved"}
+}
+
+// maxCauseBytes bounds the cause a log record carries.
+const maxCauseBytes = 1024
+
+// causeText is an operator-facing cause as the log carries it: redacted,
+// since an upstream's error text may quote what it was sent or holds, and
+// bounded.
+func causeText(err error) string {
+	if err == nil {
+		return ""
+	}
+	s := redact.String(err.Error())
+	if len(s) > maxCauseBytes {
+		cut := maxCauseBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }
 
 // toolResult turns a boundary outcome into what the agent receives: the

@@ -143,6 +143,6 @@ func (h *handler) progressFailure(ctx context.Context, c *Call, err error) *mcp.
 	if !code.Valid() {
 		code = canonical.CodeStoreUnavailable
 	}
-	h.log.WarnContext(ctx, "progress tool failed", "tool", c.Tool, "code", string(code), "cause", err)
+	h.log.WarnContext(ctx, "progress tool failed", "tool", c.Tool, "code", string(code), "cause", causeText(err))
 	return toolResult(boundary.Refuse(c.ToolCallID, code, err))
 }

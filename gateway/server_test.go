@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -400,5 +401,23 @@ func TestOptionsAreChecked(t *testing.T) {
 	}
 	if _, err := gateway.Middleware(b, gateway.Options{Runs: fixedRun(""), Progress: &gateway.ProgressTools{}}); err == nil {
 		t.Error("progress tools without a store were accepted")
+	}
+}
+
+// The operator log carries the cause of a failure, redacted: an upstream's
+// error text may quote secrets.
+func TestLogRedactsTheCause(t *testing.T) {
+	var buf syncBuffer
+	w := newWorld(t, gateway.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil)),
+		Guard: func(context.Context, string) error {
+			return errors.New("upstream said: password=hunter2 token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB")
+		}})
+	if o := mustCall(w.ctx, t, w.cs, "search", "call_l", "run-1", map[string]any{"query": "x"}); o.code != "TOOL_DEFINITION_CHANGED" {
+		t.Fatal(o.text)
+	}
+	log := buf.String()
+	if !strings.Contains(log, "TOOL_DEFINITION_CHANGED") || !strings.Contains(log, "password=<SECRET>") ||
+		strings.Contains(log, "hunter2") || strings.Contains(log, "ghp_0123") {
+		t.Fatalf("log: %s", log)
 	}
 }

@@ -95,6 +95,9 @@ type Upstream struct {
 	state   map[string]toolState // by upstream tool name; absent: not yet checked
 
 	verifyMu sync.Mutex // one verification at a time
+
+	transportOnce sync.Once
+	pool          http.RoundTripper
 }
 
 // toolState is what the last verification found of one pinned tool.
@@ -300,7 +303,7 @@ func (u *Upstream) drop(s *mcp.ClientSession, cause error) {
 
 func (u *Upstream) transport() mcp.Transport {
 	if u.opts.URL != "" {
-		client := &http.Client{Transport: headerTransport{base: http.DefaultTransport, header: u.opts.Header}}
+		client := &http.Client{Transport: headerTransport{base: u.httpTransport(), header: u.opts.Header}}
 		return &mcp.StreamableClientTransport{Endpoint: u.opts.URL, HTTPClient: client, MaxRetries: 1}
 	}
 	cmd := exec.Command(u.opts.Command[0], u.opts.Command[1:]...)
@@ -313,6 +316,18 @@ func (u *Upstream) transport() mcp.Transport {
 	cmd.Stderr = u.opts.Stderr
 	stopWithParent(cmd)
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+}
+
+// httpTransport is the upstream's connection pool, kept across
+// reconnections. Calls run in parallel, so it keeps as many idle
+// connections as calls are likely in flight instead of the default two.
+func (u *Upstream) httpTransport() http.RoundTripper {
+	u.transportOnce.Do(func() {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		u.pool = t
+	})
+	return u.pool
 }
 
 // headerTransport adds fixed headers to every request.

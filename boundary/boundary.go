@@ -13,7 +13,10 @@ import (
 // Tool executes one bound tool. Call receives the canonical (RFC 8785) input
 // the registry produced and returns the tool's complete raw response. It must
 // honour ctx: when ctx ends the call has timed out and its response, if any,
-// is discarded. Call must not keep or modify input.
+// is discarded. Call must not keep or modify input. A tool that fails may
+// return, with its error, the raw response that reported the failure (an
+// upstream's error result): the ERROR record keeps it as harness-only data,
+// and the agent never sees it.
 type Tool interface {
 	Call(ctx context.Context, input []byte) (raw []byte, err error)
 }

@@ -25,8 +25,9 @@ import (
 // nothing.
 //
 // Once the record exists it is completed exactly once: READY with the
-// projection, or ERROR with EXECUTION_FAILED (tool error or panic, or a raw
-// response outside the definition's declared output schema), TOOL_TIMEOUT,
+// projection, or ERROR with EXECUTION_FAILED (tool error or panic, whose raw
+// response, if any, is kept when it fits; or a raw response outside the
+// definition's declared output schema), TOOL_TIMEOUT,
 // RESULT_TOO_LARGE (raw over the record's room, in which case raw is not
 // stored and the projector is not called; a declared output over the
 // registry's output bound; a projector's own RESULT_TOO_LARGE; or a
@@ -164,7 +165,11 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	inv.ran = true
 	raw, code, err := execute(ctx, bd.tool, def.Timeout(), input)
 	if err != nil {
-		return inv.complete(canonical.Completion{Status: canonical.StatusError, Code: code}, err)
+		c := canonical.Completion{Status: canonical.StatusError, Code: code}
+		if len(raw) > 0 && int64(len(raw)) <= limits.MaxRecordBytes-int64(len(request)) {
+			c.Raw = raw // what the failed tool answered, kept as harness-only data
+		}
+		return inv.complete(c, err)
 	}
 
 	// 4. A raw response with no room in the record is refused unread.
@@ -379,7 +384,7 @@ func execute(ctx context.Context, t Tool, timeout time.Duration, input []byte) (
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return nil, canonical.CodeToolTimeout, canonical.Wrap(canonical.CodeToolTimeout, o.err, "tool")
 	}
-	return nil, canonical.CodeExecutionFailed, canonical.Wrap(canonical.CodeExecutionFailed, o.err, "tool")
+	return o.raw, canonical.CodeExecutionFailed, canonical.Wrap(canonical.CodeExecutionFailed, o.err, "tool")
 }
 
 // checkOutput enforces a declared output schema on the raw response, within

@@ -515,8 +515,51 @@ func TestExecutionErrorIsExecutionFailed(t *testing.T) {
 		res := fx.invoke("call_fail")
 		fx.checkError(t, res, "call_fail", canonical.CodeExecutionFailed, true)
 		fx.calls(t, 1, 0)
-		fx.checkRecord(t, "call_fail", errRec(canonical.CodeExecutionFailed, nil))
+		// What the failed tool answered is kept for the harness, never shown.
+		fx.checkRecord(t, "call_fail", errRec(canonical.CodeExecutionFailed, fx.raw()))
+		fx.checkSafe(t, res)
 	})
+}
+
+func TestExecutionErrorWithoutRoomDropsRaw(t *testing.T) {
+	forEachStore(t, func(t *testing.T, fx *fixture) {
+		fx.run.Limits.MaxRecordBytes = 1024
+		fx.tool.fn = func(context.Context, []byte) ([]byte, error) {
+			return bytes.Repeat([]byte("x"), 2048), errors.New("backend failed")
+		}
+		res := fx.invoke("call_fail_big")
+		fx.checkError(t, res, "call_fail_big", canonical.CodeExecutionFailed, true)
+		fx.checkRecord(t, "call_fail_big", errRec(canonical.CodeExecutionFailed, nil))
+	})
+}
+
+func TestRefuseRecordsNothing(t *testing.T) {
+	forEachStore(t, func(t *testing.T, fx *fixture) {
+		res := boundary.Refuse("call_pin", canonical.CodeToolDefinitionChanged, errors.New("digest moved"))
+		fx.checkError(t, res, "call_pin", canonical.CodeToolDefinitionChanged, false)
+		if !strings.Contains(string(res.AgentJSON()), boundary.Hint(canonical.CodeToolDefinitionChanged)) {
+			t.Errorf("agent JSON %s lacks the hint", res.AgentJSON())
+		}
+		bad := boundary.Refuse("bad id", canonical.CodeToolDefinitionChanged, nil)
+		if bad.ToolCallID() != "" || strings.Contains(string(bad.AgentJSON()), "bad id") {
+			t.Errorf("an invalid id is echoed: %s", bad.AgentJSON())
+		}
+		fx.checkAbsent(t, "call_pin")
+		fx.checkNothingWritten(t)
+	})
+}
+
+func TestDefinitionOfBoundName(t *testing.T) {
+	fx := newFixture(t, factories[0])
+	for name, want := range map[string]string{"kb.find": "kb.search", "kb.write": "kb.write"} {
+		def, ok := fx.b.Definition(name)
+		if !ok || def.Name() != want || def.Version() != "1.0.0" {
+			t.Errorf("Definition(%q) = %v, %v; want %s@1.0.0", name, def, ok, want)
+		}
+	}
+	if _, ok := fx.b.Definition("kb.unbound"); ok {
+		t.Error("an unbound name has a definition")
+	}
 }
 
 func TestExecutionPanicIsExecutionFailed(t *testing.T) {

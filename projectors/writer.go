@@ -260,6 +260,32 @@ func (w *Writer) Key(k string) bool {
 	return true
 }
 
+// KeyText writes an object key taken from data, escaped as JSON needs,
+// whole or not at all.
+func (w *Writer) KeyText(k []byte) bool {
+	if len(w.frames) == 0 || w.frames[len(w.frames)-1].closer != '}' || w.frames[len(w.frames)-1].key {
+		return false
+	}
+	f := &w.frames[len(w.frames)-1]
+	s := bytesToString(k)
+	n := EscapedLen(s) + 3
+	if !f.first {
+		n++
+	}
+	if n > w.Room() {
+		return false
+	}
+	if !f.first {
+		w.buf = append(w.buf, ',')
+	}
+	w.buf = append(w.buf, '"')
+	w.buf = appendEscaped(w.buf, s)
+	w.buf = append(w.buf, '"', ':')
+	f.first = false
+	f.key = true
+	return true
+}
+
 // Int writes an integer.
 func (w *Writer) Int(v int64) bool {
 	var tmp [24]byte
@@ -269,6 +295,22 @@ func (w *Writer) Int(v int64) bool {
 	}
 	w.begin()
 	w.buf = append(w.buf, s...)
+	return true
+}
+
+// Number writes raw, a JSON number as found in valid JSON input, whole or
+// not at all. Anything but number characters is refused.
+func (w *Writer) Number(raw []byte) bool {
+	if len(raw) == 0 || w.sep()+len(raw) > w.Room() {
+		return false
+	}
+	for _, c := range raw {
+		if !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
+			return false
+		}
+	}
+	w.begin()
+	w.buf = append(w.buf, raw...)
 	return true
 }
 

@@ -255,3 +255,39 @@ func TestWriterItemIsWholeOrAbsent(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 }
+
+// A key taken from data is escaped, and written whole or not at all.
+func TestWriterKeyText(t *testing.T) {
+	w := projectors.NewWriter(nil, 64)
+	w.BeginObject()
+	if !w.KeyText([]byte("a\"b\n\xff")) || !w.Int(1) {
+		t.Fatal("small key refused")
+	}
+	if w.KeyText([]byte(strings.Repeat("k", 80))) {
+		t.Fatal("key over the budget accepted")
+	}
+	if !w.KeyText([]byte("c")) || !w.Null() {
+		t.Fatal("second key refused")
+	}
+	w.EndObject()
+	got := w.Bytes()
+	var m map[string]any
+	if err := json.Unmarshal(got, &m); err != nil || len(m) != 2 || m["a\"b\n\uFFFD"] != 1.0 {
+		t.Fatalf("got %s (%v)", got, err)
+	}
+	if w.KeyText([]byte("x")) {
+		t.Fatal("a key outside an object was accepted")
+	}
+}
+
+func TestWriterNumber(t *testing.T) {
+	w := projectors.NewWriter(nil, 16)
+	w.BeginArray()
+	if !w.Number([]byte("-1.5e+3")) || w.Number([]byte("1,2")) || w.Number([]byte("")) || w.Number([]byte("123456789012")) {
+		t.Fatal("Number accepted or refused the wrong values")
+	}
+	w.EndArray()
+	if got := string(w.Bytes()); got != "[-1.5e+3]" {
+		t.Fatalf("got %s", got)
+	}
+}

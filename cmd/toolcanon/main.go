@@ -1,12 +1,14 @@
-// Command toolcanon runs the demo of the tool-call boundary and lets an
-// operator inspect a run, check a Redis server, and close out calls whose
-// worker died.
+// Command toolcanon runs the demo of the tool-call boundary, lets an
+// operator inspect a run, check a Redis server and close out calls whose
+// worker died, and runs the MCP gateway in front of upstream MCP servers.
 //
 //	toolcanon demo    [--redis ADDR[,ADDR...]] [--raw]
 //	toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json]
 //	toolcanon doctor  --redis ADDR[,ADDR...] [--json]
 //	toolcanon reap    --redis ADDR[,ADDR...] --run RUN [--max N]
 //	toolcanon abandon --redis ADDR[,ADDR...] --run RUN --call ID
+//	toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
+//	toolcanon gateway pin|check --config FILE
 //
 // Exit codes: 0 success, 1 the store failed (unreachable), 2 bad usage,
 // 3 nothing found, 4 the store refused the change (a lease still runs, the
@@ -48,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return reapCmd(args[1:], stdout, stderr)
 	case "abandon":
 		return abandonCmd(args[1:], stdout, stderr)
+	case "gateway":
+		return gatewayCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return exitOK
@@ -74,6 +78,10 @@ Usage:
       each becomes ERROR/EXECUTION_ABANDONED. Prints what it did.
   toolcanon abandon --redis ADDR[,ADDR...] --run RUN --call ID
       Abandon one call whose lease has passed.
+      Show a run's records and completion index. Raw payloads only with --raw.
+  toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
+      Put toolcanon in front of MCP servers: every tools/call of an agent
+      through the boundary. "toolcanon gateway help" for pin and check.
 
 Common flags:
   --redis ADDR     Redis address, or several cluster nodes separated by commas

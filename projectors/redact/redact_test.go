@@ -173,3 +173,16 @@ func TestSecretValuesAreRedactedWhole(t *testing.T) {
 		}
 	}
 }
+
+func TestFieldPlaceholder(t *testing.T) {
+	for key, want := range map[string]string{
+		"password": redact.Secret, "DB_PASSWORD": redact.Secret, "api_key": redact.Secret, "Authorization": redact.Secret, "set-cookie": redact.Secret,
+		"aws_secret_access_key": redact.Secret, "username": redact.User, "pid": redact.PID, "hostname": redact.Host, "pod_name": redact.Pod,
+		"container_id": redact.Container, "account_id": redact.Account,
+		"title": "", "max_tokens": "", "token_count": "", "excerpt": "", "": "",
+	} {
+		if got := redact.FieldPlaceholder([]byte(key)); got != want {
+			t.Errorf("FieldPlaceholder(%q) = %q, want %q", key, got, want)
+		}
+	}
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/memstore"
+	"github.com/toolcanon/toolcanon/gateway"
+)
+
+const gatewayUsage = `Usage:
+  toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
+      Serve the configured upstream tools to agents over stdio and/or
+      streamable HTTP (at http://ADDR/mcp, stateless unless --sessions).
+      Store: in memory, or Redis (several gateways may share one).
+  toolcanon gateway pin --config FILE
+      Connect to the upstreams and print, for each tool, its pin and a
+      draft configuration entry to review. Nothing is pinned automatically.
+  toolcanon gateway check --config FILE
+      Check the configuration and exit.
+`
+
+func gatewayCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "pin":
+			return gatewayPinCmd(args[1:], stdout, stderr)
+		case "check":
+			return gatewayCheckCmd(args[1:], stdout, stderr)
+		case "help", "-h", "--help":
+			fmt.Fprint(stdout, gatewayUsage)
+			return exitOK
+		}
+	}
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var rf redisFlags
+	rf.register(fs)
+	config := fs.String("config", "", "configuration file (required)")
+	stdio := fs.Bool("stdio", false, "serve one agent over stdin/stdout")
+	listen := fs.String("listen", "", "serve streamable HTTP on ADDR (host:port), at /mcp")
+	sessions := fs.Bool("sessions", false, "with --listen: keep MCP sessions instead of serving statelessly")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *config == "" || (!*stdio && *listen == "") || fs.NArg() > 0 {
+		fmt.Fprint(stderr, "toolcanon gateway: --config and at least one of --stdio and --listen are required\n\n"+gatewayUsage)
+		return exitUsage
+	}
+	cfg, err := gateway.LoadConfig(*config)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon gateway: %v\n", err)
+		return exitUsage
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	var store canonical.Store = memstore.New()
+	if rf.addrs != "" {
+		rs, err := rf.open()
+		if err != nil {
+			fmt.Fprintf(stderr, "toolcanon gateway: %v\n", err)
+			return codeExit(err)
+		}
+		defer rs.Close()
+		store = rs
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	g, err := gateway.Open(ctx, cfg, store, gateway.OpenOptions{Logger: log, UpstreamStderr: stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon gateway: %s: %v\n", *config, err)
+		return exitUsage
+	}
+	defer g.Close()
+
+	done := make(chan error, 2)
+	var srv *http.Server
+	if *listen != "" {
+		ln, err := net.Listen("tcp", *listen)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolcanon gateway: cannot listen on %s: %v\n", *listen, err)
+			return exitFailure
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", g.HTTPHandler(*sessions))
+		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		mode := "stateless"
+		if *sessions {
+			mode = "with sessions"
+		}
+		fmt.Fprintf(stderr, "toolcanon gateway: listening on http://%s/mcp (%s)\n", ln.Addr(), mode)
+		go func() { done <- srv.Serve(ln) }()
+	}
+	if *stdio {
+		go func() { done <- g.Server().Run(ctx, &mcp.StdioTransport{}) }()
+	}
+	code := exitOK
+	select {
+	case <-ctx.Done():
+	case err := <-done:
+		// stdin closed (the agent is gone) or the listener failed.
+		if err != nil && !errors.Is(err, http.ErrServerClosed) && ctx.Err() == nil && *listen != "" && !*stdio {
+			fmt.Fprintf(stderr, "toolcanon gateway: %v\n", err)
+			code = exitFailure
+		}
+	}
+	stop()
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = srv.Shutdown(sctx)
+		cancel()
+	}
+	return code
+}
+
+func gatewayPinCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gateway pin", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "configuration file (required)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *config == "" || fs.NArg() > 0 {
+		fmt.Fprint(stderr, "toolcanon gateway pin: --config is required\n\n"+gatewayUsage)
+		return exitUsage
+	}
+	cfg, err := gateway.LoadPinConfig(*config)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon gateway pin: %v\n", err)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	drafts, err := gateway.Drafts(ctx, cfg, gateway.OpenOptions{UpstreamStderr: stderr})
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon gateway pin: %v\n", err)
+		return exitFailure
+	}
+	out := struct {
+		Tools []gateway.DraftEntry `json:"tools"`
+	}{Tools: []gateway.DraftEntry{}}
+	for _, d := range drafts {
+		line := fmt.Sprintf("%s/%s: %s %s", d.Upstream, d.Tool, d.State, d.Pin)
+		if d.State == gateway.PinChanged {
+			line += " (the configuration pins " + d.Pinned + "; review the change before pinning it)"
+		}
+		if d.Problem != "" {
+			line += "; cannot be used as drafted: " + d.Problem
+		}
+		fmt.Fprintln(stderr, line)
+		out.Tools = append(out.Tools, d.Entry)
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return exitFailure
+	}
+	return exitOK
+}
+
+func gatewayCheckCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gateway check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "configuration file (required)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *config == "" || fs.NArg() > 0 {
+		fmt.Fprint(stderr, "toolcanon gateway check: --config is required\n\n"+gatewayUsage)
+		return exitUsage
+	}
+	cfg, err := gateway.LoadConfig(*config)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon gateway check: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "%s: ok: %d tools from %d upstreams\n", *config, len(cfg.Tools), len(cfg.Upstreams))
+	return exitOK
+}

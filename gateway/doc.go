@@ -1,0 +1,52 @@
+// Package gateway puts the boundary in front of MCP: every tools/call of
+// any MCP agent runs through preflight, the canonical record, the tool and
+// its projector, and the agent gets only the bounded result or a stable
+// code with its hint. It is built on the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk) and sits above package boundary.
+//
+// There are three ways in:
+//
+//   - NewServer: an MCP server that lists exactly the tools bound in a
+//     boundary.Boundary, as the registry defines them, and routes each call
+//     to Invoke.
+//   - Middleware: for an existing go-sdk server. Each tools/call runs
+//     through the boundary; the server's own handler (bound as ServerTool)
+//     runs as the tool with exactly the canonical input that was recorded,
+//     and its whole CallToolResult is the record's raw response.
+//   - Open: a Gateway in front of upstream MCP servers, from a Config file
+//     (LoadConfig). The command `toolcanon gateway` serves it.
+//
+// # Identity
+//
+// MCP has no field for the model's tool_call_id or for a run. They are read
+// from the request's _meta under MetaToolCallID and MetaRunID, and under
+// the aliases of Identity. A call without a usable tool_call_id is refused
+// with INVALID_TOOL_CALL_ID: the gateway never makes up or replaces an id,
+// and the progress token and the JSON-RPC id are not identities. The run
+// comes from a RunResolver the host supplies (StaticRuns reads it from an
+// HTTP header, _meta or a default, and the principal from a verified bearer
+// token). Boundary outcomes are tool results, with isError and the agent
+// JSON (code and fixed hint) as text, so that the model reads the hint;
+// only a call with no run (CodeNoRun) or no principal (CodeUnauthenticated)
+// gets a JSON-RPC error.
+//
+// # Pinned definitions
+//
+// A configuration exposes an upstream tool only when it lists it (deny by
+// default), with the registry definition agents see and the Digest of the
+// upstream's name, description and input schema as an operator reviewed
+// it. On every connection, and whenever the upstream announces a changed
+// tool list, the gateway compares; a tool whose definition changed is
+// refused with TOOL_DEFINITION_CHANGED, and logged with both digests, until
+// it matches its pin again. Drafts (`toolcanon gateway pin`) prints each
+// upstream tool's digest and a draft entry for review; nothing is pinned
+// automatically.
+//
+// # Results
+//
+// A tool's projector is chosen per tool: the MCP-result projector (package
+// projectors/mcpresult: structuredContent or text, bounded and redacted) by
+// default, or the RAG and query-log projectors, fed with the JSON the
+// result carries. An upstream result with isError is recorded as
+// EXECUTION_FAILED with the result kept as raw data for operators.
+package gateway

@@ -1,0 +1,291 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolcanon/toolcanon/boundary"
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/progress"
+	"github.com/toolcanon/toolcanon/projectors/mcpresult"
+	"github.com/toolcanon/toolcanon/projectors/querylog"
+	"github.com/toolcanon/toolcanon/projectors/rag"
+	"github.com/toolcanon/toolcanon/registry"
+)
+
+// OpenOptions configure Open and Drafts.
+type OpenOptions struct {
+	Logger         *slog.Logger // nil discards the log
+	UpstreamStderr io.Writer    // where stdio upstreams write their stderr; nil discards it
+	// ConnectTimeout bounds each upstream connection attempt; default 10s.
+	ConnectTimeout time.Duration
+	// Observe is passed to Options.Observe.
+	Observe func(ctx context.Context, call *Call, res boundary.Result, elapsed time.Duration)
+}
+
+// Gateway fronts the upstream MCP servers of a Config: the listed tools
+// only, each with its pinned definition, run through one boundary over one
+// store. Several gateway processes over one Redis store share duplicates,
+// budgets and records.
+type Gateway struct {
+	cfg       *Config
+	b         *boundary.Boundary
+	server    *mcp.Server
+	upstreams map[string]*Upstream
+	log       *slog.Logger
+}
+
+// Open builds the gateway of cfg over store and connects to every upstream,
+// verifying pins. An upstream that cannot be reached now is logged and
+// tried again at its first call; nothing of it is exposed unverified.
+func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOptions) (*Gateway, error) {
+	if cfg == nil || store == nil {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: a config and a store are required")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	g := &Gateway{cfg: cfg, upstreams: map[string]*Upstream{}, log: log}
+	ups, err := newUpstreams(cfg, opts, log)
+	if err != nil {
+		return nil, err
+	}
+	g.upstreams = ups
+	defs := make([]registry.Definition, 0, len(cfg.Tools))
+	for _, t := range cfg.Tools {
+		defs = append(defs, t.Definition)
+	}
+	reg, err := registry.New(defs...)
+	if err != nil {
+		return nil, err
+	}
+	policy, err := NewStaticPolicy(cfg.Policy, cfg.Version)
+	if err != nil {
+		return nil, err
+	}
+	bindOpts := make([]boundary.Option, 0, len(cfg.Tools))
+	route := map[string]ToolConfig{}
+	ttl := map[string]time.Duration{}
+	for _, t := range cfg.Tools {
+		p, err := newProjector(t.Projector)
+		if err != nil {
+			return nil, err
+		}
+		bindOpts = append(bindOpts, boundary.Bind(t.Name, t.Definition.Name, t.Definition.Version, ups[t.Upstream].Tool(t.UpstreamTool), p))
+		route[t.Name] = t
+		if t.TTL > 0 {
+			ttl[t.Name] = t.TTL
+		}
+	}
+	if g.b, err = boundary.New(store, reg, policy, bindOpts...); err != nil {
+		return nil, err
+	}
+	hopts := Options{
+		Identity: Identity{ToolCallIDKeys: cfg.Identity.ToolCallIDKeys, RunIDKeys: cfg.Identity.RunIDKeys},
+		Runs: &StaticRuns{
+			Project: cfg.Identity.Project, Subject: cfg.Identity.Principal, RunHeader: cfg.Identity.RunHeader,
+			DefaultRun: cfg.Identity.DefaultRun, Limits: cfg.Run.Limits, TTL: cfg.Run.TTL, ToolTTL: ttl,
+		},
+		Guard: func(_ context.Context, tool string) error {
+			t := route[tool]
+			return ups[t.Upstream].Check(t.UpstreamTool)
+		},
+		Observe:        opts.Observe,
+		Logger:         log,
+		Implementation: &mcp.Implementation{Name: "toolcanon-gateway", Version: "1"},
+	}
+	if p := cfg.Progress; p != nil {
+		hopts.Progress = &ProgressTools{Store: store, FactsTool: p.FactsTool, ReportTool: p.ReportTool,
+			Protocol: progress.ProtocolOptions{Threshold: p.Threshold}}
+	}
+	if g.server, err = NewServer(g.b, hopts); err != nil {
+		return nil, err
+	}
+	g.connectAll(ctx)
+	return g, nil
+}
+
+func newUpstreams(cfg *Config, opts OpenOptions, log *slog.Logger) (map[string]*Upstream, error) {
+	pins := map[string]map[string]string{}
+	for _, t := range cfg.Tools {
+		if pins[t.Upstream] == nil {
+			pins[t.Upstream] = map[string]string{}
+		}
+		if prev, dup := pins[t.Upstream][t.UpstreamTool]; dup && prev != t.Pin {
+			return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: upstream %q tool %q is pinned twice, differently", t.Upstream, t.UpstreamTool)
+		}
+		pins[t.Upstream][t.UpstreamTool] = t.Pin
+	}
+	ups := map[string]*Upstream{}
+	for name, uc := range cfg.Upstreams {
+		o := UpstreamOptions{
+			Name: name, Command: uc.Command, Env: uc.Env, URL: uc.URL, Pins: pins[name],
+			ConnectTimeout: opts.ConnectTimeout, Stderr: opts.UpstreamStderr, Logger: log,
+		}
+		if uc.BearerTokenEnv != "" {
+			tok := os.Getenv(uc.BearerTokenEnv)
+			if tok == "" {
+				return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: upstream %q: environment variable %s is empty", name, uc.BearerTokenEnv)
+			}
+			o.Header = http.Header{"Authorization": {"Bearer " + tok}}
+		}
+		u, err := NewUpstream(o)
+		if err != nil {
+			return nil, err
+		}
+		ups[name] = u
+	}
+	return ups, nil
+}
+
+func (g *Gateway) connectAll(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, u := range g.upstreams {
+		if len(u.opts.Pins) == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = u.Connect(ctx) // logged by the upstream; retried at the first call
+		}()
+	}
+	wg.Wait()
+}
+
+// Server returns the MCP server agents talk to.
+func (g *Gateway) Server() *mcp.Server { return g.server }
+
+// Boundary returns the gateway's boundary.
+func (g *Gateway) Boundary() *boundary.Boundary { return g.b }
+
+// HTTPHandler serves the gateway over streamable HTTP. Stateless unless
+// sessions is true: every request stands alone, which is what lets several
+// gateway processes sit behind one load balancer. When the configuration
+// lists bearer tokens, every request must carry one of them.
+func (g *Gateway) HTTPHandler(sessions bool) http.Handler {
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
+		&mcp.StreamableHTTPOptions{Stateless: !sessions})
+	if toks := g.cfg.HTTP.BearerTokens; len(toks) > 0 {
+		h = auth.RequireBearerToken(tokenVerifier(toks), nil)(h)
+	}
+	return h
+}
+
+// tokenVerifier accepts the tokens whose SHA-256 is listed, comparing every
+// digest in constant time.
+func tokenVerifier(toks []BearerToken) auth.TokenVerifier {
+	return func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		sum := sha256.Sum256([]byte(token))
+		found := -1
+		for i := range toks {
+			if subtle.ConstantTimeCompare(sum[:], toks[i].SHA256[:]) == 1 {
+				found = i
+			}
+		}
+		if found < 0 {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: toks[found].Subject, Expiration: time.Now().Add(DefaultPrincipalTTL)}, nil
+	}
+}
+
+// Close closes every upstream; stdio servers are stopped.
+func (g *Gateway) Close() error {
+	var errs []error
+	for _, u := range g.upstreams {
+		errs = append(errs, u.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// newProjector builds a tool's projector from its configuration.
+func newProjector(pc ProjectorConfig) (canonical.Projector, error) {
+	switch pc.Kind {
+	case "", "mcp":
+		cfg := mcpresult.DefaultConfig()
+		cfg.Limits = pc.Limits
+		return mcpresult.New(cfg)
+	case "rag":
+		cfg := rag.DefaultConfig()
+		cfg.Limits = pc.Limits
+		for k, v := range pc.Paths {
+			switch k {
+			case "success":
+				cfg.Paths.Success = v
+			case "blocks":
+				cfg.Paths.Blocks = v
+			case "source":
+				cfg.Paths.Source = v
+			case "document_id":
+				cfg.Paths.DocumentID = v
+			case "title":
+				cfg.Paths.Title = v
+			case "excerpt":
+				cfg.Paths.Excerpt = []string{v}
+			default:
+				return nil, canonical.Errorf(canonical.CodeInvalidArgument, "rag: unknown path %q (use success, blocks, source, document_id, title, excerpt)", k)
+			}
+		}
+		inner, err := rag.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return mcpresult.Wrap(inner, pc.Input)
+	case "querylog":
+		cfg := querylog.DefaultConfig()
+		cfg.Limits = pc.Limits
+		if pc.SourceKind != "" {
+			cfg.SourceKind = pc.SourceKind
+		}
+		for k, v := range pc.Paths {
+			switch k {
+			case "success":
+				cfg.Paths.Success = v
+			case "entries":
+				cfg.Paths.Entries = v
+			case "from":
+				cfg.Paths.From = v
+			case "to":
+				cfg.Paths.To = v
+			case "timestamp":
+				cfg.Paths.Timestamp = v
+			case "level":
+				cfg.Paths.Level = v
+			case "message":
+				cfg.Paths.Message = v
+			default:
+				return nil, canonical.Errorf(canonical.CodeInvalidArgument, "querylog: unknown path %q (use success, entries, from, to, timestamp, level, message)", k)
+			}
+		}
+		inner, err := querylog.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return mcpresult.Wrap(inner, pc.Input)
+	}
+	return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: unknown projector %q", pc.Kind)
+}
+
+// sortedNames returns the keys of m, sorted.
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,181 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolcanon/toolcanon/boundary"
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/projectors/redact"
+)
+
+// Options configure NewServer and Middleware.
+type Options struct {
+	// Identity adds _meta aliases of the tool_call_id and the run id.
+	Identity Identity
+	// Runs resolves each call's run. Required.
+	Runs RunResolver
+	// Guard, when set, is asked before each call of a bound tool; an error
+	// refuses the call before anything is recorded or run, with the error's
+	// stable code; an error without one is TOOL_DEFINITION_CHANGED (an
+	// upstream tool that no longer matches its pin).
+	Guard func(ctx context.Context, tool string) error
+	// Progress, when set, adds the two built-in progress tools.
+	Progress *ProgressTools
+	// Observe, when set, is called after each call of a bound tool with its
+	// outcome, for metrics and tracing (call.Meta carries the request's
+	// trace context). It must not keep or change what it is given.
+	Observe func(ctx context.Context, call *Call, res boundary.Result, elapsed time.Duration)
+	// Logger receives one record per refused or failed call, with the
+	// operator-facing cause; nil discards them.
+	Logger *slog.Logger
+	// Implementation names the server (NewServer only); default "toolcanon".
+	Implementation *mcp.Implementation
+}
+
+// handler runs tools/call requests through the boundary.
+type handler struct {
+	b    *boundary.Boundary
+	opts Options
+	log  *slog.Logger
+}
+
+func newHandler(b *boundary.Boundary, opts Options) (*handler, error) {
+	if b == nil {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: nil boundary")
+	}
+	if opts.Runs == nil {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: a RunResolver is required")
+	}
+	for _, k := range append(append([]string{}, opts.Identity.ToolCallIDKeys...), opts.Identity.RunIDKeys...) {
+		if k == "" || len(k) > 128 {
+			return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: _meta key %q must be 1-128 bytes", k)
+		}
+	}
+	if p := opts.Progress; p != nil {
+		if err := p.validate(); err != nil {
+			return nil, err
+		}
+		for _, name := range []string{p.FactsTool, p.ReportTool} {
+			if _, bound := b.Definition(name); bound {
+				return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: progress tool %q is also a bound tool", name)
+			}
+		}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &handler{b: b, opts: opts, log: log}, nil
+}
+
+// call answers one tools/call. Boundary outcomes are tool results (isError
+// for ERROR, with the agent JSON as text); only a call without a run or an
+// unauthenticated one gets a JSON-RPC error.
+func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c := &Call{Tool: req.Params.Name}
+	h.opts.Identity.read(req.Params.Meta, c)
+	if extra := req.Extra; extra != nil {
+		c.Header, c.Token = extra.Header, extra.TokenInfo
+	}
+	if p := h.opts.Progress; p != nil && (c.Tool == p.FactsTool || c.Tool == p.ReportTool) {
+		return h.progress(ctx, c, req.Params.Arguments)
+	}
+	run, err := h.opts.Runs.ResolveRun(ctx, c)
+	if err != nil {
+		return nil, h.rpcError(c, err)
+	}
+	start := time.Now()
+	res := h.invoke(ctx, c, run, req.Params.Arguments)
+	if res.Status() == canonical.StatusError {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "tool call refused or failed",
+			slog.String("tool", c.Tool), slog.String("tool_call_id", res.ToolCallID()), slog.String("run_id", run.ID),
+			slog.String("code", string(res.Code())), slog.Bool("executed", res.Executed()), slog.String("cause", causeText(res.Err())))
+	}
+	if h.opts.Observe != nil {
+		h.opts.Observe(ctx, c, res, time.Since(start))
+	}
+	return toolResult(res), nil
+}
+
+func (h *handler) invoke(ctx context.Context, c *Call, run boundary.RunContext, args json.RawMessage) boundary.Result {
+	if err := canonical.ValidateToolCallID(c.ToolCallID); err != nil {
+		// Refused first and always: the gateway never makes up an id.
+		return boundary.Refuse("", canonical.CodeInvalidToolCallID, err)
+	}
+	envRun := c.RunID
+	if envRun == "" {
+		envRun = run.ID
+	}
+	if h.opts.Guard != nil {
+		if _, bound := h.b.Definition(c.Tool); bound {
+			if err := h.opts.Guard(ctx, c.Tool); err != nil {
+				code := canonical.CodeToolDefinitionChanged
+				if ce := (*canonical.Error)(nil); errors.As(err, &ce) && ce.Code.Valid() {
+					code = ce.Code
+				}
+				return boundary.Refuse(c.ToolCallID, code, err)
+			}
+		}
+	}
+	input := []byte(args)
+	if len(input) == 0 {
+		input = []byte("{}") // a call without arguments passes none
+	}
+	return h.b.Invoke(ctx, run, boundary.Envelope{ToolCallID: c.ToolCallID, RunID: envRun, Tool: c.Tool, Input: input})
+}
+
+func (h *handler) rpcError(c *Call, err error) error {
+	h.log.Warn("tool call without a run", slog.String("tool", c.Tool), slog.String("cause", causeText(err)))
+	switch {
+	case errors.Is(err, ErrUnauthenticated):
+		return &jsonrpc.Error{Code: CodeUnauthenticated, Message: "toolcanon: not authenticated"}
+	case errors.Is(err, ErrNoRun):
+		return &jsonrpc.Error{Code: CodeNoRun, Message: fmt.Sprintf("toolcanon: this call names no run; pass its id in _meta[%q]", MetaRunID)}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "toolcanon: the run could not be resolved"}
+}
+
+// maxCauseBytes bounds the cause a log record carries.
+const maxCauseBytes = 1024
+
+// causeText is an operator-facing cause as the log carries it: redacted,
+// since an upstream's error text may quote what it was sent or holds, and
+// bounded.
+func causeText(err error) string {
+	if err == nil {
+		return ""
+	}
+	s := redact.String(err.Error())
+	if len(s) > maxCauseBytes {
+		cut := maxCauseBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// toolResult turns a boundary outcome into what the agent receives: the
+// agent JSON as text (and as structured content when READY), isError for
+// ERROR, so that the model reads the code and its hint.
+func toolResult(res boundary.Result) *mcp.CallToolResult {
+	out := res.AgentJSON()
+	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}
+	if res.Status() != canonical.StatusReady {
+		r.IsError = true
+	} else if len(out) > 0 && out[0] == '{' {
+		r.StructuredContent = json.RawMessage(out)
+	}
+	return r
+}

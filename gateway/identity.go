@@ -1,0 +1,168 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolcanon/toolcanon/boundary"
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/registry"
+)
+
+// The _meta keys of a call's identity. MCP has no field for the model's
+// tool_call_id or for a run; the project reads them under its own
+// reverse-DNS keys (and the aliases of Identity).
+const (
+	MetaToolCallID = "io.github.toolcanon/toolCallId"
+	MetaRunID      = "io.github.toolcanon/runId"
+)
+
+// JSON-RPC error codes of the two failures that are not tool results: a
+// call that names no run, and a caller that is not authenticated.
+const (
+	CodeNoRun           int64 = -32602
+	CodeUnauthenticated int64 = -32001
+)
+
+// Errors a RunResolver returns, wrapped or not, for the two JSON-RPC
+// failures. Any other resolver error is an internal error.
+var (
+	ErrNoRun           = errors.New("gateway: the call names no run")
+	ErrUnauthenticated = errors.New("gateway: the caller is not authenticated")
+)
+
+// Identity says under which _meta keys a call's identity is read. The
+// project's keys are always read; aliases let clients that use other
+// integrators' keys (such as "redpanda.com/llm-tool-call-id") pass through
+// unchanged. Two keys that carry different values make the identity
+// unusable: the call is refused, never guessed.
+type Identity struct {
+	ToolCallIDKeys []string // read after MetaToolCallID
+	RunIDKeys      []string // read after MetaRunID
+}
+
+// Call is what a RunResolver, a Guard and an observer know of one
+// tools/call. A _meta value that is not a string, or that two keys give
+// differently, becomes an id no validator accepts, so that the call is
+// refused rather than guessed.
+type Call struct {
+	Tool       string          // the tool called
+	ToolCallID string          // from _meta, as given; "" when absent
+	RunID      string          // from _meta, as given; "" when absent
+	Meta       mcp.Meta        // the request's whole _meta, read only (for example trace context)
+	Header     http.Header     // the HTTP request's header; nil over stdio
+	Token      *auth.TokenInfo // the verified bearer token; nil when none
+}
+
+// read fills the identity of a call from its _meta.
+func (id *Identity) read(meta mcp.Meta, c *Call) {
+	c.Meta = meta
+	c.ToolCallID = metaString(meta, MetaToolCallID, id.ToolCallIDKeys)
+	c.RunID = metaString(meta, MetaRunID, id.RunIDKeys)
+}
+
+// unusable marks a value that is present but cannot be an identity; the
+// boundary refuses it as it refuses any malformed id.
+const unusable = "\x00"
+
+// metaString returns the string under key or its aliases: "" when none is
+// present, unusable when one is not a string or two differ.
+func metaString(meta mcp.Meta, key string, aliases []string) string {
+	found := ""
+	for i := -1; i < len(aliases); i++ {
+		k := key
+		if i >= 0 {
+			k = aliases[i]
+		}
+		v, ok := meta[k]
+		if !ok {
+			continue
+		}
+		s, isStr := v.(string)
+		switch {
+		case !isStr || s == "":
+			return unusable
+		case found != "" && found != s:
+			return unusable
+		}
+		found = s
+	}
+	return found
+}
+
+// RunResolver returns the run a call belongs to: its id, project,
+// principal, limits and TTL. Return ErrNoRun or ErrUnauthenticated (wrapped
+// or not) to answer with a JSON-RPC error; anything else a resolver returns
+// is an internal error. The run is the host's authority: a call whose _meta
+// names another run is refused with RUN_MISMATCH.
+type RunResolver interface {
+	ResolveRun(ctx context.Context, call *Call) (boundary.RunContext, error)
+}
+
+// RunResolverFunc adapts a function to a RunResolver.
+type RunResolverFunc func(ctx context.Context, call *Call) (boundary.RunContext, error)
+
+// ResolveRun calls f.
+func (f RunResolverFunc) ResolveRun(ctx context.Context, call *Call) (boundary.RunContext, error) {
+	return f(ctx, call)
+}
+
+// DefaultPrincipalTTL is how long a StaticRuns principal is valid from the
+// call it is made for.
+const DefaultPrincipalTTL = time.Hour
+
+// StaticRuns resolves runs from configuration: one project; the principal
+// of the verified bearer token (its UserID), else Subject; the run from
+// RunHeader when the HTTP request carries it, else from _meta, else
+// DefaultRun.
+type StaticRuns struct {
+	Project    string
+	Subject    string // principal of calls without a verified token; "" refuses them (ErrUnauthenticated)
+	RunHeader  string // HTTP header naming the run; "" reads none
+	DefaultRun string // run of calls that name none; "" refuses them (ErrNoRun)
+	Limits     canonical.Limits
+	TTL        time.Duration            // record TTL
+	ToolTTL    map[string]time.Duration // per tool, overriding TTL
+}
+
+var _ RunResolver = (*StaticRuns)(nil)
+
+// ResolveRun implements RunResolver.
+func (s *StaticRuns) ResolveRun(_ context.Context, call *Call) (boundary.RunContext, error) {
+	now := time.Now()
+	p := registry.Principal{Subject: s.Subject, ExpiresAt: now.Add(DefaultPrincipalTTL)}
+	if tok := call.Token; tok != nil && tok.UserID != "" {
+		p.Subject = tok.UserID
+		if !tok.Expiration.IsZero() {
+			p.ExpiresAt = tok.Expiration
+		}
+	}
+	if p.Subject == "" {
+		return boundary.RunContext{}, ErrUnauthenticated
+	}
+	id := ""
+	if s.RunHeader != "" && call.Header != nil {
+		id = call.Header.Get(s.RunHeader)
+	}
+	if id == "" {
+		id = call.RunID
+	}
+	if id == "" {
+		id = s.DefaultRun
+	}
+	if id == "" {
+		return boundary.RunContext{}, ErrNoRun
+	}
+	ttl := s.TTL
+	if t, ok := s.ToolTTL[call.Tool]; ok {
+		ttl = t
+	}
+	return boundary.RunContext{
+		ID: id, Project: s.Project, Principal: p, Active: true, Limits: s.Limits, TTL: ttl,
+	}, nil
+}

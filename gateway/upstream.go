@@ -1,0 +1,406 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolcanon/toolcanon/boundary"
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/registry"
+)
+
+// Digest returns the pin of an upstream tool: "sha256:" and the hex SHA-256
+// of the RFC 8785 form of {"description", "inputSchema", "name"}. Anything
+// else the upstream says (title, annotations, output schema) does not
+// change what the model is told or what it may send, and is not pinned. A
+// schema that is not strict JSON cannot be pinned.
+func Digest(t *mcp.Tool) (string, error) {
+	if t == nil {
+		return "", canonical.Errorf(canonical.CodeInvalidArgument, "gateway: no tool to digest")
+	}
+	doc, err := json.Marshal(struct {
+		Description string `json:"description"`
+		InputSchema any    `json:"inputSchema"`
+		Name        string `json:"name"`
+	}{t.Description, t.InputSchema, t.Name})
+	if err != nil {
+		return "", canonical.Wrap(canonical.CodeInvalidArgument, err, "gateway: the tool's definition is not JSON")
+	}
+	c, err := registry.Canonicalize(doc)
+	if err != nil {
+		return "", canonical.Wrap(canonical.CodeInvalidArgument, err, "gateway: the tool's definition is not strict JSON")
+	}
+	sum := sha256.Sum256(c)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// UpstreamOptions configure an Upstream.
+type UpstreamOptions struct {
+	Name    string            // for logs
+	Command []string          // stdio: program and arguments
+	Env     map[string]string // stdio: added to the gateway's environment
+	URL     string            // streamable HTTP endpoint
+	Header  http.Header       // HTTP: sent with every request (for example Authorization)
+	// Pins maps each upstream tool the gateway exposes to its pinned digest.
+	// A tool not pinned is never called.
+	Pins map[string]string
+	// ConnectTimeout bounds one connection attempt with its tool listing;
+	// default 10s.
+	ConnectTimeout time.Duration
+	Stderr         io.Writer // stdio: the server's stderr; nil discards it
+	Logger         *slog.Logger
+}
+
+// maxUpstreamTools bounds the tools read from one upstream listing.
+const maxUpstreamTools = 1024
+
+// retryPause is the shortest time between two connection attempts, so that
+// calls to a dead upstream fail fast instead of piling up.
+const retryPause = 200 * time.Millisecond
+
+// Upstream is one MCP server the gateway fronts, reached over stdio (a
+// command it starts) or streamable HTTP. It connects on first use, and
+// again after its connection is lost; on every connection, and whenever the
+// server announces a changed tool list, it compares each pinned tool with
+// its pin. A tool that differs, or is gone, is refused with
+// TOOL_DEFINITION_CHANGED (Check) until it matches its pin again: the
+// operator reviews the change and pins it. It is safe for concurrent use.
+type Upstream struct {
+	opts   UpstreamOptions
+	client *mcp.Client
+	log    *slog.Logger
+
+	mu       sync.Mutex
+	sess     *mcp.ClientSession
+	lastFail time.Time
+	lastErr  error
+	closed   bool
+
+	stateMu sync.RWMutex
+	state   map[string]toolState // by upstream tool name; absent: not yet checked
+
+	verifyMu sync.Mutex // one verification at a time
+
+	transportOnce sync.Once
+	pool          http.RoundTripper
+}
+
+// toolState is what the last verification found of one pinned tool.
+type toolState struct {
+	ok     bool
+	seen   string // digest seen ("" when gone or unpinnable)
+	reason string
+}
+
+// NewUpstream checks opts and returns an Upstream; nothing is started
+// until Connect or the first call.
+func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
+	if (len(opts.Command) == 0) == (opts.URL == "") {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: upstream %q needs exactly one of a command and a URL", opts.Name)
+	}
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = 10 * time.Second
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	u := &Upstream{opts: opts, state: map[string]toolState{}, log: opts.Logger}
+	if u.log == nil {
+		u.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	u.log = u.log.With(slog.String("upstream", opts.Name))
+	u.client = mcp.NewClient(&mcp.Implementation{Name: "toolcanon-gateway", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
+			// The handler runs on the session's reader: verify elsewhere.
+			go u.reverify(req.Session)
+		},
+	})
+	return u, nil
+}
+
+// Connect connects now, if not connected, and verifies the pins.
+func (u *Upstream) Connect(ctx context.Context) error {
+	_, err := u.session(ctx)
+	return err
+}
+
+// Close ends the connection; a stdio server is stopped.
+func (u *Upstream) Close() error {
+	u.mu.Lock()
+	s := u.sess
+	u.sess, u.closed = nil, true
+	u.mu.Unlock()
+	if s != nil {
+		return s.Close()
+	}
+	return nil
+}
+
+// Check reports whether the pinned tool name may be called: nil when its
+// last verification matched its pin (or no connection was made yet: the
+// call connects and verifies first), TOOL_DEFINITION_CHANGED otherwise.
+func (u *Upstream) Check(name string) error {
+	if _, pinned := u.opts.Pins[name]; !pinned {
+		return canonical.Errorf(canonical.CodeUnknownTool, "gateway: upstream %q tool %q is not pinned", u.opts.Name, name)
+	}
+	u.stateMu.RLock()
+	st, known := u.state[name]
+	u.stateMu.RUnlock()
+	if !known || st.ok {
+		return nil
+	}
+	return canonical.Errorf(canonical.CodeToolDefinitionChanged, "gateway: upstream %q tool %q: %s", u.opts.Name, name, st.reason)
+}
+
+// Tool returns the boundary.Tool that calls the upstream tool name. Its
+// raw response is the whole CallToolResult; an isError result is returned
+// with ErrToolError.
+func (u *Upstream) Tool(name string) boundary.Tool {
+	return boundary.ToolFunc(func(ctx context.Context, input []byte) ([]byte, error) {
+		return u.call(ctx, name, input)
+	})
+}
+
+func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte, error) {
+	s, err := u.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := u.Check(name); err != nil {
+		return nil, err
+	}
+	cctx, cancel := withoutValues(ctx)
+	defer cancel()
+	res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(input)})
+	if err != nil {
+		if ctx.Err() == nil && transportFailed(err) {
+			// The connection failed, not the call: connect again next time.
+			u.drop(s, err)
+		}
+		return nil, err
+	}
+	return resultRaw(res)
+}
+
+// withoutValues returns a context with ctx's deadline and cancellation but
+// none of its values. A call arrives with the context of the agent's
+// request, whose values the SDK reads as the state of that request (its
+// protocol version among them); they must not leak into the gateway's own
+// requests to an upstream.
+func withoutValues(ctx context.Context) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancel(context.Background())
+	if dl, ok := ctx.Deadline(); ok {
+		var cancelDL context.CancelFunc
+		out, cancelDL = context.WithDeadline(out, dl)
+		prev := cancel
+		cancel = func() { cancelDL(); prev() }
+	}
+	stop := context.AfterFunc(ctx, cancel)
+	return out, func() { stop(); cancel() }
+}
+
+// codeRejectedByTransport is the JSON-RPC code the SDK gives a request its
+// transport could not deliver (a refused connection, a lost stream).
+const codeRejectedByTransport = -32005
+
+// transportFailed reports whether err is the connection's failure rather
+// than the upstream's answer: anything but a JSON-RPC error from the peer.
+func transportFailed(err error) bool {
+	var rpc *jsonrpc.Error
+	return !errors.As(err, &rpc) || rpc.Code == codeRejectedByTransport
+}
+
+// List returns the upstream's tools (at most 1024), connecting if needed.
+func (u *Upstream) List(ctx context.Context) ([]*mcp.Tool, error) {
+	s, err := u.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return listTools(ctx, s)
+}
+
+func listTools(ctx context.Context, s *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	for t, err := range s.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		if len(out) == maxUpstreamTools {
+			return nil, fmt.Errorf("gateway: the upstream lists more than %d tools", maxUpstreamTools)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// session returns the connected session, connecting and verifying first
+// when there is none.
+func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	switch {
+	case u.closed:
+		return nil, canonical.Errorf(canonical.CodeExecutionFailed, "gateway: upstream %q is closed", u.opts.Name)
+	case u.sess != nil:
+		return u.sess, nil
+	case time.Since(u.lastFail) < retryPause:
+		return nil, u.lastErr
+	}
+	cctx, cancel := withoutValues(ctx)
+	defer cancel()
+	cctx, cancelTimeout := context.WithTimeout(cctx, u.opts.ConnectTimeout)
+	defer cancelTimeout()
+	s, err := u.client.Connect(cctx, u.transport(), nil)
+	if err == nil {
+		if err = u.verify(cctx, s); err != nil {
+			_ = s.Close()
+		}
+	}
+	if err != nil {
+		u.lastFail = time.Now()
+		u.lastErr = fmt.Errorf("gateway: upstream %q unreachable: %w", u.opts.Name, err)
+		u.log.Warn("cannot connect", slog.Any("cause", err))
+		return nil, u.lastErr
+	}
+	u.sess = s
+	u.log.Info("connected")
+	go func() {
+		err := s.Wait()
+		u.drop(s, err)
+	}()
+	return s, nil
+}
+
+// drop forgets s if it is still the session, so that the next call
+// connects again; a stdio server is stopped.
+func (u *Upstream) drop(s *mcp.ClientSession, cause error) {
+	u.mu.Lock()
+	mine := u.sess == s
+	if mine {
+		u.sess = nil
+	}
+	u.mu.Unlock()
+	if mine {
+		u.log.Warn("connection lost", slog.Any("cause", cause))
+		_ = s.Close()
+	}
+}
+
+func (u *Upstream) transport() mcp.Transport {
+	if u.opts.URL != "" {
+		client := &http.Client{Transport: headerTransport{base: u.httpTransport(), header: u.opts.Header}}
+		return &mcp.StreamableClientTransport{Endpoint: u.opts.URL, HTTPClient: client, MaxRetries: 1}
+	}
+	cmd := exec.Command(u.opts.Command[0], u.opts.Command[1:]...)
+	if len(u.opts.Env) > 0 {
+		cmd.Env = os.Environ()
+		for k, v := range u.opts.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	cmd.Stderr = u.opts.Stderr
+	stopWithParent(cmd)
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+}
+
+// httpTransport is the upstream's connection pool, kept across
+// reconnections. Calls run in parallel, so it keeps as many idle
+// connections as calls are likely in flight instead of the default two.
+func (u *Upstream) httpTransport() http.RoundTripper {
+	u.transportOnce.Do(func() {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		u.pool = t
+	})
+	return u.pool
+}
+
+// headerTransport adds fixed headers to every request.
+type headerTransport struct {
+	base   http.RoundTripper
+	header http.Header
+}
+
+// RoundTrip sends r with the fixed headers.
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.header) > 0 {
+		r = r.Clone(r.Context())
+		for k, vs := range t.header {
+			r.Header[k] = slices.Clone(vs)
+		}
+	}
+	return t.base.RoundTrip(r)
+}
+
+// reverify runs after the upstream announced a changed tool list.
+func (u *Upstream) reverify(s *mcp.ClientSession) {
+	ctx, cancel := context.WithTimeout(context.Background(), u.opts.ConnectTimeout)
+	defer cancel()
+	if err := u.verify(ctx, s); err != nil {
+		u.log.Warn("cannot verify the changed tool list", slog.Any("cause", err))
+	}
+}
+
+// verify lists the upstream's tools and compares each pinned one with its
+// pin, logging every change of state with both digests.
+func (u *Upstream) verify(ctx context.Context, s *mcp.ClientSession) error {
+	u.verifyMu.Lock()
+	defer u.verifyMu.Unlock()
+	tools, err := listTools(ctx, s)
+	if err != nil {
+		return err
+	}
+	byName := make(map[string]*mcp.Tool, len(tools))
+	for _, t := range tools {
+		if t != nil {
+			byName[t.Name] = t
+		}
+	}
+	next := make(map[string]toolState, len(u.opts.Pins))
+	for name, pin := range u.opts.Pins {
+		t := byName[name]
+		var st toolState
+		switch d, err := Digest(t); {
+		case t == nil:
+			st.reason = "the upstream no longer lists it"
+		case err != nil:
+			st.reason = "its definition cannot be pinned: " + err.Error()
+		case d != pin:
+			st.seen, st.reason = d, "its definition changed since it was pinned"
+		default:
+			st.seen, st.ok = d, true
+		}
+		next[name] = st
+	}
+	u.stateMu.Lock()
+	prev := u.state
+	u.state = next
+	u.stateMu.Unlock()
+	for name, st := range next {
+		if old, known := prev[name]; known && old == st {
+			continue
+		}
+		if st.ok {
+			u.log.Info("tool matches its pin", slog.String("tool", name), slog.String("digest", st.seen))
+			continue
+		}
+		u.log.Error("tool refused: TOOL_DEFINITION_CHANGED", slog.String("tool", name),
+			slog.String("pinned", u.opts.Pins[name]), slog.String("seen", st.seen), slog.String("reason", st.reason))
+	}
+	return nil
+}

@@ -2,6 +2,8 @@ package otelcanon
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -61,6 +63,8 @@ type Observer struct {
 	refusals  metric.Int64Counter     // toolcanon.call.refusals
 	phases    metric.Float64Histogram // toolcanon.call.phase.duration
 	storeDurs metric.Float64Histogram // db.client.operation.duration
+
+	sets attrSets // metric attributes, by what they are made of
 }
 
 var (
@@ -128,11 +132,10 @@ func (o *Observer) Start(ctx context.Context, c observe.Call) context.Context {
 // and the projector, and the phase's duration metric.
 func (o *Observer) Phase(ctx context.Context, c observe.Call, e observe.PhaseEvent) {
 	if o.phases.Enabled(ctx) {
-		attrs := make([]attribute.KeyValue, 0, 3)
-		attrs = append(attrs, PhaseKey.String(e.Phase.String()))
-		attrs = appendTool(attrs, c)
-		attrs = appendError(attrs, e.Code)
-		o.phases.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attrs...))
+		opt := o.sets.get(setKey{metric: mPhase, a: e.Phase.String(), b: c.Tool, c: string(e.Code)}, func(k setKey) []attribute.KeyValue {
+			return appendError(appendTool(append(make([]attribute.KeyValue, 0, 3), PhaseKey.String(k.a)), k.b), canonical.Code(k.c))
+		})
+		o.phases.Record(ctx, e.Duration.Seconds(), opt)
 	}
 	var name string
 	switch e.Phase {
@@ -197,28 +200,29 @@ func (o *Observer) End(ctx context.Context, c observe.Call, out observe.Outcome)
 		span.End(trace.WithTimestamp(c.Start.Add(out.Duration)))
 	}
 	if o.duration.Enabled(ctx) {
-		attrs := make([]attribute.KeyValue, 0, 3)
-		attrs = append(attrs, GenAIOperationNameKey.String(OperationExecuteTool))
-		attrs = appendTool(attrs, c)
-		attrs = appendError(attrs, out.Code)
-		o.duration.Record(ctx, out.Duration.Seconds(), metric.WithAttributes(attrs...))
+		opt := o.sets.get(setKey{metric: mDuration, a: c.Tool, b: string(out.Code)}, func(k setKey) []attribute.KeyValue {
+			attrs := append(make([]attribute.KeyValue, 0, 3), GenAIOperationNameKey.String(OperationExecuteTool))
+			return appendError(appendTool(attrs, k.a), canonical.Code(k.b))
+		})
+		o.duration.Record(ctx, out.Duration.Seconds(), opt)
 	}
 	if o.outcomes.Enabled(ctx) {
-		attrs := make([]attribute.KeyValue, 0, 4)
-		attrs = appendTool(attrs, c)
-		attrs = append(attrs, StatusKey.String(string(out.Status)), ReplayedKey.Bool(out.Replayed))
-		if out.Code != "" {
-			attrs = append(attrs, CodeKey.String(string(out.Code)))
-		} else {
-			attrs = append(attrs, EvidenceKey.String(string(out.Evidence)))
-		}
-		o.outcomes.Add(ctx, 1, metric.WithAttributes(attrs...))
+		key := setKey{metric: mOutcome, a: c.Tool, b: string(out.Status), c: string(out.Code), d: string(out.Evidence), flag: out.Replayed}
+		opt := o.sets.get(key, func(k setKey) []attribute.KeyValue {
+			attrs := appendTool(make([]attribute.KeyValue, 0, 4), k.a)
+			attrs = append(attrs, StatusKey.String(k.b), ReplayedKey.Bool(k.flag))
+			if k.c != "" {
+				return append(attrs, CodeKey.String(k.c))
+			}
+			return append(attrs, EvidenceKey.String(k.d))
+		})
+		o.outcomes.Add(ctx, 1, opt)
 	}
 	if refusal(out) && o.refusals.Enabled(ctx) {
-		attrs := make([]attribute.KeyValue, 0, 2)
-		attrs = appendTool(attrs, c)
-		attrs = append(attrs, CodeKey.String(string(out.Code)))
-		o.refusals.Add(ctx, 1, metric.WithAttributes(attrs...))
+		opt := o.sets.get(setKey{metric: mRefusal, a: c.Tool, b: string(out.Code)}, func(k setKey) []attribute.KeyValue {
+			return append(appendTool(make([]attribute.KeyValue, 0, 2), k.a), CodeKey.String(k.b))
+		})
+		o.refusals.Add(ctx, 1, opt)
 	}
 }
 
@@ -241,17 +245,21 @@ func refusal(out observe.Outcome) bool {
 // in db.client.operation.duration.
 func (o *Observer) StoreOp(ctx context.Context, op observe.StoreOp) {
 	if o.storeDurs.Enabled(ctx) {
-		attrs := make([]attribute.KeyValue, 0, 4)
-		attrs = append(attrs, o.dbSystem, semconv.DBOperationNameKey.String(op.Command))
-		if op.Script != "" {
-			attrs = append(attrs, semconv.DBStoredProcedureNameKey.String(op.Script))
-		}
-		attrs = appendError(attrs, op.Code)
-		o.storeDurs.Record(ctx, op.Duration.Seconds(), metric.WithAttributes(attrs...))
+		opt := o.sets.get(setKey{metric: mStore, a: op.Command, b: op.Script, c: string(op.Code)}, func(k setKey) []attribute.KeyValue {
+			attrs := append(make([]attribute.KeyValue, 0, 4), o.dbSystem, semconv.DBOperationNameKey.String(k.a))
+			if k.b != "" {
+				attrs = append(attrs, semconv.DBStoredProcedureNameKey.String(k.b))
+			}
+			return appendError(attrs, canonical.Code(k.c))
+		})
+		o.storeDurs.Record(ctx, op.Duration.Seconds(), opt)
+	}
+	if call, ok := ctx.Value(callKey{o}).(trace.Span); ok && !call.IsRecording() {
+		return // the call is not sampled: neither are its store operations
 	}
 	parent := trace.SpanFromContext(ctx)
 	if parent.SpanContext().IsValid() && !parent.IsRecording() {
-		return // the call is not sampled: neither are its store operations
+		return
 	}
 	name := op.Command
 	attrs := make([]attribute.KeyValue, 0, 7)
@@ -274,11 +282,11 @@ func (o *Observer) StoreOp(ctx context.Context, op observe.StoreOp) {
 	span.End(trace.WithTimestamp(op.Start.Add(op.Duration)))
 }
 
-func appendTool(attrs []attribute.KeyValue, c observe.Call) []attribute.KeyValue {
-	if c.Tool == "" {
+func appendTool(attrs []attribute.KeyValue, tool string) []attribute.KeyValue {
+	if tool == "" {
 		return attrs
 	}
-	return append(attrs, GenAIToolNameKey.String(c.Tool))
+	return append(attrs, GenAIToolNameKey.String(tool))
 }
 
 func appendError(attrs []attribute.KeyValue, code canonical.Code) []attribute.KeyValue {
@@ -286,4 +294,45 @@ func appendError(attrs []attribute.KeyValue, code canonical.Code) []attribute.Ke
 		return attrs
 	}
 	return append(attrs, semconv.ErrorTypeKey.String(string(code)))
+}
+
+// Metrics whose attribute sets are cached.
+const (
+	mDuration uint8 = iota + 1
+	mOutcome
+	mRefusal
+	mPhase
+	mStore
+)
+
+// setKey is what one metric's attributes are made of: bound tool names,
+// stable codes, phases and store operations only, so there are few.
+type setKey struct {
+	metric     uint8
+	flag       bool
+	a, b, c, d string
+}
+
+// maxSets bounds the cache, should a caller hand StoreOp or End values that
+// did not come from a Boundary; past it, sets are built for each record.
+const maxSets = 1024
+
+// attrSets caches each metric's attribute set as a ready option, so that a
+// measurement neither sorts attributes nor allocates.
+type attrSets struct {
+	m sync.Map // setKey -> metric.MeasurementOption
+	n atomic.Int64
+}
+
+func (s *attrSets) get(k setKey, build func(setKey) []attribute.KeyValue) metric.MeasurementOption {
+	if v, ok := s.m.Load(k); ok {
+		return v.(metric.MeasurementOption)
+	}
+	opt := metric.WithAttributeSet(attribute.NewSet(build(k)...))
+	if s.n.Load() < maxSets {
+		if _, loaded := s.m.LoadOrStore(k, opt); !loaded {
+			s.n.Add(1)
+		}
+	}
+	return opt
 }

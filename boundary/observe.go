@@ -116,9 +116,10 @@ func (t *tracker) close(code canonical.Code, ev canonical.Evidence) {
 	case observe.Projection:
 		t.out.ResultBytes = t.bytes
 	}
+	start := t.since
 	t.open, t.since = 0, now
 	t.o.Phase(t.ctx, t.call, observe.PhaseEvent{
-		Phase: p, Start: now.Add(-d), Duration: d, Code: observe.SafeCode(code), Bytes: t.bytes, Evidence: ev,
+		Phase: p, Start: start, Duration: d, Code: observe.SafeCode(code), Bytes: t.bytes, Evidence: ev,
 	})
 }
 

@@ -1,7 +1,7 @@
 // Command toolcanon runs the demo of the tool-call boundary and lets an
 // operator inspect the canonical records of a run.
 //
-//	toolcanon demo    [--redis ADDR[,ADDR...]] [--raw]
+//	toolcanon demo    [--redis ADDR[,ADDR...]] [--raw] [--trace]
 //	toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json]
 //
 // Exit codes: 0 success, 1 the store failed (unreachable, refused), 2 bad
@@ -49,9 +49,10 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `toolcanon: one boundary for every tool call, one canonical record of each.
 
 Usage:
-  toolcanon demo    [--redis ADDR[,ADDR...]] [--raw]
+  toolcanon demo    [--redis ADDR[,ADDR...]] [--raw] [--trace]
       Run a scripted agent run through the boundary and show what the agent
       saw and what the store holds. Default store: in memory (no setup).
+      --trace also prints the run's OpenTelemetry span tree.
   toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json]
       Show a run's records and completion index. Raw payloads only with --raw.
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/observe"
 	"github.com/toolcanon/toolcanon/registry"
 )
 
@@ -70,6 +71,7 @@ type Boundary struct {
 	storeAttempts int
 	storeTimeout  time.Duration
 	leaseMargin   time.Duration
+	observer      observe.Observer // nil: none (see WithObserver)
 }
 
 // binding is one agent-facing name: the exact definition it runs and the

@@ -3,11 +3,14 @@ package boundary_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/memstore"
+	"github.com/toolcanon/toolcanon/observe"
 	"github.com/toolcanon/toolcanon/registry"
 )
 
@@ -130,4 +133,28 @@ func ExampleWithReplay() {
 func ExampleHint() {
 	fmt.Println(boundary.Hint(canonical.CodeBudgetExhausted))
 	// Output: The tool call budget is used up; stop calling tools and answer with what you have.
+}
+
+func ExampleWithObserver() {
+	h := slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == "duration" || len(groups) > 0 {
+				return slog.Attr{} // times vary; keep the example's output stable
+			}
+			return a
+		},
+	})
+	reg, _ := registry.New(exampleSearch)
+	b, err := boundary.New(memstore.New(), reg, examplePolicy,
+		boundary.Bind("search", "kb.search", "1.0.0", exampleTool, exampleProjector),
+		boundary.WithObserver(observe.NewLogger(slog.New(h))))
+	if err != nil {
+		panic(err)
+	}
+	run := exampleRun()
+	b.Invoke(context.Background(), run, boundary.Envelope{
+		ToolCallID: "call_8f2k", RunID: run.ID, Tool: "search", Input: []byte(`{"query":"redis ttl"}`),
+	})
+	// Output:
+	// level=INFO msg="tool call" run_id=run-42 tool_call_id=call_8f2k tool=search definition=kb.search@1.0.0 status=READY evidence=EVIDENCE_FOUND executed=true replayed=false
 }

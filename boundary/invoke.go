@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/observe"
 	"github.com/toolcanon/toolcanon/registry"
 )
 
@@ -55,6 +56,10 @@ func (b *Boundary) Invoke(ctx context.Context, run RunContext, env Envelope) (re
 		// An invalid id is never echoed: it could carry anything.
 		inv.id = env.ToolCallID
 	}
+	if b != nil && b.observer != nil {
+		ctx = inv.obs.start(ctx, b, &run, &env, inv.id)
+		defer func() { inv.obs.end(res) }() // after the recovery below
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			res = inv.recovered(v)
@@ -73,6 +78,7 @@ type invocation struct {
 	begun bool   // the record exists and is ours
 	done  bool   // Complete was attempted
 	ran   bool   // the tool was called
+	obs   tracker
 }
 
 func (inv *invocation) fail(c canonical.Code, err error) Result {
@@ -141,6 +147,7 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	}
 	input := plan.Input()
 	request := buildRequest(env, run, bd, plan, input)
+	inv.obs.next(observe.Begin, len(input))
 
 	// 2. The record exists before anything runs. Its lease lets a reaper
 	// close it if this worker dies: the tool's timeout and a margin.
@@ -160,10 +167,12 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	if limits == (canonical.Limits{}) {
 		limits = run.Limits.WithDefaults()
 	}
+	inv.obs.next(observe.Tool, len(request))
 
 	// 3. Execute, bounded by the tool's timeout and the run's deadline (ctx).
 	inv.ran = true
 	raw, code, err := execute(ctx, bd.tool, def.Timeout(), input)
+	inv.obs.sized(len(raw))
 	if err != nil {
 		c := canonical.Completion{Status: canonical.StatusError, Code: code}
 		if len(raw) > 0 && int64(len(raw)) <= limits.MaxRecordBytes-int64(len(request)) {
@@ -184,8 +193,10 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	}
 
 	// 5. Project.
+	inv.obs.next(observe.Projection, len(raw))
 	call := canonical.Call{RunID: run.ID, ToolCallID: env.ToolCallID, Tool: env.Tool, Input: input}
 	p, err := project(ctx, bd.projector, call, raw)
+	inv.obs.sized(len(p.Result))
 	if err == nil && !p.Evidence.Ready() {
 		err = canonical.Errorf(canonical.CodeProjectionFailed, "projector returned evidence %q", p.Evidence)
 	}
@@ -244,7 +255,9 @@ func (inv *invocation) begin(ctx context.Context, request []byte, lease time.Dur
 func (inv *invocation) complete(c canonical.Completion, cause error) Result {
 	inv.done = true
 	c.RunID, c.ToolCallID, c.Owner = inv.run.ID, inv.env.ToolCallID, inv.owner
+	inv.obs.completing(&c)
 	rec, err := inv.completeRecord(c)
+	inv.obs.fail(canonical.CodeOf(err))
 	switch {
 	case err == nil && rec.Status == canonical.StatusReady && c.Status == canonical.StatusReady:
 		return Result{
@@ -270,8 +283,9 @@ func (inv *invocation) complete(c canonical.Completion, cause error) Result {
 // stored outcome).
 func (inv *invocation) completeRecord(c canonical.Completion) (canonical.Record, error) {
 	var rec canonical.Record
-	err := inv.b.retry(context.Background(), func(context.Context) error {
-		ctx, cancel := context.WithTimeout(context.Background(), inv.b.storeTimeout)
+	detached := inv.obs.detached()
+	err := inv.b.retry(detached, func(context.Context) error {
+		ctx, cancel := context.WithTimeout(detached, inv.b.storeTimeout)
 		defer cancel()
 		var err error
 		rec, err = safeComplete(ctx, inv.b.store, c)

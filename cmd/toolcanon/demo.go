@@ -13,6 +13,7 @@ import (
 	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/memstore"
+	"github.com/toolcanon/toolcanon/observe"
 	"github.com/toolcanon/toolcanon/progress"
 	"github.com/toolcanon/toolcanon/projectors/querylog"
 	"github.com/toolcanon/toolcanon/projectors/rag"
@@ -135,12 +136,14 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	var rf redisFlags
 	rf.register(fs)
 	showRaw := fs.Bool("raw", false, "also print the raw tool responses kept in the store (harness-only data, secrets included)")
+	showTrace := fs.Bool("trace", false, "also print the run's OpenTelemetry span tree (kept in memory): phases, store scripts, durations, codes")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
 	var store canonical.Store = memstore.New()
 	storeName := "in-memory store (embedded default)"
 	runID := "demo-run"
+	dbSystem := "memory"
 	if rf.addrs != "" {
 		rs, err := rf.open()
 		if err != nil {
@@ -148,17 +151,29 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 			return codeExit(err)
 		}
 		defer rs.Close()
-		store, storeName = rs, "Redis at "+rf.addrs
+		store, storeName, dbSystem = rs, "Redis at "+rf.addrs, "redis"
 		runID = "demo-run-" + canonical.NewOwner()[:8] // each demo on a shared Redis gets its own run
 	}
-	if err := runDemo(context.Background(), stdout, store, storeName, runID, *showRaw); err != nil {
+	var tr *tracing
+	if *showTrace {
+		var err error
+		if tr, err = newTracing(dbSystem); err != nil {
+			fmt.Fprintf(stderr, "toolcanon demo: %v\n", err)
+			return exitFailure
+		}
+		defer tr.close()
+	}
+	if err := runDemo(context.Background(), stdout, store, storeName, runID, *showRaw, tr); err != nil {
 		fmt.Fprintf(stderr, "toolcanon demo: %v\n", err)
 		return codeExit(err)
 	}
 	return exitOK
 }
 
-func runDemo(ctx context.Context, w io.Writer, store canonical.Store, storeName, runID string, showRaw bool) error {
+// runDemo runs the scripted calls on store. With tr, the boundary and its
+// store report to OpenTelemetry and the span tree is printed at the end;
+// the demo's own reads of the records stay out of it.
+func runDemo(ctx context.Context, w io.Writer, store canonical.Store, storeName, runID string, showRaw bool, tr *tracing) error {
 	reg, err := registry.New(kbSearchDef, logsQueryDef, ticketUpdateDef)
 	if err != nil {
 		return err
@@ -171,12 +186,18 @@ func runDemo(ctx context.Context, w io.Writer, store canonical.Store, storeName,
 	if err != nil {
 		return err
 	}
-	b, err := boundary.New(store, reg, allow,
+	runStore := store // the store the run goes through: observed under --trace
+	opts := []boundary.Option{
 		boundary.Bind("search_docs", "kb.search", "1.2.0", boundary.ToolFunc(knowledgeBase), ragProj),
 		boundary.Bind("query_logs", "logs.query", "2.0.1", logTool(logSource(time.Now())), logProj),
 		boundary.Bind("update_ticket", "ticket.update", "1.0.0",
 			boundary.ToolFunc(func(context.Context, []byte) ([]byte, error) { return []byte(`{}`), nil }), ragProj),
-	)
+	}
+	if tr != nil {
+		runStore = observe.Store(store, tr.obs)
+		opts = append(opts, boundary.WithObserver(tr.obs))
+	}
+	b, err := boundary.New(runStore, reg, allow, opts...)
 	if err != nil {
 		return err
 	}
@@ -230,7 +251,7 @@ func runDemo(ctx context.Context, w io.Writer, store canonical.Store, storeName,
 			return err
 		}
 	}
-	if err := store.CloseRun(ctx, runID); err != nil {
+	if err := runStore.CloseRun(ctx, runID); err != nil {
 		return err
 	}
 	step++
@@ -238,7 +259,13 @@ func runDemo(ctx context.Context, w io.Writer, store canonical.Store, storeName,
 	if err := show(ctx, w, store, step, late, b.Invoke(ctx, run, late.env), showRaw, ""); err != nil {
 		return err
 	}
-	return endOfRun(ctx, w, store, runID)
+	if err := endOfRun(ctx, w, runStore, runID); err != nil {
+		return err
+	}
+	if tr != nil {
+		return tr.write(w)
+	}
+	return nil
 }
 
 func show(ctx context.Context, w io.Writer, store canonical.Store, step int, c demoCall, res boundary.Result, showRaw bool, note string) error {

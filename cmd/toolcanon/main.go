@@ -2,7 +2,7 @@
 // operator inspect a run, check a Redis server and close out calls whose
 // worker died, and runs the MCP gateway in front of upstream MCP servers.
 //
-//	toolcanon demo    [--redis ADDR[,ADDR...]] [--raw]
+//	toolcanon demo    [--redis ADDR[,ADDR...]] [--raw] [--trace]
 //	toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json]
 //	toolcanon doctor  --redis ADDR[,ADDR...] [--json]
 //	toolcanon reap    --redis ADDR[,ADDR...] --run RUN [--max N]
@@ -65,9 +65,10 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `toolcanon: one boundary for every tool call, one canonical record of each.
 
 Usage:
-  toolcanon demo    [--redis ADDR[,ADDR...]] [--raw]
+  toolcanon demo    [--redis ADDR[,ADDR...]] [--raw] [--trace]
       Run a scripted agent run through the boundary and show what the agent
       saw and what the store holds. Default store: in memory (no setup).
+      --trace also prints the run's OpenTelemetry span tree.
   toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json]
       Show a run's settings, records and completion index. Raw payloads only with --raw.
   toolcanon doctor  --redis ADDR[,ADDR...] [--json]

@@ -1,0 +1,156 @@
+package observe
+
+import (
+	"context"
+	"time"
+
+	"github.com/toolcanon/toolcanon/canonical"
+)
+
+// StoreOp is one call of a canonical.Store method, reported when it returns.
+// Like every event of this package it carries no payload, key or error text.
+type StoreOp struct {
+	// Method is the Store method: "Begin", "Complete", "CloseRun",
+	// "ObserveProgress", "Get", "GetMany", "Completed" or "Usage".
+	Method string
+	// Script is the lifecycle script the method runs (begin, complete,
+	// close_run, observe_progress); "" for a read.
+	Script string
+	// Command is the Redis command the method stands for: EVALSHA for a
+	// script, HMGET, LRANGE or HGETALL for a read. The in-memory store runs
+	// none, but has the same operations, so it reports the same names.
+	Command string
+	// RunID and ToolCallID are the operation's identity when valid ("" for
+	// a malformed one, or when the method names no call).
+	RunID, ToolCallID string
+	// Items is the number of records a GetMany asked for; 1 for a method
+	// about one call, 0 for a method about the run.
+	Items    int
+	Start    time.Time
+	Duration time.Duration
+	// Code is the stable code of the error the method returned; "" on
+	// success.
+	Code canonical.Code
+}
+
+// StoreObserver is told about every operation of a store wrapped by Store.
+// It is called from the goroutine that called the store, so it must be safe
+// for concurrent use, quick, and must not block. A panic in it is recovered
+// and ignored.
+type StoreObserver interface {
+	StoreOp(ctx context.Context, op StoreOp)
+}
+
+// The operations a Store reports, in the order of the interface.
+var (
+	opBegin           = storeOp{"Begin", "begin", "EVALSHA"}
+	opComplete        = storeOp{"Complete", "complete", "EVALSHA"}
+	opGet             = storeOp{"Get", "", "HMGET"}
+	opGetMany         = storeOp{"GetMany", "", "HMGET"}
+	opCompleted       = storeOp{"Completed", "", "LRANGE"}
+	opCloseRun        = storeOp{"CloseRun", "close_run", "EVALSHA"}
+	opUsage           = storeOp{"Usage", "", "HGETALL"}
+	opObserveProgress = storeOp{"ObserveProgress", "observe_progress", "EVALSHA"}
+	opAbandon         = storeOp{"Abandon", "abandon", "EVALSHA"}
+	opExpiredLeases   = storeOp{"ExpiredLeases", "", "ZRANGE"}
+)
+
+type storeOp struct{ method, script, command string }
+
+// Store returns s reporting each of its operations to o. The result is a
+// canonical.Store with the same semantics as s: every method calls s's with
+// the same arguments and returns what it returned. A panic of s is reported
+// as STORE_UNAVAILABLE and then continues. A nil o returns s itself.
+func Store(s canonical.Store, o StoreObserver) canonical.Store {
+	if o == nil {
+		return s
+	}
+	return &observedStore{next: s, obs: o}
+}
+
+// observedStore has one small method per canonical.Store method: a new Store
+// method gets its own storeOp and a method of three lines below.
+type observedStore struct {
+	next canonical.Store
+	obs  StoreObserver
+}
+
+var _ canonical.Store = (*observedStore)(nil)
+
+func (s *observedStore) Begin(ctx context.Context, req canonical.BeginRequest) (_ canonical.Record, err error) {
+	defer s.report(ctx, opBegin, req.RunID, req.ToolCallID, 1, time.Now(), &err)
+	return s.next.Begin(ctx, req)
+}
+
+func (s *observedStore) Complete(ctx context.Context, c canonical.Completion) (_ canonical.Record, err error) {
+	defer s.report(ctx, opComplete, c.RunID, c.ToolCallID, 1, time.Now(), &err)
+	return s.next.Complete(ctx, c)
+}
+
+func (s *observedStore) Get(ctx context.Context, runID, toolCallID string) (_ canonical.Record, err error) {
+	defer s.report(ctx, opGet, runID, toolCallID, 1, time.Now(), &err)
+	return s.next.Get(ctx, runID, toolCallID)
+}
+
+func (s *observedStore) GetMany(ctx context.Context, runID string, ids []string, opts canonical.ReadOptions) (_ []*canonical.Record, err error) {
+	defer s.report(ctx, opGetMany, runID, "", len(ids), time.Now(), &err)
+	return s.next.GetMany(ctx, runID, ids, opts)
+}
+
+func (s *observedStore) Completed(ctx context.Context, runID string, max int) (_ []string, _ int, err error) {
+	defer s.report(ctx, opCompleted, runID, "", 0, time.Now(), &err)
+	return s.next.Completed(ctx, runID, max)
+}
+
+func (s *observedStore) CloseRun(ctx context.Context, runID string) (err error) {
+	defer s.report(ctx, opCloseRun, runID, "", 0, time.Now(), &err)
+	return s.next.CloseRun(ctx, runID)
+}
+
+func (s *observedStore) Usage(ctx context.Context, runID string) (_ canonical.RunUsage, err error) {
+	defer s.report(ctx, opUsage, runID, "", 0, time.Now(), &err)
+	return s.next.Usage(ctx, runID)
+}
+
+func (s *observedStore) ObserveProgress(ctx context.Context, runID string, valid bool, threshold int64) (_ canonical.ProtocolState, err error) {
+	defer s.report(ctx, opObserveProgress, runID, "", 0, time.Now(), &err)
+	return s.next.ObserveProgress(ctx, runID, valid, threshold)
+}
+
+func (s *observedStore) Abandon(ctx context.Context, runID, toolCallID string) (_ canonical.Record, err error) {
+	defer s.report(ctx, opAbandon, runID, toolCallID, 1, time.Now(), &err)
+	return s.next.Abandon(ctx, runID, toolCallID)
+}
+
+func (s *observedStore) ExpiredLeases(ctx context.Context, runID string, max int) (_ []string, err error) {
+	defer s.report(ctx, opExpiredLeases, runID, "", 0, time.Now(), &err)
+	return s.next.ExpiredLeases(ctx, runID, max)
+}
+
+// report is deferred by every method: it sees the method's error, or its
+// panic, which it reports and then lets continue.
+func (s *observedStore) report(ctx context.Context, op storeOp, runID, toolCallID string, items int, start time.Time, err *error) {
+	code := canonical.CodeOf(*err)
+	v := recover()
+	if v != nil {
+		code = canonical.CodeStoreUnavailable
+	}
+	if canonical.ValidateRunID(runID) != nil {
+		runID = ""
+	}
+	if canonical.ValidateToolCallID(toolCallID) != nil {
+		toolCallID = ""
+	}
+	s.notify(ctx, StoreOp{
+		Method: op.method, Script: op.script, Command: op.command, RunID: runID, ToolCallID: toolCallID, Items: items,
+		Start: start, Duration: time.Since(start), Code: SafeCode(code),
+	})
+	if v != nil {
+		panic(v)
+	}
+}
+
+func (s *observedStore) notify(ctx context.Context, op StoreOp) {
+	defer func() { _ = recover() }()
+	s.obs.StoreOp(ctx, op)
+}

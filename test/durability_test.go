@@ -44,8 +44,8 @@ func TestDurabilityWaitsForReplicas(t *testing.T) {
 	}
 	t.Cleanup(replica.Stop)
 	waitLinkUp(t, replica.Addr)
-	s := open(t, redisstore.Options{Addrs: []string{master.Addr}, Timeout: 2 * time.Second,
-		Durability: redisstore.Durability{Replicas: 1, Timeout: 300 * time.Millisecond}})
+	s := open(t, redisstore.Options{Addrs: []string{master.Addr}, Timeout: 10 * time.Second,
+		Durability: redisstore.Durability{Replicas: 1, Timeout: 2 * time.Second}})
 	ctx := context.Background()
 	run := "durable-" + canonical.NewOwner()[:8]
 

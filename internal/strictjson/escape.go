@@ -1,0 +1,106 @@
+package strictjson
+
+import "unicode/utf8"
+
+// The canonical string form is RFC 8785's (section 3.2.2.2): '"' and '\\'
+// escaped, the five short escapes \b \f \n \r \t, \u00xx for the other
+// control characters, and every other character as raw UTF-8. For valid
+// UTF-8 it is the form JCS signs; invalid UTF-8 cannot be in a JSON string,
+// so each invalid byte is written as U+FFFD and the output is always
+// strict JSON.
+
+// plainByte reports whether c is written as itself.
+func plainByte(c byte) bool { return c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf }
+
+// AppendQuoted appends s as a JSON string, quotes included, in the
+// canonical form.
+func AppendQuoted(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = AppendEscaped(dst, s)
+	return append(dst, '"')
+}
+
+// AppendEscaped appends the contents of the canonical JSON string of s,
+// without the quotes.
+func AppendEscaped(dst []byte, s string) []byte {
+	valid := utf8.ValidString(s)
+	last := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if plainByte(c) || (c >= utf8.RuneSelf && valid) {
+			i++
+			continue
+		}
+		dst = append(dst, s[last:i]...)
+		if c < utf8.RuneSelf {
+			dst = AppendRune(dst, rune(c))
+			i++
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			dst = AppendRune(dst, r)
+			i += size
+		}
+		last = i
+	}
+	return append(dst, s[last:]...)
+}
+
+// EscapedLen returns len(AppendEscaped(nil, s)).
+func EscapedLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if plainByte(c) {
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			n += 3
+		} else {
+			n += RuneLen(r)
+		}
+		i += size
+	}
+	return n
+}
+
+// AppendRune appends the canonical escaped form of r. A rune that UTF-8
+// cannot encode (a surrogate, or beyond U+10FFFF) is written as U+FFFD.
+func AppendRune(dst []byte, r rune) []byte {
+	switch r {
+	case '"':
+		return append(dst, '\\', '"')
+	case '\\':
+		return append(dst, '\\', '\\')
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	}
+	if r >= 0 && r < 0x20 {
+		return append(dst, '\\', 'u', '0', '0', HexDigits[r>>4], HexDigits[r&0xF])
+	}
+	return utf8.AppendRune(dst, r)
+}
+
+// RuneLen returns len(AppendRune(nil, r)).
+func RuneLen(r rune) int {
+	switch {
+	case r == '"' || r == '\\' || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t':
+		return 2
+	case r >= 0 && r < 0x20:
+		return 6
+	}
+	if n := utf8.RuneLen(r); n > 0 {
+		return n
+	}
+	return 3 // U+FFFD
+}

@@ -36,6 +36,11 @@ func Check(b []byte, maxDepth int) error {
 	}
 	c := checkers.Get().(*checker)
 	c.b, c.max = b, maxDepth
+	if c.serial > math.MaxUint32-uint32(len(b)) {
+		// Serials would wrap within this document: start afresh.
+		c.serial, c.index.slots = 0, nil
+	}
+	c.first = c.serial + 1
 	i, err := c.value(SkipSpace(b, 0), 0)
 	if err == nil {
 		if i = SkipSpace(b, i); i != len(b) {
@@ -50,7 +55,7 @@ func Check(b []byte, maxDepth int) error {
 	return nil
 }
 
-var checkers = sync.Pool{New: func() any { return &checker{index: index{gen: 1}} }}
+var checkers = sync.Pool{New: func() any { return &checker{} }}
 
 var seed = maphash.MakeSeed()
 
@@ -62,13 +67,15 @@ const smallObject = 16
 // open objects (innermost last), decoded names that held escapes, and the
 // index of the names of large objects.
 type checker struct {
-	b      []byte
-	max    int
-	names  []name
-	arena  []byte
-	index  index
-	open   []uint32 // serials of the open objects, outermost first
-	serial uint32
+	b     []byte
+	max   int
+	names []name
+	arena []byte
+	index index
+	open  []uint32 // serials of the open objects, outermost first
+	// serial numbers objects across documents, so that index slots of an
+	// earlier document (serial below first) read as empty.
+	serial, first uint32
 }
 
 // name is one member name: a span of the document, or of the arena when it
@@ -89,36 +96,29 @@ func (c *checker) reset() {
 		c.arena = nil
 	}
 	c.names, c.arena = c.names[:0], c.arena[:0]
-	c.index.reset()
-	c.open, c.serial = c.open[:0], 0
+	c.index.live = 0
+	if len(c.index.slots) > maxKeptSlots {
+		c.index.slots = nil
+	}
+	c.open = c.open[:0]
 }
 
-// index finds the names of large objects by hash, with open addressing.
-// A slot is live when its generation is the current one, so that a new
-// document starts with an empty index without clearing it. Slots of closed
-// objects stay until the index grows; their object never matches again.
+// index finds the names of large objects by (object, hash), with open
+// addressing. Slots of closed objects stay until the index grows; their
+// serial never matches again.
 type index struct {
 	slots []slot
 	live  int
-	gen   uint32
 }
 
 type slot struct {
-	gen    uint32
-	object uint32 // serial of the object
+	hash   uint64
+	object uint32 // serial of the object; below checker.first: empty
 	head   int32  // 1 + position in names of the object's last name with this hash
 }
 
 // maxKeptSlots bounds the index a pooled checker keeps between documents.
 const maxKeptSlots = 1 << 18
-
-func (x *index) reset() {
-	x.live = 0
-	x.gen++
-	if len(x.slots) > maxKeptSlots || x.gen == 0 {
-		x.slots, x.gen = nil, 1
-	}
-}
 
 func (c *checker) bytesOf(n *name) []byte {
 	if n.inArena {
@@ -255,7 +255,7 @@ func (c *checker) addName(start, end int, escaped bool, base int) bool {
 				c.indexName(obj, int32(base+k))
 			}
 		}
-		if s := c.find(obj, n.hash); s.gen == c.index.gen {
+		if s := c.find(obj, n.hash); s.object >= c.first {
 			for k := s.head; k > 0; k = c.names[k-1].prev {
 				if bytes.Equal(c.bytesOf(&c.names[k-1]), key) {
 					return false
@@ -280,7 +280,7 @@ func (c *checker) find(obj uint32, hash uint64) *slot {
 	mask := uint64(len(x.slots) - 1)
 	for i := hash & mask; ; i = (i + 1) & mask {
 		s := &x.slots[i]
-		if s.gen != x.gen || (s.object == obj && c.names[s.head-1].hash == hash) {
+		if s.object < c.first || (s.object == obj && s.hash == hash) {
 			return s
 		}
 	}
@@ -293,12 +293,13 @@ func (c *checker) indexName(obj uint32, k int32) {
 	if 2*(x.live+1) > len(x.slots) {
 		c.grow()
 	}
-	s := c.find(obj, c.names[k].hash)
-	if s.gen == x.gen {
+	h := c.names[k].hash
+	s := c.find(obj, h)
+	if s.object >= c.first {
 		c.names[k].prev = s.head
 	} else {
 		c.names[k].prev = 0
-		*s = slot{gen: x.gen, object: obj}
+		*s = slot{hash: h, object: obj}
 		x.live++
 	}
 	s.head = k + 1
@@ -312,10 +313,10 @@ func (c *checker) grow() {
 	x.slots = make([]slot, max(64, 2*len(old)))
 	x.live = 0
 	for _, s := range old {
-		if s.gen != x.gen || !c.isOpen(s.object) {
+		if s.object < c.first || !c.isOpen(s.object) {
 			continue
 		}
-		*c.find(s.object, c.names[s.head-1].hash) = s
+		*c.find(s.object, s.hash) = s
 		x.live++
 	}
 }

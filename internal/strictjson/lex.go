@@ -106,12 +106,78 @@ func ScanString(b []byte, i int) (end int, escaped bool, err *SyntaxError) {
 		case c < 0x20:
 			return i, escaped, errAt(i, "control character in a string")
 		default:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size <= 1 {
-				return i, escaped, errAt(i, "invalid UTF-8")
+			j, bad := textRun(b, i)
+			if bad >= 0 {
+				return bad, escaped, errAt(bad, "invalid UTF-8")
 			}
-			i += size
+			i = j
 		}
+	}
+}
+
+// DecodeString is ScanString that also decodes: when the string at b[i]
+// holds an escape, its decoded value is appended to dst; otherwise dst is
+// returned unchanged and the value is b[i+1:end-1] as it is. One pass does
+// both.
+func DecodeString(dst, b []byte, i int) (out []byte, end int, escaped bool, err *SyntaxError) {
+	if i >= len(b) || b[i] != '"' {
+		return dst, i, false, errAt(i, "expected a string")
+	}
+	i++
+	from := i // start of the bytes not yet appended
+	for {
+		i = plainPrefix(b, i)
+		if i >= len(b) {
+			return dst, i, escaped, errAt(i, "unterminated string")
+		}
+		switch c := b[i]; {
+		case c == '"':
+			if escaped {
+				dst = append(dst, b[from:i]...)
+			}
+			return dst, i + 1, escaped, nil
+		case c == '\\':
+			escaped = true
+			n, reason := escapeLen(b[i:])
+			if reason != "" {
+				return dst, i, escaped, errAt(i, reason)
+			}
+			dst = append(dst, b[from:i]...)
+			r, _ := DecodeEscape(b[i:])
+			dst = utf8.AppendRune(dst, r)
+			i += n
+			from = i
+		case c < 0x20:
+			return dst, i, escaped, errAt(i, "control character in a string")
+		default:
+			j, bad := textRun(b, i)
+			if bad >= 0 {
+				return dst, bad, escaped, errAt(bad, "invalid UTF-8")
+			}
+			i = j
+		}
+	}
+}
+
+// textRun returns the end of the run of string text that starts with the
+// non-ASCII byte b[i]: up to the next quote, backslash or control byte,
+// none of which can be inside a multi-byte rune, so that the run is
+// validated at once. bad is the offset of its first invalid UTF-8 byte, or
+// -1.
+func textRun(b []byte, i int) (end, bad int) {
+	j := i + 1
+	for j < len(b) && b[j] >= 0x20 && b[j] != '"' && b[j] != '\\' {
+		j++
+	}
+	if utf8.Valid(b[i:j]) {
+		return j, -1
+	}
+	for k := i; ; {
+		r, size := utf8.DecodeRune(b[k:j])
+		if r == utf8.RuneError && size <= 1 {
+			return j, k
+		}
+		k += size
 	}
 }
 

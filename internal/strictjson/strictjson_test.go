@@ -374,3 +374,40 @@ func ExampleAppendQuoted() {
 	fmt.Println(string(strictjson.AppendQuoted(nil, "tab\there \"é\" \x01")))
 	// Output: "tab\there \"é\" \u0001"
 }
+
+// FuzzDecodeString: DecodeString accepts exactly what ScanString accepts,
+// ends at the same byte and decodes as AppendUnescaped does, which is what
+// encoding/json reads.
+func FuzzDecodeString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\nb\u00e9\ud83d\ude02"`, `"\ud800"`, "\"\xff\"", `"x\"y" tail`, `"é\\"`, `"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		end, escaped, err := strictjson.ScanString(b, 0)
+		out, end2, escaped2, err2 := strictjson.DecodeString([]byte("pre"), b, 0)
+		if (err == nil) != (err2 == nil) || end != end2 || escaped != escaped2 {
+			t.Fatalf("%q: ScanString %d %v %v, DecodeString %d %v %v", b, end, escaped, err, end2, escaped2, err2)
+		}
+		if err != nil {
+			if err.Offset != err2.Offset || err.Reason != err2.Reason {
+				t.Fatalf("%q: %v vs %v", b, err, err2)
+			}
+			return
+		}
+		want := b[1 : end-1]
+		if escaped {
+			want = strictjson.AppendUnescaped(nil, want)
+		}
+		got := out[3:]
+		if !escaped {
+			got = b[1 : end-1]
+			if len(out) != 3 {
+				t.Fatalf("%q: appended %q without an escape", b, out)
+			}
+		}
+		var dec string
+		if e := json.Unmarshal(b[:end], &dec); e != nil || dec != string(want) || string(got) != dec {
+			t.Fatalf("%q: got %q, want %q, encoding/json %q (%v)", b, got, want, dec, e)
+		}
+	})
+}

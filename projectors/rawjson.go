@@ -132,7 +132,7 @@ func findKey(doc []byte, i int, key string) int {
 	found := -1
 	i = skipWS(doc, i+1)
 	for i < len(doc) && doc[i] == '"' {
-		end, _ := validString(doc, i+1)
+		end := stringEnd(doc, i)
 		k := doc[i+1 : end-1]
 		i = skipWS(doc, end)
 		i = skipWS(doc, i+1) // ':'
@@ -168,14 +168,14 @@ func skipValue(doc []byte, i int) int {
 	}
 	switch doc[i] {
 	case '"':
-		end, _ := validString(doc, i+1)
+		end := stringEnd(doc, i)
 		return end
 	case '{', '[':
 		depth := 0
 		for i < len(doc) {
 			switch doc[i] {
 			case '"':
-				i, _ = validString(doc, i+1)
+				i = stringEnd(doc, i)
 				continue
 			case '{', '[':
 				depth++
@@ -230,7 +230,7 @@ func EachMember(obj []byte, fn func(key, value []byte) bool) bool {
 	}
 	i = skipWS(obj, i+1)
 	for i < len(obj) && obj[i] == '"' {
-		end, _ := validString(obj, i+1)
+		end := stringEnd(obj, i)
 		k := obj[i+1 : end-1]
 		i = skipWS(obj, end)
 		i = skipWS(obj, i+1) // ':'
@@ -268,7 +268,7 @@ func StringAt(doc []byte, i int) ([]byte, bool) {
 	if i < 0 || i >= len(doc) || doc[i] != '"' {
 		return nil, false
 	}
-	end, _ := validString(doc, i+1)
+	end := stringEnd(doc, i)
 	return doc[i+1 : end-1], true
 }
 
@@ -338,7 +338,7 @@ func EachObjectMember(doc []byte, start int, member func(key, value []byte), end
 		if isObj {
 			i = skipWS(doc, i+1)
 			for i < len(doc) && doc[i] == '"' {
-				kend, _ := validString(doc, i+1)
+				kend := stringEnd(doc, i)
 				k := doc[i+1 : kend-1]
 				i = skipWS(doc, kend)
 				i = skipWS(doc, i+1) // ':'

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/maphash"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -27,20 +28,17 @@ func ValidObject(b []byte) bool {
 
 // Check returns nil when b is exactly one strict JSON value (white space
 // around it allowed) with containers nested at most maxDepth levels deep,
-// and otherwise a *SyntaxError at the first problem. Duplicate member names
-// are found in expected constant time per member, with a hash seeded per
-// process, so that no document can make the check quadratic.
+// and otherwise a *SyntaxError. The error is the first problem in the
+// document, except that a repeated name in an object of more than 16
+// members is found when the object closes. Repeated names are found in
+// time linear in the object, with a hash seeded per process, so that no
+// document can make the check quadratic.
 func Check(b []byte, maxDepth int) error {
 	if len(b) > math.MaxInt32 {
 		return errAt(0, "document larger than 2 GiB")
 	}
 	c := checkers.Get().(*checker)
 	c.b, c.max = b, maxDepth
-	if c.serial > math.MaxUint32-uint32(len(b)) {
-		// Serials would wrap within this document: start afresh.
-		c.serial, c.index.slots = 0, nil
-	}
-	c.first = c.serial + 1
 	i, err := c.value(SkipSpace(b, 0), 0)
 	if err == nil {
 		if i = SkipSpace(b, i); i != len(b) {
@@ -59,66 +57,45 @@ var checkers = sync.Pool{New: func() any { return &checker{} }}
 
 var seed = maphash.MakeSeed()
 
-// smallObject is the member count up to which names are compared by a scan
-// of the object's earlier names; larger objects are indexed.
+// smallObject is the member count up to which a name is compared with the
+// object's earlier names as it is read; larger objects are checked when
+// they close, by a bucket sort on the names' hashes.
 const smallObject = 16
 
 // checker holds the scratch of one Check: the names of the members of the
 // open objects (innermost last), decoded names that held escapes, and the
-// index of the names of large objects.
+// buckets of the sort.
 type checker struct {
 	b     []byte
 	max   int
 	names []name
 	arena []byte
-	index index
-	open  []uint32 // serials of the open objects, outermost first
-	// serial numbers objects across documents, so that index slots of an
-	// earlier document (serial below first) read as empty.
-	serial, first uint32
+	count []int32
+	order []int32
 }
 
 // name is one member name: a span of the document, or of the arena when it
 // held escapes.
 type name struct {
 	hash    uint64
+	at      int32 // offset of the name's opening quote in the document
 	off, n  int32
-	prev    int32 // in a large object: 1 + the position of the previous name with the same hash, or 0
 	inArena bool
 }
 
+// maxKept bounds the scratch a pooled checker keeps between documents.
+const maxKept = 1 << 17
+
 func (c *checker) reset() {
 	c.b = nil
-	if cap(c.names) > maxKeptSlots/2 {
-		c.names = nil
+	if cap(c.names) > maxKept || cap(c.count) > 2*maxKept || cap(c.order) > maxKept {
+		c.names, c.count, c.order = nil, nil, nil
 	}
 	if cap(c.arena) > 1<<20 {
 		c.arena = nil
 	}
 	c.names, c.arena = c.names[:0], c.arena[:0]
-	c.index.live = 0
-	if len(c.index.slots) > maxKeptSlots {
-		c.index.slots = nil
-	}
-	c.open = c.open[:0]
 }
-
-// index finds the names of large objects by (object, hash), with open
-// addressing. Slots of closed objects stay until the index grows; their
-// serial never matches again.
-type index struct {
-	slots []slot
-	live  int
-}
-
-type slot struct {
-	hash   uint64
-	object uint32 // serial of the object; below checker.first: empty
-	head   int32  // 1 + position in names of the object's last name with this hash
-}
-
-// maxKeptSlots bounds the index a pooled checker keeps between documents.
-const maxKeptSlots = 1 << 18
 
 func (c *checker) bytesOf(n *name) []byte {
 	if n.inArena {
@@ -149,7 +126,7 @@ func (c *checker) value(i, depth int) (int, *SyntaxError) {
 }
 
 func (c *checker) deep(i int) *SyntaxError {
-	return errAt(i, "nesting deeper than "+strconv.Itoa(c.max))
+	return errStrict(i, "nesting deeper than "+strconv.Itoa(c.max))
 }
 
 func (c *checker) array(i, depth int) (int, *SyntaxError) {
@@ -187,11 +164,7 @@ func (c *checker) object(i, depth int) (int, *SyntaxError) {
 	}
 	b := c.b
 	base, arenaBase := len(c.names), len(c.arena)
-	c.serial++
-	c.open = append(c.open, c.serial)
-	defer func() {
-		c.names, c.arena, c.open = c.names[:base], c.arena[:arenaBase], c.open[:len(c.open)-1]
-	}()
+	defer func() { c.names, c.arena = c.names[:base], c.arena[:arenaBase] }()
 	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, nil
@@ -205,7 +178,7 @@ func (c *checker) object(i, depth int) (int, *SyntaxError) {
 			return end, err
 		}
 		if !c.addName(i+1, end-1, escaped, base) {
-			return i, errAt(i, "duplicate object key")
+			return i, errStrict(i, "duplicate object key")
 		}
 		i = SkipSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
@@ -220,6 +193,11 @@ func (c *checker) object(i, depth int) (int, *SyntaxError) {
 		}
 		switch b[i] {
 		case '}':
+			if len(c.names)-base > smallObject {
+				if at := c.repeated(base); at >= 0 {
+					return at, errStrict(at, "duplicate object key")
+				}
+			}
 			return i + 1, nil
 		case ',':
 			i = SkipSpace(b, i+1)
@@ -230,100 +208,69 @@ func (c *checker) object(i, depth int) (int, *SyntaxError) {
 }
 
 // addName records the member name held in b[start:end] of the object whose
-// names begin at names[base], and reports false when the object already
-// has a member of that name.
+// names begin at names[base], and reports false when the object is small
+// and already has a member of that name.
 func (c *checker) addName(start, end int, escaped bool, base int) bool {
-	n := name{off: int32(start), n: int32(end - start)}
+	n := name{at: int32(start - 1), off: int32(start), n: int32(end - start)}
 	if escaped {
 		off := len(c.arena)
 		c.arena = AppendUnescaped(c.arena, c.b[start:end])
-		n = name{off: int32(off), n: int32(len(c.arena) - off), inArena: true}
+		n.off, n.n, n.inArena = int32(off), int32(len(c.arena)-off), true
 	}
 	key := c.bytesOf(&n)
 	n.hash = maphash.Bytes(seed, key)
-	members := c.names[base:]
-	if len(members) < smallObject {
+	if members := c.names[base:]; len(members) < smallObject {
 		for k := range members {
 			if members[k].hash == n.hash && bytes.Equal(c.bytesOf(&members[k]), key) {
 				return false
 			}
 		}
-	} else {
-		obj := c.open[len(c.open)-1]
-		if len(members) == smallObject {
-			for k := range members {
-				c.indexName(obj, int32(base+k))
-			}
-		}
-		if s := c.find(obj, n.hash); s.object >= c.first {
-			for k := s.head; k > 0; k = c.names[k-1].prev {
-				if bytes.Equal(c.bytesOf(&c.names[k-1]), key) {
-					return false
-				}
-			}
-		}
 	}
 	c.names = append(c.names, n)
-	if len(members)+1 > smallObject {
-		c.indexName(c.open[len(c.open)-1], int32(len(c.names)-1))
-	}
 	return true
 }
 
-// find returns the index slot of the names of object obj with hash, or the
-// empty slot where they belong.
-func (c *checker) find(obj uint32, hash uint64) *slot {
-	x := &c.index
-	if len(x.slots) == 0 {
-		x.slots = make([]slot, 64)
+// repeated returns the offset of the first name of the object whose names
+// begin at names[base] that repeats an earlier one, or -1. The names are
+// spread over about as many buckets as there are names by the top bits of
+// their hash (a counting sort: two passes, sequential), so that a bucket
+// holds a few names and only names in one bucket are compared.
+func (c *checker) repeated(base int) int {
+	members := c.names[base:]
+	shift := 64 - bits.Len(uint(len(members)))
+	nb := 1<<(64-shift) + 1
+	c.count = slices.Grow(c.count[:0], nb)[:nb]
+	clear(c.count)
+	for k := range members {
+		c.count[members[k].hash>>shift+1]++
 	}
-	mask := uint64(len(x.slots) - 1)
-	for i := hash & mask; ; i = (i + 1) & mask {
-		s := &x.slots[i]
-		if s.object < c.first || (s.object == obj && s.hash == hash) {
-			return s
+	for k := 1; k < nb; k++ {
+		c.count[k] += c.count[k-1]
+	}
+	c.order = slices.Grow(c.order[:0], len(members))[:len(members)]
+	for k := range members {
+		slot := &c.count[members[k].hash>>shift]
+		c.order[*slot] = int32(k)
+		*slot++
+	}
+	// count[k] is now the end of bucket k, the start of bucket k+1.
+	first := -1
+	for start := 0; start < len(members); {
+		end := int(c.count[members[c.order[start]].hash>>shift])
+		bucket := c.order[start:end]
+		for x := 1; x < len(bucket); x++ {
+			a := &members[bucket[x]]
+			for y := range x {
+				b := &members[bucket[y]]
+				if a.hash == b.hash && bytes.Equal(c.bytesOf(a), c.bytesOf(b)) {
+					later := int(max(a.at, b.at))
+					if first < 0 || later < first {
+						first = later
+					}
+				}
+			}
 		}
+		start = end
 	}
-}
-
-// indexName makes names[k], a name of the open object obj, the head of its
-// hash's chain.
-func (c *checker) indexName(obj uint32, k int32) {
-	x := &c.index
-	if 2*(x.live+1) > len(x.slots) {
-		c.grow()
-	}
-	h := c.names[k].hash
-	s := c.find(obj, h)
-	if s.object >= c.first {
-		c.names[k].prev = s.head
-	} else {
-		c.names[k].prev = 0
-		*s = slot{hash: h, object: obj}
-		x.live++
-	}
-	s.head = k + 1
-}
-
-// grow doubles the index, keeping the slots of the open objects and
-// dropping those of closed ones.
-func (c *checker) grow() {
-	x := &c.index
-	old := x.slots
-	x.slots = make([]slot, max(64, 2*len(old)))
-	x.live = 0
-	for _, s := range old {
-		if s.object < c.first || !c.isOpen(s.object) {
-			continue
-		}
-		*c.find(s.object, s.hash) = s
-		x.live++
-	}
-}
-
-// isOpen reports whether object obj is still open; serials increase along
-// the stack of open objects.
-func (c *checker) isOpen(obj uint32) bool {
-	_, ok := slices.BinarySearch(c.open, obj)
-	return ok
+	return first
 }

@@ -26,6 +26,10 @@ import (
 type SyntaxError struct {
 	Offset int    // byte offset where the problem was found
 	Reason string // what is wrong
+	// Strict is true when the document follows the RFC 8259 grammar and
+	// breaks only a rule of strictness: invalid UTF-8, an unpaired
+	// surrogate escape, a repeated member name, nesting beyond the bound.
+	Strict bool
 }
 
 // Error implements error.
@@ -34,6 +38,10 @@ func (e *SyntaxError) Error() string {
 }
 
 func errAt(off int, reason string) *SyntaxError { return &SyntaxError{Offset: off, Reason: reason} }
+
+func errStrict(off int, reason string) *SyntaxError {
+	return &SyntaxError{Offset: off, Reason: reason, Strict: true}
+}
 
 // SkipSpace returns the index of the first byte at or after i that is not
 // JSON white space.
@@ -98,9 +106,9 @@ func ScanString(b []byte, i int) (end int, escaped bool, err *SyntaxError) {
 			return i + 1, escaped, nil
 		case c == '\\':
 			escaped = true
-			n, reason := escapeLen(b[i:])
-			if reason != "" {
-				return i, escaped, errAt(i, reason)
+			n, err := escapeLen(b, i)
+			if err != nil {
+				return i, escaped, err
 			}
 			i += n
 		case c < 0x20:
@@ -108,7 +116,7 @@ func ScanString(b []byte, i int) (end int, escaped bool, err *SyntaxError) {
 		default:
 			j, bad := textRun(b, i)
 			if bad >= 0 {
-				return bad, escaped, errAt(bad, "invalid UTF-8")
+				return bad, escaped, errStrict(bad, "invalid UTF-8")
 			}
 			i = j
 		}
@@ -138,9 +146,9 @@ func DecodeString(dst, b []byte, i int) (out []byte, end int, escaped bool, err 
 			return dst, i + 1, escaped, nil
 		case c == '\\':
 			escaped = true
-			n, reason := escapeLen(b[i:])
-			if reason != "" {
-				return dst, i, escaped, errAt(i, reason)
+			n, err := escapeLen(b, i)
+			if err != nil {
+				return dst, i, escaped, err
 			}
 			dst = append(dst, b[from:i]...)
 			r, _ := DecodeEscape(b[i:])
@@ -152,7 +160,7 @@ func DecodeString(dst, b []byte, i int) (out []byte, end int, escaped bool, err 
 		default:
 			j, bad := textRun(b, i)
 			if bad >= 0 {
-				return dst, bad, escaped, errAt(bad, "invalid UTF-8")
+				return dst, bad, escaped, errStrict(bad, "invalid UTF-8")
 			}
 			i = j
 		}
@@ -181,40 +189,41 @@ func textRun(b []byte, i int) (end, bad int) {
 	}
 }
 
-// escapeLen returns the length of the strict escape at the start of b
-// (b[0] == '\\'), or a reason it is not one.
-func escapeLen(b []byte) (int, string) {
-	if len(b) < 2 {
-		return 0, "unterminated escape"
+// escapeLen returns the length of the strict escape at b[i] (a
+// backslash).
+func escapeLen(b []byte, i int) (int, *SyntaxError) {
+	e := b[i:]
+	if len(e) < 2 {
+		return 0, errAt(i, "unterminated escape")
 	}
-	switch b[1] {
+	switch e[1] {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return 2, ""
+		return 2, nil
 	case 'u':
 	default:
-		return 0, "invalid escape"
+		return 0, errAt(i, "invalid escape")
 	}
-	r, ok := Hex4(b[2:])
+	r, ok := Hex4(e[2:])
 	if !ok {
-		return 0, "invalid \\u escape"
+		return 0, errAt(i, "invalid \\u escape")
 	}
 	switch {
 	case r >= 0xDC00 && r <= 0xDFFF:
-		return 0, "lone low surrogate"
+		return 0, errStrict(i, "lone low surrogate")
 	case r >= 0xD800 && r <= 0xDBFF:
-		if len(b) < 12 || b[6] != '\\' || b[7] != 'u' {
-			return 0, "lone high surrogate"
+		if len(e) < 12 || e[6] != '\\' || e[7] != 'u' {
+			return 0, errStrict(i, "lone high surrogate")
 		}
-		lo, ok := Hex4(b[8:])
+		lo, ok := Hex4(e[8:])
 		if !ok {
-			return 0, "invalid \\u escape"
+			return 0, errAt(i, "invalid \\u escape")
 		}
 		if lo < 0xDC00 || lo > 0xDFFF {
-			return 0, "lone high surrogate"
+			return 0, errStrict(i, "lone high surrogate")
 		}
-		return 12, ""
+		return 12, nil
 	}
-	return 6, ""
+	return 6, nil
 }
 
 // ScanNumber scans the number that starts at b[i] (RFC 8259 grammar: no

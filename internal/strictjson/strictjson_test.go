@@ -46,6 +46,14 @@ func TestCheck(t *testing.T) {
 			t.Errorf("Valid(%q)", s)
 		}
 	}
+	// Strict marks what the RFC 8259 grammar allows and strict JSON refuses.
+	for s, strict := range map[string]bool{"\"\xff\"": true, `"\ud800"`: true, `{"a":1,"a":2}`: true, `[[1]]`: true,
+		`{"a":`: false, `"\x"`: false, `01`: false, "\"\x01\"": false} {
+		var se *strictjson.SyntaxError
+		if err := strictjson.Check([]byte(s), 1); !errors.As(err, &se) || se.Strict != strict {
+			t.Errorf("%q: %v, want Strict=%v", s, err, strict)
+		}
+	}
 	if err := strictjson.Check([]byte(`[[[]]]`), 2); err == nil {
 		t.Error("depth 3 accepted under a bound of 2")
 	}

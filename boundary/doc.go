@@ -9,13 +9,17 @@
 //  1. preflight, without side effects: id syntax, the envelope's run is the
 //     RunContext's run, the run is active and in time, the tool is bound,
 //     registry.Prepare (policy, approval, input schema), a ready plan of a
-//     read tool, valid budgets;
+//     read tool, valid budgets, a record TTL that outlives the call (tool
+//     timeout + projection timeout + store retry budget);
 //  2. Store.Begin: the record exists, PROJECTING, with the complete canonical
 //     request, before anything runs (the store enforces duplicates, budgets
 //     and run state atomically);
-//  3. the tool, bounded by its timeout and the run's deadline;
+//  3. the tool, in its own goroutine, bounded by its timeout (TOOL_TIMEOUT)
+//     and the run's deadline (DEADLINE_EXCEEDED);
 //  4. the raw size check (the projector never sees an oversized response);
-//  5. the projector, whose result must be valid JSON within the agent limit;
+//  5. the projector, in its own goroutine, bounded by the projection timeout
+//     and the run's deadline; its result must be strict JSON within the
+//     agent limit;
 //  6. Store.Complete: READY, or ERROR with a stable code.
 //
 // Invoke never panics and never returns raw data. The agent sees only

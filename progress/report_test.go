@@ -47,7 +47,7 @@ func TestParseReportRefusals(t *testing.T) {
 		{"repeated field", `{"claims":[` + ok + `],"claims":[` + ok + `]}`, "report"},
 		{"repeated escaped field", `{"claims":[` + ok + `],"cl\u0061ims":[` + ok + `]}`, "report"},
 		{"claim repeated escaped field", c(`{"text":"t","kind":"positive","\u0074ext":"u","cites":["a"]}`), "claims[0]"},
-		{"trailing comma", c(ok+`,`), "claims[1]"},
+		{"trailing comma", c(ok + `,`), "claims[1]"},
 		{"claims null", `{"claims":null}`, "report"},
 		{"claims object", `{"claims":{}}`, "report"},
 		{"zero claims", c(``), "report"},

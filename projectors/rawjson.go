@@ -4,12 +4,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/toolcanon/toolcanon/projectors/internal/view"
 )
 
 // StringContents returns the undecoded contents of a JSON string value (the
 // bytes between its quotes) and true, or false when r is not a string.
-// With a Result obtained from a view of the raw buffer (BytesView), the
-// contents are a sub-slice of it: nothing is copied.
+// With a Result parsed from a view of the raw buffer, the contents are a
+// sub-slice of it: nothing is copied.
 func StringContents(r gjson.Result) (string, bool) {
 	if r.Type != gjson.String || len(r.Raw) < 2 || r.Raw[0] != '"' {
 		return "", false
@@ -40,7 +42,7 @@ func IsBlankRaw(raw string) bool {
 func AppendDecoded(dst []byte, raw string) []byte {
 	for i := 0; i < len(raw); i++ {
 		if raw[i] == '\\' {
-			return AppendUnescaped(dst, stringBytes(raw))
+			return AppendUnescaped(dst, view.Bytes(raw))
 		}
 	}
 	return append(dst, raw...)
@@ -68,7 +70,7 @@ func Locate(doc []byte, path string) int {
 	if !simplePath(path) {
 		// gjson reports Index 0 for values it computed (modifiers,
 		// multipaths), which are not sub-slices of doc.
-		r := gjson.Get(BytesView(doc), path)
+		r := gjson.Get(view.String(doc), path)
 		if !r.Exists() || r.Index <= 0 {
 			return -1
 		}

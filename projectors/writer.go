@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolcanon/toolcanon/internal/strictjson"
+	"github.com/toolcanon/toolcanon/projectors/internal/view"
 )
 
 // Writer appends JSON to a buffer and never lets the buffer grow past its
@@ -312,7 +313,7 @@ func (w *Writer) String(s string) bool {
 
 // StringBytes writes b whole, or nothing. See String.
 func (w *Writer) StringBytes(b []byte) bool {
-	return w.String(bytesToString(b))
+	return w.String(view.String(b))
 }
 
 // Text writes the longest prefix of s that has at most max UTF-8 bytes and
@@ -327,7 +328,7 @@ func (w *Writer) Text(s []byte, max int) (whole, ok bool) {
 	w.begin()
 	w.buf = append(w.buf, '"')
 	var consumed int
-	w.buf, consumed = appendBounded(w.buf, bytesToString(s), max, room)
+	w.buf, consumed = appendBounded(w.buf, view.String(s), max, room)
 	w.buf = append(w.buf, '"')
 	if consumed < len(s) {
 		w.truncated = true

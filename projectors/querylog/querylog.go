@@ -15,6 +15,7 @@ import (
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors"
 	"github.com/toolcanon/toolcanon/projectors/drain"
+	"github.com/toolcanon/toolcanon/projectors/internal/view"
 	"github.com/toolcanon/toolcanon/projectors/redact"
 )
 
@@ -350,8 +351,8 @@ func (p *Projector) window(raw []byte, fi, ti int, req Request) (time.Time, time
 		if fi >= 0 || ti >= 0 {
 			fs, ok1 := projectors.StringAt(raw, fi)
 			ts, ok2 := projectors.StringAt(raw, ti)
-			from, err1 := time.Parse(time.RFC3339Nano, projectors.BytesView(fs))
-			to, err2 := time.Parse(time.RFC3339Nano, projectors.BytesView(ts))
+			from, err1 := time.Parse(time.RFC3339Nano, view.String(fs))
+			to, err2 := time.Parse(time.RFC3339Nano, view.String(ts))
 			if !ok1 || !ok2 || err1 != nil || err2 != nil || to.Before(from) {
 				return time.Time{}, time.Time{}, failed("response has a malformed window")
 			}
@@ -385,7 +386,7 @@ func (p *Projector) entryFields(elem []byte) (fields, bool) {
 		})
 		return f, ok
 	}
-	e := gjson.Parse(projectors.BytesView(elem))
+	e := gjson.Parse(view.String(elem))
 	if !e.IsObject() {
 		return f, false
 	}
@@ -404,7 +405,7 @@ func (p *Projector) member(f *fields, k, v []byte) {
 		return
 	}
 	pa := &p.cfg.Paths
-	s := projectors.BytesView(v[1 : len(v)-1])
+	s := view.String(v[1 : len(v)-1])
 	switch {
 	case projectors.KeyEquals(k, pa.Timestamp):
 		f.ts, f.hasTS = s, true

@@ -293,6 +293,20 @@ func TestQueryLogCollectionBudgetExceeded(t *testing.T) {
 	}
 }
 
+// A request parsed from a buffer keeps its values when the buffer is
+// reused: they used to be views of it.
+func TestParseRequestOwnsItsBytes(t *testing.T) {
+	buf := []byte(`{"topic":"checkout","query":"payment timeout"}`)
+	r, err := querylog.ParseRequest(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(buf, `{"topic":"XXXXXXXX","query":"YYYYYYYYYYYYYYY"}`)
+	if r.Topic != "checkout" || r.Query != "payment timeout" {
+		t.Fatalf("reusing the buffer changed the request: %+v", r)
+	}
+}
+
 func TestParseRequest(t *testing.T) {
 	good := map[string]querylog.Request{
 		`{"topic":"checkout","query":"timeout"}`:                       {Topic: "checkout", Query: "timeout", LookbackMinutes: 60},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors"
+	"github.com/toolcanon/toolcanon/projectors/internal/view"
 )
 
 // Paths locate the fields of a RAG response, in gjson path syntax. Block
@@ -113,7 +114,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	if !projectors.Valid(raw) {
 		return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: response is not valid JSON")
 	}
-	doc := projectors.BytesView(raw)
+	doc := view.String(raw)
 	root := gjson.Parse(doc)
 	if !root.IsObject() {
 		return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: response is not an object")
@@ -149,7 +150,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	returned, usable, n := 0, 0, 0
 	var ctxErr error
 	projectors.EachElement(raw, blocks, func(elem []byte) bool {
-		b := gjson.Parse(projectors.BytesView(elem))
+		b := gjson.Parse(view.String(elem))
 		n++
 		if n&255 == 0 {
 			if ctxErr = ctx.Err(); ctxErr != nil {
@@ -256,12 +257,12 @@ func (p *Projector) writeItem(w *projectors.Writer, st *state, title, text strin
 		w.Key("title")
 	if ok {
 		// A title is descriptive: a prefix is fine.
-		_, ok = w.RawText(projectors.StringBytesView(title), min(p.cfg.Limits.Text, 256))
+		_, ok = w.RawText(view.Bytes(title), min(p.cfg.Limits.Text, 256))
 	}
 	ok = ok && w.Key("excerpt")
 	if ok {
 		before := w.Len()
-		_, ok = w.RawText(projectors.StringBytesView(text), p.cfg.Limits.Text)
+		_, ok = w.RawText(view.Bytes(text), p.cfg.Limits.Text)
 		// An empty excerpt proves nothing.
 		ok = ok && w.Len() > before+2
 	}
@@ -272,7 +273,7 @@ func (p *Projector) parseInput(st *state, in []byte) ([]byte, error) {
 	if !projectors.Valid(in) {
 		return nil, canonical.Errorf(canonical.CodeInvalidInput, "rag: input is not valid JSON")
 	}
-	root := gjson.Parse(projectors.BytesView(in))
+	root := gjson.Parse(view.String(in))
 	if !root.IsObject() {
 		return nil, canonical.Errorf(canonical.CodeInvalidInput, "rag: input is not an object")
 	}
@@ -294,7 +295,7 @@ func (p *Projector) parseInput(st *state, in []byte) ([]byte, error) {
 		return nil, canonical.Errorf(canonical.CodeInvalidInput, "rag: query must be a string")
 	}
 	st.query = projectors.AppendDecoded(st.query[:0], raw)
-	if len(bytes.TrimSpace(st.query)) == 0 || len(st.query) > p.cfg.MaxQueryBytes || !projectors.ValidText(projectors.BytesView(st.query)) {
+	if len(bytes.TrimSpace(st.query)) == 0 || len(st.query) > p.cfg.MaxQueryBytes || !projectors.ValidText(view.String(st.query)) {
 		return nil, canonical.Errorf(canonical.CodeInvalidInput, "rag: query must be 1..%d bytes of text", p.cfg.MaxQueryBytes)
 	}
 	return st.query, nil

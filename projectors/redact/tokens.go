@@ -3,7 +3,8 @@ package redact
 import (
 	"bytes"
 	"net/netip"
-	"unsafe"
+
+	"github.com/toolcanon/toolcanon/projectors/internal/view"
 )
 
 // Credential-shaped tokens: vendor prefixes, JWTs, AWS key ids, long
@@ -233,8 +234,6 @@ func redactEmail(rw *rewriter) {
 // Network addresses: IPv4 and IPv6 (confirmed with net/netip) with their
 // port, prefix length or zone, and MAC addresses.
 
-func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
 func redactAddrs(rw *rewriter) {
 	src := rw.src
 	for i := 0; i < len(src); i++ {
@@ -361,14 +360,14 @@ func matchIP(src []byte, i int) int {
 	if e < len(src) && (isWord(src[e]) || src[e] == '-') {
 		return 0
 	}
-	a, err := netip.ParseAddr(bytesView(cand))
+	a, err := netip.ParseAddr(view.String(cand))
 	if err != nil {
 		if colons >= 2 && dots == 0 && !bracket {
 			// "fe80::1:8080" is ambiguous; a trailing group of more than
 			// four digits cannot be IPv6, so treat it as a port.
 			k := bytes.LastIndexByte(cand, ':')
 			if k > 0 && len(cand)-k-1 > 4 && allDigits(cand[k+1:]) {
-				if _, err2 := netip.ParseAddr(bytesView(cand[:k])); err2 == nil {
+				if _, err2 := netip.ParseAddr(view.String(cand[:k])); err2 == nil {
 					return e
 				}
 			}

@@ -85,19 +85,25 @@ func New(cfg Config) (*Projector, error) {
 	}
 	pr := &Projector{cfg: cfg}
 	pr.tail = len(`,"returned":`) + len(strconv.Itoa(cfg.Limits.Items)) + len(`,"truncated":false`)
-	pr.pool.New = func() any { return &state{} }
+	pr.pool.New = func() any { return &state{returned: map[string]struct{}{}} }
 	return pr, nil
 }
 
 // state is the per-call scratch, pooled so that a call allocates little
 // beyond its result.
 type state struct {
-	w     projectors.Writer
-	keys  []byte // decoded source "\x00" document id of returned items
-	ends  []int  // end offset of each key in keys
-	query []byte
-	tmp   []byte
+	w projectors.Writer
+	// returned holds the decoded source "\x00" document id of the items
+	// written, so that a repeated document costs one lookup, however many
+	// items the budget allows.
+	returned map[string]struct{}
+	query    []byte
+	tmp      []byte
 }
+
+// checkEvery is how many bytes of blocks pass between two looks at the
+// context.
+const checkEvery = 64 << 10
 
 // Project implements projectors.Projector.
 func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byte) (projectors.Projection, error) {
@@ -133,7 +139,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	out := make([]byte, 0, min(lim.Total, 512+len(raw)))
 	w := &st.w
 	w.Reset(out, lim.Total)
-	st.keys, st.ends = st.keys[:0], st.ends[:0]
+	clear(st.returned)
 
 	ok := w.BeginObject() &&
 		w.Key("query") && w.StringBytes(query) &&
@@ -147,16 +153,18 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	if !w.BeginArray() {
 		return projectors.Projection{}, canonical.Errorf(canonical.CodeResultTooLarge, "rag: no room for evidence")
 	}
-	returned, usable, n := 0, 0, 0
+	returned, usable, work := 0, 0, 0
 	var ctxErr error
 	projectors.EachElement(raw, blocks, func(elem []byte) bool {
-		b := gjson.Parse(view.String(elem))
-		n++
-		if n&255 == 0 {
+		// The context is checked by bytes read, not by blocks: a few huge
+		// blocks must not run long unobserved either.
+		if work += len(elem) + 64; work >= checkEvery {
+			work = 0
 			if ctxErr = ctx.Err(); ctxErr != nil {
 				return false
 			}
 		}
+		b := gjson.Parse(view.String(elem))
 		src, id, title, text, good := p.fields(b)
 		if !good {
 			return true
@@ -164,7 +172,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 		st.tmp = projectors.AppendDecoded(st.tmp[:0], src)
 		st.tmp = append(st.tmp, 0)
 		st.tmp = projectors.AppendDecoded(st.tmp, id)
-		if st.seen(st.tmp) {
+		if _, dup := st.returned[string(st.tmp)]; dup {
 			return true // the first block of a document wins
 		}
 		usable++
@@ -176,8 +184,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 			w.SetTruncated()
 			return false
 		}
-		st.keys = append(st.keys, st.tmp...)
-		st.ends = append(st.ends, len(st.keys))
+		st.returned[string(st.tmp)] = struct{}{}
 		returned++
 		return true
 	})
@@ -234,17 +241,6 @@ func (p *Projector) fields(b gjson.Result) (src, id, title, text string, ok bool
 		}
 	}
 	return "", "", "", "", false
-}
-
-func (st *state) seen(key []byte) bool {
-	start := 0
-	for _, end := range st.ends {
-		if bytes.Equal(st.keys[start:end], key) {
-			return true
-		}
-		start = end
-	}
-	return false
 }
 
 // writeItem writes one evidence object, or nothing when it does not fit.

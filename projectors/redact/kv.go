@@ -283,6 +283,20 @@ func redactKV(rw *rewriter) {
 		if vs < len(src) && isPlaceholder(src[vs:]) {
 			continue
 		}
+		if class == kvPID {
+			// Only a number is a process id. Look at the digits alone: a
+			// value that is not one is left unread, so that pid=pid=pid=…
+			// costs linear time.
+			e := vs
+			for e < len(src) && isDigit(src[e]) {
+				e++
+			}
+			if e > vs && valueEnd(src, e) == e {
+				rw.replace(vs, e, PID)
+				i = e - 1
+			}
+			continue
+		}
 		var ve int
 		switch {
 		case class == kvAuth || class == kvCookie:
@@ -336,11 +350,6 @@ func redactKV(rw *rewriter) {
 				continue
 			}
 			rw.replace(vs, ve, User)
-		case kvPID:
-			if !allDigits(val) {
-				continue
-			}
-			rw.replace(vs, ve, PID)
 		case kvHost:
 			rw.replace(vs, ve, Host)
 		case kvPod:

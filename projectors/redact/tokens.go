@@ -308,7 +308,7 @@ func matchIP(src []byte, i int) int {
 		s++
 	}
 	e := s
-	colons, dots := 0, 0
+	colons, dots, group := 0, 0, 0
 	for e < len(src) && (isHex(src[e]) || src[e] == ':' || src[e] == '.') {
 		if e-s > maxAddr {
 			return 0 // longer than any address: keeps hostile input linear
@@ -316,8 +316,21 @@ func matchIP(src []byte, i int) int {
 		switch src[e] {
 		case ':':
 			colons++
+			group = 0
+			if e-s >= 2 && src[e-1] == ':' && src[e-2] == ':' {
+				return 0 // ":::" is in no address
+			}
 		case '.':
 			dots++
+			group = 0
+		default:
+			group++
+		}
+		// No address has a group of more than five digits (a port), more
+		// than nine colons or more than four dots: stop reading at once,
+		// so that each start costs a few bytes, not maxAddr.
+		if group > 5 || colons > 9 || dots > 4 {
+			return 0
 		}
 		e++
 	}

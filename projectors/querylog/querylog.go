@@ -6,6 +6,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -364,6 +365,9 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 // reaches the redactor, which could no longer recognise it. Only the bytes
 // kept are read.
 func appendMessage(dst []byte, raw string, max int) ([]byte, bool) {
+	if len(raw) <= max && strings.IndexByte(raw, '\\') < 0 {
+		return append(dst, raw...), false // the common case: short, no escape
+	}
 	start := len(dst)
 	i := 0
 	for i < len(raw) && len(dst)-start < max {

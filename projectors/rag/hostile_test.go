@@ -2,6 +2,7 @@ package rag_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/toolcanon/toolcanon/projectors"
@@ -45,4 +46,27 @@ func BenchmarkRAGHostile(b *testing.B) {
 			run(in)
 		}
 	})
+}
+
+// With a budget of many items, repeated documents are still found (by a
+// set, once a scan would compare too many): the first block of each wins.
+func TestRAGDuplicatesUnderALargeBudget(t *testing.T) {
+	p := newProjector(t, func(c *rag.Config) {
+		c.Limits = projectors.Limits{Total: 1 << 20, Collection: 1 << 19, Item: 1024, Items: 200, Text: 64}
+	})
+	var blocks []block
+	for round := range 3 {
+		for i := range 80 {
+			blocks = append(blocks, block{Source: "kb", DocumentID: fmt.Sprintf("doc-%d", i), Excerpt: fmt.Sprintf("round %d text %d", round, i)})
+		}
+	}
+	_, r := project(t, p, "q", legacy(blocks...))
+	if r.Returned != 80 || len(r.Evidence) != 80 {
+		t.Fatalf("returned %d of 80 distinct documents", r.Returned)
+	}
+	for i, e := range r.Evidence {
+		if e.DocumentID != fmt.Sprintf("doc-%d", i) || e.Excerpt != fmt.Sprintf("round 0 text %d", i) {
+			t.Fatalf("item %d: %+v", i, e)
+		}
+	}
 }

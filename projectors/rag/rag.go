@@ -85,20 +85,22 @@ func New(cfg Config) (*Projector, error) {
 	}
 	pr := &Projector{cfg: cfg}
 	pr.tail = len(`,"returned":`) + len(strconv.Itoa(cfg.Limits.Items)) + len(`,"truncated":false`)
-	pr.pool.New = func() any { return &state{returned: map[string]struct{}{}} }
+	pr.pool.New = func() any { return &state{} }
 	return pr, nil
 }
 
 // state is the per-call scratch, pooled so that a call allocates little
 // beyond its result.
 type state struct {
-	w projectors.Writer
-	// returned holds the decoded source "\x00" document id of the items
-	// written, so that a repeated document costs one lookup, however many
+	w    projectors.Writer
+	keys []byte // decoded source "\x00" document id of returned items
+	ends []int  // end offset of each key in keys
+	// index holds the keys too once there are more than a scan should
+	// compare, so that a repeated document costs one lookup however many
 	// items the budget allows.
-	returned map[string]struct{}
-	query    []byte
-	tmp      []byte
+	index map[string]struct{}
+	query []byte
+	tmp   []byte
 }
 
 // checkEvery is how many bytes of blocks pass between two looks at the
@@ -139,7 +141,8 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	out := make([]byte, 0, min(lim.Total, 512+len(raw)))
 	w := &st.w
 	w.Reset(out, lim.Total)
-	clear(st.returned)
+	st.keys, st.ends = st.keys[:0], st.ends[:0]
+	clear(st.index)
 
 	ok := w.BeginObject() &&
 		w.Key("query") && w.StringBytes(query) &&
@@ -172,7 +175,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 		st.tmp = projectors.AppendDecoded(st.tmp[:0], src)
 		st.tmp = append(st.tmp, 0)
 		st.tmp = projectors.AppendDecoded(st.tmp, id)
-		if _, dup := st.returned[string(st.tmp)]; dup {
+		if st.seen(st.tmp) {
 			return true // the first block of a document wins
 		}
 		usable++
@@ -184,7 +187,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 			w.SetTruncated()
 			return false
 		}
-		st.returned[string(st.tmp)] = struct{}{}
+		st.add(st.tmp)
 		returned++
 		return true
 	})
@@ -241,6 +244,45 @@ func (p *Projector) fields(b gjson.Result) (src, id, title, text string, ok bool
 		}
 	}
 	return "", "", "", "", false
+}
+
+// scanKeys is the number of returned items up to which seen compares keys
+// one by one.
+const scanKeys = 32
+
+func (st *state) seen(key []byte) bool {
+	if len(st.ends) > scanKeys {
+		_, ok := st.index[string(key)]
+		return ok
+	}
+	start := 0
+	for _, end := range st.ends {
+		if bytes.Equal(st.keys[start:end], key) {
+			return true
+		}
+		start = end
+	}
+	return false
+}
+
+func (st *state) add(key []byte) {
+	st.keys = append(st.keys, key...)
+	st.ends = append(st.ends, len(st.keys))
+	if len(st.ends) <= scanKeys {
+		return
+	}
+	if st.index == nil {
+		st.index = map[string]struct{}{}
+	}
+	if len(st.index) == 0 {
+		start := 0
+		for _, end := range st.ends {
+			st.index[string(st.keys[start:end])] = struct{}{}
+			start = end
+		}
+		return
+	}
+	st.index[string(key)] = struct{}{}
 }
 
 // writeItem writes one evidence object, or nothing when it does not fit.

@@ -77,8 +77,8 @@ type checker struct {
 // name is one member name: a span of the document, or of the arena when it
 // held escapes.
 type name struct {
-	hash    uint64
-	at      int32 // offset of the name's opening quote in the document
+	hash    uint64 // set when a large object closes
+	at      int32  // offset of the name's opening quote in the document
 	off, n  int32
 	inArena bool
 }
@@ -164,7 +164,8 @@ func (c *checker) object(i, depth int) (int, *SyntaxError) {
 	}
 	b := c.b
 	base, arenaBase := len(c.names), len(c.arena)
-	defer func() { c.names, c.arena = c.names[:base], c.arena[:arenaBase] }()
+	// The object's names are dropped when it closes; after an error the
+	// whole check ends, so only the closing path drops them.
 	i = SkipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, nil
@@ -198,6 +199,7 @@ func (c *checker) object(i, depth int) (int, *SyntaxError) {
 					return at, errStrict(at, "duplicate object key")
 				}
 			}
+			c.names, c.arena = c.names[:base], c.arena[:arenaBase]
 			return i + 1, nil
 		case ',':
 			i = SkipSpace(b, i+1)
@@ -217,11 +219,10 @@ func (c *checker) addName(start, end int, escaped bool, base int) bool {
 		c.arena = AppendUnescaped(c.arena, c.b[start:end])
 		n.off, n.n, n.inArena = int32(off), int32(len(c.arena)-off), true
 	}
-	key := c.bytesOf(&n)
-	n.hash = maphash.Bytes(seed, key)
 	if members := c.names[base:]; len(members) < smallObject {
+		key := c.bytesOf(&n)
 		for k := range members {
-			if members[k].hash == n.hash && bytes.Equal(c.bytesOf(&members[k]), key) {
+			if members[k].n == n.n && bytes.Equal(c.bytesOf(&members[k]), key) {
 				return false
 			}
 		}
@@ -237,6 +238,9 @@ func (c *checker) addName(start, end int, escaped bool, base int) bool {
 // holds a few names and only names in one bucket are compared.
 func (c *checker) repeated(base int) int {
 	members := c.names[base:]
+	for k := range members {
+		members[k].hash = maphash.Bytes(seed, c.bytesOf(&members[k]))
+	}
 	shift := 64 - bits.Len(uint(len(members)))
 	nb := 1<<(64-shift) + 1
 	c.count = slices.Grow(c.count[:0], nb)[:nb]

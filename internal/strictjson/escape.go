@@ -1,6 +1,9 @@
 package strictjson
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+	"unsafe"
+)
 
 // The canonical string form is RFC 8785's (section 3.2.2.2): '"' and '\\'
 // escaped, the five short escapes \b \f \n \r \t, \u00xx for the other
@@ -8,9 +11,6 @@ import "unicode/utf8"
 // UTF-8 it is the form JCS signs; invalid UTF-8 cannot be in a JSON string,
 // so each invalid byte is written as U+FFFD and the output is always
 // strict JSON.
-
-// plainByte reports whether c is written as itself.
-func plainByte(c byte) bool { return c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf }
 
 // AppendQuoted appends s as a JSON string, quotes included, in the
 // canonical form.
@@ -23,23 +23,24 @@ func AppendQuoted(dst []byte, s string) []byte {
 // AppendEscaped appends the contents of the canonical JSON string of s,
 // without the quotes.
 func AppendEscaped(dst []byte, s string) []byte {
-	valid := utf8.ValidString(s)
+	b := stringBytes(s)
 	last := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if plainByte(c) || (c >= utf8.RuneSelf && valid) {
-			i++
-			continue
+	for i := plainPrefix(b, 0); i < len(b); i = plainPrefix(b, i) {
+		c := b[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size > 1 {
+				i += size // valid UTF-8 is written as it is
+				continue
+			}
 		}
 		dst = append(dst, s[last:i]...)
 		if c < utf8.RuneSelf {
 			dst = AppendRune(dst, rune(c))
-			i++
 		} else {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			dst = AppendRune(dst, r)
-			i += size
+			dst = append(dst, "\uFFFD"...)
 		}
+		i++
 		last = i
 	}
 	return append(dst, s[last:]...)
@@ -47,24 +48,33 @@ func AppendEscaped(dst []byte, s string) []byte {
 
 // EscapedLen returns len(AppendEscaped(nil, s)).
 func EscapedLen(s string) int {
+	b := stringBytes(s)
 	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if plainByte(c) {
-			n++
-			i++
+	i := 0
+	for {
+		j := plainPrefix(b, i)
+		n += j - i
+		if j >= len(b) {
+			return n
+		}
+		c := b[j]
+		if c < utf8.RuneSelf {
+			n += RuneLen(rune(c))
+			i = j + 1
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := utf8.DecodeRuneInString(s[j:])
 		if r == utf8.RuneError && size == 1 {
 			n += 3
 		} else {
-			n += RuneLen(r)
+			n += size
 		}
-		i += size
+		i = j + size
 	}
-	return n
 }
+
+// stringBytes views s as bytes, to be read only.
+func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // AppendRune appends the canonical escaped form of r. A rune that UTF-8
 // cannot encode (a surrogate, or beyond U+10FFFF) is written as U+FFFD.

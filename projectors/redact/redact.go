@@ -233,7 +233,7 @@ func isPlaceholder(s []byte) bool {
 }
 
 func gateHosts(src []byte) bool {
-	return bytes.IndexByte(src, '.') >= 0 || bytes.IndexByte(src, '-') >= 0
+	return bytes.IndexByte(src, '.') >= 0 || bytes.IndexByte(src, '-') >= 0 || bytes.IndexByte(src, ':') >= 0
 }
 func gateEmail(src []byte) bool  { return bytes.IndexByte(src, '@') >= 0 }
 func gateURL(src []byte) bool    { return bytes.Contains(src, []byte("://")) }

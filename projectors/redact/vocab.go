@@ -29,6 +29,20 @@ func Vocabulary() map[string][]string {
 			"containerd://", "docker://", "user:pass@", "<SECRET>", "<IP>", "4111 1111 1111 1111 ", "4111-", "0a:", "fe80::",
 			"10.0.0.1", "[::1]:"},
 	}
+	v["webhook-markers"] = append(append(slices.Clone(webhookMarkers), slackMarkers...), "with/key/", "/bot123:", "hooks.slack.com/services/")
+	v["flags"] = append(slices.Clone(credentialCommands), "-p", "-u", "-U", "-a", "-pX1!", "-uroot", "--user", "--password", "--tenant",
+		"-storepass", "--proxy-user", "curl -u a:b", "mysql -p", "redis-cli -a", "sudo:", "(to root) ", " : TTY=", "@", "root@db01", "a:b@h::m")
+	for _, p := range positional {
+		v["flags"] = append(v["flags"], p.cmd)
+	}
+	v["nodes"] = []string{"gke-a-b-0123abcd-x1y2", "aks-pool-12345678-vmss00000a", "aks-pool-12345678-3", "i-0123456789abcdef0",
+		"ip-10-0-0-1", "db01:5432", "vault-03:"}
+	var ph []string
+	for _, p := range phrases {
+		ph = append(ph, p.lit)
+	}
+	v["phrases"] = append(ph, slices.Sorted(maps.Keys(determiners))...)
+	v["english-words"] = slices.Sorted(maps.Keys(englishWords))
 	var stack []string
 	for _, m := range stackMarkers {
 		stack = append(stack, string(m))

@@ -27,21 +27,29 @@ func AppendEscaped(dst []byte, s string) []byte {
 	last := 0
 	for i := plainPrefix(b, 0); i < len(b); i = plainPrefix(b, i) {
 		c := b[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size > 1 {
-				i += size // valid UTF-8 is written as it is
-				continue
-			}
-		}
-		dst = append(dst, s[last:i]...)
 		if c < utf8.RuneSelf {
+			dst = append(dst, s[last:i]...)
 			dst = AppendRune(dst, rune(c))
-		} else {
-			dst = append(dst, "\uFFFD"...)
+			i++
+			last = i
+			continue
 		}
-		i++
-		last = i
+		// Non-ASCII text runs to the next byte to escape: validate the run
+		// at once; only a run with invalid bytes is read rune by rune.
+		j, bad := textRun(b, i)
+		if bad < 0 {
+			i = j
+			continue
+		}
+		for i < j {
+			r, size := utf8.DecodeRuneInString(s[i:j])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, s[last:i]...)
+				dst = append(dst, "\uFFFD"...)
+				last = i + 1
+			}
+			i += size
+		}
 	}
 	return append(dst, s[last:]...)
 }

@@ -420,3 +420,27 @@ func FuzzDecodeString(f *testing.F) {
 		}
 	})
 }
+
+// The escaper costs the same per byte on 64 KiB and 1 MiB of invalid bytes,
+// runes to keep, and bytes to escape.
+func TestEscapeLinearTime(t *testing.T) {
+	for _, unit := range []string{"\xff", "é", `"`, "\x01", "a\xffé\\"} {
+		perByte := func(n int) float64 {
+			s := strings.Repeat(unit, n/len(unit))
+			best := time.Duration(1 << 62)
+			var buf []byte
+			for range 5 {
+				best = min(best, cputime.Measure(func() {
+					buf = strictjson.AppendQuoted(buf[:0], s)
+					_ = strictjson.EscapedLen(s)
+				}))
+			}
+			return float64(best.Nanoseconds()) / float64(len(s))
+		}
+		s, l := perByte(64<<10), perByte(1<<20)
+		t.Logf("escape %-12q %6.2f ns/B at 64 KiB, %6.2f ns/B at 1 MiB, ratio %.2f", unit, s, l, l/s)
+		if l > 3*s {
+			t.Errorf("escape %q: %.2f ns/B at 1 MiB is over 3x the %.2f ns/B at 64 KiB", unit, l, s)
+		}
+	}
+}

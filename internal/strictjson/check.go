@@ -81,6 +81,7 @@ type name struct {
 	at      int32  // offset of the name's opening quote in the document
 	off, n  int32
 	inArena bool
+	first   byte // the name's first byte, in a small object
 }
 
 // maxKept bounds the scratch a pooled checker keeps between documents.
@@ -222,9 +223,13 @@ func (c *checker) addName(start, end int, escaped bool, base int) bool {
 	if members := c.names[base:]; len(members) < smallObject {
 		key := c.bytesOf(&n)
 		for k := range members {
-			if members[k].n == n.n && bytes.Equal(c.bytesOf(&members[k]), key) {
+			// Length and first byte first: most names differ there.
+			if m := &members[k]; m.n == n.n && (n.n == 0 || m.first == key[0]) && bytes.Equal(c.bytesOf(m), key) {
 				return false
 			}
+		}
+		if n.n > 0 {
+			n.first = key[0]
 		}
 	}
 	c.names = append(c.names, n)

@@ -8,10 +8,48 @@ import "bytes"
 // FILE USER PASS, rabbitmqctl add_user USER PASS). --key=value is an
 // assignment, handled by redactKV.
 
-func gateFlags(src []byte) bool {
-	return bytes.IndexByte(src, '-') >= 0 || bytes.Contains(src, []byte("_user ")) ||
-		bytes.Contains(src, []byte("change_password ")) || bytes.Contains(src, []byte("net user "))
+func gateFlags(src []byte) bool { return bytes.IndexByte(src, '-') >= 0 }
+
+func gatePositional(src []byte) bool {
+	k, _ := positionalAt(src)
+	return k >= 0
 }
+
+// positionalAt finds the first command of positional in src: its index in
+// positional and its offset, or -1. Every command holds "user " or
+// "passw", so two searches find them all.
+func positionalAt(src []byte) (int, int) {
+	best, at := -1, len(src)
+	for a, anchor := range positionalAnchors {
+		for off := 0; off < at; {
+			k := bytes.Index(src[off:at], []byte(anchor))
+			if k < 0 {
+				break
+			}
+			k += off
+			for n, p := range positional {
+				if d := anchorOffset[n][a]; d >= 0 && k-d >= 0 && k-d < at && bytes.HasPrefix(src[k-d:], []byte(p.cmd)) {
+					best, at = n, k-d
+				}
+			}
+			off = k + 1
+		}
+	}
+	return best, at
+}
+
+var positionalAnchors = [2]string{"user ", "passw"}
+
+// anchorOffset[n][a] is where anchor a sits in positional[n].cmd, or -1.
+var anchorOffset = func() [][2]int {
+	out := make([][2]int, len(positional))
+	for n, p := range positional {
+		for a, anchor := range positionalAnchors {
+			out[n][a] = bytes.Index([]byte(p.cmd), []byte(anchor))
+		}
+	}
+	return out
+}()
 
 // Commands whose short flags -u, -U and -p carry an account and a password.
 var credentialCommands = []string{"mysql", "mariadb", "sshpass", " login ", "mongo", "psql", "pg_dump", "pg_restore", "redis-cli", "keydb-cli", "smbclient"}
@@ -22,15 +60,16 @@ type flagContext struct {
 	redis       bool // -a is redis-cli's password
 }
 
+// lineContext looks for the commands as they are typed: in lower case.
 func lineContext(src []byte) flagContext {
 	var fc flagContext
 	for _, c := range credentialCommands {
-		if indexFold(src, c) >= 0 {
+		if bytes.Contains(src, []byte(c)) {
 			fc.credentials = true
 			break
 		}
 	}
-	fc.redis = indexFold(src, "redis-cli") >= 0 || indexFold(src, "keydb-cli") >= 0
+	fc.redis = bytes.Contains(src, []byte("redis-cli")) || bytes.Contains(src, []byte("keydb-cli"))
 	return fc
 }
 
@@ -98,7 +137,6 @@ func redactFlags(rw *rewriter) {
 			i = ke - 1
 		}
 	}
-	redactPositional(rw)
 }
 
 // flagValue finds the value after a flag ending at ke: the next word, or
@@ -205,11 +243,8 @@ var positional = []struct {
 
 func redactPositional(rw *rewriter) {
 	src := rw.src
-	for _, p := range positional {
-		at := indexFold(src, p.cmd)
-		if at < 0 || rw.last > at {
-			continue
-		}
+	if n, at := positionalAt(src); n >= 0 {
+		p := positional[n]
 		var args [][2]int
 		var flags []byte
 		for i := at + len(p.cmd); i < len(src) && len(args) < 3; {
@@ -240,6 +275,5 @@ func redactPositional(rw *rewriter) {
 			rw.replace(args[account][0], args[account][1], User)
 			rw.replace(args[pass][0], args[pass][1], Secret)
 		}
-		return
 	}
 }

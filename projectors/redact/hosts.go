@@ -62,7 +62,7 @@ func redactHosts(rw *rewriter) {
 		}
 		name := src[i:j]
 		p := classifyName(name, labels)
-		if p == "" && labels == 1 && hostWithPort(src, j) && hostLabel(name) {
+		if p == "" && labels == 1 && j < len(src) && src[j] == ':' && hostWithPort(src, j) && hostLabel(name) {
 			p = Host // db01:5432, vault-03:8200
 		}
 		if p != "" && !(j < len(src) && (src[j] == '(' || src[j] == '>' || src[j] == '$')) {
@@ -258,10 +258,24 @@ var userStop = map[string]bool{
 // Case matters: macOS homes are /Users/NAME, while /users/me is an HTTP path.
 var homePrefixes = []string{"/home/", "/Users/", "\\Users\\", "/export/home/"}
 
+// phraseBytes are the bytes at which redactPhrases can match anything.
+var phraseBytes = func() (t [256]bool) {
+	for _, c := range "[/\\s(" {
+		t[c] = true
+	}
+	for _, p := range phrases {
+		t[p.lit[0]], t[p.lit[0]-32] = true, true
+	}
+	return t
+}()
+
 func redactPhrases(rw *rewriter) {
 	src := rw.src
 	for i := 0; i < len(src); i++ {
 		c := src[i]
+		if !phraseBytes[c] {
+			continue
+		}
 		switch {
 		case c == '[' && i > 0 && isWord(src[i-1]):
 			// sshd[24200]: — a syslog process id.
@@ -369,6 +383,21 @@ var phrases = []phrase{
 	{"thread id ", PID, 1}, {"thread ", PID, 3}, // longer phrases first
 }
 
+// phraseIndex lists the phrases by first letter, in order.
+var phraseIndex = func() (t [256][]int) {
+	for k, p := range phrases {
+		t[p.lit[0]] = append(t[p.lit[0]], k)
+	}
+	return t
+}()
+
+var phraseSecond = func() (t [256]bool) {
+	for _, p := range phrases {
+		t[p.lit[1]] = true
+	}
+	return t
+}()
+
 var phraseStart = func() (t [256]bool) {
 	for _, p := range phrases {
 		t[p.lit[0]] = true
@@ -377,7 +406,10 @@ var phraseStart = func() (t [256]bool) {
 }()
 
 func matchPhrase(s []byte) *phrase {
-	for k := range phrases {
+	if len(s) < 4 || !phraseSecond[lower(s[1])] {
+		return nil
+	}
+	for _, k := range phraseIndex[lower(s[0])] {
 		if phrasePrefix(s, phrases[k].lit) {
 			return &phrases[k]
 		}

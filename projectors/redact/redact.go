@@ -51,6 +51,7 @@ var stages = []stage{
 	{gateURL, redactURL},
 	{gateKV, redactKV},
 	{gateFlags, redactFlags},
+	{gatePositional, redactPositional},
 	{always, redactTokens},
 	{gateEmail, redactEmail},
 	{always, redactAddrs},

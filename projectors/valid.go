@@ -19,7 +19,4 @@ func skipWS(b []byte, i int) int { return strictjson.SkipSpace(b, i) }
 
 // stringEnd returns the index just after the string that starts at doc[i]
 // in a valid document.
-func stringEnd(doc []byte, i int) int {
-	end, _, _ := strictjson.ScanString(doc, i)
-	return end
-}
+func stringEnd(doc []byte, i int) int { return strictjson.SkipString(doc, i) }

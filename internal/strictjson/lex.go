@@ -123,6 +123,36 @@ func ScanString(b []byte, i int) (end int, escaped bool, err *SyntaxError) {
 	}
 }
 
+// SkipString returns the index just after the string whose opening quote
+// is at b[i], in a document that Check accepted. It looks only for the
+// closing quote, eight bytes at a time: what it skips was validated
+// already.
+func SkipString(b []byte, i int) int {
+	i++
+	for {
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			q := x ^ (lo8 * '"')
+			s := x ^ (lo8 * '\\')
+			if special := (((q - lo8) &^ q) | ((s - lo8) &^ s)) & hi8; special != 0 {
+				i += bits.TrailingZeros64(special) >> 3
+				break
+			}
+			i += 8
+		}
+		for i < len(b) && b[i] != '"' && b[i] != '\\' {
+			i++
+		}
+		switch {
+		case i >= len(b):
+			return len(b)
+		case b[i] == '"':
+			return i + 1
+		}
+		i += 2 // an escape; \uXXXX's digits are plain
+	}
+}
+
 // DecodeString is ScanString that also decodes: when the string at b[i]
 // holds an escape, its decoded value is appended to dst; otherwise dst is
 // returned unchanged and the value is b[i+1:end-1] as it is. One pass does

@@ -444,3 +444,20 @@ func TestEscapeLinearTime(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSkipString: on a string Check accepts, SkipString ends where
+// ScanString does.
+func FuzzSkipString(f *testing.F) {
+	for _, s := range []string{`"plain"`, `"a\"b\\"`, `"\u0022x"`, `"` + strings.Repeat(`\\`, 9) + `" tail`, `"é\n😀"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		end, _, err := strictjson.ScanString(b, 0)
+		if err != nil {
+			return
+		}
+		if got := strictjson.SkipString(b, 0); got != end {
+			t.Fatalf("%q: SkipString %d, ScanString %d", b, got, end)
+		}
+	})
+}

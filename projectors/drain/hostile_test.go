@@ -1,6 +1,7 @@
 package drain_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/toolcanon/toolcanon/projectors/drain"
@@ -96,3 +97,11 @@ var logLines = projtest.Hostile{Name: "ordinary log lines", Messages: func(size 
 	}
 	return out
 }}
+
+func ExampleTokenizeN() {
+	for _, tok := range drain.TokenizeN(nil, []byte("GET /orders took 35ms and then some more"), 4) {
+		fmt.Printf("%s|", tok)
+	}
+	fmt.Println()
+	// Output: GET|/orders|took|35ms|
+}

@@ -74,3 +74,11 @@ func BenchmarkRedactHostile(b *testing.B) {
 		}
 	})
 }
+
+// Vocabulary lists, by rule, every literal the redactor keys on, so that
+// tests and fuzzers can build inputs from what it looks for.
+func ExampleVocabulary() {
+	v := redact.Vocabulary()
+	fmt.Println(slices.Contains(v["keys"], "pid"), slices.Contains(v["vendor-prefixes"], "ghp_"), slices.Contains(v["webhook-markers"], "webhooks"))
+	// Output: true true true
+}

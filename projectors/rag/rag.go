@@ -64,6 +64,9 @@ type Projector struct {
 	cfg  Config
 	tail int // bytes after the evidence array: ,"returned":N,"truncated":false
 	pool sync.Pool
+	// simple: every block path is a plain key, so a block is read in one
+	// pass over its members.
+	simple bool
 }
 
 var _ projectors.Projector = (*Projector)(nil)
@@ -86,6 +89,11 @@ func New(cfg Config) (*Projector, error) {
 	pr := &Projector{cfg: cfg}
 	pr.tail = len(`,"returned":`) + len(strconv.Itoa(cfg.Limits.Items)) + len(`,"truncated":false`)
 	pr.pool.New = func() any { return &state{} }
+	pr.simple = projectors.SimpleKey(p.DocumentID) && (p.Source == "" || projectors.SimpleKey(p.Source)) &&
+		(p.Title == "" || projectors.SimpleKey(p.Title)) && len(p.Excerpt) <= maxSimpleExcerpts
+	for _, e := range p.Excerpt {
+		pr.simple = pr.simple && projectors.SimpleKey(e)
+	}
 	return pr, nil
 }
 
@@ -167,8 +175,13 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 				return false
 			}
 		}
-		b := gjson.Parse(view.String(elem))
-		src, id, title, text, good := p.fields(b)
+		var src, id, title, text string
+		var good bool
+		if p.simple {
+			src, id, title, text, good = p.memberFields(elem)
+		} else {
+			src, id, title, text, good = p.fields(gjson.Parse(view.String(elem)))
+		}
 		if !good {
 			return true
 		}
@@ -221,13 +234,73 @@ func (p *Projector) fields(b gjson.Result) (src, id, title, text string, ok bool
 	if !b.IsObject() {
 		return "", "", "", "", false
 	}
+	get := func(path string) (string, bool) { return projectors.StringContents(b.Get(path)) }
+	return p.choose(get)
+}
+
+// maxSimpleExcerpts bounds the excerpt paths of the one-pass reading.
+const maxSimpleExcerpts = 8
+
+// memberFields is fields for plain-key paths: one pass over the block's
+// members, however large they are, instead of one per path.
+func (p *Projector) memberFields(elem []byte) (src, id, title, text string, ok bool) {
 	pa := &p.cfg.Paths
-	id, ok = projectors.StringContents(b.Get(pa.DocumentID))
+	var found [3]string // document id, source, title
+	var has [3]bool
+	var exVal [maxSimpleExcerpts]string
+	var exHas [maxSimpleExcerpts]bool
+	isObj := projectors.EachMember(elem, func(k, v []byte) bool {
+		if len(v) == 0 || v[0] != '"' {
+			return true
+		}
+		val := view.String(v[1 : len(v)-1])
+		switch {
+		case projectors.KeyEquals(k, pa.DocumentID):
+			found[0], has[0] = val, true
+		case pa.Source != "" && projectors.KeyEquals(k, pa.Source):
+			found[1], has[1] = val, true
+		case pa.Title != "" && projectors.KeyEquals(k, pa.Title):
+			found[2], has[2] = val, true
+		}
+		for n, path := range pa.Excerpt {
+			if projectors.KeyEquals(k, path) {
+				exVal[n], exHas[n] = val, true
+			}
+		}
+		return true
+	})
+	if !isObj {
+		return "", "", "", "", false
+	}
+	get := func(path string) (string, bool) {
+		switch path {
+		case pa.DocumentID:
+			return found[0], has[0]
+		case pa.Source:
+			return found[1], has[1]
+		case pa.Title:
+			return found[2], has[2]
+		}
+		for n, e := range pa.Excerpt {
+			if e == path {
+				return exVal[n], exHas[n]
+			}
+		}
+		return "", false
+	}
+	return p.choose(get)
+}
+
+// choose applies the block rules to the fields get reads (undecoded string
+// contents, and whether the field is a string).
+func (p *Projector) choose(get func(path string) (string, bool)) (src, id, title, text string, ok bool) {
+	pa := &p.cfg.Paths
+	id, ok = get(pa.DocumentID)
 	if !ok || projectors.IsBlankRaw(id) {
 		return "", "", "", "", false
 	}
 	if pa.Source != "" {
-		src, ok = projectors.StringContents(b.Get(pa.Source))
+		src, ok = get(pa.Source)
 	}
 	if !ok || src == "" {
 		if p.cfg.DefaultSource == "" {
@@ -236,10 +309,10 @@ func (p *Projector) fields(b gjson.Result) (src, id, title, text string, ok bool
 		src = p.cfg.DefaultSource
 	}
 	if pa.Title != "" {
-		title, _ = projectors.StringContents(b.Get(pa.Title))
+		title, _ = get(pa.Title)
 	}
 	for _, path := range pa.Excerpt {
-		if t, isStr := projectors.StringContents(b.Get(path)); isStr && !projectors.IsBlankRaw(t) {
+		if t, isStr := get(path); isStr && !projectors.IsBlankRaw(t) {
 			return src, id, title, t, true
 		}
 	}

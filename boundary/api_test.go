@@ -67,6 +67,9 @@ func TestNewRefusesBadBindings(t *testing.T) {
 		{"store timeout", func() (*boundary.Boundary, error) {
 			return boundary.New(memstore.New(), reg, pol, ok, boundary.WithStoreTimeout(0))
 		}, canonical.CodeInvalidArgument},
+		{"projection timeout", func() (*boundary.Boundary, error) {
+			return boundary.New(memstore.New(), reg, pol, ok, boundary.WithProjectionTimeout(-time.Second))
+		}, canonical.CodeInvalidArgument},
 	}
 	for _, c := range cases {
 		b, err := c.new()

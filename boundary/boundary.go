@@ -47,7 +47,10 @@ type RunContext struct {
 	// them.
 	Limits canonical.Limits
 	// TTL is every record's lifetime, set once at Begin and never extended;
-	// zero means the store's default TTL.
+	// zero means the store's default TTL. A TTL shorter than the tool's
+	// timeout plus the projection timeout plus the store's retry budget is
+	// refused (INVALID_ARGUMENT): the record could expire before the call
+	// is recorded, and the tool would run again for the same id.
 	TTL time.Duration
 }
 
@@ -72,6 +75,7 @@ type Boundary struct {
 	storeTimeout  time.Duration
 	leaseMargin   time.Duration
 	observer      observe.Observer // nil: none (see WithObserver)
+	projTimeout   time.Duration
 }
 
 // binding is one agent-facing name: the exact definition it runs and the
@@ -84,9 +88,10 @@ type binding struct {
 
 // Defaults of the options.
 const (
-	DefaultStoreAttempts = 3
-	DefaultStoreTimeout  = 5 * time.Second
-	DefaultLeaseMargin   = time.Minute
+	DefaultStoreAttempts     = 3
+	DefaultStoreTimeout      = 5 * time.Second
+	DefaultLeaseMargin       = time.Minute
+	DefaultProjectionTimeout = 5 * time.Second
 )
 
 // Option configures a Boundary. Bind and the With… functions return Options.
@@ -178,6 +183,31 @@ func WithLeaseMargin(d time.Duration) Option {
 	}
 }
 
+// WithProjectionTimeout bounds each projection (default
+// DefaultProjectionTimeout); the run's deadline bounds it too. A projector
+// runs in its own goroutine, so one that overruns, whether it ignores its
+// context or not, completes the call as ERROR/PROJECTION_FAILED (the raw
+// response kept as harness-only data) and its late answer is dropped.
+func WithProjectionTimeout(d time.Duration) Option {
+	return func(b *Boundary) error {
+		if d <= 0 {
+			return canonical.Errorf(canonical.CodeInvalidArgument, "boundary: projection timeout must be positive (got %v)", d)
+		}
+		b.projTimeout = d
+		return nil
+	}
+}
+
+// storeBudget is the longest the boundary keeps retrying one store call:
+// every attempt at its timeout, plus the pauses between attempts.
+func (b *Boundary) storeBudget() time.Duration {
+	d := time.Duration(b.storeAttempts) * b.storeTimeout
+	for attempt := 1; attempt < b.storeAttempts; attempt++ {
+		d += retryPause(attempt)
+	}
+	return d
+}
+
 // New returns a Boundary over store, reg and policy with the given bindings
 // and options. Any invalid argument or binding fails the whole construction
 // with a *canonical.Error.
@@ -193,6 +223,7 @@ func New(store canonical.Store, reg *registry.Registry, policy registry.Policy, 
 	b := &Boundary{
 		store: store, reg: reg, policy: policy, bindings: map[string]*binding{},
 		storeAttempts: DefaultStoreAttempts, storeTimeout: DefaultStoreTimeout, leaseMargin: DefaultLeaseMargin,
+		projTimeout: DefaultProjectionTimeout,
 	}
 	for _, o := range opts {
 		if o == nil {

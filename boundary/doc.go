@@ -9,17 +9,21 @@
 //  1. preflight, without side effects: id syntax, the envelope's run is the
 //     RunContext's run, the run is active and in time, the tool is bound,
 //     registry.PrepareRead (policy, read-only effect before the input is
-//     read, approval, input schema), a ready plan, valid budgets;
+//     read, approval, input schema), a ready plan, valid budgets, a record
+//     TTL that outlives the call (tool timeout + projection timeout + store
+//     retry budget);
 //  2. Store.Begin: the record exists, PROJECTING, with the complete canonical
 //     request, before anything runs (the store enforces duplicates, budgets
 //     and run state atomically);
-//  3. the tool, bounded by its timeout and the run's deadline;
+//  3. the tool, in its own goroutine, bounded by its timeout (TOOL_TIMEOUT)
+//     and the run's deadline (DEADLINE_EXCEEDED);
 //  4. the raw size check (the projector never sees an oversized response),
 //     then the definition's output schema, when it declares one (a response
 //     outside it is EXECUTION_FAILED and is never projected);
-//  5. the projector, whose result must be valid JSON within the agent limit
-//     (a projector's own RESULT_TOO_LARGE stays RESULT_TOO_LARGE, any other
-//     projector error is PROJECTION_FAILED);
+//  5. the projector, in its own goroutine, bounded by the projection timeout
+//     and the run's deadline; its result must be strict JSON within the
+//     agent limit (a projector's own RESULT_TOO_LARGE stays RESULT_TOO_LARGE,
+//     any other projector error or an overrun is PROJECTION_FAILED);
 //  6. Store.Complete: READY, or ERROR with a stable code.
 //
 // The raw response is kept whole in the record. A definition that declares

@@ -158,3 +158,37 @@ func ExampleWithObserver() {
 	// Output:
 	// level=INFO msg="tool call" run_id=run-42 tool_call_id=call_8f2k tool=search definition=kb.search@1.0.0 status=READY evidence=EVIDENCE_FOUND executed=true replayed=false
 }
+
+// A projector that overruns the projection timeout is cut off: the call is
+// ERROR/PROJECTION_FAILED and its raw response stays in the record for the
+// harness. A record TTL too short for the call is refused before anything
+// is written.
+func ExampleWithProjectionTimeout() {
+	store := memstore.New()
+	reg, _ := registry.New(exampleSearch)
+	stuck := canonical.ProjectorFunc(func(ctx context.Context, _ canonical.Call, _ []byte) (canonical.Projection, error) {
+		<-ctx.Done() // a projection that never finishes in time
+		return canonical.Projection{}, ctx.Err()
+	})
+	b, _ := boundary.New(store, reg, examplePolicy,
+		boundary.Bind("search", "kb.search", "1.0.0", exampleTool, stuck),
+		boundary.WithProjectionTimeout(20*time.Millisecond))
+	run := exampleRun()
+
+	res := b.Invoke(context.Background(), run, boundary.Envelope{
+		ToolCallID: "call_slow", RunID: run.ID, Tool: "search", Input: []byte(`{"query":"redis ttl"}`),
+	})
+	rec, _ := store.Get(context.Background(), run.ID, "call_slow")
+	fmt.Println(res.Code(), rec.Status, rec.Error, len(rec.Raw) > 0)
+
+	// 10 s of tool, 20 ms of projection and the store's retries do not fit
+	// in a 5 s record.
+	run.TTL = 5 * time.Second
+	res = b.Invoke(context.Background(), run, boundary.Envelope{
+		ToolCallID: "call_ttl", RunID: run.ID, Tool: "search", Input: []byte(`{"query":"redis ttl"}`),
+	})
+	fmt.Println(res.Code(), res.Executed())
+	// Output:
+	// PROJECTION_FAILED ERROR PROJECTION_FAILED true
+	// INVALID_ARGUMENT false
+}

@@ -2,12 +2,12 @@ package boundary
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/internal/strictjson"
 	"github.com/toolcanon/toolcanon/observe"
 	"github.com/toolcanon/toolcanon/registry"
 )
@@ -19,22 +19,27 @@ import (
 // Preflight refusals (INVALID_TOOL_CALL_ID, INVALID_RUN_ID, RUN_MISMATCH,
 // RUN_INACTIVE, DEADLINE_EXCEEDED, UNKNOWN_TOOL, INVALID_ARGUMENT,
 // UNAUTHORIZED, POLICY_UNAVAILABLE, INVALID_INPUT, APPROVAL_REQUIRED,
-// NOT_READ_ONLY) write nothing and call nothing but the policy. Begin
-// refusals (TOOL_CALL_IN_PROGRESS, DUPLICATE_TOOL_CALL, BUDGET_EXHAUSTED,
+// NOT_READ_ONLY) write nothing and call nothing but the policy. A record
+// TTL shorter than the tool's timeout plus the projection timeout plus the
+// store's retry budget is INVALID_ARGUMENT. Begin refusals
+// (TOOL_CALL_IN_PROGRESS, DUPLICATE_TOOL_CALL, BUDGET_EXHAUSTED,
 // RUN_INACTIVE, RESULT_TOO_LARGE, INVALID_ARGUMENT for limits other than
 // the run's, STORE_UNAVAILABLE) leave any existing record untouched and run
 // nothing.
 //
 // Once the record exists it is completed exactly once: READY with the
-// projection, or ERROR with EXECUTION_FAILED (tool error or panic, whose raw
-// response, if any, is kept when it fits; or a raw response outside the
-// definition's declared output schema), TOOL_TIMEOUT,
-// RESULT_TOO_LARGE (raw over the record's room, in which case raw is not
-// stored and the projector is not called; a declared output over the
-// registry's output bound; a projector's own RESULT_TOO_LARGE; or a
-// projection over the agent limit) or PROJECTION_FAILED (any other projector
-// error, a panic, evidence other than EVIDENCE_FOUND / NO_EVIDENCE, a result
-// that is not JSON). Whenever raw fitted the record it stays there as
+// projection, or ERROR with EXECUTION_FAILED (tool error, panic or
+// runtime.Goexit, whose raw response, if any, is kept when it fits; or a raw
+// response outside the definition's declared output schema), TOOL_TIMEOUT
+// (the tool's own timeout), DEADLINE_EXCEEDED (the run's deadline, or the
+// caller's, passed while the tool ran), RESULT_TOO_LARGE (raw over the
+// record's room, in which case raw is not stored and the projector is not
+// called; a declared output over the registry's output bound; a projector's
+// own RESULT_TOO_LARGE; or a projection over the agent limit) or
+// PROJECTION_FAILED (any other projector error, a panic or runtime.Goexit, a
+// projection that overran the projection timeout or the run's deadline,
+// evidence other than EVIDENCE_FOUND / NO_EVIDENCE, a result that is not
+// strict JSON). Whenever raw fitted the record it stays there as
 // harness-only data. A definition without an output schema has its raw
 // response kept whole and unvalidated: only the projector reads it.
 // NO_EVIDENCE is a READY outcome like any other: it is never retried or
@@ -145,6 +150,10 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	if run.TTL < 0 {
 		return inv.fail(canonical.CodeInvalidArgument, canonical.Errorf(canonical.CodeInvalidArgument, "negative TTL %v", run.TTL))
 	}
+	if need := b.recordLife(def.Timeout()); run.TTL > 0 && run.TTL < need {
+		return inv.fail(canonical.CodeInvalidArgument, canonical.Errorf(canonical.CodeInvalidArgument,
+			"record TTL %v is shorter than the tool timeout, the projection timeout and the store retry budget (%v)", run.TTL, need))
+	}
 	input := plan.Input()
 	request := buildRequest(env, run, bd, plan, input)
 	inv.obs.next(observe.Begin, len(input))
@@ -195,7 +204,7 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	// 5. Project.
 	inv.obs.next(observe.Projection, len(raw))
 	call := canonical.Call{RunID: run.ID, ToolCallID: env.ToolCallID, Tool: env.Tool, Input: input}
-	p, err := project(ctx, bd.projector, call, raw)
+	p, err := project(ctx, bd.projector, b.projTimeout, call, raw)
 	inv.obs.sized(len(p.Result))
 	if err == nil && !p.Evidence.Ready() {
 		err = canonical.Errorf(canonical.CodeProjectionFailed, "projector returned evidence %q", p.Evidence)
@@ -204,8 +213,8 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 		return inv.complete(canonical.Completion{Status: canonical.StatusError, Code: canonical.CodeResultTooLarge, Raw: raw},
 			canonical.Errorf(canonical.CodeResultTooLarge, "agent result is %d bytes, the limit is %d", len(p.Result), limits.MaxResultBytes))
 	}
-	if err == nil && (len(p.Result) == 0 || !json.Valid(p.Result)) {
-		err = canonical.Errorf(canonical.CodeProjectionFailed, "projector returned a result that is not JSON")
+	if err == nil && (len(p.Result) == 0 || !strictjson.Valid(p.Result)) {
+		err = canonical.Errorf(canonical.CodeProjectionFailed, "projector returned a result that is not strict JSON")
 	}
 	if err != nil {
 		// PROJECTION_FAILED, or the projector's own RESULT_TOO_LARGE.
@@ -303,7 +312,7 @@ func (b *Boundary) retry(ctx context.Context, op func(context.Context) error) er
 		if err == nil || canonical.CodeOf(err) != canonical.CodeStoreUnavailable || attempt >= b.storeAttempts {
 			return err
 		}
-		t := time.NewTimer(time.Duration(attempt) * 10 * time.Millisecond)
+		t := time.NewTimer(retryPause(attempt))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -311,6 +320,16 @@ func (b *Boundary) retry(ctx context.Context, op func(context.Context) error) er
 		case <-t.C:
 		}
 	}
+}
+
+// retryPause is the pause after a failed store attempt.
+func retryPause(attempt int) time.Duration { return time.Duration(attempt) * 10 * time.Millisecond }
+
+// recordLife is the shortest record TTL that outlives a call of a tool
+// with this timeout: the tool, its projection, then Complete with all its
+// retries.
+func (b *Boundary) recordLife(toolTimeout time.Duration) time.Duration {
+	return toolTimeout + b.projTimeout + b.storeBudget()
 }
 
 // replay answers a duplicate under WithReplay: the stored outcome of an
@@ -361,44 +380,39 @@ func (inv *invocation) recovered(v any) (res Result) {
 	return inv.fail(canonical.CodeExecutionFailed, err)
 }
 
+// Causes that tell the boundary's own deadlines from the run's.
+var (
+	errToolTimeout       = errors.New("boundary: the tool's timeout passed")
+	errProjectionTimeout = errors.New("boundary: the projection timeout passed")
+)
+
 // execute calls the tool in its own goroutine so that a tool that ignores
 // its context still cannot hold the call past its timeout; its late answer
-// is dropped. A panic is recovered into EXECUTION_FAILED.
+// is dropped. The tool's own timeout is TOOL_TIMEOUT; the run's deadline
+// (ctx) passing first is DEADLINE_EXCEEDED. A panic, an error, or a tool
+// that ends its goroutine without returning (runtime.Goexit) is
+// EXECUTION_FAILED.
 func execute(ctx context.Context, t Tool, timeout time.Duration, input []byte) ([]byte, canonical.Code, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errToolTimeout)
 	defer cancel()
-	type outcome struct {
-		raw []byte
-		err error
+	var raw []byte
+	finished, err := runGuarded(tctx, "tool", func() error {
+		var err error
+		raw, err = t.Call(tctx, input)
+		return err
+	})
+	switch {
+	case err == nil:
+		return raw, "", nil
+	case tctx.Err() != nil && errors.Is(context.Cause(tctx), errToolTimeout):
+		return nil, canonical.CodeToolTimeout, canonical.Wrap(canonical.CodeToolTimeout, err, "tool")
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return nil, canonical.CodeDeadlineExceeded, canonical.Wrap(canonical.CodeDeadlineExceeded, err, "the run's deadline passed while the tool ran")
 	}
-	done := make(chan outcome, 1) // buffered: an abandoned tool never blocks
-	go func() {
-		var o outcome
-		defer func() {
-			if v := recover(); v != nil {
-				o = outcome{err: fmt.Errorf("boundary: tool panicked: %v", v)}
-			}
-			done <- o
-		}()
-		o.raw, o.err = t.Call(ctx, input)
-	}()
-	var o outcome
-	select {
-	case o = <-done:
-	case <-ctx.Done():
-		select {
-		case o = <-done: // it answered just in time
-		default:
-			o.err = ctx.Err()
-		}
+	if !finished {
+		raw = nil // the tool may still write it
 	}
-	if o.err == nil {
-		return o.raw, "", nil
-	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return nil, canonical.CodeToolTimeout, canonical.Wrap(canonical.CodeToolTimeout, o.err, "tool")
-	}
-	return o.raw, canonical.CodeExecutionFailed, canonical.Wrap(canonical.CodeExecutionFailed, o.err, "tool")
+	return raw, canonical.CodeExecutionFailed, canonical.Wrap(canonical.CodeExecutionFailed, err, "tool")
 }
 
 // checkOutput enforces a declared output schema on the raw response, within
@@ -420,16 +434,20 @@ func checkOutput(def *registry.Tool, raw []byte) error {
 	return canonical.Wrap(canonical.CodeExecutionFailed, err, "tool output outside its declared schema")
 }
 
-// project calls the projector, turning an error or a panic into
-// PROJECTION_FAILED, except the projector's own RESULT_TOO_LARGE (see
-// projectionCode).
-func project(ctx context.Context, p canonical.Projector, call canonical.Call, raw []byte) (out canonical.Projection, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			out, err = canonical.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "projector panicked: %v", v)
-		}
-	}()
-	out, err = p.Project(ctx, call, raw)
+// project calls the projector in its own goroutine under the projection
+// timeout and the run's deadline (ctx). An error, a panic, runtime.Goexit
+// or an overrun is PROJECTION_FAILED, except the projector's own
+// RESULT_TOO_LARGE (see projectionCode); an overrunning projector's late
+// answer is dropped.
+func project(ctx context.Context, p canonical.Projector, timeout time.Duration, call canonical.Call, raw []byte) (canonical.Projection, error) {
+	pctx, cancel := context.WithTimeoutCause(ctx, timeout, errProjectionTimeout)
+	defer cancel()
+	var out canonical.Projection
+	_, err := runGuarded(pctx, "projector", func() error {
+		var err error
+		out, err = p.Project(pctx, call, raw)
+		return err
+	})
 	if err != nil {
 		return canonical.Projection{}, canonical.Wrap(projectionCode(err), err, "projector")
 	}
@@ -446,6 +464,44 @@ func projectionCode(err error) canonical.Code {
 		return canonical.CodeResultTooLarge
 	}
 	return canonical.CodeProjectionFailed
+}
+
+// runGuarded runs f in its own goroutine and waits for it or for ctx to
+// end, whichever comes first. It returns f's error, an error for a panic
+// or a runtime.Goexit in f, or, when ctx ends first, ctx's cause; f keeps
+// running then, and whatever it writes afterwards is never read: f must
+// only write variables that the caller reads when finished is true, which
+// says that f returned (with or without an error) before runGuarded did.
+func runGuarded(ctx context.Context, what string, f func() error) (finished bool, err error) {
+	type outcome struct {
+		returned bool
+		err      error
+	}
+	done := make(chan outcome, 1) // buffered: an abandoned f never blocks
+	go func() {
+		var o outcome
+		defer func() {
+			if v := recover(); v != nil {
+				o = outcome{err: fmt.Errorf("boundary: %s panicked: %v", what, v)}
+			} else if !o.returned {
+				o.err = fmt.Errorf("boundary: %s ended its goroutine without returning (runtime.Goexit)", what)
+			}
+			done <- o
+		}()
+		o.err = f()
+		o.returned = true
+	}()
+	select {
+	case o := <-done:
+		return o.returned, o.err
+	case <-ctx.Done():
+		select {
+		case o := <-done: // it answered just in time
+			return o.returned, o.err
+		default:
+			return false, fmt.Errorf("boundary: %s overran: %w", what, context.Cause(ctx))
+		}
+	}
 }
 
 // The safe* helpers turn a panicking store into STORE_UNAVAILABLE: a store is

@@ -274,7 +274,7 @@ func TestObserverPhasesOfEveryOutcome(t *testing.T) {
 				fx.tool.fn = func(context.Context, []byte) ([]byte, error) { return nil, errors.New(fx.marker) }
 			},
 			invoke: func(fx *fixture) boundary.Result { return fx.invoke("call_te") }},
-		{name: "tool timeout", code: canonical.CodeToolTimeout, phases: upTo(observe.Tool, canonical.CodeToolTimeout, completed),
+		{name: "run deadline during the tool", code: canonical.CodeDeadlineExceeded, phases: upTo(observe.Tool, canonical.CodeDeadlineExceeded, completed),
 			setup: func(fx *fixture) {
 				fx.tool.fn = func(ctx context.Context, _ []byte) ([]byte, error) { <-ctx.Done(); return nil, ctx.Err() }
 				fx.run.Deadline = time.Now().Add(100 * time.Millisecond)

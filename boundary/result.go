@@ -1,9 +1,8 @@
 package boundary
 
 import (
-	"encoding/json"
-
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/internal/strictjson"
 )
 
 // Result is the outcome of one Invoke. Only AgentJSON may reach the agent;
@@ -106,9 +105,11 @@ var errorTails = func() map[canonical.Code]string {
 }()
 
 func renderTail(c canonical.Code, hint string) string {
-	code, _ := json.Marshal(string(c))
-	h, _ := json.Marshal(hint)
-	return `","status":"ERROR","error_code":` + string(code) + `,"hint":` + string(h) + `}`
+	out := []byte(`","status":"ERROR","error_code":`)
+	out = strictjson.AppendQuoted(out, string(c))
+	out = append(out, `,"hint":`...)
+	out = strictjson.AppendQuoted(out, hint)
+	return string(append(out, '}'))
 }
 
 // agentError builds the agent-facing error object. id is a validated

@@ -40,7 +40,8 @@ package boundary_test
 //   duplicate / cross-run ..................... TestDuplicateIsRefusedAndFirstRecordIntact, TestCrossRunIsRejected
 //   execution error / timeout ................. TestExecutionErrorIsExecutionFailed, TestExecutionPanicIsExecutionFailed,
 //                                               TestTimeoutByRunDeadline, TestTimeoutOfToolIgnoringContext,
-//                                               TestTimeoutByToolDefinition
+//                                               TestTimeoutByToolDefinition, TestToolGoexitIsExecutionFailed
+//   bounded time (projector, record TTL) ...... bounded_test.go
 //   projection error, no-evidence ............. see seed 000 above
 //   raw oversize, capacity .................... TestRawTooLargeSkipsProjector, TestAgentResultTooLarge,
 //                                               TestRunBytesOverflowAtComplete
@@ -449,7 +450,9 @@ func TestErrorRecordsAreNeverReferencable(t *testing.T) {
 
 func TestTTLIsSetOnceAndNeverRenewed(t *testing.T) {
 	forEachStore(t, func(t *testing.T, fx *fixture) {
-		fx.run.TTL = 30 * time.Second
+		// The shortest TTL preflight allows: the tool's 30 s, the
+		// projection's 5 s and the store's 15.03 s of retries.
+		fx.run.TTL = 55 * time.Second
 		fx.checkReady(t, fx.invoke("call_ttl"), canonical.EvidenceFound)
 		first := fx.checkRecord(t, "call_ttl", wantRec(canonical.StatusReady, canonical.EvidenceFound, "", fx.raw(), fx.mustResult(t, "call_ttl")))
 		time.Sleep(30 * time.Millisecond)
@@ -459,7 +462,7 @@ func TestTTLIsSetOnceAndNeverRenewed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if second.TTL > first.TTL || second.TTL <= 0 || first.TTL > 30*time.Second {
+		if second.TTL > first.TTL || second.TTL <= 0 || first.TTL > fx.run.TTL {
 			t.Errorf("TTL went from %v to %v (set %v)", first.TTL, second.TTL, fx.run.TTL)
 		}
 	})
@@ -572,6 +575,9 @@ func TestExecutionPanicIsExecutionFailed(t *testing.T) {
 	})
 }
 
+// The run's deadline passing while the tool runs is DEADLINE_EXCEEDED
+// ("stop calling tools"), not TOOL_TIMEOUT ("narrow the query and retry"):
+// retrying cannot help a run that is out of time.
 func TestTimeoutByRunDeadline(t *testing.T) {
 	forEachStore(t, func(t *testing.T, fx *fixture) {
 		fx.run.Deadline = time.Now().Add(150 * time.Millisecond)
@@ -580,11 +586,11 @@ func TestTimeoutByRunDeadline(t *testing.T) {
 			return nil, ctx.Err()
 		}
 		res := fx.invoke("call_slow")
-		fx.checkError(t, res, "call_slow", canonical.CodeToolTimeout, true)
+		fx.checkError(t, res, "call_slow", canonical.CodeDeadlineExceeded, true)
 		fx.calls(t, 1, 0)
 		// Completed although the run's deadline has passed: completion is
 		// detached from the caller's context.
-		fx.checkRecord(t, "call_slow", errRec(canonical.CodeToolTimeout, nil))
+		fx.checkRecord(t, "call_slow", errRec(canonical.CodeDeadlineExceeded, nil))
 	})
 }
 
@@ -604,9 +610,10 @@ func TestTimeoutOfToolIgnoringContext(t *testing.T) {
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("Invoke waited %v for a tool that ignores its context", d)
 		}
-		fx.checkError(t, res, "call_stuck", canonical.CodeToolTimeout, true)
+		// The caller's deadline, not the tool's own timeout, ended it.
+		fx.checkError(t, res, "call_stuck", canonical.CodeDeadlineExceeded, true)
 		fx.calls(t, 1, 0)
-		fx.checkRecord(t, "call_stuck", errRec(canonical.CodeToolTimeout, nil))
+		fx.checkRecord(t, "call_stuck", errRec(canonical.CodeDeadlineExceeded, nil))
 	})
 }
 
@@ -668,7 +675,9 @@ func TestInvalidEvidenceIsProjectionFailed(t *testing.T) {
 
 func TestInvalidJSONResultIsProjectionFailed(t *testing.T) {
 	forEachStore(t, func(t *testing.T, fx *fixture) {
-		results := []string{``, `{"evidence":[`, `{"a":1}}`, "\"" + fx.marker, `{'a':1}`}
+		// The last three are JSON to encoding/json, but not strict JSON.
+		results := []string{``, `{"evidence":[`, `{"a":1}}`, "\"" + fx.marker, `{'a':1}`,
+			"{\"a\":\"\xff\"}", `{"a":1,"a":2}`, `{"a":"\ud800"}`}
 		for i, r := range results {
 			fx.proj.fn = func(context.Context, canonical.Call, []byte) (canonical.Projection, error) {
 				return canonical.Projection{Evidence: canonical.EvidenceFound, Result: []byte(r)}, nil

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/internal/strictjson"
 )
 
 func TestIdentityRules(t *testing.T) {
@@ -190,6 +191,37 @@ func TestRecordJSONUsesTheSpecNames(t *testing.T) {
 	}
 }
 
+func TestIsJSONObjectIsStrict(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"q":"x"}`: true, ` {} `: true, `[]`: false, `"x"`: false, `{"a":`: false, `{} {}`: false,
+		"{\"q\":\"\xff\"}": false, `{"q":"\ud800"}`: false, `{"q":1,"q":2}`: false, `{"q":1,"\u0071":2}`: false,
+	} {
+		if got := canonical.IsJSONObject([]byte(in)); got != want {
+			t.Errorf("IsJSONObject(%q) = %v", in, got)
+		}
+	}
+}
+
+// Begin refuses what is not a JSON object as INVALID_INPUT, and a JSON
+// object that is not strict as INVALID_ARGUMENT.
+func TestBeginRequestStrictness(t *testing.T) {
+	for in, want := range map[string]canonical.Code{
+		`{"a":`: canonical.CodeInvalidInput, `[1]`: canonical.CodeInvalidInput, "{\"q\":\"\xff\"}": canonical.CodeInvalidArgument,
+		`{"q":"\udc00"}`: canonical.CodeInvalidArgument, `{"q":1,"q":1}`: canonical.CodeInvalidArgument, `{"q":"ok"}`: "",
+	} {
+		req := canonical.BeginRequest{RunID: "r", ToolCallID: "c", Tool: "t", Owner: "o", Request: []byte(in), TTL: time.Minute}
+		_, err := req.Validate(0)
+		if canonical.CodeOf(err) != want && !(want == "" && err == nil) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+	c := canonical.Completion{RunID: "r", ToolCallID: "c", Owner: "o", Status: canonical.StatusReady, Evidence: canonical.EvidenceFound,
+		Result: []byte("{\"m\":\"\xff\"}")}
+	if err := c.Validate(); canonical.CodeOf(err) != canonical.CodeInvalidTransition {
+		t.Errorf("READY with a result of invalid UTF-8: %v", err)
+	}
+}
+
 func FuzzValidateToolCallID(f *testing.F) {
 	for _, s := range []string{"call_1", "", "a{b", "toolu_01", "a:b", "é", strings.Repeat("a", 129)} {
 		f.Add(s)
@@ -216,11 +248,19 @@ func FuzzValidateToolCallID(f *testing.F) {
 func FuzzRecordJSON(f *testing.F) {
 	f.Add([]byte(`{"a":1}`), []byte{0xff}, []byte(`{"x":"<&>"}`))
 	f.Add([]byte(` {"a" : 1} `), []byte(`"raw"`), []byte(``))
+	f.Add([]byte(`{"q":"\xff"}`), []byte(`{"a":1,"a":2}`), []byte(`{"m":"\ud800"}`))
+	f.Add([]byte("{\"q\":\"\xff\"}"), []byte(`["\udc00"]`), []byte(`{"ok":true}`))
 	f.Fuzz(func(t *testing.T, req, raw, result []byte) {
 		rec := canonical.Record{RunID: "r", ToolCallID: "c", Request: req, Raw: raw, Result: result}
 		b, err := json.Marshal(rec)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The export is strict JSON whatever the stored bytes: embedded
+		// JSON with invalid UTF-8, a lone surrogate or a repeated name would
+		// make readers disagree.
+		if err := strictjson.Check(b, strictjson.MaxDepth+2); err != nil {
+			t.Fatalf("export is not strict JSON (%v): %q", err, b)
 		}
 		var back canonical.Record
 		if err := json.Unmarshal(b, &back); err != nil {

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"time"
+
+	"github.com/toolcanon/toolcanon/internal/strictjson"
 )
 
 // Record is the one canonical record of a tool call: the complete request, the
@@ -135,14 +137,16 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 }
 
 // jsonOrBase64 embeds b as JSON when every encoder keeps it byte for byte:
-// compact valid JSON without the characters encoding/json escapes when it
+// compact strict JSON (so never invalid UTF-8, a lone surrogate or a
+// repeated name) without the characters encoding/json escapes when it
 // compacts embedded JSON (<, >, &, U+2028, U+2029). Anything else goes as
-// base64, so an export never loses or rewrites a stored byte.
+// base64, so an export never loses or rewrites a stored byte and is itself
+// strict JSON.
 func jsonOrBase64(b []byte) (json.RawMessage, string) {
 	if len(b) == 0 {
 		return nil, ""
 	}
-	if json.Valid(b) && !bytes.ContainsAny(b, "<>&\u2028\u2029") {
+	if strictjson.Valid(b) && !bytes.ContainsAny(b, "<>&\u2028\u2029") {
 		var c bytes.Buffer
 		if json.Compact(&c, b) == nil && bytes.Equal(c.Bytes(), b) {
 			return json.RawMessage(b), ""

@@ -3,9 +3,11 @@ package canonical
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"strconv"
 	"time"
+
+	"github.com/toolcanon/toolcanon/internal/strictjson"
 )
 
 // Store holds canonical records. Every method is safe for concurrent use by
@@ -147,8 +149,8 @@ func (req *BeginRequest) Validate(ttlDefault time.Duration) (BeginArgs, error) {
 	if err := ValidateOwner(req.Owner); err != nil {
 		return a, err
 	}
-	if !IsJSONObject(req.Request) {
-		return a, Errorf(CodeInvalidInput, "request must be a JSON object")
+	if err := checkRequest(req.Request); err != nil {
+		return a, err
 	}
 	ttl := req.TTL
 	if ttl == 0 {
@@ -216,8 +218,8 @@ func (c *Completion) Validate() error {
 		if c.Code != "" {
 			return Errorf(CodeInvalidTransition, "READY carries no error code")
 		}
-		if len(c.Result) == 0 || !json.Valid(c.Result) {
-			return Errorf(CodeInvalidTransition, "READY needs a result that is valid JSON")
+		if len(c.Result) == 0 || !strictjson.Valid(c.Result) {
+			return Errorf(CodeInvalidTransition, "READY needs a result that is strict JSON")
 		}
 	case StatusError:
 		if c.Evidence != "" && c.Evidence != EvidenceError {
@@ -267,11 +269,27 @@ type RunUsage struct {
 	TTL      time.Duration // time left before the run's state expires
 }
 
-// IsJSONObject reports whether b is valid JSON whose top-level value is an
-// object.
-func IsJSONObject(b []byte) bool {
-	t := bytes.TrimLeft(b, " \t\r\n")
-	return len(t) > 0 && t[0] == '{' && json.Valid(b)
+// IsJSONObject reports whether b is one strict JSON object: RFC 8259 JSON
+// with valid UTF-8, surrogate escapes only in pairs, no repeated member
+// name and bounded nesting. encoding/json.Valid accepts all three faults;
+// a stored request must be JSON that every reader agrees on.
+func IsJSONObject(b []byte) bool { return strictjson.ValidObject(b) }
+
+// checkRequest refuses a request that is not a JSON object with
+// INVALID_INPUT, and a JSON object that breaks strictness (invalid UTF-8, a
+// lone surrogate escape, a repeated name, nesting too deep) with
+// INVALID_ARGUMENT: the boundary only ever stores canonical requests, so
+// such a request is a caller's fault, not an input to fix.
+func checkRequest(b []byte) error {
+	err := strictjson.Check(b, strictjson.MaxDepth)
+	var se *strictjson.SyntaxError
+	if errors.As(err, &se) && se.Strict {
+		return Errorf(CodeInvalidArgument, "request is not strict JSON: %s at byte %d", se.Reason, se.Offset)
+	}
+	if err != nil || !IsJSONObject(b) {
+		return Errorf(CodeInvalidInput, "request must be a JSON object")
+	}
+	return nil
 }
 
 // FinishCompletion fills in what a store knows of a completion it accepted:

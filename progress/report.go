@@ -1,15 +1,12 @@
 package progress
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/internal/strictjson"
 )
 
 // Kind says what a claim asserts.
@@ -115,12 +112,20 @@ func ParseReport(data []byte, lim ReportLimits) (Report, error) {
 	return r, nil
 }
 
+// parser reads a report with the module's strict JSON lexer: strings
+// with valid UTF-8 and paired surrogate escapes only, the RFC 8259 grammar,
+// and no repeated field (every object of a report has known fields only,
+// each checked once). It descends at most three levels, whatever the input.
 type parser struct {
-	lim ReportLimits
-	dec *json.Decoder
+	lim  ReportLimits
+	data []byte
+	pos  int
+	buf  []byte
 }
 
 func reportErr(fix string) *ParseError { return &ParseError{Claim: -1, Cite: -1, Fix: fix} }
+
+var errSyntax = reportErr("report is not valid JSON")
 
 func (p *parser) parse(data []byte) (Report, error) {
 	if len(data) > p.lim.MaxBytes {
@@ -129,17 +134,22 @@ func (p *parser) parse(data []byte) (Report, error) {
 	if !utf8.Valid(data) {
 		return Report{}, reportErr("report is not valid UTF-8")
 	}
-	if !surrogatesPaired(data) {
-		return Report{}, reportErr("report has a lone surrogate escape")
-	}
-	p.dec = json.NewDecoder(bytes.NewReader(data))
+	p.data = data
 	var r Report
 	seen := map[string]bool{}
-	if err := p.delim('{', reportErr("report must be a JSON object {\"claims\":[...]}")); err != nil {
-		return r, err
+	shape := reportErr("report must be a JSON object {\"claims\":[...]}")
+	if !p.open('{') {
+		return r, shape
 	}
-	for p.dec.More() {
-		key, err := p.key(reportErr("report must be a JSON object {\"claims\":[...]}"))
+	for n := 0; ; n++ {
+		more, err := p.more('}', n == 0)
+		if err != nil {
+			return r, err
+		}
+		if !more {
+			break
+		}
+		key, err := p.key(shape)
 		if err != nil {
 			return r, err
 		}
@@ -154,10 +164,7 @@ func (p *parser) parse(data []byte) (Report, error) {
 			return r, err
 		}
 	}
-	if err := p.delim('}', reportErr("report is not valid JSON")); err != nil {
-		return r, err
-	}
-	if _, err := p.dec.Token(); !errors.Is(err, io.EOF) {
+	if strictjson.SkipSpace(p.data, p.pos) != len(p.data) {
 		return r, reportErr("report has data after its closing brace")
 	}
 	if !seen["claims"] {
@@ -168,11 +175,18 @@ func (p *parser) parse(data []byte) (Report, error) {
 
 func (p *parser) claims() ([]Claim, error) {
 	shape := reportErr(fmt.Sprintf("\"claims\" must be a list of 1 to %d claims", p.lim.MaxClaims))
-	if err := p.delim('[', shape); err != nil {
-		return nil, err
+	if !p.open('[') {
+		return nil, shape
 	}
 	claims := []Claim{}
-	for p.dec.More() {
+	for n := 0; ; n++ {
+		more, err := p.more(']', n == 0)
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			break
+		}
 		if len(claims) == p.lim.MaxClaims {
 			return nil, shape
 		}
@@ -181,9 +195,6 @@ func (p *parser) claims() ([]Claim, error) {
 			return nil, err
 		}
 		claims = append(claims, c)
-	}
-	if err := p.delim(']', reportErr("report is not valid JSON")); err != nil {
-		return nil, err
 	}
 	if len(claims) == 0 {
 		return nil, shape
@@ -195,11 +206,18 @@ func (p *parser) claim(i int) (Claim, error) {
 	at := func(fix string) *ParseError { return &ParseError{Claim: i, Cite: -1, Fix: fix} }
 	shape := at("a claim is an object {\"text\",\"kind\",\"cites\"} and nothing else")
 	var c Claim
-	if err := p.delim('{', shape); err != nil {
-		return c, err
+	if !p.open('{') {
+		return c, shape
 	}
 	seen := map[string]bool{}
-	for p.dec.More() {
+	for n := 0; ; n++ {
+		more, err := p.more('}', n == 0)
+		if err != nil {
+			return c, err
+		}
+		if !more {
+			break
+		}
 		key, err := p.key(shape)
 		if err != nil {
 			return c, err
@@ -210,13 +228,19 @@ func (p *parser) claim(i int) (Claim, error) {
 		seen[key] = true
 		switch key {
 		case "text":
-			s, ok := p.str()
+			s, ok, err := p.str()
+			if err != nil {
+				return c, err
+			}
 			if !ok || strings.TrimSpace(s) == "" || len(s) > p.lim.MaxTextBytes {
 				return c, at(fmt.Sprintf("\"text\" must be a non-blank string of at most %d bytes", p.lim.MaxTextBytes))
 			}
 			c.Text = s
 		case "kind":
-			s, ok := p.str()
+			s, ok, err := p.str()
+			if err != nil {
+				return c, err
+			}
 			if !ok || (Kind(s) != Positive && Kind(s) != Negative) {
 				return c, at("\"kind\" must be \"positive\" (something was found) or \"negative\" (nothing was found)")
 			}
@@ -229,9 +253,6 @@ func (p *parser) claim(i int) (Claim, error) {
 			return c, shape
 		}
 	}
-	if err := p.delim('}', at("claim is not valid JSON")); err != nil {
-		return c, err
-	}
 	if !seen["text"] || !seen["kind"] || !seen["cites"] {
 		return c, at("claim needs \"text\", \"kind\" and \"cites\"")
 	}
@@ -240,16 +261,26 @@ func (p *parser) claim(i int) (Claim, error) {
 
 func (p *parser) cites(i int) ([]string, error) {
 	shape := &ParseError{Claim: i, Cite: -1, Fix: fmt.Sprintf("\"cites\" must be a list of 1 to %d tool_call_ids", p.lim.MaxCites)}
-	if err := p.delim('[', shape); err != nil {
-		return nil, err
+	if !p.open('[') {
+		return nil, shape
 	}
 	cites := []string{}
-	for p.dec.More() {
+	for n := 0; ; n++ {
+		more, err := p.more(']', n == 0)
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			break
+		}
 		j := len(cites)
 		if j == p.lim.MaxCites {
 			return nil, shape
 		}
-		id, ok := p.str()
+		id, ok, err := p.str()
+		if err != nil {
+			return nil, err
+		}
 		if !ok || canonical.ValidateToolCallID(id) != nil {
 			return nil, &ParseError{Claim: i, Cite: j, Fix: "cite a tool_call_id exactly as it was given (1-128 bytes of [A-Za-z0-9_.-])"}
 		}
@@ -260,114 +291,80 @@ func (p *parser) cites(i int) ([]string, error) {
 		}
 		cites = append(cites, id)
 	}
-	if err := p.delim(']', shape); err != nil {
-		return nil, err
-	}
 	if len(cites) == 0 {
 		return nil, shape
 	}
 	return cites, nil
 }
 
-// delim reads one delimiter token, or returns fail.
-func (p *parser) delim(want json.Delim, fail *ParseError) error {
-	tok, err := p.dec.Token()
-	if err != nil {
-		return reportErr("report is not valid JSON")
+// open consumes the opening delimiter c of a container, or reports false
+// and consumes nothing.
+func (p *parser) open(c byte) bool {
+	p.pos = strictjson.SkipSpace(p.data, p.pos)
+	if p.pos < len(p.data) && p.data[p.pos] == c {
+		p.pos++
+		return true
 	}
-	if d, ok := tok.(json.Delim); !ok || d != want {
-		return fail
-	}
-	return nil
+	return false
 }
 
-// key reads an object key.
-func (p *parser) key(fail *ParseError) (string, error) {
-	tok, err := p.dec.Token()
-	if err != nil {
-		return "", reportErr("report is not valid JSON")
+// more reports whether the container that closes with end has another
+// element (first: none was read yet), consuming the ',' before it or the closing delimiter after the
+// last one. Anything else is a syntax error.
+func (p *parser) more(end byte, first bool) (bool, error) {
+	p.pos = strictjson.SkipSpace(p.data, p.pos)
+	if p.pos >= len(p.data) {
+		return false, errSyntax
 	}
-	s, ok := tok.(string)
+	switch c := p.data[p.pos]; {
+	case c == end:
+		p.pos++
+		return false, nil
+	case first:
+		return true, nil
+	case c == ',':
+		p.pos = strictjson.SkipSpace(p.data, p.pos+1)
+		return true, nil
+	}
+	return false, errSyntax
+}
+
+// key reads an object key and its ':'; a value of another type is fail.
+func (p *parser) key(fail *ParseError) (string, error) {
+	s, ok, err := p.str()
+	if err != nil {
+		return "", err
+	}
 	if !ok {
 		return "", fail
 	}
+	p.pos = strictjson.SkipSpace(p.data, p.pos)
+	if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+		return "", errSyntax
+	}
+	p.pos++
 	return s, nil
 }
 
-// str reads a string value. A value of another type, or a syntax error, is
-// not ok; after a syntax error every later token fails too.
-func (p *parser) str() (string, bool) {
-	tok, err := p.dec.Token()
-	if err != nil {
-		return "", false
+// str reads a string value; ok is false, with nothing consumed, when the
+// next value is not a string.
+func (p *parser) str() (s string, ok bool, err error) {
+	p.pos = strictjson.SkipSpace(p.data, p.pos)
+	if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+		return "", false, nil
 	}
-	s, ok := tok.(string)
-	return s, ok
-}
-
-// surrogatesPaired reports whether every \u escape of a UTF-16 surrogate in
-// the JSON strings of data is a high surrogate followed by a low one.
-// encoding/json would silently turn a lone one into U+FFFD; a strict parser
-// refuses it instead. data that is not JSON may give any answer: the decoder
-// refuses it anyway.
-func surrogatesPaired(data []byte) bool {
-	inString := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if !inString {
-			inString = c == '"'
-			continue
+	buf, end, escaped, serr := strictjson.DecodeString(p.buf[:0], p.data, p.pos)
+	if serr != nil {
+		if strings.Contains(serr.Reason, "surrogate") {
+			return "", false, reportErr("report has a lone surrogate escape")
 		}
-		switch c {
-		case '"':
-			inString = false
-		case '\\':
-			if i+1 >= len(data) {
-				return true
-			}
-			if data[i+1] != 'u' {
-				i++
-				continue
-			}
-			u, ok := hex4(data, i+2)
-			if !ok {
-				return true // malformed escape: the decoder reports it
-			}
-			i += 5
-			switch {
-			case u >= 0xDC00 && u <= 0xDFFF:
-				return false
-			case u >= 0xD800 && u <= 0xDBFF:
-				if i+2 >= len(data) || data[i+1] != '\\' || data[i+2] != 'u' {
-					return false
-				}
-				lo, ok := hex4(data, i+3)
-				if !ok || lo < 0xDC00 || lo > 0xDFFF {
-					return false
-				}
-				i += 6
-			}
-		}
+		return "", false, errSyntax
 	}
-	return true
-}
-
-func hex4(data []byte, at int) (rune, bool) {
-	if at+4 > len(data) {
-		return 0, false
+	if escaped {
+		s, p.buf = string(buf), buf
+	} else {
+		s = string(p.data[p.pos+1 : end-1])
 	}
-	var r rune
-	for _, c := range data[at : at+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	p.pos = end
+	return s, true, nil
 }

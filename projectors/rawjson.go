@@ -4,12 +4,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/toolcanon/toolcanon/projectors/internal/view"
 )
 
 // StringContents returns the undecoded contents of a JSON string value (the
 // bytes between its quotes) and true, or false when r is not a string.
-// With a Result obtained from a view of the raw buffer (BytesView), the
-// contents are a sub-slice of it: nothing is copied.
+// With a Result parsed from a view of the raw buffer, the contents are a
+// sub-slice of it: nothing is copied.
 func StringContents(r gjson.Result) (string, bool) {
 	if r.Type != gjson.String || len(r.Raw) < 2 || r.Raw[0] != '"' {
 		return "", false
@@ -40,7 +42,7 @@ func IsBlankRaw(raw string) bool {
 func AppendDecoded(dst []byte, raw string) []byte {
 	for i := 0; i < len(raw); i++ {
 		if raw[i] == '\\' {
-			return AppendUnescaped(dst, stringBytes(raw))
+			return AppendUnescaped(dst, view.Bytes(raw))
 		}
 	}
 	return append(dst, raw...)
@@ -68,7 +70,7 @@ func Locate(doc []byte, path string) int {
 	if !simplePath(path) {
 		// gjson reports Index 0 for values it computed (modifiers,
 		// multipaths), which are not sub-slices of doc.
-		r := gjson.Get(BytesView(doc), path)
+		r := gjson.Get(view.String(doc), path)
 		if !r.Exists() || r.Index <= 0 {
 			return -1
 		}
@@ -132,7 +134,7 @@ func findKey(doc []byte, i int, key string) int {
 	found := -1
 	i = skipWS(doc, i+1)
 	for i < len(doc) && doc[i] == '"' {
-		end, _ := validString(doc, i+1)
+		end := stringEnd(doc, i)
 		k := doc[i+1 : end-1]
 		i = skipWS(doc, end)
 		i = skipWS(doc, i+1) // ':'
@@ -168,14 +170,14 @@ func skipValue(doc []byte, i int) int {
 	}
 	switch doc[i] {
 	case '"':
-		end, _ := validString(doc, i+1)
+		end := stringEnd(doc, i)
 		return end
 	case '{', '[':
 		depth := 0
 		for i < len(doc) {
 			switch doc[i] {
 			case '"':
-				i, _ = validString(doc, i+1)
+				i = stringEnd(doc, i)
 				continue
 			case '{', '[':
 				depth++
@@ -230,7 +232,7 @@ func EachMember(obj []byte, fn func(key, value []byte) bool) bool {
 	}
 	i = skipWS(obj, i+1)
 	for i < len(obj) && obj[i] == '"' {
-		end, _ := validString(obj, i+1)
+		end := stringEnd(obj, i)
 		k := obj[i+1 : end-1]
 		i = skipWS(obj, end)
 		i = skipWS(obj, i+1) // ':'
@@ -268,7 +270,7 @@ func StringAt(doc []byte, i int) ([]byte, bool) {
 	if i < 0 || i >= len(doc) || doc[i] != '"' {
 		return nil, false
 	}
-	end, _ := validString(doc, i+1)
+	end := stringEnd(doc, i)
 	return doc[i+1 : end-1], true
 }
 
@@ -338,7 +340,7 @@ func EachObjectMember(doc []byte, start int, member func(key, value []byte), end
 		if isObj {
 			i = skipWS(doc, i+1)
 			for i < len(doc) && doc[i] == '"' {
-				kend, _ := validString(doc, i+1)
+				kend := stringEnd(doc, i)
 				k := doc[i+1 : kend-1]
 				i = skipWS(doc, kend)
 				i = skipWS(doc, i+1) // ':'

@@ -3,6 +3,9 @@ package projectors
 import (
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/toolcanon/toolcanon/internal/strictjson"
+	"github.com/toolcanon/toolcanon/projectors/internal/view"
 )
 
 // Writer appends JSON to a buffer and never lets the buffer grow past its
@@ -267,7 +270,7 @@ func (w *Writer) KeyText(k []byte) bool {
 		return false
 	}
 	f := &w.frames[len(w.frames)-1]
-	s := bytesToString(k)
+	s := view.String(k)
 	n := EscapedLen(s) + 3
 	if !f.first {
 		n++
@@ -279,7 +282,7 @@ func (w *Writer) KeyText(k []byte) bool {
 		w.buf = append(w.buf, ',')
 	}
 	w.buf = append(w.buf, '"')
-	w.buf = appendEscaped(w.buf, s)
+	w.buf = strictjson.AppendEscaped(w.buf, s)
 	w.buf = append(w.buf, '"', ':')
 	f.first = false
 	f.key = true
@@ -345,14 +348,14 @@ func (w *Writer) String(s string) bool {
 	}
 	w.begin()
 	w.buf = append(w.buf, '"')
-	w.buf = appendEscaped(w.buf, s)
+	w.buf = strictjson.AppendEscaped(w.buf, s)
 	w.buf = append(w.buf, '"')
 	return true
 }
 
 // StringBytes writes b whole, or nothing. See String.
 func (w *Writer) StringBytes(b []byte) bool {
-	return w.String(bytesToString(b))
+	return w.String(view.String(b))
 }
 
 // Text writes the longest prefix of s that has at most max UTF-8 bytes and
@@ -367,7 +370,7 @@ func (w *Writer) Text(s []byte, max int) (whole, ok bool) {
 	w.begin()
 	w.buf = append(w.buf, '"')
 	var consumed int
-	w.buf, consumed = appendBounded(w.buf, bytesToString(s), max, room)
+	w.buf, consumed = appendBounded(w.buf, view.String(s), max, room)
 	w.buf = append(w.buf, '"')
 	if consumed < len(s) {
 		w.truncated = true
@@ -396,83 +399,9 @@ func (w *Writer) RawText(raw []byte, max int) (whole, ok bool) {
 	return true, true
 }
 
-const hexDigits = "0123456789abcdef"
-
-// escapedRuneLen returns the encoded length of the rune r that occupies size
-// bytes of the source (size 1 with r == RuneError means an invalid byte,
-// written as U+FFFD).
-func escapedRuneLen(r rune, size int) int {
-	switch {
-	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t' || r == '\b' || r == '\f':
-		return 2
-	case r < 0x20:
-		return 6
-	case r == utf8.RuneError && size == 1:
-		return 3
-	}
-	return size
-}
-
-func appendRune(dst []byte, r rune, src string, i, size int) []byte {
-	switch r {
-	case '"':
-		return append(dst, '\\', '"')
-	case '\\':
-		return append(dst, '\\', '\\')
-	case '\n':
-		return append(dst, '\\', 'n')
-	case '\r':
-		return append(dst, '\\', 'r')
-	case '\t':
-		return append(dst, '\\', 't')
-	case '\b':
-		return append(dst, '\\', 'b')
-	case '\f':
-		return append(dst, '\\', 'f')
-	}
-	if r < 0x20 {
-		return append(dst, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&0xF])
-	}
-	if r == utf8.RuneError && size == 1 {
-		return append(dst, "\uFFFD"...)
-	}
-	return append(dst, src[i:i+size]...)
-}
-
 // EscapedLen returns the number of bytes s takes inside a JSON string as
-// the Writer encodes it.
-func EscapedLen(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' {
-			n++
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		n += escapedRuneLen(r, size)
-		i += size
-	}
-	return n
-}
-
-func appendEscaped(dst []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' {
-			i++
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		r, size := utf8.DecodeRuneInString(s[i:])
-		dst = appendRune(dst, r, s, i, size)
-		i += size
-		start = i
-	}
-	return append(dst, s[start:]...)
-}
+// the Writer encodes it (the canonical form of package strictjson).
+func EscapedLen(s string) int { return strictjson.EscapedLen(s) }
 
 // appendBounded appends the escaped form of the longest prefix of s with at
 // most max source bytes and at most room encoded bytes, and returns how many
@@ -504,11 +433,11 @@ func appendBounded(dst []byte, s string, max, room int) ([]byte, int) {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		enc := escapedRuneLen(r, size)
+		enc := strictjson.RuneLen(r)
 		if i+size > max || used+enc > room {
 			return dst, i
 		}
-		dst = appendRune(dst, r, s, i, size)
+		dst = strictjson.AppendRune(dst, r)
 		used += enc
 		i += size
 	}
@@ -520,7 +449,6 @@ func appendBounded(dst []byte, s string, max, room int) ([]byte, int) {
 // and invalid UTF-8 are written as U+FFFD so the output stays valid JSON.
 func appendRawBounded(dst []byte, raw []byte, max, room int) ([]byte, bool) {
 	used, decoded := 0, 0
-	var tmp [4]byte
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		if c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' {
@@ -547,19 +475,19 @@ func appendRawBounded(dst []byte, raw []byte, max, room int) ([]byte, bool) {
 		var r rune
 		size := 1
 		if c == '\\' {
-			r, size = decodeEscape(raw[i:])
+			r, size = strictjson.DecodeEscape(raw[i:])
 		} else {
 			r, size = utf8.DecodeRune(raw[i:])
-			if r == utf8.RuneError && size == 1 {
-				r = utf8.RuneError
-			}
 		}
-		n := utf8.EncodeRune(tmp[:], r)
-		enc := escapedRuneLen(r, n)
+		n := utf8.RuneLen(r)
+		if n < 0 {
+			n = 3 // written as U+FFFD
+		}
+		enc := strictjson.RuneLen(r)
 		if decoded+n > max || used+enc > room {
 			return dst, false
 		}
-		dst = appendRune(dst, r, bytesToString(tmp[:n]), 0, n)
+		dst = strictjson.AppendRune(dst, r)
 		used += enc
 		decoded += n
 		i += size
@@ -567,82 +495,7 @@ func appendRawBounded(dst []byte, raw []byte, max, room int) ([]byte, bool) {
 	return dst, true
 }
 
-// decodeEscape decodes the escape at the start of b (b[0] == '\\') and
-// returns the rune and the number of bytes it spans.
-func decodeEscape(b []byte) (rune, int) {
-	if len(b) < 2 {
-		return utf8.RuneError, len(b)
-	}
-	switch b[1] {
-	case '"', '\\', '/':
-		return rune(b[1]), 2
-	case 'b':
-		return '\b', 2
-	case 'f':
-		return '\f', 2
-	case 'n':
-		return '\n', 2
-	case 'r':
-		return '\r', 2
-	case 't':
-		return '\t', 2
-	case 'u':
-		r, ok := hex4(b[2:])
-		if !ok {
-			return utf8.RuneError, 2
-		}
-		if r >= 0xD800 && r < 0xDC00 {
-			if len(b) >= 12 && b[6] == '\\' && b[7] == 'u' {
-				if r2, ok := hex4(b[8:]); ok && r2 >= 0xDC00 && r2 < 0xE000 {
-					return (r-0xD800)<<10 | (r2 - 0xDC00) + 0x10000, 12
-				}
-			}
-			return utf8.RuneError, 6
-		}
-		if r >= 0xDC00 && r < 0xE000 {
-			return utf8.RuneError, 6
-		}
-		return r, 6
-	}
-	return utf8.RuneError, 2
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
-
 // AppendUnescaped appends the decoded contents of a raw JSON string literal
 // (without its quotes) to dst. Malformed escapes and lone surrogates become
 // U+FFFD; invalid UTF-8 is copied as is.
-func AppendUnescaped(dst, raw []byte) []byte {
-	for i := 0; i < len(raw); {
-		j := i
-		for j < len(raw) && raw[j] != '\\' {
-			j++
-		}
-		dst = append(dst, raw[i:j]...)
-		if j == len(raw) {
-			break
-		}
-		r, size := decodeEscape(raw[j:])
-		dst = utf8.AppendRune(dst, r)
-		i = j + size
-	}
-	return dst
-}
+func AppendUnescaped(dst, raw []byte) []byte { return strictjson.AppendUnescaped(dst, raw) }

@@ -4,10 +4,10 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/internal/strictjson"
 )
 
 // MaxSafeInteger is 2^53−1, the largest integer every JSON consumer (and
@@ -89,22 +89,14 @@ func (p *parser) failAt(off int, reason string) error {
 	return &SyntaxError{Offset: int64(off), Reason: reason, code: p.opt.code}
 }
 
-func (p *parser) skipSpace() {
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
-	}
-}
+func (p *parser) skipSpace() { p.pos = strictjson.SkipSpace(p.data, p.pos) }
 
-func (p *parser) literal(word string, v value) (value, error) {
-	if len(p.data)-p.pos < len(word) || string(p.data[p.pos:p.pos+len(word)]) != word {
-		return value{}, p.fail("invalid literal")
+func (p *parser) literal(v value) (value, error) {
+	end, serr := strictjson.ScanLiteral(p.data, p.pos)
+	if serr != nil {
+		return value{}, p.failAt(serr.Offset, serr.Reason)
 	}
-	p.pos += len(word)
+	p.pos = end
 	return v, nil
 }
 
@@ -121,11 +113,11 @@ func (p *parser) value(depth int) (value, error) {
 		s, err := p.string()
 		return value{kind: kindString, str: s}, err
 	case c == 't':
-		return p.literal("true", value{kind: kindTrue})
+		return p.literal(value{kind: kindTrue})
 	case c == 'f':
-		return p.literal("false", value{kind: kindFalse})
+		return p.literal(value{kind: kindFalse})
 	case c == 'n':
-		return p.literal("null", value{kind: kindNull})
+		return p.literal(value{kind: kindNull})
 	case c == '-' || (c >= '0' && c <= '9'):
 		f, err := p.number()
 		return value{kind: kindNumber, num: f}, err
@@ -230,138 +222,18 @@ func (p *parser) array(depth int) (value, error) {
 // string parses a JSON string at p.pos (the opening quote) and returns its
 // decoded text, which is always valid UTF-8 without lone surrogates.
 func (p *parser) string() (string, error) {
-	p.pos++ // opening quote
-	start := p.pos
-	ascii := true
-	// Fast path: no escapes. Most keys and values take it, with one allocation.
-	for p.pos < len(p.data) {
-		c := p.data[p.pos]
-		switch {
-		case c == '"':
-			s := p.data[start:p.pos]
-			if !ascii && !utf8.Valid(s) {
-				return "", p.invalidUTF8(start)
-			}
-			p.pos++
-			return string(s), nil
-		case c == '\\':
-			return p.slowString(start, ascii)
-		case c < 0x20:
-			return "", p.fail("control character in a string")
-		case c >= 0x80:
-			ascii = false
-		}
-		p.pos++
+	buf, end, escaped, serr := strictjson.DecodeString(p.buf[:0], p.data, p.pos)
+	if serr != nil {
+		return "", p.failAt(serr.Offset, serr.Reason)
 	}
-	return "", p.fail("unterminated string")
-}
-
-func (p *parser) invalidUTF8(from int) error {
-	s := p.data[from:]
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return p.failAt(from+i, "invalid UTF-8")
-		}
-		i += n
+	raw := p.data[p.pos+1 : end-1]
+	p.pos = end
+	if !escaped {
+		// One allocation: most keys and values take this path.
+		return string(raw), nil
 	}
-	return p.failAt(from, "invalid UTF-8")
-}
-
-func (p *parser) slowString(start int, ascii bool) (string, error) {
-	if !ascii && !utf8.Valid(p.data[start:p.pos]) {
-		return "", p.invalidUTF8(start)
-	}
-	buf := append(p.buf[:0], p.data[start:p.pos]...)
-	for p.pos < len(p.data) {
-		c := p.data[p.pos]
-		switch {
-		case c == '"':
-			p.pos++
-			p.buf = buf
-			return string(buf), nil
-		case c < 0x20:
-			return "", p.fail("control character in a string")
-		case c == '\\':
-			if p.pos+1 >= len(p.data) {
-				return "", p.fail("unterminated escape")
-			}
-			e := p.data[p.pos+1]
-			p.pos += 2
-			switch e {
-			case '"', '\\', '/':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'u':
-				r, err := p.hex4()
-				if err != nil {
-					return "", err
-				}
-				if utf16.IsSurrogate(r) {
-					if r >= 0xDC00 {
-						return "", p.failAt(p.pos-6, "lone low surrogate")
-					}
-					if p.pos+1 >= len(p.data) || p.data[p.pos] != '\\' || p.data[p.pos+1] != 'u' {
-						return "", p.failAt(p.pos-6, "lone high surrogate")
-					}
-					p.pos += 2
-					lo, err := p.hex4()
-					if err != nil {
-						return "", err
-					}
-					if lo < 0xDC00 || lo > 0xDFFF {
-						return "", p.failAt(p.pos-12, "lone high surrogate")
-					}
-					r = utf16.DecodeRune(r, lo)
-				}
-				buf = utf8.AppendRune(buf, r)
-			default:
-				return "", p.failAt(p.pos-2, "invalid escape")
-			}
-		case c < 0x80:
-			buf = append(buf, c)
-			p.pos++
-		default:
-			r, n := utf8.DecodeRune(p.data[p.pos:])
-			if r == utf8.RuneError && n <= 1 {
-				return "", p.fail("invalid UTF-8")
-			}
-			buf = append(buf, p.data[p.pos:p.pos+n]...)
-			p.pos += n
-		}
-	}
-	return "", p.fail("unterminated string")
-}
-
-func (p *parser) hex4() (rune, error) {
-	if len(p.data)-p.pos < 4 {
-		return 0, p.fail("short \\u escape")
-	}
-	var r rune
-	for _, c := range p.data[p.pos : p.pos+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, p.fail("invalid \\u escape")
-		}
-	}
-	p.pos += 4
-	return r, nil
+	p.buf = buf
+	return string(buf), nil
 }
 
 // number parses the RFC 8259 number grammar and converts it to the nearest
@@ -370,45 +242,19 @@ func (p *parser) hex4() (rune, error) {
 func (p *parser) number() (float64, error) {
 	start := p.pos
 	d := p.data
-	i := p.pos
-	if d[i] == '-' {
-		i++
+	i, serr := strictjson.ScanNumber(d, start)
+	if serr != nil {
+		return 0, p.failAt(serr.Offset, serr.Reason)
 	}
-	intStart := i
-	switch {
-	case i < len(d) && d[i] == '0':
-		i++
-	case i < len(d) && d[i] >= '1' && d[i] <= '9':
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
-	default:
-		return 0, p.failAt(i, "invalid number")
+	intStart := start
+	if d[start] == '-' {
+		intStart++
 	}
 	simple := true
-	if i < len(d) && d[i] == '.' {
-		simple = false
-		i++
-		j := i
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return 0, p.failAt(i, "invalid number: digits expected after '.'")
-		}
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		simple = false
-		i++
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		j := i
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return 0, p.failAt(i, "invalid number: digits expected in the exponent")
+	for _, c := range d[intStart:i] {
+		if c < '0' || c > '9' {
+			simple = false
+			break
 		}
 	}
 	p.pos = i
@@ -492,7 +338,7 @@ func appendCanonical(dst []byte, v *value) ([]byte, error) {
 	case kindNumber:
 		return appendNumber(dst, v.num)
 	case kindString:
-		return appendString(dst, v.str), nil
+		return strictjson.AppendQuoted(dst, v.str), nil
 	case kindArray:
 		dst = append(dst, '[')
 		for i := range v.arr {
@@ -511,7 +357,7 @@ func appendCanonical(dst []byte, v *value) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendString(dst, v.obj[i].key)
+			dst = strictjson.AppendQuoted(dst, v.obj[i].key)
 			dst = append(dst, ':')
 			var err error
 			if dst, err = appendCanonical(dst, &v.obj[i].val); err != nil {
@@ -521,44 +367,6 @@ func appendCanonical(dst []byte, v *value) ([]byte, error) {
 		return append(dst, '}'), nil
 	}
 	return dst, canonical.Errorf(canonical.CodeInvalidArgument, "registry: unknown JSON kind %d", v.kind)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString writes s as RFC 8785 section 3.2.2.2 says: the two mandatory
-// escapes, the five short control escapes, \u00xx for other controls, and
-// every other character as raw UTF-8.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	last := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[last:i]...)
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		last = i + 1
-	}
-	dst = append(dst, s[last:]...)
-	return append(dst, '"')
 }
 
 // appendNumber writes f as ECMAScript's Number.prototype.toString does

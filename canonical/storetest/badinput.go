@@ -87,11 +87,16 @@ func testBadInput(t *testing.T, f Factory) {
 			"request is invalid":  {func(r *canonical.BeginRequest) { r.Request = []byte(`{"a":`) }, canonical.CodeInvalidInput},
 			"request is empty":    {func(r *canonical.BeginRequest) { r.Request = nil }, canonical.CodeInvalidInput},
 			"trailing data":       {func(r *canonical.BeginRequest) { r.Request = []byte(`{} {}`) }, canonical.CodeInvalidInput},
-			"empty owner":         {func(r *canonical.BeginRequest) { r.Owner = "" }, canonical.CodeInvalidArgument},
-			"owner with colon":    {func(r *canonical.BeginRequest) { r.Owner = "a:b" }, canonical.CodeInvalidArgument},
-			"empty tool":          {func(r *canonical.BeginRequest) { r.Tool = "" }, canonical.CodeUnknownTool},
-			"negative limit":      {func(r *canonical.BeginRequest) { r.Limits.MaxCallsPerRun = -1 }, canonical.CodeInvalidArgument},
-			"result over record":  {func(r *canonical.BeginRequest) { r.Limits = canonical.Limits{MaxRecordBytes: 10, MaxResultBytes: 11} }, canonical.CodeInvalidArgument},
+			// A JSON object that is not strict JSON: readers would disagree
+			// about what was stored.
+			"request invalid UTF-8":  {func(r *canonical.BeginRequest) { r.Request = []byte("{\"q\":\"\xff\"}") }, canonical.CodeInvalidArgument},
+			"request lone surrogate": {func(r *canonical.BeginRequest) { r.Request = []byte(`{"q":"\ud800"}`) }, canonical.CodeInvalidArgument},
+			"request repeated name":  {func(r *canonical.BeginRequest) { r.Request = []byte(`{"q":1,"\u0071":2}`) }, canonical.CodeInvalidArgument},
+			"empty owner":            {func(r *canonical.BeginRequest) { r.Owner = "" }, canonical.CodeInvalidArgument},
+			"owner with colon":       {func(r *canonical.BeginRequest) { r.Owner = "a:b" }, canonical.CodeInvalidArgument},
+			"empty tool":             {func(r *canonical.BeginRequest) { r.Tool = "" }, canonical.CodeUnknownTool},
+			"negative limit":         {func(r *canonical.BeginRequest) { r.Limits.MaxCallsPerRun = -1 }, canonical.CodeInvalidArgument},
+			"result over record":     {func(r *canonical.BeginRequest) { r.Limits = canonical.Limits{MaxRecordBytes: 10, MaxResultBytes: 11} }, canonical.CodeInvalidArgument},
 		}
 		for name, c := range cases {
 			req := beginReq(run, "x")

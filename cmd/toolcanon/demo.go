@@ -140,6 +140,10 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
+	if rf.password != "" {
+		fmt.Fprintf(stderr, "toolcanon demo: %v\n", errPasswordFlag)
+		return exitUsage
+	}
 	var store canonical.Store = memstore.New()
 	storeName := "in-memory store (embedded default)"
 	runID := "demo-run"

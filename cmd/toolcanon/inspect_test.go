@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +163,70 @@ func TestInspectErrorsAPersonUnderstands(t *testing.T) {
 	code, _, stderr := runCmd("inspect", "--redis", addr, "--run", run, "--call", "call_none")
 	if code != exitNotFound || !strings.Contains(stderr, "no record call_none") {
 		t.Errorf("unknown call: exit %d, %q", code, stderr)
+	}
+}
+
+// A password on the command line shows in ps output and shell history:
+// --password is refused with a message naming the alternatives, and the
+// password comes from TOOLCANON_REDIS_PASSWORD or --password-file.
+func TestInspectPasswordNeverOnTheCommandLine(t *testing.T) {
+	const pw = "s3cret-Redis-PW"
+	srv, err := redistest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	if _, err := redistest.Command(srv.Addr, "CONFIG", "SET", "requirepass", pw); err != nil {
+		t.Fatal(err)
+	}
+	s, err := redisstore.New(redisstore.Options{Addrs: []string{srv.Addr}, Password: pw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := "inspect-pw-" + canonical.NewOwner()[:12]
+	if _, err := s.Begin(context.Background(), canonical.BeginRequest{RunID: run, ToolCallID: "call_1", Tool: "kb.search",
+		Owner: "o", Request: []byte(`{"q":1}`), TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	t.Setenv(EnvRedisPassword, "")
+	for _, args := range [][]string{{"inspect", "--run", run}, {"demo"}} {
+		cmd := args[0]
+		code, out, stderr := runCmd(append(args, "--redis", srv.Addr, "--password", pw)...)
+		if code != exitUsage || !strings.Contains(stderr, "--password is refused") || !strings.Contains(stderr, EnvRedisPassword) ||
+			!strings.Contains(stderr, "--password-file") || strings.Contains(stderr+out, pw) {
+			t.Errorf("%s --password: exit %d, stderr %q", cmd, code, stderr)
+		}
+	}
+	if code, _, stderr := runCmd("inspect", "--redis", srv.Addr, "--run", run); code != exitFailure {
+		t.Errorf("no password: exit %d, %q", code, stderr)
+	}
+
+	t.Setenv(EnvRedisPassword, pw)
+	if code, out, stderr := runCmd("inspect", "--redis", srv.Addr, "--run", run); code != exitOK || !strings.Contains(out, "calls begun 1") {
+		t.Errorf("password from the environment: exit %d, %q %q", code, out, stderr)
+	}
+
+	t.Setenv(EnvRedisPassword, "wrong")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pw")
+	if err := os.WriteFile(file, []byte(pw+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, stderr := runCmd("inspect", "--redis", srv.Addr, "--run", run, "--password-file", file); code != exitOK || !strings.Contains(out, "calls begun 1") {
+		t.Errorf("password from a file (over the environment): exit %d, %q %q", code, out, stderr)
+	}
+	for name, content := range map[string]string{"empty": "", "two lines": pw + "\nmore\n", "huge": strings.Repeat("x", 5000)} {
+		f := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
+		if err := os.WriteFile(f, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, stderr := runCmd("inspect", "--redis", srv.Addr, "--run", run, "--password-file", f); code != exitUsage || !strings.Contains(stderr, "--password-file") {
+			t.Errorf("%s password file: exit %d, %q", name, code, stderr)
+		}
+	}
+	if code, _, stderr := runCmd("inspect", "--redis", srv.Addr, "--run", run, "--password-file", filepath.Join(dir, "missing")); code != exitUsage || !strings.Contains(stderr, "cannot read --password-file") {
+		t.Errorf("missing password file: exit %d, %q", code, stderr)
 	}
 }

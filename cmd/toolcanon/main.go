@@ -86,7 +86,11 @@ Usage:
 
 Common flags:
   --redis ADDR     Redis address, or several cluster nodes separated by commas
-  --user, --password, --prefix   Redis ACL user, password, and key prefix (default tc)
+  --user, --prefix  Redis ACL user, and key prefix (default tc)
+  --password-file FILE
+                   file holding the Redis password; without it the password
+                   comes from $TOOLCANON_REDIS_PASSWORD. --password is refused:
+                   a command line shows in ps output and shell history.
   --standalone     skip cluster discovery (an ACL user that may not run CLUSTER)
 
 Exit codes: 0 ok, 1 store failure, 2 bad usage, 3 not found, 4 refused (lease still running, call complete).

@@ -42,7 +42,8 @@ func TestDoctorWithoutInfoOrConfigSaysUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = redistest.Command(addr, "ACL", "DELUSER", "doctor-min") })
-	code, out, stderr := runCmd("doctor", "--redis", addr, "--user", "doctor-min", "--password", "pw-doctor", "--standalone")
+	t.Setenv(EnvRedisPassword, "pw-doctor")
+	code, out, stderr := runCmd("doctor", "--redis", addr, "--user", "doctor-min", "--standalone")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -1,6 +1,7 @@
 package drain
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -8,6 +9,8 @@ import (
 
 // Wildcard marks a variable position of a template.
 const Wildcard = "<*>"
+
+const defaultCandidates = 16
 
 // Config tunes a Miner. The zero value of a field selects its default.
 type Config struct {
@@ -28,6 +31,12 @@ type Config struct {
 	// MaxTokens bounds the tokens of one message; the rest are ignored.
 	// 0 means unbounded.
 	MaxTokens int
+	// MaxCandidates bounds the clusters a message is compared with. A leaf
+	// of the tree with at most this many clusters is searched whole, as
+	// Drain does; a larger one (which hostile input builds, and real logs
+	// rarely do) only through its MaxCandidates most recently used clusters.
+	// Default 16.
+	MaxCandidates int
 }
 
 // DefaultConfig returns the settings of the Loghub benchmark for HDFS and
@@ -52,6 +61,11 @@ type Miner struct {
 type node struct {
 	children map[string]*node
 	leaf     []int // cluster ids, in creation order
+	// recent holds the MaxCandidates clusters of the leaf used last, most
+	// recent first, once the leaf has more clusters than that: a message is
+	// compared with these only, so that its cost is bounded whatever the
+	// leaf holds.
+	recent []int
 }
 
 type cluster struct {
@@ -74,6 +88,9 @@ func New(cfg Config) *Miner {
 	if cfg.MaxChildren <= 1 {
 		cfg.MaxChildren = d.MaxChildren
 	}
+	if cfg.MaxCandidates <= 0 {
+		cfg.MaxCandidates = defaultCandidates
+	}
 	return &Miner{cfg: cfg, byLen: make(map[int]*node)}
 }
 
@@ -90,10 +107,7 @@ func (m *Miner) Len() int { return len(m.clusters) }
 // creation order). It reports false when the message matched no cluster
 // and MaxClusters is reached.
 func (m *Miner) Add(msg []byte) (int, bool) {
-	m.toks = Tokenize(m.toks[:0], msg)
-	if m.cfg.MaxTokens > 0 && len(m.toks) > m.cfg.MaxTokens {
-		m.toks = m.toks[:m.cfg.MaxTokens]
-	}
+	m.toks = TokenizeN(m.toks[:0], msg, m.cfg.MaxTokens)
 	return m.AddTokens(m.toks)
 }
 
@@ -102,8 +116,13 @@ func (m *Miner) AddString(msg string) (int, bool) { return m.Add([]byte(msg)) }
 
 // Tokenize appends the white-space separated tokens of msg to dst, as
 // sub-slices of msg.
-func Tokenize(dst [][]byte, msg []byte) [][]byte {
+func Tokenize(dst [][]byte, msg []byte) [][]byte { return TokenizeN(dst, msg, 0) }
+
+// TokenizeN is Tokenize that stops after max tokens (0: no bound), so that
+// a long message costs no more than its first tokens.
+func TokenizeN(dst [][]byte, msg []byte, max int) [][]byte {
 	start := -1
+	n := 0
 	for i := 0; i < len(msg); {
 		c := msg[i]
 		size := 1
@@ -119,6 +138,9 @@ func Tokenize(dst [][]byte, msg []byte) [][]byte {
 			if start >= 0 {
 				dst = append(dst, msg[start:i])
 				start = -1
+				if n++; n == max {
+					return dst
+				}
 			}
 		} else if start < 0 {
 			start = i
@@ -133,6 +155,9 @@ func Tokenize(dst [][]byte, msg []byte) [][]byte {
 
 // AddTokens mines one tokenized message. See Add.
 func (m *Miner) AddTokens(toks [][]byte) (int, bool) {
+	if m.cfg.MaxTokens > 0 && len(toks) > m.cfg.MaxTokens {
+		toks = toks[:m.cfg.MaxTokens]
+	}
 	if id := m.search(toks); id >= 0 {
 		c := &m.clusters[id]
 		for i, t := range toks {
@@ -169,37 +194,24 @@ func hasDigit(s string) bool {
 func (m *Miner) routeDepth() int { return m.cfg.Depth - 2 }
 
 func (m *Miner) search(toks [][]byte) int {
-	n := m.byLen[len(toks)]
+	n := m.leafOf(toks)
 	if n == nil {
 		return -1
 	}
-	depth := 1
-	for _, t := range toks {
-		if depth >= m.routeDepth() {
-			break
-		}
-		if c := n.children[string(t)]; c != nil {
-			n = c
-		} else if c := n.children[Wildcard]; c != nil {
-			n = c
-		} else {
-			return -1
-		}
-		depth++
+	// A match needs this many equal tokens: the least k with k/len >=
+	// Similarity, computed as the final test computes it.
+	need := max(0, int(m.cfg.Similarity*float64(len(toks)))-1)
+	for len(toks) > 0 && float64(need)/float64(len(toks)) < m.cfg.Similarity {
+		need++
+	}
+	candidates := n.leaf
+	if len(n.leaf) > m.cfg.MaxCandidates {
+		candidates = n.recent
 	}
 	best, bestSim, bestPar := -1, -1, -1
-	for _, id := range n.leaf {
-		sim, par := 0, 0
-		for i, w := range m.clusters[id].template {
-			if w == Wildcard {
-				par++
-				continue
-			}
-			if w == string(toks[i]) {
-				sim++
-			}
-		}
-		if sim > bestSim || (sim == bestSim && par > bestPar) {
+	for _, id := range candidates {
+		sim, par := m.similarity(id, toks, max(need, bestSim))
+		if sim > bestSim || (sim == bestSim && par > bestPar) || (sim == bestSim && par == bestPar && id < best) {
 			best, bestSim, bestPar = id, sim, par
 		}
 	}
@@ -211,9 +223,73 @@ func (m *Miner) search(toks [][]byte) int {
 		ratio = float64(bestSim) / float64(len(toks))
 	}
 	if ratio >= m.cfg.Similarity {
+		n.use(best, m.cfg.MaxCandidates)
 		return best
 	}
 	return -1
+}
+
+// similarity counts the positions where cluster id's template equals toks
+// (sim) and its wildcards (par). It stops early, returning -1, once the
+// positions left cannot bring sim up to floor: a cluster that cannot win
+// costs only part of a comparison.
+func (m *Miner) similarity(id int, toks [][]byte, floor int) (sim, par int) {
+	tmpl := m.clusters[id].template
+	for i, w := range tmpl {
+		if sim+len(tmpl)-i < floor {
+			return -1, 0
+		}
+		if w == Wildcard {
+			par++
+			continue
+		}
+		if w == string(toks[i]) {
+			sim++
+		}
+	}
+	return sim, par
+}
+
+// leafOf returns the leaf a message routes to, or nil.
+func (m *Miner) leafOf(toks [][]byte) *node {
+	n := m.byLen[len(toks)]
+	if n == nil {
+		return nil
+	}
+	depth := 1
+	for _, t := range toks {
+		if depth >= m.routeDepth() {
+			break
+		}
+		if c := n.children[string(t)]; c != nil {
+			n = c
+		} else if c := n.children[Wildcard]; c != nil {
+			n = c
+		} else {
+			return nil
+		}
+		depth++
+	}
+	return n
+}
+
+// use moves cluster id to the front of the leaf's recent clusters, once the
+// leaf has more clusters than a search compares.
+func (n *node) use(id, keep int) {
+	if len(n.leaf) <= keep {
+		return
+	}
+	if n.recent == nil {
+		// The leaf just outgrew a full search: start from its newest clusters.
+		n.recent = slices.Clone(n.leaf[len(n.leaf)-keep:])
+		slices.Reverse(n.recent)
+	}
+	k := slices.Index(n.recent, id)
+	if k < 0 {
+		k = len(n.recent) - 1 // evict the least recently used
+	}
+	copy(n.recent[1:k+1], n.recent[:k])
+	n.recent[0] = id
 }
 
 func newNode() *node { return &node{children: make(map[string]*node)} }
@@ -266,6 +342,7 @@ func (m *Miner) insert(id int, tmpl []string) {
 		depth++
 	}
 	n.leaf = append(n.leaf, id)
+	n.use(id, m.cfg.MaxCandidates)
 }
 
 // Cluster is one mined template.

@@ -127,10 +127,13 @@ func FuzzMiner(f *testing.F) {
 
 func BenchmarkMinerAdd(b *testing.B) {
 	msgs := make([][]byte, 64)
+	n := 0
 	for i := range msgs {
 		msgs[i] = []byte(fmt.Sprintf("Receiving block blk_%d src: /<IP> dest: /<IP> size %d", i*7919, i))
+		n += len(msgs[i])
 	}
 	m := drain.New(drain.DefaultConfig())
+	b.SetBytes(int64(n / len(msgs)))
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {

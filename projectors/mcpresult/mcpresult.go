@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors"
+	"github.com/toolcanon/toolcanon/projectors/internal/view"
 	"github.com/toolcanon/toolcanon/projectors/redact"
 )
 
@@ -156,8 +157,8 @@ func (pl *payload) appendText(dst []byte, limit int) ([]byte, bool) {
 		if i > 0 {
 			dst = append(dst, '\n')
 		}
-		raw, cut := rawPrefix(projectors.StringBytesView(t), limit-len(dst))
-		dst = projectors.AppendDecoded(dst, projectors.BytesView(raw))
+		raw, cut := rawPrefix(view.Bytes(t), limit-len(dst))
+		dst = projectors.AppendDecoded(dst, view.String(raw))
 		if cut || (i < len(pl.texts)-1 && len(dst) >= limit) {
 			return dst, true
 		}
@@ -197,7 +198,7 @@ func read(raw []byte) (payload, error) {
 	if !projectors.Valid(raw) {
 		return pl, canonical.Errorf(canonical.CodeProjectionFailed, "mcpresult: the result is not valid JSON")
 	}
-	root := gjson.Parse(projectors.BytesView(raw))
+	root := gjson.Parse(view.String(raw))
 	if !root.IsObject() {
 		return pl, canonical.Errorf(canonical.CodeProjectionFailed, "mcpresult: the result is not an object")
 	}
@@ -205,7 +206,7 @@ func read(raw []byte) (payload, error) {
 		return pl, canonical.Errorf(canonical.CodeExecutionFailed, "mcpresult: the tool reported an error")
 	}
 	if sc := root.Get("structuredContent"); sc.Exists() && sc.Type != gjson.Null {
-		pl.json = projectors.StringBytesView(sc.Raw)
+		pl.json = view.Bytes(sc.Raw)
 		return pl, nil
 	}
 	content := projectors.Locate(raw, "content")
@@ -236,7 +237,7 @@ func read(raw []byte) (payload, error) {
 			bad = true
 			return false
 		}
-		pl.texts = append(pl.texts, projectors.BytesView(text[1:len(text)-1]))
+		pl.texts = append(pl.texts, view.String(text[1:len(text)-1]))
 		return true
 	}) || bad {
 		return pl, canonical.Errorf(canonical.CodeProjectionFailed, "mcpresult: the content is not an array of content blocks")
@@ -245,7 +246,7 @@ func read(raw []byte) (payload, error) {
 		return pl, canonical.Errorf(canonical.CodeProjectionFailed, "mcpresult: the result holds only content blocks that are not text")
 	}
 	if len(pl.texts) == 1 && pl.omitted == 0 {
-		t := bytes.TrimLeft(projectors.StringBytesView(pl.texts[0]), " \t\r\n")
+		t := bytes.TrimLeft(view.Bytes(pl.texts[0]), " \t\r\n")
 		if len(t) > 0 && (t[0] == '{' || t[0] == '[') {
 			if doc := projectors.AppendDecoded(nil, pl.texts[0]); projectors.Valid(doc) {
 				pl.json = doc
@@ -265,7 +266,7 @@ func emptyJSON(v []byte) bool {
 	case v[0] == '{' || v[0] == '[':
 		return len(bytes.TrimSpace(v[1:len(v)-1])) == 0
 	case v[0] == '"':
-		return projectors.IsBlankRaw(projectors.BytesView(v[1 : len(v)-1]))
+		return projectors.IsBlankRaw(view.String(v[1 : len(v)-1]))
 	}
 	return false
 }
@@ -304,7 +305,7 @@ func (p *Projector) value(w *projectors.Writer, st *state, v []byte, depth int) 
 // to max bytes.
 func (p *Projector) text(w *projectors.Writer, st *state, raw []byte, limit int) bool {
 	raw, cut := rawPrefix(raw, rawWindow(limit))
-	st.dec = projectors.AppendDecoded(st.dec[:0], projectors.BytesView(raw))
+	st.dec = projectors.AppendDecoded(st.dec[:0], view.String(raw))
 	return p.redacted(w, st, st.dec, limit, cut)
 }
 
@@ -371,7 +372,7 @@ func (p *Projector) object(w *projectors.Writer, st *state, v []byte, depth int)
 			w.SetTruncated()
 			return false
 		}
-		st.dec = projectors.AppendDecoded(st.dec[:0], projectors.BytesView(k))
+		st.dec = projectors.AppendDecoded(st.dec[:0], view.String(k))
 		ph := redact.FieldPlaceholder(st.dec)
 		key := st.red.Append(nil, st.dec)
 		for _, seen := range st.keys[first:] {

@@ -265,9 +265,20 @@ func TestMalformedResultsFail(t *testing.T) {
 	}
 }
 
-func TestRepeatedAndAlikeNamesKeepTheFirst(t *testing.T) {
+// A repeated member name makes a result ambiguous (readers disagree on which
+// value wins): it is not strict JSON, so the projection fails.
+func TestRepeatedNamesFail(t *testing.T) {
 	p := newProjector(t, projectors.DefaultLimits())
-	raw := []byte(`{"content":[],"structuredContent":{"a":1,"a":2,"x alice@example.com":3,"x bob@example.com":4}}`)
+	raw := []byte(`{"content":[],"structuredContent":{"a":1,"a":2}}`)
+	if _, err := p.Project(context.Background(), call, raw); canonical.CodeOf(err) != canonical.CodeProjectionFailed {
+		t.Fatalf("repeated name: %v, want PROJECTION_FAILED", err)
+	}
+}
+
+// Names that redaction makes alike keep the first.
+func TestAlikeNamesKeepTheFirst(t *testing.T) {
+	p := newProjector(t, projectors.DefaultLimits())
+	raw := []byte(`{"content":[],"structuredContent":{"a":1,"x alice@example.com":3,"x bob@example.com":4}}`)
 	got, _ := project(t, p, projectors.DefaultLimits().Total, raw)
 	if string(got.Content) != `{"a":1,"x <EMAIL>":3}` || !got.Truncated {
 		t.Fatalf("content %s truncated %v", got.Content, got.Truncated)

@@ -13,7 +13,11 @@
 //
 // tool_call_id is the framework's id of the call, exactly as given.
 // match_count counts every entry of the response; returned counts the
-// timeline events in the result. Every message is redacted (package redact)
+// timeline events in the result. A projection costs time linear in the
+// response, whatever it holds: each message is cut to
+// Config.MaxMessageBytes before it is redacted or mined (truncated says
+// so), the miner compares a message with a bounded number of clusters, and
+// the context is checked every 64 KiB of work. Every message is redacted (package redact)
 // before it is mined (package drain) or shown, so patterns and events carry
 // typed placeholders, never the values. Instance and metrics fields are
 // never read. Levels are normalised to FATAL, ERROR, WARN, INFO, DEBUG,

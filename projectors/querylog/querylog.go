@@ -6,6 +6,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -13,8 +14,10 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/internal/strictjson"
 	"github.com/toolcanon/toolcanon/projectors"
 	"github.com/toolcanon/toolcanon/projectors/drain"
+	"github.com/toolcanon/toolcanon/projectors/internal/view"
 	"github.com/toolcanon/toolcanon/projectors/redact"
 )
 
@@ -52,10 +55,24 @@ type Config struct {
 	// MaxMineBytes bounds the redacted text of one message that is mined.
 	// Default 2048.
 	MaxMineBytes int
+	// MaxMessageBytes bounds the decoded text of one message that is
+	// redacted, mined and shown; the rest of a longer message is dropped
+	// before any of that (the result says truncated), so that the cost of a
+	// message is bounded whatever its length. The cut falls at the last
+	// separator before the bound, so that no part of a token cut in two is
+	// kept: half a secret is still a secret. Default 8192; at least
+	// Limits.Text.
+	MaxMessageBytes int
 	// Now ends the scope window when the response carries none; nil means
 	// time.Now.
 	Now func() time.Time
 }
+
+// DefaultMaxMessageBytes is the default of Config.MaxMessageBytes.
+const DefaultMaxMessageBytes = 8 << 10
+
+// checkEvery is how much work passes between two looks at the context.
+const checkEvery = 64 << 10
 
 // DefaultConfig returns the configuration for the legacy Mock response.
 func DefaultConfig() Config {
@@ -95,6 +112,13 @@ func New(cfg Config) (*Projector, error) {
 	}
 	if cfg.MaxMineBytes <= 0 {
 		cfg.MaxMineBytes = 2048
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if cfg.MaxMessageBytes < cfg.Limits.Text || cfg.MaxMessageBytes > 1<<20 {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "querylog: message bound %d outside [text budget %d, 1 MiB]",
+			cfg.MaxMessageBytes, cfg.Limits.Text)
 	}
 	if cfg.SourceKind == "" || len(cfg.SourceKind) > 32 || !topicOK(cfg.SourceKind) {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "querylog: source kind must be 1..32 bytes of [A-Za-z0-9._/-]")
@@ -236,13 +260,16 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	defer p.pool.Put(st)
 	st.reset()
 
-	matches, mineCut := 0, false
+	matches, mineCut, work := 0, false, 0
 	var perr error
 	var f fields
 	var isObj bool
 	handle := func() bool {
 		matches++
-		if matches&255 == 0 {
+		// The context is checked by work done, not by entries: a few huge
+		// entries must not run long unobserved either.
+		if work += len(f.msg) + len(f.ts) + len(f.level) + 64; work >= checkEvery {
+			work = 0
 			if perr = ctx.Err(); perr != nil {
 				perr = canonical.Wrap(canonical.CodeProjectionFailed, perr, "querylog: cancelled")
 				return false
@@ -270,7 +297,9 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 		if f.hasLevel {
 			lvl = levelIndex(f.level)
 		}
-		st.msg = projectors.AppendDecoded(st.msg[:0], msgRaw)
+		var cut bool
+		st.msg, cut = appendMessage(st.msg[:0], msgRaw, p.cfg.MaxMessageBytes)
+		mineCut = mineCut || cut
 		st.rmg = st.red.Append(st.rmg[:0], st.msg)
 		mined := st.rmg
 		if len(mined) > p.cfg.MaxMineBytes {
@@ -329,6 +358,51 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	return p.write(st, call, req, from, to, matches, mineCut)
 }
 
+// appendMessage appends the decoded value of the undecoded string
+// contents raw to dst, up to max bytes, and reports whether it cut. A cut
+// message ends at its last separator before the bound (white space or
+// punctuation that ends a value), so that no part of a token cut in two
+// reaches the redactor, which could no longer recognise it. Only the bytes
+// kept are read.
+func appendMessage(dst []byte, raw string, max int) ([]byte, bool) {
+	if len(raw) <= max && strings.IndexByte(raw, '\\') < 0 {
+		return append(dst, raw...), false // the common case: short, no escape
+	}
+	start := len(dst)
+	i := 0
+	for i < len(raw) && len(dst)-start < max {
+		j := i
+		for j < len(raw) && raw[j] != '\\' && j-i < max-(len(dst)-start) {
+			j++
+		}
+		dst = append(dst, raw[i:j]...)
+		i = j
+		if i < len(raw) && raw[i] == '\\' && len(dst)-start < max {
+			r, n := strictjson.DecodeEscape(view.Bytes(raw[i:]))
+			dst = utf8.AppendRune(dst, r)
+			i += n
+		}
+	}
+	if i >= len(raw) && len(dst)-start <= max {
+		return dst, false
+	}
+	msg := dst[start:]
+	k := min(len(msg), max)
+	for k > 0 && !isSeparator(msg[k-1]) {
+		k--
+	}
+	return dst[:start+k], true
+}
+
+// isSeparator reports whether c ends a token for the cut of a message.
+func isSeparator(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', ',', ';', '|', '"', '\'', '(', ')', '[', ']', '{', '}', '<', '>':
+		return true
+	}
+	return false
+}
+
 // runeCut returns the largest n <= max such that b[:n] ends at a rune
 // boundary.
 func runeCut(b []byte, max int) int {
@@ -350,8 +424,8 @@ func (p *Projector) window(raw []byte, fi, ti int, req Request) (time.Time, time
 		if fi >= 0 || ti >= 0 {
 			fs, ok1 := projectors.StringAt(raw, fi)
 			ts, ok2 := projectors.StringAt(raw, ti)
-			from, err1 := time.Parse(time.RFC3339Nano, projectors.BytesView(fs))
-			to, err2 := time.Parse(time.RFC3339Nano, projectors.BytesView(ts))
+			from, err1 := time.Parse(time.RFC3339Nano, view.String(fs))
+			to, err2 := time.Parse(time.RFC3339Nano, view.String(ts))
 			if !ok1 || !ok2 || err1 != nil || err2 != nil || to.Before(from) {
 				return time.Time{}, time.Time{}, failed("response has a malformed window")
 			}
@@ -385,7 +459,7 @@ func (p *Projector) entryFields(elem []byte) (fields, bool) {
 		})
 		return f, ok
 	}
-	e := gjson.Parse(projectors.BytesView(elem))
+	e := gjson.Parse(view.String(elem))
 	if !e.IsObject() {
 		return f, false
 	}
@@ -404,7 +478,7 @@ func (p *Projector) member(f *fields, k, v []byte) {
 		return
 	}
 	pa := &p.cfg.Paths
-	s := projectors.BytesView(v[1 : len(v)-1])
+	s := view.String(v[1 : len(v)-1])
 	switch {
 	case projectors.KeyEquals(k, pa.Timestamp):
 		f.ts, f.hasTS = s, true

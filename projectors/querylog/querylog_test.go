@@ -199,6 +199,12 @@ func TestQueryLogLegacyLogError(t *testing.T) {
 		"trailing garbage":  `{"success":true,"entries":[]} x`,
 		"empty":             ``,
 		"truncated payload": `{"success":true,"entries":[{"timestamp":"2026-03-01T09:00:00Z","message":"m"}`,
+		// Not strict JSON: what the rest of the module refuses, the
+		// projector refuses too.
+		"duplicate key":     `{"success":true,"entries":[{"timestamp":"2026-03-01T09:00:00Z","message":"m","message":"n"}]}`,
+		"escaped duplicate": `{"success":true,"entries":[],"entrie\u0073":[]}`,
+		"lone surrogate":    `{"success":true,"entries":[{"timestamp":"2026-03-01T09:00:00Z","message":"m\ud800"}]}`,
+		"invalid UTF-8":     "{\"success\":true,\"entries\":[{\"timestamp\":\"2026-03-01T09:00:00Z\",\"message\":\"m\xff\"}]}",
 	} {
 		pr, err := p.Project(context.Background(), call, []byte(raw))
 		if canonical.CodeOf(err) != canonical.CodeProjectionFailed || pr.Result != nil {
@@ -284,6 +290,20 @@ func TestQueryLogCollectionBudgetExceeded(t *testing.T) {
 		if len(e.Message) > lim.Text {
 			t.Fatalf("message of %d bytes", len(e.Message))
 		}
+	}
+}
+
+// A request parsed from a buffer keeps its values when the buffer is
+// reused: they used to be views of it.
+func TestParseRequestOwnsItsBytes(t *testing.T) {
+	buf := []byte(`{"topic":"checkout","query":"payment timeout"}`)
+	r, err := querylog.ParseRequest(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(buf, `{"topic":"XXXXXXXX","query":"YYYYYYYYYYYYYYY"}`)
+	if r.Topic != "checkout" || r.Query != "payment timeout" {
+		t.Fatalf("reusing the buffer changed the request: %+v", r)
 	}
 }
 

@@ -3,11 +3,13 @@ package querylog
 import (
 	"bytes"
 	"strconv"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors"
+	"github.com/toolcanon/toolcanon/projectors/internal/view"
 )
 
 // Request bounds.
@@ -28,13 +30,14 @@ type Request struct {
 // ParseRequest validates a request input: a JSON object with a topic (1–128
 // bytes of [A-Za-z0-9._/-]), a query (1–512 bytes of text) and an optional
 // integer lookback_minutes in [1, 10080] (default 60). Unknown or repeated
-// fields are refused. Errors carry INVALID_INPUT.
+// fields are refused. Errors carry INVALID_INPUT. The returned strings own
+// their bytes: in may be reused afterwards.
 func ParseRequest(in []byte) (Request, error) {
 	var r Request
 	if !projectors.Valid(in) {
 		return r, invalid("input is not valid JSON")
 	}
-	root := gjson.Parse(projectors.BytesView(in))
+	root := gjson.Parse(view.String(in))
 	if !root.IsObject() {
 		return r, invalid("input is not an object")
 	}
@@ -66,7 +69,9 @@ func ParseRequest(in []byte) (Request, error) {
 	if topic.Type != gjson.String || query.Type != gjson.String {
 		return r, invalid("topic and query must be strings")
 	}
-	r.Topic, r.Query = topic.String(), query.String()
+	// The request outlives in, whose buffer the caller may reuse: its
+	// strings own their bytes (gjson returns views of in).
+	r.Topic, r.Query = strings.Clone(topic.String()), strings.Clone(query.String())
 	if len(r.Topic) == 0 || len(r.Topic) > MaxTopicBytes || !topicOK(r.Topic) {
 		return r, invalid("topic must be 1..128 bytes of [A-Za-z0-9._/-]")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors"
+	"github.com/toolcanon/toolcanon/projectors/internal/view"
 )
 
 // Paths locate the fields of a RAG response, in gjson path syntax. Block
@@ -67,6 +68,9 @@ type Projector struct {
 	cfg  Config
 	tail int // bytes after the evidence array: ,"returned":N,"truncated":false
 	pool sync.Pool
+	// simple: every block path is a plain key, so a block is read in one
+	// pass over its members.
+	simple bool
 }
 
 var _ projectors.Projector = (*Projector)(nil)
@@ -89,18 +93,31 @@ func New(cfg Config) (*Projector, error) {
 	pr := &Projector{cfg: cfg}
 	pr.tail = len(`,"returned":`) + len(strconv.Itoa(cfg.Limits.Items)) + len(`,"truncated":false`)
 	pr.pool.New = func() any { return &state{} }
+	pr.simple = projectors.SimpleKey(p.DocumentID) && (p.Source == "" || projectors.SimpleKey(p.Source)) &&
+		(p.Title == "" || projectors.SimpleKey(p.Title)) && len(p.Excerpt) <= maxSimpleExcerpts
+	for _, e := range p.Excerpt {
+		pr.simple = pr.simple && projectors.SimpleKey(e)
+	}
 	return pr, nil
 }
 
 // state is the per-call scratch, pooled so that a call allocates little
 // beyond its result.
 type state struct {
-	w     projectors.Writer
-	keys  []byte // decoded source "\x00" document id of returned items
-	ends  []int  // end offset of each key in keys
+	w    projectors.Writer
+	keys []byte // decoded source "\x00" document id of returned items
+	ends []int  // end offset of each key in keys
+	// index holds the keys too once there are more than a scan should
+	// compare, so that a repeated document costs one lookup however many
+	// items the budget allows.
+	index map[string]struct{}
 	query []byte
 	tmp   []byte
 }
+
+// checkEvery is how many bytes of blocks pass between two looks at the
+// context.
+const checkEvery = 64 << 10
 
 // Project implements projectors.Projector.
 func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byte) (projectors.Projection, error) {
@@ -117,7 +134,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	if !projectors.Valid(raw) {
 		return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: response is not valid JSON")
 	}
-	doc := projectors.BytesView(raw)
+	doc := view.String(raw)
 	root := gjson.Parse(doc)
 	if !root.IsObject() {
 		return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: response is not an object")
@@ -137,6 +154,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	w := &st.w
 	w.Reset(out, lim.Total)
 	st.keys, st.ends = st.keys[:0], st.ends[:0]
+	clear(st.index)
 
 	ok := w.BeginObject() &&
 		w.Key("query") && w.StringBytes(query) &&
@@ -150,17 +168,24 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	if !w.BeginArray() {
 		return projectors.Projection{}, canonical.Errorf(canonical.CodeResultTooLarge, "rag: no room for evidence")
 	}
-	returned, usable, n := 0, 0, 0
+	returned, usable, work := 0, 0, 0
 	var ctxErr error
 	projectors.EachElement(raw, blocks, func(elem []byte) bool {
-		b := gjson.Parse(projectors.BytesView(elem))
-		n++
-		if n&255 == 0 {
+		// The context is checked by bytes read, not by blocks: a few huge
+		// blocks must not run long unobserved either.
+		if work += len(elem) + 64; work >= checkEvery {
+			work = 0
 			if ctxErr = ctx.Err(); ctxErr != nil {
 				return false
 			}
 		}
-		src, id, title, text, good := p.fields(b)
+		var src, id, title, text string
+		var good bool
+		if p.simple {
+			src, id, title, text, good = p.memberFields(elem)
+		} else {
+			src, id, title, text, good = p.fields(gjson.Parse(view.String(elem)))
+		}
 		if !good {
 			return true
 		}
@@ -179,8 +204,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 			w.SetTruncated()
 			return false
 		}
-		st.keys = append(st.keys, st.tmp...)
-		st.ends = append(st.ends, len(st.keys))
+		st.add(st.tmp)
 		returned++
 		return true
 	})
@@ -214,13 +238,73 @@ func (p *Projector) fields(b gjson.Result) (src, id, title, text string, ok bool
 	if !b.IsObject() {
 		return "", "", "", "", false
 	}
+	get := func(path string) (string, bool) { return projectors.StringContents(b.Get(path)) }
+	return p.choose(get)
+}
+
+// maxSimpleExcerpts bounds the excerpt paths of the one-pass reading.
+const maxSimpleExcerpts = 8
+
+// memberFields is fields for plain-key paths: one pass over the block's
+// members, however large they are, instead of one per path.
+func (p *Projector) memberFields(elem []byte) (src, id, title, text string, ok bool) {
 	pa := &p.cfg.Paths
-	id, ok = projectors.StringContents(b.Get(pa.DocumentID))
+	var found [3]string // document id, source, title
+	var has [3]bool
+	var exVal [maxSimpleExcerpts]string
+	var exHas [maxSimpleExcerpts]bool
+	isObj := projectors.EachMember(elem, func(k, v []byte) bool {
+		if len(v) == 0 || v[0] != '"' {
+			return true
+		}
+		val := view.String(v[1 : len(v)-1])
+		switch {
+		case projectors.KeyEquals(k, pa.DocumentID):
+			found[0], has[0] = val, true
+		case pa.Source != "" && projectors.KeyEquals(k, pa.Source):
+			found[1], has[1] = val, true
+		case pa.Title != "" && projectors.KeyEquals(k, pa.Title):
+			found[2], has[2] = val, true
+		}
+		for n, path := range pa.Excerpt {
+			if projectors.KeyEquals(k, path) {
+				exVal[n], exHas[n] = val, true
+			}
+		}
+		return true
+	})
+	if !isObj {
+		return "", "", "", "", false
+	}
+	get := func(path string) (string, bool) {
+		switch path {
+		case pa.DocumentID:
+			return found[0], has[0]
+		case pa.Source:
+			return found[1], has[1]
+		case pa.Title:
+			return found[2], has[2]
+		}
+		for n, e := range pa.Excerpt {
+			if e == path {
+				return exVal[n], exHas[n]
+			}
+		}
+		return "", false
+	}
+	return p.choose(get)
+}
+
+// choose applies the block rules to the fields get reads (undecoded string
+// contents, and whether the field is a string).
+func (p *Projector) choose(get func(path string) (string, bool)) (src, id, title, text string, ok bool) {
+	pa := &p.cfg.Paths
+	id, ok = get(pa.DocumentID)
 	if !ok || projectors.IsBlankRaw(id) {
 		return "", "", "", "", false
 	}
 	if pa.Source != "" {
-		src, ok = projectors.StringContents(b.Get(pa.Source))
+		src, ok = get(pa.Source)
 	}
 	if !ok || src == "" {
 		if p.cfg.DefaultSource == "" {
@@ -229,17 +313,25 @@ func (p *Projector) fields(b gjson.Result) (src, id, title, text string, ok bool
 		src = p.cfg.DefaultSource
 	}
 	if pa.Title != "" {
-		title, _ = projectors.StringContents(b.Get(pa.Title))
+		title, _ = get(pa.Title)
 	}
 	for _, path := range pa.Excerpt {
-		if t, isStr := projectors.StringContents(b.Get(path)); isStr && !projectors.IsBlankRaw(t) {
+		if t, isStr := get(path); isStr && !projectors.IsBlankRaw(t) {
 			return src, id, title, t, true
 		}
 	}
 	return "", "", "", "", false
 }
 
+// scanKeys is the number of returned items up to which seen compares keys
+// one by one.
+const scanKeys = 32
+
 func (st *state) seen(key []byte) bool {
+	if len(st.ends) > scanKeys {
+		_, ok := st.index[string(key)]
+		return ok
+	}
 	start := 0
 	for _, end := range st.ends {
 		if bytes.Equal(st.keys[start:end], key) {
@@ -248,6 +340,26 @@ func (st *state) seen(key []byte) bool {
 		start = end
 	}
 	return false
+}
+
+func (st *state) add(key []byte) {
+	st.keys = append(st.keys, key...)
+	st.ends = append(st.ends, len(st.keys))
+	if len(st.ends) <= scanKeys {
+		return
+	}
+	if st.index == nil {
+		st.index = map[string]struct{}{}
+	}
+	if len(st.index) == 0 {
+		start := 0
+		for _, end := range st.ends {
+			st.index[string(st.keys[start:end])] = struct{}{}
+			start = end
+		}
+		return
+	}
+	st.index[string(key)] = struct{}{}
 }
 
 // writeItem writes one evidence object, or nothing when it does not fit.
@@ -260,12 +372,12 @@ func (p *Projector) writeItem(w *projectors.Writer, st *state, title, text strin
 		w.Key("title")
 	if ok {
 		// A title is descriptive: a prefix is fine.
-		_, ok = w.RawText(projectors.StringBytesView(title), min(p.cfg.Limits.Text, 256))
+		_, ok = w.RawText(view.Bytes(title), min(p.cfg.Limits.Text, 256))
 	}
 	ok = ok && w.Key("excerpt")
 	if ok {
 		before := w.Len()
-		_, ok = w.RawText(projectors.StringBytesView(text), p.cfg.Limits.Text)
+		_, ok = w.RawText(view.Bytes(text), p.cfg.Limits.Text)
 		// An empty excerpt proves nothing.
 		ok = ok && w.Len() > before+2
 	}
@@ -276,7 +388,7 @@ func (p *Projector) parseInput(st *state, in []byte) ([]byte, error) {
 	if !projectors.Valid(in) {
 		return nil, canonical.Errorf(canonical.CodeInvalidInput, "rag: input is not valid JSON")
 	}
-	root := gjson.Parse(projectors.BytesView(in))
+	root := gjson.Parse(view.String(in))
 	if !root.IsObject() {
 		return nil, canonical.Errorf(canonical.CodeInvalidInput, "rag: input is not an object")
 	}
@@ -298,7 +410,7 @@ func (p *Projector) parseInput(st *state, in []byte) ([]byte, error) {
 		return nil, canonical.Errorf(canonical.CodeInvalidInput, "rag: query must be a string")
 	}
 	st.query = projectors.AppendDecoded(st.query[:0], raw)
-	if len(bytes.TrimSpace(st.query)) == 0 || len(st.query) > p.cfg.MaxQueryBytes || !projectors.ValidText(projectors.BytesView(st.query)) {
+	if len(bytes.TrimSpace(st.query)) == 0 || len(st.query) > p.cfg.MaxQueryBytes || !projectors.ValidText(view.String(st.query)) {
 		return nil, canonical.Errorf(canonical.CodeInvalidInput, "rag: query must be 1..%d bytes of text", p.cfg.MaxQueryBytes)
 	}
 	return st.query, nil

@@ -320,6 +320,9 @@ func TestRAGErrors(t *testing.T) {
 		"no blocks":  `{"success":true}`,
 		"not object": `[1,2]`,
 		"blocks obj": `{"blocks":{}}`,
+		"dup key":    `{"success":true,"blocks":[{"document_id":"d","document_id":"e","source":"s","excerpt":"x"}]}`,
+		"surrogate":  `{"success":true,"blocks":[{"document_id":"d","source":"s","excerpt":"x\udc00"}]}`,
+		"bad UTF-8":  "{\"success\":true,\"blocks\":[{\"document_id\":\"d\",\"source\":\"s\",\"excerpt\":\"x\xc3\"}]}",
 	} {
 		_, err := p.Project(context.Background(), call, []byte(raw))
 		if canonical.CodeOf(err) != canonical.CodeProjectionFailed {

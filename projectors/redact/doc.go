@@ -2,10 +2,21 @@
 // placeholders (<IP>, <SECRET>, <EMAIL>, …) before they reach an agent.
 //
 // It covers credentials and key=value secrets, bearer, JWT, API-key and
-// vendor tokens, private keys, connection strings with passwords, host, node,
-// pod and container identifiers, PIDs, IPv4/IPv6 and MAC addresses, e-mail
-// addresses, SQL literals, stack-trace frames, user names and home paths,
-// card numbers and cloud account ids.
+// vendor tokens, private keys, connection strings and URLs with passwords
+// in any scheme, webhook URLs (the secret part of their path), command-line
+// flags and arguments that carry passwords or accounts (-p, -u user:pass,
+// --password, htpasswd -b), host, node (EC2, GKE, AKS), pod and container
+// identifiers, machines named with a port (db01:5432) or an account
+// (root@db01), process and thread ids, IPv4/IPv6 and MAC addresses (not
+// the unspecified and loopback ones), e-mail addresses, SQL literals,
+// stack-trace frames, user names and home paths, card numbers and cloud
+// account ids.
+//
+// A rule that names an account by the word after "user" needs a name-like
+// word: "User cancelled the checkout" is a sentence, not an account.
+//
+// Every pass costs time linear in the message, whatever it holds; the
+// package's adversarial tests check it for every literal of Vocabulary.
 //
 // A message passes through a fixed sequence of passes; each starts with a
 // cheap gate so that ordinary messages are scanned, not copied. Go's regexp

@@ -1,6 +1,9 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // Host, node, pod and container names; PIDs; user names; cloud accounts;
 // card numbers.
@@ -58,11 +61,41 @@ func redactHosts(rw *rewriter) {
 			break
 		}
 		name := src[i:j]
-		if p := classifyName(name, labels); p != "" && !(j < len(src) && (src[j] == '(' || src[j] == '>' || src[j] == '$')) {
+		p := classifyName(name, labels)
+		if p == "" && labels == 1 && j < len(src) && src[j] == ':' && hostWithPort(src, j) && hostLabel(name) {
+			p = Host // db01:5432, vault-03:8200
+		}
+		if p != "" && !(j < len(src) && (src[j] == '(' || src[j] == '>' || src[j] == '$')) {
 			rw.replace(i, j, p)
 		}
 		i = j
 	}
+}
+
+// hostWithPort reports whether src[j:] is ":<port>" ending the word.
+func hostWithPort(src []byte, j int) bool {
+	if j+2 >= len(src) || src[j] != ':' {
+		return false
+	}
+	k := j + 1
+	for k < len(src) && isDigit(src[k]) {
+		k++
+	}
+	return k-j-1 >= 2 && k-j-1 <= 5 && (k == len(src) || !isWord(src[k]) && src[k] != '.' && src[k] != ':')
+}
+
+// hostLabel reports whether a single label reads as a machine's name: it
+// starts with a letter and holds a digit (db01, etl-prod-1, bastion-03).
+func hostLabel(b []byte) bool {
+	if len(b) < 3 || !isAlpha(b[0]) {
+		return false
+	}
+	for _, c := range b {
+		if isDigit(c) {
+			return !(len(b) <= 3 && (b[0] == 'v' || b[0] == 'V')) // v10:, not a host
+		}
+	}
+	return false
 }
 
 func classifyName(name []byte, labels int) string {
@@ -115,9 +148,13 @@ func isUpperName(b []byte) bool {
 	return true
 }
 
-// classifyLabel recognises single-label names: EC2-style node names
-// (ip-10-0-12-34) and pod names (checkout-api-7d9f8b6c5d-x2k4p).
+// classifyLabel recognises single-label names: cloud node names (EC2
+// ip-10-0-12-34 and instance ids, GKE and AKS node-pool nodes) and pod
+// names (checkout-api-7d9f8b6c5d-x2k4p).
 func classifyLabel(b []byte) string {
+	if cloudNode(b) {
+		return Host
+	}
 	if len(b) >= 10 && hasPrefixFold(b, "ip-") {
 		n, k := 0, 3
 		for k < len(b) {
@@ -172,6 +209,38 @@ func classifyLabel(b []byte) string {
 	return Pod
 }
 
+// cloudNode reports whether b is the name of a managed cluster's node or a
+// cloud instance: gke-<cluster>-<pool>-<8 hex>-<4>, aks-<pool>-<8
+// digits>-vmss<6> or aks-<pool>-<8 digits>-<n>, i-<8 or 17 hex>.
+func cloudNode(b []byte) bool {
+	switch {
+	case hasPrefixFold(b, "gke-"):
+		d := bytes.LastIndexByte(b, '-')
+		p := bytes.LastIndexByte(b[:max(d, 0)], '-')
+		return d > 4 && len(b)-d-1 == 4 && isLowerAlnum(b[d+1:]) && p > 3 && d-p-1 == 8 && allHexBytes(b[p+1:d])
+	case hasPrefixFold(b, "aks-"):
+		d := bytes.LastIndexByte(b, '-')
+		last := b[d+1:]
+		if len(last) == 10 && hasPrefixFold(last, "vmss") && isLowerAlnum(last) {
+			return true
+		}
+		p := bytes.LastIndexByte(b[:max(d, 0)], '-')
+		return p > 3 && d-p-1 == 8 && allDigits(b[p+1:d]) && allDigits(last)
+	case len(b) == 10 || len(b) == 19:
+		return b[0] == 'i' && b[1] == '-' && allHexBytes(b[2:]) && isLowerAlnum(b[2:])
+	}
+	return false
+}
+
+func isLowerAlnum(b []byte) bool {
+	for _, c := range b {
+		if !(c >= 'a' && c <= 'z') && !isDigit(c) {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
 // Phrases: "user NAME", "password for NAME", "pid 1234", name[1234]:,
 // /home/NAME.
 
@@ -189,10 +258,24 @@ var userStop = map[string]bool{
 // Case matters: macOS homes are /Users/NAME, while /users/me is an HTTP path.
 var homePrefixes = []string{"/home/", "/Users/", "\\Users\\", "/export/home/"}
 
+// phraseBytes are the bytes at which redactPhrases can match anything.
+var phraseBytes = func() (t [256]bool) {
+	for _, c := range "[/\\s(" {
+		t[c] = true
+	}
+	for _, p := range phrases {
+		t[p.lit[0]], t[p.lit[0]-32] = true, true
+	}
+	return t
+}()
+
 func redactPhrases(rw *rewriter) {
 	src := rw.src
 	for i := 0; i < len(src); i++ {
 		c := src[i]
+		if !phraseBytes[c] {
+			continue
+		}
 		switch {
 		case c == '[' && i > 0 && isWord(src[i-1]):
 			// sshd[24200]: — a syslog process id.
@@ -219,31 +302,40 @@ func redactPhrases(rw *rewriter) {
 					break
 				}
 			}
-		case (c == 'u' || c == 'U' || c == 'p' || c == 'P') && (i == 0 || !isWord(src[i-1])):
-			var next int
-			var repl string
-			switch {
-			case phrasePrefix(src[i:], "user "):
-				next, repl = i+5, User
-			case phrasePrefix(src[i:], "password for "):
-				next, repl = i+13, User
-			case phrasePrefix(src[i:], "publickey for "):
-				next, repl = i+14, User
-			case phrasePrefix(src[i:], "pid "):
-				next, repl = i+4, PID
-			default:
+		case c == 's' && phrasePrefix(src[i:], "sudo:") && (i == 0 || !isWord(src[i-1])):
+			// sudo:   alice : TTY=pts/0 ; … — the invoking account.
+			s, e := wordAfterSpaces(src, i+5)
+			if e > s && phrasePrefix(src[e:], " : ") && !isPlaceholder(src[s:]) {
+				rw.replace(s, e, User)
+				i = e - 1
+			}
+		case c == '(' && phrasePrefix(src[i:], "(to "):
+			// su: (to root) alice on pts/1 — the account that switched.
+			k := bytes.IndexByte(src[i:min(len(src), i+64)], ')')
+			if k < 0 {
 				continue
 			}
+			s, e := wordAfterSpaces(src, i+k+1)
+			if e > s && phrasePrefix(src[e:], " on ") && !isPlaceholder(src[s:]) {
+				rw.replace(s, e, User)
+				i = e - 1
+			}
+		case phraseStart[lower(c)] && (i == 0 || !isWord(src[i-1])):
+			ph := matchPhrase(src[i:])
+			if ph == nil {
+				continue
+			}
+			next := i + len(ph.lit)
 			e := next
-			for e < len(src) && (isWord(src[e]) || src[e] == '.' || src[e] == '-' || src[e] == '@') {
+			for e < len(src) && e-next <= 64 && (isWord(src[e]) || src[e] == '.' || src[e] == '-' || src[e] == '@') {
 				e++
 			}
 			w := src[next:e]
 			if len(w) == 0 || len(w) > 64 {
 				continue
 			}
-			if repl == PID {
-				if !allDigits(w) {
+			if ph.repl == PID {
+				if !allDigits(w) || len(w) < ph.minDigits {
 					continue
 				}
 			} else {
@@ -254,15 +346,182 @@ func redactPhrases(rw *rewriter) {
 					}
 					continue
 				}
-				if e < len(src) && src[e] == '(' {
+				if (e < len(src) && src[e] == '(') || !nameLike(w) || beforeObject(src[e:]) {
 					continue
 				}
 			}
-			rw.replace(next, e, repl)
+			rw.replace(next, e, ph.repl)
 			i = e - 1
 		}
 	}
 }
+
+// wordAfterSpaces returns the bounds of the account-name word after the
+// spaces at i (at most 64 bytes).
+func wordAfterSpaces(src []byte, i int) (int, int) {
+	for i < len(src) && src[i] == ' ' {
+		i++
+	}
+	e := i
+	for e < len(src) && e-i < 64 && (isWord(src[e]) || src[e] == '.' || src[e] == '-') {
+		e++
+	}
+	return i, e
+}
+
+// A phrase names the value of the word after it: "user NAME", "password
+// for NAME", "pid 1234".
+type phrase struct {
+	lit       string
+	repl      string
+	minDigits int // PID phrases: the fewest digits that make an id
+}
+
+var phrases = []phrase{
+	{"user ", User, 0}, {"password for ", User, 0}, {"publickey for ", User, 0},
+	{"pid ", PID, 1}, {"ppid ", PID, 1}, {"tid ", PID, 1}, {"lwp ", PID, 1}, {"pgid ", PID, 1},
+	{"thread id ", PID, 1}, {"thread ", PID, 3}, // longer phrases first
+}
+
+// phraseIndex lists the phrases by first letter, in order.
+var phraseIndex = func() (t [256][]int) {
+	for k, p := range phrases {
+		t[p.lit[0]] = append(t[p.lit[0]], k)
+	}
+	return t
+}()
+
+var phraseSecond = func() (t [256]bool) {
+	for _, p := range phrases {
+		t[p.lit[1]] = true
+	}
+	return t
+}()
+
+var phraseStart = func() (t [256]bool) {
+	for _, p := range phrases {
+		t[p.lit[0]] = true
+	}
+	return t
+}()
+
+func matchPhrase(s []byte) *phrase {
+	if len(s) < 4 || !phraseSecond[lower(s[1])] {
+		return nil
+	}
+	for _, k := range phraseIndex[lower(s[0])] {
+		if phrasePrefix(s, phrases[k].lit) {
+			return &phrases[k]
+		}
+	}
+	return nil
+}
+
+// nameLike reports whether the word after "user" names an account rather
+// than continuing an English sentence ("User cancelled the checkout"): it
+// holds a digit or one of _ . - @, or it is not an English word by the
+// stop list or by its ending.
+func nameLike(w []byte) bool {
+	for _, c := range w {
+		if isDigit(c) || c == '_' || c == '.' || c == '-' || c == '@' {
+			return true
+		}
+	}
+	if len(w) > 32 {
+		return false
+	}
+	lw := lowerASCII(w)
+	if englishWords[string(lw)] {
+		return false
+	}
+	for _, suffix := range englishSuffixes {
+		if len(lw) >= len(suffix)+3 && bytes.HasSuffix(lw, []byte(suffix)) {
+			return false
+		}
+	}
+	return true
+}
+
+// beforeObject reports whether rest starts with a determiner: then the word
+// before it is a verb ("the user forgets their password"), not a name.
+func beforeObject(rest []byte) bool {
+	if len(rest) < 2 || rest[0] != ' ' {
+		return false
+	}
+	e := 1
+	for e < len(rest) && isAlpha(rest[e]) {
+		e++
+	}
+	if e < len(rest) && rest[e] != ' ' {
+		return false
+	}
+	return determiners[string(lowerASCII(rest[1:e]))]
+}
+
+var determiners = map[string]bool{"the": true, "a": true, "an": true, "their": true, "his": true, "her": true, "its": true,
+	"our": true, "your": true, "my": true, "this": true, "that": true, "these": true, "those": true, "some": true, "every": true,
+	"all": true, "no": true}
+
+// Endings of English words that are seldom the endings of user names.
+var englishSuffixes = []string{"ed", "ing", "tion", "sion", "ment", "ness", "ity", "ous", "ive", "ful", "less",
+	"able", "ible", "ance", "ence", "ly", "ies", "ize", "ise", "ure"}
+
+// Words that follow "user" in prose and log messages: verbs, nouns of
+// account management and interfaces, function words.
+var englishWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+		a an the this that these those his her its their our your my no any each every all some
+		is are was were be been being has have had do does did can could will would shall should may might must
+		not and or but if then than so as at by for from in into of on onto to with without within via per about
+		who which what when where why how whose
+		agent agents account accounts action actions activity admin answer api app apps attribute attributes
+		base bar behaviour behavior browser button
+		cache cart change changes click clicks code config count credentials
+		dashboard data database db details device devices directory
+		email emails entry error errors event events experience
+		feedback field fields file files flow form
+		group groups guide
+		history home
+		id ids identity info information input interface interfaces issue issues
+		journey
+		key keys
+		level limit list login logins logout
+		management manager mapping menu message messages metadata mode model
+		name names notification notifications
+		object options
+		page pages password passwords path permission permissions picture pool portal preference preferences
+		principal privileges profile profiles prompt
+		quota query
+		record records registration request requests research role roles
+		scope search segment segments service services session sessions setting settings space state stats
+		store story stories submission subscription support
+		table tables task tasks test tests text token tokens tracking traffic type types
+		update updates usage
+		value values view views
+		accepts adds agrees asks attempts buys calls cancels changes chooses clicks closes confirms connects
+		creates deletes downloads edits enters exits fails finds gets gives goes hits joins keeps leaves likes
+		loads logs makes moves needs opens orders owns pays picks posts presses reads receives refreshes
+		registers reloads removes reports requests resets returns saves scrolls searches sees selects sends
+		sets shares signs starts stops submits switches taps tries types updates uploads uses views visits
+		waits wants writes
+		accept add agree ask buy call cancel choose close confirm connect create delete download edit enter
+		exit fail find get give go hit join keep leave like load log make move need open order own pay pick
+		post press read receive refresh register reload remove report reset return save scroll search see
+		select send set share sign start stop submit switch tap try type upload use view visit wait want write
+		exists belongs lacks appears remains exceeds reaches declines expires matches prefers holds lives misses
+		forgets remembers triggers becomes seems tends happens continues
+		exist belong lack appear remain exceed reach decline expire match prefer hold live miss forget remember
+		also already just now only still then there here again
+		cancelled canceled
+		mon tue wed thu fri sat sun monday tuesday wednesday thursday friday saturday sunday
+		jan feb mar apr jun jul aug sep sept oct nov dec january february march april june july august
+		september october november december
+	`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // Cloud account ids inside ARNs.
 

@@ -25,7 +25,7 @@ var secretStems = []string{
 	"accesskey", "access_key", "access-key", "privatekey", "private_key", "private-key",
 	"credential", "signature", "session", "cookie", "csrf", "xsrf", "client_key",
 	"master_key", "encryption_key", "signing_key", "connectionstring", "connection_string",
-	"sas_key", "account_key", "accountkey", "auth_key", "authkey",
+	"sas_key", "account_key", "accountkey", "auth_key", "authkey", "storepass", "keypass",
 }
 
 // Key qualifiers that mean the value is a count or a setting, not a secret.
@@ -53,7 +53,8 @@ var exactKeys = map[string]kvClass{
 	"pod": kvPod, "pod_name": kvPod, "podname": kvPod, "k8s.pod.name": kvPod,
 	"container": kvContainer, "container_id": kvContainer, "containerid": kvContainer,
 	"account_id": kvAccount, "accountid": kvAccount, "aws_account_id": kvAccount, "subscription_id": kvAccount,
-	"tenant_id": kvAccount, "project_id": kvAccount,
+	"tenant_id": kvAccount, "project_id": kvAccount, "tenant": kvAccount, "tenant-id": kvAccount,
+	"subscription-id": kvAccount, "account-id": kvAccount,
 }
 
 // Stems indexed by first byte, so that a key is scanned once.
@@ -129,16 +130,33 @@ func valueEnd(src []byte, i int) int {
 func secretValueEnd(src []byte, i int) int {
 	for i < len(src) {
 		switch src[i] {
-		case ' ', '\t', '\n', '\r', ')', ']', '}', '"', '\'', '<', '>', '|', '`':
+		case ' ', '\t', '\n', '\r', '"', '\'', '<', '>', '|', '`':
 			return i
 		case ',', ';', '&':
 			if i+1 >= len(src) || src[i+1] == ' ' || src[i+1] == '\t' || startsAssignment(src[i+1:]) {
+				return i
+			}
+		case ')', ']', '}':
+			// A closer ends the value where the enclosing text resumes;
+			// followed by anything else it is part of the secret
+			// (password=ab)c]d), and cutting there would show the tail.
+			if i+1 >= len(src) || closesValue(src[i+1]) {
 				return i
 			}
 		}
 		i++
 	}
 	return i
+}
+
+// closesValue reports whether c, after a closing bracket, shows that the
+// bracket closed the text around a value rather than sat inside it.
+func closesValue(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', ',', ';', '.', ':', ')', ']', '}', '"', '\'', '&', '|', '<', '>', '`':
+		return true
+	}
+	return false
 }
 
 // startsAssignment reports whether b opens with key= (a key of word bytes,
@@ -159,43 +177,6 @@ func startsAssignment(b []byte) bool {
 	}
 	return false
 }
-
-// redactFlags redacts the value of a command-line flag that names a secret
-// and takes its value as the next word: --password s3cret, --api-key k.
-// (--password=s3cret is an assignment, handled by redactKV.)
-func redactFlags(rw *rewriter) {
-	src := rw.src
-	for i := 0; i+2 < len(src); i++ {
-		if src[i] != '-' || src[i+1] != '-' || (i > 0 && src[i-1] != ' ' && src[i-1] != '\t' && src[i-1] != '"' && src[i-1] != '\'') {
-			continue
-		}
-		ks := i + 2
-		ke := ks
-		for ke < len(src) && isKeyByte(src[ke]) {
-			ke++
-		}
-		if ke == ks || ke >= len(src) || (src[ke] != ' ' && src[ke] != '\t') || classifyKey(src[ks:ke]) != kvSecret {
-			i = ke
-			continue
-		}
-		vs := ke
-		for vs < len(src) && (src[vs] == ' ' || src[vs] == '\t') {
-			vs++
-		}
-		if vs >= len(src) || src[vs] == '-' || isPlaceholder(src[vs:]) {
-			i = vs - 1
-			continue
-		}
-		ve := vs
-		for ve < len(src) && src[ve] != ' ' && src[ve] != '\t' && src[ve] != '\n' && src[ve] != '\r' && src[ve] != '"' && src[ve] != '\'' {
-			ve++
-		}
-		rw.replace(vs, ve, Secret)
-		i = ve - 1
-	}
-}
-
-func gateFlags(src []byte) bool { return bytes.Contains(src, []byte("--")) }
 
 // lineEnd returns the end of the header value starting at i: the end of the
 // line, or a closing quote.
@@ -253,6 +234,9 @@ func redactKV(rw *rewriter) {
 		for ks > 0 && isKeyByte(src[ks-1]) {
 			ks--
 		}
+		for ks < ke && src[ks] == '-' {
+			ks++ // --password=x: the key is password
+		}
 		if ks == ke {
 			continue
 		}
@@ -281,6 +265,31 @@ func redactKV(rw *rewriter) {
 			vs += 2
 		}
 		if vs < len(src) && isPlaceholder(src[vs:]) {
+			continue
+		}
+		if class == kvUser && c == ':' && quote == 0 {
+			// "Last login: Mon Mar 2": prose after a colon. Only the word
+			// itself is read, so that a value that is not one costs nothing.
+			e := vs
+			for e < len(src) && e-vs <= 32 && isAlpha(src[e]) {
+				e++
+			}
+			if e > vs && e-vs <= 32 && (e == len(src) || src[e] == ' ') && !nameLike(src[vs:e]) {
+				continue
+			}
+		}
+		if class == kvPID {
+			// Only a number is a process id. Look at the digits alone: a
+			// value that is not one is left unread, so that pid=pid=pid=…
+			// costs linear time.
+			e := vs
+			for e < len(src) && isDigit(src[e]) {
+				e++
+			}
+			if e > vs && valueEnd(src, e) == e {
+				rw.replace(vs, e, PID)
+				i = e - 1
+			}
 			continue
 		}
 		var ve int
@@ -335,12 +344,8 @@ func redactKV(rw *rewriter) {
 				// uid=0, euid=1000: numeric ids of system accounts.
 				continue
 			}
+
 			rw.replace(vs, ve, User)
-		case kvPID:
-			if !allDigits(val) {
-				continue
-			}
-			rw.replace(vs, ve, PID)
 		case kvHost:
 			rw.replace(vs, ve, Host)
 		case kvPod:

@@ -51,6 +51,7 @@ var stages = []stage{
 	{gateURL, redactURL},
 	{gateKV, redactKV},
 	{gateFlags, redactFlags},
+	{gatePositional, redactPositional},
 	{always, redactTokens},
 	{gateEmail, redactEmail},
 	{always, redactAddrs},
@@ -233,7 +234,7 @@ func isPlaceholder(s []byte) bool {
 }
 
 func gateHosts(src []byte) bool {
-	return bytes.IndexByte(src, '.') >= 0 || bytes.IndexByte(src, '-') >= 0
+	return bytes.IndexByte(src, '.') >= 0 || bytes.IndexByte(src, '-') >= 0 || bytes.IndexByte(src, ':') >= 0
 }
 func gateEmail(src []byte) bool  { return bytes.IndexByte(src, '@') >= 0 }
 func gateURL(src []byte) bool    { return bytes.Contains(src, []byte("://")) }

@@ -3,7 +3,8 @@ package redact
 import (
 	"bytes"
 	"net/netip"
-	"unsafe"
+
+	"github.com/toolcanon/toolcanon/projectors/internal/view"
 )
 
 // Credential-shaped tokens: vendor prefixes, JWTs, AWS key ids, long
@@ -25,7 +26,15 @@ var vendorPrefixes = []struct {
 	{"npm_", 20}, {"pypi-", 20}, {"AIza", 20}, {"hf_", 20}, {"SG.", 20}, {"shpat_", 16}, {"shpss_", 16},
 	{"dop_v1_", 20}, {"doo_v1_", 20}, {"ya29.", 20}, {"AGE-SECRET-KEY-", 10}, {"SK", 32},
 	{"dapi", 28}, {"glc_", 20}, {"sq0atp-", 16}, {"EAACEdEose0cBA", 10}, {"ATATT", 20},
+	{"key-", 32}, {"hvs.", 20}, {"hvb.", 20}, {"hvr.", 20}, {"sl.", 60}, {"NRAK-", 20}, {"PMAK-", 20}, {"glsa_", 20},
+	{"dp.st.", 20}, {"dp.ct.", 20}, {"dp.pt.", 20}, {"dp.sa.", 20}, {"lin_api_", 20}, {"secret_", 40}, {"EAAA", 40},
+	{"pul-", 32}, {"xoxe.xoxp-", 10}, {"xoxe-", 10}, {"ntn_", 30}, {"rubygems_", 30},
 }
+
+// Prefixes that are also the start of ordinary identifiers: the rest must
+// have the shape of the vendor's key (hex, or random mixed case).
+var hexAfter = map[string]bool{"SK": true, "key-": true, "pul-": true, "rubygems_": true}
+var mixedAfter = map[string]bool{"secret_": true, "ntn_": true}
 
 // vendorIndex lists vendorPrefixes by first byte.
 var vendorIndex = func() (ix [256][]int) {
@@ -44,7 +53,7 @@ func classifyToken(t []byte) string {
 	for _, k := range vendorIndex[t[0]] {
 		v := vendorPrefixes[k]
 		if len(t) >= len(v.p)+v.min && string(t[:len(v.p)]) == v.p {
-			if v.p == "SK" && !allHexBytes(t[2:]) {
+			if (hexAfter[v.p] && !allHexBytes(t[len(v.p):])) || (mixedAfter[v.p] && !mixedClasses(t[len(v.p):])) {
 				continue
 			}
 			return Secret
@@ -59,6 +68,9 @@ func classifyToken(t []byte) string {
 	}
 	if len(t) >= 16 && string(t[:3]) == "eyJ" && bytes.Count(t, []byte{'.'}) >= 2 {
 		return Secret
+	}
+	if len(t) >= 40 && bytes.Contains(t, []byte(".atlasv1.")) {
+		return Secret // Terraform Cloud / HCP token
 	}
 	if len(t) >= 32 && allHexBytes(t) {
 		return Hex
@@ -206,12 +218,18 @@ func redactEmail(rw *rewriter) {
 		for e > i+1 && (src[e-1] == '.' || src[e-1] == '-') {
 			e--
 		}
-		if s == i || s < rw.last {
+		if s < rw.last {
 			continue
 		}
 		dom := src[i+1 : e]
 		dot := bytes.LastIndexByte(dom, '.')
 		if dot <= 0 || len(dom)-dot-1 < 2 {
+			if ne := userAtHost(rw, i); ne > 0 {
+				i = ne - 1
+			}
+			continue
+		}
+		if s == i {
 			continue
 		}
 		tld := dom[dot+1:]
@@ -230,10 +248,117 @@ func redactEmail(rw *rewriter) {
 	}
 }
 
+// userAtHost redacts an account at a machine, as ssh, scp and shell
+// prompts write it: root@db01, deploy@build-03:/srv, [alice@bastion ~]$,
+// user:pass@host::module, admin@10.0.0.5 (the address is the address
+// pass's). at is the '@'. It returns the end of what it redacted, or 0.
+// A package at a version (lodash@4, actions/checkout@v4, img@sha256:…) is
+// not an account.
+func userAtHost(rw *rewriter, at int) int {
+	src := rw.src
+	// The account: back to the start of the token, at most 128 bytes, so
+	// that a run of '@' stays linear.
+	ts := at
+	for ts > 0 && at-ts < 128 && !isSpace(src[ts-1]) && !accountStop[src[ts-1]] {
+		ts--
+	}
+	if ts > 0 && src[ts-1] == '@' {
+		return 0 // a@b@c is no account at a machine
+	}
+	if ts == at || ts < rw.last || (ts > 0 && !isSpace(src[ts-1]) && at-ts >= 128) || isPlaceholder(src[ts:]) {
+		return 0
+	}
+	user := src[ts:at]
+	pass := bytes.IndexByte(user, ':')
+	if pass >= 0 {
+		user = user[:pass]
+	}
+	if !accountName(user) || bytes.IndexByte(src[ts:at], '/') >= 0 {
+		return 0
+	}
+	// The machine.
+	hs := at + 1
+	he := hs
+	for he < len(src) && (isAlnum(src[he]) || src[he] == '-' || src[he] == '_' || src[he] == '.') {
+		he++
+	}
+	host := src[hs:he]
+	switch {
+	case isIPv4(host):
+		he = hs // the address stage redacts it
+	case len(host) < 2 || !isAlpha(host[0]) || bytes.IndexByte(host, '.') >= 0 || notAHost[string(lowerASCII(host))] || versionLike(host):
+		return 0
+	case !hostLabel(host) && bytes.IndexByte(host, '-') < 0 && bytes.IndexByte(host, '_') < 0 && !shellContext(src, ts, he):
+		return 0 // a plain word after '@' needs ssh, scp or a prompt around it
+	}
+	if pass >= 0 {
+		rw.replace(ts, at, Secret)
+	} else {
+		rw.replace(ts, at, User)
+	}
+	if he > hs {
+		rw.replace(hs, he, Host)
+	}
+	return max(he, at+1)
+}
+
+// accountStop marks the bytes that end the token before an '@'.
+var accountStop = func() (t [256]bool) {
+	for _, c := range "\"'([=<,;`@" {
+		t[c] = true
+	}
+	return t
+}()
+
+// accountName reports whether b reads as a login: a letter or '_' first,
+// then letters, digits, '_', '.' or '-', at most 32 bytes.
+func accountName(b []byte) bool {
+	if len(b) == 0 || len(b) > 32 || !(isAlpha(b[0]) || b[0] == '_') {
+		return false
+	}
+	for _, c := range b {
+		if !isWord(c) && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+var notAHost = map[string]bool{"latest": true, "next": true, "beta": true, "alpha": true, "canary": true, "stable": true,
+	"main": true, "master": true, "head": true, "sha1": true, "sha256": true, "sha384": true, "sha512": true, "md5": true,
+	"none": true, "localhost": true, "example": true, "here": true}
+
+// versionLike reports whether b is v1, v2beta3 and the like.
+func versionLike(b []byte) bool {
+	return len(b) >= 2 && (b[0] == 'v' || b[0] == 'V') && isDigit(b[1])
+}
+
+func isIPv4(b []byte) bool {
+	if bytes.Count(b, []byte{'.'}) != 3 {
+		return false
+	}
+	a, err := netip.ParseAddr(view.String(b))
+	return err == nil && a.Is4()
+}
+
+// shellContext reports whether an account@host from ts to he stands where
+// a shell command or prompt puts one: after ssh, scp, sftp, rsync or mosh,
+// or followed by ':' (scp's path) or " ~]" (a prompt).
+func shellContext(src []byte, ts, he int) bool {
+	if he < len(src) && (src[he] == ':' || src[he] == ']') || phrasePrefix(src[he:], " ~]") {
+		return true
+	}
+	before := src[max(0, ts-48):ts]
+	for _, cmd := range []string{"ssh ", "scp ", "sftp ", "rsync ", "mosh ", "connection to ", "login ", "for "} {
+		if indexFold(before, cmd) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Network addresses: IPv4 and IPv6 (confirmed with net/netip) with their
 // port, prefix length or zone, and MAC addresses.
-
-func bytesView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func redactAddrs(rw *rewriter) {
 	src := rw.src
@@ -257,8 +382,10 @@ func redactAddrs(rw *rewriter) {
 			i = e - 1
 			continue
 		}
-		if e := matchIP(src, i); e > 0 {
-			rw.replace(i, e, IP)
+		if e, telling := matchIP(src, i); e > 0 {
+			if telling {
+				rw.replace(i, e, IP)
+			}
 			i = e - 1
 			continue
 		}
@@ -301,24 +428,39 @@ func matchMAC(src []byte, i int) int {
 const maxAddr = 64
 
 // matchIP returns the end of an IP address starting at i, including a
-// following port or prefix length, or 0.
-func matchIP(src []byte, i int) int {
+// following port or prefix length, or 0; telling is false for the
+// unspecified and loopback addresses (0.0.0.0, ::, 127.0.0.1, ::1), which
+// say nothing about a network.
+func matchIP(src []byte, i int) (end int, telling bool) {
 	bracket := src[i] == '['
 	s := i
 	if bracket {
 		s++
 	}
 	e := s
-	colons, dots := 0, 0
+	colons, dots, group := 0, 0, 0
 	for e < len(src) && (isHex(src[e]) || src[e] == ':' || src[e] == '.') {
 		if e-s > maxAddr {
-			return 0 // longer than any address: keeps hostile input linear
+			return 0, false // longer than any address: keeps hostile input linear
 		}
 		switch src[e] {
 		case ':':
 			colons++
+			group = 0
+			if e-s >= 2 && src[e-1] == ':' && src[e-2] == ':' {
+				return 0, false // ":::" is in no address
+			}
 		case '.':
 			dots++
+			group = 0
+		default:
+			group++
+		}
+		// No address has a group of more than five digits (a port), more
+		// than nine colons or more than four dots: stop reading at once,
+		// so that each start costs a few bytes, not maxAddr.
+		if group > 5 || colons > 9 || dots > 4 {
+			return 0, false
 		}
 		e++
 	}
@@ -329,7 +471,7 @@ func matchIP(src []byte, i int) int {
 		}
 	}
 	if e == s {
-		return 0
+		return 0, false
 	}
 	// Trailing punctuation belongs to the sentence.
 	for e > s && (src[e-1] == '.' || (src[e-1] == ':' && colons > 0 && !(e-2 >= s && src[e-2] == ':'))) {
@@ -353,34 +495,34 @@ func matchIP(src []byte, i int) int {
 			cand = src[s : s+k]
 		}
 	default:
-		return 0
+		return 0, false
 	}
 	if len(cand) == 0 || len(cand) > 64 {
-		return 0
+		return 0, false
 	}
 	if e < len(src) && (isWord(src[e]) || src[e] == '-') {
-		return 0
+		return 0, false
 	}
-	a, err := netip.ParseAddr(bytesView(cand))
+	a, err := netip.ParseAddr(view.String(cand))
 	if err != nil {
 		if colons >= 2 && dots == 0 && !bracket {
 			// "fe80::1:8080" is ambiguous; a trailing group of more than
 			// four digits cannot be IPv6, so treat it as a port.
 			k := bytes.LastIndexByte(cand, ':')
 			if k > 0 && len(cand)-k-1 > 4 && allDigits(cand[k+1:]) {
-				if _, err2 := netip.ParseAddr(bytesView(cand[:k])); err2 == nil {
-					return e
+				if _, err2 := netip.ParseAddr(view.String(cand[:k])); err2 == nil {
+					return e, true
 				}
 			}
 		}
-		return 0
+		return 0, false
 	}
 	if a.Is4() && colons == 0 && dots == 3 && bytes.Count(cand, []byte{'.'}) != 3 {
-		return 0
+		return 0, false
 	}
 	if bracket {
 		if e >= len(src) || src[e] != ']' {
-			return 0
+			return 0, false
 		}
 		e++
 	}
@@ -394,5 +536,5 @@ func matchIP(src []byte, i int) int {
 			e = k
 		}
 	}
-	return e
+	return e, !a.IsUnspecified() && !a.IsLoopback()
 }

@@ -52,24 +52,98 @@ func redactURL(rw *rewriter) {
 			off = ae
 			continue
 		}
-		at := userinfoEnd(src[as:ae])
-		if at < 0 {
-			off = ae
-			continue
+		hs := as
+		if at := userinfoEnd(src[as:ae]); at >= 0 {
+			at += as
+			rw.replace(as, at, Secret)
+			hs = at + 1
 		}
-		at += as
-		rw.replace(as, at, Secret)
-		// The host of a URL that carried credentials is an internal name.
-		hs := at + 1
 		he := hs
 		for he < ae && (isAlnum(src[he]) || src[he] == '-' || src[he] == '_' || src[he] == '.') {
 			he++
 		}
-		if he > hs && !isPlaceholder(src[hs:]) && !isDigit(src[hs]) && string(lowerASCII(src[hs:he])) != "localhost" {
+		// The host of a URL that carried credentials is an internal name.
+		if hs > as && he > hs && !isPlaceholder(src[hs:]) && !isDigit(src[hs]) && string(lowerASCII(src[hs:he])) != "localhost" {
 			rw.replace(hs, he, Host)
+		}
+		if p := bytes.IndexByte(src[he:ae], '/'); p >= 0 {
+			redactPath(rw, src[hs:he], he+p, ae)
 		}
 		off = ae
 	}
+}
+
+// Path segments that introduce a webhook's secret: everything after them
+// in the path is the credential (Discord, Teams, Mattermost, Zapier, any
+// "/webhooks/<token>"). Slack's own markers count only on a Slack host.
+var webhookMarkers = []string{"webhooks", "webhook", "webhookb2", "hooks", "hook", "incomingwebhook"}
+var slackMarkers = []string{"services", "workflows", "triggers"}
+
+// redactPath redacts the credentials a URL carries in its path, from ps
+// (a '/') to the end of the URL at ae: the rest of the path after a webhook
+// marker, the token of a Telegram bot (/bot<id>:<token>), the key after
+// /with/key/, and any segment shaped like a random key.
+func redactPath(rw *rewriter, host []byte, ps, ae int) {
+	src := rw.src
+	pe := ps
+	for pe < ae && src[pe] != '?' && src[pe] != '#' {
+		pe++
+	}
+	slack := indexFold(host, "slack") >= 0
+	var prev []byte
+	for s := ps + 1; s < pe; {
+		e := s
+		for e < pe && src[e] != '/' {
+			e++
+		}
+		seg := src[s:e]
+		switch {
+		case e < pe-1 && (oneOfFold(seg, webhookMarkers) || (slack && oneOfFold(seg, slackMarkers)) ||
+			(equalFold(seg, "key") && equalFold(prev, "with"))):
+			rw.replace(e+1, trimSlash(src, e+1, pe), Secret)
+			return
+		case len(seg) > 4 && hasPrefixFold(seg, "bot") && isDigit(seg[3]) && bytes.IndexByte(seg, ':') > 0:
+			rw.replace(s+3, e, Secret)
+		case keyShaped(seg):
+			rw.replace(s, e, Secret)
+		}
+		prev = seg
+		s = e + 1
+	}
+}
+
+// trimSlash returns pe, less a final '/'.
+func trimSlash(src []byte, s, pe int) int {
+	if pe > s && src[pe-1] == '/' {
+		return pe - 1
+	}
+	return pe
+}
+
+// keyShaped reports whether a path segment looks like a random key rather
+// than a name: at least 16 bytes of letters and digits (and - _) with
+// upper and lower case and a digit, or at least 32 hexadecimal digits.
+func keyShaped(seg []byte) bool {
+	if len(seg) < 16 || isPlaceholder(seg) {
+		return false
+	}
+	for _, c := range seg {
+		if !isAlnum(c) && c != '-' && c != '_' {
+			return false
+		}
+	}
+	return mixedClasses(seg) || (len(seg) >= 32 && allHexBytes(seg))
+}
+
+func equalFold(b []byte, lit string) bool { return len(b) == len(lit) && hasPrefixFold(b, lit) }
+
+func oneOfFold(b []byte, lits []string) bool {
+	for _, l := range lits {
+		if equalFold(b, l) {
+			return true
+		}
+	}
+	return false
 }
 
 // userinfoEnd returns the index of the '@' that ends the userinfo of an

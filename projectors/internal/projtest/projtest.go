@@ -10,14 +10,16 @@ import (
 	"math/rand/v2"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/toolcanon/toolcanon/internal/strictjson"
 )
 
-// CheckResult fails tb unless out is valid JSON of at most total bytes that
-// carries none of secrets and no top-level key outside allowed.
+// CheckResult fails tb unless out is strict JSON of at most total bytes
+// that carries none of secrets and no top-level key outside allowed.
 func CheckResult(tb testing.TB, out []byte, total int, secrets []string, allowed ...string) {
 	tb.Helper()
-	if len(out) > total || !json.Valid(out) {
-		tb.Fatalf("result of %d bytes (budget %d) valid=%v: %q", len(out), total, json.Valid(out), out)
+	if err := strictjson.Check(out, strictjson.MaxDepth); len(out) > total || err != nil {
+		tb.Fatalf("result of %d bytes (budget %d): %v: %q", len(out), total, err, out)
 	}
 	for _, s := range secrets {
 		if bytes.Contains(out, []byte(s)) {

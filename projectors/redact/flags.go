@@ -1,0 +1,279 @@
+package redact
+
+import "bytes"
+
+// Command lines: the value of a flag that names a secret or an account
+// (--password s3cret, -u user:pass, -pS3cret, -a s3cret to redis-cli) and
+// the arguments of commands that take credentials by position (htpasswd -b
+// FILE USER PASS, rabbitmqctl add_user USER PASS). --key=value is an
+// assignment, handled by redactKV.
+
+func gateFlags(src []byte) bool { return bytes.IndexByte(src, '-') >= 0 }
+
+func gatePositional(src []byte) bool {
+	k, _ := positionalAt(src)
+	return k >= 0
+}
+
+// positionalAt finds the first command of positional in src: its index in
+// positional and its offset, or -1. Every command holds "user " or
+// "passw", so two searches find them all.
+func positionalAt(src []byte) (int, int) {
+	best, at := -1, len(src)
+	for a, anchor := range positionalAnchors {
+		for off := 0; off < at; {
+			k := bytes.Index(src[off:at], []byte(anchor))
+			if k < 0 {
+				break
+			}
+			k += off
+			for n, p := range positional {
+				if d := anchorOffset[n][a]; d >= 0 && k-d >= 0 && k-d < at && bytes.HasPrefix(src[k-d:], []byte(p.cmd)) {
+					best, at = n, k-d
+				}
+			}
+			off = k + 1
+		}
+	}
+	return best, at
+}
+
+var positionalAnchors = [2]string{"user ", "passw"}
+
+// anchorOffset[n][a] is where anchor a sits in positional[n].cmd, or -1.
+var anchorOffset = func() [][2]int {
+	out := make([][2]int, len(positional))
+	for n, p := range positional {
+		for a, anchor := range positionalAnchors {
+			out[n][a] = bytes.Index([]byte(p.cmd), []byte(anchor))
+		}
+	}
+	return out
+}()
+
+// Commands whose short flags -u, -U and -p carry an account and a password.
+var credentialCommands = []string{"mysql", "mariadb", "sshpass", " login ", "mongo", "psql", "pg_dump", "pg_restore", "redis-cli", "keydb-cli", "smbclient"}
+
+// flagContext is what a line says about its short flags.
+type flagContext struct {
+	credentials bool // a command of credentialCommands is on the line
+	redis       bool // -a is redis-cli's password
+}
+
+// lineContext looks for the commands as they are typed: in lower case.
+func lineContext(src []byte) flagContext {
+	var fc flagContext
+	for _, c := range credentialCommands {
+		if bytes.Contains(src, []byte(c)) {
+			fc.credentials = true
+			break
+		}
+	}
+	fc.redis = bytes.Contains(src, []byte("redis-cli")) || bytes.Contains(src, []byte("keydb-cli"))
+	return fc
+}
+
+func flagBoundary(c byte) bool {
+	return c == ' ' || c == '\t' || c == '"' || c == '\'' || c == '(' || c == '['
+}
+
+func redactFlags(rw *rewriter) {
+	src := rw.src
+	var fc flagContext
+	ctxDone := false
+	for i := 0; i < len(src); i++ {
+		if src[i] != '-' || (i > 0 && !flagBoundary(src[i-1])) {
+			continue
+		}
+		nd := 1
+		if i+1 < len(src) && src[i+1] == '-' {
+			nd = 2
+		}
+		ks := i + nd
+		ke := ks
+		for ke < len(src) && isKeyByte(src[ke]) {
+			ke++
+		}
+		if ke == ks || !isAlpha(src[ks]) {
+			i = ke - 1
+			continue
+		}
+		if !ctxDone {
+			fc, ctxDone = lineContext(src), true
+		}
+		name := src[ks:ke]
+		assignment := ke < len(src) && src[ke] == '='
+		if nd == 1 && ke-ks > 1 && short(name[0]) && (fc.credentials || !assignment) {
+			// -pS3cret, -uroot: a short flag with its value attached.
+			ve := ks + 1
+			for ve < len(src) && !isSpace(src[ve]) && src[ve] != '"' && src[ve] != '\'' {
+				ve++
+			}
+			if repl := shortValue(name[0], src[ks+1:ve], fc, true); repl != "" {
+				rw.replace(ks+1, ve, repl)
+			}
+			i = ve - 1
+			continue
+		}
+		if assignment {
+			i = ke // --key=value: an assignment, redactKV's
+			continue
+		}
+		vs, ve, ok := flagValue(src, ke)
+		if !ok {
+			i = ke - 1
+			continue
+		}
+		var repl string
+		if nd == 1 && ke-ks == 1 {
+			repl = shortValue(name[0], src[vs:ve], fc, false)
+		} else {
+			repl = longValue(name, src[vs:ve])
+		}
+		if repl != "" {
+			rw.replace(vs, ve, repl)
+			i = ve - 1
+		} else {
+			i = ke - 1
+		}
+	}
+}
+
+// flagValue finds the value after a flag ending at ke: the next word, or
+// the inside of a quoted one. A flag, a placeholder or nothing is no value.
+func flagValue(src []byte, ke int) (vs, ve int, ok bool) {
+	if ke >= len(src) || (src[ke] != ' ' && src[ke] != '\t') {
+		return 0, 0, false
+	}
+	vs = ke
+	for vs < len(src) && (src[vs] == ' ' || src[vs] == '\t') {
+		vs++
+	}
+	if vs >= len(src) || src[vs] == '-' || isPlaceholder(src[vs:]) {
+		return 0, 0, false
+	}
+	if q := src[vs]; q == '"' || q == '\'' {
+		vs++
+		ve = vs
+		for ve < len(src) && src[ve] != q && src[ve] != '\n' {
+			ve++
+		}
+		return vs, ve, ve > vs
+	}
+	ve = vs
+	for ve < len(src) && !isSpace(src[ve]) && src[ve] != '"' && src[ve] != '\'' {
+		ve++
+	}
+	return vs, ve, ve > vs
+}
+
+func short(c byte) bool { return c == 'p' || c == 'u' || c == 'U' || c == 'a' }
+
+// shortValue classifies the value v of a one-letter flag.
+func shortValue(flag byte, v []byte, fc flagContext, attached bool) string {
+	if len(v) == 0 || isPlaceholder(v) {
+		return ""
+	}
+	switch flag {
+	case 'p':
+		// mysql -pS3cret, sshpass -p s3cret; but mkdir -p logs, ssh -p 2222.
+		if allDigits(v) || v[0] == '/' || v[0] == '~' || v[0] == '.' {
+			return ""
+		}
+		if fc.credentials || credentialShaped(v) {
+			return Secret
+		}
+	case 'a':
+		if fc.redis && !attached {
+			return Secret
+		}
+	case 'u', 'U':
+		// curl -u user:pass, lftp -u user,pass, smbclient -U user%pass.
+		if bytes.IndexByte(v, ':') > 0 || bytes.IndexByte(v, ',') > 0 || bytes.IndexByte(v, '%') > 0 {
+			return Secret
+		}
+		if fc.credentials && !allDigits(v) {
+			return User
+		}
+	}
+	return ""
+}
+
+// longValue classifies the value v of a flag named name: a secret, an
+// account (user:pass is a secret), or nothing.
+func longValue(name, v []byte) string {
+	switch classifyKey(name) {
+	case kvSecret:
+		return Secret
+	case kvAccount:
+		return Account
+	case kvUser:
+		if bytes.IndexByte(v, ':') > 0 || bytes.IndexByte(v, ',') > 0 {
+			return Secret
+		}
+		if allDigits(v) && len(v) <= 5 {
+			return ""
+		}
+		return User
+	}
+	if hasSuffixFold(name, "-user") || hasSuffixFold(name, "_user") {
+		if bytes.IndexByte(v, ':') > 0 {
+			return Secret
+		}
+		return User
+	}
+	return ""
+}
+
+func hasSuffixFold(s []byte, lit string) bool {
+	return len(s) >= len(lit) && hasPrefixFold(s[len(s)-len(lit):], lit)
+}
+
+// Commands that take an account and its password as arguments: the
+// arguments after cmd (flags skipped) that are the account and the
+// password, counted from 0.
+var positional = []struct {
+	cmd            string
+	account, pass  int
+	needFlag, file byte // a flag letter the form needs; a flag letter that drops the file argument
+}{
+	{"add_user ", 0, 1, 0, 0}, {"change_password ", 0, 1, 0, 0}, {"net user ", 0, 1, 0, 0},
+	{"htpasswd ", 1, 2, 'b', 'n'},
+}
+
+func redactPositional(rw *rewriter) {
+	src := rw.src
+	if n, at := positionalAt(src); n >= 0 {
+		p := positional[n]
+		var args [][2]int
+		var flags []byte
+		for i := at + len(p.cmd); i < len(src) && len(args) < 3; {
+			for i < len(src) && src[i] == ' ' {
+				i++
+			}
+			s := i
+			for i < len(src) && !isSpace(src[i]) {
+				i++
+			}
+			if s == i {
+				break
+			}
+			if src[s] == '-' {
+				flags = append(flags, src[s+1:i]...)
+				continue
+			}
+			args = append(args, [2]int{s, i})
+		}
+		account, pass := p.account, p.pass
+		if p.needFlag != 0 && bytes.IndexByte(flags, p.needFlag) < 0 {
+			return
+		}
+		if p.file != 0 && bytes.IndexByte(flags, p.file) >= 0 {
+			account, pass = account-1, pass-1
+		}
+		if pass < len(args) && !isPlaceholder(src[args[account][0]:]) {
+			rw.replace(args[account][0], args[account][1], User)
+			rw.replace(args[pass][0], args[pass][1], Secret)
+		}
+	}
+}

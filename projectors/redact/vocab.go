@@ -1,0 +1,60 @@
+package redact
+
+import (
+	"maps"
+	"slices"
+)
+
+// Vocabulary returns every literal the redactor keys on, by rule: the keys,
+// key stems and authorization schemes of assignments, vendor token
+// prefixes, URL schemes, host-name labels, phrase and stack-trace markers,
+// separators. It is for building hostile inputs: each literal, repeated,
+// must cost linear time (see the package's adversarial tests).
+func Vocabulary() map[string][]string {
+	v := map[string][]string{
+		"secret-stems":     secretStems,
+		"not-secret-stems": notSecretStems,
+		"keys":             slices.Sorted(maps.Keys(exactKeys)),
+		"auth-schemes":     authSchemes,
+		"aws-prefixes":     awsPrefixes,
+		"host-labels":      append(slices.Sorted(maps.Keys(hostTLDs)), slices.Sorted(maps.Keys(codeRoots))...),
+		"user-stop-words":  slices.Sorted(maps.Keys(userStop)),
+		"home-prefixes":    homePrefixes,
+		"separators": {"=", ":", "=>", ": ", " = ", `":"`, `\":\"`, "&", ";", ",", "|", "'", `"`, "`", "\\", "/", "@", "%",
+			"+", "-", ".", "_", "[", "]", "(", ")", "{", "}", "<", ">", "#", "?", "!", "*", "~", "\t", "\n", "\r"},
+		"markers": {"://", "--", "-----BEGIN ", "-----END ", "-----", "arn:", "arn:aws:iam::", "eyJ", "Bearer ", "Basic ",
+			"user ", "password for ", "publickey for ", "for invalid user ", "pid ", "ip-", "sshd[", "[1]:", "goroutine 1 [",
+			"Traceback (most recent call last)", "\tat ", "\n\tat ", `\n\tat `, "\n  File \"", "at a.B(C.java:1)", "(Native Method)",
+			"select ", " from ", "insert into", "update ", " set ", "delete from", " where ", " in (", " like ", "where+",
+			"containerd://", "docker://", "user:pass@", "<SECRET>", "<IP>", "4111 1111 1111 1111 ", "4111-", "0a:", "fe80::",
+			"10.0.0.1", "[::1]:"},
+	}
+	v["webhook-markers"] = append(append(slices.Clone(webhookMarkers), slackMarkers...), "with/key/", "/bot123:", "hooks.slack.com/services/")
+	v["flags"] = append(slices.Clone(credentialCommands), "-p", "-u", "-U", "-a", "-pX1!", "-uroot", "--user", "--password", "--tenant",
+		"-storepass", "--proxy-user", "curl -u a:b", "mysql -p", "redis-cli -a", "sudo:", "(to root) ", " : TTY=", "@", "root@db01", "a:b@h::m")
+	for _, p := range positional {
+		v["flags"] = append(v["flags"], p.cmd)
+	}
+	v["nodes"] = []string{"gke-a-b-0123abcd-x1y2", "aks-pool-12345678-vmss00000a", "aks-pool-12345678-3", "i-0123456789abcdef0",
+		"ip-10-0-0-1", "db01:5432", "vault-03:"}
+	var ph []string
+	for _, p := range phrases {
+		ph = append(ph, p.lit)
+	}
+	v["phrases"] = append(ph, slices.Sorted(maps.Keys(determiners))...)
+	v["english-words"] = slices.Sorted(maps.Keys(englishWords))
+	var stack []string
+	for _, m := range stackMarkers {
+		stack = append(stack, string(m))
+	}
+	v["stack-markers"] = stack
+	var vendors []string
+	for _, p := range vendorPrefixes {
+		vendors = append(vendors, p.p)
+	}
+	v["vendor-prefixes"] = vendors
+	for k, words := range v {
+		v[k] = slices.Clone(words) // the caller may change them
+	}
+	return v
+}

@@ -2,9 +2,10 @@ package gateway
 
 import (
 	"bytes"
-	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/toolcanon/toolcanon/internal/strictjson"
 )
 
 // The configuration is parsed into a small tree that remembers where each
@@ -164,95 +165,28 @@ func (p *treeParser) literal(word string, k jkind) (*jnode, error) {
 
 func (p *treeParser) number() (*jnode, error) {
 	start := p.i
-	for p.i < len(p.data) {
-		c := p.data[p.i]
-		if !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
-			break
-		}
-		p.i++
+	end, err := strictjson.ScanNumber(p.data, p.i)
+	if err != nil {
+		return nil, &treeError{err.Offset, "invalid number"}
 	}
-	lit := p.data[start:p.i]
-	if !json.Valid(lit) {
-		p.i = start
-		return nil, p.fail("invalid number")
-	}
-	return &jnode{kind: jNumber, str: string(lit)}, nil
+	p.i = end
+	return &jnode{kind: jNumber, str: string(p.data[start:end])}, nil
 }
 
+// string decodes the string at p.i with the project's strict lexer: escapes
+// decoded, control characters, invalid escapes and lone surrogate escapes
+// refused.
 func (p *treeParser) string() (string, error) {
+	out, end, escaped, err := strictjson.DecodeString(nil, p.data, p.i)
+	if err != nil {
+		return "", &treeError{err.Offset, err.Reason}
+	}
 	start := p.i
-	p.i++ // opening quote
-	escaped := false
-	for p.i < len(p.data) {
-		c := p.data[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			lit := p.data[start:p.i]
-			if !escaped {
-				return string(lit[1 : len(lit)-1]), nil
-			}
-			if bad := loneSurrogate(lit); bad >= 0 {
-				return "", &treeError{start + bad, "a lone surrogate escape is not text"}
-			}
-			var s string
-			if err := json.Unmarshal(lit, &s); err != nil {
-				return "", &treeError{start, "invalid string"}
-			}
-			return s, nil
-		case c == '\\':
-			escaped = true
-			if p.i+1 >= len(p.data) || !bytes.ContainsRune([]byte(`"\/bfnrtu`), rune(p.data[p.i+1])) {
-				return "", p.fail("invalid escape in a string")
-			}
-			p.i += 2
-		case c < 0x20:
-			return "", p.fail("a control character in a string; escape it")
-		default:
-			p.i++
-		}
+	p.i = end
+	if !escaped {
+		return string(p.data[start+1 : end-1]), nil
 	}
-	p.i = start
-	return "", p.fail("unterminated string")
-}
-
-// loneSurrogate returns the offset in the string literal lit of a \u escape
-// of a surrogate that is not half of a pair, or -1.
-func loneSurrogate(lit []byte) int {
-	hex4 := func(b []byte) (int, bool) {
-		if len(b) < 4 {
-			return 0, false
-		}
-		v, err := strconv.ParseUint(string(b[:4]), 16, 16)
-		return int(v), err == nil
-	}
-	for i := 0; i < len(lit)-1; i++ {
-		if lit[i] != '\\' {
-			continue
-		}
-		if lit[i+1] != 'u' {
-			i++
-			continue
-		}
-		v, ok := hex4(lit[i+2:])
-		if !ok {
-			return i
-		}
-		switch {
-		case v >= 0xD800 && v < 0xDC00:
-			if i+7 < len(lit) && lit[i+6] == '\\' && lit[i+7] == 'u' {
-				if w, ok := hex4(lit[i+8:]); ok && w >= 0xDC00 && w < 0xE000 {
-					i += 11
-					continue
-				}
-			}
-			return i
-		case v >= 0xDC00 && v < 0xE000:
-			return i
-		}
-		i += 5
-	}
-	return -1
+	return string(out), nil
 }
 
 func (p *treeParser) object(depth int) (*jnode, error) {

@@ -44,10 +44,10 @@ func TestEscapesSeesPathsThatLeaveTheRepository(t *testing.T) {
 		dir, text string
 		leaves    bool
 	}{
-		{"/r/registry", `os.ReadFile("../../shared/testdata/x.json")`, true},
+		{"/r/registry", `os.ReadFile("../../outside/testdata/x.json")`, true},
 		{"/r/registry", `filepath.Glob("../lua/*.lua")`, false},
 		{"/r/internal/scripts_gen", `os.ReadFile("../../canonical/redisstore/scripts_gen.go")`, false},
-		{"/r", `go run ./projectors/cmd/evalpatterns -dir ../shared/testdata/loghub`, true},
+		{"/r", `go run ./projectors/cmd/evalpatterns -dir ../outside/testdata/loghub`, true},
 		{"/r/a", "`../../../etc/passwd`", true},
 		{"/r/a", `x := "plain ./path"`, false},
 	} {

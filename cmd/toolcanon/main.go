@@ -79,7 +79,6 @@ Usage:
       each becomes ERROR/EXECUTION_ABANDONED. Prints what it did.
   toolcanon abandon --redis ADDR[,ADDR...] --run RUN --call ID
       Abandon one call whose lease has passed.
-      Show a run's records and completion index. Raw payloads only with --raw.
   toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
       Put toolcanon in front of MCP servers: every tools/call of an agent
       through the boundary. "toolcanon gateway help" for pin and check.

@@ -17,10 +17,13 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical/memstore"
 	"github.com/toolcanon/toolcanon/gateway"
 	"github.com/toolcanon/toolcanon/observe"
 	"github.com/toolcanon/toolcanon/otelcanon"
+	"github.com/toolcanon/toolcanon/projectors/mcpresult"
+	"github.com/toolcanon/toolcanon/registry"
 )
 
 // The agent's trace context in these tests.
@@ -422,5 +425,62 @@ func TestGatewayTraceFileFlag(t *testing.T) {
 	}
 	if kids < 3 {
 		t.Errorf("execute_tool meta has %d children in the file, want its phases and store operations", kids)
+	}
+}
+
+func TestMiddlewareJoinsTheAgentsTrace(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	obs, err := otelcanon.New(tp, sdkmetric.NewMeterProvider(), otelcanon.WithDBSystem("memory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A host's go-sdk server whose own handler runs as the bound tool.
+	srv := mcp.NewServer(&mcp.Implementation{Name: "host", Version: "1"}, nil)
+	seen := make(chan trace.SpanContext, 1)
+	srv.AddTool(&mcp.Tool{Name: "search", Description: "Search.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			seen <- trace.SpanContextFromContext(ctx)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "found"}}}, nil
+		})
+	reg, err := registry.New(testDefs()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj, err := mcpresult.New(mcpresult.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := boundary.New(observe.Store(memstore.New(), obs), reg, allowAll,
+		boundary.Bind("search", "kb.search", "1.0.0", gateway.ServerTool, proj), boundary.WithObserver(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw, err := gateway.Middleware(b, gateway.Options{Runs: fixedRun("run-mw"), Propagator: otelcanon.NewMetaPropagator()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.AddReceivingMiddleware(mw)
+	cs := connect(t, srv)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "refunds"},
+		Meta: mcp.Meta{gateway.MetaToolCallID: "call_mw", "traceparent": agentParent}})
+	if err != nil || res.IsError {
+		t.Fatalf("search: %v %+v", err, res)
+	}
+	var span sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		if s.Name() == "execute_tool search" {
+			span = s
+		}
+	}
+	if span == nil {
+		t.Fatal("no execute_tool span")
+	}
+	if span.SpanContext().TraceID().String() != agentTraceID || span.Parent().SpanID().String() != agentSpanID {
+		t.Errorf("execute_tool span %s, parent %s; want the agent's trace and span", span.SpanContext().TraceID(), span.Parent().SpanID())
+	}
+	if got := <-seen; got.SpanID() != span.SpanContext().SpanID() {
+		t.Errorf("the server's handler ran under span %s, want the call's %s", got.SpanID(), span.SpanContext().SpanID())
 	}
 }

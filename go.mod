@@ -12,6 +12,7 @@ require (
 	github.com/testcontainers/testcontainers-go/modules/redis v0.45.0
 	github.com/tidwall/gjson v1.20.2
 	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0

@@ -30,6 +30,19 @@
 // only a call with no run (CodeNoRun) or no principal (CodeUnauthenticated)
 // gets a JSON-RPC error.
 //
+// # Trace context
+//
+// The gateway takes a Propagator (Options.Propagator, and
+// OpenOptions.Propagator, which is also each upstream's): it reads a
+// request's trace context from its _meta (MetaTraceParent,
+// MetaTraceState) before the call runs, so that the call's span, an
+// observer's, is the child of the agent's, and writes the call's own into
+// the _meta of the upstream's tools/call — the trace context alone, never
+// the agent's identity keys. A missing or malformed one is ignored. The
+// package has no tracing dependency: otelcanon.MetaPropagator is the
+// OpenTelemetry Propagator, and `toolcanon gateway --trace-file FILE`
+// exports the spans.
+//
 // # Pinned definitions
 //
 // A configuration exposes an upstream tool only when it lists it (deny by

@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/observe"
 	"github.com/toolcanon/toolcanon/progress"
 	"github.com/toolcanon/toolcanon/projectors/mcpresult"
 	"github.com/toolcanon/toolcanon/projectors/querylog"
@@ -33,6 +34,16 @@ type OpenOptions struct {
 	ConnectTimeout time.Duration
 	// Observe is passed to Options.Observe.
 	Observe func(ctx context.Context, call *Call, res boundary.Result, elapsed time.Duration)
+	// Observer, when set, is told of every call of the gateway's boundary
+	// (boundary.WithObserver), such as an otelcanon.Observer. The store's
+	// own operations are observed only when the store given to Open is
+	// wrapped (observe.Store).
+	Observer observe.Observer
+	// Propagator, when set, is Options.Propagator and every upstream's
+	// UpstreamOptions.Propagator: each call's span is the child of the
+	// trace context the agent's request carries, and the upstream's
+	// tools/call carries the call's.
+	Propagator Propagator
 }
 
 // Gateway fronts the upstream MCP servers of a Config: the listed tools
@@ -76,7 +87,7 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 	if err != nil {
 		return nil, err
 	}
-	bindOpts := make([]boundary.Option, 0, len(cfg.Tools))
+	bindOpts := make([]boundary.Option, 0, len(cfg.Tools)+1)
 	route := map[string]ToolConfig{}
 	ttl := map[string]time.Duration{}
 	for _, t := range cfg.Tools {
@@ -89,6 +100,9 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 		if t.TTL > 0 {
 			ttl[t.Name] = t.TTL
 		}
+	}
+	if opts.Observer != nil {
+		bindOpts = append(bindOpts, boundary.WithObserver(opts.Observer))
 	}
 	if g.b, err = boundary.New(store, reg, policy, bindOpts...); err != nil {
 		return nil, err
@@ -104,6 +118,7 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 			return ups[t.Upstream].Check(t.UpstreamTool)
 		},
 		Observe:        opts.Observe,
+		Propagator:     opts.Propagator,
 		Logger:         log,
 		Implementation: &mcp.Implementation{Name: "toolcanon-gateway", Version: "1"},
 	}
@@ -134,6 +149,7 @@ func newUpstreams(cfg *Config, opts OpenOptions, log *slog.Logger) (map[string]*
 		o := UpstreamOptions{
 			Name: name, Command: uc.Command, Env: uc.Env, URL: uc.URL, Pins: pins[name],
 			ConnectTimeout: opts.ConnectTimeout, Stderr: opts.UpstreamStderr, Logger: log,
+			Propagator: opts.Propagator,
 		}
 		if uc.BearerTokenEnv != "" {
 			tok := os.Getenv(uc.BearerTokenEnv)

@@ -35,6 +35,11 @@ type Options struct {
 	// outcome, for metrics and tracing (call.Meta carries the request's
 	// trace context). It must not keep or change what it is given.
 	Observe func(ctx context.Context, call *Call, res boundary.Result, elapsed time.Duration)
+	// Propagator, when set, reads each request's trace context from its
+	// _meta before anything else is done with the call, so that the spans
+	// of the call (an observer's execute_tool span) are its children. A
+	// missing or malformed trace context is ignored.
+	Propagator Propagator
 	// Logger receives one record per refused or failed call, with the
 	// operator-facing cause; nil discards them.
 	Logger *slog.Logger
@@ -82,6 +87,9 @@ func newHandler(b *boundary.Boundary, opts Options) (*handler, error) {
 // for ERROR, with the agent JSON as text); only a call without a run or an
 // unauthenticated one gets a JSON-RPC error.
 func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if p := h.opts.Propagator; p != nil {
+		ctx = p.Extract(ctx, req.Params.Meta)
+	}
 	c := &Call{Tool: req.Params.Name}
 	h.opts.Identity.read(req.Params.Meta, c)
 	if extra := req.Extra; extra != nil {

@@ -691,7 +691,7 @@ func TestPinCommandDraftsEveryTool(t *testing.T) {
 	var out struct {
 		Tools []gateway.DraftEntry `json:"tools"`
 	}
-	if err := jsonUnmarshal(stdout.Bytes(), &out); err != nil || len(out.Tools) != 11 {
+	if err := jsonUnmarshal(stdout.Bytes(), &out); err != nil || len(out.Tools) != 12 {
 		t.Fatalf("%d drafts (%v): %s", len(out.Tools), err, stdout.String())
 	}
 	ds := upstreamDrafts(t)

@@ -64,6 +64,11 @@ type UpstreamOptions struct {
 	ConnectTimeout time.Duration
 	Stderr         io.Writer // stdio: the server's stderr; nil discards it
 	Logger         *slog.Logger
+	// Propagator, when set, puts the trace context of each call (the span
+	// the boundary runs the tool under) in the _meta of its tools/call, and
+	// nothing else: the agent's _meta, its identity keys among them, is
+	// never forwarded.
+	Propagator Propagator
 }
 
 // maxUpstreamTools bounds the tools read from one upstream listing.
@@ -184,9 +189,18 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 	if err := u.Check(name); err != nil {
 		return nil, err
 	}
+	params := &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(input)}
+	if p := u.opts.Propagator; p != nil {
+		// Read from ctx before its values are dropped: the span is one.
+		meta := map[string]any{}
+		p.Inject(ctx, meta)
+		if len(meta) > 0 {
+			params.Meta = meta
+		}
+	}
 	cctx, cancel := withoutValues(ctx)
 	defer cancel()
-	res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(input)})
+	res, err := s.CallTool(cctx, params)
 	if err != nil {
 		if ctx.Err() == nil && transportFailed(err) {
 			// The connection failed, not the call: connect again next time.

@@ -21,6 +21,11 @@
 // Redis reply. WithAgentResult opts in to one: the agent-facing result, as
 // gen_ai.tool.call.result.
 //
+// MetaPropagator carries the W3C trace context in MCP _meta (traceparent,
+// tracestate; baggage under WithBaggage) for the MCP gateway
+// (gateway.Propagator): each call's span is the child of the agent's
+// traceparent, and the upstream's tools/call carries the call's span.
+//
 // The package depends on the OpenTelemetry API only; the host chooses the
 // SDK and exporters.
 package otelcanon

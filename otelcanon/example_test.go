@@ -79,3 +79,27 @@ func Example() {
 	//   projector
 	//   EVALSHA complete
 }
+
+func ExampleMetaPropagator() {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	p := otelcanon.NewMetaPropagator() // a gateway.Propagator: gateway.OpenOptions{Propagator: p}
+
+	// An agent's tools/call carries its trace context in _meta.
+	request := map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+	ctx, span := tp.Tracer("example").Start(p.Extract(context.Background(), request), "execute_tool search")
+
+	// The upstream's tools/call carries the call's span as its parent.
+	upstream := map[string]any{}
+	p.Inject(ctx, upstream)
+	span.End()
+
+	got := spans.Ended()[0]
+	fmt.Println("trace:", got.SpanContext().TraceID())
+	fmt.Println("parent:", got.Parent().SpanID(), "remote:", got.Parent().IsRemote())
+	fmt.Println("upstream parent is ours:", upstream["traceparent"] == "00-"+got.SpanContext().TraceID().String()+"-"+got.SpanContext().SpanID().String()+"-01")
+	// Output:
+	// trace: 4bf92f3577b34da6a3ce929d0e0e4736
+	// parent: 00f067aa0ba902b7 remote: true
+	// upstream parent is ours: true
+}

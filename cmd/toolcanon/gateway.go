@@ -20,13 +20,19 @@ import (
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/memstore"
 	"github.com/toolcanon/toolcanon/gateway"
+	"github.com/toolcanon/toolcanon/observe"
 )
 
 const gatewayUsage = `Usage:
   toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
+                    [--trace-file FILE | --trace-stdout]
       Serve the configured upstream tools to agents over stdio and/or
       streamable HTTP (at http://ADDR/mcp, stateless unless --sessions).
       Store: in memory, or Redis (several gateways may share one).
+      --trace-file FILE (or --trace-stdout, not with --stdio) exports the
+      OpenTelemetry spans of every call as JSON lines; each call's span is
+      the child of the traceparent in the request's _meta, and the call
+      passes its own to the upstream in the same way.
   toolcanon gateway pin --config FILE
       Connect to the upstreams and print, for each tool, its pin and a
       draft configuration entry to review. Nothing is pinned automatically.
@@ -54,11 +60,21 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 	stdio := fs.Bool("stdio", false, "serve one agent over stdin/stdout")
 	listen := fs.String("listen", "", "serve streamable HTTP on ADDR (host:port), at /mcp")
 	sessions := fs.Bool("sessions", false, "with --listen: keep MCP sessions instead of serving statelessly")
+	traceFile := fs.String("trace-file", "", "append the OpenTelemetry spans of every call to FILE, as JSON lines")
+	traceStdout := fs.Bool("trace-stdout", false, "write the OpenTelemetry spans of every call to stdout, as JSON lines (not with --stdio)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
 	if *config == "" || (!*stdio && *listen == "") || fs.NArg() > 0 {
 		fmt.Fprint(stderr, "toolcanon gateway: --config and at least one of --stdio and --listen are required\n\n"+gatewayUsage)
+		return exitUsage
+	}
+	switch {
+	case *traceStdout && *traceFile != "":
+		fmt.Fprint(stderr, "toolcanon gateway: --trace-file and --trace-stdout exclude each other\n\n"+gatewayUsage)
+		return exitUsage
+	case *traceStdout && *stdio:
+		fmt.Fprint(stderr, "toolcanon gateway: --trace-stdout cannot share stdout with --stdio; use --trace-file\n\n"+gatewayUsage)
 		return exitUsage
 	}
 	cfg, err := gateway.LoadConfig(*config)
@@ -69,6 +85,7 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
 	var store canonical.Store = memstore.New()
+	dbSystem := "memory"
 	if rf.addrs != "" {
 		rs, err := rf.open()
 		if err != nil {
@@ -76,12 +93,27 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 			return codeExit(err)
 		}
 		defer rs.Close()
-		store = rs
+		store, dbSystem = rs, "redis"
+	}
+	gopts := gateway.OpenOptions{Logger: log, UpstreamStderr: stderr}
+	if *traceFile != "" || *traceStdout {
+		tr, err := newGatewayTracing(*traceFile, stdout, dbSystem)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolcanon gateway: %v\n", err)
+			return exitUsage
+		}
+		defer func() {
+			if err := tr.close(); err != nil {
+				fmt.Fprintf(stderr, "toolcanon gateway: exporting spans: %v\n", err)
+			}
+		}()
+		store = observe.Store(store, tr.obs)
+		gopts.Observer, gopts.Propagator = tr.obs, tr.prop
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	g, err := gateway.Open(ctx, cfg, store, gateway.OpenOptions{Logger: log, UpstreamStderr: stderr})
+	g, err := gateway.Open(ctx, cfg, store, gopts)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcanon gateway: %s: %v\n", *config, err)
 		return exitUsage

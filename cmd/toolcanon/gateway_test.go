@@ -44,6 +44,9 @@ func TestGatewayUsage(t *testing.T) {
 		{[]string{"gateway", "pin", "--config", good}, exitFailure, "upstream \"kb\" unreachable"},
 		{[]string{"gateway", "help"}, exitOK, "toolcanon gateway pin --config FILE"},
 		{[]string{"gateway", "--config", good, "--listen", "256.0.0.1:99999"}, exitFailure, "cannot listen on"},
+		{[]string{"gateway", "--config", good, "--stdio", "--trace-stdout"}, exitUsage, "--trace-stdout cannot share stdout with --stdio"},
+		{[]string{"gateway", "--config", good, "--listen", "127.0.0.1:0", "--trace-stdout", "--trace-file", filepath.Join(dir, "t")}, exitUsage, "exclude each other"},
+		{[]string{"gateway", "--config", good, "--stdio", "--trace-file", filepath.Join(dir, "no", "such", "dir")}, exitUsage, "cannot open the trace file"},
 	} {
 		code, stdout, stderr := runCmd(c.args...)
 		if code != c.code || !strings.Contains(stdout+stderr, c.out) {

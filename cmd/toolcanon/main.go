@@ -8,6 +8,7 @@
 //	toolcanon reap    --redis ADDR[,ADDR...] --run RUN [--max N]
 //	toolcanon abandon --redis ADDR[,ADDR...] --run RUN --call ID
 //	toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
+//	                  [--trace-file FILE | --trace-stdout]
 //	toolcanon gateway pin|check --config FILE
 //
 // Exit codes: 0 success, 1 the store failed (unreachable), 2 bad usage,
@@ -81,7 +82,8 @@ Usage:
       Abandon one call whose lease has passed.
   toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
       Put toolcanon in front of MCP servers: every tools/call of an agent
-      through the boundary. "toolcanon gateway help" for pin and check.
+      through the boundary. "toolcanon gateway help" for pin, check and
+      tracing (--trace-file FILE, --trace-stdout).
 
 Common flags:
   --redis ADDR     Redis address, or several cluster nodes separated by commas

@@ -8,8 +8,10 @@
 // Tools: search (RAG-shaped structured result), echo, secrets (text and
 // structured content full of credentials), big (a text of size_kib KiB),
 // fail (an isError result), slow (sleeps ms milliseconds), empty (no
-// content), logs (a log-query result), write (not read-only), unlisted, and
-// unbounded (an input schema outside the bounded subset).
+// content), logs (a log-query result), write (not read-only), unlisted,
+// unbounded (an input schema outside the bounded subset), and meta, which
+// logs the _meta it was sent: "meta <query> traceparent=… tracestate=…
+// baggage=… keys=<every key, sorted, comma-separated>".
 package main
 
 import (
@@ -21,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -178,6 +181,24 @@ func main() {
 	s.AddTool(&mcp.Tool{Name: "unbounded", Description: "A schema outside the subset.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`), Annotations: ro},
 		handler("unbounded", func(_ context.Context, a args) (*mcp.CallToolResult, error) { return text("ok"), nil }))
+
+	s.AddTool(&mcp.Tool{Name: "meta", Description: "Report the request's metadata.", InputSchema: schema(queryProp, "query"), Annotations: ro},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a args
+			if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+				return nil, err
+			}
+			meta := req.Params.Meta
+			keys := make([]string, 0, len(meta))
+			for k := range meta {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			str := func(k string) string { s, _ := meta[k].(string); return s }
+			record("meta", fmt.Sprintf("%s traceparent=%s tracestate=%s baggage=%s keys=%s",
+				a.Query, str("traceparent"), str("tracestate"), str("baggage"), strings.Join(keys, ",")))
+			return text("meta seen"), nil
+		})
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGUSR1)

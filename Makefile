@@ -5,7 +5,7 @@ GO        ?= go
 FUZZTIME  ?= 40000x
 REDIS_PKG ?= redis-server
 
-.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-memstore eval-patterns eval-redaction
 
 all: lint test
 
@@ -65,6 +65,16 @@ bench:
 ## bench-compare: our store against the seed's design, WATCH/MULTI and go-redis+Lua, side by side on one server.
 bench-compare:
 	$(GO) run ./bench/cmd/compare
+
+## bench-memstore: memstore's Begin latency with 500k live records (p50, p99.9, max), then lifecycles/s
+## at GOMAXPROCS 1 and 2 and their ratio (runs are independent: on 2 idle cores it approaches 2x).
+bench-memstore:
+	@out=$$($(GO) test -run='^$$' -bench='^BenchmarkBeginLive$$' -benchtime=20000x -v ./canonical/memstore/) || { echo "$$out"; exit 1; }; \
+		echo "$$out" | grep -vE '^(=== RUN|goos|goarch|pkg|cpu|PASS)'
+	@out=$$($(GO) test -run='^$$' -bench='^BenchmarkScaling$$' -cpu=1,2 ./canonical/memstore/) || { echo "$$out"; exit 1; }; \
+		echo "$$out" | grep -E '^(Benchmark|ok|FAIL)'; \
+		echo "$$out" | awk '/^BenchmarkScaling/ { for (i = 2; i < NF; i++) if ($$(i+1) == "lifecycles/s") r[($$1 ~ /-2$$/) ? 2 : 1] = $$i } \
+			END { if (r[1] > 0 && r[2] > 0) printf "memstore scaling: GOMAXPROCS 2 / 1 = %.2fx\n", r[2] / r[1]; else { print "memstore scaling: no ratio"; exit 1 } }'
 
 ## eval-patterns: pattern-mining grouping accuracy on the Loghub 2k samples, read from the directory in
 ## LOGHUB_DIR (research licence: never copied into the repository). Exits 2, saying where to get them, without it.

@@ -215,3 +215,39 @@ func TestParallelLifecyclesAcrossShards(t *testing.T) {
 	wg.Wait()
 	memstore.Tracked(t, s)
 }
+
+// Payloads are copied outside the lock, but still copied: no reply shares
+// the store's memory, and the store keeps none of the caller's buffers.
+func TestRepliesShareNoMemory(t *testing.T) {
+	s := memstore.New()
+	ctx := context.Background()
+	req, raw, result := []byte(`{"q":1}`), []byte(`{"r":2}`), []byte(`{"s":3}`)
+	rec, err := s.Begin(ctx, canonical.BeginRequest{RunID: "run", ToolCallID: "c1", Tool: "t", Owner: "o", Request: req, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req[2], rec.Request[2] = 'X', 'Y'
+	if _, err := s.Complete(ctx, canonical.Completion{RunID: "run", ToolCallID: "c1", Owner: "o", Status: canonical.StatusReady,
+		Evidence: canonical.EvidenceFound, Raw: raw, Result: result}); err != nil {
+		t.Fatal(err)
+	}
+	raw[2], result[2] = 'X', 'X'
+	got, err := s.Get(ctx, "run", "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Request[2], got.Raw[2], got.Result[2] = 'Z', 'Z', 'Z'
+	recs, err := s.GetMany(ctx, "run", []string{"c1"}, canonical.ReadOptions{Request: true, Raw: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := recs[0]; string(r.Request) != `{"q":1}` || string(r.Raw) != `{"r":2}` || string(r.Result) != `{"s":3}` {
+		t.Fatalf("stored payloads changed by the caller's buffers: %s %s %s", r.Request, r.Raw, r.Result)
+	}
+	ids, _, _ := s.Completed(ctx, "run", 10)
+	ids[0] = "changed"
+	_ = append(ids[:1], "appended")
+	if ids, n, _ := s.Completed(ctx, "run", 10); n != 1 || len(ids) != 1 || ids[0] != "c1" {
+		t.Fatalf("completion index %v (%d) changed by a reply", ids, n)
+	}
+}

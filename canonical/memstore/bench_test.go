@@ -96,13 +96,17 @@ func BenchmarkBeginLive(b *testing.B) {
 // BenchmarkScaling runs whole lifecycles (Begin then Complete) in parallel
 // over many runs, each goroutine on runs of its own, and reports
 // lifecycles per second. Run it with -cpu 1,2: runs are independent, so
-// the rate should grow with the cores.
+// the rate should grow with the cores. It also logs lifecycles per second
+// of the process's CPU time: when that stays level from 1 to 2 cores, the
+// store adds no contention, and a rate that does not double means the
+// cores were not free.
 func BenchmarkScaling(b *testing.B) {
 	s := memstore.New()
 	ctx := context.Background()
 	var worker atomic.Int64
 	raw := []byte(`{"hits":[{"id":"doc-1","score":0.9}]}`)
 	result := []byte(`{"hits":1}`)
+	cpu0 := processCPU()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		prefix := "s" + strconv.FormatInt(worker.Add(1), 10) + "-"
@@ -124,4 +128,7 @@ func BenchmarkScaling(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lifecycles/s")
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		b.Logf("N=%d: %.0f lifecycles per CPU-second (%v of CPU in %v)", b.N, float64(b.N)/cpu.Seconds(), cpu.Round(time.Millisecond), b.Elapsed().Round(time.Millisecond))
+	}
 }

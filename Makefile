@@ -5,7 +5,7 @@ GO        ?= go
 FUZZTIME  ?= 40000x
 REDIS_PKG ?= redis-server
 
-.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-memstore eval-patterns eval-redaction
 
 all: lint test
 
@@ -65,6 +65,29 @@ bench:
 ## bench-compare: our store against the seed's design, WATCH/MULTI and go-redis+Lua, side by side on one server.
 bench-compare:
 	$(GO) run ./bench/cmd/compare
+
+## bench-memstore: memstore's Begin latency with 500k live records (p50, p99.9, max), then lifecycles/s
+## at GOMAXPROCS 1 and 2 in MEMSTORE_ROUNDS interleaved rounds, and the ratio of their medians (runs are
+## independent: on 2 otherwise idle cores it approaches 2x), with lifecycles per CPU-second of the
+## process, which stay level when the store adds no contention.
+MEMSTORE_ROUNDS ?= 3
+bench-memstore:
+	@out=$$($(GO) test -count=1 -run='^$$' -bench='^BenchmarkBeginLive$$' -benchtime=20000x -v ./canonical/memstore/) || { echo "$$out"; exit 1; }; \
+		echo "$$out" | grep -vE '^(=== RUN|goos|goarch|pkg|cpu|PASS)'
+	@out=$$(for i in $$(seq $(MEMSTORE_ROUNDS)); do \
+			$(GO) test -count=1 -run='^$$' -bench='^BenchmarkScaling$$' -cpu=1,2 -v ./canonical/memstore/ || exit 1; \
+		done) || { echo "$$out"; exit 1; }; \
+		echo "$$out" | grep -E '^Benchmark.*lifecycles/s'; \
+		echo "$$out" | awk ' \
+			function median(v, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t } \
+				return n % 2 ? v[(n+1)/2] : (v[n/2] + v[n/2+1]) / 2 } \
+			/lifecycles per CPU-second/ { for (i = 1; i < NF; i++) if ($$(i+1) == "lifecycles") last = $$i } \
+			/^BenchmarkScaling/ { for (i = 2; i < NF; i++) if ($$(i+1) == "lifecycles/s") { \
+				if ($$1 ~ /-2$$/) { two[++n2] = $$i; ctwo[n2] = last } else { one[++n1] = $$i; cone[n1] = last } } } \
+			END { if (n1 == 0 || n2 == 0) { print "memstore scaling: no ratio"; exit 1 } \
+				m1 = median(one, n1); m2 = median(two, n2); \
+				printf "memstore scaling: median lifecycles/s %.0f at GOMAXPROCS 1, %.0f at 2: GOMAXPROCS 2 / 1 = %.2fx\n", m1, m2, m2 / m1; \
+				printf "memstore scaling: median lifecycles per CPU-second %.0f at GOMAXPROCS 1, %.0f at 2\n", median(cone, n1), median(ctwo, n2) }'
 
 ## eval-patterns: pattern-mining grouping accuracy on the Loghub 2k samples, read from the directory in
 ## LOGHUB_DIR (research licence: never copied into the repository). Exits 2, saying where to get them, without it.

@@ -3,11 +3,18 @@
 //
 // It has the semantics of the Redis store — the same lifecycle, run limits,
 // leases, TTLs, completion index and errors, and the same fields in every
-// reply — behind one mutex, with an injectable clock so tests can move
-// time. Time has millisecond resolution, as on Redis. What Redis keeps in
-// four keys per run (record, run state, completion index, leases) memstore
-// keeps in four maps, each entry with its own expiry, so that the two stores
-// expire alike.
+// reply — with an injectable clock so tests can move time. Time has
+// millisecond resolution, as on Redis. What Redis keeps in four keys per run
+// (record, run state, completion index, leases) memstore keeps in four maps,
+// each entry with its own expiry, so that the two stores expire alike.
+//
+// The state is split into shards by run, as a run is one hash slot on
+// Redis: every call touches one run, so it takes one shard's lock, and calls
+// on runs of different shards never wait for each other. Each shard orders
+// its entries by deadline in a min-heap; writes drop expired entries from
+// its top in bounded batches, so no call ever waits for a pass over the
+// store. Payloads are copied outside every lock: a stored payload is never
+// written again, so a reply can copy it after the lock is released.
 //
 // Options are functional (WithClock, WithDefaultTTL, ...): a store in memory
 // has nothing to dial, so there is no address-bearing Options struct as in
@@ -17,8 +24,8 @@ package memstore
 import (
 	"bytes"
 	"context"
+	"hash/maphash"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/toolcanon/toolcanon/canonical"
@@ -27,10 +34,6 @@ import (
 // DefaultClosedRunRetention is how long a closed run stays closed at least
 // when WithClosedRunRetention is not given.
 const DefaultClosedRunRetention = 24 * time.Hour
-
-// sweepEvery is how many Begins pass between sweeps of expired entries, so
-// that a long-lived store does not keep what has expired.
-const sweepEvery = 256
 
 // Option configures a Store.
 type Option func(*Store)
@@ -56,28 +59,25 @@ func WithClosedRunRetention(d time.Duration) Option {
 
 // Store is the canonical Store in memory. It is safe for concurrent use.
 type Store struct {
-	mu        sync.Mutex
 	now       func() time.Time
 	ttl       time.Duration
 	retention time.Duration
-	records   map[recordKey]*record
-	runs      map[string]*runState
-	indexes   map[string]*index
-	leases    map[string]*leaseSet
-	begins    int
+	seed      maphash.Seed
+	shards    [shardCount]shard
 }
 
 type recordKey struct{ run, id string }
 
 type record struct {
+	expiry
 	rec      canonical.Record // TTL and Limits unused here; computed on read
-	expires  int64            // unix ms
 	cdigest  string           // digest of the completion made, "abandoned" after Abandon
 	overflow bool
 }
 
 // runState is what Redis keeps in the run's HASH.
 type runState struct {
+	expiry
 	calls, bytes  int64
 	toolCalls     map[string]int64
 	limits        canonical.Limits // valid when hasLimits: fixed by the run's first Begin
@@ -85,19 +85,18 @@ type runState struct {
 	closed, lost  bool
 	createdMillis int64
 	protocol      canonical.ProtocolState
-	expires       int64 // unix ms
 }
 
 // index is the run's completion index (a LIST on Redis).
 type index struct {
-	ids     []string
-	expires int64
+	expiry
+	ids []string // only ever appended to
 }
 
 // leaseSet is the run's PROJECTING calls by lease deadline (a ZSET on Redis).
 type leaseSet struct {
-	until   map[string]int64
-	expires int64
+	expiry
+	until map[string]int64
 }
 
 // abandoned marks a record closed by Abandon; no completion digest equals it.
@@ -107,8 +106,10 @@ var _ canonical.Store = (*Store)(nil)
 
 // New returns an empty Store.
 func New(opts ...Option) *Store {
-	s := &Store{now: time.Now, retention: DefaultClosedRunRetention, records: map[recordKey]*record{},
-		runs: map[string]*runState{}, indexes: map[string]*index{}, leases: map[string]*leaseSet{}}
+	s := &Store{now: time.Now, retention: DefaultClosedRunRetention, seed: maphash.MakeSeed()}
+	for i := range s.shards {
+		s.shards[i].init()
+	}
 	for _, o := range opts {
 		o(s)
 	}
@@ -117,74 +118,28 @@ func New(opts ...Option) *Store {
 
 func (s *Store) nowMs() int64 { return s.now().UnixMilli() }
 
-// The live* getters return an entry if it exists and has not expired,
-// dropping it when it has.
-
-func (s *Store) liveRecord(k recordKey, now int64) *record {
-	r := s.records[k]
-	if r != nil && r.expires <= now {
-		delete(s.records, k)
-		return nil
-	}
-	return r
+// shardOf returns the index of the shard that holds a run.
+func (s *Store) shardOf(runID string) int {
+	return int(maphash.String(s.seed, runID) & (shardCount - 1))
 }
 
-func (s *Store) liveRun(id string, now int64) *runState {
-	r := s.runs[id]
-	if r != nil && r.expires <= now {
-		delete(s.runs, id)
-		return nil
-	}
-	return r
+// lock locks the shard of a run, reads the time, and drops a bounded batch
+// of what has expired in the shard before a write.
+func (s *Store) lock(runID string) (*shard, int64) {
+	sh := &s.shards[s.shardOf(runID)]
+	sh.mu.Lock()
+	now := s.nowMs()
+	sh.expire(now, expireBatch)
+	return sh, now
 }
 
-func (s *Store) liveIndex(id string, now int64) *index {
-	x := s.indexes[id]
-	if x != nil && x.expires <= now {
-		delete(s.indexes, id)
-		return nil
-	}
-	return x
-}
-
-func (s *Store) liveLeases(id string, now int64) *leaseSet {
-	l := s.leases[id]
-	if l != nil && l.expires <= now {
-		delete(s.leases, id)
-		return nil
-	}
-	return l
-}
-
-// newRun creates a run's state, as the first HSET of a script does on Redis.
-func (s *Store) newRun(id string, now int64) *runState {
-	r := &runState{toolCalls: map[string]int64{}, createdMillis: now}
-	s.runs[id] = r
-	return r
-}
-
-// dropLease removes id from the run's leases; an empty set is gone, as an
-// empty ZSET is on Redis.
-func (s *Store) dropLease(runID, id string, now int64) {
-	if l := s.liveLeases(runID, now); l != nil {
-		delete(l.until, id)
-		if len(l.until) == 0 {
-			delete(s.leases, runID)
-		}
-	}
-}
-
-// appendIndex appends id to the run's completion index and extends the
-// index to cover a record that expires at recExpires.
-func (s *Store) appendIndex(runID, id string, recExpires, now int64) {
-	x := s.liveIndex(runID, now)
-	if x == nil {
-		x = &index{}
-		s.indexes[runID] = x
-	}
-	x.ids = append(x.ids, id)
-	if x.expires < recExpires {
-		x.expires = recExpires
+// visit drops a bounded batch of what has expired in shard i, unless its
+// lock is held: a caller never waits for another shard.
+func (s *Store) visit(i int) {
+	sh := &s.shards[i]
+	if sh.mu.TryLock() {
+		sh.expire(s.nowMs(), sweepBatch)
+		sh.mu.Unlock()
 	}
 }
 
@@ -197,43 +152,60 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	if err := ctx.Err(); err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeStoreUnavailable, err, "begin")
 	}
-	digest := canonical.RequestDigest(req.Request) // hashed outside the lock
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.nowMs()
-	s.begins++
-	if s.begins%sweepEvery == 0 {
-		s.sweep(now)
+	// Hashed, copied and allocated outside the lock; a refused Begin drops
+	// them.
+	rec := &record{rec: canonical.Record{
+		RunID: req.RunID, ToolCallID: req.ToolCallID, Tool: req.Tool, Owner: req.Owner,
+		Status: canonical.StatusProjecting, Evidence: canonical.EvidenceUnknown,
+		Request: bytes.Clone(req.Request), RequestDigest: canonical.RequestDigest(req.Request),
+	}}
+	out, visit, err := s.begin(req, a, rec)
+	if visit >= 0 {
+		s.visit(visit)
 	}
+	if err != nil {
+		return canonical.Record{}, err
+	}
+	detach(&out)
+	return out, nil
+}
+
+// begin is Begin under the run's shard lock; rec is the record to store,
+// without its times. It returns the record with payloads still shared with
+// the store, and the shard to visit after the lock is released (-1: none).
+func (s *Store) begin(req canonical.BeginRequest, a canonical.BeginArgs, rec *record) (canonical.Record, int, error) {
+	digest := rec.rec.RequestDigest
+	sh, now := s.lock(req.RunID)
+	defer sh.mu.Unlock()
 	k := recordKey{req.RunID, req.ToolCallID}
-	if cur := s.liveRecord(k, now); cur != nil {
+	if cur := sh.liveRecord(k, now); cur != nil {
 		if cur.rec.Owner == req.Owner && cur.rec.Tool == req.Tool && cur.rec.RequestDigest == digest {
-			out := s.view(cur, now, true, false)
-			if r := s.liveRun(req.RunID, now); r != nil && r.hasLimits {
+			out := snapshot(cur, now, true, false)
+			if r := sh.liveRun(req.RunID, now); r != nil && r.hasLimits {
 				out.Limits = r.limits
 			}
-			return out, nil
+			return out, -1, nil
 		}
 		if cur.rec.Status == canonical.StatusProjecting {
-			return canonical.Record{}, &canonical.Error{Code: canonical.CodeToolCallInProgress, Msg: "begin"}
+			return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeToolCallInProgress, Msg: "begin"}
 		}
-		return canonical.Record{}, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin"}
+		return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin"}
 	}
-	r := s.liveRun(req.RunID, now)
+	r := sh.liveRun(req.RunID, now)
 	switch {
 	case r != nil && r.lost:
-		return canonical.Record{}, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is lost")
+		return canonical.Record{}, -1, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is lost")
 	case r != nil && r.closed:
-		return canonical.Record{}, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is closed")
+		return canonical.Record{}, -1, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is closed")
 	}
 	lim := a.NewRun
 	if r != nil && r.hasLimits {
 		if f := a.Limits.Conflict(r.limits); f != "" {
-			return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidArgument, "begin: limit %s differs from the run's", f)
+			return canonical.Record{}, -1, canonical.Errorf(canonical.CodeInvalidArgument, "begin: limit %s differs from the run's", f)
 		}
 		lim = r.limits
-	} else if s.liveIndex(req.RunID, now) != nil || s.liveLeases(req.RunID, now) != nil {
-		return canonical.Record{}, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is lost")
+	} else if sh.liveIndex(req.RunID, now) != nil || sh.liveLeases(req.RunID, now) != nil {
+		return canonical.Record{}, -1, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is lost")
 	}
 	var calls, toolCalls, bytesUsed int64
 	if r != nil {
@@ -242,25 +214,22 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	size := int64(len(req.Request))
 	switch {
 	case calls >= lim.MaxCallsPerRun || toolCalls >= lim.MaxCallsPerTool:
-		return canonical.Record{}, &canonical.Error{Code: canonical.CodeBudgetExhausted, Msg: "begin"}
+		return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeBudgetExhausted, Msg: "begin"}
 	case size > lim.MaxRecordBytes || bytesUsed+size > lim.MaxRunBytes:
-		return canonical.Record{}, &canonical.Error{Code: canonical.CodeResultTooLarge, Msg: "begin"}
+		return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeResultTooLarge, Msg: "begin"}
 	}
 
 	ttl := a.TTL.Milliseconds()
-	rec := &record{
-		rec: canonical.Record{
-			RunID: req.RunID, ToolCallID: req.ToolCallID, Tool: req.Tool, Owner: req.Owner,
-			Status: canonical.StatusProjecting, Evidence: canonical.EvidenceUnknown,
-			Request: bytes.Clone(req.Request), RequestDigest: digest,
-			CreatedAt: time.UnixMilli(now), UpdatedAt: time.UnixMilli(now),
-			LeaseUntil: time.UnixMilli(now + a.Lease.Milliseconds()),
-		},
-		expires: now + ttl,
-	}
-	s.records[k] = rec
+	rec.rec.CreatedAt, rec.rec.UpdatedAt = time.UnixMilli(now), time.UnixMilli(now)
+	rec.rec.LeaseUntil = time.UnixMilli(now + a.Lease.Milliseconds())
+	rec.expires = now + ttl
+	sh.records[k] = rec
+	sh.track(&rec.expiry, kindRecord, req.RunID, req.ToolCallID)
+	// The run's state and leases must outlive every record they count.
 	if r == nil {
-		r = s.newRun(req.RunID, now)
+		r = sh.newRun(req.RunID, now, now+ttl)
+	} else if r.expires-now < ttl {
+		r.expires = now + ttl
 	}
 	r.calls++
 	r.toolCalls[req.Tool]++
@@ -268,22 +237,21 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	if !r.hasLimits {
 		r.limits, r.hasLimits = lim, true
 	}
-	// The run's state and leases must outlive every record they count.
-	if r.expires-now < ttl {
-		r.expires = now + ttl
-	}
-	l := s.liveLeases(req.RunID, now)
+	l := sh.liveLeases(req.RunID, now)
 	if l == nil {
-		l = &leaseSet{until: map[string]int64{}}
-		s.leases[req.RunID] = l
-	}
-	l.until[req.ToolCallID] = rec.rec.LeaseUntil.UnixMilli()
-	if l.expires-now < ttl {
+		l = sh.newLeases(req.RunID, now+ttl)
+	} else if l.expires-now < ttl {
 		l.expires = now + ttl
 	}
-	out := s.view(rec, now, true, false)
+	l.until[req.ToolCallID] = rec.rec.LeaseUntil.UnixMilli()
+	out := snapshot(rec, now, true, false)
 	out.Limits = lim
-	return out, nil
+	visit := -1
+	if sh.begins++; sh.begins%sweepEvery == 0 {
+		self := s.shardOf(req.RunID)
+		visit = (self + 1 + int(sh.begins/sweepEvery)%(shardCount-1)) % shardCount
+	}
+	return out, visit, nil
 }
 
 // Complete implements canonical.Store.
@@ -297,37 +265,54 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 	if err := ctx.Err(); err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeStoreUnavailable, err, "complete")
 	}
+	// Hashed and copied outside the lock; a refused completion drops the copies.
 	digest := c.Digest()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.nowMs()
-	cur := s.liveRecord(recordKey{c.RunID, c.ToolCallID}, now)
+	raw, result := bytes.Clone(c.Raw), []byte(nil)
+	if c.Status == canonical.StatusReady {
+		result = bytes.Clone(c.Result)
+	}
+	out, rawLen, overflow, err := s.complete(c, digest, raw, result)
+	if err != nil {
+		return canonical.Record{}, err
+	}
+	detach(&out)
+	rec, err := canonical.FinishCompletion(out, c, overflow)
+	rec.RawLen = rawLen
+	return rec, err
+}
+
+// complete is Complete under the run's shard lock. It returns the record
+// with payloads still shared with the store, the length of its stored raw
+// response, and whether the completion overflowed the run's limits.
+func (s *Store) complete(c canonical.Completion, digest string, raw, result []byte) (canonical.Record, int, bool, error) {
+	sh, now := s.lock(c.RunID)
+	defer sh.mu.Unlock()
+	cur := sh.liveRecord(recordKey{c.RunID, c.ToolCallID}, now)
 	if cur == nil {
-		return canonical.Record{}, &canonical.Error{Code: canonical.CodeNotFound, Msg: "complete"}
+		return canonical.Record{}, 0, false, &canonical.Error{Code: canonical.CodeNotFound, Msg: "complete"}
 	}
 	if cur.rec.Owner != c.Owner {
-		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", cur.rec.Status)
+		return canonical.Record{}, 0, false, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", cur.rec.Status)
 	}
 	if cur.rec.Status != canonical.StatusProjecting {
 		if cur.cdigest == digest {
-			return s.finish(cur, c, now)
+			return snapshot(cur, now, false, false), len(cur.rec.Raw), cur.overflow, nil
 		}
-		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", cur.rec.Status)
+		return canonical.Record{}, 0, false, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", cur.rec.Status)
 	}
 
 	rawLen, resultLen := int64(len(c.Raw)), int64(len(c.Result))
-	r := s.liveRun(c.RunID, now)
+	r := sh.liveRun(c.RunID, now)
 	if r == nil || !r.hasLimits {
 		// The run's state is gone while its record lives: record the outcome
 		// all the same, and mark the run lost and closed, so that its budgets
 		// never silently start again from zero.
 		if r == nil {
-			r = s.newRun(c.RunID, now)
-		}
-		r.closed, r.lost = true, true
-		if r.expires < cur.expires {
+			r = sh.newRun(c.RunID, now, cur.expires)
+		} else if r.expires < cur.expires {
 			r.expires = cur.expires
 		}
+		r.closed, r.lost = true, true
 	} else if resultLen > r.limits.MaxResultBytes || int64(len(cur.rec.Request))+rawLen+resultLen > r.limits.MaxRecordBytes ||
 		r.bytes+rawLen+resultLen > r.limits.MaxRunBytes {
 		cur.overflow = true // never truncate: refuse the payload and record why
@@ -338,23 +323,16 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 		cur.rec.Status, cur.rec.Evidence, cur.rec.Error = canonical.StatusError, canonical.EvidenceError, canonical.CodeResultTooLarge
 	} else {
 		cur.rec.Status, cur.rec.Evidence, cur.rec.Error = c.Status, c.Evidence, c.Code
-		cur.rec.Raw = bytes.Clone(c.Raw)
+		cur.rec.Raw = raw
 		r.bytes += rawLen
 		if c.Status == canonical.StatusReady {
-			cur.rec.Result = bytes.Clone(c.Result)
+			cur.rec.Result = result
 			r.bytes += resultLen
 		}
 	}
-	s.dropLease(c.RunID, c.ToolCallID, now)
-	s.appendIndex(c.RunID, c.ToolCallID, cur.expires, now)
-	return s.finish(cur, c, now)
-}
-
-// finish returns a completed record to the completion's caller.
-func (s *Store) finish(cur *record, c canonical.Completion, now int64) (canonical.Record, error) {
-	rec, err := canonical.FinishCompletion(s.view(cur, now, false, false), c, cur.overflow)
-	rec.RawLen = len(cur.rec.Raw)
-	return rec, err
+	sh.dropLease(c.RunID, c.ToolCallID, now)
+	sh.appendIndex(c.RunID, c.ToolCallID, cur.expires, now)
+	return snapshot(cur, now, false, false), len(cur.rec.Raw), cur.overflow, nil
 }
 
 // Abandon implements canonical.Store.
@@ -365,17 +343,27 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 	if err := ctx.Err(); err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeStoreUnavailable, err, "abandon")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.nowMs()
-	cur := s.liveRecord(recordKey{runID, toolCallID}, now)
+	out, err := s.abandon(runID, toolCallID)
+	if err != nil {
+		return canonical.Record{}, err
+	}
+	detach(&out)
+	return out, nil
+}
+
+// abandon is Abandon under the run's shard lock; the record it returns
+// shares its payloads with the store.
+func (s *Store) abandon(runID, toolCallID string) (canonical.Record, error) {
+	sh, now := s.lock(runID)
+	defer sh.mu.Unlock()
+	cur := sh.liveRecord(recordKey{runID, toolCallID}, now)
 	if cur == nil {
-		s.dropLease(runID, toolCallID, now)
+		sh.dropLease(runID, toolCallID, now)
 		return canonical.Record{}, &canonical.Error{Code: canonical.CodeNotFound, Msg: "abandon"}
 	}
 	if cur.rec.Status != canonical.StatusProjecting {
 		if cur.cdigest == abandoned {
-			return s.view(cur, now, false, false), nil
+			return snapshot(cur, now, false, false), nil
 		}
 		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: record is %s", cur.rec.Status)
 	}
@@ -386,9 +374,15 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 	cur.rec.Status, cur.rec.Evidence, cur.rec.Error = canonical.StatusError, canonical.EvidenceError, canonical.CodeExecutionAbandoned
 	cur.rec.UpdatedAt = time.UnixMilli(now)
 	cur.cdigest = abandoned
-	s.dropLease(runID, toolCallID, now)
-	s.appendIndex(runID, toolCallID, cur.expires, now)
-	return s.view(cur, now, false, false), nil
+	sh.dropLease(runID, toolCallID, now)
+	sh.appendIndex(runID, toolCallID, cur.expires, now)
+	return snapshot(cur, now, false, false), nil
+}
+
+// lease is a PROJECTING call by its lease deadline.
+type lease struct {
+	id    string
+	until int64
 }
 
 // ExpiredLeases implements canonical.Store.
@@ -399,21 +393,7 @@ func (s *Store) ExpiredLeases(ctx context.Context, runID string, max int) ([]str
 	if err := canonical.ValidateMax(max); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.nowMs()
-	type lease struct {
-		id    string
-		until int64
-	}
-	var passed []lease
-	if l := s.liveLeases(runID, now); l != nil {
-		for id, until := range l.until {
-			if until <= now {
-				passed = append(passed, lease{id, until})
-			}
-		}
-	}
+	passed := s.passedLeases(runID)
 	// The order of a Redis ZSET: by score, then by member.
 	sort.Slice(passed, func(i, j int) bool {
 		if passed[i].until != passed[j].until {
@@ -428,21 +408,44 @@ func (s *Store) ExpiredLeases(ctx context.Context, runID string, max int) ([]str
 	return ids, nil
 }
 
-// view copies a record out for a caller. Large fields are copied only when
-// asked for, so callers never share the store's memory.
-func (s *Store) view(r *record, now int64, withRequest, withRaw bool) canonical.Record {
+// passedLeases returns the run's leases that have passed, in no order.
+func (s *Store) passedLeases(runID string) []lease {
+	sh := &s.shards[s.shardOf(runID)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	now := s.nowMs()
+	var passed []lease
+	if l := sh.liveLeases(runID, now); l != nil {
+		for id, until := range l.until {
+			if until <= now {
+				passed = append(passed, lease{id, until})
+			}
+		}
+	}
+	return passed
+}
+
+// snapshot copies a record out for a caller under its shard's lock. Large
+// fields are kept only when asked for, and still share the store's memory:
+// a stored payload is never written again, so detach copies them after the
+// lock is released.
+func snapshot(r *record, now int64, withRequest, withRaw bool) canonical.Record {
 	out := r.rec
 	out.TTL = time.Duration(r.expires-now) * time.Millisecond
 	out.RequestLen, out.RawLen = len(r.rec.Request), len(r.rec.Raw)
-	out.Request, out.Raw = nil, nil
-	if withRequest {
-		out.Request = bytes.Clone(r.rec.Request)
+	if !withRequest {
+		out.Request = nil
 	}
-	if withRaw {
-		out.Raw = bytes.Clone(r.rec.Raw)
+	if !withRaw {
+		out.Raw = nil
 	}
-	out.Result = bytes.Clone(r.rec.Result)
 	return out
+}
+
+// detach copies a snapshot's payloads, so that callers never share the
+// store's memory.
+func detach(r *canonical.Record) {
+	r.Request, r.Raw, r.Result = bytes.Clone(r.Request), bytes.Clone(r.Raw), bytes.Clone(r.Result)
 }
 
 // Get implements canonical.Store.
@@ -465,17 +468,29 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 	if err := ctx.Err(); err != nil {
 		return nil, canonical.Wrap(canonical.CodeStoreUnavailable, err, "read records")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.nowMs()
 	out := make([]*canonical.Record, len(ids))
-	for i, id := range ids {
-		if r := s.liveRecord(recordKey{runID, id}, now); r != nil {
-			v := s.view(r, now, opts.Request, opts.Raw)
-			out[i] = &v
+	s.getMany(runID, ids, opts, out)
+	for _, r := range out {
+		if r != nil {
+			detach(r)
 		}
 	}
 	return out, nil
+}
+
+// getMany fills out with snapshots of the live records of ids under the
+// run's shard lock.
+func (s *Store) getMany(runID string, ids []string, opts canonical.ReadOptions, out []*canonical.Record) {
+	sh := &s.shards[s.shardOf(runID)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	now := s.nowMs()
+	for i, id := range ids {
+		if r := sh.liveRecord(recordKey{runID, id}, now); r != nil {
+			v := snapshot(r, now, opts.Request, opts.Raw)
+			out[i] = &v
+		}
+	}
 }
 
 // Completed implements canonical.Store.
@@ -486,13 +501,24 @@ func (s *Store) Completed(ctx context.Context, runID string, limit int) ([]strin
 	if err := canonical.ValidateMax(limit); err != nil {
 		return nil, 0, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	x := s.liveIndex(runID, s.nowMs())
+	ids, n := s.completed(runID, limit)
+	// The index is only ever appended to: its first ids never change, so
+	// they are copied outside the lock.
+	return append(make([]string, 0, len(ids)), ids...), n, nil
+}
+
+// completed returns the first limit ids of the run's completion index, still
+// shared with the store, and the index's length.
+func (s *Store) completed(runID string, limit int) ([]string, int) {
+	sh := &s.shards[s.shardOf(runID)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	x := sh.liveIndex(runID, s.nowMs())
 	if x == nil {
-		return []string{}, 0, nil
+		return nil, 0
 	}
-	return append([]string{}, x.ids[:min(limit, len(x.ids))]...), len(x.ids), nil
+	n := min(limit, len(x.ids))
+	return x.ids[:n:n], len(x.ids)
 }
 
 // CloseRun implements canonical.Store.
@@ -500,17 +526,16 @@ func (s *Store) CloseRun(ctx context.Context, runID string) error {
 	if err := enter(ctx, runID, "close run"); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.nowMs()
-	r := s.liveRun(runID, now)
+	sh, now := s.lock(runID)
+	defer sh.mu.Unlock()
+	keep := now + s.retention.Milliseconds()
+	r := sh.liveRun(runID, now)
 	if r == nil {
-		r = s.newRun(runID, now)
+		r = sh.newRun(runID, now, keep)
+	} else if r.expires < keep {
+		r.expires = keep
 	}
 	r.closed = true
-	if r.expires-now < s.retention.Milliseconds() {
-		r.expires = now + s.retention.Milliseconds()
-	}
 	return nil
 }
 
@@ -519,10 +544,11 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	if err := enter(ctx, runID, "read run"); err != nil {
 		return canonical.RunUsage{}, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	sh := &s.shards[s.shardOf(runID)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	now := s.nowMs()
-	r := s.liveRun(runID, now)
+	r := sh.liveRun(runID, now)
 	if r == nil {
 		return canonical.RunUsage{}, canonical.Errorf(canonical.CodeNotFound, "no state for run %s", runID)
 	}
@@ -534,10 +560,10 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	if r.hasLimits {
 		u.Limits = r.limits
 	}
-	if x := s.liveIndex(runID, now); x != nil {
+	if x := sh.liveIndex(runID, now); x != nil {
 		u.Completed = int64(len(x.ids))
 	}
-	if l := s.liveLeases(runID, now); l != nil {
+	if l := sh.liveLeases(runID, now); l != nil {
 		u.InFlight = int64(len(l.until))
 	}
 	for t, n := range r.toolCalls {
@@ -557,17 +583,15 @@ func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, t
 	if err := ctx.Err(); err != nil {
 		return canonical.ProtocolState{}, canonical.Wrap(canonical.CodeStoreUnavailable, err, "observe progress")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.nowMs()
-	r := s.liveRun(runID, now)
+	sh, now := s.lock(runID)
+	defer sh.mu.Unlock()
+	r := sh.liveRun(runID, now)
 	if r == nil {
 		ttl := s.ttl
 		if ttl == 0 {
 			ttl = s.retention
 		}
-		r = s.newRun(runID, now)
-		r.expires = now + ttl.Milliseconds()
+		r = sh.newRun(runID, now, now+ttl.Milliseconds())
 	}
 	p := &r.protocol
 	p.Reports++
@@ -595,20 +619,4 @@ func enter(ctx context.Context, runID, op string) error {
 		return canonical.Wrap(canonical.CodeStoreUnavailable, err, op)
 	}
 	return nil
-}
-
-// sweep drops every expired entry.
-func (s *Store) sweep(now int64) {
-	for k := range s.records {
-		s.liveRecord(k, now)
-	}
-	for id := range s.runs {
-		s.liveRun(id, now)
-	}
-	for id := range s.indexes {
-		s.liveIndex(id, now)
-	}
-	for id := range s.leases {
-		s.liveLeases(id, now)
-	}
 }

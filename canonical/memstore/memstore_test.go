@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -88,4 +89,165 @@ func TestConformanceThroughTheInterfaceOnly(t *testing.T) {
 		clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
 		return storetest.Harness{Store: memstore.New(memstore.WithClock(clock.Now)), Wait: clock.Advance}
 	})
+}
+
+// begin begins a call or fails the test.
+func begin(t *testing.T, s *memstore.Store, run, id string, ttl time.Duration) {
+	t.Helper()
+	if _, err := s.Begin(context.Background(), canonical.BeginRequest{
+		RunID: run, ToolCallID: id, Tool: "t", Owner: "o", Request: []byte(`{}`), TTL: ttl,
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// No call pays for what has expired in the whole store: a write examines a
+// bounded batch of deadlines, however many entries expired at once, and the
+// writes that follow drop them all, in every shard.
+func TestExpiryIsBoundedPerCall(t *testing.T) {
+	clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
+	s := memstore.New(memstore.WithClock(clock.Now))
+	const runs, perRun = 100, 50
+	for r := 0; r < runs; r++ {
+		for c := 0; c < perRun; c++ {
+			begin(t, s, "old"+strconv.Itoa(r), "c"+strconv.Itoa(c), time.Second)
+		}
+	}
+	// Every record, run state and lease set expires at once.
+	clock.Advance(2 * time.Second)
+	held := memstore.Len(s)
+	fresh := 0
+	for ; memstore.Len(s) > fresh && fresh < 20*runs*perRun; fresh++ {
+		before := memstore.Len(s)
+		begin(t, s, "new"+strconv.Itoa(fresh), "c", time.Hour)
+		// One Begin examines one batch in its shard and perhaps one in
+		// another; the record it adds is live.
+		if dropped := before + 1 - memstore.Len(s); dropped > memstore.ExpireBatch+memstore.SweepBatch {
+			t.Fatalf("one Begin dropped %d records; at most %d may be examined", dropped, memstore.ExpireBatch+memstore.SweepBatch)
+		}
+	}
+	t.Logf("%d expired records dropped by %d Begins", held, fresh)
+	if n := memstore.Len(s); n != fresh {
+		t.Fatalf("%d records held after %d Begins, want only their %d", n, fresh, fresh)
+	}
+	if fresh < held/(memstore.ExpireBatch+memstore.SweepBatch) {
+		t.Fatalf("%d expired records dropped by %d Begins: more than the batches allow", held, fresh)
+	}
+	if n := memstore.LongestExpiryPass(s); n < 1 || n > memstore.SweepBatch {
+		t.Fatalf("the longest expiry pass examined %d entries, want 1..%d", n, memstore.SweepBatch)
+	}
+	// What is left is the fresh runs' records, states and leases.
+	if n := memstore.Tracked(t, s); n != 3*fresh {
+		t.Fatalf("%d entries tracked, want %d", n, 3*fresh)
+	}
+}
+
+// A TTL raised after its entry's first deadline keeps the entry past that
+// deadline, however many writes pass the deadline in its shard.
+func TestRaisedTTLOutlivesFirstDeadline(t *testing.T) {
+	clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
+	s := memstore.New(memstore.WithClock(clock.Now))
+	ctx := context.Background()
+	begin(t, s, "run", "c1", time.Second)
+	begin(t, s, "run", "c2", 10*time.Second)
+	clock.Advance(2 * time.Second)
+	for i := 0; i < 40; i++ {
+		begin(t, s, "run", "n"+strconv.Itoa(i), time.Second) // writes in the run's own shard
+		if i == 19 {
+			clock.Advance(2 * time.Second) // n0..n19 expire; c2 does not
+		}
+	}
+	u, err := s.Usage(ctx, "run")
+	if err != nil || u.Calls != 42 {
+		t.Fatalf("usage %+v, %v; want the run's state kept with every call counted", u, err)
+	}
+	if _, err := s.Get(ctx, "run", "c1"); canonical.CodeOf(err) != canonical.CodeNotFound {
+		t.Fatalf("c1 after its TTL: %v, want NOT_FOUND", err)
+	}
+	if _, err := s.Get(ctx, "run", "n0"); canonical.CodeOf(err) != canonical.CodeNotFound {
+		t.Fatalf("n0 after its TTL: %v, want NOT_FOUND", err)
+	}
+	if rec, err := s.Get(ctx, "run", "c2"); err != nil || rec.TTL != 6*time.Second {
+		t.Fatalf("c2: TTL %v, %v; want 6s left", rec.TTL, err)
+	}
+	memstore.Tracked(t, s)
+}
+
+// Lifecycles on many runs in parallel, with time moving so that calls left
+// PROJECTING expire while others are written: every lifecycle succeeds and
+// the shards' heaps stay consistent with their maps.
+func TestParallelLifecyclesAcrossShards(t *testing.T) {
+	clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
+	s := memstore.New(memstore.WithClock(clock.Now))
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 400; i++ {
+				run, id := "g"+strconv.Itoa(g)+"-"+strconv.Itoa(i/20), "c"+strconv.Itoa(i%20)
+				if _, err := s.Begin(ctx, canonical.BeginRequest{
+					RunID: run, ToolCallID: "left-" + id, Tool: "t", Owner: "o", Request: []byte(`{"q":0}`), TTL: 20 * time.Millisecond,
+				}); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := s.Begin(ctx, canonical.BeginRequest{
+					RunID: run, ToolCallID: id, Tool: "t", Owner: "o", Request: []byte(`{"q":1}`), TTL: time.Hour,
+				}); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := s.Complete(ctx, canonical.Completion{
+					RunID: run, ToolCallID: id, Owner: "o", Status: canonical.StatusReady,
+					Evidence: canonical.EvidenceFound, Raw: []byte(`{"r":1}`), Result: []byte(`{}`),
+				}); err != nil {
+					t.Error(err)
+					return
+				}
+				if g == 0 && i%10 == 0 {
+					clock.Advance(10 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	memstore.Tracked(t, s)
+}
+
+// Payloads are copied outside the lock, but still copied: no reply shares
+// the store's memory, and the store keeps none of the caller's buffers.
+func TestRepliesShareNoMemory(t *testing.T) {
+	s := memstore.New()
+	ctx := context.Background()
+	req, raw, result := []byte(`{"q":1}`), []byte(`{"r":2}`), []byte(`{"s":3}`)
+	rec, err := s.Begin(ctx, canonical.BeginRequest{RunID: "run", ToolCallID: "c1", Tool: "t", Owner: "o", Request: req, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req[2], rec.Request[2] = 'X', 'Y'
+	if _, err := s.Complete(ctx, canonical.Completion{RunID: "run", ToolCallID: "c1", Owner: "o", Status: canonical.StatusReady,
+		Evidence: canonical.EvidenceFound, Raw: raw, Result: result}); err != nil {
+		t.Fatal(err)
+	}
+	raw[2], result[2] = 'X', 'X'
+	got, err := s.Get(ctx, "run", "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Request[2], got.Raw[2], got.Result[2] = 'Z', 'Z', 'Z'
+	recs, err := s.GetMany(ctx, "run", []string{"c1"}, canonical.ReadOptions{Request: true, Raw: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := recs[0]; string(r.Request) != `{"q":1}` || string(r.Raw) != `{"r":2}` || string(r.Result) != `{"s":3}` {
+		t.Fatalf("stored payloads changed by the caller's buffers: %s %s %s", r.Request, r.Raw, r.Result)
+	}
+	ids, _, _ := s.Completed(ctx, "run", 10)
+	ids[0] = "changed"
+	_ = append(ids[:1], "appended")
+	if ids, n, _ := s.Completed(ctx, "run", 10); n != 1 || len(ids) != 1 || ids[0] != "c1" {
+		t.Fatalf("completion index %v (%d) changed by a reply", ids, n)
+	}
 }

@@ -1,0 +1,18 @@
+//go:build unix
+
+package memstore_test
+
+import (
+	"syscall"
+	"time"
+)
+
+// processCPU returns the CPU time the process has used (user and system),
+// or 0 when it cannot be read.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

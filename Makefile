@@ -4,8 +4,13 @@ GO        ?= go
 # run mid-input on a loaded machine and report a spurious failure.
 FUZZTIME  ?= 40000x
 REDIS_PKG ?= redis-server
+# The benchmark smoke: passes timed for a fixed time (the same for every
+# implementation, so the run's length does not depend on the slowest), five
+# interleaved repetitions whose median is compared, one contention round.
+SMOKE_FLAGS   ?= -d 250ms -reps 5 -rounds 1 -c 1,64
+SMOKE_TIMEOUT ?= 60
 
-.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
 
@@ -65,6 +70,12 @@ bench:
 ## bench-compare: our store against the seed's design, WATCH/MULTI and go-redis+Lua, side by side on one server.
 bench-compare:
 	$(GO) run ./bench/cmd/compare
+
+## bench-smoke: a short comparison (SMOKE_FLAGS), bounded at SMOKE_TIMEOUT seconds once built; prints the tables and
+## fails when a correctness column of toolcanon's stores is not zero or redisstore is slower than WATCH/MULTI at 64 callers.
+bench-smoke:
+	@mkdir -p bin && $(GO) build -o bin/compare ./bench/cmd/compare
+	timeout -k 10 $(SMOKE_TIMEOUT) ./bin/compare $(SMOKE_FLAGS) -check
 
 ## eval-patterns: pattern-mining grouping accuracy on the Loghub 2k samples, read from the directory in
 ## LOGHUB_DIR (research licence: never copied into the repository). Exits 2, saying where to get them, without it.

@@ -9,6 +9,8 @@ REDIS_PKG ?= redis-server
 # interleaved repetitions whose median is compared, one contention round.
 SMOKE_FLAGS   ?= -d 250ms -reps 5 -rounds 1 -c 1,64
 SMOKE_TIMEOUT ?= 60
+# The report's comparison and benchmark sizes (bench/cmd/report -h).
+REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 
 .PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-smoke bench-report eval-patterns eval-redaction
 
@@ -76,6 +78,11 @@ bench-compare:
 bench-smoke:
 	@mkdir -p bin && $(GO) build -o bin/compare ./bench/cmd/compare
 	timeout -k 10 $(SMOKE_TIMEOUT) ./bin/compare $(SMOKE_FLAGS) -check
+
+## bench-report: write bench/REPORT.md and its SVG charts (bench/report/): the machine, the versions, the comparison,
+## projection MB/s by input size, memstore latency and scaling, redisstore memory per record (REPORT_FLAGS for sizes).
+bench-report:
+	$(GO) run ./bench/cmd/report $(REPORT_FLAGS)
 
 ## eval-patterns: pattern-mining grouping accuracy on the Loghub 2k samples, read from the directory in
 ## LOGHUB_DIR (research licence: never copied into the repository). Exits 2, saying where to get them, without it.

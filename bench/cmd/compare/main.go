@@ -114,5 +114,19 @@ func run(ctx context.Context, o bench.CompareOptions, asJSON, check bool, w io.W
 	if err != nil || !check {
 		return nil, err
 	}
-	return c.Failures(slices.Max(o.Callers)), nil
+	n := slices.Max(o.Callers)
+	failures := c.Failures(n)
+	if !asJSON {
+		ours, _ := c.Result(bench.NameRedisStore)
+		base, _ := c.Result(bench.NameWatch)
+		op, _ := ours.Pass(n)
+		bp, _ := base.Pass(n)
+		verdict := "ok"
+		if len(failures) > 0 {
+			verdict = fmt.Sprintf("%d failure(s)", len(failures))
+		}
+		fmt.Fprintf(w, "\ncheck: correctness columns of toolcanon's stores, and at %d callers (best of the reps) %s %.0f lifecycles/s against %s %.0f (%s): %s\n",
+			n, bench.NameRedisStore, op.Best(), bench.NameWatch, bp.Best(), bench.FormatRatio(op.Best(), bp.Best()), verdict)
+	}
+	return failures, nil
 }

@@ -290,7 +290,7 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 	}
 
 	addrs := []string{o.Addr}
-	makers := []struct {
+	makers := []struct { // the rows' order; see runOrder for the order of the passes
 		name            string
 		ours, inProcess bool
 		create          func(cfg Config) (Impl, error)
@@ -360,9 +360,21 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 			}
 		}
 	}
+	// Within a repetition, the two implementations that Failures compares
+	// run one right after the other, so that the same moment of a shared
+	// machine falls on both.
+	var runOrder []int
+	for pass := 0; pass < 2; pass++ {
+		for i, m := range makers {
+			if paired := m.name == NameRedisStore || m.name == NameWatch; paired == (pass == 0) {
+				runOrder = append(runOrder, i)
+			}
+		}
+	}
 	for rep := 0; rep < o.Reps; rep++ {
 		for k, callers := range o.Callers {
-			for i, impl := range impls {
+			for _, i := range runOrder {
+				impl := impls[i]
 				pctx, cancel := context.WithTimeout(ctx, o.Timeout)
 				var r Rate
 				var err error

@@ -4,8 +4,15 @@ GO        ?= go
 # run mid-input on a loaded machine and report a spurious failure.
 FUZZTIME  ?= 40000x
 REDIS_PKG ?= redis-server
+# The benchmark smoke: passes timed for a fixed time (the same for every
+# implementation, so the run's length does not depend on the slowest), five
+# interleaved repetitions whose median is compared, one contention round.
+SMOKE_FLAGS   ?= -d 250ms -reps 5 -rounds 1 -c 1,64
+SMOKE_TIMEOUT ?= 60
+# The report's comparison and benchmark sizes (bench/cmd/report -h).
+REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 
-.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-memstore eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-memstore bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
 
@@ -88,6 +95,16 @@ bench-memstore:
 				m1 = median(one, n1); m2 = median(two, n2); \
 				printf "memstore scaling: median lifecycles/s %.0f at GOMAXPROCS 1, %.0f at 2: GOMAXPROCS 2 / 1 = %.2fx\n", m1, m2, m2 / m1; \
 				printf "memstore scaling: median lifecycles per CPU-second %.0f at GOMAXPROCS 1, %.0f at 2\n", median(cone, n1), median(ctwo, n2) }'
+## bench-smoke: a short comparison (SMOKE_FLAGS), bounded at SMOKE_TIMEOUT seconds once built; prints the tables and
+## fails when a correctness column of toolcanon's stores is not zero or redisstore is slower than WATCH/MULTI at 64 callers.
+bench-smoke:
+	@mkdir -p bin && $(GO) build -o bin/compare ./bench/cmd/compare
+	timeout -k 10 $(SMOKE_TIMEOUT) ./bin/compare $(SMOKE_FLAGS) -check
+
+## bench-report: write bench/REPORT.md and its SVG charts (bench/report/): the machine, the versions, the comparison,
+## projection MB/s by input size, memstore latency and scaling, redisstore memory per record (REPORT_FLAGS for sizes).
+bench-report:
+	$(GO) run ./bench/cmd/report $(REPORT_FLAGS)
 
 ## eval-patterns: pattern-mining grouping accuracy on the Loghub 2k samples, read from the directory in
 ## LOGHUB_DIR (research licence: never copied into the repository). Exits 2, saying where to get them, without it.

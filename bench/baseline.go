@@ -27,6 +27,7 @@ func newGoRedis(addrs []string) redis.UniversalClient {
 // win, the last write stays, and the time between PTTL and SET is added to
 // the record's life).
 type Seed struct {
+	roundTrips
 	c     redis.UniversalClient
 	cfg   Config
 	probe *Probe
@@ -49,7 +50,9 @@ type seedRecord struct {
 
 // NewSeed connects the seed baseline to addrs.
 func NewSeed(addrs []string, cfg Config) *Seed {
-	return &Seed{c: newGoRedis(addrs), cfg: cfg, probe: NewProbe(addrs)}
+	s := &Seed{cfg: cfg, probe: NewProbe(addrs)}
+	s.c = newCountedGoRedis(addrs, &s.roundTrips)
+	return s
 }
 
 func (s *Seed) key(c Call) string { return s.cfg.Prefix + ":" + c.RunID + ":" + c.ToolCallID }
@@ -144,6 +147,7 @@ var errRefused = errors.New("refused")
 // watches it, checks status and owner and writes HSET in MULTI (which keeps
 // the TTL). A transaction that loses a race is retried, up to WatchAttempts.
 type Watch struct {
+	roundTrips
 	c     redis.UniversalClient
 	keys  canonical.Keys
 	cfg   Config
@@ -156,7 +160,9 @@ func NewWatch(addrs []string, cfg Config) (*Watch, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Watch{c: newGoRedis(addrs), keys: keys, cfg: cfg, probe: NewProbe(addrs)}, nil
+	w := &Watch{keys: keys, cfg: cfg, probe: NewProbe(addrs)}
+	w.c = newCountedGoRedis(addrs, &w.roundTrips)
+	return w, nil
 }
 
 // Name implements Impl.
@@ -245,6 +251,7 @@ var (
 // and ARGV of the generated rueidis wrappers: the same server-side work as
 // redisstore, a different client.
 type GoRedisLua struct {
+	roundTrips
 	c     redis.UniversalClient
 	keys  canonical.Keys
 	cfg   Config
@@ -257,7 +264,9 @@ func NewGoRedisLua(addrs []string, cfg Config) (*GoRedisLua, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &GoRedisLua{c: newGoRedis(addrs), keys: keys, cfg: cfg, probe: NewProbe(addrs)}, nil
+	g := &GoRedisLua{keys: keys, cfg: cfg, probe: NewProbe(addrs)}
+	g.c = newCountedGoRedis(addrs, &g.roundTrips)
+	return g, nil
 }
 
 // Name implements Impl.

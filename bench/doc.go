@@ -13,15 +13,18 @@
 //   - Ceiling: the same scripts as fully pipelined EVALSHA, the most the
 //     server itself can do with them.
 //
-// Throughput is reported as a ratio to redisstore, next to correctness
-// columns measured by contention scenarios that every Impl runs through the
-// same code: duplicates executed (Duplicates), lost updates (LostUpdates) and
-// TTLs extended by a transition (TTLExtended).
+// Compare runs them all on one server: throughput as a ratio to redisstore
+// and p50/p99 lifecycle latency at each caller count (1 and 64 by default),
+// round trips per lifecycle counted in each client (RoundTripCounter), and
+// correctness columns measured by contention scenarios that every Impl runs
+// through the same code: duplicates executed (Duplicates), lost updates
+// (LostUpdates) and TTLs extended by a transition (TTLExtended).
 //
 // The baselines do less work than redisstore: no run counters, limits or
 // completion index. The ratios show what those guarantees cost, and the
 // correctness columns what the baselines give up.
 //
 // The testing.B benchmarks are in this package's tests; the side-by-side
-// table is printed by `go run ./bench/cmd/compare`.
+// tables are printed by `go run ./bench/cmd/compare` (`-json` for a
+// Comparison, `-check` for the smoke test of `make bench-smoke`).
 package bench

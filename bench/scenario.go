@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -195,7 +197,10 @@ type Correctness struct {
 
 // Sizes are the scenario sizes of one round of Check.
 type Sizes struct {
-	Beginners, Completers, Records, Rounds int
+	Beginners  int `json:"beginners"`
+	Completers int `json:"completers"`
+	Records    int `json:"records"`
+	Rounds     int `json:"rounds"`
 }
 
 // DefaultSizes are the sizes the comparison uses.
@@ -267,6 +272,13 @@ func run(n int, f func(i int)) {
 type Rate struct {
 	Lifecycles int           // lifecycles made
 	Elapsed    time.Duration // wall time
+	// Latencies holds the time each lifecycle took, from the call of its
+	// Begin to the return of its Complete, in no particular order. The
+	// lifecycles a Batcher ran in one batch each took the batch's time.
+	Latencies []time.Duration
+	// RoundTrips is how many round trips the Impl made during the
+	// measurement, or -1 when it is not a RoundTripCounter.
+	RoundTrips int64
 }
 
 // PerSecond returns lifecycles per second.
@@ -277,11 +289,52 @@ func (r Rate) PerSecond() float64 {
 	return float64(r.Lifecycles) / r.Elapsed.Seconds()
 }
 
+// RoundTripsPerLifecycle returns the round trips per lifecycle made, or -1
+// when they were not counted or no lifecycle was made.
+func (r Rate) RoundTripsPerLifecycle() float64 {
+	if r.RoundTrips < 0 || r.Lifecycles == 0 {
+		return -1
+	}
+	return float64(r.RoundTrips) / float64(r.Lifecycles)
+}
+
+// Percentiles returns, for each q in qs (0 < q <= 1), the nearest-rank
+// percentile of ds: the smallest duration that at least a fraction q of ds
+// does not exceed. ds is not modified; with no durations every percentile
+// is 0.
+func Percentiles(ds []time.Duration, qs ...float64) []time.Duration {
+	out := make([]time.Duration, len(qs))
+	if len(ds) == 0 {
+		return out
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	for i, q := range qs {
+		rank := int(math.Ceil(q * float64(len(s))))
+		out[i] = s[min(max(rank, 1), len(s))-1]
+	}
+	return out
+}
+
 // Throughput runs n lifecycles of fresh calls on impl from conc goroutines
-// and times them. Every Begin must be told to execute and every Complete must
-// succeed. An Impl that is a Batcher gets CeilingBatch lifecycles at a time.
-// It stops early, with an error, when ctx ends.
+// and times them, the whole and each lifecycle. Every Begin must be told to
+// execute and every Complete must succeed. An Impl that is a Batcher gets
+// CeilingBatch lifecycles at a time. It stops early, with an error, when ctx
+// ends.
 func Throughput(ctx context.Context, impl Impl, calls *Calls, p Payload, n, conc int) (Rate, error) {
+	return throughput(ctx, impl, calls, p, int64(n), 0, conc)
+}
+
+// ThroughputFor is Throughput for a time instead of a count: conc
+// goroutines start lifecycles (or batches) until d has passed, and every one
+// started is finished and timed.
+func ThroughputFor(ctx context.Context, impl Impl, calls *Calls, p Payload, d time.Duration, conc int) (Rate, error) {
+	return throughput(ctx, impl, calls, p, math.MaxInt64-CeilingBatch, d, conc)
+}
+
+// throughput runs at most n lifecycles, and none started after d when d is
+// positive.
+func throughput(ctx context.Context, impl Impl, calls *Calls, p Payload, n int64, d time.Duration, conc int) (Rate, error) {
 	var next atomic.Int64
 	var errOnce sync.Once
 	var firstErr error
@@ -291,38 +344,72 @@ func Throughput(ctx context.Context, impl Impl, calls *Calls, p Payload, n, conc
 		stop.Store(true)
 	}
 	batcher, batched := impl.(Batcher)
+	counter, counted := impl.(RoundTripCounter)
+	var trips0 int64
+	if counted {
+		trips0 = counter.RoundTrips()
+	}
+	conc = max(conc, 1)
+	var latMu sync.Mutex
+	capacity := 1024
+	if d <= 0 {
+		capacity = int(n)
+	}
+	latencies := make([]time.Duration, 0, capacity)
 	start := time.Now()
+	var deadline time.Time
+	if d > 0 {
+		deadline = start.Add(d)
+	}
+	over := func() bool { return !deadline.IsZero() && time.Now().After(deadline) }
 	var done atomic.Int64
-	run(max(conc, 1), func(int) {
+	run(conc, func(int) {
 		batch := make([]Call, 0, CeilingBatch)
-		for ctx.Err() == nil && !stop.Load() {
+		lat := make([]time.Duration, 0, capacity/conc+1)
+		defer func() {
+			latMu.Lock()
+			latencies = append(latencies, lat...)
+			latMu.Unlock()
+		}()
+		for ctx.Err() == nil && !stop.Load() && !over() {
 			if batched {
 				k := next.Add(CeilingBatch) - CeilingBatch
-				if k >= int64(n) {
+				if k >= n {
 					return
 				}
 				batch = batch[:0]
-				for j := k; j < min(k+CeilingBatch, int64(n)); j++ {
+				for j := k; j < min(k+CeilingBatch, n); j++ {
 					batch = append(batch, calls.Next())
 				}
+				t0 := time.Now()
 				if err := batcher.Lifecycles(ctx, batch, p); err != nil {
 					fail(err)
 					return
 				}
+				d := time.Since(t0)
+				for range batch {
+					lat = append(lat, d)
+				}
 				done.Add(int64(len(batch)))
 				continue
 			}
-			if next.Add(1) > int64(n) {
+			if next.Add(1) > n {
 				return
 			}
-			if err := Lifecycle(ctx, impl, calls.Next(), p); err != nil {
+			c := calls.Next()
+			t0 := time.Now()
+			if err := Lifecycle(ctx, impl, c, p); err != nil {
 				fail(err)
 				return
 			}
+			lat = append(lat, time.Since(t0))
 			done.Add(1)
 		}
 	})
-	r := Rate{Lifecycles: int(done.Load()), Elapsed: time.Since(start)}
+	r := Rate{Lifecycles: int(done.Load()), Elapsed: time.Since(start), Latencies: latencies, RoundTrips: -1}
+	if counted {
+		r.RoundTrips = counter.RoundTrips() - trips0
+	}
 	if firstErr == nil && ctx.Err() != nil {
 		firstErr = ctx.Err()
 	}

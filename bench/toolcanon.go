@@ -19,6 +19,7 @@ import (
 
 // Store runs the lifecycle through a canonical.Store: toolcanon itself.
 type Store struct {
+	roundTrips
 	name  string
 	store canonical.Store
 	keys  canonical.Keys
@@ -28,13 +29,27 @@ type Store struct {
 }
 
 // NewRedisStore returns toolcanon's redisstore on addrs (one server, or the
-// nodes of a cluster) as an Impl.
+// nodes of a cluster) as an Impl. Its rueidis client has the options
+// redisstore.New gives its own, wrapped to count round trips.
 func NewRedisStore(name string, addrs []string, cfg Config) (*Store, error) {
-	s, err := redisstore.New(redisstore.Options{Addrs: addrs, Prefix: cfg.Prefix})
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs, DisableCache: true})
 	if err != nil {
 		return nil, err
 	}
-	return &Store{name: name, store: s, keys: s.Keys(), cfg: cfg, probe: NewProbe(addrs), close: s.Close}, nil
+	x := &Store{name: name, cfg: cfg, probe: NewProbe(addrs)}
+	s, err := redisstore.New(redisstore.Options{Client: countRueidis(c, &x.roundTrips), Prefix: cfg.Prefix})
+	if err != nil {
+		c.Close()
+		x.probe.Close()
+		return nil, err
+	}
+	x.store, x.keys = s, s.Keys()
+	x.close = func() error {
+		err := s.Close()
+		c.Close()
+		return err
+	}
+	return x, nil
 }
 
 // NewMemStore returns toolcanon's memstore as an Impl.
@@ -192,6 +207,7 @@ func (p *Probe) Close() error { return p.c.Close() }
 // round trip per call. It implements Batcher; its Begin and Complete send
 // one EVALSHA each, with none of the store's argument checks.
 type Ceiling struct {
+	roundTrips
 	name     string
 	c        rueidis.Client
 	keys     canonical.Keys
@@ -215,7 +231,8 @@ func NewCeiling(name string, addr string, cfg Config) (*Ceiling, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := &Ceiling{name: name, c: c, keys: keys, cfg: cfg, probe: NewProbe([]string{addr})}
+	x := &Ceiling{name: name, keys: keys, cfg: cfg, probe: NewProbe([]string{addr})}
+	x.c = countRueidis(c, &x.roundTrips)
 	for _, f := range []struct {
 		sha  *string
 		file string

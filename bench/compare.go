@@ -1,0 +1,527 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolcanon/toolcanon/internal/redistest"
+)
+
+// WarmUpLifecycles bounds the untimed lifecycles Compare runs first, per
+// implementation and caller count.
+const WarmUpLifecycles = 1000
+
+// Row names of the comparison.
+const (
+	NameRedisStore = "redisstore"
+	NameMemStore   = "memstore (in process)"
+	NameSeed       = "seed"
+	NameWatch      = "watch"
+	NameGoRedisLua = "goredis-lua"
+	NameCeiling    = "ceiling"
+)
+
+// CompareOptions says what Compare runs.
+type CompareOptions struct {
+	// Addr is the standalone Redis server every implementation shares.
+	Addr string
+	// Lifecycles is the number of lifecycles timed per implementation,
+	// caller count and repetition, unless Duration is set.
+	Lifecycles int
+	// Duration, when positive, makes every pass run for this long instead
+	// of for Lifecycles lifecycles: the same time for every implementation,
+	// however fast, which bounds the run's length.
+	Duration time.Duration
+	// Callers are the numbers of goroutines running lifecycles at once, one
+	// throughput and latency pass each.
+	Callers []int
+	// Reps is the number of repetitions of every pass. They interleave the
+	// implementations, so that a slow moment of a shared machine does not
+	// fall on one of them only.
+	Reps int
+	// Contention are the sizes of the correctness scenarios.
+	Contention Sizes
+	// Timeout bounds each implementation's pass and its scenarios.
+	Timeout time.Duration
+	// Log receives a line per measurement as it ends (nil: none).
+	Log io.Writer
+}
+
+// DefaultCompareOptions returns the options of `go run ./bench/cmd/compare`
+// on the server at addr: 5000 lifecycles at 1 and at 64 callers, 3
+// repetitions, DefaultSizes.
+func DefaultCompareOptions(addr string) CompareOptions {
+	return CompareOptions{Addr: addr, Lifecycles: 5000, Callers: []int{1, 64}, Reps: 3,
+		Contention: DefaultSizes, Timeout: 2 * time.Minute}
+}
+
+// Comparison is the outcome of Compare: what was run, on what, and one
+// Result per implementation. It is what `compare -json` prints.
+type Comparison struct {
+	RedisVersion string `json:"redis_version"`
+	Addr         string `json:"addr"`
+	GOMAXPROCS   int    `json:"gomaxprocs"`
+	// Lifecycles is the number timed per implementation, caller count and
+	// repetition, or 0 when passes were timed for PassDuration instead.
+	Lifecycles   int           `json:"lifecycles"`
+	PassDuration time.Duration `json:"pass_duration_ns"`
+	Reps         int           `json:"reps"`
+	Callers      []int         `json:"callers"`
+	// RequestBytes, RawBytes and ResultBytes are the sizes of the payload of
+	// every lifecycle.
+	RequestBytes int `json:"request_bytes"`
+	RawBytes     int `json:"raw_bytes"`
+	ResultBytes  int `json:"result_bytes"`
+	// CeilingBatch is how many lifecycles the ceiling pipelines at once.
+	CeilingBatch int      `json:"ceiling_batch"`
+	Contention   Sizes    `json:"contention"`
+	Results      []Result `json:"implementations"`
+}
+
+// Result is one implementation's row.
+type Result struct {
+	Name string `json:"name"`
+	// Ours is true for toolcanon's own stores.
+	Ours bool `json:"ours"`
+	// InProcess is true for a store that makes no round trip to a server.
+	InProcess bool `json:"in_process"`
+	// RoundTrips is the round trips per lifecycle over every timed
+	// lifecycle of every pass (see RoundTripCounter), or -1 when not
+	// counted.
+	RoundTrips  float64 `json:"round_trips_per_lifecycle"`
+	Passes      []Pass  `json:"passes"`
+	Correctness Columns `json:"correctness"`
+}
+
+// Pass is one implementation's throughput and latency at one caller count.
+type Pass struct {
+	Callers int `json:"callers"`
+	// Rates are the lifecycles per second of each repetition.
+	Rates []float64 `json:"lifecycles_per_second"`
+	// Lifecycles is the number timed, over every repetition.
+	Lifecycles int `json:"lifecycles"`
+	// P50 and P99 are lifecycle latency percentiles over every timed
+	// lifecycle of every repetition (nanoseconds in JSON).
+	P50 time.Duration `json:"p50_ns"`
+	P99 time.Duration `json:"p99_ns"`
+	// RoundTrips is the round trips per lifecycle of this pass, or -1.
+	RoundTrips float64 `json:"round_trips_per_lifecycle"`
+}
+
+// Median returns the median rate of the repetitions (the upper one of an
+// even count), or 0 with none.
+func (p Pass) Median() float64 {
+	if len(p.Rates) == 0 {
+		return 0
+	}
+	s := slices.Clone(p.Rates)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// Best returns the highest rate of the repetitions, or 0 with none. On a
+// shared machine, interference only ever slows a pass down, so the fastest
+// of several interleaved repetitions is the one least disturbed.
+func (p Pass) Best() float64 {
+	if len(p.Rates) == 0 {
+		return 0
+	}
+	return slices.Max(p.Rates)
+}
+
+// Columns are the correctness columns of one implementation, summed over
+// the rounds of each contention scenario.
+type Columns struct {
+	Rounds int `json:"rounds"`
+	// Beginners began one id per round; DuplicatesExecuted of them beyond
+	// one per round were told to execute.
+	Beginners          int `json:"beginners"`
+	DuplicatesExecuted int `json:"duplicates_executed"`
+	// Completers completed one record per round; LostUpdates of them beyond
+	// one per round were told they succeeded.
+	Completers  int `json:"completers"`
+	LostUpdates int `json:"lost_updates"`
+	// WinnerStored counts the rounds whose stored data was that of a
+	// completer told it succeeded.
+	WinnerStored int `json:"winner_stored"`
+	// Records were completed between two expiry reads; TTLExtended of them
+	// certainly expire later after their completion, by at most
+	// MaxExtensionMs.
+	Records        int   `json:"records"`
+	TTLExtended    int   `json:"ttl_extended"`
+	MaxExtensionMs int64 `json:"max_extension_ms"`
+	// Errors counts scenario calls that failed with an error.
+	Errors int `json:"errors"`
+}
+
+// Failed returns the columns that are not zero, as "name n": duplicates
+// executed, lost updates, rounds whose stored data was not a winner's, TTLs
+// extended and errors.
+func (c Columns) Failed() []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		n    int
+	}{
+		{"duplicates executed", c.DuplicatesExecuted},
+		{"lost updates", c.LostUpdates},
+		{"rounds whose stored data was not a winner's", c.Rounds - c.WinnerStored},
+		{"TTLs extended", c.TTLExtended},
+		{"scenario errors", c.Errors},
+	} {
+		if f.n != 0 {
+			out = append(out, fmt.Sprintf("%s %d", f.name, f.n))
+		}
+	}
+	return out
+}
+
+func columnsOf(c Correctness) Columns {
+	return Columns{
+		Rounds: c.Rounds, Beginners: c.Duplicates.Beginners, DuplicatesExecuted: c.DuplicatesExecuted(),
+		Completers: c.LostUpdate.Completers, LostUpdates: c.LostUpdates(), WinnerStored: c.WinnerStored,
+		Records: c.TTL.Records, TTLExtended: c.TTL.Extended, MaxExtensionMs: c.TTL.MaxMs,
+		Errors: c.Duplicates.Errors + c.LostUpdate.Errors + c.TTL.Errors,
+	}
+}
+
+// Result returns the row named name.
+func (c Comparison) Result(name string) (Result, bool) {
+	for _, r := range c.Results {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Result{}, false
+}
+
+// Pass returns the pass at callers.
+func (r Result) Pass(callers int) (Pass, bool) {
+	for _, p := range r.Passes {
+		if p.Callers == callers {
+			return p, true
+		}
+	}
+	return Pass{}, false
+}
+
+// Failures returns what a smoke run fails on: every correctness column of
+// toolcanon's stores that is not zero, and redisstore's throughput below the
+// WATCH/MULTI baseline's at callers. Throughput here is each one's best
+// repetition (see Pass.Best): the medians of a few short repetitions on a
+// loaded machine swing too much to be compared without flaking. A
+// comparison without those rows or that pass fails too. None: the
+// comparison passes.
+func (c Comparison) Failures(callers int) []string {
+	var out []string
+	for _, r := range c.Results {
+		if !r.Ours {
+			continue
+		}
+		for _, f := range r.Correctness.Failed() {
+			out = append(out, r.Name+": "+f)
+		}
+		if r.Correctness.Rounds == 0 {
+			out = append(out, r.Name+": no contention round was run")
+		}
+	}
+	ours, ok1 := c.Result(NameRedisStore)
+	base, ok2 := c.Result(NameWatch)
+	if !ok1 || !ok2 {
+		return append(out, fmt.Sprintf("the comparison has no %s or no %s row", NameRedisStore, NameWatch))
+	}
+	op, ok1 := ours.Pass(callers)
+	bp, ok2 := base.Pass(callers)
+	if !ok1 || !ok2 {
+		return append(out, fmt.Sprintf("the comparison has no pass at %d callers", callers))
+	}
+	if op.Best() < bp.Best() {
+		out = append(out, fmt.Sprintf("%s: %.0f lifecycles/s at %d callers (best of %d), below %s's %.0f (best of %d)",
+			NameRedisStore, op.Best(), callers, len(op.Rates), NameWatch, bp.Best(), len(bp.Rates)))
+	}
+	return out
+}
+
+// Compare runs toolcanon's lifecycle and its baselines side by side on one
+// server: for each repetition and caller count, a timed pass of every
+// implementation in turn (the first repetition after a warm-up pass), then
+// the contention scenarios of every implementation. Keys are removed after
+// each pass.
+func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
+	if o.Lifecycles < 1 && o.Duration <= 0 || o.Reps < 1 || len(o.Callers) == 0 || o.Contention.Rounds < 1 || o.Timeout <= 0 {
+		return Comparison{}, errors.New("bench: Compare needs Lifecycles, Reps, Callers, Contention.Rounds and Timeout")
+	}
+	for _, n := range o.Callers {
+		if n < 1 {
+			return Comparison{}, fmt.Errorf("bench: %d callers", n)
+		}
+	}
+	logf := func(format string, args ...any) {
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, format+"\n", args...)
+		}
+	}
+	info, err := redistest.Command(o.Addr, "INFO", "server")
+	if err != nil {
+		return Comparison{}, fmt.Errorf("redis at %s: %w", o.Addr, err)
+	}
+	version := "unknown"
+	for _, l := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "redis_version:"); ok {
+			version = v
+		}
+	}
+	p := DefaultPayload()
+	out := Comparison{RedisVersion: version, Addr: o.Addr, GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Reps: o.Reps, Callers: slices.Clone(o.Callers),
+		RequestBytes: len(p.Request), RawBytes: len(p.Raw), ResultBytes: len(p.Result),
+		CeilingBatch: CeilingBatch, Contention: o.Contention}
+	if o.Duration > 0 {
+		out.PassDuration = o.Duration
+	} else {
+		out.Lifecycles = o.Lifecycles
+	}
+
+	addrs := []string{o.Addr}
+	makers := []struct { // the rows' order; see runOrder for the order of the passes
+		name            string
+		ours, inProcess bool
+		create          func(cfg Config) (Impl, error)
+	}{
+		{NameRedisStore, true, false, func(cfg Config) (Impl, error) { return NewRedisStore(NameRedisStore, addrs, cfg) }},
+		{NameMemStore, true, true, func(cfg Config) (Impl, error) { return NewMemStore(NameMemStore, cfg), nil }},
+		{NameSeed, false, false, func(cfg Config) (Impl, error) { return NewSeed(addrs, cfg), nil }},
+		{NameWatch, false, false, func(cfg Config) (Impl, error) { return NewWatch(addrs, cfg) }},
+		{NameGoRedisLua, false, false, func(cfg Config) (Impl, error) { return NewGoRedisLua(addrs, cfg) }},
+		{NameCeiling, false, false, func(cfg Config) (Impl, error) { return NewCeiling(NameCeiling, o.Addr, cfg) }},
+	}
+	probe := NewProbe(addrs)
+	defer probe.Close()
+	tag := fmt.Sprintf("cmp%d-%d", time.Now().UnixNano()%1e9, callsSeq.Add(1))
+	impls := make([]Impl, len(makers))
+	prefixes := make([]string, len(makers))
+	for i, m := range makers {
+		cfg := DefaultConfig(fmt.Sprintf("%s-%d", tag, i))
+		impl, err := m.create(cfg)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", m.name, err)
+		}
+		defer impl.Close()
+		impls[i], prefixes[i] = impl, cfg.Prefix
+	}
+	clean := func(i int) error {
+		if makers[i].inProcess {
+			return nil
+		}
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if _, err := probe.DeletePrefix(ctx, prefixes[i]); err != nil {
+			return fmt.Errorf("remove %s keys: %w", makers[i].name, err)
+		}
+		return nil
+	}
+
+	out.Results = make([]Result, len(impls))
+	lat := make([][][]time.Duration, len(impls)) // [impl][pass] over reps
+	trips := make([][]int64, len(impls))
+	for i, m := range makers {
+		out.Results[i] = Result{Name: m.name, Ours: m.ours, InProcess: m.inProcess, Passes: make([]Pass, len(o.Callers))}
+		lat[i], trips[i] = make([][]time.Duration, len(o.Callers)), make([]int64, len(o.Callers))
+		for k, n := range o.Callers {
+			out.Results[i].Passes[k].Callers = n
+		}
+	}
+	// Warm-up, untimed, of every implementation at every caller count
+	// before any timed pass: connections open, scripts loaded, and the
+	// server's and this process's memory grown, so that the first timed
+	// pass does not pay for it.
+	for _, callers := range o.Callers {
+		for i, impl := range impls {
+			wctx, cancel := context.WithTimeout(ctx, o.Timeout)
+			var err error
+			if o.Duration > 0 {
+				_, err = ThroughputFor(wctx, impl, NewCalls("w"), p, o.Duration, callers)
+			} else {
+				_, err = Throughput(wctx, impl, NewCalls("w"), p, min(o.Lifecycles, WarmUpLifecycles), callers)
+			}
+			cancel()
+			if err != nil {
+				return out, fmt.Errorf("%s warm-up at %d callers: %w", impl.Name(), callers, err)
+			}
+			if err := clean(i); err != nil {
+				return out, err
+			}
+		}
+	}
+	// Within a repetition, the two implementations that Failures compares
+	// run one right after the other, so that the same moment of a shared
+	// machine falls on both.
+	var runOrder []int
+	for pass := 0; pass < 2; pass++ {
+		for i, m := range makers {
+			if paired := m.name == NameRedisStore || m.name == NameWatch; paired == (pass == 0) {
+				runOrder = append(runOrder, i)
+			}
+		}
+	}
+	for rep := 0; rep < o.Reps; rep++ {
+		for k, callers := range o.Callers {
+			for _, i := range runOrder {
+				impl := impls[i]
+				pctx, cancel := context.WithTimeout(ctx, o.Timeout)
+				var r Rate
+				var err error
+				if o.Duration > 0 {
+					r, err = ThroughputFor(pctx, impl, NewCalls("t"), p, o.Duration, callers)
+				} else {
+					r, err = Throughput(pctx, impl, NewCalls("t"), p, o.Lifecycles, callers)
+				}
+				cancel()
+				if err != nil {
+					return out, fmt.Errorf("%s at %d callers: %w", impl.Name(), callers, err)
+				}
+				pass := &out.Results[i].Passes[k]
+				pass.Rates = append(pass.Rates, r.PerSecond())
+				pass.Lifecycles += r.Lifecycles
+				lat[i][k] = append(lat[i][k], r.Latencies...)
+				if r.RoundTrips < 0 || trips[i][k] < 0 {
+					trips[i][k] = -1
+				} else {
+					trips[i][k] += r.RoundTrips
+				}
+				logf("rep %d/%d, %d callers: %s %.0f lifecycles/s", rep+1, o.Reps, callers, impl.Name(), r.PerSecond())
+				if err := clean(i); err != nil {
+					return out, err
+				}
+			}
+		}
+	}
+	for i := range impls {
+		res := &out.Results[i]
+		var sumTrips int64
+		sumLifecycles := 0
+		for k := range res.Passes {
+			pass := &res.Passes[k]
+			q := Percentiles(lat[i][k], 0.50, 0.99)
+			pass.P50, pass.P99 = q[0], q[1]
+			pass.RoundTrips = -1
+			if trips[i][k] >= 0 && pass.Lifecycles > 0 {
+				pass.RoundTrips = float64(trips[i][k]) / float64(pass.Lifecycles)
+			}
+			if sumTrips >= 0 && trips[i][k] >= 0 {
+				sumTrips += trips[i][k]
+			} else {
+				sumTrips = -1
+			}
+			sumLifecycles += pass.Lifecycles
+		}
+		res.RoundTrips = -1
+		if sumTrips >= 0 && sumLifecycles > 0 {
+			res.RoundTrips = float64(sumTrips) / float64(sumLifecycles)
+		}
+	}
+
+	for i, impl := range impls {
+		cctx, cancel := context.WithTimeout(ctx, o.Timeout)
+		c, err := Check(cctx, impl, p, o.Contention)
+		cancel()
+		if err != nil {
+			return out, err
+		}
+		out.Results[i].Correctness = columnsOf(c)
+		logf("contention: %s checked", impl.Name())
+		if err := clean(i); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// WriteText writes the comparison as two aligned tables, throughput and
+// latency then correctness, with a header saying what was run.
+func (c Comparison) WriteText(w io.Writer) error {
+	size := fmt.Sprintf("%d lifecycles", c.Lifecycles)
+	if c.PassDuration > 0 {
+		size = fmt.Sprintf("passes of %v", c.PassDuration)
+	}
+	fmt.Fprintf(w, "redis %s at %s; GOMAXPROCS=%d; %s x %d reps per implementation and caller count\n",
+		c.RedisVersion, c.Addr, c.GOMAXPROCS, size, c.Reps)
+	fmt.Fprintf(w, "lifecycle = Begin + Complete(READY): request %d B, raw %d B, result %d B; ceiling pipelines %d lifecycles per round trip\n",
+		c.RequestBytes, c.RawBytes, c.ResultBytes, c.CeilingBatch)
+	fmt.Fprintf(w, "lifecycles/s: median of the reps; p50/p99: lifecycle latency over every rep (the ceiling's: its batch's);\n")
+	fmt.Fprintf(w, "round trips: waits for the server per lifecycle, counted in each client\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "implementation\tround trips\t"
+	for _, n := range c.Callers {
+		head += fmt.Sprintf("lifecycles/s @%d\tvs redisstore\tp50 @%d\tp99 @%d\t", n, n, n)
+	}
+	fmt.Fprintln(tw, head)
+	ref, _ := c.Result(NameRedisStore)
+	for _, r := range c.Results {
+		line := r.Name + "\t" + FormatRoundTrips(r.RoundTrips) + "\t"
+		for _, n := range c.Callers {
+			p, _ := r.Pass(n)
+			rp, _ := ref.Pass(n)
+			line += fmt.Sprintf("%.0f\t%s\t%s\t%s\t", p.Median(), FormatRatio(p.Median(), rp.Median()),
+				FormatMs(p.P50), FormatMs(p.P99))
+		}
+		fmt.Fprintln(tw, line)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	cs := c.Contention
+	fmt.Fprintf(w, "\ncontention, %d rounds: %d goroutines begin one id; %d complete one record; %d records completed at once between expiry reads\n\n",
+		cs.Rounds, cs.Beginners, cs.Completers, cs.Records)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "implementation\tduplicates executed\tlost updates\twinner stored\tTTL extended\tmax extension\t")
+	for _, r := range c.Results {
+		k := r.Correctness
+		fmt.Fprintf(tw, "%s\t%d / %d\t%d / %d\t%d / %d\t%d / %d\t%d ms\t\n", r.Name,
+			k.DuplicatesExecuted, k.Beginners, k.LostUpdates, k.Completers, k.WinnerStored, k.Rounds,
+			k.TTLExtended, k.Records, k.MaxExtensionMs)
+	}
+	return tw.Flush()
+}
+
+// FormatRoundTrips formats round trips per lifecycle: "-" when not
+// counted, an integer when whole, two decimals otherwise.
+func FormatRoundTrips(v float64) string {
+	switch {
+	case v < 0:
+		return "-"
+	case v == float64(int64(v)):
+		return fmt.Sprintf("%d", int64(v))
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// FormatRatio formats v/ref as "1.23x", or "-" when ref is not positive.
+func FormatRatio(v, ref float64) string {
+	if ref <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", v/ref)
+}
+
+// FormatMs formats d in milliseconds with three significant digits at most
+// ("0.214 ms", "12.3 ms", "140 ms").
+func FormatMs(d time.Duration) string {
+	ms := float64(d) / float64(time.Millisecond)
+	switch {
+	case ms < 1:
+		return fmt.Sprintf("%.3f ms", ms)
+	case ms < 10:
+		return fmt.Sprintf("%.2f ms", ms)
+	case ms < 100:
+		return fmt.Sprintf("%.1f ms", ms)
+	}
+	return fmt.Sprintf("%.0f ms", ms)
+}

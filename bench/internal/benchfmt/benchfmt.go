@@ -1,0 +1,228 @@
+// Package benchfmt reads the output of `go test -bench`: the result lines
+// in the standard benchmark format, with any metric (ns/op, MB/s, B/op,
+// allocs/op and every unit a benchmark reports with b.ReportMetric), and the
+// "key: value" configuration lines (goos, pkg, cpu, ...) in force for each.
+//
+// A result line is the benchmark's name, its iteration count and pairs of a
+// value and its unit:
+//
+//	BenchmarkScaling/callers=8-2   	   12345	     96521 ns/op	  10360 lifecycles/s
+//
+// The "-2" suffix is the GOMAXPROCS the test binary appends when it is not
+// 1 (-cpu); it is read into Procs and removed from Name. A suffix of a
+// sub-benchmark's own name that looks the same ("-2", with no GOMAXPROCS
+// suffix after it) cannot be told apart and is read the same way. When a
+// benchmark writes to standard output while it runs, its name and its
+// numbers can land on different lines; a line holding the name alone is
+// joined to the next line that holds numbers alone.
+//
+// Every line is read once; reading is linear in the input.
+package benchfmt
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// MaxLine bounds the length of a line that Parse reads.
+const MaxLine = 1 << 20
+
+// Metric is one value of a result and its unit.
+type Metric struct {
+	Value float64
+	Unit  string
+}
+
+// Result is one benchmark result line.
+type Result struct {
+	// Name is the full name without the GOMAXPROCS suffix:
+	// "BenchmarkX/sub/case".
+	Name string
+	// Procs is the GOMAXPROCS of the run: the name's suffix, or 1.
+	Procs int
+	// Iterations is b.N.
+	Iterations int64
+	// Metrics are the values in the order of the line.
+	Metrics []Metric
+	// Config holds the configuration lines in force ("pkg", "goos", ...).
+	Config map[string]string
+}
+
+// Metric returns the value of unit, if the result has it.
+func (r Result) Metric(unit string) (float64, bool) {
+	for _, m := range r.Metrics {
+		if m.Unit == unit {
+			return m.Value, true
+		}
+	}
+	return 0, false
+}
+
+// Parts returns the name split at "/": the top-level benchmark, then its
+// sub-benchmarks.
+func (r Result) Parts() []string { return strings.Split(r.Name, "/") }
+
+// String formats r as a result line that ParseLine reads back to r.
+func (r Result) String() string {
+	var b strings.Builder
+	b.WriteString(r.Name)
+	if r.Procs != 1 {
+		fmt.Fprintf(&b, "-%d", r.Procs)
+	}
+	fmt.Fprintf(&b, "\t%d", r.Iterations)
+	for _, m := range r.Metrics {
+		fmt.Fprintf(&b, "\t%s %s", strconv.FormatFloat(m.Value, 'g', -1, 64), m.Unit)
+	}
+	return b.String()
+}
+
+// ParseLine reads one result line. ok is false when line is not one.
+func ParseLine(line string) (r Result, ok bool) {
+	fields := strings.Fields(line)
+	if len(fields) < 2 || !isName(fields[0]) {
+		return Result{}, false
+	}
+	name, procs := splitProcs(fields[0])
+	iters, metrics, ok := parseNumbers(fields[1:])
+	if !ok {
+		return Result{}, false
+	}
+	return Result{Name: name, Procs: procs, Iterations: iters, Metrics: metrics}, true
+}
+
+// isName reports whether f is a benchmark name.
+func isName(f string) bool {
+	return strings.HasPrefix(f, "Benchmark")
+}
+
+// parseNumbers reads an iteration count and value–unit pairs.
+func parseNumbers(fields []string) (int64, []Metric, bool) {
+	if len(fields) < 1 || len(fields)%2 != 1 {
+		return 0, nil, false
+	}
+	iters, err := strconv.ParseInt(fields[0], 10, 64)
+	if err != nil || iters < 1 {
+		return 0, nil, false
+	}
+	metrics := make([]Metric, 0, len(fields)/2)
+	for i := 1; i < len(fields); i += 2 {
+		v, err := strconv.ParseFloat(fields[i], 64)
+		if err != nil {
+			return 0, nil, false
+		}
+		metrics = append(metrics, Metric{Value: v, Unit: fields[i+1]})
+	}
+	return iters, metrics, true
+}
+
+// splitProcs removes a "-N" GOMAXPROCS suffix (N >= 2, no leading zero).
+func splitProcs(name string) (string, int) {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 || i == len(name)-1 || name[i+1] == '0' {
+		return name, 1
+	}
+	n, err := strconv.Atoi(name[i+1:])
+	if err != nil || n < 2 || strconv.Itoa(n) != name[i+1:] {
+		return name, 1
+	}
+	return name[:i], n
+}
+
+// Parse reads every result of r, in order, each with the configuration
+// lines seen before it ("pkg: ..." starts a new package's configuration).
+// It fails only when r fails or a line is longer than MaxLine.
+func Parse(r io.Reader) ([]Result, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), MaxLine)
+	var out []Result
+	config := map[string]string{}
+	shared := false // config is referenced by a result: copy before writing
+	pending := ""   // a name whose numbers are still to come
+	for sc.Scan() {
+		line := sc.Text()
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if res, ok := ParseLine(line); ok {
+			res.Config = config
+			shared = true
+			out = append(out, res)
+			pending = ""
+			continue
+		}
+		if isName(fields[0]) {
+			pending = ""
+			if len(fields) == 1 {
+				pending = fields[0]
+			}
+			continue
+		}
+		if pending != "" {
+			if iters, metrics, ok := parseNumbers(fields); ok {
+				name, procs := splitProcs(pending)
+				out = append(out, Result{Name: name, Procs: procs, Iterations: iters, Metrics: metrics, Config: config})
+				shared = true
+				pending = ""
+				continue
+			}
+		}
+		if k, v, ok := configLine(line); ok {
+			if shared || k == "pkg" {
+				next := make(map[string]string, len(config)+1)
+				if k != "pkg" {
+					for kk, vv := range config {
+						next[kk] = vv
+					}
+				} else {
+					for _, keep := range []string{"goos", "goarch", "cpu"} {
+						if vv, ok := config[keep]; ok {
+							next[keep] = vv
+						}
+					}
+				}
+				config, shared = next, false
+			}
+			config[k] = v
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// configLine reads a "key: value" line whose key is a lower-case word, as
+// `go test` prints them (goos, goarch, pkg, cpu).
+func configLine(line string) (string, string, bool) {
+	k, v, ok := strings.Cut(line, ": ")
+	if !ok || k == "" {
+		return "", "", false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' && i > 0 || c == '-' && i > 0) {
+			return "", "", false
+		}
+	}
+	return k, strings.TrimSpace(v), true
+}
+
+// Equal reports whether a and b are the same result line (NaN values are
+// equal to each other; configurations are not compared).
+func Equal(a, b Result) bool {
+	if a.Name != b.Name || a.Procs != b.Procs || a.Iterations != b.Iterations || len(a.Metrics) != len(b.Metrics) {
+		return false
+	}
+	for i := range a.Metrics {
+		x, y := a.Metrics[i], b.Metrics[i]
+		if x.Unit != y.Unit || !(x.Value == y.Value || math.IsNaN(x.Value) && math.IsNaN(y.Value)) {
+			return false
+		}
+	}
+	return true
+}

@@ -95,6 +95,7 @@ bench-memstore:
 				m1 = median(one, n1); m2 = median(two, n2); \
 				printf "memstore scaling: median lifecycles/s %.0f at GOMAXPROCS 1, %.0f at 2: GOMAXPROCS 2 / 1 = %.2fx\n", m1, m2, m2 / m1; \
 				printf "memstore scaling: median lifecycles per CPU-second %.0f at GOMAXPROCS 1, %.0f at 2\n", median(cone, n1), median(ctwo, n2) }'
+
 ## bench-smoke: a short comparison (SMOKE_FLAGS), bounded at SMOKE_TIMEOUT seconds once built; prints the tables and
 ## fails when a correctness column of toolcanon's stores is not zero or redisstore is slower than WATCH/MULTI at 64 callers.
 bench-smoke:

@@ -5,7 +5,7 @@ GO        ?= go
 FUZZTIME  ?= 40000x
 REDIS_PKG ?= redis-server
 
-.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-memory eval-patterns eval-redaction
 
 all: lint test
 
@@ -65,6 +65,11 @@ bench:
 ## bench-compare: our store against the seed's design, WATCH/MULTI and go-redis+Lua, side by side on one server.
 bench-compare:
 	$(GO) run ./bench/cmd/compare
+
+## bench-memory: Redis memory per READY record (used_memory delta over 10,000 records on a fresh
+## redis-server) at 1 KiB, 8 KiB and 64 KiB of payload: B/record, payload-B/record, overhead-B/record.
+bench-memory:
+	$(GO) test -run='^$$' -bench='^BenchmarkRecordMemory$$' -benchtime=1x ./canonical/redisstore/
 
 ## eval-patterns: pattern-mining grouping accuracy on the Loghub 2k samples, read from the directory in
 ## LOGHUB_DIR (research licence: never copied into the repository). Exits 2, saying where to get them, without it.

@@ -22,9 +22,12 @@ const memoryRecords = 10000
 // are in a server that holds real runs.
 const memoryCallsPerRun = 100
 
-// maxRecordOverhead is the bound on what Redis holds per READY record beyond
-// its payload bytes.
-const maxRecordOverhead = 512
+// maxRecordOverhead bounds what Redis holds per READY record beyond its
+// payload bytes, with run and call ids as long as memorySizes' ones (a
+// 77-byte record key). The record's key, its expiry and its index entry
+// take about 250 B of it, the hash's table and fields about 300 B, the
+// meta line about 250 B.
+const maxRecordOverhead = 1024
 
 // memorySizes are the total payloads (request + raw + result) measured.
 var memorySizes = []struct {
@@ -87,11 +90,10 @@ func usedMemory(tb testing.TB, addr string) int64 {
 	return 0
 }
 
-// measureRecordMemory starts a fresh redis-server, writes memoryRecords
-// READY records of total payload bytes each (memoryCallsPerRun per run, ids
+// measureRecordMemory starts a fresh redis-server, writes n READY records of total payload bytes each (memoryCallsPerRun per run, ids
 // as long as real frameworks' ones) and returns the used_memory delta per
 // record. Connections and scripts are warmed up before the first reading.
-func measureRecordMemory(tb testing.TB, total int) recordMemory {
+func measureRecordMemory(tb testing.TB, total, n int) recordMemory {
 	tb.Helper()
 	srv, err := redistest.StartServer()
 	if err != nil {
@@ -135,7 +137,7 @@ func measureRecordMemory(tb testing.TB, total int) recordMemory {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < memoryRecords; i += workers {
+			for i := w; i < n; i += workers {
 				// Run ids like UUIDs, call ids like Anthropic's (toolu_ and 24 characters).
 				run := fmt.Sprintf("4f1c2a7e-9b3d-4c55-8e21-%012d", i/memoryCallsPerRun)
 				id := fmt.Sprintf("toolu_01%022d", i)
@@ -152,7 +154,7 @@ func measureRecordMemory(tb testing.TB, total int) recordMemory {
 		tb.Fatal(err)
 	}
 	after := usedMemory(tb, srv.Addr)
-	return recordMemory{perRecord: float64(after-before) / memoryRecords, payload: float64(total)}
+	return recordMemory{perRecord: float64(after-before) / float64(n), payload: float64(total)}
 }
 
 // BenchmarkRecordMemory reports what Redis holds per READY record: the
@@ -164,11 +166,25 @@ func BenchmarkRecordMemory(b *testing.B) {
 		b.Run(size.name, func(b *testing.B) {
 			var m recordMemory
 			for range b.N {
-				m = measureRecordMemory(b, size.bytes)
+				m = measureRecordMemory(b, size.bytes, memoryRecords)
 			}
 			b.ReportMetric(m.perRecord, "B/record")
 			b.ReportMetric(m.payload, "payload-B/record")
 			b.ReportMetric(m.overhead(), "overhead-B/record")
 		})
+	}
+}
+
+// What Redis holds per READY record beyond its payload stays under
+// maxRecordOverhead at every size, size classes included: 2,500 records of
+// each size on a fresh server.
+func TestRecordMemoryOverhead(t *testing.T) {
+	for _, size := range memorySizes {
+		m := measureRecordMemory(t, size.bytes, 2500)
+		t.Logf("%s: %.0f B/record, overhead %.0f B", size.name, m.perRecord, m.overhead())
+		if m.overhead() > maxRecordOverhead {
+			t.Errorf("%s: %.0f B per record for %.0f B of payload: overhead %.0f B, over %d B",
+				size.name, m.perRecord, m.payload, m.overhead(), maxRecordOverhead)
+		}
 	}
 }

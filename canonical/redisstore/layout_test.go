@@ -140,3 +140,26 @@ func TestRecordLayout(t *testing.T) {
 		}
 	}
 }
+
+// A hash under a record's key that has no meta line (a record of an older
+// layout, or anything else) is never written over by Begin.
+func TestBeginKeepsAHashWithoutMeta(t *testing.T) {
+	addr := redistest.Addr(t)
+	s := newStore(t, []string{addr}, redisstore.Options{})
+	run := "foreign-" + canonical.NewOwner()[:8]
+	key := s.Keys().Record(run, "c1")
+	if _, err := redistest.Command(addr, "HSET", key, "status", "READY", "raw", "kept"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := redistest.Command(addr, "PEXPIRE", key, "60000"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Begin(context.Background(), canonical.BeginRequest{RunID: run, ToolCallID: "c1", Tool: "kb.search", Owner: "o",
+		Request: []byte(`{}`), TTL: time.Hour})
+	if canonical.CodeOf(err) != canonical.CodeDuplicateToolCall {
+		t.Fatalf("begin over a hash without meta: %v, want DUPLICATE_TOOL_CALL", err)
+	}
+	if h := hgetall(t, addr, key); len(h) != 2 || h["raw"] != "kept" {
+		t.Fatalf("the hash was changed: %v", h)
+	}
+}

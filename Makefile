@@ -12,7 +12,7 @@ SMOKE_TIMEOUT ?= 60
 # The report's comparison and benchmark sizes (bench/cmd/report -h).
 REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 
-.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-memstore bench-smoke bench-report eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
 
@@ -106,6 +106,11 @@ bench-smoke:
 ## projection MB/s by input size, memstore latency and scaling, redisstore memory per record (REPORT_FLAGS for sizes).
 bench-report:
 	$(GO) run ./bench/cmd/report $(REPORT_FLAGS)
+
+## bench-memory: Redis memory per READY record (used_memory delta over 10,000 records on a fresh
+## redis-server) at 1 KiB, 8 KiB and 64 KiB of payload: B/record, payload-B/record, overhead-B/record.
+bench-memory:
+	$(GO) test -run='^$$' -bench='^BenchmarkRecordMemory$$' -benchtime=1x ./canonical/redisstore/
 
 ## eval-patterns: pattern-mining grouping accuracy on the Loghub 2k samples, read from the directory in
 ## LOGHUB_DIR (research licence: never copied into the repository). Exits 2, saying where to get them, without it.

@@ -308,9 +308,24 @@ func scriptOutcome(cmd *redis.Cmd) (string, error) {
 	return s, nil
 }
 
-// Raw implements Impl.
+// Raw implements Impl: the raw response's parts, joined.
 func (g *GoRedisLua) Raw(ctx context.Context, c Call) ([]byte, error) {
-	return g.c.HGet(ctx, g.keys.Record(c.RunID, c.ToolCallID), "raw").Bytes()
+	parts, err := g.c.HMGet(ctx, g.keys.Record(c.RunID, c.ToolCallID), rawParts...).Result()
+	if err != nil {
+		return nil, err
+	}
+	var raw []byte
+	for _, p := range parts {
+		s, ok := p.(string)
+		if !ok {
+			break // the first absent part ends the payload
+		}
+		raw = append(raw, s...)
+	}
+	if raw == nil {
+		return nil, redis.Nil
+	}
+	return raw, nil
 }
 
 // Expiry implements Impl.

@@ -271,7 +271,7 @@ func (x *Ceiling) completeCmd(c Call, raw, result []byte) rueidis.Completed {
 // them: the configured limits are the run's (its first Begin fixes them).
 func beginArgs(c Call, request []byte, cfg Config) []string {
 	lim, ttl := cfg.Limits.WithDefaults(), strconv.FormatInt(cfg.TTL.Milliseconds(), 10)
-	args := []string{c.RunID, c.ToolCallID, Tool, c.Owner, rueidis.BinaryString(request), canonical.RequestDigest(request), ttl, ttl}
+	args := []string{c.ToolCallID, Tool, c.Owner, rueidis.BinaryString(request), canonical.RequestDigest(request), ttl, ttl}
 	for range 2 { // the caller's limits, then a new run's
 		args = append(args, strconv.FormatInt(lim.MaxCallsPerRun, 10), strconv.FormatInt(lim.MaxCallsPerTool, 10),
 			strconv.FormatInt(lim.MaxRunBytes, 10), strconv.FormatInt(lim.MaxRecordBytes, 10),
@@ -324,9 +324,28 @@ func (x *Ceiling) Lifecycles(ctx context.Context, calls []Call, p Payload) error
 	return nil
 }
 
-// Raw implements Impl.
+// rawParts are the fields that hold a record's raw response, in order: a
+// payload is cut into at most 8 parts (see redisstore's layout).
+var rawParts = []string{"raw", "raw.2", "raw.3", "raw.4", "raw.5", "raw.6", "raw.7", "raw.8"}
+
+// Raw implements Impl: the raw response's parts, joined.
 func (x *Ceiling) Raw(ctx context.Context, c Call) ([]byte, error) {
-	return x.c.Do(ctx, x.c.B().Hget().Key(x.keys.Record(c.RunID, c.ToolCallID)).Field("raw").Build()).AsBytes()
+	parts, err := x.c.Do(ctx, x.c.B().Hmget().Key(x.keys.Record(c.RunID, c.ToolCallID)).Field(rawParts...).Build()).ToArray()
+	if err != nil {
+		return nil, err
+	}
+	var raw []byte
+	for _, p := range parts {
+		b, err := p.AsBytes()
+		if err != nil {
+			break // the first absent part ends the payload
+		}
+		raw = append(raw, b...)
+	}
+	if raw == nil {
+		return nil, rueidis.Nil
+	}
+	return raw, nil
 }
 
 // Expiry implements Impl.

@@ -1,8 +1,11 @@
 // Package redisstore is the canonical Store on Redis and Redis Cluster,
 // through rueidis.
 //
-// Records are HASHes; every transition is one Lua script from package lua,
-// called through wrappers generated from the scripts' headers, whose replies
+// Records are HASHes of a meta line and the payloads' parts (layout.go
+// describes them: run_id and tool_call_id are the key's, a payload is cut
+// where an allocator size class ends); every transition is one Lua script
+// from package lua, called through wrappers generated from the scripts'
+// headers, whose replies
 // are decoded into typed structs exactly as each script's RETURNS declares;
 // every key a script touches carries the run's hash tag, so a run lives in
 // one cluster slot and each script runs atomically there. Every key a script

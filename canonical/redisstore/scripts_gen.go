@@ -33,7 +33,7 @@ var declaredOutcomes = map[string][]string{
 
 // abandonKeys are the KEYS of abandon.lua.
 type abandonKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH
+	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a meta line and the payloads' parts
 	Index  string // KEYS[2] <prefix>:{<run_id>}:done                 LIST
 	Leases string // KEYS[3] <prefix>:{<run_id>}:leases               ZSET
 }
@@ -119,7 +119,7 @@ func execAbandon(ctx context.Context, r runner, k abandonKeys, a abandonArgs) (a
 
 // beginKeys are the KEYS of begin.lua.
 type beginKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH
+	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a meta line and the payloads' parts
 	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
 	Index  string // KEYS[3] <prefix>:{<run_id>}:done                 LIST  read only: tells a lost run state from a new run
 	Leases string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
@@ -127,24 +127,23 @@ type beginKeys struct {
 
 // beginArgs are the ARGV of begin.lua.
 type beginArgs struct {
-	RunID          string // ARGV[1]
-	ToolCallID     string // ARGV[2]
-	Tool           string // ARGV[3]
-	Owner          string // ARGV[4]
-	Request        []byte // ARGV[5] complete canonical request (a JSON object)
-	RequestSHA256  string // ARGV[6]
-	TTLMs          int64  // ARGV[7] > 0; set once here, never extended
-	LeaseMs        int64  // ARGV[8] 1..ttl_ms: time until abandon may close the call
-	CallsRun       int64  // ARGV[9] the caller's limits; 0 means the run's
-	CallsTool      int64  // ARGV[10]
-	RunBytes       int64  // ARGV[11]
-	RecordBytes    int64  // ARGV[12]
-	ResultBytes    int64  // ARGV[13]
-	NewCallsRun    int64  // ARGV[14] the limits a run without any takes (the caller's, defaulted)
-	NewCallsTool   int64  // ARGV[15]
-	NewRunBytes    int64  // ARGV[16]
-	NewRecordBytes int64  // ARGV[17]
-	NewResultBytes int64  // ARGV[18]
+	ToolCallID     string // ARGV[1] the id in KEYS[1], for the run's leases
+	Tool           string // ARGV[2]
+	Owner          string // ARGV[3] no spaces (stored in the record's meta line)
+	Request        []byte // ARGV[4] complete canonical request (a JSON object)
+	RequestSHA256  string // ARGV[5] no spaces
+	TTLMs          int64  // ARGV[6] > 0; set once here, never extended
+	LeaseMs        int64  // ARGV[7] 1..ttl_ms: time until abandon may close the call
+	CallsRun       int64  // ARGV[8] the caller's limits; 0 means the run's
+	CallsTool      int64  // ARGV[9]
+	RunBytes       int64  // ARGV[10]
+	RecordBytes    int64  // ARGV[11]
+	ResultBytes    int64  // ARGV[12]
+	NewCallsRun    int64  // ARGV[13] the limits a run without any takes (the caller's, defaulted)
+	NewCallsTool   int64  // ARGV[14]
+	NewRunBytes    int64  // ARGV[15]
+	NewRecordBytes int64  // ARGV[16]
+	NewResultBytes int64  // ARGV[17]
 }
 
 // beginReply is a reply of begin.lua, as its RETURNS declares:
@@ -243,7 +242,6 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 // execBegin runs begin.lua: create one call's record in PROJECTING, with a lease, and count it against its run.
 func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginReply, error) {
 	return decodeBeginReply(r.runScript(ctx, beginScript, []string{k.Record, k.Run, k.Index, k.Leases}, []string{
-		a.RunID,
 		a.ToolCallID,
 		a.Tool,
 		a.Owner,
@@ -312,7 +310,7 @@ func execCloseRun(ctx context.Context, r runner, k closeRunKeys, a closeRunArgs)
 
 // completeKeys are the KEYS of complete.lua.
 type completeKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH
+	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a meta line and the payloads' parts
 	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
 	Index  string // KEYS[3] <prefix>:{<run_id>}:done                 LIST
 	Leases string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET
@@ -326,7 +324,7 @@ type completeArgs struct {
 	Code     string // ARGV[4] ERROR: stable error code; READY: empty
 	Raw      []byte // ARGV[5] complete raw tool response (may be empty for ERROR)
 	Result   []byte // ARGV[6] READY: agent-facing result; ERROR: empty
-	Digest   string // ARGV[7] digest of ARGV[2..6], to recognise a retry
+	Digest   string // ARGV[7] digest of ARGV[2..6], to recognise a retry; no spaces
 }
 
 // completeReply is a reply of complete.lua, as its RETURNS declares:

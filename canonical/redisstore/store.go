@@ -152,8 +152,8 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		Record: s.keys.Record(req.RunID, req.ToolCallID), Run: s.keys.Run(req.RunID),
 		Index: s.keys.Index(req.RunID), Leases: s.keys.Leases(req.RunID),
 	}, beginArgs{
-		RunID: req.RunID, ToolCallID: req.ToolCallID, Tool: req.Tool, Owner: req.Owner,
-		Request: req.Request, RequestSHA256: digest, TTLMs: a.TTL.Milliseconds(), LeaseMs: a.Lease.Milliseconds(),
+		ToolCallID: req.ToolCallID, Tool: req.Tool, Owner: storeOwner(req.Owner),
+		Request: req.Request, RequestSHA256: storeDigest(digest), TTLMs: a.TTL.Milliseconds(), LeaseMs: a.Lease.Milliseconds(),
 		CallsRun: a.Limits.MaxCallsPerRun, CallsTool: a.Limits.MaxCallsPerTool, RunBytes: a.Limits.MaxRunBytes,
 		RecordBytes: a.Limits.MaxRecordBytes, ResultBytes: a.Limits.MaxResultBytes,
 		NewCallsRun: a.NewRun.MaxCallsPerRun, NewCallsTool: a.NewRun.MaxCallsPerTool, NewRunBytes: a.NewRun.MaxRunBytes,
@@ -201,8 +201,8 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 		Record: s.keys.Record(c.RunID, c.ToolCallID), Run: s.keys.Run(c.RunID),
 		Index: s.keys.Index(c.RunID), Leases: s.keys.Leases(c.RunID),
 	}, completeArgs{
-		Owner: c.Owner, Status: string(c.Status), Evidence: string(c.Evidence), Code: string(c.Code),
-		Raw: c.Raw, Result: c.Result, Digest: c.Digest(),
+		Owner: storeOwner(c.Owner), Status: string(c.Status), Evidence: string(c.Evidence), Code: string(c.Code),
+		Raw: c.Raw, Result: c.Result, Digest: completionDigest(&c),
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "complete")
@@ -215,7 +215,7 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 		return canonical.Record{}, refusal(r.Outcome, "complete")
 	}
 	rec := canonical.Record{
-		RunID: c.RunID, ToolCallID: c.ToolCallID, Owner: c.Owner, Tool: r.Tool, RequestDigest: r.RequestSHA256,
+		RunID: c.RunID, ToolCallID: c.ToolCallID, Owner: c.Owner, Tool: r.Tool, RequestDigest: loadDigest(r.RequestSHA256),
 		Status: canonical.Status(r.Status), Evidence: canonical.Evidence(r.Evidence), Error: canonical.Code(r.Error),
 		CreatedAt: msTime(r.CreatedMs), UpdatedAt: msTime(r.UpdatedMs), LeaseUntil: msTime(r.LeaseMs),
 		TTL: msDuration(r.PTTL), RequestLen: int(r.RequestLen),
@@ -241,7 +241,7 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 	switch r.Outcome {
 	case "OK", "EXISTS":
 		return canonical.Record{
-			RunID: runID, ToolCallID: toolCallID, Tool: r.Tool, Owner: r.Owner, RequestDigest: r.RequestSHA256,
+			RunID: runID, ToolCallID: toolCallID, Tool: r.Tool, Owner: loadOwner(r.Owner), RequestDigest: loadDigest(r.RequestSHA256),
 			Status: canonical.Status(r.Status), Evidence: canonical.Evidence(r.Evidence), Error: canonical.Code(r.Error),
 			CreatedAt: msTime(r.CreatedMs), UpdatedAt: msTime(r.UpdatedMs), LeaseUntil: msTime(r.LeaseMs),
 			TTL: msDuration(r.PTTL), RequestLen: int(r.RequestLen), RawLen: int(r.RawLen),
@@ -308,25 +308,22 @@ const (
 	GetManyPayloadBatch = 8
 )
 
-var baseFields = []string{"run_id", "tool_call_id", "tool", "status", "evidence", "error",
-	"request_sha256", "result", "owner", "created_ms", "updated_ms", "lease_ms"}
-
-// GetMany implements canonical.Store: per id an HMGET, a PTTL and two
-// HSTRLEN, pipelined GetManyBatch ids at a time (GetManyPayloadBatch when
-// Request or Raw is read), all on the run's slot. Round trips:
-// ceil(len(ids) / batch).
+// GetMany implements canonical.Store: per id an HMGET (the meta line and
+// the parts of the payloads read) and a PTTL, pipelined GetManyBatch ids at
+// a time (GetManyPayloadBatch when Request or Raw is read), all on the
+// run's slot. Round trips: ceil(len(ids) / batch).
 func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	if err := canonical.ValidateRead(runID, ids); err != nil {
 		return nil, err
 	}
-	fields := baseFields
+	fields := append([]string{metaField}, resultParts...)
 	if opts.Request {
-		fields = append(fields[:len(fields):len(fields)], "request")
+		fields = append(fields, requestParts...)
 	}
 	if opts.Raw {
-		fields = append(fields[:len(fields):len(fields)], "raw")
+		fields = append(fields, rawParts...)
 	}
 	batch := GetManyBatch
 	if opts.Request || opts.Raw {
@@ -335,7 +332,7 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 	out := make([]*canonical.Record, len(ids))
 	for from := 0; from < len(ids); from += batch {
 		to := min(from+batch, len(ids))
-		if err := s.getBatch(ctx, runID, ids[from:to], fields, out[from:to]); err != nil {
+		if err := s.getBatch(ctx, runID, ids[from:to], fields, opts, out[from:to]); err != nil {
 			return nil, err
 		}
 	}
@@ -343,61 +340,88 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 }
 
 // getBatch reads one pipeline of records into out.
-func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string, out []*canonical.Record) error {
-	const per = 4 // HMGET, PTTL and the two payload lengths, per id
+func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string, opts canonical.ReadOptions, out []*canonical.Record) error {
+	const per = 2 // HMGET and PTTL, per id
 	cmds := make(rueidis.Commands, 0, per*len(ids))
 	for _, id := range ids {
 		key := s.keys.Record(runID, id)
-		cmds = append(cmds, s.c.B().Hmget().Key(key).Field(fields...).Build(), s.c.B().Pttl().Key(key).Build(),
-			s.c.B().Hstrlen().Key(key).Field("request").Build(), s.c.B().Hstrlen().Key(key).Field("raw").Build())
+		cmds = append(cmds, s.c.B().Hmget().Key(key).Field(fields...).Build(), s.c.B().Pttl().Key(key).Build())
 	}
 	res := s.c.DoMulti(ctx, cmds...)
-	for i := range ids {
+	for i, id := range ids {
 		vals, err := res[per*i].ToArray()
 		if err != nil {
 			return unavailable(err, "read records")
 		}
-		pttl, err1 := res[per*i+1].AsInt64()
-		reqLen, err2 := res[per*i+2].AsInt64()
-		rawLen, err3 := res[per*i+3].AsInt64()
-		if err := errors.Join(err1, err2, err3); err != nil {
+		pttl, err := res[per*i+1].AsInt64()
+		if err != nil {
 			return unavailable(err, "read records")
 		}
 		if len(vals) != len(fields) {
 			return canonical.Errorf(canonical.CodeStoreUnavailable, "read records: HMGET returned %d values for %d fields", len(vals), len(fields))
 		}
-		v := make(map[string]string, len(fields))
-		for j, f := range fields {
-			if s, err := vals[j].ToString(); err == nil {
-				v[f] = s
-			}
-		}
-		status, ok := v["status"]
-		if !ok || pttl == -2 {
+		line, err := vals[0].ToString()
+		if err != nil || pttl == -2 {
 			continue // missing or expired between the two commands
 		}
+		m, ok := parseMeta(line)
+		if !ok {
+			return canonical.Errorf(canonical.CodeStoreUnavailable, "read records: %s has no valid meta line: %q", s.keys.Record(runID, id), line)
+		}
 		rec := &canonical.Record{
-			RunID: v["run_id"], ToolCallID: v["tool_call_id"], Tool: v["tool"], Owner: v["owner"],
-			Status: canonical.Status(status), Evidence: canonical.Evidence(v["evidence"]), Error: canonical.Code(v["error"]),
-			RequestDigest: v["request_sha256"], RequestLen: int(reqLen), RawLen: int(rawLen),
-			CreatedAt: msTime(atoi(v["created_ms"])), UpdatedAt: msTime(atoi(v["updated_ms"])),
-			TTL: msDuration(pttl),
+			RunID: runID, ToolCallID: id, Tool: m.tool, Owner: m.owner,
+			Status: canonical.Status(m.status), Evidence: canonical.Evidence(m.evidence), Error: canonical.Code(m.errCode),
+			RequestDigest: m.requestDigest, RequestLen: int(m.sizes[0]), RawLen: int(m.sizes[1]),
+			CreatedAt: msTime(m.created), UpdatedAt: msTime(m.updated), TTL: msDuration(pttl),
 		}
-		if l, ok := v["lease_ms"]; ok {
-			rec.LeaseUntil = msTime(atoi(l))
+		if m.lease != 0 {
+			rec.LeaseUntil = msTime(m.lease)
 		}
-		if r := v["result"]; r != "" {
-			rec.Result = []byte(r)
+		next := 1
+		payload := func(name string, size int64) ([]byte, error) {
+			b, err := joinParts(vals[next:next+maxParts], size)
+			next += maxParts
+			if err != nil {
+				return nil, canonical.Wrap(canonical.CodeStoreUnavailable, err, "read records: "+s.keys.Record(runID, id)+" "+name)
+			}
+			return b, nil
 		}
-		if r, ok := v["request"]; ok {
-			rec.Request = []byte(r)
+		if rec.Result, err = payload("result", m.sizes[2]); err != nil {
+			return err
 		}
-		if r := v["raw"]; r != "" {
-			rec.Raw = []byte(r)
+		if opts.Request {
+			if rec.Request, err = payload("request", m.sizes[0]); err != nil {
+				return err
+			}
+		}
+		if opts.Raw {
+			if rec.Raw, err = payload("raw", m.sizes[1]); err != nil {
+				return err
+			}
 		}
 		out[i] = rec
 	}
 	return nil
+}
+
+// joinParts concatenates the parts of a payload of size bytes: nil for an
+// absent payload, an error when the parts do not add up to size.
+func joinParts(parts []rueidis.RedisMessage, size int64) ([]byte, error) {
+	var b []byte
+	for _, p := range parts {
+		v, err := p.ToString()
+		if err != nil {
+			break // the first absent part ends the payload
+		}
+		if b == nil {
+			b = make([]byte, 0, size)
+		}
+		b = append(b, v...)
+	}
+	if int64(len(b)) != size {
+		return nil, fmt.Errorf("parts hold %d bytes, the meta line says %d", len(b), size)
+	}
+	return b, nil
 }
 
 // Completed implements canonical.Store: LRANGE of the first max entries and

@@ -153,6 +153,8 @@ type recordView struct {
 	Status       string          `json:"status"`
 	Evidence     string          `json:"evidence_status"`
 	Error        string          `json:"error,omitempty"`
+	Owner        string          `json:"owner,omitempty"`
+	RequestSHA   string          `json:"request_sha256,omitempty"`
 	RequestBytes int             `json:"request_bytes"`
 	RawBytes     int             `json:"raw_response_bytes"`
 	ResultBytes  int             `json:"agent_result_bytes"`
@@ -279,7 +281,7 @@ func collect(ctx context.Context, store canonical.Store, runID, call string, wit
 		}
 		rv := recordView{
 			ToolCallID: r.ToolCallID, Tool: r.Tool, Status: string(r.Status), Evidence: string(r.Evidence),
-			Error: string(r.Error), RequestBytes: r.RequestLen, RawBytes: r.RawLen, ResultBytes: len(r.Result),
+			Error: string(r.Error), Owner: r.Owner, RequestSHA: r.RequestDigest, RequestBytes: r.RequestLen, RawBytes: r.RawLen, ResultBytes: len(r.Result),
 			TTLMs: r.TTL.Milliseconds(), Created: r.CreatedAt.UTC().Format(time.RFC3339Nano),
 			Updated: r.UpdatedAt.UTC().Format(time.RFC3339Nano), Result: jsonOrNil(r.Result),
 		}
@@ -335,6 +337,9 @@ func printView(w io.Writer, v *inspectView, withRaw bool) {
 		fmt.Fprintf(w, "\n  %s  %s  %s %s\n", rec.ToolCallID, rec.Tool, rec.Status, ev)
 		fmt.Fprintf(w, "    sizes: request %d B, raw %d B, result %d B; TTL left %s\n",
 			rec.RequestBytes, rec.RawBytes, rec.ResultBytes, time.Duration(rec.TTLMs)*time.Millisecond)
+		if rec.Owner != "" {
+			fmt.Fprintf(w, "    owner %s; request sha256 %s\n", rec.Owner, rec.RequestSHA)
+		}
 		if rec.LeaseUntil != "" {
 			fmt.Fprintf(w, "    lease until %s (after it, toolcanon reap may abandon the call)\n", rec.LeaseUntil)
 		}

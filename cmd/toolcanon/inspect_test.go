@@ -230,3 +230,35 @@ func TestInspectPasswordNeverOnTheCommandLine(t *testing.T) {
 		t.Errorf("missing password file: exit %d, %q", code, stderr)
 	}
 }
+
+// inspect shows the owner and the request digest as the store was given
+// them, although the record keeps them in a compact form.
+func TestInspectDecodesCompactFields(t *testing.T) {
+	addr := redistest.Addr(t)
+	s, err := redisstore.New(redisstore.Options{Addrs: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	run, owner, req := "inspect-"+canonical.NewOwner()[:12], canonical.NewOwner(), []byte(`{"q":"compact"}`)
+	if _, err := s.Begin(ctx, canonical.BeginRequest{RunID: run, ToolCallID: "c1", Tool: "kb.search", Owner: owner,
+		Request: req, TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCmd("inspect", "--redis", addr, "--run", run, "--call", "c1", "--json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var v inspectView
+	if err := json.Unmarshal([]byte(out), &v); err != nil || len(v.Records) != 1 {
+		t.Fatalf("--json output: %v\n%s", err, out)
+	}
+	if r := v.Records[0]; r.Owner != owner || r.RequestSHA != canonical.RequestDigest(req) {
+		t.Fatalf("owner %q, request_sha256 %q; want %q, %q", r.Owner, r.RequestSHA, owner, canonical.RequestDigest(req))
+	}
+	code, out, _ = runCmd("inspect", "--redis", addr, "--run", run, "--call", "c1")
+	if code != exitOK || !strings.Contains(out, "owner "+owner+"; request sha256 "+canonical.RequestDigest(req)) {
+		t.Fatalf("exit %d, text output:\n%s", code, out)
+	}
+}

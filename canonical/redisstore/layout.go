@@ -1,0 +1,158 @@
+package redisstore
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"strconv"
+	"strings"
+
+	"github.com/toolcanon/toolcanon/canonical"
+)
+
+// A record is one HASH, laid out so that Redis holds little beyond the
+// payload bytes (the scripts in package lua write it; this file reads it):
+//
+//	meta        <status> <evidence> [error=<code>] tool=<tool> owner=<owner>
+//	            created=<ms> updated=<ms> [lease=<ms>] sizes=<request>,<raw>,<result>
+//	            request_sha256=<digest> [completion=<digest>] [overflow=1]
+//	request     the request's first part; request.2 ... request.8 the others, if any
+//	raw         the raw response's parts, likewise (absent while PROJECTING)
+//	result      the agent result's parts, likewise (absent unless READY)
+//
+// The run_id and tool_call_id are the key's. A payload is cut into parts
+// where an allocator size class ends, so that a payload of 64 KiB does not
+// take an 80 KiB allocation; its bytes are the concatenation of its parts,
+// whose lengths the meta line's sizes add up to. The owner, when it is the
+// 32 hex digits NewOwner makes, and the digests are stored in base64url:
+// an owner so stored starts with "~", which no owner can.
+const (
+	metaField = "meta"
+	maxParts  = 8 // parts of one payload, at most
+)
+
+// partFields returns the fields that hold the parts of the payload name.
+func partFields(name string) []string {
+	f := make([]string, maxParts)
+	f[0] = name
+	for i := 2; i <= maxParts; i++ {
+		f[i-1] = name + "." + strconv.Itoa(i)
+	}
+	return f
+}
+
+var (
+	requestParts = partFields("request")
+	rawParts     = partFields("raw")
+	resultParts  = partFields("result")
+)
+
+// ownerMark starts an owner stored in base64url.
+const ownerMark = "~"
+
+// storeOwner returns the form of owner the record keeps: 16 bytes in
+// base64url behind ownerMark for the 32 lowercase hex digits of NewOwner,
+// else the owner itself.
+func storeOwner(owner string) string {
+	if b, ok := lowerHex(owner, 16); ok {
+		return ownerMark + base64.RawURLEncoding.EncodeToString(b)
+	}
+	return owner
+}
+
+// loadOwner undoes storeOwner.
+func loadOwner(s string) string {
+	if b64, ok := strings.CutPrefix(s, ownerMark); ok {
+		if b, err := base64.RawURLEncoding.DecodeString(b64); err == nil {
+			return hex.EncodeToString(b)
+		}
+	}
+	return s
+}
+
+// storeDigest returns a hex SHA-256 as the record keeps it: base64url.
+func storeDigest(d string) string {
+	if b, ok := lowerHex(d, 32); ok {
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	return d
+}
+
+// loadDigest undoes storeDigest.
+func loadDigest(s string) string {
+	if len(s) == base64.RawURLEncoding.EncodedLen(32) {
+		if b, err := base64.RawURLEncoding.DecodeString(s); err == nil {
+			return hex.EncodeToString(b)
+		}
+	}
+	return s
+}
+
+// completionDigest is what the record keeps of a completion's digest to
+// recognise its retry: the first 16 bytes, in base64url.
+func completionDigest(c *canonical.Completion) string {
+	b, _ := hex.DecodeString(c.Digest())
+	return base64.RawURLEncoding.EncodeToString(b[:16])
+}
+
+// lowerHex decodes s when it is exactly n bytes in lowercase hex, the form
+// that encodes back to s.
+func lowerHex(s string, n int) ([]byte, bool) {
+	if len(s) != 2*n || strings.ToLower(s) != s {
+		return nil, false
+	}
+	b, err := hex.DecodeString(s)
+	return b, err == nil
+}
+
+// meta is a record's meta line, decoded.
+type meta struct {
+	status, evidence, errCode, tool, owner, requestDigest string
+	created, updated, lease                               int64
+	sizes                                                 [3]int64 // request, raw, result
+}
+
+// parseMeta decodes a meta line; ok is false when the line is not one.
+func parseMeta(line string) (m meta, ok bool) {
+	words := strings.Fields(line)
+	if len(words) < 2 {
+		return m, false
+	}
+	m.status, m.evidence = words[0], words[1]
+	var sizes string
+	for _, w := range words[2:] {
+		k, v, found := strings.Cut(w, "=")
+		if !found {
+			continue
+		}
+		switch k {
+		case "error":
+			m.errCode = v
+		case "tool":
+			m.tool = v
+		case "owner":
+			m.owner = loadOwner(v)
+		case "created":
+			m.created = atoi(v)
+		case "updated":
+			m.updated = atoi(v)
+		case "lease":
+			m.lease = atoi(v)
+		case "sizes":
+			sizes = v
+		case "request_sha256":
+			m.requestDigest = loadDigest(v)
+		}
+	}
+	parts := strings.Split(sizes, ",")
+	if len(parts) != 3 {
+		return m, false
+	}
+	for i, p := range parts {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || n < 0 {
+			return m, false
+		}
+		m.sizes[i] = n
+	}
+	return m, true
+}

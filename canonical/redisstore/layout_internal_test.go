@@ -1,0 +1,62 @@
+package redisstore
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/toolcanon/toolcanon/canonical"
+)
+
+func TestOwnerAndDigestForms(t *testing.T) {
+	owner := canonical.NewOwner()
+	stored := storeOwner(owner)
+	if !strings.HasPrefix(stored, ownerMark) || len(stored) != 23 || loadOwner(stored) != owner {
+		t.Fatalf("owner %s stored as %q, loaded as %q", owner, stored, loadOwner(stored))
+	}
+	// Owners of another form are kept as they are, and come back unchanged.
+	for _, o := range []string{"o", "worker-1", strings.ToUpper(owner), owner + "0", owner[:31] + "g"} {
+		if storeOwner(o) != o || loadOwner(storeOwner(o)) != o {
+			t.Errorf("owner %q stored as %q", o, storeOwner(o))
+		}
+	}
+	d := canonical.RequestDigest([]byte(`{"q":1}`))
+	if s := storeDigest(d); len(s) != 43 || loadDigest(s) != d {
+		t.Fatalf("digest %s stored as %q, loaded as %q", d, s, loadDigest(s))
+	}
+	if storeDigest("abc") != "abc" || loadDigest("abc") != "abc" {
+		t.Fatal("a digest of another form must be kept as it is")
+	}
+	c := canonical.Completion{Status: canonical.StatusReady, Evidence: canonical.EvidenceFound, Raw: []byte("r"), Result: []byte(`{}`)}
+	other := c
+	other.Raw = []byte("s")
+	if a, b := completionDigest(&c), completionDigest(&other); len(a) != 22 || a == b || strings.ContainsAny(a, " =") {
+		t.Fatalf("completion digests %q and %q", a, b)
+	}
+}
+
+func TestParseMeta(t *testing.T) {
+	owner := canonical.NewOwner()
+	d := canonical.RequestDigest([]byte(`{}`))
+	line := "ERROR ERROR error=RESULT_TOO_LARGE tool=kb.search owner=" + storeOwner(owner) +
+		" created=1700000000001 updated=1700000000002 lease=1700000000003 sizes=2,0,0 request_sha256=" + storeDigest(d) +
+		" completion=abc overflow=1"
+	m, ok := parseMeta(line)
+	want := meta{status: "ERROR", evidence: "ERROR", errCode: "RESULT_TOO_LARGE", tool: "kb.search", owner: owner,
+		requestDigest: d, created: 1700000000001, updated: 1700000000002, lease: 1700000000003, sizes: [3]int64{2, 0, 0}}
+	if !ok || m != want {
+		t.Fatalf("parseMeta = %+v, %v; want %+v", m, ok, want)
+	}
+	for _, bad := range []string{"", "READY", "READY EVIDENCE_FOUND tool=t", "READY EVIDENCE_FOUND sizes=1,2",
+		"READY EVIDENCE_FOUND sizes=1,-2,3", "READY EVIDENCE_FOUND sizes=1,x,3"} {
+		if _, ok := parseMeta(bad); ok {
+			t.Errorf("parseMeta(%q) accepted", bad)
+		}
+	}
+}
+
+func TestPartFields(t *testing.T) {
+	f := partFields("raw")
+	if len(f) != maxParts || f[0] != "raw" || f[1] != "raw.2" || f[maxParts-1] != "raw.8" {
+		t.Fatalf("partFields(raw) = %v", f)
+	}
+}

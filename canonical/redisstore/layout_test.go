@@ -1,0 +1,165 @@
+package redisstore_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/internal/redistest"
+)
+
+// sdsAlloc is what Redis asks the allocator for to hold an n-byte string.
+func sdsAlloc(n int) int {
+	switch {
+	case n < 32:
+		return n + 2
+	case n < 256:
+		return n + 4
+	case n < 65536:
+		return n + 6
+	}
+	return n + 10
+}
+
+// jemallocClass is the size class an allocation of n bytes takes.
+func jemallocClass(n int) int {
+	if n <= 64 {
+		return (n + 7) / 8 * 8
+	}
+	g := 64
+	for g*2 < n {
+		g *= 2
+	}
+	step := g / 4
+	return (n + step - 1) / step * step
+}
+
+// hgetall reads a hash without going through the store. Values must not
+// hold a newline.
+func hgetall(t *testing.T, addr, key string) map[string]string {
+	t.Helper()
+	out, err := redistest.Command(addr, "HGETALL", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines)%2 != 0 {
+		t.Fatalf("HGETALL %s: %d lines", key, len(lines))
+	}
+	m := map[string]string{}
+	for i := 0; i < len(lines); i += 2 {
+		m[lines[i]] = lines[i+1]
+	}
+	return m
+}
+
+// Every payload comes back byte for byte, whatever parts it was cut into;
+// the record holds no field the key already says; each part but the last
+// fills its allocation's size class exactly, and the last wastes little.
+func TestRecordLayout(t *testing.T) {
+	addr := redistest.Addr(t)
+	s := newStore(t, []string{addr}, redisstore.Options{})
+	ctx := context.Background()
+	run := "layout-" + canonical.NewOwner()[:8]
+	limits := canonical.Limits{MaxCallsPerRun: 100, MaxCallsPerTool: 100, MaxRunBytes: 1 << 30, MaxRecordBytes: 1 << 28,
+		MaxResultBytes: 1 << 24}
+	for i, n := range []int{16, 31, 32, 255, 256, 767, 768, 1024, 4096, 8192, 16384, 49152, 65536, 100000, 3<<20 + 12345} {
+		id := fmt.Sprintf("call_%02d", i)
+		owner := canonical.NewOwner()
+		req, raw, res := jsonOfLen(max(n/3, 64), id+"q"), jsonOfLen(n+40, id+"r"), jsonOfLen(max(n/2, 32), id+"s")
+		if _, err := s.Begin(ctx, canonical.BeginRequest{RunID: run, ToolCallID: id, Tool: "kb.search", Owner: owner,
+			Request: req, TTL: time.Hour, Limits: limits}); err != nil {
+			t.Fatal(err)
+		}
+		c := canonical.Completion{RunID: run, ToolCallID: id, Owner: owner, Status: canonical.StatusReady,
+			Evidence: canonical.EvidenceFound, Raw: raw, Result: res}
+		done, err := s.Complete(ctx, c)
+		if err != nil || done.RawLen != len(raw) || done.RequestLen != len(req) || done.Owner != owner {
+			t.Fatalf("%s: complete = %+v, %v", id, done, err)
+		}
+		again, err := s.Complete(ctx, c)
+		if err != nil || again.Status != canonical.StatusReady || again.RequestDigest != canonical.RequestDigest(req) {
+			t.Fatalf("%s: retried complete = %+v, %v", id, again, err)
+		}
+		retry, err := s.Begin(ctx, canonical.BeginRequest{RunID: run, ToolCallID: id, Tool: "kb.search", Owner: owner,
+			Request: req, TTL: time.Hour})
+		if err != nil || retry.Status != canonical.StatusReady || !bytes.Equal(retry.Result, res) || retry.RawLen != len(raw) {
+			t.Fatalf("%s: retried begin = %+v, %v", id, retry, err)
+		}
+		got, err := s.Get(ctx, run, id)
+		if err != nil || !bytes.Equal(got.Request, req) || !bytes.Equal(got.Raw, raw) || !bytes.Equal(got.Result, res) ||
+			got.Owner != owner || got.RequestDigest != canonical.RequestDigest(req) || got.Tool != "kb.search" ||
+			got.RunID != run || got.ToolCallID != id || got.RawLen != len(raw) || got.RequestLen != len(req) {
+			t.Fatalf("%s: Get = %v (request %d, raw %d, result %d bytes), %v", id, got.Status, len(got.Request), len(got.Raw), len(got.Result), err)
+		}
+
+		h := hgetall(t, addr, s.Keys().Record(run, id))
+		for _, f := range []string{"run_id", "tool_call_id", "status", "owner"} {
+			if _, ok := h[f]; ok {
+				t.Errorf("%s: the record keeps a field %q", id, f)
+			}
+		}
+		const wantMeta = "READY EVIDENCE_FOUND tool=kb.search owner=~"
+		if !strings.HasPrefix(h["meta"], wantMeta) || !strings.Contains(h["meta"], fmt.Sprintf(" sizes=%d,%d,%d ", len(req), len(raw), len(res))) {
+			t.Errorf("%s: meta %q", id, h["meta"])
+		}
+		fields := 1
+		for name, payload := range map[string][]byte{"request": req, "raw": raw, "result": res} {
+			var joined []byte
+			var parts []int
+			for p := 1; ; p++ {
+				f := name
+				if p > 1 {
+					f += "." + strconv.Itoa(p)
+				}
+				v, ok := h[f]
+				if !ok {
+					break
+				}
+				joined, parts = append(joined, v...), append(parts, len(v))
+			}
+			fields += len(parts)
+			if !bytes.Equal(joined, payload) || len(parts) > 8 {
+				t.Fatalf("%s: %s is %d bytes in parts %v, want %d bytes in at most 8", id, name, len(joined), parts, len(payload))
+			}
+			for j, p := range parts {
+				a := sdsAlloc(p)
+				if waste := jemallocClass(a) - a; j < len(parts)-1 && waste != 0 || j == len(parts)-1 && j < 7 && waste > 48 {
+					t.Errorf("%s: %s part %d of %v (%d bytes) wastes %d bytes of its class", id, name, j+1, parts, p, waste)
+				}
+			}
+		}
+		if fields != len(h) {
+			t.Errorf("%s: %d fields, want meta and the parts (%d)", id, len(h), fields)
+		}
+	}
+}
+
+// A hash under a record's key that has no meta line (a record of an older
+// layout, or anything else) is never written over by Begin.
+func TestBeginKeepsAHashWithoutMeta(t *testing.T) {
+	addr := redistest.Addr(t)
+	s := newStore(t, []string{addr}, redisstore.Options{})
+	run := "foreign-" + canonical.NewOwner()[:8]
+	key := s.Keys().Record(run, "c1")
+	if _, err := redistest.Command(addr, "HSET", key, "status", "READY", "raw", "kept"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := redistest.Command(addr, "PEXPIRE", key, "60000"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Begin(context.Background(), canonical.BeginRequest{RunID: run, ToolCallID: "c1", Tool: "kb.search", Owner: "o",
+		Request: []byte(`{}`), TTL: time.Hour})
+	if canonical.CodeOf(err) != canonical.CodeDuplicateToolCall {
+		t.Fatalf("begin over a hash without meta: %v, want DUPLICATE_TOOL_CALL", err)
+	}
+	if h := hgetall(t, addr, key); len(h) != 2 || h["raw"] != "kept" {
+		t.Fatalf("the hash was changed: %v", h)
+	}
+}

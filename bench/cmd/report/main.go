@@ -77,8 +77,10 @@ func report(out string, compareFlags []string, benchtime string, want map[string
 		build func([]benchfmt.Result, string, error) section
 	}{
 		{"projection", []string{"-bench", "^BenchmarkProjectionSizes$", "-benchmem", "./projectors/"}, projectionSection},
-		{"memstore", []string{"-bench", "^(BenchmarkBeginLive|BenchmarkScaling)$", "-cpu", "1,2", "./canonical/memstore/"}, memstoreSection},
-		{"memory", []string{"-bench", "^BenchmarkRecordMemory$", "./canonical/redisstore/"}, recordMemorySection},
+		// BeginLive fills 500k records at each call of the benchmark function, and
+		// RecordMemory writes 10,000 records per iteration: both run a fixed count.
+		{"memstore", []string{"-bench", "^(BenchmarkBeginLive|BenchmarkScaling)$", "-cpu", "1,2", "-benchtime", "100000x", "./canonical/memstore/"}, memstoreSection},
+		{"memory", []string{"-bench", "^BenchmarkRecordMemory$", "-benchtime", "1x", "./canonical/redisstore/"}, recordMemorySection},
 	} {
 		args := append([]string{"go", "test", "-run", "^$", "-benchtime", benchtime}, b.args...)
 		cmd := strings.Join(quote(args), " ")

@@ -25,13 +25,14 @@
 
 -- The record's layout (this block is the same in begin, complete and abandon).
 -- Field "meta" holds the call's state in one line of space-separated words:
---   <status> <evidence> [error=<code>] tool=<tool> owner=<owner> created=<ms> updated=<ms> [lease=<ms>]
+--   <status> <evidence> id=<tag> [error=<code>] tool=<tool> owner=<owner> created=<ms> updated=<ms> [lease=<ms>]
 --   sizes=<request>,<raw>,<result> request_sha256=<digest> [completion=<digest>] [overflow=1]
--- The record's key holds its run_id and tool_call_id. Each payload (request,
+-- The record's key holds its run_id and tool_call_id; id=<tag> binds the record
+-- to them, so that a record copied under another key is told apart. Each payload (request,
 -- raw, result) is the concatenation of the fields <name>, <name>.2, ...,
 -- <name>.8: a payload is cut where an allocator size class ends, so that its
 -- parts do not waste the rounding of one big allocation.
-local META = {'error', 'tool', 'owner', 'created', 'updated', 'lease', 'sizes', 'request_sha256', 'completion',
+local META = {'id', 'error', 'tool', 'owner', 'created', 'updated', 'lease', 'sizes', 'request_sha256', 'completion',
   'overflow'}
 local function decode(m)
   local r, i = {}, 0

@@ -26,6 +26,7 @@
 -- ARGV[15] new_run_bytes     int
 -- ARGV[16] new_record_bytes  int
 -- ARGV[17] new_result_bytes  int
+-- ARGV[18] id_tag            string  no spaces: binds the record to its run_id and tool_call_id (stored in the meta line)
 --
 -- RETRY safe    a resent begin by the same owner with the same request finds its own record
 --
@@ -45,13 +46,14 @@
 
 -- The record's layout (this block is the same in begin, complete and abandon).
 -- Field "meta" holds the call's state in one line of space-separated words:
---   <status> <evidence> [error=<code>] tool=<tool> owner=<owner> created=<ms> updated=<ms> [lease=<ms>]
+--   <status> <evidence> id=<tag> [error=<code>] tool=<tool> owner=<owner> created=<ms> updated=<ms> [lease=<ms>]
 --   sizes=<request>,<raw>,<result> request_sha256=<digest> [completion=<digest>] [overflow=1]
--- The record's key holds its run_id and tool_call_id. Each payload (request,
+-- The record's key holds its run_id and tool_call_id; id=<tag> binds the record
+-- to them, so that a record copied under another key is told apart. Each payload (request,
 -- raw, result) is the concatenation of the fields <name>, <name>.2, ...,
 -- <name>.8: a payload is cut where an allocator size class ends, so that its
 -- parts do not waste the rounding of one big allocation.
-local META = {'error', 'tool', 'owner', 'created', 'updated', 'lease', 'sizes', 'request_sha256', 'completion',
+local META = {'id', 'error', 'tool', 'owner', 'created', 'updated', 'lease', 'sizes', 'request_sha256', 'completion',
   'overflow'}
 local function decode(m)
   local r, i = {}, 0
@@ -216,7 +218,7 @@ end
 
 local ttl = tonumber(ARGV[6])
 local lease = now + tonumber(ARGV[7])
-local args = {'meta', encode({status = 'PROJECTING', evidence = 'UNKNOWN', tool = ARGV[2], owner = ARGV[3],
+local args = {'meta', encode({status = 'PROJECTING', evidence = 'UNKNOWN', id = ARGV[18], tool = ARGV[2], owner = ARGV[3],
   created = now, updated = now, lease = lease, size = {size, 0, 0}, request_sha256 = ARGV[5]})}
 put(args, 'request', ARGV[4])
 redis.call('HSET', KEYS[1], unpack(args))

@@ -12,3 +12,6 @@ func ScriptFiles() map[string]string {
 	}
 	return m
 }
+
+// IdentityTag is identityTag, for the layout tests.
+var IdentityTag = identityTag

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"strconv"
@@ -12,14 +13,16 @@ import (
 // A record is one HASH, laid out so that Redis holds little beyond the
 // payload bytes (the scripts in package lua write it; this file reads it):
 //
-//	meta        <status> <evidence> [error=<code>] tool=<tool> owner=<owner>
+//	meta        <status> <evidence> id=<tag> [error=<code>] tool=<tool> owner=<owner>
 //	            created=<ms> updated=<ms> [lease=<ms>] sizes=<request>,<raw>,<result>
 //	            request_sha256=<digest> [completion=<digest>] [overflow=1]
 //	request     the request's first part; request.2 ... request.8 the others, if any
 //	raw         the raw response's parts, likewise (absent while PROJECTING)
 //	result      the agent result's parts, likewise (absent unless READY)
 //
-// The run_id and tool_call_id are the key's. A payload is cut into parts
+// The run_id and tool_call_id are the key's; id=<tag> (identityTag) binds
+// the record to them, so that a record copied under another run's or call's
+// key is read with empty ids, which progress reports as CROSS_RUN. A payload is cut into parts
 // where an allocator size class ends, so that a payload of 64 KiB does not
 // take an 80 KiB allocation; its bytes are the concatenation of its parts,
 // whose lengths the meta line's sizes add up to. The owner, when it is the
@@ -94,6 +97,17 @@ func completionDigest(c *canonical.Completion) string {
 	return base64.RawURLEncoding.EncodeToString(b[:16])
 }
 
+// identityTag is what a record keeps of its run_id and tool_call_id: the
+// first 9 bytes of SHA-256(run_id NUL tool_call_id), in base64url (12
+// characters). Ids cannot hold NUL, so distinct pairs hash distinct inputs.
+func identityTag(runID, toolCallID string) string {
+	h := sha256.New()
+	h.Write([]byte(runID))
+	h.Write([]byte{0})
+	h.Write([]byte(toolCallID))
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9])
+}
+
 // lowerHex decodes s when it is exactly n bytes in lowercase hex, the form
 // that encodes back to s.
 func lowerHex(s string, n int) ([]byte, bool) {
@@ -106,7 +120,7 @@ func lowerHex(s string, n int) ([]byte, bool) {
 
 // meta is a record's meta line, decoded.
 type meta struct {
-	status, evidence, errCode, tool, owner, requestDigest string
+	status, evidence, idTag, errCode, tool, owner, requestDigest string
 	created, updated, lease                               int64
 	sizes                                                 [3]int64 // request, raw, result
 }
@@ -125,6 +139,8 @@ func parseMeta(line string) (m meta, ok bool) {
 			continue
 		}
 		switch k {
+		case "id":
+			m.idTag = v
 		case "error":
 			m.errCode = v
 		case "tool":

@@ -105,7 +105,7 @@ func TestRecordLayout(t *testing.T) {
 				t.Errorf("%s: the record keeps a field %q", id, f)
 			}
 		}
-		const wantMeta = "READY EVIDENCE_FOUND tool=kb.search owner=~"
+		wantMeta := "READY EVIDENCE_FOUND id=" + redisstore.IdentityTag(run, id) + " tool=kb.search owner=~"
 		if !strings.HasPrefix(h["meta"], wantMeta) || !strings.Contains(h["meta"], fmt.Sprintf(" sizes=%d,%d,%d ", len(req), len(raw), len(res))) {
 			t.Errorf("%s: meta %q", id, h["meta"])
 		}

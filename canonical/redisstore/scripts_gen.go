@@ -144,6 +144,7 @@ type beginArgs struct {
 	NewRunBytes    int64  // ARGV[15]
 	NewRecordBytes int64  // ARGV[16]
 	NewResultBytes int64  // ARGV[17]
+	IDTag          string // ARGV[18] no spaces: binds the record to its run_id and tool_call_id (stored in the meta line)
 }
 
 // beginReply is a reply of begin.lua, as its RETURNS declares:
@@ -259,6 +260,7 @@ func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginRe
 		strconv.FormatInt(a.NewRunBytes, 10),
 		strconv.FormatInt(a.NewRecordBytes, 10),
 		strconv.FormatInt(a.NewResultBytes, 10),
+		a.IDTag,
 	}))
 }
 

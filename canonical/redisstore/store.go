@@ -158,6 +158,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		RecordBytes: a.Limits.MaxRecordBytes, ResultBytes: a.Limits.MaxResultBytes,
 		NewCallsRun: a.NewRun.MaxCallsPerRun, NewCallsTool: a.NewRun.MaxCallsPerTool, NewRunBytes: a.NewRun.MaxRunBytes,
 		NewRecordBytes: a.NewRun.MaxRecordBytes, NewResultBytes: a.NewRun.MaxResultBytes,
+		IDTag: identityTag(req.RunID, req.ToolCallID),
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "begin")
@@ -368,8 +369,14 @@ func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string
 		if !ok {
 			return canonical.Errorf(canonical.CodeStoreUnavailable, "read records: %s has no valid meta line: %q", s.keys.Record(runID, id), line)
 		}
+		recRun, recID := runID, id
+		if m.idTag != identityTag(runID, id) {
+			// Not the record its key names: copied under this key by a writer
+			// outside the store. Its own ids are unknown.
+			recRun, recID = "", ""
+		}
 		rec := &canonical.Record{
-			RunID: runID, ToolCallID: id, Tool: m.tool, Owner: m.owner,
+			RunID: recRun, ToolCallID: recID, Tool: m.tool, Owner: m.owner,
 			Status: canonical.Status(m.status), Evidence: canonical.Evidence(m.evidence), Error: canonical.Code(m.errCode),
 			RequestDigest: m.requestDigest, RequestLen: int(m.sizes[0]), RawLen: int(m.sizes[1]),
 			CreatedAt: msTime(m.created), UpdatedAt: msTime(m.updated), TTL: msDuration(pttl),

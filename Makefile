@@ -5,7 +5,7 @@ GO        ?= go
 FUZZTIME  ?= 40000x
 REDIS_PKG ?= redis-server
 
-.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-projection eval-patterns eval-redaction
 
 all: lint test
 
@@ -65,6 +65,14 @@ bench:
 ## bench-compare: our store against the seed's design, WATCH/MULTI and go-redis+Lua, side by side on one server.
 bench-compare:
 	$(GO) run ./bench/cmd/compare
+
+## bench-projection: the query-log and RAG projectors against their encoding/json baselines (same output bytes) at
+## 1 KiB, 64 KiB, 1 MiB and 8 MiB, then the speed-up of each size, computed from that one run.
+BENCHTIME ?= 1s
+bench-projection:
+	@log=$$(mktemp); $(GO) test -run='^$$' -bench='^BenchmarkProjectionSizes$$' -benchmem -benchtime=$(BENCHTIME) ./projectors/ >$$log 2>&1; rc=$$?; \
+		grep -E '^(Benchmark|FAIL|ok|---)' $$log; \
+		if [ $$rc -eq 0 ]; then awk -f projectors/cmd/benchratio.awk $$log; fi; rm -f $$log; exit $$rc
 
 ## eval-patterns: pattern-mining grouping accuracy on the Loghub 2k samples, read from the directory in
 ## LOGHUB_DIR (research licence: never copied into the repository). Exits 2, saying where to get them, without it.

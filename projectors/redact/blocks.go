@@ -40,6 +40,28 @@ func redactPEM(rw *rewriter) {
 // Stack traces: keep the message line, drop the frames.
 
 func gateStack(src []byte) bool {
+	return stackHint(src) && stackCutPossible(src)
+}
+
+// stackCutPossible reports whether redactStack can find a cut in src: each
+// of its markers is looked for literally, and a JVM frame needs "at"
+// followed by a space or '+', and an opening parenthesis. A message with a
+// tab or a line break but no frame costs these searches, not the regular
+// expressions.
+func stackCutPossible(src []byte) bool {
+	if bytes.Contains(src, []byte("Traceback (most recent call last)")) || bytes.Contains(src, []byte("goroutine ")) {
+		return true
+	}
+	for _, m := range stackMarkers {
+		if bytes.Contains(src, m) {
+			return true
+		}
+	}
+	return bytes.IndexByte(src, '(') >= 0 && (bytes.Contains(src, []byte("at ")) || bytes.Contains(src, []byte("at+")))
+}
+
+// stackHint reports whether src looks like it may hold a stack trace.
+func stackHint(src []byte) bool {
 	if bytes.IndexByte(src, '\n') >= 0 || bytes.IndexByte(src, '\t') >= 0 ||
 		bytes.Contains(src, []byte("goroutine ")) || bytes.Contains(src, []byte("Traceback (")) {
 		return true

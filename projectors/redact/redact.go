@@ -37,28 +37,90 @@ type Redactor struct {
 // New returns a Redactor.
 func New() *Redactor { return &Redactor{} }
 
-// stage is one rewriting pass. gate is a cheap test that the pass can match
-// at all; most messages fail most gates and are never copied.
+// stage is one rewriting pass. need is a set of features (see feature)
+// of which the text must hold at least one for the pass to match at all, 0
+// when the pass can match any text; gate is a cheaper test than the pass
+// that it can match. Both are necessary conditions only: most messages fail
+// most of them and are never copied.
 type stage struct {
+	need  features
 	gate  func(src []byte) bool
 	apply func(rw *rewriter)
 }
 
+// features is a set of the bytes, or classes of bytes, that the passes
+// look for: one linear scan of a text (scanFeatures) finds them all, so
+// that a pass whose trigger is absent costs one bit test.
+type features uint32
+
+const (
+	fDigit features = 1 << iota
+	fNewline
+	fTab
+	fBackslash
+	fParen   // (
+	fG       // g: goroutine
+	fDash    // -
+	fColon   // :
+	fSlash   // /
+	fEquals  // =
+	fAt      // @
+	fDot     // .
+	fLowerU  // u: "user "
+	fLowerP  // p: "passw"
+	fLowerA  // a: "arn:"
+	fSQLHead // s, i, u, d, w in either case: the first letter of a SQL keyword
+)
+
+// featureOf maps a byte to the features it carries.
+var featureOf = func() (t [256]features) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] |= fDigit
+	}
+	t['\n'] |= fNewline
+	t['\t'] |= fTab
+	t['\\'] |= fBackslash
+	t['('] |= fParen
+	t['g'] |= fG
+	t['-'] |= fDash
+	t[':'] |= fColon
+	t['/'] |= fSlash
+	t['='] |= fEquals
+	t['@'] |= fAt
+	t['.'] |= fDot
+	t['u'] |= fLowerU
+	t['p'] |= fLowerP
+	t['a'] |= fLowerA
+	for _, c := range "siudwSIUDW" {
+		t[c] |= fSQLHead
+	}
+	return t
+}()
+
+// scanFeatures returns the features of src.
+func scanFeatures(src []byte) features {
+	var f features
+	for _, c := range src {
+		f |= featureOf[c]
+	}
+	return f
+}
+
 var stages = []stage{
-	{gatePEM, redactPEM},
-	{gateStack, redactStack},
-	{gateSQL, redactSQL},
-	{gateURL, redactURL},
-	{gateKV, redactKV},
-	{gateFlags, redactFlags},
-	{gatePositional, redactPositional},
-	{always, redactTokens},
-	{gateEmail, redactEmail},
-	{always, redactAddrs},
-	{gateHosts, redactHosts},
-	{always, redactPhrases},
-	{gateARN, redactARN},
-	{gateDigits, redactCards},
+	{fDash, gatePEM, redactPEM},
+	{fNewline | fTab | fBackslash | fParen | fG, gateStack, redactStack},
+	{fSQLHead, gateSQL, redactSQL},
+	{fColon, gateURL, redactURL},
+	{fEquals | fColon, gateKV, redactKV},
+	{fDash, gateFlags, redactFlags},
+	{fLowerU | fLowerP, gatePositional, redactPositional},
+	{0, always, redactTokens},
+	{fAt, gateEmail, redactEmail},
+	{0, always, redactAddrs},
+	{fDot | fDash | fColon, gateHosts, redactHosts},
+	{0, always, redactPhrases},
+	{fLowerA, gateARN, redactARN},
+	{fDigit, gateDigits, redactCards},
 }
 
 func always([]byte) bool { return true }
@@ -68,9 +130,10 @@ func always([]byte) bool { return true }
 func (r *Redactor) Append(dst, msg []byte) []byte {
 	cur := msg
 	useA := true
+	feat := scanFeatures(cur)
 	for i := range stages {
 		s := &stages[i]
-		if !s.gate(cur) {
+		if s.need != 0 && feat&s.need == 0 || !s.gate(cur) {
 			continue
 		}
 		var out []byte
@@ -93,6 +156,7 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 		}
 		cur = res
 		useA = !useA
+		feat = scanFeatures(cur)
 	}
 	return append(dst, cur...)
 }

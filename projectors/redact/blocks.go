@@ -154,20 +154,25 @@ func gateSQL(src []byte) bool {
 	// the rare message that has one.
 	var sel, ins, upd, del, whr bool
 	for i := 0; i+5 <= len(src); i++ {
-		if i > 0 && isAlpha(src[i-1]) {
+		if !isAlpha(src[i]) {
 			continue
 		}
-		switch src[i] | 0x20 {
+		// The first letter of a word; the loop's i++ then skips the rest.
+		w := i
+		for i+1 < len(src) && isAlpha(src[i+1]) {
+			i++
+		}
+		switch src[w] | 0x20 {
 		case 's':
-			sel = sel || hasPrefixFold(src[i:], "select")
+			sel = sel || hasPrefixFold(src[w:], "select")
 		case 'i':
-			ins = ins || hasPrefixFold(src[i:], "insert")
+			ins = ins || hasPrefixFold(src[w:], "insert")
 		case 'u':
-			upd = upd || hasPrefixFold(src[i:], "update")
+			upd = upd || hasPrefixFold(src[w:], "update")
 		case 'd':
-			del = del || hasPrefixFold(src[i:], "delete")
+			del = del || hasPrefixFold(src[w:], "delete")
 		case 'w':
-			whr = whr || hasPrefixFold(src[i:], "where")
+			whr = whr || hasPrefixFold(src[w:], "where")
 		}
 	}
 	if !(sel || ins || upd || del || whr) {

@@ -37,15 +37,17 @@ type Redactor struct {
 // New returns a Redactor.
 func New() *Redactor { return &Redactor{} }
 
-// stage is one rewriting pass. need is a set of features (see feature)
-// of which the text must hold at least one for the pass to match at all, 0
-// when the pass can match any text; gate is a cheaper test than the pass
-// that it can match. Both are necessary conditions only: most messages fail
-// most of them and are never copied.
+// stage is one rewriting pass. It runs only on a text that holds at least
+// one of the features any (unless any is 0), all of the features all, and
+// passes gate, a cheap test that the pass can match at all; when exact is
+// set, the features alone decide and gate is not called. The features are
+// found for all passes in one scan. Most messages fail most of these tests
+// and are never copied.
 type stage struct {
-	need  features
-	gate  func(src []byte) bool
-	apply func(rw *rewriter)
+	any, all features
+	exact    bool // gate holds exactly when the features do
+	gate     func(src []byte) bool
+	apply    func(rw *rewriter)
 }
 
 // features is a set of the bytes, or classes of bytes, that the passes
@@ -107,20 +109,20 @@ func scanFeatures(src []byte) features {
 }
 
 var stages = []stage{
-	{fDash, gatePEM, redactPEM},
-	{fNewline | fTab | fBackslash | fParen | fG, gateStack, redactStack},
-	{fSQLHead, gateSQL, redactSQL},
-	{fColon, gateURL, redactURL},
-	{fEquals | fColon, gateKV, redactKV},
-	{fDash, gateFlags, redactFlags},
-	{fLowerU | fLowerP, gatePositional, redactPositional},
-	{0, always, redactTokens},
-	{fAt, gateEmail, redactEmail},
-	{0, always, redactAddrs},
-	{fDot | fDash | fColon, gateHosts, redactHosts},
-	{0, always, redactPhrases},
-	{fLowerA, gateARN, redactARN},
-	{fDigit, gateDigits, redactCards},
+	{all: fDash, gate: gatePEM, apply: redactPEM},
+	{any: fNewline | fTab | fBackslash | fParen | fG, gate: gateStack, apply: redactStack},
+	{any: fSQLHead, gate: gateSQL, apply: redactSQL},
+	{all: fColon | fSlash, gate: gateURL, apply: redactURL},
+	{any: fEquals | fColon, exact: true, gate: gateKV, apply: redactKV},
+	{any: fDash, exact: true, gate: gateFlags, apply: redactFlags},
+	{any: fLowerU | fLowerP, gate: gatePositional, apply: redactPositional},
+	{gate: always, apply: redactTokens},
+	{any: fAt, exact: true, gate: gateEmail, apply: redactEmail},
+	{gate: always, apply: redactAddrs},
+	{any: fDot | fDash | fColon, exact: true, gate: gateHosts, apply: redactHosts},
+	{gate: always, apply: redactPhrases},
+	{all: fLowerA | fColon, gate: gateARN, apply: redactARN},
+	{any: fDigit, exact: true, gate: gateDigits, apply: redactCards},
 }
 
 func always([]byte) bool { return true }
@@ -133,7 +135,7 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 	feat := scanFeatures(cur)
 	for i := range stages {
 		s := &stages[i]
-		if s.need != 0 && feat&s.need == 0 || !s.gate(cur) {
+		if s.any != 0 && feat&s.any == 0 || feat&s.all != s.all || !s.exact && !s.gate(cur) {
 			continue
 		}
 		var out []byte

@@ -274,7 +274,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 			perr = failed("entry %d has no timestamp", matches)
 			return false
 		}
-		ts, err := time.Parse(time.RFC3339Nano, tsRaw)
+		ts, err := parseTimestamp(tsRaw)
 		if err != nil {
 			perr = failed("entry %d has a malformed timestamp", matches)
 			return false

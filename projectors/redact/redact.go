@@ -118,7 +118,9 @@ var stages = []stage{
 	{any: fLowerU | fLowerP, gate: gatePositional, apply: redactPositional},
 	{gate: always, apply: redactTokens},
 	{any: fAt, exact: true, gate: gateEmail, apply: redactEmail},
-	{gate: always, apply: redactAddrs},
+	// An IPv4 address has dots, an IPv6 one colons, a MAC address one of
+	// colons, dashes or dots.
+	{any: fColon | fDot | fDash, gate: always, apply: redactAddrs},
 	{any: fDot | fDash | fColon, exact: true, gate: gateHosts, apply: redactHosts},
 	{gate: always, apply: redactPhrases},
 	{all: fLowerA | fColon, gate: gateARN, apply: redactARN},

@@ -301,7 +301,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 			if id == len(*s) {
 				*s = append(*s, stat{})
 			}
-			n := ts.UnixNano()
+			n := ts
 			x := &(*s)[id]
 			if x.count == 0 || n < x.first {
 				x.first = n
@@ -322,7 +322,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 				keep = keep[:runeCut(keep, p.cfg.Limits.Text+1)]
 			}
 			st.arena = append(st.arena, keep...)
-			st.events = append(st.events, event{ts: ts.UnixNano(), level: lvl, start: start, end: len(st.arena)})
+			st.events = append(st.events, event{ts: ts, level: lvl, start: start, end: len(st.arena)})
 		}
 		return true
 	}

@@ -2,14 +2,15 @@ package querylog
 
 import "time"
 
-// parseTimestamp is time.Parse(time.RFC3339Nano, s). The common shape of
-// log timestamps, YYYY-MM-DDTHH:MM:SS with an optional fraction of at most
-// nine digits and Z, is read directly; anything else, valid or not, goes
-// to time.Parse, so that both accept and return the same.
-func parseTimestamp(s string) (time.Time, error) {
+// parseTimestamp returns the UnixNano of time.Parse(time.RFC3339Nano, s).
+// The common shape of log timestamps, YYYY-MM-DDTHH:MM:SS with an optional
+// fraction of at most nine digits and Z, is read directly; anything else,
+// valid or not, goes to time.Parse, so that both accept the same and give
+// the same instant.
+func parseTimestamp(s string) (int64, error) {
 	const n = len("2006-01-02T15:04:05Z")
 	if len(s) < n || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[len(s)-1] != 'Z' {
-		return time.Parse(time.RFC3339Nano, s)
+		return parseSlow(s)
 	}
 	year, ok1 := digits(s[0:4])
 	month, ok2 := digits(s[5:7])
@@ -23,7 +24,7 @@ func parseTimestamp(s string) (time.Time, error) {
 	if len(frac) > 0 {
 		// A dot and one to nine digits.
 		if frac[0] != '.' || len(frac) < 2 || len(frac) > 10 {
-			return time.Parse(time.RFC3339Nano, s)
+			return parseSlow(s)
 		}
 		nsec, ok7 = digits(frac[1:])
 		for k := len(frac) - 1; k < 9; k++ {
@@ -32,9 +33,36 @@ func parseTimestamp(s string) (time.Time, error) {
 	}
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || month < 1 || month > 12 || day < 1 ||
 		day > daysIn(time.Month(month), year) || hour > 23 || minute > 59 || sec > 59 {
-		return time.Parse(time.RFC3339Nano, s) // for its error
+		return parseSlow(s) // for its error
 	}
-	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), nil
+	// As time.Time.UnixNano computes it, wrapping where it wraps.
+	unix := daysFromCivil(year, month, day)*86400 + int64(hour*3600+minute*60+sec)
+	return unix*1e9 + int64(nsec), nil
+}
+
+func parseSlow(s string) (int64, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, err
+	}
+	return t.UnixNano(), nil
+}
+
+// daysFromCivil returns the number of days from 1970-01-01 to the given
+// date of the proleptic Gregorian calendar (Howard Hinnant's algorithm).
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era--
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
 }
 
 // digits returns the value of s when it is made of ASCII digits only.

@@ -147,6 +147,16 @@ var levels = [...]string{"FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "UN
 const unknownLevel = len(levels) - 1
 
 func levelIndex(raw string) int {
+	switch raw { // the usual spellings, before folding case
+	case "ERROR":
+		return 1
+	case "WARN":
+		return 2
+	case "INFO":
+		return 3
+	case "DEBUG":
+		return 4
+	}
 	var buf [10]byte
 	if len(raw) > len(buf) {
 		return unknownLevel

@@ -68,7 +68,7 @@ bench-compare:
 
 ## bench-projection: the query-log and RAG projectors against their encoding/json baselines (same output bytes) at
 ## 1 KiB, 64 KiB, 1 MiB and 8 MiB, then the speed-up of each size, computed from that one run (the fastest of
-## BENCHCOUNT interleaved measurements of each, so that a shared machine's other load counts less).
+## BENCHCOUNT measurements of each, so that a shared machine's other load counts less).
 BENCHTIME  ?= 1s
 BENCHCOUNT ?= 5
 bench-projection:

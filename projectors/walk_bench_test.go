@@ -14,14 +14,13 @@ type entryFields struct {
 	ts, level, msg int // total bytes seen, so that no walk can skip the work
 }
 
-// walkOwn reads the entries of a log response with the package's walker:
-// the top-level members located in one pass, each entry's members in one
-// more.
+// walkOwn reads the entries of a log response with the package's walker,
+// as the query-log projector does: one pass over the top-level members
+// that reads the entries as it passes them.
 func walkOwn(raw []byte) entryFields {
 	var f entryFields
 	var at [1]int
-	projectors.LocateMany(raw, []string{"entries"}, at[:])
-	projectors.EachObjectMember(raw, at[0], func(k, v []byte) {
+	member := func(k, v []byte) {
 		switch {
 		case projectors.KeyEquals(k, "timestamp"):
 			f.ts += len(v)
@@ -30,7 +29,11 @@ func walkOwn(raw []byte) entryFields {
 		case projectors.KeyEquals(k, "message"):
 			f.msg += len(v)
 		}
-	}, func(bool) bool { f.n++; return true })
+	}
+	end := func(bool) bool { f.n++; return true }
+	projectors.LocateManyVisit(raw, []string{"entries"}, at[:], "entries", func(start int) int {
+		return projectors.EachObjectMemberEnd(raw, start, member, end)
+	})
 	return f
 }
 

@@ -2,9 +2,9 @@
 # size, how many times faster toolcanon ran than encoding/json in that run,
 # with the allocations of each. Sub-benchmarks are named
 # BenchmarkProjectionSizes/<projector>/<toolcanon|encoding_json>/<size>.
-# With -count above 1 each is measured several times and the fastest
-# measurement of each counts: on a shared machine the slower ones measure
-# the other load.
+# When the benchmark ran several times, each is measured several times and
+# the fastest measurement of each counts: on a shared machine the slower
+# ones measure the other load.
 /^BenchmarkProjectionSizes\// {
 	split($1, part, "/")
 	size = part[4]; sub(/-[0-9]+$/, "", size)

@@ -12,7 +12,7 @@ SMOKE_TIMEOUT ?= 60
 # The report's comparison and benchmark sizes (bench/cmd/report -h).
 REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 
-.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
 
@@ -111,6 +111,20 @@ bench-report:
 ## redis-server) at 1 KiB, 8 KiB and 64 KiB of payload: B/record, payload-B/record, overhead-B/record.
 bench-memory:
 	$(GO) test -run='^$$' -bench='^BenchmarkRecordMemory$$' -benchtime=1x ./canonical/redisstore/
+
+## bench-projection: the query-log and RAG projectors against their encoding/json baselines (same output bytes) at
+## 1 KiB, 64 KiB, 1 MiB and 8 MiB, then the speed-up of each size. The benchmark runs BENCHCOUNT times in a row,
+## each run measuring both sides of a size one after the other, and the fastest measurement of each counts, so
+## that a shared machine's other load counts less.
+BENCHTIME  ?= 1s
+BENCHCOUNT ?= 5
+bench-projection:
+	@dir=$$(mktemp -d); $(GO) test -c -o $$dir/projectors.test ./projectors/ || { rm -rf $$dir; exit 1; }; \
+		for i in $$(seq $(BENCHCOUNT)); do \
+			(cd projectors && $$dir/projectors.test -test.run='^$$' -test.bench='^BenchmarkProjectionSizes$$' \
+				-test.benchmem -test.benchtime=$(BENCHTIME)) >>$$dir/log 2>&1 || { cat $$dir/log; rm -rf $$dir; exit 1; }; \
+		done; \
+		grep -E '^Benchmark' $$dir/log; awk -f projectors/cmd/benchratio.awk $$dir/log; rm -rf $$dir
 
 ## eval-patterns: pattern-mining grouping accuracy on the Loghub 2k samples, read from the directory in
 ## LOGHUB_DIR (research licence: never copied into the repository). Exits 2, saying where to get them, without it.

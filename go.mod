@@ -3,6 +3,7 @@ module github.com/toolcanon/toolcanon
 go 1.26.0
 
 require (
+	github.com/buger/jsonparser v1.6.1
 	github.com/gowebpki/jcs v1.0.2
 	github.com/moby/moby/api v1.56.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0

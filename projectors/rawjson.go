@@ -279,6 +279,16 @@ func StringAt(doc []byte, i int) ([]byte, bool) {
 // (an entries array) is skipped once, not once per path. out[k] receives
 // the offset for paths[k], or -1.
 func LocateMany(doc []byte, paths []string, out []int) {
+	LocateManyVisit(doc, paths, out, "", nil)
+}
+
+// LocateManyVisit is LocateMany that reads one member instead of skipping
+// it: when the top-level member named by the plain key visit holds an
+// array, read is called with the array's offset and returns the offset
+// just after the array (EachObjectMemberEnd returns it), so that the array
+// is walked once in all. When read returns -1 the walk stops, out holds
+// what was found before, and LocateManyVisit reports false.
+func LocateManyVisit(doc []byte, paths []string, out []int, visit string, read func(start int) int) bool {
 	pending := 0
 	for k, p := range paths {
 		out[k] = -1
@@ -291,15 +301,27 @@ func LocateMany(doc []byte, paths []string, out []int) {
 		}
 		pending++
 	}
-	if pending == 0 {
-		return
+	if pending == 0 && read == nil {
+		return true
 	}
 	i := skipWS(doc, 0)
 	if i >= len(doc) || doc[i] != '{' {
-		return
+		return true
 	}
-	EachMember(doc[i:], func(k, v []byte) bool {
-		off := cap(doc) - cap(v) // v is a sub-slice of doc
+	i = skipWS(doc, i+1)
+	for i < len(doc) && doc[i] == '"' {
+		end := stringEnd(doc, i)
+		k := doc[i+1 : end-1]
+		i = skipWS(doc, end)
+		i = skipWS(doc, i+1) // ':'
+		var vend int
+		if read != nil && doc[i] == '[' && KeyEquals(k, visit) {
+			if vend = read(i); vend < 0 {
+				return false
+			}
+		} else {
+			vend = skipValue(doc, i)
+		}
 		for n, p := range paths {
 			if p == "" || !simplePath(p) {
 				continue
@@ -312,17 +334,21 @@ func LocateMany(doc []byte, paths []string, out []int) {
 				continue
 			}
 			if rest == "" {
-				out[n] = off // the last member of a repeated key wins, as in Locate
+				out[n] = i // the last member of a repeated key wins, as in Locate
 				continue
 			}
-			if sub := Locate(v, rest); sub >= 0 {
-				out[n] = off + sub
+			if sub := Locate(doc[i:vend], rest); sub >= 0 {
+				out[n] = i + sub
 			} else {
 				out[n] = -1
 			}
 		}
-		return true
-	})
+		i = skipWS(doc, vend)
+		if i < len(doc) && doc[i] == ',' {
+			i = skipWS(doc, i+1)
+		}
+	}
+	return true
 }
 
 // EachObjectMember walks the array at offset start of the valid document
@@ -333,6 +359,17 @@ func LocateMany(doc []byte, paths []string, out []int) {
 func EachObjectMember(doc []byte, start int, member func(key, value []byte), end func(isObject bool) bool) bool {
 	if start < 0 || start >= len(doc) || doc[start] != '[' {
 		return false
+	}
+	EachObjectMemberEnd(doc, start, member, end)
+	return true
+}
+
+// EachObjectMemberEnd is EachObjectMember that returns the offset just
+// after the array, or -1 when end stopped the walk or there is no array at
+// start.
+func EachObjectMemberEnd(doc []byte, start int, member func(key, value []byte), end func(isObject bool) bool) int {
+	if start < 0 || start >= len(doc) || doc[start] != '[' {
+		return -1
 	}
 	i := skipWS(doc, start+1)
 	for i < len(doc) && doc[i] != ']' {
@@ -356,12 +393,12 @@ func EachObjectMember(doc []byte, start int, member func(key, value []byte), end
 			i = skipValue(doc, i)
 		}
 		if !end(isObj) {
-			return true
+			return -1
 		}
 		i = skipWS(doc, i)
 		if i < len(doc) && doc[i] == ',' {
 			i = skipWS(doc, i+1)
 		}
 	}
-	return true
+	return min(i+1, len(doc)) // ']'
 }

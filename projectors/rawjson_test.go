@@ -64,3 +64,40 @@ func TestEachElementAndMember(t *testing.T) {
 		t.Fatal("an object iterated as an array")
 	}
 }
+
+func TestLocateManyVisit(t *testing.T) {
+	doc := []byte(`{"xs":[{"a":"1"},{"a":"2"},3],"w":{"f":"x"},"s":true,"ys":"no array"}`)
+	paths := []string{"s", "xs", "w.f", "ys", "missing"}
+	want := make([]int, len(paths))
+	projectors.LocateMany(doc, paths, want)
+	got := make([]int, len(paths))
+	var vals []string
+	read := func(start int) int {
+		return projectors.EachObjectMemberEnd(doc, start, func(k, v []byte) { vals = append(vals, string(v)) }, func(bool) bool { return true })
+	}
+	if !projectors.LocateManyVisit(doc, paths, got, "xs", read) {
+		t.Fatal("walk stopped")
+	}
+	for i := range paths {
+		if got[i] != want[i] {
+			t.Fatalf("%s at %d, LocateMany says %d", paths[i], got[i], want[i])
+		}
+	}
+	if len(vals) != 2 || vals[0] != `"1"` || vals[1] != `"2"` {
+		t.Fatalf("read %q", vals)
+	}
+	// A member that is not an array is not read.
+	vals = nil
+	projectors.LocateManyVisit(doc, paths, got, "ys", read)
+	if vals != nil {
+		t.Fatalf("read %q", vals)
+	}
+	// A read that stops stops the walk: neither the array read nor what
+	// follows is found.
+	stop := func(start int) int {
+		return projectors.EachObjectMemberEnd(doc, start, func(k, v []byte) {}, func(bool) bool { return false })
+	}
+	if projectors.LocateManyVisit(doc, paths, got, "xs", stop) || got[0] != -1 || got[1] != -1 {
+		t.Fatalf("stopped walk: %v", got)
+	}
+}

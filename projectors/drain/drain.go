@@ -128,7 +128,7 @@ func TokenizeN(dst [][]byte, msg []byte, max int) [][]byte {
 		size := 1
 		space := false
 		if c < utf8.RuneSelf {
-			space = c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f)
+			space = asciiSpace[c]
 		} else {
 			var r rune
 			r, size = utf8.DecodeRune(msg[i:])
@@ -152,6 +152,15 @@ func TokenizeN(dst [][]byte, msg []byte, max int) [][]byte {
 	}
 	return dst
 }
+
+// asciiSpace marks the ASCII bytes that unicode.IsSpace accepts, and the
+// information separators 0x1c–0x1f, which split tokens too.
+var asciiSpace = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f)
+	}
+	return t
+}()
 
 // AddTokens mines one tokenized message. See Add.
 func (m *Miner) AddTokens(toks [][]byte) (int, bool) {

@@ -88,7 +88,10 @@ func DefaultConfig() Config {
 type Projector struct {
 	cfg    Config
 	simple bool // entry paths are plain keys: one pass per entry
-	pool   sync.Pool
+	// oneWalk: the entries path is a plain key too, so the entries are read
+	// during the walk that finds the other paths.
+	oneWalk bool
+	pool    sync.Pool
 }
 
 var _ projectors.Projector = (*Projector)(nil)
@@ -133,6 +136,7 @@ func New(cfg Config) (*Projector, error) {
 	p := &Projector{cfg: cfg}
 	p.simple = projectors.SimpleKey(cfg.Paths.Timestamp) && projectors.SimpleKey(cfg.Paths.Message) &&
 		(cfg.Paths.Level == "" || projectors.SimpleKey(cfg.Paths.Level))
+	p.oneWalk = p.simple && projectors.SimpleKey(cfg.Paths.Entries)
 	p.pool.New = func() any { return p.newState() }
 	return p, nil
 }
@@ -143,6 +147,16 @@ var levels = [...]string{"FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "UN
 const unknownLevel = len(levels) - 1
 
 func levelIndex(raw string) int {
+	switch raw { // the usual spellings, before folding case
+	case "ERROR":
+		return 1
+	case "WARN":
+		return 2
+	case "INFO":
+		return 3
+	case "DEBUG":
+		return 4
+	}
 	var buf [10]byte
 	if len(raw) > len(buf) {
 		return unknownLevel
@@ -242,20 +256,6 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 		return projectors.Projection{}, failed("response is not an object")
 	}
 	pa := &p.cfg.Paths
-	var at [4]int // success, entries, from, to: found in one walk
-	projectors.LocateMany(raw, []string{pa.Success, pa.Entries, pa.From, pa.To}, at[:])
-	if pa.Success != "" && (at[0] < 0 || !bytes.HasPrefix(raw[at[0]:], []byte("true"))) {
-		return projectors.Projection{}, failed("source reported failure")
-	}
-	entries := at[1]
-	if entries < 0 || raw[entries] != '[' {
-		return projectors.Projection{}, failed("response has no entries array")
-	}
-	from, to, err := p.window(raw, at[2], at[3], req)
-	if err != nil {
-		return projectors.Projection{}, err
-	}
-
 	st := p.pool.Get().(*state)
 	defer p.pool.Put(st)
 	st.reset()
@@ -284,7 +284,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 			perr = failed("entry %d has no timestamp", matches)
 			return false
 		}
-		ts, err := time.Parse(time.RFC3339Nano, tsRaw)
+		ts, err := parseTimestamp(tsRaw)
 		if err != nil {
 			perr = failed("entry %d has a malformed timestamp", matches)
 			return false
@@ -311,7 +311,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 			if id == len(*s) {
 				*s = append(*s, stat{})
 			}
-			n := ts.UnixNano()
+			n := ts
 			x := &(*s)[id]
 			if x.count == 0 || n < x.first {
 				x.first = n
@@ -332,21 +332,54 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 				keep = keep[:runeCut(keep, p.cfg.Limits.Text+1)]
 			}
 			st.arena = append(st.arena, keep...)
-			st.events = append(st.events, event{ts: ts.UnixNano(), level: lvl, start: start, end: len(st.arena)})
+			st.events = append(st.events, event{ts: ts, level: lvl, start: start, end: len(st.arena)})
 		}
 		return true
 	}
-	if p.simple {
-		member := func(k, v []byte) {
-			p.member(&f, k, v)
-		}
-		projectors.EachObjectMember(raw, entries, member, func(obj bool) bool {
-			isObj = obj
-			ok := handle()
-			f = fields{}
-			return ok
+	member := func(k, v []byte) {
+		p.member(&f, k, v)
+	}
+	endEntry := func(obj bool) bool {
+		isObj = obj
+		ok := handle()
+		f = fields{}
+		return ok
+	}
+	// success, entries, from, to: found in one walk, which with plain keys
+	// also reads the entries as it passes them, so that the response is
+	// walked once. What the entries hold counts only once the response has
+	// passed the checks of the other members, as when they are read after.
+	var at [4]int
+	paths := []string{pa.Success, pa.Entries, pa.From, pa.To}
+	read := false
+	if p.oneWalk {
+		read = projectors.LocateManyVisit(raw, paths, at[:], pa.Entries, func(start int) int {
+			return projectors.EachObjectMemberEnd(raw, start, member, endEntry)
 		})
+		if !read {
+			// An entry stopped the walk: find the other members as before.
+			projectors.LocateMany(raw, paths, at[:])
+		}
 	} else {
+		projectors.LocateMany(raw, paths, at[:])
+	}
+	if pa.Success != "" && (at[0] < 0 || !bytes.HasPrefix(raw[at[0]:], []byte("true"))) {
+		return projectors.Projection{}, failed("source reported failure")
+	}
+	entries := at[1]
+	if entries < 0 || raw[entries] != '[' {
+		return projectors.Projection{}, failed("response has no entries array")
+	}
+	from, to, err := p.window(raw, at[2], at[3], req)
+	if err != nil {
+		return projectors.Projection{}, err
+	}
+	switch {
+	case p.oneWalk:
+		// Read during the walk, or stopped by an entry with perr set.
+	case p.simple:
+		projectors.EachObjectMember(raw, entries, member, endEntry)
+	default:
 		projectors.EachElement(raw, entries, func(elem []byte) bool {
 			f, isObj = p.entryFields(elem)
 			return handle()

@@ -385,3 +385,34 @@ func TestQueryLogConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// The entries are read during the walk that finds the other members, and
+// may come before them: a failure of the response as a whole must still
+// win over one of its entries, as when the entries are read after.
+func TestQueryLogResponseChecksPrecedeEntryChecks(t *testing.T) {
+	p := newProjector(t, nil)
+	call := projectors.Call{ToolCallID: "c", Input: []byte(`{"topic":"t","query":"q"}`)}
+	good := `{"timestamp":"2026-03-01T09:00:00Z","level":"INFO","message":"m"}`
+	bad := `{"level":"INFO","message":"no timestamp"}`
+	for _, c := range []struct{ raw, want string }{
+		{`{"entries":[` + good + `,` + bad + `],"success":false}`, "source reported failure"},
+		{`{"entries":[` + bad + `],"window":{"from":"x","to":"y"},"success":true}`, "malformed window"},
+		{`{"entries":[` + good + `,` + bad + `],"success":true}`, "entry 2 has no timestamp"},
+		{`{"success":true,"entries":[` + bad + `]}`, "entry 1 has no timestamp"},
+		{`{"entries":{"a":[` + bad + `]},"success":true}`, "no entries array"},
+	} {
+		_, err := p.Project(context.Background(), call, []byte(c.raw))
+		if canonical.CodeOf(err) != canonical.CodeProjectionFailed || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.raw, err, c.want)
+		}
+	}
+	// Entries before the window and the success flag are projected as when
+	// they come after.
+	a := `{"entries":[` + good + `],"window":{"from":"2026-03-01T08:00:00Z","to":"2026-03-01T10:00:00Z"},"success":true}`
+	b := `{"success":true,"window":{"from":"2026-03-01T08:00:00Z","to":"2026-03-01T10:00:00Z"},"entries":[` + good + `]}`
+	pa, err1 := p.Project(context.Background(), call, []byte(a))
+	pb, err2 := p.Project(context.Background(), call, []byte(b))
+	if err1 != nil || err2 != nil || !bytes.Equal(pa.Result, pb.Result) || !strings.Contains(string(pa.Result), `"match_count":1`) {
+		t.Fatalf("%v %v\n%s\n%s", err1, err2, pa.Result, pb.Result)
+	}
+}

@@ -40,6 +40,28 @@ func redactPEM(rw *rewriter) {
 // Stack traces: keep the message line, drop the frames.
 
 func gateStack(src []byte) bool {
+	return stackHint(src) && stackCutPossible(src)
+}
+
+// stackCutPossible reports whether redactStack can find a cut in src: each
+// of its markers is looked for literally, and a JVM frame needs "at"
+// followed by a space or '+', and an opening parenthesis. A message with a
+// tab or a line break but no frame costs these searches, not the regular
+// expressions.
+func stackCutPossible(src []byte) bool {
+	if bytes.Contains(src, []byte("Traceback (most recent call last)")) || bytes.Contains(src, []byte("goroutine ")) {
+		return true
+	}
+	for _, m := range stackMarkers {
+		if bytes.Contains(src, m) {
+			return true
+		}
+	}
+	return bytes.IndexByte(src, '(') >= 0 && (bytes.Contains(src, []byte("at ")) || bytes.Contains(src, []byte("at+")))
+}
+
+// stackHint reports whether src looks like it may hold a stack trace.
+func stackHint(src []byte) bool {
 	if bytes.IndexByte(src, '\n') >= 0 || bytes.IndexByte(src, '\t') >= 0 ||
 		bytes.Contains(src, []byte("goroutine ")) || bytes.Contains(src, []byte("Traceback (")) {
 		return true
@@ -132,20 +154,25 @@ func gateSQL(src []byte) bool {
 	// the rare message that has one.
 	var sel, ins, upd, del, whr bool
 	for i := 0; i+5 <= len(src); i++ {
-		if i > 0 && isAlpha(src[i-1]) {
+		if !isAlpha(src[i]) {
 			continue
 		}
-		switch src[i] | 0x20 {
+		// The first letter of a word; the loop's i++ then skips the rest.
+		w := i
+		for i+1 < len(src) && isAlpha(src[i+1]) {
+			i++
+		}
+		switch src[w] | 0x20 {
 		case 's':
-			sel = sel || hasPrefixFold(src[i:], "select")
+			sel = sel || hasPrefixFold(src[w:], "select")
 		case 'i':
-			ins = ins || hasPrefixFold(src[i:], "insert")
+			ins = ins || hasPrefixFold(src[w:], "insert")
 		case 'u':
-			upd = upd || hasPrefixFold(src[i:], "update")
+			upd = upd || hasPrefixFold(src[w:], "update")
 		case 'd':
-			del = del || hasPrefixFold(src[i:], "delete")
+			del = del || hasPrefixFold(src[w:], "delete")
 		case 'w':
-			whr = whr || hasPrefixFold(src[i:], "where")
+			whr = whr || hasPrefixFold(src[w:], "where")
 		}
 	}
 	if !(sel || ins || upd || del || whr) {

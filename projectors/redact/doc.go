@@ -18,8 +18,11 @@
 // Every pass costs time linear in the message, whatever it holds; the
 // package's adversarial tests check it for every literal of Vocabulary.
 //
-// A message passes through a fixed sequence of passes; each starts with a
-// cheap gate so that ordinary messages are scanned, not copied. Go's regexp
+// A message passes through a fixed sequence of passes. One scan first
+// finds which trigger bytes it holds (digits, '=', ':', '@', …); a pass
+// whose triggers are absent is skipped at the cost of a bit test, and the
+// others start with a cheap gate, so that ordinary messages are scanned,
+// not copied. Go's regexp
 // has no look-around, so neighbouring bytes are checked in code, and
 // candidate addresses are confirmed with net/netip. The few regular
 // expressions are compiled once, at package initialisation.

@@ -86,8 +86,13 @@ func classifyKey(key []byte) kvClass {
 	}
 	var buf [64]byte
 	k := buf[:len(key)]
+	letters := false
 	for i, c := range key {
 		k[i] = lower(c)
+		letters = letters || isAlpha(c)
+	}
+	if !letters {
+		return kvNone // every key, stem and suffix below has a letter
 	}
 	if c, ok := exactKeys[string(k)]; ok {
 		return c

@@ -37,28 +37,94 @@ type Redactor struct {
 // New returns a Redactor.
 func New() *Redactor { return &Redactor{} }
 
-// stage is one rewriting pass. gate is a cheap test that the pass can match
-// at all; most messages fail most gates and are never copied.
+// stage is one rewriting pass. It runs only on a text that holds at least
+// one of the features any (unless any is 0), all of the features all, and
+// passes gate, a cheap test that the pass can match at all; when exact is
+// set, the features alone decide and gate is not called. The features are
+// found for all passes in one scan. Most messages fail most of these tests
+// and are never copied.
 type stage struct {
-	gate  func(src []byte) bool
-	apply func(rw *rewriter)
+	any, all features
+	exact    bool // gate holds exactly when the features do
+	gate     func(src []byte) bool
+	apply    func(rw *rewriter)
+}
+
+// features is a set of the bytes, or classes of bytes, that the passes
+// look for: one linear scan of a text (scanFeatures) finds them all, so
+// that a pass whose trigger is absent costs one bit test.
+type features uint32
+
+const (
+	fDigit features = 1 << iota
+	fNewline
+	fTab
+	fBackslash
+	fParen   // (
+	fG       // g: goroutine
+	fDash    // -
+	fColon   // :
+	fSlash   // /
+	fEquals  // =
+	fAt      // @
+	fDot     // .
+	fLowerU  // u: "user "
+	fLowerP  // p: "passw"
+	fLowerA  // a: "arn:"
+	fSQLHead // s, i, u, d, w in either case: the first letter of a SQL keyword
+)
+
+// featureOf maps a byte to the features it carries.
+var featureOf = func() (t [256]features) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] |= fDigit
+	}
+	t['\n'] |= fNewline
+	t['\t'] |= fTab
+	t['\\'] |= fBackslash
+	t['('] |= fParen
+	t['g'] |= fG
+	t['-'] |= fDash
+	t[':'] |= fColon
+	t['/'] |= fSlash
+	t['='] |= fEquals
+	t['@'] |= fAt
+	t['.'] |= fDot
+	t['u'] |= fLowerU
+	t['p'] |= fLowerP
+	t['a'] |= fLowerA
+	for _, c := range "siudwSIUDW" {
+		t[c] |= fSQLHead
+	}
+	return t
+}()
+
+// scanFeatures returns the features of src.
+func scanFeatures(src []byte) features {
+	var f features
+	for _, c := range src {
+		f |= featureOf[c]
+	}
+	return f
 }
 
 var stages = []stage{
-	{gatePEM, redactPEM},
-	{gateStack, redactStack},
-	{gateSQL, redactSQL},
-	{gateURL, redactURL},
-	{gateKV, redactKV},
-	{gateFlags, redactFlags},
-	{gatePositional, redactPositional},
-	{always, redactTokens},
-	{gateEmail, redactEmail},
-	{always, redactAddrs},
-	{gateHosts, redactHosts},
-	{always, redactPhrases},
-	{gateARN, redactARN},
-	{gateDigits, redactCards},
+	{all: fDash, gate: gatePEM, apply: redactPEM},
+	{any: fNewline | fTab | fBackslash | fParen | fG, gate: gateStack, apply: redactStack},
+	{any: fSQLHead, gate: gateSQL, apply: redactSQL},
+	{all: fColon | fSlash, gate: gateURL, apply: redactURL},
+	{any: fEquals | fColon, exact: true, gate: gateKV, apply: redactKV},
+	{any: fDash, exact: true, gate: gateFlags, apply: redactFlags},
+	{any: fLowerU | fLowerP, gate: gatePositional, apply: redactPositional},
+	{gate: always, apply: redactTokens},
+	{any: fAt, exact: true, gate: gateEmail, apply: redactEmail},
+	// An IPv4 address has dots, an IPv6 one colons, a MAC address one of
+	// colons, dashes or dots.
+	{any: fColon | fDot | fDash, gate: always, apply: redactAddrs},
+	{any: fDot | fDash | fColon, exact: true, gate: gateHosts, apply: redactHosts},
+	{gate: always, apply: redactPhrases},
+	{all: fLowerA | fColon, gate: gateARN, apply: redactARN},
+	{any: fDigit, exact: true, gate: gateDigits, apply: redactCards},
 }
 
 func always([]byte) bool { return true }
@@ -68,9 +134,10 @@ func always([]byte) bool { return true }
 func (r *Redactor) Append(dst, msg []byte) []byte {
 	cur := msg
 	useA := true
+	feat := scanFeatures(cur)
 	for i := range stages {
 		s := &stages[i]
-		if !s.gate(cur) {
+		if s.any != 0 && feat&s.any == 0 || feat&s.all != s.all || !s.exact && !s.gate(cur) {
 			continue
 		}
 		var out []byte
@@ -93,6 +160,7 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 		}
 		cur = res
 		useA = !useA
+		feat = scanFeatures(cur)
 	}
 	return append(dst, cur...)
 }

@@ -91,21 +91,24 @@ func loadDigest(s string) string {
 }
 
 // completionDigest is what the record keeps of a completion's digest to
-// recognise its retry: the first 16 bytes, in base64url.
+// recognise its retry: the first 8 bytes, in base64url (11 characters). It
+// only tells one completion of the same owner's call from another, which 64
+// bits do; the meta line stays within one allocator size class.
 func completionDigest(c *canonical.Completion) string {
 	b, _ := hex.DecodeString(c.Digest())
-	return base64.RawURLEncoding.EncodeToString(b[:16])
+	return base64.RawURLEncoding.EncodeToString(b[:8])
 }
 
 // identityTag is what a record keeps of its run_id and tool_call_id: the
-// first 9 bytes of SHA-256(run_id NUL tool_call_id), in base64url (12
-// characters). Ids cannot hold NUL, so distinct pairs hash distinct inputs.
+// first 6 bytes of SHA-256(run_id NUL tool_call_id), in base64url (8
+// characters): it tells a record copied under another key, not an attacker
+// who can write to Redis. Ids cannot hold NUL, so distinct pairs hash distinct inputs.
 func identityTag(runID, toolCallID string) string {
 	h := sha256.New()
 	h.Write([]byte(runID))
 	h.Write([]byte{0})
 	h.Write([]byte(toolCallID))
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:9])
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:6])
 }
 
 // lowerHex decodes s when it is exactly n bytes in lowercase hex, the form

@@ -100,7 +100,7 @@ func report(out string, compareFlags []string, benchtime string, want map[string
 				rs = append(rs, r...)
 			}
 		}
-		cmd := strings.Join(cmds, "`, then `")
+		cmd := strings.Join(cmds, "\n")
 		if !want[b.name] {
 			secs = append(secs, b.build(nil, cmd, skipped))
 			continue

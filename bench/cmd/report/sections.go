@@ -539,8 +539,10 @@ func render(m machine, chartDir string, secs []section) string {
 	}))
 	for _, s := range secs {
 		fmt.Fprintf(&b, "\n## %s\n\n", s.Title)
-		if s.Command != "" {
-			fmt.Fprintf(&b, "`%s`\n\n", strings.ReplaceAll(s.Command, "`", "'"))
+		if s.Command != "" { // one command a line
+			for _, c := range strings.Split(s.Command, "\n") {
+				fmt.Fprintf(&b, "`%s`\n\n", strings.ReplaceAll(c, "`", "'"))
+			}
 		}
 		b.WriteString(s.Body)
 		for _, c := range s.Charts {

@@ -124,8 +124,8 @@ func lowerHex(s string, n int) ([]byte, bool) {
 // meta is a record's meta line, decoded.
 type meta struct {
 	status, evidence, idTag, errCode, tool, owner, requestDigest string
-	created, updated, lease                               int64
-	sizes                                                 [3]int64 // request, raw, result
+	created, updated, lease                                      int64
+	sizes                                                        [3]int64 // request, raw, result
 }
 
 // parseMeta decodes a meta line; ok is false when the line is not one.

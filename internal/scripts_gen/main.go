@@ -25,6 +25,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/toolcanon/toolcanon/lua"
 )
 
 func main() {
@@ -40,11 +42,18 @@ func main() {
 	sort.Strings(paths)
 	var scripts []*Script
 	for _, p := range paths {
-		src, err := os.ReadFile(p)
+		raw, err := os.ReadFile(p)
 		if err != nil {
 			fatalf("%v", err)
 		}
-		s, err := Parse(filepath.Base(p), string(src))
+		// The generator checks the script Redis runs: includes expanded.
+		src, err := lua.Expand(string(raw), func(name string) ([]byte, error) {
+			return os.ReadFile(filepath.Join(*luaDir, name))
+		})
+		if err != nil {
+			fatalf("%s: %v", p, err)
+		}
+		s, err := Parse(filepath.Base(p), src)
 		if err != nil {
 			fatalf("%v", err)
 		}

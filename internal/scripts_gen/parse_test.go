@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolcanon/toolcanon/lua"
 )
 
 const header = `-- demo: a test script.
@@ -136,11 +138,20 @@ func TestShippedScriptsAndGeneratedCode(t *testing.T) {
 	}
 	var scripts []*Script
 	for _, p := range paths {
-		src, err := os.ReadFile(p)
+		raw, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := Parse(filepath.Base(p), string(src))
+		src, err := lua.Expand(string(raw), func(name string) ([]byte, error) {
+			return os.ReadFile(filepath.Join("../../lua", name))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src != lua.Source(filepath.Base(p)) {
+			t.Fatalf("%s: the generator and the store see different scripts", p)
+		}
+		s, err := Parse(filepath.Base(p), src)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,9 +4,10 @@
 // A projector runs on every call, so it never unmarshals a raw response.
 // Valid checks the whole document once (strings eight bytes at a time);
 // Locate, LocateMany, EachElement and EachMember then walk it as sub-slices,
-// skipping what the projection does not need (LocateManyVisit reads an
-// array of records in the same walk that finds the other members), and
-// gjson reads the fields of the few elements that are projected. The result is written through a
+// skipping what the projection does not need, and gjson reads the fields of
+// the few elements that are projected. WalkValid does all of it in one pass:
+// it checks the document while it finds the members and reads an array of
+// records, so that a response of plain keys is read once. The result is written through a
 // Writer that enforces per-item, per-collection and total UTF-8 byte
 // budgets: whatever the input, the result is valid JSON no larger than the
 // total budget, and any cut sets "truncated": true. A call allocates its

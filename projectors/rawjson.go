@@ -5,6 +5,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/toolcanon/toolcanon/internal/strictjson"
 	"github.com/toolcanon/toolcanon/projectors/internal/view"
 )
 
@@ -323,14 +324,8 @@ func LocateManyVisit(doc []byte, paths []string, out []int, visit string, read f
 			vend = skipValue(doc, i)
 		}
 		for n, p := range paths {
-			if p == "" || !simplePath(p) {
-				continue
-			}
-			first, rest := p, ""
-			if d := indexDot(p); d >= 0 {
-				first, rest = p[:d], p[d+1:]
-			}
-			if !KeyEquals(k, first) {
+			first, rest, ok := firstKey(p)
+			if !ok || !KeyEquals(k, first) {
 				continue
 			}
 			if rest == "" {
@@ -401,4 +396,52 @@ func EachObjectMemberEnd(doc []byte, start int, member func(key, value []byte), 
 		}
 	}
 	return min(i+1, len(doc)) // ']'
+}
+
+// WalkValid is Valid, LocateMany and EachObjectMember in one pass over doc:
+// it checks doc strictly, finds the values of paths (out[k] receives the
+// offset for paths[k], or -1) and, when doc's top-level member named by the
+// plain key visit holds an array, calls member with every member of each
+// object element and end after each element, until end returns false. It
+// reports whether doc is valid; out and the calls mean something only when
+// it is, and an invalid document may have been partly reported first.
+func WalkValid(doc []byte, paths []string, out []int, visit string, member func(key, value []byte), end func(isObject bool) bool) bool {
+	for k := range out {
+		out[k] = -1
+	}
+	top := func(name []byte, start, vend int) {
+		for n, p := range paths {
+			first, rest, ok := firstKey(p)
+			if !ok || string(name) != first {
+				continue
+			}
+			if rest == "" {
+				out[n] = start
+			} else if sub := Locate(doc[start:vend], rest); sub >= 0 {
+				out[n] = start + sub
+			}
+		}
+	}
+	w := strictjson.Walk{Top: top, Array: visit, Member: member, End: end}
+	if strictjson.CheckWalk(doc, MaxDepth, &w) != nil {
+		return false
+	}
+	for n, p := range paths {
+		if p != "" && !simplePath(p) {
+			out[n] = Locate(doc, p)
+		}
+	}
+	return true
+}
+
+// firstKey splits a plain-key path into its first key and the rest, and
+// reports false for an empty path or one that is not made of plain keys.
+func firstKey(path string) (first, rest string, ok bool) {
+	if path == "" || !simplePath(path) {
+		return "", "", false
+	}
+	if d := indexDot(path); d >= 0 {
+		return path[:d], path[d+1:], true
+	}
+	return path, "", true
 }

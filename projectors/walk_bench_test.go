@@ -15,26 +15,40 @@ type entryFields struct {
 }
 
 // walkOwn reads the entries of a log response with the package's walker,
-// as the query-log projector does: one pass over the top-level members
-// that reads the entries as it passes them.
+// as the query-log projector does: one pass that checks the response
+// strictly and reads the entries as it passes them. It reports -1 entries
+// for an invalid response.
 func walkOwn(raw []byte) entryFields {
 	var f entryFields
 	var at [1]int
-	member := func(k, v []byte) {
-		switch {
-		case projectors.KeyEquals(k, "timestamp"):
-			f.ts += len(v)
-		case projectors.KeyEquals(k, "level"):
-			f.level += len(v)
-		case projectors.KeyEquals(k, "message"):
-			f.msg += len(v)
-		}
+	if !projectors.WalkValid(raw, []string{"entries"}, at[:], "entries", f.member, f.end) {
+		return entryFields{n: -1}
 	}
-	end := func(bool) bool { f.n++; return true }
+	return f
+}
+
+// walkUnchecked is walkOwn without the check: the walk alone, on a
+// response known to be valid.
+func walkUnchecked(raw []byte) entryFields {
+	var f entryFields
+	var at [1]int
 	projectors.LocateManyVisit(raw, []string{"entries"}, at[:], "entries", func(start int) int {
-		return projectors.EachObjectMemberEnd(raw, start, member, end)
+		return projectors.EachObjectMemberEnd(raw, start, f.member, f.end)
 	})
 	return f
+}
+
+func (f *entryFields) end(bool) bool { f.n++; return true }
+
+func (f *entryFields) member(k, v []byte) {
+	switch {
+	case projectors.KeyEquals(k, "timestamp"):
+		f.ts += len(v)
+	case projectors.KeyEquals(k, "level"):
+		f.level += len(v)
+	case projectors.KeyEquals(k, "message"):
+		f.msg += len(v)
+	}
 }
 
 var entryPaths = [][]string{{"timestamp"}, {"level"}, {"message"}}
@@ -58,26 +72,32 @@ func walkJSONParser(raw []byte) entryFields {
 	return f
 }
 
-// TestWalkersAgree checks that both walkers read the same entries.
+// TestWalkersAgree checks that the walkers read the same entries, and
+// that the checking walk refuses what Valid refuses.
 func TestWalkersAgree(t *testing.T) {
 	for _, size := range []int{1 << 10, 64 << 10} {
 		raw := makeLogs(5, size)
-		a, b := walkOwn(raw), walkJSONParser(raw)
-		if a != b || a.n == 0 {
-			t.Fatalf("%d bytes: own %+v, jsonparser %+v", len(raw), a, b)
+		a, b, c := walkOwn(raw), walkJSONParser(raw), walkUnchecked(raw)
+		if a != b || a != c || a.n <= 0 {
+			t.Fatalf("%d bytes: own %+v, jsonparser %+v, unchecked %+v", len(raw), a, b, c)
+		}
+		bad := append(raw[:len(raw)-1:len(raw)-1], ',', '}')
+		if projectors.Valid(bad) || walkOwn(bad).n != -1 {
+			t.Fatalf("%d bytes: a trailing comma is accepted", len(raw))
 		}
 	}
 }
 
-// BenchmarkEntryWalk compares the walkers on a 1 MiB log response. Neither
-// validates: strict validation (projectors.Valid, measured on its own) is
-// needed with either, since jsonparser does not reject malformed input.
+// BenchmarkEntryWalk compares the walkers on a 1 MiB log response: own
+// checks the response as it reads it; unchecked and jsonparser do not,
+// and need strict validation (projectors.Valid, measured on its own)
+// before them, since jsonparser does not reject malformed input.
 func BenchmarkEntryWalk(b *testing.B) {
 	raw := makeLogs(1, 1<<20)
 	for _, w := range []struct {
 		name string
 		f    func([]byte) entryFields
-	}{{"own", walkOwn}, {"jsonparser", walkJSONParser}, {"strict_validation", func(raw []byte) entryFields {
+	}{{"own", walkOwn}, {"unchecked", walkUnchecked}, {"jsonparser", walkJSONParser}, {"strict_validation", func(raw []byte) entryFields {
 		if !projectors.Valid(raw) {
 			b.Fatal("invalid")
 		}

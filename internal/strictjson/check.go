@@ -33,12 +33,15 @@ func ValidObject(b []byte) bool {
 // members is found when the object closes. Repeated names are found in
 // time linear in the object, with a hash seeded per process, so that no
 // document can make the check quadratic.
-func Check(b []byte, maxDepth int) error {
+func Check(b []byte, maxDepth int) error { return check(b, maxDepth, nil) }
+
+// check is Check reporting to w (see CheckWalk) when w is not nil.
+func check(b []byte, maxDepth int, w *Walk) error {
 	if len(b) > math.MaxInt32 {
 		return errAt(0, "document larger than 2 GiB")
 	}
 	c := checkers.Get().(*checker)
-	c.b, c.max = b, maxDepth
+	c.b, c.max, c.walk = b, maxDepth, w
 	i, err := c.value(SkipSpace(b, 0), 0)
 	if err == nil {
 		if i = SkipSpace(b, i); i != len(b) {
@@ -72,6 +75,11 @@ type checker struct {
 	arena []byte
 	count []int32
 	order []int32
+	// The walk of CheckWalk, nil in Check: inArray is set while the
+	// elements of the walked array are checked, walkDone once End
+	// returned false.
+	walk              *Walk
+	inArray, walkDone bool
 }
 
 // name is one member name: a span of the document, or of the arena when it
@@ -88,7 +96,7 @@ type name struct {
 const maxKept = 1 << 17
 
 func (c *checker) reset() {
-	c.b = nil
+	c.b, c.walk, c.inArray, c.walkDone = nil, nil, false, false
 	if cap(c.names) > maxKept || cap(c.count) > 2*maxKept || cap(c.order) > maxKept {
 		c.names, c.count, c.order = nil, nil, nil
 	}
@@ -141,8 +149,12 @@ func (c *checker) array(i, depth int) (int, *SyntaxError) {
 	}
 	for {
 		var err *SyntaxError
+		at := i
 		if i, err = c.value(i, depth); err != nil {
 			return i, err
+		}
+		if c.inArray && depth == 2 {
+			c.walkElement(b[at])
 		}
 		i = SkipSpace(b, i)
 		if i >= len(b) {
@@ -186,8 +198,21 @@ func (c *checker) object(i, depth int) (int, *SyntaxError) {
 		if i >= len(b) || b[i] != ':' {
 			return i, errAt(i, "expected ':' after an object key")
 		}
-		if i, err = c.value(SkipSpace(b, i+1), depth); err != nil {
-			return i, err
+		if c.walk == nil {
+			if i, err = c.value(SkipSpace(b, i+1), depth); err != nil {
+				return i, err
+			}
+		} else {
+			name, start := c.names[len(c.names)-1], SkipSpace(b, i+1)
+			if depth == 1 {
+				i, err = c.walkValue(start)
+			} else {
+				i, err = c.value(start, depth)
+			}
+			if err != nil {
+				return i, err
+			}
+			c.walkMember(depth, b[name.at+1:end-1], start, i)
 		}
 		i = SkipSpace(b, i)
 		if i >= len(b) {

@@ -249,12 +249,6 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	if err != nil {
 		return projectors.Projection{}, err
 	}
-	if !projectors.Valid(raw) {
-		return projectors.Projection{}, failed("response is not valid JSON")
-	}
-	if raw[skipWS(raw)] != '{' {
-		return projectors.Projection{}, failed("response is not an object")
-	}
 	pa := &p.cfg.Paths
 	st := p.pool.Get().(*state)
 	defer p.pool.Put(st)
@@ -345,23 +339,24 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 		f = fields{}
 		return ok
 	}
-	// success, entries, from, to: found in one walk, which with plain keys
-	// also reads the entries as it passes them, so that the response is
-	// walked once. What the entries hold counts only once the response has
-	// passed the checks of the other members, as when they are read after.
+	// success, entries, from, to: found in the pass that checks the
+	// response, which with plain keys also reads the entries as it passes
+	// them, so that the response is read once. What the entries hold
+	// counts only once the response has passed the checks of the other
+	// members, as when they are read after.
 	var at [4]int
 	paths := []string{pa.Success, pa.Entries, pa.From, pa.To}
-	read := false
+	valid := false
 	if p.oneWalk {
-		read = projectors.LocateManyVisit(raw, paths, at[:], pa.Entries, func(start int) int {
-			return projectors.EachObjectMemberEnd(raw, start, member, endEntry)
-		})
-		if !read {
-			// An entry stopped the walk: find the other members as before.
-			projectors.LocateMany(raw, paths, at[:])
-		}
-	} else {
+		valid = projectors.WalkValid(raw, paths, at[:], pa.Entries, member, endEntry)
+	} else if valid = projectors.Valid(raw); valid {
 		projectors.LocateMany(raw, paths, at[:])
+	}
+	if !valid {
+		return projectors.Projection{}, failed("response is not valid JSON")
+	}
+	if raw[skipWS(raw)] != '{' {
+		return projectors.Projection{}, failed("response is not an object")
 	}
 	if pa.Success != "" && (at[0] < 0 || !bytes.HasPrefix(raw[at[0]:], []byte("true"))) {
 		return projectors.Projection{}, failed("source reported failure")
@@ -376,7 +371,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	}
 	switch {
 	case p.oneWalk:
-		// Read during the walk, or stopped by an entry with perr set.
+		// Read during the check, or stopped by an entry with perr set.
 	case p.simple:
 		projectors.EachObjectMember(raw, entries, member, endEntry)
 	default:

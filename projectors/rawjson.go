@@ -1,6 +1,8 @@
 package projectors
 
 import (
+	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -261,6 +263,12 @@ func KeyEquals(k []byte, key string) bool {
 	return string(AppendUnescaped(buf[:0], k)) == key
 }
 
+// SimplePath reports whether path is made of plain keys (letters, digits,
+// '_' and '-', separated by dots, no segment all digits): the paths that
+// Locate, LocateMany and WalkValid resolve with their own walk instead of
+// gjson.
+func SimplePath(path string) bool { return simplePath(path) }
+
 // SimpleKey reports whether path is a single plain key that EachMember can
 // match with KeyEquals.
 func SimpleKey(path string) bool { return simplePath(path) && indexDot(path) < 0 }
@@ -406,24 +414,19 @@ func EachObjectMemberEnd(doc []byte, start int, member func(key, value []byte), 
 // reports whether doc is valid; out and the calls mean something only when
 // it is, and an invalid document may have been partly reported first.
 func WalkValid(doc []byte, paths []string, out []int, visit string, member func(key, value []byte), end func(isObject bool) bool) bool {
-	for k := range out {
-		out[k] = -1
+	v := walkers.Get().(*walker)
+	v.doc, v.paths = doc, append(v.paths[:0], paths...)
+	v.out = slices.Grow(v.out[:0], len(paths))[:len(paths)]
+	for k := range v.out {
+		v.out[k] = -1
 	}
-	top := func(name []byte, start, vend int) {
-		for n, p := range paths {
-			first, rest, ok := firstKey(p)
-			if !ok || string(name) != first {
-				continue
-			}
-			if rest == "" {
-				out[n] = start
-			} else if sub := Locate(doc[start:vend], rest); sub >= 0 {
-				out[n] = start + sub
-			}
-		}
-	}
-	w := strictjson.Walk{Top: top, Array: visit, Member: member, End: end}
-	if strictjson.CheckWalk(doc, MaxDepth, &w) != nil {
+	v.w.Array, v.w.Member, v.w.End = visit, member, end
+	valid := strictjson.CheckWalk(doc, MaxDepth, &v.w) == nil
+	copy(out, v.out)
+	clear(v.paths)
+	v.doc, v.w.Member, v.w.End = nil, nil, nil
+	walkers.Put(v)
+	if !valid {
 		return false
 	}
 	for n, p := range paths {
@@ -432,6 +435,37 @@ func WalkValid(doc []byte, paths []string, out []int, visit string, member func(
 		}
 	}
 	return true
+}
+
+// walker is the state of one WalkValid, pooled with its Walk so that a
+// call allocates nothing.
+type walker struct {
+	doc   []byte
+	paths []string
+	out   []int
+	w     strictjson.Walk
+}
+
+var walkers = sync.Pool{New: func() any {
+	v := &walker{}
+	v.w.Top = v.top
+	return v
+}}
+
+// top records the offsets of the paths that start with the top-level
+// member name.
+func (v *walker) top(name []byte, start, vend int) {
+	for n, p := range v.paths {
+		first, rest, ok := firstKey(p)
+		if !ok || string(name) != first {
+			continue
+		}
+		if rest == "" {
+			v.out[n] = start
+		} else if sub := Locate(v.doc[start:vend], rest); sub >= 0 {
+			v.out[n] = start + sub
+		}
+	}
 }
 
 // firstKey splits a plain-key path into its first key and the rest, and

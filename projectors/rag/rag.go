@@ -131,22 +131,31 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	if err != nil {
 		return projectors.Projection{}, err
 	}
-	if !projectors.Valid(raw) {
+	// One pass checks the response and finds the success flag and the
+	// blocks (paths of plain keys; others are resolved after it).
+	pa := &p.cfg.Paths
+	var at [2]int
+	if !projectors.WalkValid(raw, []string{pa.Success, pa.Blocks}, at[:], "", nil, nil) {
 		return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: response is not valid JSON")
 	}
-	doc := view.String(raw)
-	root := gjson.Parse(doc)
-	if !root.IsObject() {
+	if t := bytes.TrimLeft(raw, " \t\n\r"); t[0] != '{' {
 		return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: response is not an object")
 	}
-	if p.cfg.Paths.Success != "" {
-		if s := root.Get(p.cfg.Paths.Success); s.Exists() && s.Type != gjson.True {
+	if pa.Success != "" {
+		failed := at[0] >= 0 && !bytes.HasPrefix(raw[at[0]:], []byte("true"))
+		if !projectors.SimplePath(pa.Success) {
+			// gjson also answers paths it computes (modifiers), which
+			// are not offsets in the response.
+			s := gjson.Get(view.String(raw), pa.Success)
+			failed = s.Exists() && s.Type != gjson.True
+		}
+		if failed {
 			return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: backend reported failure")
 		}
 	}
-	blocks := projectors.Locate(raw, p.cfg.Paths.Blocks)
+	blocks := at[1]
 	if blocks < 0 || raw[blocks] != '[' {
-		return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: response has no %s array", p.cfg.Paths.Blocks)
+		return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: response has no %s array", pa.Blocks)
 	}
 
 	lim := p.cfg.Limits

@@ -3,8 +3,6 @@ package drain
 import (
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Wildcard marks a variable position of a template.
@@ -113,54 +111,6 @@ func (m *Miner) Add(msg []byte) (int, bool) {
 
 // AddString is Add for a string.
 func (m *Miner) AddString(msg string) (int, bool) { return m.Add([]byte(msg)) }
-
-// Tokenize appends the white-space separated tokens of msg to dst, as
-// sub-slices of msg.
-func Tokenize(dst [][]byte, msg []byte) [][]byte { return TokenizeN(dst, msg, 0) }
-
-// TokenizeN is Tokenize that stops after max tokens (0: no bound), so that
-// a long message costs no more than its first tokens.
-func TokenizeN(dst [][]byte, msg []byte, max int) [][]byte {
-	start := -1
-	n := 0
-	for i := 0; i < len(msg); {
-		c := msg[i]
-		size := 1
-		space := false
-		if c < utf8.RuneSelf {
-			space = asciiSpace[c]
-		} else {
-			var r rune
-			r, size = utf8.DecodeRune(msg[i:])
-			space = unicode.IsSpace(r)
-		}
-		if space {
-			if start >= 0 {
-				dst = append(dst, msg[start:i])
-				start = -1
-				if n++; n == max {
-					return dst
-				}
-			}
-		} else if start < 0 {
-			start = i
-		}
-		i += size
-	}
-	if start >= 0 {
-		dst = append(dst, msg[start:])
-	}
-	return dst
-}
-
-// asciiSpace marks the ASCII bytes that unicode.IsSpace accepts, and the
-// information separators 0x1c–0x1f, which split tokens too.
-var asciiSpace = func() (t [utf8.RuneSelf]bool) {
-	for c := range t {
-		t[c] = c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f)
-	}
-	return t
-}()
 
 // AddTokens mines one tokenized message. See Add.
 func (m *Miner) AddTokens(toks [][]byte) (int, bool) {

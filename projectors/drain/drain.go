@@ -3,8 +3,6 @@ package drain
 import (
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Wildcard marks a variable position of a template.
@@ -52,15 +50,36 @@ func DefaultConfig() Config {
 //
 // A Miner is not safe for concurrent use.
 type Miner struct {
-	cfg      Config
-	byLen    map[int]*node
+	cfg Config
+	// short holds the nodes of the token-count layer for counts below
+	// shortLen, by count; long the others.
+	short    []*node
+	long     map[int]*node
 	clusters []cluster
 	toks     [][]byte
+	buf      []byte
 }
 
+// shortLen bounds the token counts whose nodes are found by index.
+const shortLen = 256
+
+// smallChildren is how many children a node finds by scanning their
+// tokens; a node with more finds them through a map.
+const smallChildren = 8
+
 type node struct {
-	children map[string]*node
-	leaf     []int // cluster ids, in creation order
+	// The children: keys[i] routes to kids[i] while there are at most
+	// smallChildren of them, index holds them all after that. wild is the
+	// child of Wildcard, also among them; count is how many there are.
+	keys  []string
+	kids  []*node
+	index map[string]*node
+	wild  *node
+	count int
+	// need is, on a node of the token-count layer, how many equal tokens a
+	// message of that count needs to join a cluster.
+	need int
+	leaf []int // cluster ids, in creation order
 	// recent holds the MaxCandidates clusters of the leaf used last, most
 	// recent first, once the leaf has more clusters than that: a message is
 	// compared with these only, so that its cost is bounded whatever the
@@ -91,12 +110,13 @@ func New(cfg Config) *Miner {
 	if cfg.MaxCandidates <= 0 {
 		cfg.MaxCandidates = defaultCandidates
 	}
-	return &Miner{cfg: cfg, byLen: make(map[int]*node)}
+	return &Miner{cfg: cfg}
 }
 
 // Reset forgets every cluster and keeps the configuration.
 func (m *Miner) Reset() {
-	clear(m.byLen)
+	clear(m.short)
+	clear(m.long)
 	m.clusters = m.clusters[:0]
 }
 
@@ -114,64 +134,20 @@ func (m *Miner) Add(msg []byte) (int, bool) {
 // AddString is Add for a string.
 func (m *Miner) AddString(msg string) (int, bool) { return m.Add([]byte(msg)) }
 
-// Tokenize appends the white-space separated tokens of msg to dst, as
-// sub-slices of msg.
-func Tokenize(dst [][]byte, msg []byte) [][]byte { return TokenizeN(dst, msg, 0) }
-
-// TokenizeN is Tokenize that stops after max tokens (0: no bound), so that
-// a long message costs no more than its first tokens.
-func TokenizeN(dst [][]byte, msg []byte, max int) [][]byte {
-	start := -1
-	n := 0
-	for i := 0; i < len(msg); {
-		c := msg[i]
-		size := 1
-		space := false
-		if c < utf8.RuneSelf {
-			space = asciiSpace[c]
-		} else {
-			var r rune
-			r, size = utf8.DecodeRune(msg[i:])
-			space = unicode.IsSpace(r)
-		}
-		if space {
-			if start >= 0 {
-				dst = append(dst, msg[start:i])
-				start = -1
-				if n++; n == max {
-					return dst
-				}
-			}
-		} else if start < 0 {
-			start = i
-		}
-		i += size
-	}
-	if start >= 0 {
-		dst = append(dst, msg[start:])
-	}
-	return dst
-}
-
-// asciiSpace marks the ASCII bytes that unicode.IsSpace accepts, and the
-// information separators 0x1c–0x1f, which split tokens too.
-var asciiSpace = func() (t [utf8.RuneSelf]bool) {
-	for c := range t {
-		t[c] = c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f)
-	}
-	return t
-}()
-
 // AddTokens mines one tokenized message. See Add.
 func (m *Miner) AddTokens(toks [][]byte) (int, bool) {
 	if m.cfg.MaxTokens > 0 && len(toks) > m.cfg.MaxTokens {
 		toks = toks[:m.cfg.MaxTokens]
 	}
-	if id := m.search(toks); id >= 0 {
+	if id, sim, par := m.search(toks); id >= 0 {
 		c := &m.clusters[id]
-		for i, t := range toks {
-			if c.template[i] != Wildcard && c.template[i] != string(t) {
-				c.template[i] = Wildcard
+		// Positions that are neither wildcards nor equal become wildcards;
+		// when every position is one or the other, none changes.
+		if sim+par < len(toks) {
+			for i, t := range toks {
+				if c.template[i] != Wildcard && c.template[i] != string(t) {
+					c.template[i] = Wildcard
+				}
 			}
 		}
 		c.size++
@@ -180,9 +156,17 @@ func (m *Miner) AddTokens(toks [][]byte) (int, bool) {
 	if m.cfg.MaxClusters > 0 && len(m.clusters) >= m.cfg.MaxClusters {
 		return -1, false
 	}
+	// The template's tokens share one string.
+	m.buf = m.buf[:0]
+	for _, t := range toks {
+		m.buf = append(m.buf, t...)
+	}
+	all := string(m.buf)
 	tmpl := make([]string, len(toks))
+	off := 0
 	for i, t := range toks {
-		tmpl[i] = string(t)
+		tmpl[i] = all[off : off+len(t)]
+		off += len(t)
 	}
 	id := len(m.clusters)
 	m.clusters = append(m.clusters, cluster{template: tmpl, size: 1})
@@ -202,22 +186,18 @@ func hasDigit(s string) bool {
 // routeDepth is how many tokens route a message below the length layer.
 func (m *Miner) routeDepth() int { return m.cfg.Depth - 2 }
 
-func (m *Miner) search(toks [][]byte) int {
-	n := m.leafOf(toks)
+// search returns the cluster a message joins, with the positions where its
+// template equals toks (sim) and holds wildcards (par), or -1.
+func (m *Miner) search(toks [][]byte) (best, bestSim, bestPar int) {
+	n, need := m.leafOf(toks)
 	if n == nil {
-		return -1
-	}
-	// A match needs this many equal tokens: the least k with k/len >=
-	// Similarity, computed as the final test computes it.
-	need := max(0, int(m.cfg.Similarity*float64(len(toks)))-1)
-	for len(toks) > 0 && float64(need)/float64(len(toks)) < m.cfg.Similarity {
-		need++
+		return -1, 0, 0
 	}
 	candidates := n.leaf
 	if len(n.leaf) > m.cfg.MaxCandidates {
 		candidates = n.recent
 	}
-	best, bestSim, bestPar := -1, -1, -1
+	best, bestSim, bestPar = -1, -1, -1
 	for _, id := range candidates {
 		sim, par := m.similarity(id, toks, max(need, bestSim))
 		if sim > bestSim || (sim == bestSim && par > bestPar) || (sim == bestSim && par == bestPar && id < best) {
@@ -225,7 +205,7 @@ func (m *Miner) search(toks [][]byte) int {
 		}
 	}
 	if best < 0 {
-		return -1
+		return -1, 0, 0
 	}
 	ratio := 1.0
 	if len(toks) > 0 {
@@ -233,9 +213,21 @@ func (m *Miner) search(toks [][]byte) int {
 	}
 	if ratio >= m.cfg.Similarity {
 		n.use(best, m.cfg.MaxCandidates)
-		return best
+		return best, bestSim, bestPar
 	}
-	return -1
+	return -1, 0, 0
+}
+
+// need returns how many equal tokens a message of n tokens needs to join a
+// cluster: the least k with k/n >= Similarity, computed as search's final
+// test computes it. Any count above n means that none can join (a
+// Similarity above 1, infinite or NaN), so the count stops there.
+func (m *Miner) need(n int) int {
+	need := max(0, int(m.cfg.Similarity*float64(n))-1)
+	for n > 0 && need <= n && float64(need)/float64(n) < m.cfg.Similarity {
+		need++
+	}
+	return need
 }
 
 // similarity counts the positions where cluster id's template equals toks
@@ -244,6 +236,7 @@ func (m *Miner) search(toks [][]byte) int {
 // costs only part of a comparison.
 func (m *Miner) similarity(id int, toks [][]byte, floor int) (sim, par int) {
 	tmpl := m.clusters[id].template
+	toks = toks[:len(tmpl)]
 	for i, w := range tmpl {
 		if sim+len(tmpl)-i < floor {
 			return -1, 0
@@ -259,27 +252,111 @@ func (m *Miner) similarity(id int, toks [][]byte, floor int) (sim, par int) {
 	return sim, par
 }
 
-// leafOf returns the leaf a message routes to, or nil.
-func (m *Miner) leafOf(toks [][]byte) *node {
-	n := m.byLen[len(toks)]
-	if n == nil {
+// lengthNode returns the node of messages of n tokens, or nil.
+func (m *Miner) lengthNode(n int) *node {
+	if n < len(m.short) {
+		return m.short[n]
+	}
+	if n < shortLen {
 		return nil
 	}
+	return m.long[n]
+}
+
+// addLengthNode returns the node of messages of n tokens, made if missing.
+func (m *Miner) addLengthNode(n int) *node {
+	if ln := m.lengthNode(n); ln != nil {
+		return ln
+	}
+	ln := &node{need: m.need(n)}
+	switch {
+	case n < len(m.short):
+		m.short[n] = ln
+	case n < shortLen:
+		m.short = append(m.short, make([]*node, n+1-len(m.short))...)
+		m.short[n] = ln
+	default:
+		if m.long == nil {
+			m.long = make(map[int]*node)
+		}
+		m.long[n] = ln
+	}
+	return ln
+}
+
+// leafOf returns the leaf a message routes to, or nil, and the equal
+// tokens it needs to join a cluster.
+func (m *Miner) leafOf(toks [][]byte) (*node, int) {
+	n := m.lengthNode(len(toks))
+	if n == nil {
+		return nil, 0
+	}
+	need := n.need
 	depth := 1
 	for _, t := range toks {
 		if depth >= m.routeDepth() {
 			break
 		}
-		if c := n.children[string(t)]; c != nil {
+		if c := n.child(t); c != nil {
 			n = c
-		} else if c := n.children[Wildcard]; c != nil {
-			n = c
+		} else if n.wild != nil {
+			n = n.wild
 		} else {
-			return nil
+			return nil, 0
 		}
 		depth++
 	}
-	return n
+	return n, need
+}
+
+// child returns the child of token t, or nil.
+func (n *node) child(t []byte) *node {
+	if n.index != nil {
+		return n.index[string(t)]
+	}
+	for i, k := range n.keys {
+		if k == string(t) {
+			return n.kids[i]
+		}
+	}
+	return nil
+}
+
+// childString is child for a string.
+func (n *node) childString(t string) *node {
+	if n.index != nil {
+		return n.index[t]
+	}
+	for i, k := range n.keys {
+		if k == t {
+			return n.kids[i]
+		}
+	}
+	return nil
+}
+
+// addChild adds a new child for token t, which has none.
+func (n *node) addChild(t string) *node {
+	c := &node{}
+	if t == Wildcard {
+		n.wild = c
+	}
+	n.count++
+	switch {
+	case n.index != nil:
+		n.index[t] = c
+	case len(n.keys) < smallChildren:
+		n.keys = append(n.keys, t)
+		n.kids = append(n.kids, c)
+	default:
+		n.index = make(map[string]*node, 2*smallChildren)
+		for i, k := range n.keys {
+			n.index[k] = n.kids[i]
+		}
+		n.index[t] = c
+		n.keys, n.kids = nil, nil
+	}
+	return c
 }
 
 // use moves cluster id to the front of the leaf's recent clusters, once the
@@ -301,51 +378,39 @@ func (n *node) use(id, keep int) {
 	n.recent[0] = id
 }
 
-func newNode() *node { return &node{children: make(map[string]*node)} }
-
 func (m *Miner) insert(id int, tmpl []string) {
-	n := m.byLen[len(tmpl)]
-	if n == nil {
-		n = newNode()
-		m.byLen[len(tmpl)] = n
-	}
+	n := m.addLengthNode(len(tmpl))
 	depth := 1
 	for _, t := range tmpl {
 		if depth >= m.routeDepth() {
 			break
 		}
-		if c := n.children[t]; c != nil {
+		if c := n.childString(t); c != nil {
 			n = c
 			depth++
 			continue
 		}
-		_, hasWild := n.children[Wildcard]
+		hasWild := n.wild != nil
 		switch {
 		case hasDigit(t):
 			if !hasWild {
-				n.children[Wildcard] = newNode()
+				n.addChild(Wildcard)
 			}
-			n = n.children[Wildcard]
+			n = n.wild
 		case hasWild:
-			if len(n.children) < m.cfg.MaxChildren {
-				c := newNode()
-				n.children[t] = c
-				n = c
+			if n.count < m.cfg.MaxChildren {
+				n = n.addChild(t)
 			} else {
-				n = n.children[Wildcard]
+				n = n.wild
 			}
 		default:
 			switch {
-			case len(n.children)+1 < m.cfg.MaxChildren:
-				c := newNode()
-				n.children[t] = c
-				n = c
-			case len(n.children)+1 == m.cfg.MaxChildren:
-				c := newNode()
-				n.children[Wildcard] = c
-				n = c
+			case n.count+1 < m.cfg.MaxChildren:
+				n = n.addChild(t)
+			case n.count+1 == m.cfg.MaxChildren:
+				n = n.addChild(Wildcard)
 			default:
-				n = n.children[Wildcard]
+				n = n.wild
 			}
 		}
 		depth++

@@ -3,6 +3,7 @@ package drain_test
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -157,4 +158,17 @@ func ExampleMiner() {
 	// Output:
 	// 1 Receiving block <*> src: /<IP> dest: /<IP>
 	// 2 PacketResponder <*> for block <*> terminating
+}
+
+// A Similarity no message can reach (above 1, infinite, not a number)
+// makes every message a cluster of its own, and costs no more than any.
+func TestMinerUnreachableSimilarity(t *testing.T) {
+	for _, sim := range []float64{1.5, math.Inf(1), math.NaN(), 1e300} {
+		m := drain.New(drain.Config{Similarity: sim})
+		for i := 0; i < 3; i++ {
+			if id, ok := m.AddString("same message every time"); !ok || id != i {
+				t.Fatalf("similarity %v: message %d mined as %d, %v", sim, i, id, ok)
+			}
+		}
+	}
 }

@@ -8,9 +8,9 @@ import "bytes"
 // FILE USER PASS, rabbitmqctl add_user USER PASS). --key=value is an
 // assignment, handled by redactKV.
 
-func gateFlags(src []byte) bool { return bytes.IndexByte(src, '-') >= 0 }
+func gateFlags(src []byte, _ features) bool { return bytes.IndexByte(src, '-') >= 0 }
 
-func gatePositional(src []byte) bool {
+func gatePositional(src []byte, _ features) bool {
 	k, _ := positionalAt(src)
 	return k >= 0
 }

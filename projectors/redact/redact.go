@@ -46,13 +46,19 @@ func New() *Redactor { return &Redactor{} }
 type stage struct {
 	any, all features
 	exact    bool // gate holds exactly when the features do
-	gate     func(src []byte) bool
+	gate     func(src []byte, f features) bool
 	apply    func(rw *rewriter)
 }
 
 // features is a set of the bytes, or classes of bytes, that the passes
 // look for: one linear scan of a text (scanFeatures) finds them all, so
 // that a pass whose trigger is absent costs one bit test.
+//
+// Append keeps a superset of the features of the current text: after a
+// pass rewrites it, it adds the features of the placeholders instead of
+// scanning again. A superset is enough because features only ever rule a
+// pass or a search out: a gate given a feature still looks at the text,
+// and an exact pass finds no trigger in a text that lacks it.
 type features uint32
 
 const (
@@ -127,7 +133,27 @@ var stages = []stage{
 	{any: fDigit, exact: true, gate: gateDigits, apply: redactCards},
 }
 
-func always([]byte) bool { return true }
+func always([]byte, features) bool { return true }
+
+// placeholderFeatures are the features a pass can add to a text: every byte
+// of its output is a byte of its input or of a placeholder (the stack-trace
+// pass adds a space, which carries no feature).
+var placeholderFeatures = scanFeatures([]byte(IP + MAC + Email + Secret + PrivateKey + Host + Pod + Container +
+	PID + User + Card + Account + Str + Num + Stack + Hex + " "))
+
+// lit is a literal that a gate looks for, with its features: a text whose
+// features lack them cannot hold it, and is not searched.
+type lit struct {
+	s []byte
+	f features
+}
+
+func newLit(s string) lit { return lit{[]byte(s), scanFeatures([]byte(s))} }
+
+// in reports whether src, whose features are (a superset of) f, holds l.
+func (l lit) in(src []byte, f features) bool {
+	return f&l.f == l.f && bytes.Contains(src, l.s)
+}
 
 // Append appends the redacted form of msg to dst and returns the extended
 // buffer. msg is not modified and may alias nothing in dst.
@@ -137,7 +163,7 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 	feat := scanFeatures(cur)
 	for i := range stages {
 		s := &stages[i]
-		if s.any != 0 && feat&s.any == 0 || feat&s.all != s.all || !s.exact && !s.gate(cur) {
+		if s.any != 0 && feat&s.any == 0 || feat&s.all != s.all || !s.exact && !s.gate(cur, feat) {
 			continue
 		}
 		var out []byte
@@ -147,7 +173,8 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 			out = r.b[:0]
 		}
 		rw := &r.rw
-		*rw = rewriter{src: cur, out: out}
+		// Field by field: a struct copy would take the bulk write barrier.
+		rw.src, rw.out, rw.last, rw.changed = cur, out, 0, false
 		s.apply(rw)
 		if !rw.changed {
 			continue
@@ -160,7 +187,7 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 		}
 		cur = res
 		useA = !useA
-		feat = scanFeatures(cur)
+		feat |= placeholderFeatures
 	}
 	return append(dst, cur...)
 }
@@ -301,13 +328,18 @@ func isPlaceholder(s []byte) bool {
 	return false
 }
 
-func gateHosts(src []byte) bool {
+func gateHosts(src []byte, _ features) bool {
 	return bytes.IndexByte(src, '.') >= 0 || bytes.IndexByte(src, '-') >= 0 || bytes.IndexByte(src, ':') >= 0
 }
-func gateEmail(src []byte) bool  { return bytes.IndexByte(src, '@') >= 0 }
-func gateURL(src []byte) bool    { return bytes.Contains(src, []byte("://")) }
-func gateARN(src []byte) bool    { return bytes.Contains(src, []byte("arn:")) }
-func gateDigits(src []byte) bool { return bytes.IndexAny(src, "0123456789") >= 0 }
-func gateKV(src []byte) bool {
+func gateEmail(src []byte, _ features) bool { return bytes.IndexByte(src, '@') >= 0 }
+
+var litScheme, litARN = newLit("://"), newLit("arn:")
+
+func gateURL(src []byte, f features) bool { return litScheme.in(src, f) }
+func gateARN(src []byte, f features) bool { return litARN.in(src, f) }
+func gateDigits(src []byte, _ features) bool {
+	return bytes.IndexAny(src, "0123456789") >= 0
+}
+func gateKV(src []byte, _ features) bool {
 	return bytes.IndexByte(src, '=') >= 0 || bytes.IndexByte(src, ':') >= 0
 }

@@ -57,21 +57,52 @@ var exactKeys = map[string]kvClass{
 	"subscription-id": kvAccount, "account-id": kvAccount,
 }
 
-// Stems indexed by first byte, so that a key is scanned once.
-var secretIndex, notSecretIndex [256][]string
+// exactIndex lists exactKeys by first byte: for a short key, comparing the
+// few candidates is cheaper than hashing it.
+var exactIndex = func() (ix [256][]exactKey) {
+	for k, c := range exactKeys {
+		ix[k[0]] = append(ix[k[0]], exactKey{k, c})
+	}
+	return ix
+}()
 
-func init() {
-	for _, s := range secretStems {
-		secretIndex[s[0]] = append(secretIndex[s[0]], s)
-	}
-	for _, s := range notSecretStems {
-		notSecretIndex[s[0]] = append(notSecretIndex[s[0]], s)
-	}
+type exactKey struct {
+	key   string
+	class kvClass
 }
 
-func containsStem(k []byte, index *[256][]string) bool {
-	for i, c := range k {
-		for _, s := range index[c] {
+// stemIndex lists stems by first byte, and marks the pairs of bytes they
+// start with, so that a key is scanned once and a position where no stem
+// starts costs a bit test.
+type stemIndex struct {
+	first [256][]string
+	pairs [256][4]uint64 // bit c1 of pairs[c0]: a stem starts with c0 c1
+}
+
+func newStemIndex(stems []string) *stemIndex {
+	ix := &stemIndex{}
+	for _, s := range stems {
+		if len(s) < minStem {
+			panic("redact: stem " + s + " is shorter than minStem")
+		}
+		ix.first[s[0]] = append(ix.first[s[0]], s)
+		ix.pairs[s[0]][s[1]>>6] |= 1 << (s[1] & 63)
+	}
+	return ix
+}
+
+// Every stem has at least minStem bytes.
+const minStem = 3
+
+var secretIndex, notSecretIndex = newStemIndex(secretStems), newStemIndex(notSecretStems)
+
+func containsStem(k []byte, ix *stemIndex) bool {
+	for i := 0; i+minStem <= len(k); i++ {
+		c0, c1 := k[i], k[i+1]
+		if ix.pairs[c0][c1>>6]&(1<<(c1&63)) == 0 {
+			continue
+		}
+		for _, s := range ix.first[c0] {
 			if len(k)-i >= len(s) && string(k[i:i+len(s)]) == s {
 				return true
 			}
@@ -94,16 +125,18 @@ func classifyKey(key []byte) kvClass {
 	if !letters {
 		return kvNone // every key, stem and suffix below has a letter
 	}
-	if c, ok := exactKeys[string(k)]; ok {
-		return c
+	for _, e := range exactIndex[k[0]] {
+		if len(e.key) == len(k) && e.key == string(k) {
+			return e.class
+		}
 	}
-	if containsStem(k, &notSecretIndex) {
+	if containsStem(k, notSecretIndex) {
 		return kvNone
 	}
-	if bytes.Contains(k, []byte("authorization")) {
+	if len(k) >= len("authorization") && bytes.Contains(k, []byte("authorization")) {
 		return kvAuth
 	}
-	if containsStem(k, &secretIndex) {
+	if containsStem(k, secretIndex) {
 		return kvSecret
 	}
 	// db_password, my-auth, x_auth, client_pwd

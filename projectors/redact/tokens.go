@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"errors"
 	"net/netip"
 
 	"github.com/toolcanon/toolcanon/projectors/internal/view"
@@ -44,6 +45,7 @@ var vendorIndex = func() (ix [256][]int) {
 	return ix
 }()
 
+// awsPrefixes all start with 'A'.
 var awsPrefixes = []string{"AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "AROA", "APKA"}
 
 func classifyToken(t []byte) string {
@@ -59,7 +61,7 @@ func classifyToken(t []byte) string {
 			return Secret
 		}
 	}
-	if len(t) == 20 {
+	if len(t) == 20 && t[0] == 'A' {
 		for _, p := range awsPrefixes {
 			if string(t[:4]) == p && upperAlnum(t[4:]) {
 				return Secret
@@ -334,11 +336,40 @@ func versionLike(b []byte) bool {
 }
 
 func isIPv4(b []byte) bool {
-	if bytes.Count(b, []byte{'.'}) != 3 {
-		return false
+	_, ok := parseDottedQuad(b)
+	return ok
+}
+
+// parseDottedQuad parses b as netip.ParseAddr parses a text without a
+// colon: four decimal fields of at most 255, without leading zeros. It is
+// the only form of IPv4 address netip accepts, and the common one in logs,
+// so the general parser is left to IPv6.
+func parseDottedQuad(b []byte) (a [4]byte, ok bool) {
+	field, digits, val := 0, 0, 0
+	for i, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			if digits == 1 && val == 0 {
+				return a, false // a leading zero
+			}
+			val = val*10 + int(c-'0')
+			digits++
+			if val > 255 {
+				return a, false
+			}
+		case c == '.' && digits > 0 && field < 3 && i+1 < len(b):
+			a[field] = byte(val)
+			field++
+			digits, val = 0, 0
+		default:
+			return a, false
+		}
 	}
-	a, err := netip.ParseAddr(view.String(b))
-	return err == nil && a.Is4()
+	if field != 3 || digits == 0 {
+		return a, false
+	}
+	a[3] = byte(val)
+	return a, true
 }
 
 // shellContext reports whether an account@host from ts to he stands where
@@ -423,6 +454,8 @@ func matchMAC(src []byte, i int) int {
 	return 0
 }
 
+var errNotIPv4 = errors.New("not an IPv4 address")
+
 // maxAddr bounds the text of one address candidate (an IPv6 address with an
 // embedded IPv4 address has at most 45 bytes).
 const maxAddr = 64
@@ -503,7 +536,18 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 	if e < len(src) && (isWord(src[e]) || src[e] == '-') {
 		return 0, false
 	}
-	a, err := netip.ParseAddr(view.String(cand))
+	var a netip.Addr
+	var err error
+	if bytes.IndexByte(cand, ':') < 0 {
+		q, ok := parseDottedQuad(cand)
+		if ok {
+			a = netip.AddrFrom4(q)
+		} else {
+			err = errNotIPv4
+		}
+	} else {
+		a, err = netip.ParseAddr(view.String(cand))
+	}
 	if err != nil {
 		if colons >= 2 && dots == 0 && !bracket {
 			// "fe80::1:8080" is ambiguous; a trailing group of more than

@@ -273,6 +273,14 @@ func redactPhrases(rw *rewriter) {
 	src := rw.src
 	for i := 0; i < len(src); i++ {
 		c := src[i]
+		if isWord(c) && (i > 0 && isWord(src[i-1]) || !phraseBytes[c]) {
+			// Every case below that starts at a word byte needs it to
+			// start a word: skip the rest of this one.
+			for i+1 < len(src) && isWord(src[i+1]) {
+				i++
+			}
+			continue
+		}
 		if !phraseBytes[c] {
 			continue
 		}

@@ -10,7 +10,19 @@ import "bytes"
 
 func gateFlags(src []byte, _ features) bool { return bytes.IndexByte(src, '-') >= 0 }
 
-func gatePositional(src []byte, _ features) bool {
+// positionalFeatures are the features every command of positional has.
+var positionalFeatures = func() features {
+	f := ^features(0)
+	for _, p := range positional {
+		f &= scanFeatures([]byte(p.cmd))
+	}
+	return f
+}()
+
+func gatePositional(src []byte, f features) bool {
+	if f&positionalFeatures != positionalFeatures {
+		return false
+	}
 	k, _ := positionalAt(src)
 	return k >= 0
 }

@@ -48,8 +48,10 @@ func redactHosts(rw *rewriter) {
 		}
 		j := i
 		labels := 1
+		dash := false
 		for j < len(src) {
-			if isLabelByte(src[j]) {
+			if c := src[j]; isLabelByte(c) {
+				dash = dash || c == '-'
 				j++
 				continue
 			}
@@ -61,7 +63,11 @@ func redactHosts(rw *rewriter) {
 			break
 		}
 		name := src[i:j]
-		p := classifyName(name, labels)
+		var p string
+		if labels > 1 || dash {
+			// Every single-label name classifyLabel knows holds a dash.
+			p = classifyName(name, labels)
+		}
 		if p == "" && labels == 1 && j < len(src) && src[j] == ':' && hostWithPort(src, j) && hostLabel(name) {
 			p = Host // db01:5432, vault-03:8200
 		}
@@ -148,7 +154,8 @@ func isUpperName(b []byte) bool {
 	return true
 }
 
-// classifyLabel recognises single-label names: cloud node names (EC2
+// classifyLabel recognises single-label names, all of which hold a dash:
+// cloud node names (EC2
 // ip-10-0-12-34 and instance ids, GKE and AKS node-pool nodes) and pod
 // names (checkout-api-7d9f8b6c5d-x2k4p).
 func classifyLabel(b []byte) string {

@@ -94,7 +94,10 @@ func redactFlags(rw *rewriter) {
 	var fc flagContext
 	ctxDone := false
 	for i := 0; i < len(src); i++ {
-		if src[i] != '-' || (i > 0 && !flagBoundary(src[i-1])) {
+		if i = nextByte(src, i, '-'); i >= len(src) {
+			return
+		}
+		if i > 0 && !flagBoundary(src[i-1]) {
 			continue
 		}
 		nd := 1

@@ -71,44 +71,60 @@ type exactKey struct {
 	class kvClass
 }
 
-// stemIndex lists stems by first byte, and marks the pairs of bytes they
-// start with, so that a key is scanned once and a position where no stem
-// starts costs a bit test.
+// stems holds the secret and the not-secret stems by their first two
+// bytes, so that a key is scanned once and a position where no stem starts
+// costs a bit test.
+var stems = func() *stemIndex {
+	ix := &stemIndex{}
+	add := func(list []string, not bool) {
+		for _, s := range list {
+			if len(s) < minStem {
+				panic("redact: stem " + s + " is shorter than minStem")
+			}
+			ix.pairs[s[0]][s[1]>>6] |= 1 << (s[1] & 63)
+			h := pairSlot(s[0], s[1])
+			ix.slots[h] = append(ix.slots[h], stem{s, not})
+		}
+	}
+	add(notSecretStems, true)
+	add(secretStems, false)
+	return ix
+}()
+
 type stemIndex struct {
-	first [256][]string
 	pairs [256][4]uint64 // bit c1 of pairs[c0]: a stem starts with c0 c1
+	slots [256][]stem    // the stems by pairSlot of their first two bytes
 }
 
-func newStemIndex(stems []string) *stemIndex {
-	ix := &stemIndex{}
-	for _, s := range stems {
-		if len(s) < minStem {
-			panic("redact: stem " + s + " is shorter than minStem")
-		}
-		ix.first[s[0]] = append(ix.first[s[0]], s)
-		ix.pairs[s[0]][s[1]>>6] |= 1 << (s[1] & 63)
-	}
-	return ix
+type stem struct {
+	s   string
+	not bool // a not-secret stem: the key names a count or a setting
 }
+
+func pairSlot(c0, c1 byte) byte { return c0*7 ^ c1 }
 
 // Every stem has at least minStem bytes.
 const minStem = 3
 
-var secretIndex, notSecretIndex = newStemIndex(secretStems), newStemIndex(notSecretStems)
-
-func containsStem(k []byte, ix *stemIndex) bool {
+// findStems reports whether the lower-case key k holds a not-secret stem,
+// and whether it holds a secret one.
+func findStems(k []byte) (not, secret bool) {
 	for i := 0; i+minStem <= len(k); i++ {
 		c0, c1 := k[i], k[i+1]
-		if ix.pairs[c0][c1>>6]&(1<<(c1&63)) == 0 {
+		if stems.pairs[c0][c1>>6]&(1<<(c1&63)) == 0 {
 			continue
 		}
-		for _, s := range ix.first[c0] {
-			if len(k)-i >= len(s) && string(k[i:i+len(s)]) == s {
-				return true
+		for _, st := range stems.slots[pairSlot(c0, c1)] {
+			s := st.s
+			if len(k)-i >= len(s) && s[0] == c0 && s[1] == c1 && string(k[i:i+len(s)]) == s {
+				if st.not {
+					return true, secret
+				}
+				secret = true
 			}
 		}
 	}
-	return false
+	return false, secret
 }
 
 func classifyKey(key []byte) kvClass {
@@ -130,13 +146,16 @@ func classifyKey(key []byte) kvClass {
 			return e.class
 		}
 	}
-	if containsStem(k, notSecretIndex) {
+	// A not-secret stem wins over authorization, which wins over a secret
+	// stem.
+	not, secret := findStems(k)
+	if not {
 		return kvNone
 	}
 	if len(k) >= len("authorization") && bytes.Contains(k, []byte("authorization")) {
 		return kvAuth
 	}
-	if containsStem(k, secretIndex) {
+	if secret {
 		return kvSecret
 	}
 	// db_password, my-auth, x_auth, client_pwd
@@ -231,16 +250,34 @@ func lineEnd(src []byte, i int, quote byte) int {
 
 var authSchemes = []string{"bearer ", "basic ", "digest ", "negotiate ", "token ", "ntlm ", "apikey ", "aws4-hmac-sha256 ", "hmac ", "key "}
 
-func gateKVBytes(c byte) bool { return c == '=' || c == ':' }
+// nextByte returns the index of the first c in src at or after i, or
+// len(src).
+func nextByte(src []byte, i int, c byte) int {
+	if k := bytes.IndexByte(src[i:], c); k >= 0 {
+		return i + k
+	}
+	return len(src)
+}
 
 // redactKV finds separators and classifies the key before each one.
 func redactKV(rw *rewriter) {
 	src := rw.src
+	// eq and colon are the next '=' and ':' at or after i (len(src): none),
+	// found with IndexByte, so that the bytes between separators are not
+	// looked at one by one.
+	eq, colon := -1, -1
 	for i := 0; i < len(src); i++ {
-		c := src[i]
-		if !gateKVBytes(c) {
-			continue
+		if eq < i {
+			eq = nextByte(src, i, '=')
 		}
+		if colon < i {
+			colon = nextByte(src, i, ':')
+		}
+		i = min(eq, colon)
+		if i >= len(src) {
+			return
+		}
+		c := src[i]
 		vs := i + 1
 		if c == ':' {
 			if vs < len(src) && (src[vs] == '/' || src[vs] == ':') {

@@ -175,8 +175,18 @@ func redactStack(rw *rewriter) {
 
 // SQL literals.
 
-func gateSQL(src []byte, _ features) bool {
-	if len(src) < 10 || !sqlWord(src) {
+// sqlNeeds are the bigrams of the keywords sqlWord looks for.
+var sqlNeeds = [...]features{bigramsOf("select"), bigramsOf("insert"), bigramsOf("update"), bigramsOf("delete"), bigramsOf("where")}
+
+func gateSQL(src []byte, f features) bool {
+	if len(src) < 10 {
+		return false
+	}
+	keyword := false
+	for _, n := range sqlNeeds {
+		keyword = keyword || f&n == n
+	}
+	if !keyword || !sqlWord(src) {
 		return false
 	}
 	if sqlGate(src, ' ') {

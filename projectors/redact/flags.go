@@ -10,17 +10,20 @@ import "bytes"
 
 func gateFlags(src []byte, _ features) bool { return bytes.IndexByte(src, '-') >= 0 }
 
-// positionalFeatures are the features every command of positional has.
-var positionalFeatures = func() features {
-	f := ^features(0)
+// positionalNeeds are the features of each command of positional.
+var positionalNeeds = func() (out []features) {
 	for _, p := range positional {
-		f &= scanFeatures([]byte(p.cmd))
+		out = append(out, scanFeatures([]byte(p.cmd)))
 	}
-	return f
+	return out
 }()
 
 func gatePositional(src []byte, f features) bool {
-	if f&positionalFeatures != positionalFeatures {
+	some := false
+	for _, n := range positionalNeeds {
+		some = some || f&n == n
+	}
+	if !some {
 		return false
 	}
 	k, _ := positionalAt(src)

@@ -276,6 +276,29 @@ var phraseBytes = func() (t [256]bool) {
 	return t
 }()
 
+// phraseNeeds are the bigrams that each case of redactPhrases needs in the
+// text: a phrase, a home directory, sudo:, (to, or a '[' after a word.
+var phraseNeeds = func() (out []features) {
+	for _, p := range phrases {
+		out = append(out, bigramsOf(p.lit))
+	}
+	for _, h := range homePrefixes {
+		out = append(out, bigramsOf(h))
+	}
+	return append(out, bigramsOf("sudo:"), bigramsOf("(to "), bigramsOf("W["))
+}()
+
+// gatePhrases reports whether the text has the bigrams of one of the
+// cases of redactPhrases; without them the pass cannot match.
+func gatePhrases(_ []byte, f features) bool {
+	for _, n := range phraseNeeds {
+		if f&n == n {
+			return true
+		}
+	}
+	return false
+}
+
 func redactPhrases(rw *rewriter) {
 	src := rw.src
 	for i := 0; i < len(src); i++ {

@@ -51,33 +51,34 @@ type stage struct {
 }
 
 // features is a set of the bytes, or classes of bytes, that the passes
-// look for: one linear scan of a text (scanFeatures) finds them all, so
-// that a pass whose trigger is absent costs one bit test.
+// look for, and of the pairs of adjacent bytes (bigrams) that their
+// literals hold: one linear scan of a text (scanFeatures) finds them all,
+// so that a pass whose trigger is absent costs a bit test, and a literal
+// is searched for only in a text that holds all its bigrams.
 //
-// Append keeps a superset of the features of the current text: after a
-// pass rewrites it, it adds the features of the placeholders instead of
-// scanning again. A superset is enough because features only ever rule a
-// pass or a search out: a gate given a feature still looks at the text,
-// and an exact pass finds no trigger in a text that lacks it.
-type features uint32
+// Features only ever rule a pass or a search out: a gate given a feature
+// still looks at the text, and an exact pass finds no trigger in a text
+// that lacks it. So a superset of the features of a text is always safe.
+type features uint64
 
 const (
 	fDigit features = 1 << iota
 	fNewline
 	fTab
 	fBackslash
-	fParen   // (
-	fG       // g: goroutine
-	fDash    // -
-	fColon   // :
-	fSlash   // /
-	fEquals  // =
-	fAt      // @
-	fDot     // .
-	fLowerU  // u: "user "
-	fLowerP  // p: "passw"
-	fLowerA  // a: "arn:"
-	fSQLHead // s, i, u, d, w in either case: the first letter of a SQL keyword
+	fParen        // (
+	fG            // g: goroutine
+	fDash         // -
+	fColon        // :
+	fSlash        // /
+	fEquals       // =
+	fAt           // @
+	fDot          // .
+	fLowerU       // u: "user "
+	fLowerP       // p: "passw"
+	fLowerA       // a: "arn:"
+	fSQLHead      // s, i, u, d, w in either case: the first letter of a SQL keyword
+	nByteFeatures = iota
 )
 
 // featureOf maps a byte to the features it carries.
@@ -105,14 +106,77 @@ var featureOf = func() (t [256]features) {
 	return t
 }()
 
+// The bigrams scanFeatures marks, one feature each: the first byte and the
+// second, where a letter stands for both its cases and a space also for
+// '+' (the space of URL-encoded text), so that the case-insensitive
+// phrases and keywords have them too. They are the rarer bigrams of the
+// phrases (hosts.go), SQL keywords and the gates' literals. A bigram with
+// first byte 'W' is any word byte followed by the second.
+var bigramDefs = []string{
+	// phrases: user, pid, thread, lwp, password for, publickey for, sudo:,
+	// (to, /home/, /Users/, \Users\, name[
+	"us", "er", "r ", "id", "d ", "th", "hr", "lw", "wp", "sw", "wo", "pu", "ck", "su", "ud", "o:", "(t",
+	"/h", "ho", "/u", "\\u", "W[",
+	// SQL keywords: select, insert, update, delete, where
+	"se", "el", "ct", "in", "ns", "rt", "up", "pd", "at", "de", "et", "wh", "he",
+	// literals: passw, goroutine, Traceback, ://, arn:, -----BEGIN, .java:, (Native, (Unknown
+	"pa", "go", "tr", ":/", "//", "n:", "--", ".j", "(n", "(u",
+}
+
+// bigramFirst[c] has the features of the bigrams whose first byte is c,
+// bigramSecond[c] those whose second byte is c: a bigram is in a text
+// when a byte with it in bigramFirst is followed by one with it in
+// bigramSecond.
+var bigramFirst, bigramSecond = func() (first, second [256]features) {
+	if nByteFeatures+len(bigramDefs) > 64 {
+		panic("redact: too many bigrams")
+	}
+	expand := func(c byte) []byte {
+		switch {
+		case c >= 'a' && c <= 'z':
+			return []byte{c, c - 32}
+		case c == ' ':
+			return []byte{' ', '+'}
+		}
+		return []byte{c}
+	}
+	for k, d := range bigramDefs {
+		bit := features(1) << (nByteFeatures + k)
+		firsts := expand(d[0])
+		if d[0] == 'W' {
+			firsts = nil
+			for c := 0; c < 256; c++ {
+				if isWord(byte(c)) {
+					firsts = append(firsts, byte(c))
+				}
+			}
+		}
+		for _, c := range firsts {
+			first[c] |= bit
+		}
+		for _, c := range expand(d[1]) {
+			second[c] |= bit
+		}
+	}
+	return first, second
+}()
+
+// bigramMask is the set of all bigram features.
+const bigramMask = ^features(0) &^ (1<<nByteFeatures - 1)
+
 // scanFeatures returns the features of src.
 func scanFeatures(src []byte) features {
-	var f features
+	var f, prev features
 	for _, c := range src {
-		f |= featureOf[c]
+		f |= featureOf[c] | prev&bigramSecond[c]
+		prev = bigramFirst[c]
 	}
 	return f
 }
+
+// bigramsOf returns the bigram features of s: those a text holding s, in
+// any case and with '+' for its spaces, must have.
+func bigramsOf(s string) features { return scanFeatures([]byte(s)) & bigramMask }
 
 var stages = []stage{
 	{all: fDash, gate: gatePEM, apply: redactPEM},
@@ -128,18 +192,12 @@ var stages = []stage{
 	// colons, dashes or dots.
 	{any: fColon | fDot | fDash, gate: always, apply: redactAddrs},
 	{any: fDot | fDash | fColon, exact: true, gate: gateHosts, apply: redactHosts},
-	{gate: always, apply: redactPhrases},
+	{gate: gatePhrases, apply: redactPhrases},
 	{all: fLowerA | fColon, gate: gateARN, apply: redactARN},
 	{any: fDigit, exact: true, gate: gateDigits, apply: redactCards},
 }
 
 func always([]byte, features) bool { return true }
-
-// placeholderFeatures are the features a pass can add to a text: every byte
-// of its output is a byte of its input or of a placeholder (the stack-trace
-// pass adds a space, which carries no feature).
-var placeholderFeatures = scanFeatures([]byte(IP + MAC + Email + Secret + PrivateKey + Host + Pod + Container +
-	PID + User + Card + Account + Str + Num + Stack + Hex + " "))
 
 // lit is a literal that a gate looks for, with its features: a text whose
 // features lack them cannot hold it, and is not searched.
@@ -187,7 +245,7 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 		}
 		cur = res
 		useA = !useA
-		feat |= placeholderFeatures
+		feat = scanFeatures(cur)
 	}
 	return append(dst, cur...)
 }

@@ -164,12 +164,27 @@ var bigramFirst, bigramSecond = func() (first, second [256]features) {
 // bigramMask is the set of all bigram features.
 const bigramMask = ^features(0) &^ (1<<nByteFeatures - 1)
 
+// scanTable folds the byte features into the bigram tables, so that a
+// byte costs two loads: after[c] is bigramFirst[c] with every byte
+// feature, at[c] bigramSecond[c] with the features of c, and
+// after[prev]&at[c] holds both the features of c and the bigrams that
+// prev and c make.
+var scanTable = func() (t [256]struct{ after, at features }) {
+	for c := range t {
+		t[c].after = bigramFirst[c] | ^bigramMask
+		t[c].at = bigramSecond[c] | featureOf[c]
+	}
+	return t
+}()
+
 // scanFeatures returns the features of src.
 func scanFeatures(src []byte) features {
-	var f, prev features
+	var f features
+	prev := ^bigramMask
 	for _, c := range src {
-		f |= featureOf[c] | prev&bigramSecond[c]
-		prev = bigramFirst[c]
+		e := &scanTable[c]
+		f |= prev & e.at
+		prev = e.after
 	}
 	return f
 }

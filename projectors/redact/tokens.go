@@ -408,6 +408,9 @@ func redactAddrs(rw *rewriter) {
 				continue
 			}
 		}
+		if isHex(c) && !sepAfterHex(src, i) {
+			continue // neither a MAC nor an IP address starts here
+		}
 		if e := matchMAC(src, i); e > 0 {
 			rw.replace(i, e, MAC)
 			i = e - 1
@@ -421,6 +424,19 @@ func redactAddrs(rw *rewriter) {
 			continue
 		}
 	}
+}
+
+// sepAfterHex reports whether the run of hexadecimal digits at i, of at
+// most five, is followed by ':', '.' or '-'. Every MAC address starts so
+// (aa:, aa-, aabb.), and so does every IP address that starts with a digit:
+// matchIP gives up on a group of six digits, and a run of digits without a
+// separator is no address.
+func sepAfterHex(src []byte, i int) bool {
+	k := i
+	for k < len(src) && k-i < 6 && isHex(src[k]) {
+		k++
+	}
+	return k < len(src) && k-i < 6 && (src[k] == ':' || src[k] == '.' || src[k] == '-')
 }
 
 // matchMAC returns the end of a MAC address at i (aa:bb:cc:dd:ee:ff,

@@ -23,7 +23,7 @@ func appendGatesOnly(dst, msg []byte) []byte {
 		if reflect.ValueOf(stages[i].apply).Pointer() == stack {
 			gate = func(src []byte, _ features) bool { return stackHint(src, scanFeatures(src)) }
 		}
-		if !gate(cur, scanFeatures(cur)) {
+		if gate != nil && !gate(cur, scanFeatures(cur)) {
 			continue
 		}
 		rw := &rewriter{src: cur}

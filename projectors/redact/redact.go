@@ -39,8 +39,9 @@ func New() *Redactor { return &Redactor{} }
 
 // stage is one rewriting pass. It runs only on a text that holds at least
 // one of the features any (unless any is 0), all of the features all, and
-// passes gate, a cheap test that the pass can match at all; when exact is
-// set, the features alone decide and gate is not called. The features are
+// passes gate (unless it is nil), a cheap test that the pass can match at
+// all; when exact is set, the features alone decide and gate is not
+// called. The features are
 // found for all passes in one scan. Most messages fail most of these tests
 // and are never copied.
 type stage struct {
@@ -177,16 +178,29 @@ var scanTable = func() (t [256]struct{ after, at features }) {
 	return t
 }()
 
-// scanFeatures returns the features of src.
+// scanFeatures returns the features of src. It scans the two halves of a
+// longer text side by side, for two independent chains of operations.
 func scanFeatures(src []byte) features {
-	var f features
+	var f, g features
 	prev := ^bigramMask
+	if len(src) >= 16 {
+		h := len(src) / 2
+		a, b := src[:h], src[h:2*h]
+		prevB := scanTable[a[h-1]].after
+		for i := range a {
+			e, d := &scanTable[a[i]], &scanTable[b[i]]
+			f |= prev & e.at
+			g |= prevB & d.at
+			prev, prevB = e.after, d.after
+		}
+		prev, src = prevB, src[2*h:]
+	}
 	for _, c := range src {
 		e := &scanTable[c]
-		f |= prev & e.at
+		g |= prev & e.at
 		prev = e.after
 	}
-	return f
+	return f | g
 }
 
 // bigramsOf returns the bigram features of s: those a text holding s, in
@@ -201,18 +215,35 @@ var stages = []stage{
 	{any: fEquals | fColon, exact: true, gate: gateKV, apply: redactKV},
 	{any: fDash, exact: true, gate: gateFlags, apply: redactFlags},
 	{any: fLowerU | fLowerP, gate: gatePositional, apply: redactPositional},
-	{gate: always, apply: redactTokens},
+	{apply: redactTokens},
 	{any: fAt, exact: true, gate: gateEmail, apply: redactEmail},
 	// An IPv4 address has dots, an IPv6 one colons, a MAC address one of
 	// colons, dashes or dots.
-	{any: fColon | fDot | fDash, gate: always, apply: redactAddrs},
+	{any: fColon | fDot | fDash, apply: redactAddrs},
 	{any: fDot | fDash | fColon, exact: true, gate: gateHosts, apply: redactHosts},
 	{gate: gatePhrases, apply: redactPhrases},
 	{all: fLowerA | fColon, gate: gateARN, apply: redactARN},
 	{any: fDigit, exact: true, gate: gateDigits, apply: redactCards},
 }
 
-func always([]byte, features) bool { return true }
+// wants reports whether a text with features f passes the feature tests of
+// s.
+func (s *stage) wants(f features) bool {
+	return (s.any == 0 || f&s.any != 0) && f&s.all == s.all
+}
+
+// placeholderFeatures are the features a pass can add to a text. Every
+// byte of its output is a byte of its input or of a placeholder, and the
+// stack-trace pass adds a space: so the new features are those of the
+// placeholders and the bigrams that '<', '>' or a space can make with any
+// neighbour.
+var placeholderFeatures = func() features {
+	f := bigramSecond['<'] | bigramFirst['>'] | bigramFirst[' '] | bigramSecond[' ']
+	for _, p := range []string{IP, MAC, Email, Secret, PrivateKey, Host, Pod, Container, PID, User, Card, Account, Str, Num, Stack, Hex} {
+		f |= scanFeatures([]byte(p))
+	}
+	return f
+}()
 
 // lit is a literal that a gate looks for, with its features: a text whose
 // features lack them cannot hold it, and is not searched.
@@ -234,9 +265,22 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 	cur := msg
 	useA := true
 	feat := scanFeatures(cur)
+	// After a rewrite, feat is a superset of the features of cur (see
+	// placeholderFeatures), made exact again only when a pass it does not
+	// rule out needs them.
+	stale := false
 	for i := range stages {
 		s := &stages[i]
-		if s.any != 0 && feat&s.any == 0 || feat&s.all != s.all || !s.exact && !s.gate(cur, feat) {
+		if !s.wants(feat) {
+			continue
+		}
+		if stale && (s.any|s.all != 0 || s.gate != nil) {
+			feat, stale = scanFeatures(cur), false
+			if !s.wants(feat) {
+				continue
+			}
+		}
+		if s.gate != nil && !s.exact && !s.gate(cur, feat) {
 			continue
 		}
 		var out []byte
@@ -260,7 +304,8 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 		}
 		cur = res
 		useA = !useA
-		feat = scanFeatures(cur)
+		feat |= placeholderFeatures
+		stale = true
 	}
 	return append(dst, cur...)
 }

@@ -601,6 +601,13 @@ func redactARN(rw *rewriter) {
 
 func redactCards(rw *rewriter) {
 	src := rw.src
+	// Declared once: each number reads only what it has written, and
+	// clearing them for every number would cost more than the number.
+	var digits [19]byte
+	// ends[k] is the byte end and digit count of the k-th group, so that
+	// a number followed by more digits ("4111 1111 1111 1111 01") can be
+	// tried at each group boundary.
+	var ends [8][2]int
 	for i := 0; i < len(src); i++ {
 		if !isDigit(src[i]) {
 			continue
@@ -611,11 +618,6 @@ func redactCards(rw *rewriter) {
 			}
 			continue
 		}
-		var digits [19]byte
-		// ends[k] is the byte end and digit count of the k-th group, so that
-		// a number followed by more digits ("4111 1111 1111 1111 01") can be
-		// tried at each group boundary.
-		var ends [8][2]int
 		ngroups := 0
 		n, j, seps := 0, i, 0
 		var sep byte

@@ -186,6 +186,7 @@ func scanFeatures(src []byte) features {
 	if len(src) >= 16 {
 		h := len(src) / 2
 		a, b := src[:h], src[h:2*h]
+		b = b[:len(a)] // no bounds check on b[i] below
 		prevB := scanTable[a[h-1]].after
 		for i := range a {
 			e, d := &scanTable[a[i]], &scanTable[b[i]]

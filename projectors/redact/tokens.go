@@ -2,7 +2,6 @@ package redact
 
 import (
 	"bytes"
-	"errors"
 	"net/netip"
 
 	"github.com/toolcanon/toolcanon/projectors/internal/view"
@@ -470,8 +469,6 @@ func matchMAC(src []byte, i int) int {
 	return 0
 }
 
-var errNotIPv4 = errors.New("not an IPv4 address")
-
 // maxAddr bounds the text of one address candidate (an IPv6 address with an
 // embedded IPv4 address has at most 45 bytes).
 const maxAddr = 64
@@ -488,12 +485,16 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 	}
 	e := s
 	colons, dots, group := 0, 0, 0
+	firstColon := -1
 	for e < len(src) && (isHex(src[e]) || src[e] == ':' || src[e] == '.') {
 		if e-s > maxAddr {
 			return 0, false // longer than any address: keeps hostile input linear
 		}
 		switch src[e] {
 		case ':':
+			if colons == 0 {
+				firstColon = e
+			}
 			colons++
 			group = 0
 			if e-s >= 2 && src[e-1] == ':' && src[e-2] == ':' {
@@ -538,10 +539,9 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 	case colons >= 2:
 		cand = src[s:e]
 	case colons == 1 && dots == 3:
-		// a.b.c.d:port
-		k := bytes.IndexByte(src[s:e], ':')
-		if allDigits(src[s+k+1 : e]) {
-			cand = src[s : s+k]
+		// a.b.c.d:port (the colons trimmed off the end came after this one)
+		if allDigits(src[firstColon+1 : e]) {
+			cand = src[s:firstColon]
 		}
 	default:
 		return 0, false
@@ -552,33 +552,32 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 	if e < len(src) && (isWord(src[e]) || src[e] == '-') {
 		return 0, false
 	}
+	// With fewer than two colons the candidate has none: it can only be a
+	// dotted quad, which parseDottedQuad reads as netip would. netip reads
+	// a text with a colon as IPv6.
+	v4 := colons < 2
+	var q [4]byte
 	var a netip.Addr
-	var err error
-	if bytes.IndexByte(cand, ':') < 0 {
-		q, ok := parseDottedQuad(cand)
-		if ok {
-			a = netip.AddrFrom4(q)
-		} else {
-			err = errNotIPv4
+	if v4 {
+		var ok bool
+		if q, ok = parseDottedQuad(cand); !ok {
+			return 0, false
 		}
 	} else {
-		a, err = netip.ParseAddr(view.String(cand))
-	}
-	if err != nil {
-		if colons >= 2 && dots == 0 && !bracket {
-			// "fe80::1:8080" is ambiguous; a trailing group of more than
-			// four digits cannot be IPv6, so treat it as a port.
-			k := bytes.LastIndexByte(cand, ':')
-			if k > 0 && len(cand)-k-1 > 4 && allDigits(cand[k+1:]) {
-				if _, err2 := netip.ParseAddr(view.String(cand[:k])); err2 == nil {
-					return e, true
+		var err error
+		if a, err = netip.ParseAddr(view.String(cand)); err != nil {
+			if dots == 0 && !bracket {
+				// "fe80::1:8080" is ambiguous; a trailing group of more than
+				// four digits cannot be IPv6, so treat it as a port.
+				k := bytes.LastIndexByte(cand, ':')
+				if k > 0 && len(cand)-k-1 > 4 && allDigits(cand[k+1:]) {
+					if _, err2 := netip.ParseAddr(view.String(cand[:k])); err2 == nil {
+						return e, true
+					}
 				}
 			}
+			return 0, false
 		}
-		return 0, false
-	}
-	if a.Is4() && colons == 0 && dots == 3 && bytes.Count(cand, []byte{'.'}) != 3 {
-		return 0, false
 	}
 	if bracket {
 		if e >= len(src) || src[e] != ']' {
@@ -587,7 +586,7 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 		e++
 	}
 	// Port or prefix length.
-	if e+1 < len(src) && (src[e] == ':' || src[e] == '/') && isDigit(src[e+1]) && !(src[e] == ':' && a.Is6() && !bracket) {
+	if e+1 < len(src) && (src[e] == ':' || src[e] == '/') && isDigit(src[e+1]) && !(src[e] == ':' && !v4 && a.Is6() && !bracket) {
 		k := e + 1
 		for k < len(src) && isDigit(src[k]) {
 			k++
@@ -595,6 +594,9 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 		if k-e-1 <= 5 && (k == len(src) || !isWord(src[k])) {
 			e = k
 		}
+	}
+	if v4 {
+		return e, q != [4]byte{} && q[0] != 127
 	}
 	return e, !a.IsUnspecified() && !a.IsLoopback()
 }

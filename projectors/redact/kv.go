@@ -166,6 +166,41 @@ func classifyKey(key []byte) kvClass {
 	return kvNone
 }
 
+// keyCache remembers the classes of the keys a Redactor met last: the
+// lines of a log repeat their keys, and a key found here costs a hash and
+// a comparison instead of classifyKey's searches.
+type keyCache struct {
+	slots [64]struct {
+		key   [maxCachedKey]byte // lower case
+		n     uint8              // length of key; 0: empty
+		class kvClass
+	}
+}
+
+const maxCachedKey = 24
+
+// classify returns classifyKey(key), which depends on the lower-case key
+// only. c may be nil.
+func (c *keyCache) classify(key []byte) kvClass {
+	if c == nil || len(key) == 0 || len(key) > maxCachedKey {
+		return classifyKey(key)
+	}
+	var low [maxCachedKey]byte
+	h := uint32(2166136261) // FNV-1a
+	for i, b := range key {
+		b = lower(b)
+		low[i] = b
+		h = (h ^ uint32(b)) * 16777619
+	}
+	slot := &c.slots[h%uint32(len(c.slots))]
+	if int(slot.n) == len(key) && slot.key == low {
+		return slot.class
+	}
+	class := classifyKey(key)
+	slot.key, slot.n, slot.class = low, uint8(len(key)), class
+	return class
+}
+
 func isKeyByte(c byte) bool { return isWord(c) || c == '-' || c == '.' }
 
 // valueEnd returns the end of an unquoted value starting at i.
@@ -316,7 +351,7 @@ func redactKV(rw *rewriter) {
 			continue
 		}
 		key := src[ks:ke]
-		class := classifyKey(key)
+		class := rw.keys.classify(key)
 		if class == kvNone && ks >= 5 && (src[ks-1] == ' ' || src[ks-1] == '+') && hasPrefixFold(src[ks-5:], "user") && string(lowerASCII(key)) == "id" {
 			class = kvUser
 		}

@@ -32,6 +32,7 @@ const (
 type Redactor struct {
 	a, b []byte
 	rw   rewriter // reused so that passes do not allocate
+	keys keyCache
 }
 
 // New returns a Redactor.
@@ -292,7 +293,7 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 		}
 		rw := &r.rw
 		// Field by field: a struct copy would take the bulk write barrier.
-		rw.src, rw.out, rw.last, rw.changed = cur, out, 0, false
+		rw.src, rw.out, rw.last, rw.changed, rw.keys = cur, out, 0, false, &r.keys
 		s.apply(rw)
 		if !rw.changed {
 			continue
@@ -334,6 +335,7 @@ type rewriter struct {
 	out     []byte
 	last    int
 	changed bool
+	keys    *keyCache // the Redactor's, or nil
 }
 
 func (rw *rewriter) replace(start, end int, repl string) {

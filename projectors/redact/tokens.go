@@ -205,8 +205,8 @@ func isDomainByte(c byte) bool { return isAlnum(c) || c == '.' || c == '-' }
 func redactEmail(rw *rewriter) {
 	src := rw.src
 	for i := 0; i < len(src); i++ {
-		if src[i] != '@' {
-			continue
+		if i = nextByte(src, i, '@'); i >= len(src) {
+			return
 		}
 		s := i
 		for s > 0 && isLocalByte(src[s-1]) {

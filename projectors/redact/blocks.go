@@ -107,6 +107,42 @@ func stackHint(src []byte, f features) bool {
 // starts at "at" so that the text before the first frame survives.
 var jvmFrame = regexp.MustCompile(`(?:^|[\s:;,+])at[ +][\w$.<>/]+\((?:[\w$.-]*:\d+|Native[ +]Method|Unknown[ +]Source)\)`)
 
+// findJVMFrame returns jvmFrame.FindIndex(src), running the expression
+// from the first place a match can start: every match starts at a "at"
+// followed by a space or '+', and preceded by the start of the text or by
+// one of [\s:;,+] where the match starts. The expression's cost grows with
+// the length of its input.
+func findJVMFrame(src []byte) []int {
+	for off := 0; ; {
+		k := bytes.Index(src[off:], []byte("at"))
+		if k < 0 {
+			return nil
+		}
+		q := off + k
+		if q+2 < len(src) && (src[q+2] == ' ' || src[q+2] == '+') && (q == 0 || jvmBoundary(src[q-1])) {
+			// From q-1, the boundary byte: '^' can match there, but a
+			// boundary byte is no 'a', so no new match starts there.
+			start := max(q-1, 0)
+			loc := jvmFrame.FindIndex(src[start:])
+			if loc == nil {
+				return nil
+			}
+			return []int{start + loc[0], start + loc[1]}
+		}
+		off = q + 1
+	}
+}
+
+// jvmBoundary reports whether c is in jvmFrame's [\s:;,+] (\s is
+// [\t\n\f\r ]).
+func jvmBoundary(c byte) bool {
+	switch c {
+	case '\t', '\n', '\f', '\r', ' ', ':', ';', ',', '+':
+		return true
+	}
+	return false
+}
+
 // Frame markers, raw and as they appear JSON-escaped inside another log
 // line.
 var stackMarkers = [][]byte{
@@ -137,7 +173,7 @@ func redactStack(rw *rewriter) {
 	for _, m := range stackMarkers {
 		consider(bytes.Index(src, m))
 	}
-	if loc := jvmFrame.FindIndex(src); loc != nil {
+	if loc := findJVMFrame(src); loc != nil {
 		i := loc[0]
 		if i < len(src) && src[i] != 'a' {
 			i++

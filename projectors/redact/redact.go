@@ -179,30 +179,16 @@ var scanTable = func() (t [256]struct{ after, at features }) {
 	return t
 }()
 
-// scanFeatures returns the features of src. It scans the two halves of a
-// longer text side by side, for two independent chains of operations.
+// scanFeatures returns the features of src.
 func scanFeatures(src []byte) features {
-	var f, g features
+	var f features
 	prev := ^bigramMask
-	if len(src) >= 16 {
-		h := len(src) / 2
-		a, b := src[:h], src[h:2*h]
-		b = b[:len(a)] // no bounds check on b[i] below
-		prevB := scanTable[a[h-1]].after
-		for i := range a {
-			e, d := &scanTable[a[i]], &scanTable[b[i]]
-			f |= prev & e.at
-			g |= prevB & d.at
-			prev, prevB = e.after, d.after
-		}
-		prev, src = prevB, src[2*h:]
-	}
 	for _, c := range src {
 		e := &scanTable[c]
-		g |= prev & e.at
+		f |= prev & e.at
 		prev = e.after
 	}
-	return f | g
+	return f
 }
 
 // bigramsOf returns the bigram features of s: those a text holding s, in

@@ -10,7 +10,9 @@ import (
 
 var pemBegin = []byte("-----BEGIN ")
 
-func gatePEM(src []byte) bool { return bytes.Contains(src, pemBegin) }
+var litPEMBegin = newLit(string(pemBegin))
+
+func gatePEM(src []byte, f features) bool { return litPEMBegin.in(src, f) }
 
 // redactPEM replaces every PEM block, from its BEGIN line to its END line
 // (or to the end of the message when the END line was cut off), because a
@@ -39,44 +41,107 @@ func redactPEM(rw *rewriter) {
 
 // Stack traces: keep the message line, drop the frames.
 
-func gateStack(src []byte) bool {
-	return stackHint(src) && stackCutPossible(src)
+func gateStack(src []byte, f features) bool {
+	return stackHint(src, f) && stackCutPossible(src, f)
 }
+
+// The literals the stack-trace gates look for. Each search is made only
+// when the text has the literal's features.
+var (
+	litTraceback     = newLit("Traceback (most recent call last)")
+	litTracebackOpen = newLit("Traceback (")
+	litGoroutine     = newLit("goroutine ")
+	litAtSpace       = newLit("at ")
+	litAtPlus        = newLit("at+")
+	stackMarkerLits  = func() (out []lit) {
+		for _, m := range stackMarkers {
+			out = append(out, newLit(string(m)))
+		}
+		return out
+	}()
+	jvmFileLits = []lit{newLit(".java:"), newLit(".kt:"), newLit(".scala:"), newLit("(Native"), newLit("(Unknown")}
+	escapedLits = []lit{newLit(`\tat `), newLit(`\n  File `), newLit(`\n    at `)}
+)
 
 // stackCutPossible reports whether redactStack can find a cut in src: each
 // of its markers is looked for literally, and a JVM frame needs "at"
 // followed by a space or '+', and an opening parenthesis. A message with a
 // tab or a line break but no frame costs these searches, not the regular
 // expressions.
-func stackCutPossible(src []byte) bool {
-	if bytes.Contains(src, []byte("Traceback (most recent call last)")) || bytes.Contains(src, []byte("goroutine ")) {
+func stackCutPossible(src []byte, f features) bool {
+	if litTraceback.in(src, f) || litGoroutine.in(src, f) {
 		return true
 	}
-	for _, m := range stackMarkers {
-		if bytes.Contains(src, m) {
+	for _, m := range stackMarkerLits {
+		if m.in(src, f) {
 			return true
 		}
 	}
-	return bytes.IndexByte(src, '(') >= 0 && (bytes.Contains(src, []byte("at ")) || bytes.Contains(src, []byte("at+")))
+	return f&fParen != 0 && bytes.IndexByte(src, '(') >= 0 && (litAtSpace.in(src, f) || litAtPlus.in(src, f))
 }
 
 // stackHint reports whether src looks like it may hold a stack trace.
-func stackHint(src []byte) bool {
-	if bytes.IndexByte(src, '\n') >= 0 || bytes.IndexByte(src, '\t') >= 0 ||
-		bytes.Contains(src, []byte("goroutine ")) || bytes.Contains(src, []byte("Traceback (")) {
+func stackHint(src []byte, f features) bool {
+	if f&fNewline != 0 && bytes.IndexByte(src, '\n') >= 0 || f&fTab != 0 && bytes.IndexByte(src, '\t') >= 0 ||
+		litGoroutine.in(src, f) || litTracebackOpen.in(src, f) {
 		return true
 	}
-	if bytes.IndexByte(src, '(') >= 0 && (bytes.Contains(src, []byte(".java:")) || bytes.Contains(src, []byte(".kt:")) ||
-		bytes.Contains(src, []byte(".scala:")) || bytes.Contains(src, []byte("(Native")) || bytes.Contains(src, []byte("(Unknown"))) {
-		return true
+	if f&fParen != 0 && bytes.IndexByte(src, '(') >= 0 {
+		for _, l := range jvmFileLits {
+			if l.in(src, f) {
+				return true
+			}
+		}
 	}
-	return bytes.IndexByte(src, '\\') >= 0 && (bytes.Contains(src, []byte(`\tat `)) || bytes.Contains(src, []byte(`\n  File `)) ||
-		bytes.Contains(src, []byte(`\n    at `)))
+	if f&fBackslash != 0 && bytes.IndexByte(src, '\\') >= 0 {
+		for _, l := range escapedLits {
+			if l.in(src, f) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // An inline JVM frame: "at pkg.Class.method(File.java:42)". The capture
 // starts at "at" so that the text before the first frame survives.
 var jvmFrame = regexp.MustCompile(`(?:^|[\s:;,+])at[ +][\w$.<>/]+\((?:[\w$.-]*:\d+|Native[ +]Method|Unknown[ +]Source)\)`)
+
+// findJVMFrame returns jvmFrame.FindIndex(src), running the expression
+// from the first place a match can start: every match starts at a "at"
+// followed by a space or '+', and preceded by the start of the text or by
+// one of [\s:;,+] where the match starts. The expression's cost grows with
+// the length of its input.
+func findJVMFrame(src []byte) []int {
+	for off := 0; ; {
+		k := bytes.Index(src[off:], []byte("at"))
+		if k < 0 {
+			return nil
+		}
+		q := off + k
+		if q+2 < len(src) && (src[q+2] == ' ' || src[q+2] == '+') && (q == 0 || jvmBoundary(src[q-1])) {
+			// From q-1, the boundary byte: '^' can match there, but a
+			// boundary byte is no 'a', so no new match starts there.
+			start := max(q-1, 0)
+			loc := jvmFrame.FindIndex(src[start:])
+			if loc == nil {
+				return nil
+			}
+			return []int{start + loc[0], start + loc[1]}
+		}
+		off = q + 1
+	}
+}
+
+// jvmBoundary reports whether c is in jvmFrame's [\s:;,+] (\s is
+// [\t\n\f\r ]).
+func jvmBoundary(c byte) bool {
+	switch c {
+	case '\t', '\n', '\f', '\r', ' ', ':', ';', ',', '+':
+		return true
+	}
+	return false
+}
 
 // Frame markers, raw and as they appear JSON-escaped inside another log
 // line.
@@ -108,7 +173,7 @@ func redactStack(rw *rewriter) {
 	for _, m := range stackMarkers {
 		consider(bytes.Index(src, m))
 	}
-	if loc := jvmFrame.FindIndex(src); loc != nil {
+	if loc := findJVMFrame(src); loc != nil {
 		i := loc[0]
 		if i < len(src) && src[i] != 'a' {
 			i++
@@ -146,36 +211,18 @@ func redactStack(rw *rewriter) {
 
 // SQL literals.
 
-func gateSQL(src []byte) bool {
+// sqlNeeds are the bigrams of the keywords sqlWord looks for.
+var sqlNeeds = [...]features{bigramsOf("select"), bigramsOf("insert"), bigramsOf("update"), bigramsOf("delete"), bigramsOf("where")}
+
+func gateSQL(src []byte, f features) bool {
 	if len(src) < 10 {
 		return false
 	}
-	// One pass finds the leading keywords; the rest is confirmed only for
-	// the rare message that has one.
-	var sel, ins, upd, del, whr bool
-	for i := 0; i+5 <= len(src); i++ {
-		if !isAlpha(src[i]) {
-			continue
-		}
-		// The first letter of a word; the loop's i++ then skips the rest.
-		w := i
-		for i+1 < len(src) && isAlpha(src[i+1]) {
-			i++
-		}
-		switch src[w] | 0x20 {
-		case 's':
-			sel = sel || hasPrefixFold(src[w:], "select")
-		case 'i':
-			ins = ins || hasPrefixFold(src[w:], "insert")
-		case 'u':
-			upd = upd || hasPrefixFold(src[w:], "update")
-		case 'd':
-			del = del || hasPrefixFold(src[w:], "delete")
-		case 'w':
-			whr = whr || hasPrefixFold(src[w:], "where")
-		}
+	keyword := false
+	for _, n := range sqlNeeds {
+		keyword = keyword || f&n == n
 	}
-	if !(sel || ins || upd || del || whr) {
+	if !keyword || !sqlWord(src) {
 		return false
 	}
 	if sqlGate(src, ' ') {
@@ -183,6 +230,45 @@ func gateSQL(src []byte) bool {
 	}
 	// URL-encoded statements (query strings, injection attempts).
 	return bytes.IndexByte(src, '+') >= 0 && sqlGate(src, '+')
+}
+
+// sqlHead marks the first letters of the leading keywords of SQL, in
+// either case.
+var sqlHead = func() (t [256]bool) {
+	for _, c := range "siudwSIUDW" {
+		t[c] = true
+	}
+	return t
+}()
+
+// sqlWord reports whether a word of src that starts at least five bytes
+// before its end begins with select, insert, update, delete or where: one
+// pass finds it, and the statement is confirmed only for the rare message
+// that has one.
+func sqlWord(src []byte) bool {
+	for w := 0; w+5 <= len(src); w++ {
+		c := src[w]
+		if !sqlHead[c] || w > 0 && isAlpha(src[w-1]) {
+			continue
+		}
+		var kw string
+		switch c | 0x20 {
+		case 's':
+			kw = "select"
+		case 'i':
+			kw = "insert"
+		case 'u':
+			kw = "update"
+		case 'd':
+			kw = "delete"
+		default:
+			kw = "where"
+		}
+		if hasPrefixFold(src[w:], kw) {
+			return true
+		}
+	}
+	return false
 }
 
 func sqlGate(src []byte, sp byte) bool {

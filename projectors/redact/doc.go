@@ -19,11 +19,14 @@
 // package's adversarial tests check it for every literal of Vocabulary.
 //
 // A message passes through a fixed sequence of passes. One scan first
-// finds which trigger bytes it holds (digits, '=', ':', '@', …); a pass
-// whose triggers are absent is skipped at the cost of a bit test, and the
-// others start with a cheap gate, so that ordinary messages are scanned,
-// not copied. Go's regexp
-// has no look-around, so neighbouring bytes are checked in code, and
-// candidate addresses are confirmed with net/netip. The few regular
+// finds which trigger bytes it holds (digits, '=', ':', '@', …) and which
+// of the rarer bigrams of the phrases, keywords and markers the passes
+// look for ("us", "sw", ":/", …); a pass whose triggers are absent is
+// skipped at the cost of a bit test, and the others start with a cheap
+// gate, so that ordinary messages are scanned, not copied. The scan is
+// made again after a rewrite only when a pass still to run needs it. Go's
+// regexp has no look-around, so neighbouring bytes are checked in code;
+// dotted quads are parsed by hand exactly as net/netip parses them, and
+// other candidate addresses are confirmed with net/netip. The few regular
 // expressions are compiled once, at package initialisation.
 package redact

@@ -8,9 +8,24 @@ import "bytes"
 // FILE USER PASS, rabbitmqctl add_user USER PASS). --key=value is an
 // assignment, handled by redactKV.
 
-func gateFlags(src []byte) bool { return bytes.IndexByte(src, '-') >= 0 }
+func gateFlags(src []byte, _ features) bool { return bytes.IndexByte(src, '-') >= 0 }
 
-func gatePositional(src []byte) bool {
+// positionalNeeds are the features of each command of positional.
+var positionalNeeds = func() (out []features) {
+	for _, p := range positional {
+		out = append(out, scanFeatures([]byte(p.cmd)))
+	}
+	return out
+}()
+
+func gatePositional(src []byte, f features) bool {
+	some := false
+	for _, n := range positionalNeeds {
+		some = some || f&n == n
+	}
+	if !some {
+		return false
+	}
 	k, _ := positionalAt(src)
 	return k >= 0
 }
@@ -82,7 +97,10 @@ func redactFlags(rw *rewriter) {
 	var fc flagContext
 	ctxDone := false
 	for i := 0; i < len(src); i++ {
-		if src[i] != '-' || (i > 0 && !flagBoundary(src[i-1])) {
+		if i = nextByte(src, i, '-'); i >= len(src) {
+			return
+		}
+		if i > 0 && !flagBoundary(src[i-1]) {
 			continue
 		}
 		nd := 1

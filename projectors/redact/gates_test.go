@@ -21,9 +21,9 @@ func appendGatesOnly(dst, msg []byte) []byte {
 	for i := range stages {
 		gate := stages[i].gate
 		if reflect.ValueOf(stages[i].apply).Pointer() == stack {
-			gate = stackHint
+			gate = func(src []byte, _ features) bool { return stackHint(src, scanFeatures(src)) }
 		}
-		if !gate(cur) {
+		if gate != nil && !gate(cur, scanFeatures(cur)) {
 			continue
 		}
 		rw := &rewriter{src: cur}

@@ -48,8 +48,10 @@ func redactHosts(rw *rewriter) {
 		}
 		j := i
 		labels := 1
+		dash := false
 		for j < len(src) {
-			if isLabelByte(src[j]) {
+			if c := src[j]; isLabelByte(c) {
+				dash = dash || c == '-'
 				j++
 				continue
 			}
@@ -61,7 +63,11 @@ func redactHosts(rw *rewriter) {
 			break
 		}
 		name := src[i:j]
-		p := classifyName(name, labels)
+		var p string
+		if labels > 1 || dash {
+			// Every single-label name classifyLabel knows holds a dash.
+			p = classifyName(name, labels)
+		}
 		if p == "" && labels == 1 && j < len(src) && src[j] == ':' && hostWithPort(src, j) && hostLabel(name) {
 			p = Host // db01:5432, vault-03:8200
 		}
@@ -148,7 +154,8 @@ func isUpperName(b []byte) bool {
 	return true
 }
 
-// classifyLabel recognises single-label names: cloud node names (EC2
+// classifyLabel recognises single-label names, all of which hold a dash:
+// cloud node names (EC2
 // ip-10-0-12-34 and instance ids, GKE and AKS node-pool nodes) and pod
 // names (checkout-api-7d9f8b6c5d-x2k4p).
 func classifyLabel(b []byte) string {
@@ -269,10 +276,41 @@ var phraseBytes = func() (t [256]bool) {
 	return t
 }()
 
+// phraseNeeds are the bigrams that each case of redactPhrases needs in the
+// text: a phrase, a home directory, sudo:, (to, or a '[' after a word.
+var phraseNeeds = func() (out []features) {
+	for _, p := range phrases {
+		out = append(out, bigramsOf(p.lit))
+	}
+	for _, h := range homePrefixes {
+		out = append(out, bigramsOf(h))
+	}
+	return append(out, bigramsOf("sudo:"), bigramsOf("(to "), bigramsOf("W["))
+}()
+
+// gatePhrases reports whether the text has the bigrams of one of the
+// cases of redactPhrases; without them the pass cannot match.
+func gatePhrases(_ []byte, f features) bool {
+	for _, n := range phraseNeeds {
+		if f&n == n {
+			return true
+		}
+	}
+	return false
+}
+
 func redactPhrases(rw *rewriter) {
 	src := rw.src
 	for i := 0; i < len(src); i++ {
 		c := src[i]
+		if isWord(c) && (i > 0 && isWord(src[i-1]) || !phraseBytes[c]) {
+			// Every case below that starts at a word byte needs it to
+			// start a word: skip the rest of this one.
+			for i+1 < len(src) && isWord(src[i+1]) {
+				i++
+			}
+			continue
+		}
 		if !phraseBytes[c] {
 			continue
 		}
@@ -563,6 +601,13 @@ func redactARN(rw *rewriter) {
 
 func redactCards(rw *rewriter) {
 	src := rw.src
+	// Declared once: each number reads only what it has written, and
+	// clearing them for every number would cost more than the number.
+	var digits [19]byte
+	// ends[k] is the byte end and digit count of the k-th group, so that
+	// a number followed by more digits ("4111 1111 1111 1111 01") can be
+	// tried at each group boundary.
+	var ends [8][2]int
 	for i := 0; i < len(src); i++ {
 		if !isDigit(src[i]) {
 			continue
@@ -573,11 +618,6 @@ func redactCards(rw *rewriter) {
 			}
 			continue
 		}
-		var digits [19]byte
-		// ends[k] is the byte end and digit count of the k-th group, so that
-		// a number followed by more digits ("4111 1111 1111 1111 01") can be
-		// tried at each group boundary.
-		var ends [8][2]int
 		ngroups := 0
 		n, j, seps := 0, i, 0
 		var sep byte

@@ -57,27 +57,74 @@ var exactKeys = map[string]kvClass{
 	"subscription-id": kvAccount, "account-id": kvAccount,
 }
 
-// Stems indexed by first byte, so that a key is scanned once.
-var secretIndex, notSecretIndex [256][]string
+// exactIndex lists exactKeys by first byte: for a short key, comparing the
+// few candidates is cheaper than hashing it.
+var exactIndex = func() (ix [256][]exactKey) {
+	for k, c := range exactKeys {
+		ix[k[0]] = append(ix[k[0]], exactKey{k, c})
+	}
+	return ix
+}()
 
-func init() {
-	for _, s := range secretStems {
-		secretIndex[s[0]] = append(secretIndex[s[0]], s)
-	}
-	for _, s := range notSecretStems {
-		notSecretIndex[s[0]] = append(notSecretIndex[s[0]], s)
-	}
+type exactKey struct {
+	key   string
+	class kvClass
 }
 
-func containsStem(k []byte, index *[256][]string) bool {
-	for i, c := range k {
-		for _, s := range index[c] {
-			if len(k)-i >= len(s) && string(k[i:i+len(s)]) == s {
-				return true
+// stems holds the secret and the not-secret stems by their first two
+// bytes, so that a key is scanned once and a position where no stem starts
+// costs a bit test.
+var stems = func() *stemIndex {
+	ix := &stemIndex{}
+	add := func(list []string, not bool) {
+		for _, s := range list {
+			if len(s) < minStem {
+				panic("redact: stem " + s + " is shorter than minStem")
+			}
+			ix.pairs[s[0]][s[1]>>6] |= 1 << (s[1] & 63)
+			h := pairSlot(s[0], s[1])
+			ix.slots[h] = append(ix.slots[h], stem{s, not})
+		}
+	}
+	add(notSecretStems, true)
+	add(secretStems, false)
+	return ix
+}()
+
+type stemIndex struct {
+	pairs [256][4]uint64 // bit c1 of pairs[c0]: a stem starts with c0 c1
+	slots [256][]stem    // the stems by pairSlot of their first two bytes
+}
+
+type stem struct {
+	s   string
+	not bool // a not-secret stem: the key names a count or a setting
+}
+
+func pairSlot(c0, c1 byte) byte { return c0*7 ^ c1 }
+
+// Every stem has at least minStem bytes.
+const minStem = 3
+
+// findStems reports whether the lower-case key k holds a not-secret stem,
+// and whether it holds a secret one.
+func findStems(k []byte) (not, secret bool) {
+	for i := 0; i+minStem <= len(k); i++ {
+		c0, c1 := k[i], k[i+1]
+		if stems.pairs[c0][c1>>6]&(1<<(c1&63)) == 0 {
+			continue
+		}
+		for _, st := range stems.slots[pairSlot(c0, c1)] {
+			s := st.s
+			if len(k)-i >= len(s) && s[0] == c0 && s[1] == c1 && string(k[i:i+len(s)]) == s {
+				if st.not {
+					return true, secret
+				}
+				secret = true
 			}
 		}
 	}
-	return false
+	return false, secret
 }
 
 func classifyKey(key []byte) kvClass {
@@ -94,16 +141,21 @@ func classifyKey(key []byte) kvClass {
 	if !letters {
 		return kvNone // every key, stem and suffix below has a letter
 	}
-	if c, ok := exactKeys[string(k)]; ok {
-		return c
+	for _, e := range exactIndex[k[0]] {
+		if len(e.key) == len(k) && e.key == string(k) {
+			return e.class
+		}
 	}
-	if containsStem(k, &notSecretIndex) {
+	// A not-secret stem wins over authorization, which wins over a secret
+	// stem.
+	not, secret := findStems(k)
+	if not {
 		return kvNone
 	}
-	if bytes.Contains(k, []byte("authorization")) {
+	if len(k) >= len("authorization") && bytes.Contains(k, []byte("authorization")) {
 		return kvAuth
 	}
-	if containsStem(k, &secretIndex) {
+	if secret {
 		return kvSecret
 	}
 	// db_password, my-auth, x_auth, client_pwd
@@ -112,6 +164,41 @@ func classifyKey(key []byte) kvClass {
 		return kvSecret
 	}
 	return kvNone
+}
+
+// keyCache remembers the classes of the keys a Redactor met last: the
+// lines of a log repeat their keys, and a key found here costs a hash and
+// a comparison instead of classifyKey's searches.
+type keyCache struct {
+	slots [64]struct {
+		key   [maxCachedKey]byte // lower case
+		n     uint8              // length of key; 0: empty
+		class kvClass
+	}
+}
+
+const maxCachedKey = 24
+
+// classify returns classifyKey(key), which depends on the lower-case key
+// only. c may be nil.
+func (c *keyCache) classify(key []byte) kvClass {
+	if c == nil || len(key) == 0 || len(key) > maxCachedKey {
+		return classifyKey(key)
+	}
+	var low [maxCachedKey]byte
+	h := uint32(2166136261) // FNV-1a
+	for i, b := range key {
+		b = lower(b)
+		low[i] = b
+		h = (h ^ uint32(b)) * 16777619
+	}
+	slot := &c.slots[h%uint32(len(c.slots))]
+	if int(slot.n) == len(key) && slot.key == low {
+		return slot.class
+	}
+	class := classifyKey(key)
+	slot.key, slot.n, slot.class = low, uint8(len(key)), class
+	return class
 }
 
 func isKeyByte(c byte) bool { return isWord(c) || c == '-' || c == '.' }
@@ -198,16 +285,34 @@ func lineEnd(src []byte, i int, quote byte) int {
 
 var authSchemes = []string{"bearer ", "basic ", "digest ", "negotiate ", "token ", "ntlm ", "apikey ", "aws4-hmac-sha256 ", "hmac ", "key "}
 
-func gateKVBytes(c byte) bool { return c == '=' || c == ':' }
+// nextByte returns the index of the first c in src at or after i, or
+// len(src).
+func nextByte(src []byte, i int, c byte) int {
+	if k := bytes.IndexByte(src[i:], c); k >= 0 {
+		return i + k
+	}
+	return len(src)
+}
 
 // redactKV finds separators and classifies the key before each one.
 func redactKV(rw *rewriter) {
 	src := rw.src
+	// eq and colon are the next '=' and ':' at or after i (len(src): none),
+	// found with IndexByte, so that the bytes between separators are not
+	// looked at one by one.
+	eq, colon := -1, -1
 	for i := 0; i < len(src); i++ {
-		c := src[i]
-		if !gateKVBytes(c) {
-			continue
+		if eq < i {
+			eq = nextByte(src, i, '=')
 		}
+		if colon < i {
+			colon = nextByte(src, i, ':')
+		}
+		i = min(eq, colon)
+		if i >= len(src) {
+			return
+		}
+		c := src[i]
 		vs := i + 1
 		if c == ':' {
 			if vs < len(src) && (src[vs] == '/' || src[vs] == ':') {
@@ -246,7 +351,7 @@ func redactKV(rw *rewriter) {
 			continue
 		}
 		key := src[ks:ke]
-		class := classifyKey(key)
+		class := rw.keys.classify(key)
 		if class == kvNone && ks >= 5 && (src[ks-1] == ' ' || src[ks-1] == '+') && hasPrefixFold(src[ks-5:], "user") && string(lowerASCII(key)) == "id" {
 			class = kvUser
 		}

@@ -32,6 +32,7 @@ const (
 type Redactor struct {
 	a, b []byte
 	rw   rewriter // reused so that passes do not allocate
+	keys keyCache
 }
 
 // New returns a Redactor.
@@ -39,39 +40,47 @@ func New() *Redactor { return &Redactor{} }
 
 // stage is one rewriting pass. It runs only on a text that holds at least
 // one of the features any (unless any is 0), all of the features all, and
-// passes gate, a cheap test that the pass can match at all; when exact is
-// set, the features alone decide and gate is not called. The features are
+// passes gate (unless it is nil), a cheap test that the pass can match at
+// all; when exact is set, the features alone decide and gate is not
+// called. The features are
 // found for all passes in one scan. Most messages fail most of these tests
 // and are never copied.
 type stage struct {
 	any, all features
 	exact    bool // gate holds exactly when the features do
-	gate     func(src []byte) bool
+	gate     func(src []byte, f features) bool
 	apply    func(rw *rewriter)
 }
 
 // features is a set of the bytes, or classes of bytes, that the passes
-// look for: one linear scan of a text (scanFeatures) finds them all, so
-// that a pass whose trigger is absent costs one bit test.
-type features uint32
+// look for, and of the pairs of adjacent bytes (bigrams) that their
+// literals hold: one linear scan of a text (scanFeatures) finds them all,
+// so that a pass whose trigger is absent costs a bit test, and a literal
+// is searched for only in a text that holds all its bigrams.
+//
+// Features only ever rule a pass or a search out: a gate given a feature
+// still looks at the text, and an exact pass finds no trigger in a text
+// that lacks it. So a superset of the features of a text is always safe.
+type features uint64
 
 const (
 	fDigit features = 1 << iota
 	fNewline
 	fTab
 	fBackslash
-	fParen   // (
-	fG       // g: goroutine
-	fDash    // -
-	fColon   // :
-	fSlash   // /
-	fEquals  // =
-	fAt      // @
-	fDot     // .
-	fLowerU  // u: "user "
-	fLowerP  // p: "passw"
-	fLowerA  // a: "arn:"
-	fSQLHead // s, i, u, d, w in either case: the first letter of a SQL keyword
+	fParen        // (
+	fG            // g: goroutine
+	fDash         // -
+	fColon        // :
+	fSlash        // /
+	fEquals       // =
+	fAt           // @
+	fDot          // .
+	fLowerU       // u: "user "
+	fLowerP       // p: "passw"
+	fLowerA       // a: "arn:"
+	fSQLHead      // s, i, u, d, w in either case: the first letter of a SQL keyword
+	nByteFeatures = iota
 )
 
 // featureOf maps a byte to the features it carries.
@@ -99,14 +108,92 @@ var featureOf = func() (t [256]features) {
 	return t
 }()
 
+// The bigrams scanFeatures marks, one feature each: the first byte and the
+// second, where a letter stands for both its cases and a space also for
+// '+' (the space of URL-encoded text), so that the case-insensitive
+// phrases and keywords have them too. They are the rarer bigrams of the
+// phrases (hosts.go), SQL keywords and the gates' literals. A bigram with
+// first byte 'W' is any word byte followed by the second.
+var bigramDefs = []string{
+	// phrases: user, pid, thread, lwp, password for, publickey for, sudo:,
+	// (to, /home/, /Users/, \Users\, name[
+	"us", "er", "r ", "id", "d ", "th", "hr", "lw", "wp", "sw", "wo", "pu", "ck", "su", "ud", "o:", "(t",
+	"/h", "ho", "/u", "\\u", "W[",
+	// SQL keywords: select, insert, update, delete, where
+	"se", "el", "ct", "in", "ns", "rt", "up", "pd", "at", "de", "et", "wh", "he",
+	// literals: passw, goroutine, Traceback, ://, arn:, -----BEGIN, .java:, (Native, (Unknown
+	"pa", "go", "tr", ":/", "//", "n:", "--", ".j", "(n", "(u",
+}
+
+// bigramFirst[c] has the features of the bigrams whose first byte is c,
+// bigramSecond[c] those whose second byte is c: a bigram is in a text
+// when a byte with it in bigramFirst is followed by one with it in
+// bigramSecond.
+var bigramFirst, bigramSecond = func() (first, second [256]features) {
+	if nByteFeatures+len(bigramDefs) > 64 {
+		panic("redact: too many bigrams")
+	}
+	expand := func(c byte) []byte {
+		switch {
+		case c >= 'a' && c <= 'z':
+			return []byte{c, c - 32}
+		case c == ' ':
+			return []byte{' ', '+'}
+		}
+		return []byte{c}
+	}
+	for k, d := range bigramDefs {
+		bit := features(1) << (nByteFeatures + k)
+		firsts := expand(d[0])
+		if d[0] == 'W' {
+			firsts = nil
+			for c := 0; c < 256; c++ {
+				if isWord(byte(c)) {
+					firsts = append(firsts, byte(c))
+				}
+			}
+		}
+		for _, c := range firsts {
+			first[c] |= bit
+		}
+		for _, c := range expand(d[1]) {
+			second[c] |= bit
+		}
+	}
+	return first, second
+}()
+
+// bigramMask is the set of all bigram features.
+const bigramMask = ^features(0) &^ (1<<nByteFeatures - 1)
+
+// scanTable folds the byte features into the bigram tables, so that a
+// byte costs two loads: after[c] is bigramFirst[c] with every byte
+// feature, at[c] bigramSecond[c] with the features of c, and
+// after[prev]&at[c] holds both the features of c and the bigrams that
+// prev and c make.
+var scanTable = func() (t [256]struct{ after, at features }) {
+	for c := range t {
+		t[c].after = bigramFirst[c] | ^bigramMask
+		t[c].at = bigramSecond[c] | featureOf[c]
+	}
+	return t
+}()
+
 // scanFeatures returns the features of src.
 func scanFeatures(src []byte) features {
 	var f features
+	prev := ^bigramMask
 	for _, c := range src {
-		f |= featureOf[c]
+		e := &scanTable[c]
+		f |= prev & e.at
+		prev = e.after
 	}
 	return f
 }
+
+// bigramsOf returns the bigram features of s: those a text holding s, in
+// any case and with '+' for its spaces, must have.
+func bigramsOf(s string) features { return scanFeatures([]byte(s)) & bigramMask }
 
 var stages = []stage{
 	{all: fDash, gate: gatePEM, apply: redactPEM},
@@ -116,18 +203,49 @@ var stages = []stage{
 	{any: fEquals | fColon, exact: true, gate: gateKV, apply: redactKV},
 	{any: fDash, exact: true, gate: gateFlags, apply: redactFlags},
 	{any: fLowerU | fLowerP, gate: gatePositional, apply: redactPositional},
-	{gate: always, apply: redactTokens},
+	{apply: redactTokens},
 	{any: fAt, exact: true, gate: gateEmail, apply: redactEmail},
 	// An IPv4 address has dots, an IPv6 one colons, a MAC address one of
 	// colons, dashes or dots.
-	{any: fColon | fDot | fDash, gate: always, apply: redactAddrs},
+	{any: fColon | fDot | fDash, apply: redactAddrs},
 	{any: fDot | fDash | fColon, exact: true, gate: gateHosts, apply: redactHosts},
-	{gate: always, apply: redactPhrases},
+	{gate: gatePhrases, apply: redactPhrases},
 	{all: fLowerA | fColon, gate: gateARN, apply: redactARN},
 	{any: fDigit, exact: true, gate: gateDigits, apply: redactCards},
 }
 
-func always([]byte) bool { return true }
+// wants reports whether a text with features f passes the feature tests of
+// s.
+func (s *stage) wants(f features) bool {
+	return (s.any == 0 || f&s.any != 0) && f&s.all == s.all
+}
+
+// placeholderFeatures are the features a pass can add to a text. Every
+// byte of its output is a byte of its input or of a placeholder, and the
+// stack-trace pass adds a space: so the new features are those of the
+// placeholders and the bigrams that '<', '>' or a space can make with any
+// neighbour.
+var placeholderFeatures = func() features {
+	f := bigramSecond['<'] | bigramFirst['>'] | bigramFirst[' '] | bigramSecond[' ']
+	for _, p := range []string{IP, MAC, Email, Secret, PrivateKey, Host, Pod, Container, PID, User, Card, Account, Str, Num, Stack, Hex} {
+		f |= scanFeatures([]byte(p))
+	}
+	return f
+}()
+
+// lit is a literal that a gate looks for, with its features: a text whose
+// features lack them cannot hold it, and is not searched.
+type lit struct {
+	s []byte
+	f features
+}
+
+func newLit(s string) lit { return lit{[]byte(s), scanFeatures([]byte(s))} }
+
+// in reports whether src, whose features are (a superset of) f, holds l.
+func (l lit) in(src []byte, f features) bool {
+	return f&l.f == l.f && bytes.Contains(src, l.s)
+}
 
 // Append appends the redacted form of msg to dst and returns the extended
 // buffer. msg is not modified and may alias nothing in dst.
@@ -135,9 +253,22 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 	cur := msg
 	useA := true
 	feat := scanFeatures(cur)
+	// After a rewrite, feat is a superset of the features of cur (see
+	// placeholderFeatures), made exact again only when a pass it does not
+	// rule out needs them.
+	stale := false
 	for i := range stages {
 		s := &stages[i]
-		if s.any != 0 && feat&s.any == 0 || feat&s.all != s.all || !s.exact && !s.gate(cur) {
+		if !s.wants(feat) {
+			continue
+		}
+		if stale && (s.any|s.all != 0 || s.gate != nil) {
+			feat, stale = scanFeatures(cur), false
+			if !s.wants(feat) {
+				continue
+			}
+		}
+		if s.gate != nil && !s.exact && !s.gate(cur, feat) {
 			continue
 		}
 		var out []byte
@@ -147,7 +278,8 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 			out = r.b[:0]
 		}
 		rw := &r.rw
-		*rw = rewriter{src: cur, out: out}
+		// Field by field: a struct copy would take the bulk write barrier.
+		rw.src, rw.out, rw.last, rw.changed, rw.keys = cur, out, 0, false, &r.keys
 		s.apply(rw)
 		if !rw.changed {
 			continue
@@ -160,7 +292,8 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 		}
 		cur = res
 		useA = !useA
-		feat = scanFeatures(cur)
+		feat |= placeholderFeatures
+		stale = true
 	}
 	return append(dst, cur...)
 }
@@ -188,6 +321,7 @@ type rewriter struct {
 	out     []byte
 	last    int
 	changed bool
+	keys    *keyCache // the Redactor's, or nil
 }
 
 func (rw *rewriter) replace(start, end int, repl string) {
@@ -301,13 +435,18 @@ func isPlaceholder(s []byte) bool {
 	return false
 }
 
-func gateHosts(src []byte) bool {
+func gateHosts(src []byte, _ features) bool {
 	return bytes.IndexByte(src, '.') >= 0 || bytes.IndexByte(src, '-') >= 0 || bytes.IndexByte(src, ':') >= 0
 }
-func gateEmail(src []byte) bool  { return bytes.IndexByte(src, '@') >= 0 }
-func gateURL(src []byte) bool    { return bytes.Contains(src, []byte("://")) }
-func gateARN(src []byte) bool    { return bytes.Contains(src, []byte("arn:")) }
-func gateDigits(src []byte) bool { return bytes.IndexAny(src, "0123456789") >= 0 }
-func gateKV(src []byte) bool {
+func gateEmail(src []byte, _ features) bool { return bytes.IndexByte(src, '@') >= 0 }
+
+var litScheme, litARN = newLit("://"), newLit("arn:")
+
+func gateURL(src []byte, f features) bool { return litScheme.in(src, f) }
+func gateARN(src []byte, f features) bool { return litARN.in(src, f) }
+func gateDigits(src []byte, _ features) bool {
+	return bytes.IndexAny(src, "0123456789") >= 0
+}
+func gateKV(src []byte, _ features) bool {
 	return bytes.IndexByte(src, '=') >= 0 || bytes.IndexByte(src, ':') >= 0
 }

@@ -44,6 +44,7 @@ var vendorIndex = func() (ix [256][]int) {
 	return ix
 }()
 
+// awsPrefixes all start with 'A'.
 var awsPrefixes = []string{"AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "AROA", "APKA"}
 
 func classifyToken(t []byte) string {
@@ -59,7 +60,7 @@ func classifyToken(t []byte) string {
 			return Secret
 		}
 	}
-	if len(t) == 20 {
+	if len(t) == 20 && t[0] == 'A' {
 		for _, p := range awsPrefixes {
 			if string(t[:4]) == p && upperAlnum(t[4:]) {
 				return Secret
@@ -204,8 +205,8 @@ func isDomainByte(c byte) bool { return isAlnum(c) || c == '.' || c == '-' }
 func redactEmail(rw *rewriter) {
 	src := rw.src
 	for i := 0; i < len(src); i++ {
-		if src[i] != '@' {
-			continue
+		if i = nextByte(src, i, '@'); i >= len(src) {
+			return
 		}
 		s := i
 		for s > 0 && isLocalByte(src[s-1]) {
@@ -334,11 +335,40 @@ func versionLike(b []byte) bool {
 }
 
 func isIPv4(b []byte) bool {
-	if bytes.Count(b, []byte{'.'}) != 3 {
-		return false
+	_, ok := parseDottedQuad(b)
+	return ok
+}
+
+// parseDottedQuad parses b as netip.ParseAddr parses a text without a
+// colon: four decimal fields of at most 255, without leading zeros. It is
+// the only form of IPv4 address netip accepts, and the common one in logs,
+// so the general parser is left to IPv6.
+func parseDottedQuad(b []byte) (a [4]byte, ok bool) {
+	field, digits, val := 0, 0, 0
+	for i, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			if digits == 1 && val == 0 {
+				return a, false // a leading zero
+			}
+			val = val*10 + int(c-'0')
+			digits++
+			if val > 255 {
+				return a, false
+			}
+		case c == '.' && digits > 0 && field < 3 && i+1 < len(b):
+			a[field] = byte(val)
+			field++
+			digits, val = 0, 0
+		default:
+			return a, false
+		}
 	}
-	a, err := netip.ParseAddr(view.String(b))
-	return err == nil && a.Is4()
+	if field != 3 || digits == 0 {
+		return a, false
+	}
+	a[3] = byte(val)
+	return a, true
 }
 
 // shellContext reports whether an account@host from ts to he stands where
@@ -377,6 +407,9 @@ func redactAddrs(rw *rewriter) {
 				continue
 			}
 		}
+		if isHex(c) && !sepAfterHex(src, i) {
+			continue // neither a MAC nor an IP address starts here
+		}
 		if e := matchMAC(src, i); e > 0 {
 			rw.replace(i, e, MAC)
 			i = e - 1
@@ -390,6 +423,19 @@ func redactAddrs(rw *rewriter) {
 			continue
 		}
 	}
+}
+
+// sepAfterHex reports whether the run of hexadecimal digits at i, of at
+// most five, is followed by ':', '.' or '-'. Every MAC address starts so
+// (aa:, aa-, aabb.), and so does every IP address that starts with a digit:
+// matchIP gives up on a group of six digits, and a run of digits without a
+// separator is no address.
+func sepAfterHex(src []byte, i int) bool {
+	k := i
+	for k < len(src) && k-i < 6 && isHex(src[k]) {
+		k++
+	}
+	return k < len(src) && k-i < 6 && (src[k] == ':' || src[k] == '.' || src[k] == '-')
 }
 
 // matchMAC returns the end of a MAC address at i (aa:bb:cc:dd:ee:ff,
@@ -439,12 +485,16 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 	}
 	e := s
 	colons, dots, group := 0, 0, 0
+	firstColon := -1
 	for e < len(src) && (isHex(src[e]) || src[e] == ':' || src[e] == '.') {
 		if e-s > maxAddr {
 			return 0, false // longer than any address: keeps hostile input linear
 		}
 		switch src[e] {
 		case ':':
+			if colons == 0 {
+				firstColon = e
+			}
 			colons++
 			group = 0
 			if e-s >= 2 && src[e-1] == ':' && src[e-2] == ':' {
@@ -489,10 +539,9 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 	case colons >= 2:
 		cand = src[s:e]
 	case colons == 1 && dots == 3:
-		// a.b.c.d:port
-		k := bytes.IndexByte(src[s:e], ':')
-		if allDigits(src[s+k+1 : e]) {
-			cand = src[s : s+k]
+		// a.b.c.d:port (the colons trimmed off the end came after this one)
+		if allDigits(src[firstColon+1 : e]) {
+			cand = src[s:firstColon]
 		}
 	default:
 		return 0, false
@@ -503,22 +552,32 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 	if e < len(src) && (isWord(src[e]) || src[e] == '-') {
 		return 0, false
 	}
-	a, err := netip.ParseAddr(view.String(cand))
-	if err != nil {
-		if colons >= 2 && dots == 0 && !bracket {
-			// "fe80::1:8080" is ambiguous; a trailing group of more than
-			// four digits cannot be IPv6, so treat it as a port.
-			k := bytes.LastIndexByte(cand, ':')
-			if k > 0 && len(cand)-k-1 > 4 && allDigits(cand[k+1:]) {
-				if _, err2 := netip.ParseAddr(view.String(cand[:k])); err2 == nil {
-					return e, true
+	// With fewer than two colons the candidate has none: it can only be a
+	// dotted quad, which parseDottedQuad reads as netip would. netip reads
+	// a text with a colon as IPv6.
+	v4 := colons < 2
+	var q [4]byte
+	var a netip.Addr
+	if v4 {
+		var ok bool
+		if q, ok = parseDottedQuad(cand); !ok {
+			return 0, false
+		}
+	} else {
+		var err error
+		if a, err = netip.ParseAddr(view.String(cand)); err != nil {
+			if dots == 0 && !bracket {
+				// "fe80::1:8080" is ambiguous; a trailing group of more than
+				// four digits cannot be IPv6, so treat it as a port.
+				k := bytes.LastIndexByte(cand, ':')
+				if k > 0 && len(cand)-k-1 > 4 && allDigits(cand[k+1:]) {
+					if _, err2 := netip.ParseAddr(view.String(cand[:k])); err2 == nil {
+						return e, true
+					}
 				}
 			}
+			return 0, false
 		}
-		return 0, false
-	}
-	if a.Is4() && colons == 0 && dots == 3 && bytes.Count(cand, []byte{'.'}) != 3 {
-		return 0, false
 	}
 	if bracket {
 		if e >= len(src) || src[e] != ']' {
@@ -527,7 +586,7 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 		e++
 	}
 	// Port or prefix length.
-	if e+1 < len(src) && (src[e] == ':' || src[e] == '/') && isDigit(src[e+1]) && !(src[e] == ':' && a.Is6() && !bracket) {
+	if e+1 < len(src) && (src[e] == ':' || src[e] == '/') && isDigit(src[e+1]) && !(src[e] == ':' && !v4 && a.Is6() && !bracket) {
 		k := e + 1
 		for k < len(src) && isDigit(src[k]) {
 			k++
@@ -535,6 +594,9 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 		if k-e-1 <= 5 && (k == len(src) || !isWord(src[k])) {
 			e = k
 		}
+	}
+	if v4 {
+		return e, q != [4]byte{} && q[0] != 127
 	}
 	return e, !a.IsUnspecified() && !a.IsLoopback()
 }

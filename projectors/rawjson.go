@@ -288,16 +288,6 @@ func StringAt(doc []byte, i int) ([]byte, bool) {
 // (an entries array) is skipped once, not once per path. out[k] receives
 // the offset for paths[k], or -1.
 func LocateMany(doc []byte, paths []string, out []int) {
-	LocateManyVisit(doc, paths, out, "", nil)
-}
-
-// LocateManyVisit is LocateMany that reads one member instead of skipping
-// it: when the top-level member named by the plain key visit holds an
-// array, read is called with the array's offset and returns the offset
-// just after the array (EachObjectMemberEnd returns it), so that the array
-// is walked once in all. When read returns -1 the walk stops, out holds
-// what was found before, and LocateManyVisit reports false.
-func LocateManyVisit(doc []byte, paths []string, out []int, visit string, read func(start int) int) bool {
 	pending := 0
 	for k, p := range paths {
 		out[k] = -1
@@ -310,48 +300,32 @@ func LocateManyVisit(doc []byte, paths []string, out []int, visit string, read f
 		}
 		pending++
 	}
-	if pending == 0 && read == nil {
-		return true
+	if pending == 0 {
+		return
 	}
 	i := skipWS(doc, 0)
 	if i >= len(doc) || doc[i] != '{' {
-		return true
+		return
 	}
-	i = skipWS(doc, i+1)
-	for i < len(doc) && doc[i] == '"' {
-		end := stringEnd(doc, i)
-		k := doc[i+1 : end-1]
-		i = skipWS(doc, end)
-		i = skipWS(doc, i+1) // ':'
-		var vend int
-		if read != nil && doc[i] == '[' && KeyEquals(k, visit) {
-			if vend = read(i); vend < 0 {
-				return false
-			}
-		} else {
-			vend = skipValue(doc, i)
-		}
+	EachMember(doc[i:], func(k, v []byte) bool {
+		off := cap(doc) - cap(v) // v is a sub-slice of doc
 		for n, p := range paths {
 			first, rest, ok := firstKey(p)
 			if !ok || !KeyEquals(k, first) {
 				continue
 			}
 			if rest == "" {
-				out[n] = i // the last member of a repeated key wins, as in Locate
+				out[n] = off // the last member of a repeated key wins, as in Locate
 				continue
 			}
-			if sub := Locate(doc[i:vend], rest); sub >= 0 {
-				out[n] = i + sub
+			if sub := Locate(v, rest); sub >= 0 {
+				out[n] = off + sub
 			} else {
 				out[n] = -1
 			}
 		}
-		i = skipWS(doc, vend)
-		if i < len(doc) && doc[i] == ',' {
-			i = skipWS(doc, i+1)
-		}
-	}
-	return true
+		return true
+	})
 }
 
 // EachObjectMember walks the array at offset start of the valid document
@@ -362,17 +336,6 @@ func LocateManyVisit(doc []byte, paths []string, out []int, visit string, read f
 func EachObjectMember(doc []byte, start int, member func(key, value []byte), end func(isObject bool) bool) bool {
 	if start < 0 || start >= len(doc) || doc[start] != '[' {
 		return false
-	}
-	EachObjectMemberEnd(doc, start, member, end)
-	return true
-}
-
-// EachObjectMemberEnd is EachObjectMember that returns the offset just
-// after the array, or -1 when end stopped the walk or there is no array at
-// start.
-func EachObjectMemberEnd(doc []byte, start int, member func(key, value []byte), end func(isObject bool) bool) int {
-	if start < 0 || start >= len(doc) || doc[start] != '[' {
-		return -1
 	}
 	i := skipWS(doc, start+1)
 	for i < len(doc) && doc[i] != ']' {
@@ -396,14 +359,14 @@ func EachObjectMemberEnd(doc []byte, start int, member func(key, value []byte), 
 			i = skipValue(doc, i)
 		}
 		if !end(isObj) {
-			return -1
+			return true
 		}
 		i = skipWS(doc, i)
 		if i < len(doc) && doc[i] == ',' {
 			i = skipWS(doc, i+1)
 		}
 	}
-	return min(i+1, len(doc)) // ']'
+	return true
 }
 
 // WalkValid is Valid, LocateMany and EachObjectMember in one pass over doc:

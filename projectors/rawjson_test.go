@@ -1,6 +1,8 @@
 package projectors_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -65,39 +67,42 @@ func TestEachElementAndMember(t *testing.T) {
 	}
 }
 
-func TestLocateManyVisit(t *testing.T) {
-	doc := []byte(`{"xs":[{"a":"1"},{"a":"2"},3],"w":{"f":"x"},"s":true,"ys":"no array"}`)
-	paths := []string{"s", "xs", "w.f", "ys", "missing"}
+// WalkValid finds what Valid, LocateMany and EachObjectMember find, in one
+// pass, and says false where Valid does.
+func TestWalkValid(t *testing.T) {
+	doc := []byte(`{"xs":[{"a":"1"},{"a":"2"},3],"w":{"f":"x"},"s":true,"ys":"no array","g":[1,2]}`)
+	paths := []string{"s", "xs", "w.f", "ys", "missing", "g.#", ""}
 	want := make([]int, len(paths))
 	projectors.LocateMany(doc, paths, want)
+	var wantVals []string
+	projectors.EachObjectMember(doc, want[1], func(k, v []byte) { wantVals = append(wantVals, string(k)+"="+string(v)) },
+		func(obj bool) bool { wantVals = append(wantVals, fmt.Sprint(obj)); return true })
 	got := make([]int, len(paths))
 	var vals []string
-	read := func(start int) int {
-		return projectors.EachObjectMemberEnd(doc, start, func(k, v []byte) { vals = append(vals, string(v)) }, func(bool) bool { return true })
+	member := func(k, v []byte) { vals = append(vals, string(k)+"="+string(v)) }
+	end := func(obj bool) bool { vals = append(vals, fmt.Sprint(obj)); return true }
+	if !projectors.WalkValid(doc, paths, got, "xs", member, end) {
+		t.Fatal("a valid document refused")
 	}
-	if !projectors.LocateManyVisit(doc, paths, got, "xs", read) {
-		t.Fatal("walk stopped")
+	if fmt.Sprint(got) != fmt.Sprint(want) || want[2] < 0 || want[4] != -1 {
+		t.Fatalf("offsets %v, LocateMany says %v", got, want)
 	}
-	for i := range paths {
-		if got[i] != want[i] {
-			t.Fatalf("%s at %d, LocateMany says %d", paths[i], got[i], want[i])
-		}
-	}
-	if len(vals) != 2 || vals[0] != `"1"` || vals[1] != `"2"` {
-		t.Fatalf("read %q", vals)
+	if strings.Join(vals, " ") != strings.Join(wantVals, " ") || len(vals) != 5 {
+		t.Fatalf("read %q, EachObjectMember reads %q", vals, wantVals)
 	}
 	// A member that is not an array is not read.
 	vals = nil
-	projectors.LocateManyVisit(doc, paths, got, "ys", read)
+	projectors.WalkValid(doc, paths, got, "ys", member, end)
 	if vals != nil {
 		t.Fatalf("read %q", vals)
 	}
-	// A read that stops stops the walk: neither the array read nor what
-	// follows is found.
-	stop := func(start int) int {
-		return projectors.EachObjectMemberEnd(doc, start, func(k, v []byte) {}, func(bool) bool { return false })
+	// end stops the reads, not the check.
+	vals = nil
+	stop := func(bool) bool { vals = append(vals, "end"); return false }
+	if !projectors.WalkValid(doc, paths, got, "xs", member, stop) || len(vals) != 2 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after a stop: read %q, offsets %v", vals, got)
 	}
-	if projectors.LocateManyVisit(doc, paths, got, "xs", stop) || got[0] != -1 || got[1] != -1 {
-		t.Fatalf("stopped walk: %v", got)
+	if projectors.WalkValid([]byte(`{"xs":[{"a":1,"a":2}]}`), paths, got, "xs", member, end) {
+		t.Fatal("a repeated name accepted")
 	}
 }

@@ -27,14 +27,11 @@ func walkOwn(raw []byte) entryFields {
 	return f
 }
 
-// walkUnchecked is walkOwn without the check: the walk alone, on a
-// response known to be valid.
+// walkUnchecked reads the same entries without the check, as a
+// projector does after Valid: it finds the array, then reads it.
 func walkUnchecked(raw []byte) entryFields {
 	var f entryFields
-	var at [1]int
-	projectors.LocateManyVisit(raw, []string{"entries"}, at[:], "entries", func(start int) int {
-		return projectors.EachObjectMemberEnd(raw, start, f.member, f.end)
-	})
+	projectors.EachObjectMember(raw, projectors.Locate(raw, "entries"), f.member, f.end)
 	return f
 }
 

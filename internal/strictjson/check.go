@@ -187,6 +187,7 @@ func (c *checker) object(i, depth int) (int, *SyntaxError) {
 		if i >= len(b) || b[i] != '"' {
 			return i, errAt(i, "expected a string key")
 		}
+		keyAt := i
 		end, escaped, err := ScanString(b, i)
 		if err != nil {
 			return end, err
@@ -198,21 +199,17 @@ func (c *checker) object(i, depth int) (int, *SyntaxError) {
 		if i >= len(b) || b[i] != ':' {
 			return i, errAt(i, "expected ':' after an object key")
 		}
-		if c.walk == nil {
-			if i, err = c.value(SkipSpace(b, i+1), depth); err != nil {
-				return i, err
-			}
+		start := SkipSpace(b, i+1)
+		if c.walk != nil && depth == 1 {
+			i, err = c.walkValue(start)
 		} else {
-			name, start := c.names[len(c.names)-1], SkipSpace(b, i+1)
-			if depth == 1 {
-				i, err = c.walkValue(start)
-			} else {
-				i, err = c.value(start, depth)
-			}
-			if err != nil {
-				return i, err
-			}
-			c.walkMember(depth, b[name.at+1:end-1], start, i)
+			i, err = c.value(start, depth)
+		}
+		if err != nil {
+			return i, err
+		}
+		if c.walk != nil {
+			c.walkMember(depth, b[keyAt+1:end-1], start, i)
 		}
 		i = SkipSpace(b, i)
 		if i >= len(b) {

@@ -131,27 +131,29 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	if err != nil {
 		return projectors.Projection{}, err
 	}
-	// One pass checks the response and finds the success flag and the
-	// blocks (paths of plain keys; others are resolved after it).
+	// One pass checks the response and finds the blocks, and the success
+	// flag when its path is made of plain keys; gjson reads any other
+	// success path, since it also answers paths it computes (modifiers),
+	// which are not offsets in the response.
 	pa := &p.cfg.Paths
+	success := ""
+	if projectors.SimplePath(pa.Success) {
+		success = pa.Success
+	}
 	var at [2]int
-	if !projectors.WalkValid(raw, []string{pa.Success, pa.Blocks}, at[:], "", nil, nil) {
+	if !projectors.WalkValid(raw, []string{success, pa.Blocks}, at[:], "", nil, nil) {
 		return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: response is not valid JSON")
 	}
 	if t := bytes.TrimLeft(raw, " \t\n\r"); t[0] != '{' {
 		return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: response is not an object")
 	}
-	if pa.Success != "" {
-		failed := at[0] >= 0 && !bytes.HasPrefix(raw[at[0]:], []byte("true"))
-		if !projectors.SimplePath(pa.Success) {
-			// gjson also answers paths it computes (modifiers), which
-			// are not offsets in the response.
-			s := gjson.Get(view.String(raw), pa.Success)
-			failed = s.Exists() && s.Type != gjson.True
-		}
-		if failed {
-			return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: backend reported failure")
-		}
+	failed := success != "" && at[0] >= 0 && !bytes.HasPrefix(raw[at[0]:], []byte("true"))
+	if success == "" && pa.Success != "" {
+		s := gjson.Get(view.String(raw), pa.Success)
+		failed = s.Exists() && s.Type != gjson.True
+	}
+	if failed {
+		return projectors.Projection{}, canonical.Errorf(canonical.CodeProjectionFailed, "rag: backend reported failure")
 	}
 	blocks := at[1]
 	if blocks < 0 || raw[blocks] != '[' {

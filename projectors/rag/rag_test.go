@@ -366,6 +366,35 @@ func TestRAGConfiguredPaths(t *testing.T) {
 	}
 }
 
+// A success flag is read at a nested plain path by the checking pass, and
+// at a path only gjson resolves (an array index) by gjson: both refuse a
+// false flag and accept a true or absent one.
+func TestRAGSuccessPaths(t *testing.T) {
+	blocks := `"blocks":[{"source":"kb","document_id":"d","excerpt":"e"}]`
+	for _, c := range []struct {
+		path, doc string
+		failed    bool
+	}{
+		{"meta.ok", `{"meta":{"ok":false},` + blocks + `}`, true},
+		{"meta.ok", `{"meta":{"ok":true},` + blocks + `}`, false},
+		{"meta.ok", `{` + blocks + `}`, false},
+		{"flags.1", `{"flags":[true,false],` + blocks + `}`, true},
+		{"flags.0", `{"flags":[true,false],` + blocks + `}`, false},
+		{"flags.5", `{"flags":[true],` + blocks + `}`, false},
+	} {
+		cfg := rag.DefaultConfig()
+		cfg.Paths.Success = c.path
+		p, err := rag.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.Project(context.Background(), projectors.Call{ToolCallID: "c", Input: []byte(`{"query":"q"}`)}, []byte(c.doc))
+		if failed := err != nil && strings.Contains(err.Error(), "reported failure"); failed != c.failed || !failed && err != nil {
+			t.Errorf("%s on %s: %v, want failure %v", c.path, c.doc, err, c.failed)
+		}
+	}
+}
+
 // Property: for any raw bytes the projector returns an error or a valid,
 // bounded result that carries none of the planted markers.
 func FuzzRAG(f *testing.F) {

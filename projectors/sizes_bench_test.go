@@ -431,14 +431,17 @@ var fixedNow = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 
 type projectFunc func(call projectors.Call, raw []byte) (projectors.Projection, error)
 
-// projections returns, per projector, its request, its input generator
-// and the two implementations.
-func projections(tb testing.TB) []struct {
+// projection is one projector under comparison: its request, its input
+// generator and the two implementations.
+type projection struct {
 	name        string
 	call        projectors.Call
 	gen         func(seed uint64, size int) []byte
 	ours, plain projectFunc
-} {
+}
+
+// projections returns the projections compared.
+func projections(tb testing.TB) []projection {
 	qcfg := querylog.DefaultConfig()
 	qcfg.Now = func() time.Time { return fixedNow }
 	qp, err := querylog.New(qcfg)
@@ -451,12 +454,7 @@ func projections(tb testing.TB) []struct {
 		tb.Fatal(err)
 	}
 	ctx := context.Background()
-	return []struct {
-		name        string
-		call        projectors.Call
-		gen         func(seed uint64, size int) []byte
-		ours, plain projectFunc
-	}{
+	return []projection{
 		{"querylog", projectors.Call{ToolCallID: "call_1", Input: []byte(`{"topic":"checkout","query":"*","lookback_minutes":60}`)}, makeLogs,
 			func(c projectors.Call, raw []byte) (projectors.Projection, error) { return qp.Project(ctx, c, raw) },
 			func(c projectors.Call, raw []byte) (projectors.Projection, error) {

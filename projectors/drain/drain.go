@@ -322,19 +322,6 @@ func (n *node) child(t []byte) *node {
 	return nil
 }
 
-// childString is child for a string.
-func (n *node) childString(t string) *node {
-	if n.index != nil {
-		return n.index[t]
-	}
-	for i, k := range n.keys {
-		if k == t {
-			return n.kids[i]
-		}
-	}
-	return nil
-}
-
 // addChild adds a new child for token t, which has none.
 func (n *node) addChild(t string) *node {
 	c := &node{}
@@ -385,7 +372,7 @@ func (m *Miner) insert(id int, tmpl []string) {
 		if depth >= m.routeDepth() {
 			break
 		}
-		if c := n.childString(t); c != nil {
+		if c := n.child([]byte(t)); c != nil {
 			n = c
 			depth++
 			continue

@@ -271,34 +271,34 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 	if c.Status == canonical.StatusReady {
 		result = bytes.Clone(c.Result)
 	}
-	out, rawLen, overflow, err := s.complete(c, digest, raw, result)
+	out, overflow, err := s.complete(c, digest, raw, result)
 	if err != nil {
 		return canonical.Record{}, err
 	}
 	detach(&out)
-	rec, err := canonical.FinishCompletion(out, c, overflow)
-	rec.RawLen = rawLen
-	return rec, err
+	// out.RawLen is the stored raw response's length already: FinishCompletion
+	// sets it only from a completion whose raw response is the one stored.
+	return canonical.FinishCompletion(out, c, overflow)
 }
 
 // complete is Complete under the run's shard lock. It returns the record
-// with payloads still shared with the store, the length of its stored raw
-// response, and whether the completion overflowed the run's limits.
-func (s *Store) complete(c canonical.Completion, digest string, raw, result []byte) (canonical.Record, int, bool, error) {
+// with payloads still shared with the store, and whether the completion
+// overflowed the run's limits.
+func (s *Store) complete(c canonical.Completion, digest string, raw, result []byte) (canonical.Record, bool, error) {
 	sh, now := s.lock(c.RunID)
 	defer sh.mu.Unlock()
 	cur := sh.liveRecord(recordKey{c.RunID, c.ToolCallID}, now)
 	if cur == nil {
-		return canonical.Record{}, 0, false, &canonical.Error{Code: canonical.CodeNotFound, Msg: "complete"}
+		return canonical.Record{}, false, &canonical.Error{Code: canonical.CodeNotFound, Msg: "complete"}
 	}
 	if cur.rec.Owner != c.Owner {
-		return canonical.Record{}, 0, false, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", cur.rec.Status)
+		return canonical.Record{}, false, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", cur.rec.Status)
 	}
 	if cur.rec.Status != canonical.StatusProjecting {
 		if cur.cdigest == digest {
-			return snapshot(cur, now, false, false), len(cur.rec.Raw), cur.overflow, nil
+			return snapshot(cur, now, false, false), cur.overflow, nil
 		}
-		return canonical.Record{}, 0, false, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", cur.rec.Status)
+		return canonical.Record{}, false, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", cur.rec.Status)
 	}
 
 	rawLen, resultLen := int64(len(c.Raw)), int64(len(c.Result))
@@ -332,7 +332,7 @@ func (s *Store) complete(c canonical.Completion, digest string, raw, result []by
 	}
 	sh.dropLease(c.RunID, c.ToolCallID, now)
 	sh.appendIndex(c.RunID, c.ToolCallID, cur.expires, now)
-	return snapshot(cur, now, false, false), len(cur.rec.Raw), cur.overflow, nil
+	return snapshot(cur, now, false, false), cur.overflow, nil
 }
 
 // Abandon implements canonical.Store.

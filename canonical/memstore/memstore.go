@@ -126,11 +126,17 @@ func (s *Store) shardOf(runID string) int {
 // lock locks the shard of a run, reads the time, and drops a bounded batch
 // of what has expired in the shard before a write.
 func (s *Store) lock(runID string) (*shard, int64) {
-	sh := &s.shards[s.shardOf(runID)]
-	sh.mu.Lock()
-	now := s.nowMs()
+	sh, now := s.lockForRead(runID)
 	sh.expire(now, expireBatch)
 	return sh, now
+}
+
+// lockForRead locks the shard of a run for a read and reads the time. A read
+// runs no expiry pass: it drops only the expired entries it looks up.
+func (s *Store) lockForRead(runID string) (*shard, int64) {
+	sh := &s.shards[s.shardOf(runID)]
+	sh.mu.Lock()
+	return sh, s.nowMs()
 }
 
 // visit drops a bounded batch of what has expired in shard i, unless its
@@ -410,10 +416,8 @@ func (s *Store) ExpiredLeases(ctx context.Context, runID string, max int) ([]str
 
 // passedLeases returns the run's leases that have passed, in no order.
 func (s *Store) passedLeases(runID string) []lease {
-	sh := &s.shards[s.shardOf(runID)]
-	sh.mu.Lock()
+	sh, now := s.lockForRead(runID)
 	defer sh.mu.Unlock()
-	now := s.nowMs()
 	var passed []lease
 	if l := sh.liveLeases(runID, now); l != nil {
 		for id, until := range l.until {
@@ -481,10 +485,8 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 // getMany fills out with snapshots of the live records of ids under the
 // run's shard lock.
 func (s *Store) getMany(runID string, ids []string, opts canonical.ReadOptions, out []*canonical.Record) {
-	sh := &s.shards[s.shardOf(runID)]
-	sh.mu.Lock()
+	sh, now := s.lockForRead(runID)
 	defer sh.mu.Unlock()
-	now := s.nowMs()
 	for i, id := range ids {
 		if r := sh.liveRecord(recordKey{runID, id}, now); r != nil {
 			v := snapshot(r, now, opts.Request, opts.Raw)
@@ -510,10 +512,9 @@ func (s *Store) Completed(ctx context.Context, runID string, limit int) ([]strin
 // completed returns the first limit ids of the run's completion index, still
 // shared with the store, and the index's length.
 func (s *Store) completed(runID string, limit int) ([]string, int) {
-	sh := &s.shards[s.shardOf(runID)]
-	sh.mu.Lock()
+	sh, now := s.lockForRead(runID)
 	defer sh.mu.Unlock()
-	x := sh.liveIndex(runID, s.nowMs())
+	x := sh.liveIndex(runID, now)
 	if x == nil {
 		return nil, 0
 	}
@@ -544,10 +545,8 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	if err := enter(ctx, runID, "read run"); err != nil {
 		return canonical.RunUsage{}, err
 	}
-	sh := &s.shards[s.shardOf(runID)]
-	sh.mu.Lock()
+	sh, now := s.lockForRead(runID)
 	defer sh.mu.Unlock()
-	now := s.nowMs()
 	r := sh.liveRun(runID, now)
 	if r == nil {
 		return canonical.RunUsage{}, canonical.Errorf(canonical.CodeNotFound, "no state for run %s", runID)

@@ -1,10 +1,12 @@
 package redisstore
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/lua"
 )
 
 func TestOwnerAndDigestForms(t *testing.T) {
@@ -54,9 +56,18 @@ func TestParseMeta(t *testing.T) {
 	}
 }
 
+// The fields read are those the scripts write: as many parts as layout.lib
+// cuts a payload into at most, named as its part function names them.
 func TestPartFields(t *testing.T) {
 	f := partFields("raw")
-	if len(f) != maxParts || f[0] != "raw" || f[1] != "raw.2" || f[maxParts-1] != "raw.8" {
+	if len(f) != maxParts || f[0] != "raw" || f[1] != "raw.2" || f[maxParts-1] != "raw."+strconv.Itoa(maxParts) {
 		t.Fatalf("partFields(raw) = %v", f)
+	}
+	lib, err := lua.FS.ReadFile("layout.lib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nlocal PARTS = " + strconv.Itoa(maxParts) + "\n"; !strings.Contains(string(lib), want) {
+		t.Fatalf("layout.lib does not say %q: the store reads another number of parts than the scripts write", strings.TrimSpace(want))
 	}
 }

@@ -46,12 +46,17 @@
 
 -- #include layout.lib
 
+-- get returns the payload name: its parts, read in one HMGET, up to the
+-- first absent one.
 local function get(name)
-  local out = {}
+  local fields = {}
   for i = 1, PARTS do
-    local v = redis.call('HGET', KEYS[1], part(name, i))
-    if not v then break end
-    out[#out + 1] = v
+    fields[i] = part(name, i)
+  end
+  local v, out = redis.call('HMGET', KEYS[1], unpack(fields)), {}
+  for i = 1, PARTS do
+    if not v[i] then break end
+    out[i] = v[i]
   end
   return table.concat(out)
 end

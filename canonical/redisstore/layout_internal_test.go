@@ -49,10 +49,20 @@ func TestParseMeta(t *testing.T) {
 		t.Fatalf("parseMeta = %+v, %v; want %+v", m, ok, want)
 	}
 	for _, bad := range []string{"", "READY", "READY EVIDENCE_FOUND tool=t", "READY EVIDENCE_FOUND sizes=1,2",
-		"READY EVIDENCE_FOUND sizes=1,-2,3", "READY EVIDENCE_FOUND sizes=1,x,3"} {
+		"READY EVIDENCE_FOUND sizes=1,-2,3", "READY EVIDENCE_FOUND sizes=1,x,3", "READY EVIDENCE_FOUND sizes=1,2,3,4",
+		"READY EVIDENCE_FOUND sizes=1,2,3,", "READY EVIDENCE_FOUND sizes=,1,2"} {
 		if _, ok := parseMeta(bad); ok {
 			t.Errorf("parseMeta(%q) accepted", bad)
 		}
+	}
+	// A line whose owner and digest are kept as given decodes without
+	// allocating.
+	plain := "READY EVIDENCE_FOUND id=abcdefgh tool=kb.search owner=worker-1 created=1 updated=2 sizes=2,3,4 request_sha256=abc"
+	if m, ok := parseMeta(plain); !ok || m.owner != "worker-1" || m.sizes != [3]int64{2, 3, 4} || m.idTag != "abcdefgh" {
+		t.Fatalf("parseMeta(%q) = %+v, %v", plain, m, ok)
+	}
+	if n := testing.AllocsPerRun(100, func() { parseMeta(plain) }); n != 0 {
+		t.Errorf("parseMeta allocates %v times per line", n)
 	}
 }
 

@@ -46,12 +46,17 @@
 
 -- #include layout.lib
 
+-- get returns the payload name: its parts, read in one HMGET, up to the
+-- first absent one.
 local function get(name)
-  local out = {}
+  local fields = {}
   for i = 1, PARTS do
-    local v = redis.call('HGET', KEYS[1], part(name, i))
-    if not v then break end
-    out[#out + 1] = v
+    fields[i] = part(name, i)
+  end
+  local v, out = redis.call('HMGET', KEYS[1], unpack(fields)), {}
+  for i = 1, PARTS do
+    if not v[i] then break end
+    out[i] = v[i]
   end
   return table.concat(out)
 end
@@ -59,8 +64,15 @@ end
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 
-local m = redis.call('HGET', KEYS[1], 'meta')
-if m then
+-- A new call finds no key: one EXISTS, and the record is read only when
+-- there is one.
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local m = redis.call('HGET', KEYS[1], 'meta')
+  if not m then
+    -- A hash under the record's key without a meta line is no record this
+    -- layout wrote: never write over it.
+    return {'DUPLICATE_TOOL_CALL'}
+  end
   local cur = decode(m)
   if cur.owner == ARGV[3] and cur.tool == ARGV[2] and cur.request_sha256 == ARGV[5] then
     local lim = redis.call('HMGET', KEYS[2], 'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes',
@@ -73,11 +85,6 @@ if m then
   if cur.status == 'PROJECTING' then
     return {'TOOL_CALL_IN_PROGRESS'}
   end
-  return {'DUPLICATE_TOOL_CALL'}
-end
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  -- A hash under the record's key without a meta line is no record this
-  -- layout wrote: never write over it.
   return {'DUPLICATE_TOOL_CALL'}
 end
 

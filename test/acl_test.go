@@ -20,7 +20,7 @@ var leastPrivilege = []string{
 	"+hello", "+auth", "+ping",
 	"+evalsha", "+eval",
 	"+hmget", "+hgetall", "+pttl", "+lrange", "+llen", "+zrange", "+zcard",
-	"+time", "+hset", "+hsetnx", "+hget", "+hincrby", "+hstrlen", "+pexpire", "+rpush", "+exists", "+zadd", "+zrem",
+	"+time", "+hset", "+hsetnx", "+hget", "+hincrby", "+pexpire", "+rpush", "+exists", "+zadd", "+zrem",
 	"+wait", // only with Options.Durability
 }
 

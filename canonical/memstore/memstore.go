@@ -126,11 +126,17 @@ func (s *Store) shardOf(runID string) int {
 // lock locks the shard of a run, reads the time, and drops a bounded batch
 // of what has expired in the shard before a write.
 func (s *Store) lock(runID string) (*shard, int64) {
-	sh := &s.shards[s.shardOf(runID)]
-	sh.mu.Lock()
-	now := s.nowMs()
+	sh, now := s.lockForRead(runID)
 	sh.expire(now, expireBatch)
 	return sh, now
+}
+
+// lockForRead locks the shard of a run for a read and reads the time. A read
+// runs no expiry pass: it drops only the expired entries it looks up.
+func (s *Store) lockForRead(runID string) (*shard, int64) {
+	sh := &s.shards[s.shardOf(runID)]
+	sh.mu.Lock()
+	return sh, s.nowMs()
 }
 
 // visit drops a bounded batch of what has expired in shard i, unless its
@@ -271,34 +277,34 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 	if c.Status == canonical.StatusReady {
 		result = bytes.Clone(c.Result)
 	}
-	out, rawLen, overflow, err := s.complete(c, digest, raw, result)
+	out, overflow, err := s.complete(c, digest, raw, result)
 	if err != nil {
 		return canonical.Record{}, err
 	}
 	detach(&out)
-	rec, err := canonical.FinishCompletion(out, c, overflow)
-	rec.RawLen = rawLen
-	return rec, err
+	// out.RawLen is the stored raw response's length already: FinishCompletion
+	// sets it only from a completion whose raw response is the one stored.
+	return canonical.FinishCompletion(out, c, overflow)
 }
 
 // complete is Complete under the run's shard lock. It returns the record
-// with payloads still shared with the store, the length of its stored raw
-// response, and whether the completion overflowed the run's limits.
-func (s *Store) complete(c canonical.Completion, digest string, raw, result []byte) (canonical.Record, int, bool, error) {
+// with payloads still shared with the store, and whether the completion
+// overflowed the run's limits.
+func (s *Store) complete(c canonical.Completion, digest string, raw, result []byte) (canonical.Record, bool, error) {
 	sh, now := s.lock(c.RunID)
 	defer sh.mu.Unlock()
 	cur := sh.liveRecord(recordKey{c.RunID, c.ToolCallID}, now)
 	if cur == nil {
-		return canonical.Record{}, 0, false, &canonical.Error{Code: canonical.CodeNotFound, Msg: "complete"}
+		return canonical.Record{}, false, &canonical.Error{Code: canonical.CodeNotFound, Msg: "complete"}
 	}
 	if cur.rec.Owner != c.Owner {
-		return canonical.Record{}, 0, false, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", cur.rec.Status)
+		return canonical.Record{}, false, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", cur.rec.Status)
 	}
 	if cur.rec.Status != canonical.StatusProjecting {
 		if cur.cdigest == digest {
-			return snapshot(cur, now, false, false), len(cur.rec.Raw), cur.overflow, nil
+			return snapshot(cur, now, false, false), cur.overflow, nil
 		}
-		return canonical.Record{}, 0, false, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", cur.rec.Status)
+		return canonical.Record{}, false, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", cur.rec.Status)
 	}
 
 	rawLen, resultLen := int64(len(c.Raw)), int64(len(c.Result))
@@ -332,7 +338,7 @@ func (s *Store) complete(c canonical.Completion, digest string, raw, result []by
 	}
 	sh.dropLease(c.RunID, c.ToolCallID, now)
 	sh.appendIndex(c.RunID, c.ToolCallID, cur.expires, now)
-	return snapshot(cur, now, false, false), len(cur.rec.Raw), cur.overflow, nil
+	return snapshot(cur, now, false, false), cur.overflow, nil
 }
 
 // Abandon implements canonical.Store.
@@ -410,10 +416,8 @@ func (s *Store) ExpiredLeases(ctx context.Context, runID string, max int) ([]str
 
 // passedLeases returns the run's leases that have passed, in no order.
 func (s *Store) passedLeases(runID string) []lease {
-	sh := &s.shards[s.shardOf(runID)]
-	sh.mu.Lock()
+	sh, now := s.lockForRead(runID)
 	defer sh.mu.Unlock()
-	now := s.nowMs()
 	var passed []lease
 	if l := sh.liveLeases(runID, now); l != nil {
 		for id, until := range l.until {
@@ -481,10 +485,8 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 // getMany fills out with snapshots of the live records of ids under the
 // run's shard lock.
 func (s *Store) getMany(runID string, ids []string, opts canonical.ReadOptions, out []*canonical.Record) {
-	sh := &s.shards[s.shardOf(runID)]
-	sh.mu.Lock()
+	sh, now := s.lockForRead(runID)
 	defer sh.mu.Unlock()
-	now := s.nowMs()
 	for i, id := range ids {
 		if r := sh.liveRecord(recordKey{runID, id}, now); r != nil {
 			v := snapshot(r, now, opts.Request, opts.Raw)
@@ -510,10 +512,9 @@ func (s *Store) Completed(ctx context.Context, runID string, limit int) ([]strin
 // completed returns the first limit ids of the run's completion index, still
 // shared with the store, and the index's length.
 func (s *Store) completed(runID string, limit int) ([]string, int) {
-	sh := &s.shards[s.shardOf(runID)]
-	sh.mu.Lock()
+	sh, now := s.lockForRead(runID)
 	defer sh.mu.Unlock()
-	x := sh.liveIndex(runID, s.nowMs())
+	x := sh.liveIndex(runID, now)
 	if x == nil {
 		return nil, 0
 	}
@@ -544,10 +545,8 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	if err := enter(ctx, runID, "read run"); err != nil {
 		return canonical.RunUsage{}, err
 	}
-	sh := &s.shards[s.shardOf(runID)]
-	sh.mu.Lock()
+	sh, now := s.lockForRead(runID)
 	defer sh.mu.Unlock()
-	now := s.nowMs()
 	r := sh.liveRun(runID, now)
 	if r == nil {
 		return canonical.RunUsage{}, canonical.Errorf(canonical.CodeNotFound, "no state for run %s", runID)

@@ -128,15 +128,21 @@ type meta struct {
 	sizes                                                        [3]int64 // request, raw, result
 }
 
-// parseMeta decodes a meta line; ok is false when the line is not one.
+// parseMeta decodes a meta line; ok is false when the line is not one. It
+// walks the line's words once, allocating nothing but the owner and digest
+// it decodes.
 func parseMeta(line string) (m meta, ok bool) {
-	words := strings.Fields(line)
-	if len(words) < 2 {
-		return m, false
-	}
-	m.status, m.evidence = words[0], words[1]
-	var sizes string
-	for _, w := range words[2:] {
+	n, sizes := 0, ""
+	for w := range strings.FieldsSeq(line) {
+		n++
+		switch n {
+		case 1:
+			m.status = w
+			continue
+		case 2:
+			m.evidence = w
+			continue
+		}
 		k, v, found := strings.Cut(w, "=")
 		if !found {
 			continue
@@ -162,16 +168,19 @@ func parseMeta(line string) (m meta, ok bool) {
 			m.requestDigest = loadDigest(v)
 		}
 	}
-	parts := strings.Split(sizes, ",")
-	if len(parts) != 3 {
+	if n < 2 {
 		return m, false
 	}
-	for i, p := range parts {
-		n, err := strconv.ParseInt(p, 10, 64)
-		if err != nil || n < 0 {
+	for i := range m.sizes {
+		p, rest, found := strings.Cut(sizes, ",")
+		if found != (i < len(m.sizes)-1) {
+			return m, false // not three numbers
+		}
+		v, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || v < 0 {
 			return m, false
 		}
-		m.sizes[i] = n
+		m.sizes[i], sizes = v, rest
 	}
 	return m, true
 }

@@ -1,10 +1,12 @@
 package redisstore
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/lua"
 )
 
 func TestOwnerAndDigestForms(t *testing.T) {
@@ -47,16 +49,35 @@ func TestParseMeta(t *testing.T) {
 		t.Fatalf("parseMeta = %+v, %v; want %+v", m, ok, want)
 	}
 	for _, bad := range []string{"", "READY", "READY EVIDENCE_FOUND tool=t", "READY EVIDENCE_FOUND sizes=1,2",
-		"READY EVIDENCE_FOUND sizes=1,-2,3", "READY EVIDENCE_FOUND sizes=1,x,3"} {
+		"READY EVIDENCE_FOUND sizes=1,-2,3", "READY EVIDENCE_FOUND sizes=1,x,3", "READY EVIDENCE_FOUND sizes=1,2,3,4",
+		"READY EVIDENCE_FOUND sizes=1,2,3,", "READY EVIDENCE_FOUND sizes=,1,2"} {
 		if _, ok := parseMeta(bad); ok {
 			t.Errorf("parseMeta(%q) accepted", bad)
 		}
 	}
+	// A line whose owner and digest are kept as given decodes without
+	// allocating.
+	plain := "READY EVIDENCE_FOUND id=abcdefgh tool=kb.search owner=worker-1 created=1 updated=2 sizes=2,3,4 request_sha256=abc"
+	if m, ok := parseMeta(plain); !ok || m.owner != "worker-1" || m.sizes != [3]int64{2, 3, 4} || m.idTag != "abcdefgh" {
+		t.Fatalf("parseMeta(%q) = %+v, %v", plain, m, ok)
+	}
+	if n := testing.AllocsPerRun(100, func() { parseMeta(plain) }); n != 0 {
+		t.Errorf("parseMeta allocates %v times per line", n)
+	}
 }
 
+// The fields read are those the scripts write: as many parts as layout.lib
+// cuts a payload into at most, named as its part function names them.
 func TestPartFields(t *testing.T) {
 	f := partFields("raw")
-	if len(f) != maxParts || f[0] != "raw" || f[1] != "raw.2" || f[maxParts-1] != "raw.8" {
+	if len(f) != maxParts || f[0] != "raw" || f[1] != "raw.2" || f[maxParts-1] != "raw."+strconv.Itoa(maxParts) {
 		t.Fatalf("partFields(raw) = %v", f)
+	}
+	lib, err := lua.FS.ReadFile("layout.lib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nlocal PARTS = " + strconv.Itoa(maxParts) + "\n"; !strings.Contains(string(lib), want) {
+		t.Fatalf("layout.lib does not say %q: the store reads another number of parts than the scripts write", strings.TrimSpace(want))
 	}
 }

@@ -23,10 +23,11 @@ const memoryRecords = 10000
 const memoryCallsPerRun = 100
 
 // maxRecordOverhead bounds what Redis holds per READY record beyond its
-// payload bytes, with run and call ids as long as memorySizes' ones (a
-// 77-byte record key). The record's key, its expiry and its index entry
-// take about 250 B of it, the hash's table and fields about 300 B, the
-// meta line about 250 B.
+// payload bytes, with run and call ids as long as measureRecordMemory's
+// ones (a 77-byte record key): the record's key and expiry, its hash's
+// table and fields, its meta line, its index entry and its share of its
+// run's keys. TestRecordMemoryOverhead measures the whole and logs it; no
+// part of it is measured alone.
 const maxRecordOverhead = 1024
 
 // memorySizes are the total payloads (request + raw + result) measured.

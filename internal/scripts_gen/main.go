@@ -29,6 +29,18 @@ import (
 	"github.com/toolcanon/toolcanon/lua"
 )
 
+// readScript returns the script at path with its includes read from dir
+// and expanded: the generator checks the script Redis runs.
+func readScript(dir, path string) (string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return lua.Expand(string(raw), func(name string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(dir, name))
+	})
+}
+
 func main() {
 	luaDir := flag.String("lua", "lua", "directory of *.lua scripts")
 	out := flag.String("out", "scripts_gen.go", "output Go file")
@@ -42,14 +54,7 @@ func main() {
 	sort.Strings(paths)
 	var scripts []*Script
 	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			fatalf("%v", err)
-		}
-		// The generator checks the script Redis runs: includes expanded.
-		src, err := lua.Expand(string(raw), func(name string) ([]byte, error) {
-			return os.ReadFile(filepath.Join(*luaDir, name))
-		})
+		src, err := readScript(*luaDir, p)
 		if err != nil {
 			fatalf("%s: %v", p, err)
 		}

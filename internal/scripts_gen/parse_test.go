@@ -138,13 +138,7 @@ func TestShippedScriptsAndGeneratedCode(t *testing.T) {
 	}
 	var scripts []*Script
 	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, err := lua.Expand(string(raw), func(name string) ([]byte, error) {
-			return os.ReadFile(filepath.Join("../../lua", name))
-		})
+		src, err := readScript("../../lua", p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,6 +109,11 @@ func TestCompletionDigestSeparatesFields(t *testing.T) {
 	if a.Digest() != a.Digest() {
 		t.Fatal("digest not deterministic")
 	}
+	// The digest is kept in records: its definition must not drift, or a
+	// retry after an upgrade would no longer be recognised.
+	if got, want := a.Digest(), canonical.RequestDigest([]byte("5:READY14:EVIDENCE_FOUND0:2:ab1:c")); got != want {
+		t.Fatalf("digest %s, want %s", got, want)
+	}
 }
 
 func TestRecordJSONRoundTrip(t *testing.T) {

@@ -1,8 +1,9 @@
 package canonical
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"strconv"
 	"time"
@@ -239,14 +240,17 @@ func (c *Completion) Validate() error {
 
 // Digest returns a digest of everything a completion asks for, kept with the
 // record so that a retry of the same completion is recognised.
+// It is the SHA-256, in hex, of status, evidence, code, raw and result,
+// each written as its length in decimal, ':' and its bytes. The parts are
+// hashed where they are, not copied together first: raw can be megabytes.
 func (c *Completion) Digest() string {
-	var b bytes.Buffer
+	h := sha256.New()
+	var n [20]byte
 	for _, part := range [][]byte{[]byte(c.Status), []byte(c.Evidence), []byte(c.Code), c.Raw, c.Result} {
-		b.WriteString(strconv.Itoa(len(part)))
-		b.WriteByte(':')
-		b.Write(part)
+		h.Write(append(strconv.AppendInt(n[:0], int64(len(part)), 10), ':'))
+		h.Write(part)
 	}
-	return RequestDigest(b.Bytes())
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // RunUsage is a run's state, settings and counters.

@@ -329,11 +329,10 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 	}
 
 	out.Results = make([]Result, len(impls))
-	lat := make([][][]time.Duration, len(impls)) // [impl][pass] over reps
-	trips := make([][]int64, len(impls))
+	sums := make([][]Rate, len(impls)) // [impl][pass]: the sum of its repetitions
 	for i, m := range makers {
 		out.Results[i] = Result{Name: m.name, Ours: m.ours, InProcess: m.inProcess, Passes: make([]Pass, len(o.Callers))}
-		lat[i], trips[i] = make([][]time.Duration, len(o.Callers)), make([]int64, len(o.Callers))
+		sums[i] = make([]Rate, len(o.Callers))
 		for k, n := range o.Callers {
 			out.Results[i].Passes[k].Callers = n
 		}
@@ -389,13 +388,7 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 				}
 				pass := &out.Results[i].Passes[k]
 				pass.Rates = append(pass.Rates, r.PerSecond())
-				pass.Lifecycles += r.Lifecycles
-				lat[i][k] = append(lat[i][k], r.Latencies...)
-				if r.RoundTrips < 0 || trips[i][k] < 0 {
-					trips[i][k] = -1
-				} else {
-					trips[i][k] += r.RoundTrips
-				}
+				sums[i][k].add(r)
 				logf("rep %d/%d, %d callers: %s %.0f lifecycles/s", rep+1, o.Reps, callers, impl.Name(), r.PerSecond())
 				if err := clean(i); err != nil {
 					return out, err
@@ -405,27 +398,15 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 	}
 	for i := range impls {
 		res := &out.Results[i]
-		var sumTrips int64
-		sumLifecycles := 0
+		var all Rate
 		for k := range res.Passes {
-			pass := &res.Passes[k]
-			q := Percentiles(lat[i][k], 0.50, 0.99)
-			pass.P50, pass.P99 = q[0], q[1]
-			pass.RoundTrips = -1
-			if trips[i][k] >= 0 && pass.Lifecycles > 0 {
-				pass.RoundTrips = float64(trips[i][k]) / float64(pass.Lifecycles)
-			}
-			if sumTrips >= 0 && trips[i][k] >= 0 {
-				sumTrips += trips[i][k]
-			} else {
-				sumTrips = -1
-			}
-			sumLifecycles += pass.Lifecycles
+			pass, sum := &res.Passes[k], sums[i][k]
+			q := Percentiles(sum.Latencies, 0.50, 0.99)
+			pass.Lifecycles, pass.P50, pass.P99 = sum.Lifecycles, q[0], q[1]
+			pass.RoundTrips = sum.RoundTripsPerLifecycle()
+			all.add(Rate{Lifecycles: sum.Lifecycles, RoundTrips: sum.RoundTrips})
 		}
-		res.RoundTrips = -1
-		if sumTrips >= 0 && sumLifecycles > 0 {
-			res.RoundTrips = float64(sumTrips) / float64(sumLifecycles)
-		}
+		res.RoundTrips = all.RoundTripsPerLifecycle()
 	}
 
 	for i, impl := range impls {

@@ -298,6 +298,19 @@ func (r Rate) RoundTripsPerLifecycle() float64 {
 	return float64(r.RoundTrips) / float64(r.Lifecycles)
 }
 
+// add sums o into r: lifecycles, time and latencies add up; the round trips
+// stay uncounted (-1) once either side's are.
+func (r *Rate) add(o Rate) {
+	r.Lifecycles += o.Lifecycles
+	r.Elapsed += o.Elapsed
+	r.Latencies = append(r.Latencies, o.Latencies...)
+	if r.RoundTrips < 0 || o.RoundTrips < 0 {
+		r.RoundTrips = -1
+	} else {
+		r.RoundTrips += o.RoundTrips
+	}
+}
+
 // Percentiles returns, for each q in qs (0 < q <= 1), the nearest-rank
 // percentile of ds: the smallest duration that at least a fraction q of ds
 // does not exceed. ds is not modified; with no durations every percentile

@@ -375,7 +375,6 @@ func throughput(ctx context.Context, impl Impl, calls *Calls, p Payload, n int64
 		deadline = start.Add(d)
 	}
 	over := func() bool { return !deadline.IsZero() && time.Now().After(deadline) }
-	var done atomic.Int64
 	run(conc, func(int) {
 		batch := make([]Call, 0, CeilingBatch)
 		lat := make([]time.Duration, 0, capacity/conc+1)
@@ -403,7 +402,6 @@ func throughput(ctx context.Context, impl Impl, calls *Calls, p Payload, n int64
 				for range batch {
 					lat = append(lat, d)
 				}
-				done.Add(int64(len(batch)))
 				continue
 			}
 			if next.Add(1) > n {
@@ -416,10 +414,9 @@ func throughput(ctx context.Context, impl Impl, calls *Calls, p Payload, n int64
 				return
 			}
 			lat = append(lat, time.Since(t0))
-			done.Add(1)
 		}
 	})
-	r := Rate{Lifecycles: int(done.Load()), Elapsed: time.Since(start), Latencies: latencies, RoundTrips: -1}
+	r := Rate{Lifecycles: len(latencies), Elapsed: time.Since(start), Latencies: latencies, RoundTrips: -1}
 	if counted {
 		r.RoundTrips = counter.RoundTrips() - trips0
 	}

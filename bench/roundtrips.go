@@ -20,9 +20,11 @@ import (
 // NOSCRIPT counts twice, a WATCH transaction counts each of its commands and
 // its MULTI/EXEC pipeline. Commands that several callers' waits share on one
 // connection (rueidis pipelines concurrent callers) are still one round trip
-// per caller. An in-process store makes none. Reads made to judge the
-// contention scenarios (expiries, stored data) go through a separate
-// client and are not counted.
+// per caller. An in-process store makes none. Expiries, read to judge the
+// contention scenarios, go through a separate client and are not counted;
+// a stored raw response is read through the Impl's own client, except by
+// GoRedisLua and Ceiling, which read it with Probe.Raw. Throughput reports
+// only the round trips made while its lifecycles ran.
 type RoundTripCounter interface {
 	// RoundTrips returns the round trips made since the Impl was created.
 	RoundTrips() int64

@@ -1,7 +1,7 @@
 // Package benchfmt reads the output of `go test -bench`: the result lines
 // in the standard benchmark format, with any metric (ns/op, MB/s, B/op,
-// allocs/op and every unit a benchmark reports with b.ReportMetric), and the
-// "key: value" configuration lines (goos, pkg, cpu, ...) in force for each.
+// allocs/op and every unit a benchmark reports with b.ReportMetric). Other
+// lines (goos, pkg, cpu, PASS, a benchmark's logs) are skipped.
 //
 // A result line is the benchmark's name, its iteration count and pairs of a
 // value and its unit:
@@ -48,8 +48,6 @@ type Result struct {
 	Iterations int64
 	// Metrics are the values in the order of the line.
 	Metrics []Metric
-	// Config holds the configuration lines in force ("pkg", "goos", ...).
-	Config map[string]string
 }
 
 // Metric returns the value of unit, if the result has it.
@@ -132,16 +130,13 @@ func splitProcs(name string) (string, int) {
 	return name[:i], n
 }
 
-// Parse reads every result of r, in order, each with the configuration
-// lines seen before it ("pkg: ..." starts a new package's configuration).
-// It fails only when r fails or a line is longer than MaxLine.
+// Parse reads every result of r, in order. It fails only when r fails or a
+// line is longer than MaxLine.
 func Parse(r io.Reader) ([]Result, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), MaxLine)
 	var out []Result
-	config := map[string]string{}
-	shared := false // config is referenced by a result: copy before writing
-	pending := ""   // a name whose numbers are still to come
+	pending := "" // a name whose numbers are still to come
 	for sc.Scan() {
 		line := sc.Text()
 		fields := strings.Fields(line)
@@ -149,8 +144,6 @@ func Parse(r io.Reader) ([]Result, error) {
 			continue
 		}
 		if res, ok := ParseLine(line); ok {
-			res.Config = config
-			shared = true
 			out = append(out, res)
 			pending = ""
 			continue
@@ -165,29 +158,9 @@ func Parse(r io.Reader) ([]Result, error) {
 		if pending != "" {
 			if iters, metrics, ok := parseNumbers(fields); ok {
 				name, procs := splitProcs(pending)
-				out = append(out, Result{Name: name, Procs: procs, Iterations: iters, Metrics: metrics, Config: config})
-				shared = true
+				out = append(out, Result{Name: name, Procs: procs, Iterations: iters, Metrics: metrics})
 				pending = ""
-				continue
 			}
-		}
-		if k, v, ok := configLine(line); ok {
-			if shared || k == "pkg" {
-				next := make(map[string]string, len(config)+1)
-				if k != "pkg" {
-					for kk, vv := range config {
-						next[kk] = vv
-					}
-				} else {
-					for _, keep := range []string{"goos", "goarch", "cpu"} {
-						if vv, ok := config[keep]; ok {
-							next[keep] = vv
-						}
-					}
-				}
-				config, shared = next, false
-			}
-			config[k] = v
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -196,24 +169,8 @@ func Parse(r io.Reader) ([]Result, error) {
 	return out, nil
 }
 
-// configLine reads a "key: value" line whose key is a lower-case word, as
-// `go test` prints them (goos, goarch, pkg, cpu).
-func configLine(line string) (string, string, bool) {
-	k, v, ok := strings.Cut(line, ": ")
-	if !ok || k == "" {
-		return "", "", false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' && i > 0 || c == '-' && i > 0) {
-			return "", "", false
-		}
-	}
-	return k, strings.TrimSpace(v), true
-}
-
 // Equal reports whether a and b are the same result line (NaN values are
-// equal to each other; configurations are not compared).
+// equal to each other).
 func Equal(a, b Result) bool {
 	if a.Name != b.Name || a.Procs != b.Procs || a.Iterations != b.Iterations || len(a.Metrics) != len(b.Metrics) {
 		return false

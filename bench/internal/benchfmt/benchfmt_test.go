@@ -63,15 +63,6 @@ func TestParse(t *testing.T) {
 	if p := rs[4].Parts(); len(p) != 4 || p[1] != "querylog" || p[3] != "1KiB" {
 		t.Errorf("parts = %q", p)
 	}
-	if c := rs[0].Config; c["pkg"] != "github.com/toolcanon/toolcanon/canonical/memstore" || c["cpu"] != "AMD EPYC 7B13" {
-		t.Errorf("config of the first package: %v", c)
-	}
-	if c := rs[4].Config; c["pkg"] != "github.com/toolcanon/toolcanon/projectors" || c["goos"] != "linux" {
-		t.Errorf("config of the second package: %v", c)
-	}
-	if rs[0].Config["pkg"] == rs[4].Config["pkg"] {
-		t.Error("a later pkg line changed an earlier result's configuration")
-	}
 }
 
 func TestSplitProcs(t *testing.T) {

@@ -79,8 +79,10 @@ func (r Result) String() string {
 }
 
 // ParseLine reads one result line. ok is false when line is not one.
-func ParseLine(line string) (r Result, ok bool) {
-	fields := strings.Fields(line)
+func ParseLine(line string) (r Result, ok bool) { return parseFields(strings.Fields(line)) }
+
+// parseFields reads the fields of one result line.
+func parseFields(fields []string) (Result, bool) {
 	if len(fields) < 2 || !isName(fields[0]) {
 		return Result{}, false
 	}
@@ -138,12 +140,11 @@ func Parse(r io.Reader) ([]Result, error) {
 	var out []Result
 	pending := "" // a name whose numbers are still to come
 	for sc.Scan() {
-		line := sc.Text()
-		fields := strings.Fields(line)
+		fields := strings.Fields(sc.Text())
 		if len(fields) == 0 {
 			continue
 		}
-		if res, ok := ParseLine(line); ok {
+		if res, ok := parseFields(fields); ok {
 			out = append(out, res)
 			pending = ""
 			continue

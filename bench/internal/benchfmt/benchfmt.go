@@ -21,9 +21,7 @@ package benchfmt
 
 import (
 	"bufio"
-	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -63,20 +61,6 @@ func (r Result) Metric(unit string) (float64, bool) {
 // Parts returns the name split at "/": the top-level benchmark, then its
 // sub-benchmarks.
 func (r Result) Parts() []string { return strings.Split(r.Name, "/") }
-
-// String formats r as a result line that ParseLine reads back to r.
-func (r Result) String() string {
-	var b strings.Builder
-	b.WriteString(r.Name)
-	if r.Procs != 1 {
-		fmt.Fprintf(&b, "-%d", r.Procs)
-	}
-	fmt.Fprintf(&b, "\t%d", r.Iterations)
-	for _, m := range r.Metrics {
-		fmt.Fprintf(&b, "\t%s %s", strconv.FormatFloat(m.Value, 'g', -1, 64), m.Unit)
-	}
-	return b.String()
-}
 
 // ParseLine reads one result line. ok is false when line is not one.
 func ParseLine(line string) (r Result, ok bool) { return parseFields(strings.Fields(line)) }
@@ -168,19 +152,4 @@ func Parse(r io.Reader) ([]Result, error) {
 		return out, err
 	}
 	return out, nil
-}
-
-// Equal reports whether a and b are the same result line (NaN values are
-// equal to each other).
-func Equal(a, b Result) bool {
-	if a.Name != b.Name || a.Procs != b.Procs || a.Iterations != b.Iterations || len(a.Metrics) != len(b.Metrics) {
-		return false
-	}
-	for i := range a.Metrics {
-		x, y := a.Metrics[i], b.Metrics[i]
-		if x.Unit != y.Unit || !(x.Value == y.Value || math.IsNaN(x.Value) && math.IsNaN(y.Value)) {
-			return false
-		}
-	}
-	return true
 }

@@ -415,7 +415,6 @@ func memstoreSection(rs []benchfmt.Result, command string, err error) section {
 		return notMeasured(title, command, "no BenchmarkBeginLive or BenchmarkScaling result")
 	}
 	var b strings.Builder
-	var charts []chart
 	b.WriteString("**BenchmarkBeginLive**: latency percentiles of Begin.\n\n")
 	if len(live) == 0 {
 		b.WriteString("Not measured: no BenchmarkBeginLive result.\n")
@@ -423,7 +422,8 @@ func memstoreSection(rs []benchfmt.Result, command string, err error) section {
 		b.WriteString(metricTable(live, []string{"p50-ns", "p99.9-ns", "max-ns"}, nil))
 	}
 	b.WriteString("\n**BenchmarkScaling**: lifecycles per second by GOMAXPROCS.\n\n")
-	var names, procs appearance
+	var names appearance
+	var ps []int // the GOMAXPROCS values measured, ascending
 	rate := map[string]map[int]float64{}
 	for _, r := range scaling {
 		v, ok := r.Metric("lifecycles/s")
@@ -431,7 +431,7 @@ func memstoreSection(rs []benchfmt.Result, command string, err error) section {
 			continue
 		}
 		names.add(r.Name)
-		procs.add(strconv.Itoa(r.Procs))
+		ps = append(ps, r.Procs)
 		if rate[r.Name] == nil {
 			rate[r.Name] = map[int]float64{}
 		}
@@ -441,12 +441,8 @@ func memstoreSection(rs []benchfmt.Result, command string, err error) section {
 		b.WriteString("Not measured: no BenchmarkScaling result with lifecycles/s.\n")
 		return section{Title: title, Command: command, Body: b.String()}
 	}
-	ps := make([]int, 0, len(procs.order))
-	for _, p := range procs.order {
-		n, _ := strconv.Atoi(p)
-		ps = append(ps, n)
-	}
 	slices.Sort(ps)
+	ps = slices.Compact(ps)
 	head := []string{"benchmark"}
 	right := []bool{false}
 	for _, p := range ps {
@@ -483,8 +479,8 @@ func memstoreSection(rs []benchfmt.Result, command string, err error) section {
 		ch.Series = append(ch.Series, s)
 	}
 	b.WriteString(table(head, right, rows))
-	charts = append(charts, chart{File: chartScaling, Alt: "memstore lifecycles per second by GOMAXPROCS", SVG: ch.Line()})
-	return section{Title: title, Command: command, Body: b.String(), Charts: charts}
+	return section{Title: title, Command: command, Body: b.String(),
+		Charts: []chart{{File: chartScaling, Alt: "memstore lifecycles per second by GOMAXPROCS", SVG: ch.Line()}}}
 }
 
 // recordMemorySection reports BenchmarkRecordMemory.

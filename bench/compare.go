@@ -438,38 +438,59 @@ func (c Comparison) WriteText(w io.Writer) error {
 		c.RequestBytes, c.RawBytes, c.ResultBytes, c.CeilingBatch)
 	fmt.Fprintf(w, "lifecycles/s: median of the reps; p50/p99: lifecycle latency over every rep (the ceiling's: its batch's);\n")
 	fmt.Fprintf(w, "round trips: waits for the server per lifecycle, counted in each client\n\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "implementation\tround trips\t"
-	for _, n := range c.Callers {
-		head += fmt.Sprintf("lifecycles/s @%d\tvs redisstore\tp50 @%d\tp99 @%d\t", n, n, n)
-	}
-	fmt.Fprintln(tw, head)
-	ref, _ := c.Result(NameRedisStore)
-	for _, r := range c.Results {
-		line := r.Name + "\t" + FormatRoundTrips(r.RoundTrips) + "\t"
-		for _, n := range c.Callers {
-			p, _ := r.Pass(n)
-			rp, _ := ref.Pass(n)
-			line += fmt.Sprintf("%.0f\t%s\t%s\t%s\t", p.Median(), FormatRatio(p.Median(), rp.Median()),
-				FormatMs(p.P50), FormatMs(p.P99))
-		}
-		fmt.Fprintln(tw, line)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeTabs(w, c.SpeedTable()); err != nil {
 		return err
 	}
 	cs := c.Contention
 	fmt.Fprintf(w, "\ncontention, %d rounds: %d goroutines begin one id; %d complete one record; %d records completed at once between expiry reads\n\n",
 		cs.Rounds, cs.Beginners, cs.Completers, cs.Records)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "implementation\tduplicates executed\tlost updates\twinner stored\tTTL extended\tmax extension\t")
-	for _, r := range c.Results {
-		k := r.Correctness
-		fmt.Fprintf(tw, "%s\t%d / %d\t%d / %d\t%d / %d\t%d / %d\t%d ms\t\n", r.Name,
-			k.DuplicatesExecuted, k.Beginners, k.LostUpdates, k.Completers, k.WinnerStored, k.Rounds,
-			k.TTLExtended, k.Records, k.MaxExtensionMs)
+	return writeTabs(w, c.CorrectnessTable())
+}
+
+// writeTabs writes rows as a table aligned to the right.
+func writeTabs(w io.Writer, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
 	}
 	return tw.Flush()
+}
+
+// SpeedTable returns the throughput and latency table, a head row then a
+// row per implementation: its round trips per lifecycle and, at each caller
+// count, its median rate, that rate's ratio to redisstore's, and its p50
+// and p99 latency.
+func (c Comparison) SpeedTable() [][]string {
+	head := []string{"implementation", "round trips"}
+	for _, n := range c.Callers {
+		head = append(head, fmt.Sprintf("lifecycles/s @%d", n), "vs redisstore", fmt.Sprintf("p50 @%d", n), fmt.Sprintf("p99 @%d", n))
+	}
+	rows := [][]string{head}
+	ref, _ := c.Result(NameRedisStore)
+	for _, r := range c.Results {
+		row := []string{r.Name, FormatRoundTrips(r.RoundTrips)}
+		for _, n := range c.Callers {
+			p, _ := r.Pass(n)
+			rp, _ := ref.Pass(n)
+			row = append(row, fmt.Sprintf("%.0f", p.Median()), FormatRatio(p.Median(), rp.Median()), FormatMs(p.P50), FormatMs(p.P99))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// CorrectnessTable returns the correctness table, a head row then a row per
+// implementation: each column as "n / out of", the largest extension in ms.
+func (c Comparison) CorrectnessTable() [][]string {
+	rows := [][]string{{"implementation", "duplicates executed", "lost updates", "winner stored", "TTL extended", "max extension"}}
+	for _, r := range c.Results {
+		k := r.Correctness
+		rows = append(rows, []string{r.Name,
+			fmt.Sprintf("%d / %d", k.DuplicatesExecuted, k.Beginners), fmt.Sprintf("%d / %d", k.LostUpdates, k.Completers),
+			fmt.Sprintf("%d / %d", k.WinnerStored, k.Rounds), fmt.Sprintf("%d / %d", k.TTLExtended, k.Records),
+			fmt.Sprintf("%d ms", k.MaxExtensionMs)})
+	}
+	return rows
 }
 
 // FormatRoundTrips formats round trips per lifecycle: "-" when not

@@ -15,7 +15,9 @@ import (
 )
 
 // WarmUpLifecycles bounds the untimed lifecycles Compare runs first, per
-// implementation and caller count.
+// implementation and caller count, when its passes run a count of
+// lifecycles; passes that run for a Duration are preceded by one untimed
+// pass of that Duration instead.
 const WarmUpLifecycles = 1000
 
 // Row names of the comparison.

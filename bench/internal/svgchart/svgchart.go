@@ -59,6 +59,7 @@ type Frame struct {
 	Log            bool
 	Ticks          []float64
 	Categories     int
+	empty          bool // no value of any series is drawn
 }
 
 // Y returns the vertical coordinate of value v.
@@ -96,6 +97,7 @@ func (c Chart) Frame() Frame {
 			}
 		}
 	}
+	f.empty = math.IsInf(lo, 1)
 	if c.LogY {
 		if math.IsInf(lo, 1) {
 			lo, hi = 1, 10
@@ -218,7 +220,7 @@ func (c Chart) draw(bars bool) []byte {
 	}
 	b.text((f.X0+f.X1)/2, f.Y1+44, "middle", "", c.XLabel)
 
-	if len(c.Categories) == 0 || !c.anyPresent() {
+	if f.empty {
 		b.text((f.X0+f.X1)/2, (f.Y0+f.Y1)/2, "middle", ` fill="#888"`, "no data")
 	}
 	base := f.Y(f.Lo)
@@ -281,15 +283,4 @@ func (c Chart) draw(bars bool) []byte {
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()
-}
-
-func (c Chart) anyPresent() bool {
-	for _, s := range c.Series {
-		for i, v := range s.Values {
-			if i < len(c.Categories) && present(v, c.LogY) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -36,9 +36,6 @@ type roundTrips struct{ n atomic.Int64 }
 // RoundTrips implements RoundTripCounter.
 func (r *roundTrips) RoundTrips() int64 { return r.n.Load() }
 
-// hook returns a go-redis hook that counts into r.
-func (r *roundTrips) hook() redis.Hook { return countHook{r} }
-
 // countHook is a go-redis hook that counts one round trip per command and
 // one per pipeline or transaction pipeline.
 type countHook struct{ r *roundTrips }
@@ -63,7 +60,7 @@ func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // server; more: the nodes of a cluster) with r counting its round trips.
 func newCountedGoRedis(addrs []string, r *roundTrips) redis.UniversalClient {
 	c := newGoRedis(addrs)
-	c.AddHook(r.hook())
+	c.AddHook(countHook{r})
 	return c
 }
 

@@ -470,11 +470,11 @@ func (c Comparison) SpeedTable() [][]string {
 	rows := [][]string{head}
 	ref, _ := c.Result(NameRedisStore)
 	for _, r := range c.Results {
-		row := []string{r.Name, FormatRoundTrips(r.RoundTrips)}
+		row := []string{r.Name, formatRoundTrips(r.RoundTrips)}
 		for _, n := range c.Callers {
 			p, _ := r.Pass(n)
 			rp, _ := ref.Pass(n)
-			row = append(row, fmt.Sprintf("%.0f", p.Median()), FormatRatio(p.Median(), rp.Median()), FormatMs(p.P50), FormatMs(p.P99))
+			row = append(row, fmt.Sprintf("%.0f", p.Median()), FormatRatio(p.Median(), rp.Median()), formatMs(p.P50), formatMs(p.P99))
 		}
 		rows = append(rows, row)
 	}
@@ -495,9 +495,9 @@ func (c Comparison) CorrectnessTable() [][]string {
 	return rows
 }
 
-// FormatRoundTrips formats round trips per lifecycle: "-" when not
+// formatRoundTrips formats round trips per lifecycle: "-" when not
 // counted, an integer when whole, two decimals otherwise.
-func FormatRoundTrips(v float64) string {
+func formatRoundTrips(v float64) string {
 	switch {
 	case v < 0:
 		return "-"
@@ -515,9 +515,9 @@ func FormatRatio(v, ref float64) string {
 	return fmt.Sprintf("%.2fx", v/ref)
 }
 
-// FormatMs formats d in milliseconds with three significant digits at most
+// formatMs formats d in milliseconds with three significant digits at most
 // ("0.214 ms", "12.3 ms", "140 ms").
-func FormatMs(d time.Duration) string {
+func formatMs(d time.Duration) string {
 	ms := float64(d) / float64(time.Millisecond)
 	switch {
 	case ms < 1:

@@ -6,7 +6,7 @@ FUZZTIME  ?= 40000x
 REDIS_PKG ?= redis-server
 # The benchmark smoke: passes timed for a fixed time (the same for every
 # implementation, so the run's length does not depend on the slowest), five
-# interleaved repetitions whose median is compared, one contention round.
+# interleaved repetitions whose best is compared, one contention round.
 SMOKE_FLAGS   ?= -d 250ms -reps 5 -rounds 1 -c 1,64
 SMOKE_TIMEOUT ?= 60
 # The report's comparison and benchmark sizes (bench/cmd/report -h).

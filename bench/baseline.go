@@ -308,24 +308,9 @@ func scriptOutcome(cmd *redis.Cmd) (string, error) {
 	return s, nil
 }
 
-// Raw implements Impl: the raw response's parts, joined.
+// Raw implements Impl.
 func (g *GoRedisLua) Raw(ctx context.Context, c Call) ([]byte, error) {
-	parts, err := g.c.HMGet(ctx, g.keys.Record(c.RunID, c.ToolCallID), rawParts...).Result()
-	if err != nil {
-		return nil, err
-	}
-	var raw []byte
-	for _, p := range parts {
-		s, ok := p.(string)
-		if !ok {
-			break // the first absent part ends the payload
-		}
-		raw = append(raw, s...)
-	}
-	if raw == nil {
-		return nil, redis.Nil
-	}
-	return raw, nil
+	return g.probe.Raw(ctx, g.keys.Record(c.RunID, c.ToolCallID))
 }
 
 // Expiry implements Impl.

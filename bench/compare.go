@@ -15,7 +15,9 @@ import (
 )
 
 // WarmUpLifecycles bounds the untimed lifecycles Compare runs first, per
-// implementation and caller count.
+// implementation and caller count, when its passes run a count of
+// lifecycles; passes that run for a Duration are preceded by one untimed
+// pass of that Duration instead.
 const WarmUpLifecycles = 1000
 
 // Row names of the comparison.
@@ -329,11 +331,10 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 	}
 
 	out.Results = make([]Result, len(impls))
-	lat := make([][][]time.Duration, len(impls)) // [impl][pass] over reps
-	trips := make([][]int64, len(impls))
+	sums := make([][]Rate, len(impls)) // [impl][pass]: the sum of its repetitions
 	for i, m := range makers {
 		out.Results[i] = Result{Name: m.name, Ours: m.ours, InProcess: m.inProcess, Passes: make([]Pass, len(o.Callers))}
-		lat[i], trips[i] = make([][]time.Duration, len(o.Callers)), make([]int64, len(o.Callers))
+		sums[i] = make([]Rate, len(o.Callers))
 		for k, n := range o.Callers {
 			out.Results[i].Passes[k].Callers = n
 		}
@@ -389,13 +390,7 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 				}
 				pass := &out.Results[i].Passes[k]
 				pass.Rates = append(pass.Rates, r.PerSecond())
-				pass.Lifecycles += r.Lifecycles
-				lat[i][k] = append(lat[i][k], r.Latencies...)
-				if r.RoundTrips < 0 || trips[i][k] < 0 {
-					trips[i][k] = -1
-				} else {
-					trips[i][k] += r.RoundTrips
-				}
+				sums[i][k].add(r)
 				logf("rep %d/%d, %d callers: %s %.0f lifecycles/s", rep+1, o.Reps, callers, impl.Name(), r.PerSecond())
 				if err := clean(i); err != nil {
 					return out, err
@@ -405,27 +400,15 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 	}
 	for i := range impls {
 		res := &out.Results[i]
-		var sumTrips int64
-		sumLifecycles := 0
+		var all Rate
 		for k := range res.Passes {
-			pass := &res.Passes[k]
-			q := Percentiles(lat[i][k], 0.50, 0.99)
-			pass.P50, pass.P99 = q[0], q[1]
-			pass.RoundTrips = -1
-			if trips[i][k] >= 0 && pass.Lifecycles > 0 {
-				pass.RoundTrips = float64(trips[i][k]) / float64(pass.Lifecycles)
-			}
-			if sumTrips >= 0 && trips[i][k] >= 0 {
-				sumTrips += trips[i][k]
-			} else {
-				sumTrips = -1
-			}
-			sumLifecycles += pass.Lifecycles
+			pass, sum := &res.Passes[k], sums[i][k]
+			q := Percentiles(sum.Latencies, 0.50, 0.99)
+			pass.Lifecycles, pass.P50, pass.P99 = sum.Lifecycles, q[0], q[1]
+			pass.RoundTrips = sum.RoundTripsPerLifecycle()
+			all.add(Rate{Lifecycles: sum.Lifecycles, RoundTrips: sum.RoundTrips})
 		}
-		res.RoundTrips = -1
-		if sumTrips >= 0 && sumLifecycles > 0 {
-			res.RoundTrips = float64(sumTrips) / float64(sumLifecycles)
-		}
+		res.RoundTrips = all.RoundTripsPerLifecycle()
 	}
 
 	for i, impl := range impls {
@@ -457,43 +440,64 @@ func (c Comparison) WriteText(w io.Writer) error {
 		c.RequestBytes, c.RawBytes, c.ResultBytes, c.CeilingBatch)
 	fmt.Fprintf(w, "lifecycles/s: median of the reps; p50/p99: lifecycle latency over every rep (the ceiling's: its batch's);\n")
 	fmt.Fprintf(w, "round trips: waits for the server per lifecycle, counted in each client\n\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "implementation\tround trips\t"
-	for _, n := range c.Callers {
-		head += fmt.Sprintf("lifecycles/s @%d\tvs redisstore\tp50 @%d\tp99 @%d\t", n, n, n)
-	}
-	fmt.Fprintln(tw, head)
-	ref, _ := c.Result(NameRedisStore)
-	for _, r := range c.Results {
-		line := r.Name + "\t" + FormatRoundTrips(r.RoundTrips) + "\t"
-		for _, n := range c.Callers {
-			p, _ := r.Pass(n)
-			rp, _ := ref.Pass(n)
-			line += fmt.Sprintf("%.0f\t%s\t%s\t%s\t", p.Median(), FormatRatio(p.Median(), rp.Median()),
-				FormatMs(p.P50), FormatMs(p.P99))
-		}
-		fmt.Fprintln(tw, line)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeTabs(w, c.SpeedTable()); err != nil {
 		return err
 	}
 	cs := c.Contention
 	fmt.Fprintf(w, "\ncontention, %d rounds: %d goroutines begin one id; %d complete one record; %d records completed at once between expiry reads\n\n",
 		cs.Rounds, cs.Beginners, cs.Completers, cs.Records)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "implementation\tduplicates executed\tlost updates\twinner stored\tTTL extended\tmax extension\t")
-	for _, r := range c.Results {
-		k := r.Correctness
-		fmt.Fprintf(tw, "%s\t%d / %d\t%d / %d\t%d / %d\t%d / %d\t%d ms\t\n", r.Name,
-			k.DuplicatesExecuted, k.Beginners, k.LostUpdates, k.Completers, k.WinnerStored, k.Rounds,
-			k.TTLExtended, k.Records, k.MaxExtensionMs)
+	return writeTabs(w, c.CorrectnessTable())
+}
+
+// writeTabs writes rows as a table aligned to the right.
+func writeTabs(w io.Writer, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
 	}
 	return tw.Flush()
 }
 
-// FormatRoundTrips formats round trips per lifecycle: "-" when not
+// SpeedTable returns the throughput and latency table, a head row then a
+// row per implementation: its round trips per lifecycle and, at each caller
+// count, its median rate, that rate's ratio to redisstore's, and its p50
+// and p99 latency.
+func (c Comparison) SpeedTable() [][]string {
+	head := []string{"implementation", "round trips"}
+	for _, n := range c.Callers {
+		head = append(head, fmt.Sprintf("lifecycles/s @%d", n), "vs redisstore", fmt.Sprintf("p50 @%d", n), fmt.Sprintf("p99 @%d", n))
+	}
+	rows := [][]string{head}
+	ref, _ := c.Result(NameRedisStore)
+	for _, r := range c.Results {
+		row := []string{r.Name, formatRoundTrips(r.RoundTrips)}
+		for _, n := range c.Callers {
+			p, _ := r.Pass(n)
+			rp, _ := ref.Pass(n)
+			row = append(row, fmt.Sprintf("%.0f", p.Median()), FormatRatio(p.Median(), rp.Median()), formatMs(p.P50), formatMs(p.P99))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// CorrectnessTable returns the correctness table, a head row then a row per
+// implementation: each column as "n / out of", the largest extension in ms.
+func (c Comparison) CorrectnessTable() [][]string {
+	rows := [][]string{{"implementation", "duplicates executed", "lost updates", "winner stored", "TTL extended", "max extension"}}
+	for _, r := range c.Results {
+		k := r.Correctness
+		rows = append(rows, []string{r.Name,
+			fmt.Sprintf("%d / %d", k.DuplicatesExecuted, k.Beginners), fmt.Sprintf("%d / %d", k.LostUpdates, k.Completers),
+			fmt.Sprintf("%d / %d", k.WinnerStored, k.Rounds), fmt.Sprintf("%d / %d", k.TTLExtended, k.Records),
+			fmt.Sprintf("%d ms", k.MaxExtensionMs)})
+	}
+	return rows
+}
+
+// formatRoundTrips formats round trips per lifecycle: "-" when not
 // counted, an integer when whole, two decimals otherwise.
-func FormatRoundTrips(v float64) string {
+func formatRoundTrips(v float64) string {
 	switch {
 	case v < 0:
 		return "-"
@@ -511,9 +515,9 @@ func FormatRatio(v, ref float64) string {
 	return fmt.Sprintf("%.2fx", v/ref)
 }
 
-// FormatMs formats d in milliseconds with three significant digits at most
+// formatMs formats d in milliseconds with three significant digits at most
 // ("0.214 ms", "12.3 ms", "140 ms").
-func FormatMs(d time.Duration) string {
+func formatMs(d time.Duration) string {
 	ms := float64(d) / float64(time.Millisecond)
 	switch {
 	case ms < 1:

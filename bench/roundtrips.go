@@ -20,9 +20,11 @@ import (
 // NOSCRIPT counts twice, a WATCH transaction counts each of its commands and
 // its MULTI/EXEC pipeline. Commands that several callers' waits share on one
 // connection (rueidis pipelines concurrent callers) are still one round trip
-// per caller. An in-process store makes none. Reads made to judge the
-// contention scenarios (expiries, stored data) go through a separate
-// client and are not counted.
+// per caller. An in-process store makes none. Expiries, read to judge the
+// contention scenarios, go through a separate client and are not counted;
+// a stored raw response is read through the Impl's own client, except by
+// GoRedisLua and Ceiling, which read it with Probe.Raw. Throughput reports
+// only the round trips made while its lifecycles ran.
 type RoundTripCounter interface {
 	// RoundTrips returns the round trips made since the Impl was created.
 	RoundTrips() int64
@@ -33,9 +35,6 @@ type roundTrips struct{ n atomic.Int64 }
 
 // RoundTrips implements RoundTripCounter.
 func (r *roundTrips) RoundTrips() int64 { return r.n.Load() }
-
-// hook returns a go-redis hook that counts into r.
-func (r *roundTrips) hook() redis.Hook { return countHook{r} }
 
 // countHook is a go-redis hook that counts one round trip per command and
 // one per pipeline or transaction pipeline.
@@ -61,7 +60,7 @@ func (h countHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // server; more: the nodes of a cluster) with r counting its round trips.
 func newCountedGoRedis(addrs []string, r *roundTrips) redis.UniversalClient {
 	c := newGoRedis(addrs)
-	c.AddHook(r.hook())
+	c.AddHook(countHook{r})
 	return c
 }
 

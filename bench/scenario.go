@@ -298,6 +298,19 @@ func (r Rate) RoundTripsPerLifecycle() float64 {
 	return float64(r.RoundTrips) / float64(r.Lifecycles)
 }
 
+// add sums o into r: lifecycles, time and latencies add up; the round trips
+// stay uncounted (-1) once either side's are.
+func (r *Rate) add(o Rate) {
+	r.Lifecycles += o.Lifecycles
+	r.Elapsed += o.Elapsed
+	r.Latencies = append(r.Latencies, o.Latencies...)
+	if r.RoundTrips < 0 || o.RoundTrips < 0 {
+		r.RoundTrips = -1
+	} else {
+		r.RoundTrips += o.RoundTrips
+	}
+}
+
 // Percentiles returns, for each q in qs (0 < q <= 1), the nearest-rank
 // percentile of ds: the smallest duration that at least a fraction q of ds
 // does not exceed. ds is not modified; with no durations every percentile
@@ -362,7 +375,6 @@ func throughput(ctx context.Context, impl Impl, calls *Calls, p Payload, n int64
 		deadline = start.Add(d)
 	}
 	over := func() bool { return !deadline.IsZero() && time.Now().After(deadline) }
-	var done atomic.Int64
 	run(conc, func(int) {
 		batch := make([]Call, 0, CeilingBatch)
 		lat := make([]time.Duration, 0, capacity/conc+1)
@@ -390,7 +402,6 @@ func throughput(ctx context.Context, impl Impl, calls *Calls, p Payload, n int64
 				for range batch {
 					lat = append(lat, d)
 				}
-				done.Add(int64(len(batch)))
 				continue
 			}
 			if next.Add(1) > n {
@@ -403,10 +414,9 @@ func throughput(ctx context.Context, impl Impl, calls *Calls, p Payload, n int64
 				return
 			}
 			lat = append(lat, time.Since(t0))
-			done.Add(1)
 		}
 	})
-	r := Rate{Lifecycles: int(done.Load()), Elapsed: time.Since(start), Latencies: latencies, RoundTrips: -1}
+	r := Rate{Lifecycles: len(latencies), Elapsed: time.Since(start), Latencies: latencies, RoundTrips: -1}
 	if counted {
 		r.RoundTrips = counter.RoundTrips() - trips0
 	}

@@ -169,6 +169,32 @@ func (p *Probe) Expiry(ctx context.Context, key string) (Expiry, error) {
 	return Expiry{Lo: t1.Val().UnixMilli() + ms, Hi: t2.Val().UnixMilli() + ms}, nil
 }
 
+// rawParts are the fields that hold a record's raw response, in order: a
+// payload is cut into at most 8 parts (see redisstore's layout).
+var rawParts = []string{"raw", "raw.2", "raw.3", "raw.4", "raw.5", "raw.6", "raw.7", "raw.8"}
+
+// Raw returns the raw response of the record at key as toolcanon's scripts
+// lay it out: its parts joined, up to the first absent one; redis.Nil when
+// the record holds none.
+func (p *Probe) Raw(ctx context.Context, key string) ([]byte, error) {
+	parts, err := p.c.HMGet(ctx, key, rawParts...).Result()
+	if err != nil {
+		return nil, err
+	}
+	var raw []byte
+	for _, part := range parts {
+		s, ok := part.(string)
+		if !ok {
+			break // the first absent part ends the payload
+		}
+		raw = append(raw, s...)
+	}
+	if raw == nil {
+		return nil, redis.Nil
+	}
+	return raw, nil
+}
+
 // DeletePrefix removes every key that starts with prefix+":" and returns how
 // many it removed.
 func (p *Probe) DeletePrefix(ctx context.Context, prefix string) (int, error) {
@@ -324,28 +350,9 @@ func (x *Ceiling) Lifecycles(ctx context.Context, calls []Call, p Payload) error
 	return nil
 }
 
-// rawParts are the fields that hold a record's raw response, in order: a
-// payload is cut into at most 8 parts (see redisstore's layout).
-var rawParts = []string{"raw", "raw.2", "raw.3", "raw.4", "raw.5", "raw.6", "raw.7", "raw.8"}
-
-// Raw implements Impl: the raw response's parts, joined.
+// Raw implements Impl.
 func (x *Ceiling) Raw(ctx context.Context, c Call) ([]byte, error) {
-	parts, err := x.c.Do(ctx, x.c.B().Hmget().Key(x.keys.Record(c.RunID, c.ToolCallID)).Field(rawParts...).Build()).ToArray()
-	if err != nil {
-		return nil, err
-	}
-	var raw []byte
-	for _, p := range parts {
-		b, err := p.AsBytes()
-		if err != nil {
-			break // the first absent part ends the payload
-		}
-		raw = append(raw, b...)
-	}
-	if raw == nil {
-		return nil, rueidis.Nil
-	}
-	return raw, nil
+	return x.probe.Raw(ctx, x.keys.Record(c.RunID, c.ToolCallID))
 }
 
 // Expiry implements Impl.

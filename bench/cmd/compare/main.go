@@ -16,8 +16,8 @@
 // -json prints the comparison as JSON (bench.Comparison) instead of the
 // tables. -check makes it a smoke test: after printing, it exits 1 when a
 // correctness column of toolcanon's stores is not zero or when redisstore's
-// median throughput is below the WATCH/MULTI baseline's at the largest
-// caller count.
+// best repetition is below the WATCH/MULTI baseline's at the largest caller
+// count (see bench.Comparison.Failures).
 package main
 
 import (

@@ -92,7 +92,11 @@ func report(out string, compareFlags []string, benchtime string, want map[string
 		var rs []benchfmt.Result
 		var err error
 		for _, a := range b.args {
-			args := append([]string{"go", "test", "-run", "^$", "-benchtime", benchtime}, a...)
+			args := []string{"go", "test", "-run", "^$"}
+			if !slices.Contains(a, "-benchtime") { // a section's own count stands alone
+				args = append(args, "-benchtime", benchtime)
+			}
+			args = append(args, a...)
 			cmds = append(cmds, strings.Join(quote(args), " "))
 			if want[b.name] && err == nil {
 				var r []benchfmt.Result

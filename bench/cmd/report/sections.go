@@ -75,6 +75,16 @@ func table(head []string, right []bool, rows [][]string) string {
 	return b.String()
 }
 
+// cellsTable writes a table whose first row is its head, with every column
+// but the first right-aligned.
+func cellsTable(rows [][]string) string {
+	right := make([]bool, len(rows[0]))
+	for i := 1; i < len(right); i++ {
+		right[i] = true
+	}
+	return table(rows[0], right, rows[1:])
+}
+
 // compareSection reports the lifecycle comparison.
 func compareSection(c *bench.Comparison, command string, err error) section {
 	const title = "Lifecycle: toolcanon against its baselines"
@@ -99,41 +109,13 @@ func compareSection(c *bench.Comparison, command string, err error) section {
 	fmt.Fprintf(&b, "- *ceiling*: the same scripts as fully pipelined EVALSHA, %d lifecycles per round trip on one connection; "+
 		"its latency is its batch's.\n\n", c.CeilingBatch)
 
-	head := []string{"implementation", "round trips"}
-	right := []bool{false, true}
-	for _, n := range c.Callers {
-		head = append(head, fmt.Sprintf("lifecycles/s @%d", n), "vs redisstore", fmt.Sprintf("p50 @%d", n), fmt.Sprintf("p99 @%d", n))
-		right = append(right, true, true, true, true)
-	}
-	ref, _ := c.Result(bench.NameRedisStore)
-	var rows [][]string
-	for _, r := range c.Results {
-		row := []string{r.Name, bench.FormatRoundTrips(r.RoundTrips)}
-		for _, n := range c.Callers {
-			p, _ := r.Pass(n)
-			rp, _ := ref.Pass(n)
-			row = append(row, fmt.Sprintf("%.0f", p.Median()), bench.FormatRatio(p.Median(), rp.Median()),
-				bench.FormatMs(p.P50), bench.FormatMs(p.P99))
-		}
-		rows = append(rows, row)
-	}
-	b.WriteString(table(head, right, rows))
-
+	b.WriteString(cellsTable(c.SpeedTable()))
 	k := c.Contention
 	fmt.Fprintf(&b, "\nCorrectness under contention, %d rounds: %d goroutines begin one id; %d complete one record; "+
 		"%d records are completed at once between two reads of their expiry. Zero is correct in every column but *winner stored*, "+
 		"which counts the rounds whose stored data is that of a completer told it won.\n\n",
 		k.Rounds, k.Beginners, k.Completers, k.Records)
-	rows = rows[:0]
-	for _, r := range c.Results {
-		x := r.Correctness
-		rows = append(rows, []string{r.Name,
-			fmt.Sprintf("%d / %d", x.DuplicatesExecuted, x.Beginners), fmt.Sprintf("%d / %d", x.LostUpdates, x.Completers),
-			fmt.Sprintf("%d / %d", x.WinnerStored, x.Rounds), fmt.Sprintf("%d / %d", x.TTLExtended, x.Records),
-			fmt.Sprintf("%d ms", x.MaxExtensionMs)})
-	}
-	b.WriteString(table([]string{"implementation", "duplicates executed", "lost updates", "winner stored", "TTL extended", "max extension"},
-		[]bool{false, true, true, true, true, true}, rows))
+	b.WriteString(cellsTable(c.CorrectnessTable()))
 
 	names := make([]string, len(c.Results))
 	for i, r := range c.Results {
@@ -415,7 +397,6 @@ func memstoreSection(rs []benchfmt.Result, command string, err error) section {
 		return notMeasured(title, command, "no BenchmarkBeginLive or BenchmarkScaling result")
 	}
 	var b strings.Builder
-	var charts []chart
 	b.WriteString("**BenchmarkBeginLive**: latency percentiles of Begin.\n\n")
 	if len(live) == 0 {
 		b.WriteString("Not measured: no BenchmarkBeginLive result.\n")
@@ -423,7 +404,8 @@ func memstoreSection(rs []benchfmt.Result, command string, err error) section {
 		b.WriteString(metricTable(live, []string{"p50-ns", "p99.9-ns", "max-ns"}, nil))
 	}
 	b.WriteString("\n**BenchmarkScaling**: lifecycles per second by GOMAXPROCS.\n\n")
-	var names, procs appearance
+	var names appearance
+	var ps []int // the GOMAXPROCS values measured, ascending
 	rate := map[string]map[int]float64{}
 	for _, r := range scaling {
 		v, ok := r.Metric("lifecycles/s")
@@ -431,7 +413,7 @@ func memstoreSection(rs []benchfmt.Result, command string, err error) section {
 			continue
 		}
 		names.add(r.Name)
-		procs.add(strconv.Itoa(r.Procs))
+		ps = append(ps, r.Procs)
 		if rate[r.Name] == nil {
 			rate[r.Name] = map[int]float64{}
 		}
@@ -441,12 +423,8 @@ func memstoreSection(rs []benchfmt.Result, command string, err error) section {
 		b.WriteString("Not measured: no BenchmarkScaling result with lifecycles/s.\n")
 		return section{Title: title, Command: command, Body: b.String()}
 	}
-	ps := make([]int, 0, len(procs.order))
-	for _, p := range procs.order {
-		n, _ := strconv.Atoi(p)
-		ps = append(ps, n)
-	}
 	slices.Sort(ps)
+	ps = slices.Compact(ps)
 	head := []string{"benchmark"}
 	right := []bool{false}
 	for _, p := range ps {
@@ -483,8 +461,8 @@ func memstoreSection(rs []benchfmt.Result, command string, err error) section {
 		ch.Series = append(ch.Series, s)
 	}
 	b.WriteString(table(head, right, rows))
-	charts = append(charts, chart{File: chartScaling, Alt: "memstore lifecycles per second by GOMAXPROCS", SVG: ch.Line()})
-	return section{Title: title, Command: command, Body: b.String(), Charts: charts}
+	return section{Title: title, Command: command, Body: b.String(),
+		Charts: []chart{{File: chartScaling, Alt: "memstore lifecycles per second by GOMAXPROCS", SVG: ch.Line()}}}
 }
 
 // recordMemorySection reports BenchmarkRecordMemory.

@@ -1,7 +1,7 @@
 // Package benchfmt reads the output of `go test -bench`: the result lines
 // in the standard benchmark format, with any metric (ns/op, MB/s, B/op,
-// allocs/op and every unit a benchmark reports with b.ReportMetric), and the
-// "key: value" configuration lines (goos, pkg, cpu, ...) in force for each.
+// allocs/op and every unit a benchmark reports with b.ReportMetric). Other
+// lines (goos, pkg, cpu, PASS, a benchmark's logs) are skipped.
 //
 // A result line is the benchmark's name, its iteration count and pairs of a
 // value and its unit:
@@ -21,9 +21,7 @@ package benchfmt
 
 import (
 	"bufio"
-	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -48,8 +46,6 @@ type Result struct {
 	Iterations int64
 	// Metrics are the values in the order of the line.
 	Metrics []Metric
-	// Config holds the configuration lines in force ("pkg", "goos", ...).
-	Config map[string]string
 }
 
 // Metric returns the value of unit, if the result has it.
@@ -66,23 +62,11 @@ func (r Result) Metric(unit string) (float64, bool) {
 // sub-benchmarks.
 func (r Result) Parts() []string { return strings.Split(r.Name, "/") }
 
-// String formats r as a result line that ParseLine reads back to r.
-func (r Result) String() string {
-	var b strings.Builder
-	b.WriteString(r.Name)
-	if r.Procs != 1 {
-		fmt.Fprintf(&b, "-%d", r.Procs)
-	}
-	fmt.Fprintf(&b, "\t%d", r.Iterations)
-	for _, m := range r.Metrics {
-		fmt.Fprintf(&b, "\t%s %s", strconv.FormatFloat(m.Value, 'g', -1, 64), m.Unit)
-	}
-	return b.String()
-}
-
 // ParseLine reads one result line. ok is false when line is not one.
-func ParseLine(line string) (r Result, ok bool) {
-	fields := strings.Fields(line)
+func ParseLine(line string) (r Result, ok bool) { return parseFields(strings.Fields(line)) }
+
+// parseFields reads the fields of one result line.
+func parseFields(fields []string) (Result, bool) {
 	if len(fields) < 2 || !isName(fields[0]) {
 		return Result{}, false
 	}
@@ -132,25 +116,19 @@ func splitProcs(name string) (string, int) {
 	return name[:i], n
 }
 
-// Parse reads every result of r, in order, each with the configuration
-// lines seen before it ("pkg: ..." starts a new package's configuration).
-// It fails only when r fails or a line is longer than MaxLine.
+// Parse reads every result of r, in order. It fails only when r fails or a
+// line is longer than MaxLine.
 func Parse(r io.Reader) ([]Result, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), MaxLine)
 	var out []Result
-	config := map[string]string{}
-	shared := false // config is referenced by a result: copy before writing
-	pending := ""   // a name whose numbers are still to come
+	pending := "" // a name whose numbers are still to come
 	for sc.Scan() {
-		line := sc.Text()
-		fields := strings.Fields(line)
+		fields := strings.Fields(sc.Text())
 		if len(fields) == 0 {
 			continue
 		}
-		if res, ok := ParseLine(line); ok {
-			res.Config = config
-			shared = true
+		if res, ok := parseFields(fields); ok {
 			out = append(out, res)
 			pending = ""
 			continue
@@ -165,64 +143,13 @@ func Parse(r io.Reader) ([]Result, error) {
 		if pending != "" {
 			if iters, metrics, ok := parseNumbers(fields); ok {
 				name, procs := splitProcs(pending)
-				out = append(out, Result{Name: name, Procs: procs, Iterations: iters, Metrics: metrics, Config: config})
-				shared = true
+				out = append(out, Result{Name: name, Procs: procs, Iterations: iters, Metrics: metrics})
 				pending = ""
-				continue
 			}
-		}
-		if k, v, ok := configLine(line); ok {
-			if shared || k == "pkg" {
-				next := make(map[string]string, len(config)+1)
-				if k != "pkg" {
-					for kk, vv := range config {
-						next[kk] = vv
-					}
-				} else {
-					for _, keep := range []string{"goos", "goarch", "cpu"} {
-						if vv, ok := config[keep]; ok {
-							next[keep] = vv
-						}
-					}
-				}
-				config, shared = next, false
-			}
-			config[k] = v
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return out, err
 	}
 	return out, nil
-}
-
-// configLine reads a "key: value" line whose key is a lower-case word, as
-// `go test` prints them (goos, goarch, pkg, cpu).
-func configLine(line string) (string, string, bool) {
-	k, v, ok := strings.Cut(line, ": ")
-	if !ok || k == "" {
-		return "", "", false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' && i > 0 || c == '-' && i > 0) {
-			return "", "", false
-		}
-	}
-	return k, strings.TrimSpace(v), true
-}
-
-// Equal reports whether a and b are the same result line (NaN values are
-// equal to each other; configurations are not compared).
-func Equal(a, b Result) bool {
-	if a.Name != b.Name || a.Procs != b.Procs || a.Iterations != b.Iterations || len(a.Metrics) != len(b.Metrics) {
-		return false
-	}
-	for i := range a.Metrics {
-		x, y := a.Metrics[i], b.Metrics[i]
-		if x.Unit != y.Unit || !(x.Value == y.Value || math.IsNaN(x.Value) && math.IsNaN(y.Value)) {
-			return false
-		}
-	}
-	return true
 }

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 )
@@ -50,8 +49,8 @@ const (
 // palette colours the series in order, then again.
 var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
 
-// Color returns the colour of the i-th series.
-func Color(i int) string { return palette[i%len(palette)] }
+// color returns the colour of the i-th series.
+func color(i int) string { return palette[i%len(palette)] }
 
 // Frame is where a chart's plot area lies and how values map to it.
 type Frame struct {
@@ -60,6 +59,7 @@ type Frame struct {
 	Log            bool
 	Ticks          []float64
 	Categories     int
+	empty          bool // no value of any series is drawn
 }
 
 // Y returns the vertical coordinate of value v.
@@ -97,6 +97,7 @@ func (c Chart) Frame() Frame {
 			}
 		}
 	}
+	f.empty = math.IsInf(lo, 1)
 	if c.LogY {
 		if math.IsInf(lo, 1) {
 			lo, hi = 1, 10
@@ -177,12 +178,6 @@ func (c Chart) Bar() []byte { return c.draw(true) }
 // Line draws c as lines: a line per series, through a marker per category.
 func (c Chart) Line() []byte { return c.draw(false) }
 
-// WriteBar writes Bar to w.
-func (c Chart) WriteBar(w io.Writer) error { _, err := w.Write(c.Bar()); return err }
-
-// WriteLine writes Line to w.
-func (c Chart) WriteLine(w io.Writer) error { _, err := w.Write(c.Line()); return err }
-
 // svg accumulates the picture.
 type svg struct{ bytes.Buffer }
 
@@ -225,7 +220,7 @@ func (c Chart) draw(bars bool) []byte {
 	}
 	b.text((f.X0+f.X1)/2, f.Y1+44, "middle", "", c.XLabel)
 
-	if len(c.Categories) == 0 || !c.anyPresent() {
+	if f.empty {
 		b.text((f.X0+f.X1)/2, (f.Y0+f.Y1)/2, "middle", ` fill="#888"`, "no data")
 	}
 	base := f.Y(f.Lo)
@@ -233,7 +228,7 @@ func (c Chart) draw(bars bool) []byte {
 		base = f.Y(0)
 	}
 	for j, s := range c.Series {
-		color := Color(j)
+		colour := color(j)
 		if bars {
 			for i := range c.Categories {
 				if i >= len(s.Values) || !present(s.Values[i], f.Log) {
@@ -244,7 +239,7 @@ func (c Chart) draw(bars bool) []byte {
 				x := left + width*0.1 + float64(j)*bw
 				y := f.Y(s.Values[i])
 				top, height := math.Min(y, base), math.Abs(base-y)
-				fmt.Fprintf(&b, `<rect class="bar" x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s">`, x, top, bw, height, color)
+				fmt.Fprintf(&b, `<rect class="bar" x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s">`, x, top, bw, height, colour)
 				b.title(fmt.Sprintf("%s, %s: %s", s.Name, c.Categories[i], FormatValue(s.Values[i])))
 				b.WriteString("</rect>\n")
 			}
@@ -266,14 +261,14 @@ func (c Chart) draw(bars bool) []byte {
 			move = false
 		}
 		if path.Len() > 0 {
-			fmt.Fprintf(&b, `<path class="line" d="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", bytes.TrimSpace(path.Bytes()), color)
+			fmt.Fprintf(&b, `<path class="line" d="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", bytes.TrimSpace(path.Bytes()), colour)
 		}
 		for i := range c.Categories {
 			if i >= len(s.Values) || !present(s.Values[i], f.Log) {
 				continue
 			}
 			left, width := f.Slot(i)
-			fmt.Fprintf(&b, `<circle class="point" cx="%.2f" cy="%.2f" r="3.5" fill="%s">`, left+width/2, f.Y(s.Values[i]), color)
+			fmt.Fprintf(&b, `<circle class="point" cx="%.2f" cy="%.2f" r="3.5" fill="%s">`, left+width/2, f.Y(s.Values[i]), colour)
 			b.title(fmt.Sprintf("%s, %s: %s", s.Name, c.Categories[i], FormatValue(s.Values[i])))
 			b.WriteString("</circle>\n")
 		}
@@ -283,20 +278,9 @@ func (c Chart) draw(bars bool) []byte {
 	lx := f.X1 + 16
 	for j, s := range c.Series {
 		y := f.Y0 + float64(j)*20
-		fmt.Fprintf(&b, `<rect class="swatch" x="%.1f" y="%.1f" width="12" height="12" fill="%s"/>`+"\n", lx, y, Color(j))
+		fmt.Fprintf(&b, `<rect class="swatch" x="%.1f" y="%.1f" width="12" height="12" fill="%s"/>`+"\n", lx, y, color(j))
 		b.text(lx+18, y+10, "start", "", s.Name)
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()
-}
-
-func (c Chart) anyPresent() bool {
-	for _, s := range c.Series {
-		for i, v := range s.Values {
-			if i < len(c.Categories) && present(v, c.LogY) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -118,6 +118,9 @@ func TestBarHeightsProportional(t *testing.T) {
 			t.Errorf("no text %q in %q", s, got)
 		}
 	}
+	if strings.Contains(got, "no data") {
+		t.Errorf("a chart with values says it has none: %q", got)
+	}
 	if n := len(find(es, "rect", "swatch")); n != 2 {
 		t.Errorf("%d legend swatches, want 2", n)
 	}

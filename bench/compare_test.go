@@ -101,6 +101,18 @@ func TestThroughputFor(t *testing.T) {
 	if r.Lifecycles == 0 || len(r.Latencies) != r.Lifecycles || r.Elapsed < d {
 		t.Fatalf("rate: %d lifecycles, %d latencies, elapsed %v (want at least %v)", r.Lifecycles, len(r.Latencies), r.Elapsed, d)
 	}
+	// Each of the 4 callers runs its lifecycles one after another within
+	// the pass: the latencies are positive and add up to at most 4 passes.
+	var sum time.Duration
+	for _, l := range r.Latencies {
+		if l <= 0 {
+			t.Fatalf("a latency of %v", l)
+		}
+		sum += l
+	}
+	if sum > 4*r.Elapsed {
+		t.Fatalf("latencies add up to %v, more than 4 callers in %v", sum, r.Elapsed)
+	}
 }
 
 // comparison returns a made-up comparison that passes the smoke checks.

@@ -2,6 +2,8 @@ package test
 
 import (
 	"context"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +24,35 @@ var leastPrivilege = []string{
 	"+hmget", "+hgetall", "+pttl", "+lrange", "+llen", "+zrange", "+zcard",
 	"+time", "+hset", "+hsetnx", "+hget", "+hincrby", "+pexpire", "+rpush", "+exists", "+zadd", "+zrem",
 	"+wait", // only with Options.Durability
+}
+
+// The README's ACL grants the commands the tests grant, no more, no less.
+func TestReadmeACLIsTheTestedOne(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "ACL SETUSER toolcanon")
+	block, _, _ = strings.Cut(block, "```")
+	if !ok {
+		t.Fatal("the README shows no ACL SETUSER toolcanon")
+	}
+	var documented, tested []string
+	for _, w := range strings.Fields(block) {
+		if strings.HasPrefix(w, "+") {
+			documented = append(documented, w)
+		}
+	}
+	for _, w := range leastPrivilege {
+		if strings.HasPrefix(w, "+") {
+			tested = append(tested, w)
+		}
+	}
+	slices.Sort(documented)
+	slices.Sort(tested)
+	if !slices.Equal(documented, tested) {
+		t.Fatalf("the README grants %v, the tests %v", documented, tested)
+	}
 }
 
 func aclUser(t *testing.T, addr, name string) {

@@ -11,7 +11,8 @@ import (
 // Like every event of this package it carries no payload, key or error text.
 type StoreOp struct {
 	// Method is the Store method: "Begin", "Complete", "CloseRun",
-	// "ObserveProgress", "Get", "GetMany", "Completed" or "Usage".
+	// "ObserveProgress", "Get", "GetMany", "Completed", "Usage", "Abandon",
+	// "ExpiredLeases" or "Reap".
 	Method string
 	// Script is the lifecycle script the method runs (begin, complete,
 	// close_run, observe_progress); "" for a read.
@@ -53,6 +54,7 @@ var (
 	opObserveProgress = storeOp{"ObserveProgress", "observe_progress", "EVALSHA"}
 	opAbandon         = storeOp{"Abandon", "abandon", "EVALSHA"}
 	opExpiredLeases   = storeOp{"ExpiredLeases", "", "ZRANGE"}
+	opReap            = storeOp{"Reap", "", "SCAN"}
 )
 
 type storeOp struct{ method, script, command string }
@@ -125,6 +127,11 @@ func (s *observedStore) Abandon(ctx context.Context, runID, toolCallID string) (
 func (s *observedStore) ExpiredLeases(ctx context.Context, runID string, max int) (_ []string, err error) {
 	defer s.report(ctx, opExpiredLeases, runID, "", 0, time.Now(), &err)
 	return s.next.ExpiredLeases(ctx, runID, max)
+}
+
+func (s *observedStore) Reap(ctx context.Context, opts canonical.ReapOptions) (_ canonical.ReapReport, err error) {
+	defer s.report(ctx, opReap, "", "", 0, time.Now(), &err)
+	return s.next.Reap(ctx, opts)
 }
 
 // report is deferred by every method: it sees the method's error, or its

@@ -199,6 +199,29 @@ func testReap(t *testing.T, f Factory) {
 		}
 	})
 
+	t.Run("DropsTheLeaseOfAnExpiredRecord", func(t *testing.T) {
+		h := isolated(t, f)
+		run := newRunID(t)
+		short := beginReq(run, "short")
+		short.TTL, short.Lease = 2*shortLease, shortLease
+		mustBegin(t, h.Store, short)
+		long := beginReq(run, "long")
+		long.Lease = time.Hour
+		mustBegin(t, h.Store, long)
+		h.Wait(3 * shortLease) // the short call's record is gone; its lease entry lives with the run's leases
+		rep, err := h.Store.Reap(ctx(), canonical.ReapOptions{})
+		if err != nil || rep.Gone != 1 || len(rep.Abandoned) != 0 || rep.Expired != 1 {
+			t.Fatalf("report %+v, %v; want the expired record's lease dropped, nothing abandoned", rep, err)
+		}
+		again, err := h.Store.Reap(ctx(), canonical.ReapOptions{})
+		if err != nil || again.Gone != 0 || again.Expired != 0 || again.Runs != 1 {
+			t.Fatalf("second pass %+v, %v", again, err)
+		}
+		if rec := mustGet(t, h.Store, run, "long"); rec.Status != canonical.StatusProjecting {
+			t.Fatalf("running call touched: %+v", brief(rec))
+		}
+	})
+
 	t.Run("PassesAreBounded", func(t *testing.T) {
 		h := isolated(t, f)
 		run := newRunID(t)

@@ -241,7 +241,7 @@ func preflightCode(err error) canonical.Code {
 func (inv *invocation) begin(ctx context.Context, request []byte, lease time.Duration) (canonical.Record, error) {
 	req := canonical.BeginRequest{
 		RunID: inv.run.ID, ToolCallID: inv.env.ToolCallID, Tool: inv.env.Tool, Owner: inv.owner,
-		Request: request, TTL: inv.run.TTL, Lease: lease, Limits: inv.run.Limits,
+		Principal: inv.run.Principal.Subject, Request: request, TTL: inv.run.TTL, Lease: lease, Limits: inv.run.Limits,
 	}
 	var rec canonical.Record
 	err := inv.b.retry(ctx, func(ctx context.Context) error {

@@ -186,7 +186,7 @@ func runDifferential(t *testing.T, seed int64, steps int, a, b canonical.Store, 
 		case k < 96:
 			valid := rng.Intn(2) == 0
 			o = op{"progress", "progress " + run, func(s canonical.Store) (string, canonical.Code) {
-				p, err := s.ObserveProgress(ctx, run, valid, 3)
+				p, err := s.ObserveProgress(ctx, run, "", valid, 3)
 				return fmt.Sprintf("%s %+v", canonical.CodeOf(err), p), canonical.CodeOf(err)
 			}}
 		default:
@@ -194,7 +194,7 @@ func runDifferential(t *testing.T, seed int64, steps int, a, b canonical.Store, 
 				continue // closing is rarer, so runs live long enough to matter
 			}
 			o = op{"close", "close " + run, func(s canonical.Store) (string, canonical.Code) {
-				c := canonical.CodeOf(s.CloseRun(ctx, run))
+				c := canonical.CodeOf(s.CloseRun(ctx, run, ""))
 				return string(c), c
 			}}
 		}

@@ -10,6 +10,7 @@
 //	toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
 //	                  [--trace-file FILE | --trace-stdout]
 //	toolcanon gateway pin|check --config FILE
+//	toolcanon run-token --key-file FILE --run RUN --principal P [--ttl 1h]
 //
 // Exit codes: 0 success, 1 the store failed (unreachable), 2 bad usage,
 // 3 nothing found, 4 the store refused the change (a lease still runs, the
@@ -53,6 +54,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return abandonCmd(args[1:], stdout, stderr)
 	case "gateway":
 		return gatewayCmd(args[1:], stdout, stderr)
+	case "run-token":
+		return runTokenCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return exitOK
@@ -84,6 +87,9 @@ Usage:
       Put toolcanon in front of MCP servers: every tools/call of an agent
       through the boundary. "toolcanon gateway help" for pin, check and
       tracing (--trace-file FILE, --trace-stdout).
+  toolcanon run-token --key-file FILE --run RUN --principal P [--ttl 1h]
+      Print a signed token that lets principal P use run RUN through a gateway
+      whose identity.run_token names the same key.
 
 Common flags:
   --redis ADDR     Redis address, or several cluster nodes separated by commas

@@ -3,7 +3,7 @@
 // worker died, and runs the MCP gateway in front of upstream MCP servers.
 //
 //	toolcanon demo    [--redis ADDR[,ADDR...]] [--raw] [--trace]
-//	toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json]
+//	toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json] [--principal P]
 //	toolcanon doctor  --redis ADDR[,ADDR...] [--json]
 //	toolcanon reap    --redis ADDR[,ADDR...] --run RUN [--max N]
 //	toolcanon abandon --redis ADDR[,ADDR...] --run RUN --call ID
@@ -73,8 +73,9 @@ Usage:
       Run a scripted agent run through the boundary and show what the agent
       saw and what the store holds. Default store: in memory (no setup).
       --trace also prints the run's OpenTelemetry span tree.
-  toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json]
+  toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json] [--principal P]
       Show a run's settings, records and completion index. Raw payloads only with --raw.
+      With --principal, only a run that belongs to P is shown (else exit 4).
   toolcanon doctor  --redis ADDR[,ADDR...] [--json]
       Report the server settings the guarantees assume: version, maxmemory-policy,
       persistence (appendonly, save) and replicas, and what each means.
@@ -100,6 +101,6 @@ Common flags:
                    a command line shows in ps output and shell history.
   --standalone     skip cluster discovery (an ACL user that may not run CLUSTER)
 
-Exit codes: 0 ok, 1 store failure, 2 bad usage, 3 not found, 4 refused (lease still running, call complete).
+Exit codes: 0 ok, 1 store failure, 2 bad usage, 3 not found, 4 refused (lease still running, call complete, another principal's run).
 `)
 }

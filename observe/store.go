@@ -18,8 +18,9 @@ type StoreOp struct {
 	// close_run, observe_progress); "" for a read.
 	Script string
 	// Command is the Redis command the method stands for: EVALSHA for a
-	// script, HMGET, LRANGE, HGETALL, ZRANGE or HGET for a read. The in-memory store runs
-	// none, but has the same operations, so it reports the same names.
+	// script, HMGET, LRANGE, HGETALL, ZRANGE or HGET for a read. The
+	// in-memory store runs none, but has the same operations, so it reports
+	// the same names.
 	Command string
 	// RunID and ToolCallID are the operation's identity when valid ("" for
 	// a malformed one, or when the method names no call).

@@ -25,18 +25,26 @@ func (b *Boundary) Usage(ctx context.Context, run RunContext) (u canonical.RunUs
 	defer cancel()
 	defer recoverStore(&err, "read run")
 	if err := b.store.CheckPrincipal(ctx, run.ID, run.Principal.Subject); err != nil {
-		return canonical.RunUsage{}, err
+		return canonical.RunUsage{}, err // NOT_FOUND for a run nobody wrote
 	}
 	return b.store.Usage(ctx, run.ID)
 }
 
 // Records returns records of the run to its principal, as GetMany does
-// (a missing record is nil), after the same owner check as Usage.
+// (a missing record is nil), after the same owner check as Usage; a run
+// nobody wrote has none.
 func (b *Boundary) Records(ctx context.Context, run RunContext, ids []string, opts canonical.ReadOptions) (recs []*canonical.Record, err error) {
 	ctx, cancel := context.WithTimeout(ctx, b.storeTimeout)
 	defer cancel()
 	defer recoverStore(&err, "read records")
-	if err := b.store.CheckPrincipal(ctx, run.ID, run.Principal.Subject); err != nil {
+	if err := canonical.ValidateRead(run.ID, ids); err != nil {
+		return nil, err
+	}
+	switch err := b.store.CheckPrincipal(ctx, run.ID, run.Principal.Subject); canonical.CodeOf(err) {
+	case "":
+	case canonical.CodeNotFound:
+		return make([]*canonical.Record, len(ids)), nil
+	default:
 		return nil, err
 	}
 	return b.store.GetMany(ctx, run.ID, ids, opts)

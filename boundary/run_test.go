@@ -42,6 +42,15 @@ func TestRunBelongsToItsPrincipal(t *testing.T) {
 		if err != nil || recs[0] == nil || recs[0].Status != canonical.StatusReady {
 			t.Fatalf("alice's Records: %v, %v", recs, err)
 		}
+		// A run nobody wrote: nothing to read, for anybody, and nothing read.
+		nobody := bob
+		nobody.ID = fx.run.ID + "-none"
+		if recs, err := fx.b.Records(fx.ctx, nobody, []string{"call_a1"}, canonical.ReadOptions{}); err != nil || len(recs) != 1 || recs[0] != nil {
+			t.Fatalf("Records of a run nobody wrote: %v, %v", recs, err)
+		}
+		if _, err := fx.b.Usage(fx.ctx, nobody); canonical.CodeOf(err) != canonical.CodeNotFound {
+			t.Fatalf("Usage of a run nobody wrote: %v", err)
+		}
 		fx.run = alice
 		fx.checkReady(t, fx.invoke("call_a2"), canonical.EvidenceFound)
 		if err := fx.b.CloseRun(fx.ctx, alice); err != nil {

@@ -46,5 +46,5 @@ func CheckOwner(owner string, hasOwner, hasCalls bool, principal string) error {
 		// live: nobody can be told it is theirs.
 		return Errorf(CodeRunForbidden, "the run's owner is unknown: its state is lost")
 	}
-	return nil
+	return Errorf(CodeNotFound, "the run has no owner and no calls")
 }

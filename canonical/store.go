@@ -102,13 +102,15 @@ type Store interface {
 	ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (ProtocolState, error)
 
 	// CheckPrincipal says whether principal may read the run: nil when the
-	// run is principal's or has no state and no calls (there is nothing to
-	// read), RUN_FORBIDDEN when it belongs to another principal or its
-	// owner is unknown (its state was lost while its calls live). It reads
-	// the run's owner only, no record. The other reads (Get, GetMany,
-	// Completed, Usage) check nothing: a host that reads on behalf of a
-	// caller calls CheckPrincipal first, as the boundary and package
-	// progress do. A run's owner never changes while the run has state.
+	// run is principal's; NOT_FOUND when it has no owner and no calls, so
+	// there is nothing to read (a reader stops there: a read that went on
+	// could meet a first Begin by someone else); RUN_FORBIDDEN when it
+	// belongs to another principal or its owner is unknown (its state was
+	// lost while its calls live). It reads the run's owner only, no record.
+	// The other reads (Get, GetMany, Completed, Usage) check nothing: a
+	// host that reads on behalf of a caller calls CheckPrincipal first, as
+	// the boundary and package progress do. A run's owner never changes
+	// while the run has state.
 	CheckPrincipal(ctx context.Context, runID, principal string) error
 }
 

@@ -135,8 +135,8 @@ func (p *Projection) Exclusion(id string) (Exclusion, bool) {
 // opts.MaxCalls index entries (one Completed, which also says how long the
 // index is) and resolves the distinct ones with one GetMany, without raw or
 // request. On Redis that is 2 + ceil(distinct ids / redisstore.GetManyBatch)
-// round trips: 3 for up to 256 calls, 6 for 1,000; 2 when the index is
-// empty.
+// round trips: 3 for up to 256 calls, 6 for 1,000; 1 for a run nobody has
+// written, 2 for one with an empty index.
 //
 // Only READY records whose run id and tool_call_id are the ones they were
 // indexed under become facts. An id that appears more than once in the index
@@ -152,7 +152,12 @@ func Project(ctx context.Context, store canonical.Store, runID string, opts Opti
 	if err != nil {
 		return nil, err
 	}
-	if err := store.CheckPrincipal(ctx, runID, opts.Principal); err != nil {
+	p := &Projection{RunID: runID, Facts: []Fact{}, Excluded: []Exclusion{}, principal: opts.Principal}
+	switch err := store.CheckPrincipal(ctx, runID, opts.Principal); canonical.CodeOf(err) {
+	case "":
+	case canonical.CodeNotFound:
+		return p, nil // a run nobody wrote: no facts, and nothing read
+	default:
 		return nil, err
 	}
 	index, length, err := store.Completed(ctx, runID, opts.MaxCalls)
@@ -162,7 +167,6 @@ func Project(ctx context.Context, store canonical.Store, runID string, opts Opti
 	if length > opts.MaxCalls || len(index) > opts.MaxCalls {
 		return nil, canonical.Errorf(canonical.CodeBudgetExhausted, "completion index has %d entries, over MaxCalls %d", max(length, len(index)), opts.MaxCalls)
 	}
-	p := &Projection{RunID: runID, Facts: []Fact{}, Excluded: []Exclusion{}, principal: opts.Principal}
 	type entry struct {
 		pos int
 		id  string

@@ -139,10 +139,8 @@ func testPrincipal(t *testing.T, f Factory) {
 	t.Run("FirstWriterOwnsTheRun", func(t *testing.T) {
 		h := f(t)
 		closed, observed, begun := newRunID(t), newRunID(t)+"o", newRunID(t)+"b"
-		// A run nobody wrote is anybody's to read: there is nothing in it.
-		if err := h.Store.CheckPrincipal(ctx(), closed, bob); err != nil {
-			t.Fatalf("CheckPrincipal of a run with no state = %v", err)
-		}
+		// A run nobody wrote has nothing to read, for anybody.
+		wantCode(t, h.Store.CheckPrincipal(ctx(), closed, bob), canonical.CodeNotFound)
 		if err := h.Store.CloseRun(ctx(), closed, bob); err != nil {
 			t.Fatal(err)
 		}

@@ -90,3 +90,37 @@ func TestRunTokenVerification(t *testing.T) {
 		}
 	}
 }
+
+// FuzzVerifyRunToken: any input is refused or accepted without panicking,
+// in bounded time; an accepted token names a valid run and principal, and
+// stops being accepted when any byte of it changes.
+func FuzzVerifyRunToken(f *testing.F) {
+	key := []byte(strings.Repeat("f", gateway.MinRunTokenKey))
+	now := time.Unix(1_900_000_000, 0)
+	tok, err := gateway.MintRunToken(key, "run-1", "alice", time.Hour, now)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{tok, "", ".", "a.b", tok + "=", strings.Repeat("A", 100) + "." + strings.Repeat("B", 43)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		rt, err := gateway.VerifyRunToken(key, s, now)
+		if err != nil {
+			if !errors.Is(err, gateway.ErrRunToken) {
+				t.Fatalf("refusal %v does not wrap ErrRunToken", err)
+			}
+			return
+		}
+		if rt.Run == "" || rt.Principal == "" || !now.Before(rt.Expires.Add(gateway.RunTokenSkew)) {
+			t.Fatalf("accepted %q as %+v", s, rt)
+		}
+		for i := range len(s) {
+			b := []byte(s)
+			b[i] ^= 0x01
+			if _, err := gateway.VerifyRunToken(key, string(b), now); err == nil && string(b) != s {
+				t.Fatalf("accepted %q and also %q", s, b)
+			}
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -271,5 +272,41 @@ func TestSignedRunTokenWithTheSDKClient(t *testing.T) {
 	}
 	if _, err := w.store.Get(ctx, "run-host-7", "call_r1"); canonical.CodeOf(err) != canonical.CodeNotFound {
 		t.Fatalf("a refused call left a record: %v", err)
+	}
+}
+
+func TestRunTokenMintedByTheCommandOverStdio(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "run.key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("z", 48)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := baseConfig(t, stdioUpstream(t, filepath.Join(dir, "upstream.log"), ""), "echo")
+	// No principal of its own: over stdio only a run token says who calls.
+	cfg["identity"] = map[string]any{"project": "support", "run_token": map[string]any{"key_file": "run.key", "required": true}}
+	cfg["progress"] = map[string]any{}
+	cs, stderr := stdioGateway(t, cfg.write(t, dir))
+
+	bin, _ := binaries(t)
+	out, err := exec.Command(bin, "run-token", "--key-file", keyFile, "--run", "run-stdio", "--principal", "alice", "--ttl", "5m").Output()
+	if err != nil {
+		t.Fatalf("run-token: %v", err)
+	}
+	tok := strings.TrimSpace(string(out))
+	ctx := context.Background()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"},
+		Meta: mcp.Meta{gateway.MetaToolCallID: "call_s1", gateway.MetaRunToken: tok}})
+	if err != nil || res.IsError {
+		t.Fatalf("a call with the minted token: %v %+v\n%s", err, res, stderr)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "progress_facts", Arguments: map[string]any{},
+		Meta: mcp.Meta{gateway.MetaRunToken: tok}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"call_s1"`) {
+		t.Fatalf("progress_facts with the minted token: %v %+v", err, res)
+	}
+	_, err = callTool(ctx, t, cs, "echo", "call_s2", "run-stdio", map[string]any{"text": "hi"})
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != gateway.CodeUnauthenticated {
+		t.Fatalf("a call without a token: %v", err)
 	}
 }

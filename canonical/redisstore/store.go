@@ -68,7 +68,7 @@ type Options struct {
 // owner finds the stored outcome and waits again.
 type Durability struct {
 	Replicas int           // replicas that must acknowledge each change (0: do not wait)
-	Timeout  time.Duration // how long to wait for them; > 0 and below Options.Timeout
+	Timeout  time.Duration // how long to wait for them: at least 1ms (whole ms count), below Options.Timeout
 }
 
 // Store is the canonical Store on Redis. It is safe for concurrent use.
@@ -102,9 +102,11 @@ func New(opts Options) (*Store, error) {
 	if s.retention == 0 {
 		s.retention = DefaultClosedRunRetention
 	}
-	if d := opts.Durability; d.Replicas < 0 || d.Replicas > 0 && (d.Timeout <= 0 || d.Timeout >= s.timeout) {
+	// WAIT takes whole milliseconds and reads 0 as "forever": a Timeout
+	// under 1 ms would be no bound at all.
+	if d := opts.Durability; d.Replicas < 0 || d.Replicas > 0 && (d.Timeout < time.Millisecond || d.Timeout >= s.timeout) {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument,
-			"Durability needs Replicas >= 0 and, with replicas, a Timeout in (0, %v)", s.timeout)
+			"Durability needs Replicas >= 0 and, with replicas, a Timeout in [1ms, %v)", s.timeout)
 	}
 	if s.c == nil {
 		if len(opts.Addrs) == 0 {

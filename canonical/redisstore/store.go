@@ -568,36 +568,35 @@ func (s *Store) runScript(ctx context.Context, sc *script, keys, args []string) 
 
 // runDurable sends the script and WAIT in one pipeline on one dedicated
 // connection, so that WAIT counts the replicas that have this script's
-// writes. A script that the server does not know (SCRIPT FLUSH, a restart)
-// is sent again by its source. A retryable script is resent after a lost
-// connection while ctx allows.
+// writes (every script that reports success writes, its retries included).
+// A script that the server does not know (SCRIPT FLUSH, a restart) is sent
+// again by its source. On a cluster whose slot has moved (MOVED) or is
+// moving (ASK), the pipeline is sent once more, to the node the redirect
+// names (after ASKING for ASK), instead of failing until the client's slot
+// map refreshes; TRYAGAIN (a moving slot whose keys are split between two
+// masters) is sent again while ctx allows. A retryable script is resent
+// after a lost connection while ctx allows.
 func (s *Store) runDurable(ctx context.Context, sc *script, keys, args []string) rueidis.RedisResult {
 	for attempt := 1; ; attempt++ {
-		var res, acked rueidis.RedisResult
-		_ = s.c.Dedicated(func(dc rueidis.DedicatedClient) error {
-			wait := func() rueidis.Completed {
-				return dc.B().Wait().Numreplicas(int64(s.durable.Replicas)).Timeout(s.durable.Timeout.Milliseconds()).Build()
+		res, acked := s.scriptAndWait(ctx, s.c, false, sc, keys, args)
+		if rerr, ok := rueidis.IsRedisErr(res.Error()); ok {
+			addr, moved := rerr.IsMoved()
+			askAddr, ask := rerr.IsAsk()
+			if ask {
+				addr = askAddr
 			}
-			resps := dc.DoMulti(ctx,
-				dc.B().Evalsha().Sha1(sc.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build(), wait())
-			if rerr, ok := rueidis.IsRedisErr(resps[0].Error()); ok && rerr.IsNoScript() {
-				resps = dc.DoMulti(ctx,
-					dc.B().Eval().Script(sc.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build(), wait())
+			if node, known := s.c.Nodes()[addr]; (moved || ask) && known {
+				res, acked = s.scriptAndWait(ctx, node, ask, sc, keys, args)
 			}
-			res, acked = resps[0], resps[1]
-			return nil
-		})
+		}
+		// TRYAGAIN: the run's slot is moving and only some of the script's
+		// keys have moved yet; the script did not run, so it is sent again.
+		if rerr, ok := rueidis.IsRedisErr(res.Error()); ok && rerr.IsTryAgain() && pause(ctx, attempt) {
+			continue
+		}
 		if err := res.NonRedisError(); err != nil {
-			if sc.retryable && ctx.Err() == nil {
-				t := time.NewTimer(time.Duration(attempt) * 20 * time.Millisecond)
-				select {
-				case <-ctx.Done():
-					t.Stop()
-				case <-t.C:
-				}
-				if ctx.Err() == nil {
-					continue
-				}
+			if sc.retryable && pause(ctx, attempt) {
+				continue
 			}
 			return res
 		}
@@ -614,6 +613,45 @@ func (s *Store) runDurable(ctx context.Context, sc *script, keys, args []string)
 		}
 		return res
 	}
+}
+
+// pause waits before the next attempt (longer after each) and reports
+// whether ctx still allows one.
+func pause(ctx context.Context, attempt int) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	t := time.NewTimer(time.Duration(attempt) * 20 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return ctx.Err() == nil
+	}
+}
+
+// scriptAndWait sends the script and WAIT through c on one dedicated
+// connection, after ASKING when asking, and returns both replies.
+func (s *Store) scriptAndWait(ctx context.Context, c rueidis.Client, asking bool, sc *script, keys, args []string) (res, acked rueidis.RedisResult) {
+	_ = c.Dedicated(func(dc rueidis.DedicatedClient) error {
+		send := func(script rueidis.Completed) []rueidis.RedisResult {
+			cmds := make(rueidis.Commands, 0, 3)
+			if asking {
+				cmds = append(cmds, dc.B().Asking().Build())
+			}
+			cmds = append(cmds, script,
+				dc.B().Wait().Numreplicas(int64(s.durable.Replicas)).Timeout(s.durable.Timeout.Milliseconds()).Build())
+			return dc.DoMulti(ctx, cmds...)[len(cmds)-2:]
+		}
+		resps := send(dc.B().Evalsha().Sha1(sc.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
+		if rerr, ok := rueidis.IsRedisErr(resps[0].Error()); ok && rerr.IsNoScript() {
+			resps = send(dc.B().Eval().Script(sc.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
+		}
+		res, acked = resps[0], resps[1]
+		return nil
+	})
+	return res, acked
 }
 
 func unavailable(err error, op string) error {

@@ -39,8 +39,9 @@ const fillerBytes = 40 << 20
 
 // stall stops the replica (SIGSTOP: its link stays up, it acknowledges
 // nothing) and writes fillerBytes on the master, in keys of their own that
-// expire, through a connection of the test's.
-func stall(t *testing.T, replica *redistest.Server, master string) {
+// expire, through a connection of the test's. The keys carry the hash tag
+// tag (a run id), so that on a cluster they land on the master of its slot.
+func stall(t *testing.T, replica *redistest.Server, master, tag string) {
 	t.Helper()
 	if err := replica.Pause(); err != nil {
 		t.Fatal(err)
@@ -49,7 +50,7 @@ func stall(t *testing.T, replica *redistest.Server, master string) {
 	value := strings.Repeat("f", 1<<20)
 	var cmds [][]string
 	for i := 0; i < fillerBytes>>20; i++ {
-		cmds = append(cmds, []string{"SET", "filler:{" + strconv.Itoa(i) + "}", value, "PX", "120000"})
+		cmds = append(cmds, []string{"SET", "filler:{" + tag + "}:" + strconv.Itoa(i), value, "PX", "120000"})
 	}
 	for from := 0; from < len(cmds); from += 8 {
 		if _, err := redistest.Pipeline(master, cmds[from:min(from+8, len(cmds))]...); err != nil {
@@ -90,7 +91,7 @@ func TestDurabilityRetriesFailWhileTheReplicaStalls(t *testing.T) {
 	}
 	time.Sleep(5 * time.Millisecond) // lapsed's lease passes
 
-	stall(t, replica, master.Addr)
+	stall(t, replica, master.Addr, run)
 	for i, st := range []*redisstore.Store{s, s, again, again} {
 		what := fmt.Sprintf("attempt %d", i+1)
 		_, err := st.Begin(ctx, begin(run, "new"))
@@ -150,7 +151,7 @@ func TestDurabilityNoCallBegunTwiceAcrossFailover(t *testing.T) {
 	if len(begun) != 5 {
 		t.Fatalf("with the replica up, %d of 5 Begins succeeded", len(begun))
 	}
-	stall(t, replica, master.Addr)
+	stall(t, replica, master.Addr, run)
 	for i := 0; i < 5; i++ {
 		id := fmt.Sprintf("stalled%d", i)
 		try(s, id)     // the first attempt

@@ -62,7 +62,10 @@ type Options struct {
 // record, and the same call may then run again.
 //
 // With Replicas > 0, each script is followed on the same connection by WAIT
-// Replicas Timeout. When fewer replicas confirm in time the call fails with
+// Replicas Timeout, and every script that succeeds has written on that
+// connection (a retry that finds its stored outcome rewrites it unchanged):
+// since Redis 7.2, and on Valkey, WAIT counts only what its own connection
+// propagated. When fewer replicas confirm in time the call fails with
 // STORE_UNAVAILABLE although the change was made on the master: a Begin then
 // runs no tool, a Complete shows the agent nothing, and a retry by the same
 // owner finds the stored outcome and waits again.

@@ -152,7 +152,8 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		"durability without a wait": {Addrs: []string{"127.0.0.1:1"}, Durability: redisstore.Durability{Replicas: 1}},
 		"durability wait past timeout": {Addrs: []string{"127.0.0.1:1"}, Timeout: time.Second,
 			Durability: redisstore.Durability{Replicas: 1, Timeout: time.Second}},
-		"negative replicas": {Addrs: []string{"127.0.0.1:1"}, Durability: redisstore.Durability{Replicas: -1, Timeout: time.Second}},
+		"negative replicas":  {Addrs: []string{"127.0.0.1:1"}, Durability: redisstore.Durability{Replicas: -1, Timeout: time.Second}},
+		"AOF without a wait": {Addrs: []string{"127.0.0.1:1"}, Durability: redisstore.Durability{AOF: true}},
 	}
 	for name, o := range cases {
 		if _, err := redisstore.New(o); canonical.CodeOf(err) != canonical.CodeInvalidArgument {

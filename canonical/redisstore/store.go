@@ -69,10 +69,20 @@ type Options struct {
 // STORE_UNAVAILABLE although the change was made on the master: a Begin then
 // runs no tool, a Complete shows the agent nothing, and a retry by the same
 // owner finds the stored outcome and waits again.
+//
+// With AOF, the wait is WAITAOF 1 Replicas Timeout instead: the change is
+// fsynced to the master's append-only file and to those of Replicas
+// replicas (Redis 7.2+ or Valkey, appendonly yes on each), so that it also
+// survives the restart of every server that has it. On a server without
+// WAITAOF, or without appendonly, every change fails with STORE_UNAVAILABLE.
 type Durability struct {
-	Replicas int           // replicas that must acknowledge each change (0: do not wait)
+	Replicas int           // replicas that must acknowledge each change (0: do not wait, unless AOF)
 	Timeout  time.Duration // how long to wait for them: at least 1ms (whole ms count), below Options.Timeout
+	AOF      bool          // wait for the change to be fsynced on the master and the replicas (WAITAOF)
 }
+
+// waits reports whether a state change waits for anything.
+func (d Durability) waits() bool { return d.Replicas > 0 || d.AOF }
 
 // Store is the canonical Store on Redis. It is safe for concurrent use.
 type Store struct {
@@ -107,9 +117,9 @@ func New(opts Options) (*Store, error) {
 	}
 	// WAIT takes whole milliseconds and reads 0 as "forever": a Timeout
 	// under 1 ms would be no bound at all.
-	if d := opts.Durability; d.Replicas < 0 || d.Replicas > 0 && (d.Timeout < time.Millisecond || d.Timeout >= s.timeout) {
+	if d := opts.Durability; d.Replicas < 0 || d.waits() && (d.Timeout < time.Millisecond || d.Timeout >= s.timeout) {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument,
-			"Durability needs Replicas >= 0 and, with replicas, a Timeout in [1ms, %v)", s.timeout)
+			"Durability needs Replicas >= 0 and, with replicas or AOF, a Timeout in [1ms, %v)", s.timeout)
 	}
 	if s.c == nil {
 		if len(opts.Addrs) == 0 {
@@ -563,7 +573,7 @@ func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc)
 // runScript implements runner: the script alone, or, with Durability, the
 // script and WAIT on one connection.
 func (s *Store) runScript(ctx context.Context, sc *script, keys, args []string) rueidis.RedisResult {
-	if s.durable.Replicas == 0 {
+	if !s.durable.waits() {
 		return sc.lua.Exec(ctx, s.c, keys, args)
 	}
 	return s.runDurable(ctx, sc, keys, args)
@@ -606,16 +616,38 @@ func (s *Store) runDurable(ctx context.Context, sc *script, keys, args []string)
 		if res.Error() != nil {
 			return res
 		}
-		n, err := acked.AsInt64()
-		if err != nil {
-			return rueidis.NewErrorResult(fmt.Errorf("%s: WAIT: %w", sc.file, err))
-		}
-		if n < int64(s.durable.Replicas) {
-			return rueidis.NewErrorResult(fmt.Errorf("%s: acknowledged by %d of %d replicas within %v",
-				sc.file, n, s.durable.Replicas, s.durable.Timeout))
+		if err := s.acknowledged(acked); err != nil {
+			return rueidis.NewErrorResult(fmt.Errorf("%s: %w", sc.file, err))
 		}
 		return res
 	}
+}
+
+// acknowledged checks the reply of WAIT (a count of replicas) or of
+// WAITAOF (the local fsync, 0 or 1, and a count of replicas).
+func (s *Store) acknowledged(acked rueidis.RedisResult) error {
+	local, n := int64(1), int64(0)
+	var err error
+	if s.durable.AOF {
+		var v []int64
+		if v, err = acked.AsIntSlice(); err == nil && len(v) != 2 {
+			err = fmt.Errorf("%d integers, want 2", len(v))
+		}
+		if err != nil {
+			return fmt.Errorf("WAITAOF: %w", err)
+		}
+		local, n = v[0], v[1]
+	} else if n, err = acked.AsInt64(); err != nil {
+		return fmt.Errorf("WAIT: %w", err)
+	}
+	if local < 1 || n < int64(s.durable.Replicas) {
+		what := "acknowledged"
+		if s.durable.AOF {
+			what = fmt.Sprintf("fsynced locally %d of 1 and", local)
+		}
+		return fmt.Errorf("%s by %d of %d replicas within %v", what, n, s.durable.Replicas, s.durable.Timeout)
+	}
+	return nil
 }
 
 // pause waits before the next attempt (longer after each) and reports
@@ -643,8 +675,12 @@ func (s *Store) scriptAndWait(ctx context.Context, c rueidis.Client, asking bool
 			if asking {
 				cmds = append(cmds, dc.B().Asking().Build())
 			}
-			cmds = append(cmds, script,
-				dc.B().Wait().Numreplicas(int64(s.durable.Replicas)).Timeout(s.durable.Timeout.Milliseconds()).Build())
+			wait := dc.B().Wait().Numreplicas(int64(s.durable.Replicas)).Timeout(s.durable.Timeout.Milliseconds()).Build()
+			if s.durable.AOF {
+				wait = dc.B().Waitaof().Numlocal(1).Numreplicas(int64(s.durable.Replicas)).
+					Timeout(s.durable.Timeout.Milliseconds()).Build()
+			}
+			cmds = append(cmds, script, wait)
 			return dc.DoMulti(ctx, cmds...)[len(cmds)-2:]
 		}
 		resps := send(dc.B().Evalsha().Sha1(sc.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())

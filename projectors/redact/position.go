@@ -30,6 +30,9 @@ func passwordWord(w []byte) bool {
 // before a value, names a credential: the key rules say so and it is not
 // one of the names that are prose or ids more often than keywords.
 func credentialWord(w []byte, keys *keyCache) bool {
+	if !mayNameCredential(w) {
+		return false
+	}
 	switch string(w) {
 	case "key", "sig", "sid", "pin", "otp", "pass", "session", "sessions", "cookie", "cookies", "signature", "auth",
 		"credentials", "secrets", "tokens", "passwords", "keys":
@@ -97,8 +100,8 @@ func redactPositions(rw *rewriter) {
 			i = e - 1
 			continue
 		}
-		if netrc == -2 {
-			netrc = netrcStart(src)
+		if netrc == -2 && (string(w) == "login" || string(w) == "account" || string(w) == "password" || string(w) == "passwd") {
+			netrc = netrcStart(src) // looked for once, and only where it counts
 		}
 		vs := e
 		for vs < len(src) && vs-e < 3 && src[vs] == ' ' {
@@ -508,4 +511,35 @@ func credentialLike(v []byte) bool {
 		}
 	}
 	return punct || up && lo || di && (up || lo) || di && len(v) >= 8
+}
+
+// credentialTriggers are literals that every name of a credential holds
+// (the secret stems, exact keys and suffixes of classifyKey): a word with
+// none of them is not classified, which keeps the key cache for keys.
+var credentialTriggers = []string{"pass", "pw", "secret", "token", "key", "auth", "cred", "sig", "sid", "pin", "otp",
+	"csrf", "xsrf", "sess", "cookie", "connectionstring"}
+
+// triggerPairs[c0] has bit c1-'a' when a trigger starts with c0 c1.
+var triggerPairs = func() (t [256]uint32) {
+	for _, s := range credentialTriggers {
+		t[s[0]] |= 1 << (s[1] - 'a')
+	}
+	return t
+}()
+
+// mayNameCredential reports whether the lower-case word w holds one of
+// credentialTriggers.
+func mayNameCredential(w []byte) bool {
+	for k := 0; k+1 < len(w); k++ {
+		c1 := w[k+1]
+		if c1 < 'a' || c1 > 'z' || triggerPairs[w[k]]&(1<<(c1-'a')) == 0 {
+			continue
+		}
+		for _, s := range credentialTriggers {
+			if len(w)-k >= len(s) && s[0] == w[k] && string(w[k:k+len(s)]) == s {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -54,7 +54,7 @@ func positionalAt(src []byte) (int, int) {
 }
 
 // positionalAnchors are literals that every command of positional holds.
-var positionalAnchors = [4]string{"user ", "passw", "isql ", "http-basic."}
+var positionalAnchors = [2]string{"user ", "passw"}
 
 // anchorOffset[n][a] is where anchor a sits in positional[n].cmd, or -1.
 var anchorOffset = func() [][len(positionalAnchors)]int {
@@ -283,8 +283,6 @@ var positional = []struct {
 }{
 	{"add_user ", 0, 1, 0, 0}, {"change_password ", 0, 1, 0, 0}, {"net user ", 0, 1, 0, 0},
 	{"htpasswd ", 1, 2, 'b', 'n'},
-	// isql DSN USER PASSWORD (unixODBC); poetry config http-basic.REPO USER PASSWORD
-	{"isql ", 1, 2, 0, 0}, {"http-basic.", 1, 2, 0, 0},
 }
 
 func redactPositional(rw *rewriter) {

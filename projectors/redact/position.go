@@ -13,7 +13,7 @@ import "bytes"
 // wordStart marks the first letters (either case) of the words this pass
 // reads.
 var wordStart = func() (t [256]bool) {
-	for _, c := range "pPsStTrRmMbBiIlLaAcCdDkK<" {
+	for _, c := range "pPsStTrRmMbBiIlLaAcCdDkKhH<" {
 		t[c] = true
 	}
 	return t
@@ -43,10 +43,27 @@ func credentialWord(w []byte, keys *keyCache) bool {
 
 func redactPositions(rw *rewriter) {
 	src := rw.src
-	netrc := -2 // unknown; then -1 (no netrc entry) or the offset of "machine"/"default"
+	netrc := -2       // unknown; then -1 (no netrc entry) or the offset of "machine"/"default"
+	var wbuf [65]byte // the word, in lower case
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		if i > 0 && (isWord(src[i-1]) || src[i-1] == '-') || !wordStart[c] && !isDigit(c) && c != '*' {
+			continue
+		}
+		if i > 0 && (src[i-1] == '.' || src[i-1] == '/' || src[i-1] == '\\') {
+			// A word inside a path or a dotted name is no keyword, but
+			// /subscriptions/<id> names an account.
+			e := i
+			for e < len(src) && e-i <= 16 && isWord(src[e]) {
+				e++
+			}
+			if src[i-1] == '/' && e < len(src) && src[e] == '/' {
+				if n := cloudPath(rw, i, e); n > 0 {
+					i = n - 1
+					continue
+				}
+			}
+			i = max(e, i+1) - 1
 			continue
 		}
 		if c == '*' {
@@ -95,10 +112,9 @@ func redactPositions(rw *rewriter) {
 			i = e - 1
 			continue
 		}
-		w := lowerASCII(src[i:e])
-		if w == nil {
-			i = e - 1
-			continue
+		w := wbuf[:e-i]
+		for k, b := range src[i:e] {
+			w[k] = lower(b)
 		}
 		if netrc == -2 && (string(w) == "login" || string(w) == "account" || string(w) == "password" || string(w) == "passwd") {
 			netrc = netrcStart(src) // looked for once, and only where it counts
@@ -111,6 +127,10 @@ func redactPositions(rw *rewriter) {
 		switch {
 		case string(w) == "process":
 			n = processID(rw, vs)
+		case string(w) == "isql":
+			n = accountArgs(rw, vs, 1) // isql DSN USER PASSWORD (unixODBC)
+		case bytes.HasPrefix(w, []byte("http-basic.")):
+			n = accountArgs(rw, vs, 0) // poetry config http-basic.REPO USER PASSWORD
 		case netrc >= 0 && i > netrc && (string(w) == "login" || string(w) == "account"):
 			n = netrcValue(rw, vs, User)
 		case netrc >= 0 && i > netrc && (string(w) == "password" || string(w) == "passwd"):
@@ -542,4 +562,39 @@ func mayNameCredential(w []byte) bool {
 		}
 	}
 	return false
+}
+
+// accountArgs redacts the account and the password that a command takes as
+// its arguments after skip others, from vs; flags are skipped.
+func accountArgs(rw *rewriter, vs, skip int) int {
+	src := rw.src
+	var args [2][2]int
+	n := 0
+	for i, k := vs, 0; i < len(src) && k < 8 && n < 2; k++ {
+		for i < len(src) && src[i] == ' ' {
+			i++
+		}
+		s := i
+		for i < len(src) && i-s < 256 && !isSpace(src[i]) {
+			i++
+		}
+		if s == i {
+			break
+		}
+		if src[s] == '-' {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		args[n] = [2]int{s, i}
+		n++
+	}
+	if n < 2 || isPlaceholder(src[args[0][0]:]) || notASecret(src, args[1][0], args[1][1]) {
+		return 0
+	}
+	rw.replace(args[0][0], args[0][1], User)
+	rw.replace(args[1][0], args[1][1], Secret)
+	return args[1][1]
 }

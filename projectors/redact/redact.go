@@ -216,7 +216,7 @@ var stages = []stage{
 	{any: fEquals | fColon, exact: true, gate: gateKV, apply: redactKV},
 	{apply: redactPositions},
 	{any: fDash, exact: true, gate: gateFlags, apply: redactFlags},
-	{any: fLowerU | fLowerP | fSQLHead, gate: gatePositional, apply: redactPositional},
+	{any: fLowerU | fLowerP, gate: gatePositional, apply: redactPositional},
 	{apply: redactTokens},
 	{any: fAt, exact: true, gate: gateEmail, apply: redactEmail},
 	// An IPv4 address has dots, an IPv6 one colons, a MAC address one of

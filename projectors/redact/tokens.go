@@ -157,7 +157,12 @@ func prevWord(src []byte, i int) ([]byte, byte) {
 // holds more, such as key_id=ASIA… or ASIA…:session), or -1.
 func awsKeyWithin(t []byte) (int, int) {
 	for k := 0; k+20 <= len(t); k++ {
-		if t[k] != 'A' || k > 0 && isAlnum(t[k-1]) {
+		a := bytes.IndexByte(t[k:len(t)-19], 'A')
+		if a < 0 {
+			return -1, -1
+		}
+		k += a
+		if k > 0 && isAlnum(t[k-1]) {
 			continue
 		}
 		if k+20 < len(t) && isAlnum(t[k+20]) {

@@ -98,3 +98,21 @@ func TestRedactorWithDetector(t *testing.T) {
 		t.Errorf("without the detector: %q", got)
 	}
 }
+
+// What keeps a random-looking token (a public block, a digest label, a key
+// type) keeps only that: a vendor token next to it is still replaced.
+func TestKeptContextsKeepNoVendorToken(t *testing.T) {
+	for _, in := range []string{
+		"-----BEGIN PUBLIC KEY----- MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu7Lm2vK9tR4xW1nB8y AKIAIOSFODNN7EXAMPLE",
+		"sha256: ghp_0123456789abcdefghijABCDEFGHIJ012345",
+		"ssh-rsa eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0ZXN0In0.c2lnbmF0dXJl",
+		"x-amz-id-2: AKIAIOSFODNN7EXAMPLE",
+	} {
+		out := redact.String(in)
+		for _, s := range []string{"AKIAIOSFODNN7EXAMPLE", "ghp_0123456789", "eyJhbGciOiJIUzI1NiJ9"} {
+			if strings.Contains(out, s) {
+				t.Errorf("%q -> %q: %s survives", in, out, s)
+			}
+		}
+	}
+}

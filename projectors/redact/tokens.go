@@ -218,6 +218,7 @@ func mixedClasses(b []byte) bool {
 func redactTokens(rw *rewriter) {
 	src := rw.src
 	bearer, bearerAt := false, 0
+	publicUntil := 0 // the end of the public PEM block the scan is in
 	for i := 0; i < len(src); {
 		if !isTokenByte(src[i]) {
 			i++
@@ -238,13 +239,11 @@ func redactTokens(rw *rewriter) {
 			t = t[:len(t)-1]
 		}
 		end := i + len(t)
-		if len(t) >= 10 && string(t[:10]) == "-----BEGIN" {
-			// A public key or a certificate is kept whole, and read no
-			// further (redactPEM has replaced the private ones).
-			if e := publicPEMEnd(src, i); e > 0 {
-				i, bearer = e, false
-				continue
-			}
+		if len(t) >= 10 && string(t[:10]) == "-----BEGIN" && i >= publicUntil {
+			// The body of a public key or a certificate looks random and
+			// is kept (redactPEM has replaced the private ones); a vendor
+			// token in it is still one.
+			publicUntil = publicPEMEnd(src, i)
 		}
 		switch {
 		case bearer && i == bearerAt && len(t) >= 8 && credentialShaped(t):
@@ -256,7 +255,7 @@ func redactTokens(rw *rewriter) {
 				// A digest or a commit id; a container's id is an
 				// identifier.
 			case p == shapeSecret:
-				if !keptByContext(src, i, t) {
+				if i >= publicUntil && !keptByContext(src, i, t) {
 					rw.replace(i, end, Secret)
 				}
 			case p != "":

@@ -10,14 +10,27 @@ import "bytes"
 // scan looks at the start of each word; a word costs a table lookup unless
 // its first letter starts one of the words below.
 
-// wordStart marks the first letters (either case) of the words this pass
-// reads.
-var wordStart = func() (t [256]bool) {
-	for _, c := range "pPsStTrRmMbBiIlLaAcCdDkKhH<" {
-		t[c] = true
+// specialWords are the words this pass reads besides the names of
+// credentials: a word that starts with none of their first two letters
+// and holds no credential trigger is not looked at further.
+var specialWords = []string{"process", "isql", "http-basic.", "by", "login", "account", "subscription", "subscriptions",
+	"tenant", "project", "directory"}
+
+// specialPairs[c0] has bit c1-'a' when a special word starts with c0 c1.
+var specialPairs = func() (t [256]uint32) {
+	for _, w := range specialWords {
+		t[w[0]] |= 1 << (w[1] - 'a')
+		t[w[0]-32] |= 1 << (w[1] - 'a')
 	}
 	return t
 }()
+
+// specialStart reports whether a word starting with c0 c1 may be one of
+// specialWords.
+func specialStart(c0, c1 byte) bool {
+	c1 = lower(c1)
+	return c1 >= 'a' && c1 <= 'z' && specialPairs[c0]&(1<<(c1-'a')) != 0
+}
 
 // passwordWord reports whether the lower-case word w names a password (and
 // not a token or a secret, whose name is prose more often): a quoted value
@@ -47,7 +60,7 @@ func redactPositions(rw *rewriter) {
 	var wbuf [65]byte // the word, in lower case
 	for i := 0; i < len(src); i++ {
 		c := src[i]
-		if i > 0 && (isWord(src[i-1]) || src[i-1] == '-') || !wordStart[c] && !isDigit(c) && c != '*' {
+		if i > 0 && (isWord(src[i-1]) || src[i-1] == '-') || !isKeyByte(c) && c != '*' && c != '<' {
 			continue
 		}
 		if i > 0 && (src[i-1] == '.' || src[i-1] == '/' || src[i-1] == '\\') {
@@ -81,9 +94,15 @@ func redactPositions(rw *rewriter) {
 			}
 			continue
 		}
-		// The word: letters, digits, '_', '-', '.'.
+		// The word: letters, digits, '_', '-', '.'; trig is set when it
+		// holds the first two letters of a credential trigger.
 		e := i
+		trig := false
 		for e < len(src) && e-i <= 64 && isKeyByte(src[e]) {
+			if e+1 < len(src) {
+				c1 := lower(src[e+1])
+				trig = trig || c1 >= 'a' && c1 <= 'z' && triggerPairs[lower(src[e])]&(1<<(c1-'a')) != 0
+			}
 			e++
 		}
 		if e == i || e-i > 64 {
@@ -108,7 +127,7 @@ func redactPositions(rw *rewriter) {
 				}
 			}
 		}
-		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) {
+		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) || !trig && !specialStart(c, src[i+1]) {
 			i = e - 1
 			continue
 		}

@@ -427,8 +427,14 @@ func redactKV(rw *rewriter) {
 			for e < len(src) && e-vs <= 48 && isKeyByte(src[e]) {
 				e++
 			}
+			named := kvNone
 			if e > vs && e-vs <= 48 && (quote == 0 || e < len(src) && src[e] == quote) && !mixedClasses(src[vs:e]) {
-				pending, pendingEnd = rw.keys.classify(src[vs:e]), e+96
+				named = rw.keys.classify(src[vs:e])
+			}
+			// key=ApiKey names a key; key=5f2b8c0e… is one.
+			if e > vs && e-vs <= 48 && (quote == 0 || e < len(src) && src[e] == quote) && !mixedClasses(src[vs:e]) &&
+				(string(lk) == "name" || named != kvNone || !hasDigit(src[vs:e])) {
+				pending, pendingEnd = named, e+96
 				if pending == kvNone && inCookies {
 					pending = kvSecret
 				}
@@ -673,6 +679,15 @@ func opensStructure(c byte) bool {
 	switch c {
 	case '{', '[', '"', '\'', ']', '}', ' ', '\t', '\n', '\r':
 		return true
+	}
+	return false
+}
+
+func hasDigit(b []byte) bool {
+	for _, c := range b {
+		if isDigit(c) {
+			return true
+		}
 	}
 	return false
 }

@@ -39,8 +39,8 @@ var notSecretStems = []string{
 	// flag that reads it, a URL, a name or reference in a store, a method
 	"stdin", "_env", "-env", "prompt", "_cmd", "-cmd", "command", "helper", "_mode", "-mode", "method",
 	"_url", "-url", "url", "_uri", "-uri", "endpoint", "algorithm", "_name", "-name", "secretname",
-	"_ref", "-ref", "secretref", "keyref", "less", "provider", "policy", "reset", "strength", "rotation",
-	"format", "_dir", "-dir", "store_type", "source",
+	"_ref", "-ref", "secretref", "keyref", "less", "provider", "policy", "strength", "rotation",
+	"format", "_dir", "-dir", "store_type",
 }
 
 var exactKeys = map[string]kvClass{
@@ -161,7 +161,11 @@ func classifyKey(key []byte) kvClass {
 	// A dotted key is named by its last part: spring.datasource.password
 	// is a password, session-7.scope a unit.
 	if d := bytes.LastIndexByte(k, '.'); d >= 0 && d+1 < len(k) {
-		return classifyKey(key[d+1:])
+		c := classifyKey(key[d+1:])
+		if last := string(k[d+1:]); c == kvNone && (last == "id" || last == "value") && d > 0 {
+			return classifyKey(key[:d]) // session.id: the session's
+		}
+		return c
 	}
 	// A not-secret stem wins over authorization, which wins over a secret
 	// stem.

@@ -61,6 +61,8 @@ func TestRedactionRound2Classes(t *testing.T) {
 		{"request id", "x-amz-id-2: Qm9vK9tR4xW1nB8yC3dF6hJ0sG5aE2uQ9pZ3kT7vX1mN6bY4cW8dF2hJ0s=", "x-amz-id-2: Qm9vK9tR4xW1nB8yC3dF6hJ0sG5aE2uQ9pZ3kT7vX1mN6bY4cW8dF2hJ0s="},
 		{"prose", "password must be at least 12 characters long", "password must be at least 12 characters long"},
 		{"key value", "GET /v1/geo?key=5f2b8c0e9a7d4b1c3e6f8a9b0c1d2e3f4a5b6c7d&q=x", "GET /v1/geo?key=<SECRET>&q=x"},
+		{"dotted key", "session.id=k2LmPx7Rw4 unit=session-7.scope: Killing", "session.id=<SECRET> unit=session-7.scope: Killing"},
+		{"source key", "DATASOURCE_PASSWORD=Zq9v!k2LmP RESET_TOKEN=k2LmPx7Rw4", "DATASOURCE_PASSWORD=<SECRET> RESET_TOKEN=<SECRET>"},
 		{"key name", `<add key="ApiKey" value="Zq9vk2LmPx7Rw4Tn8Yb3"/>`, `<add key="ApiKey" value="<SECRET>"/>`},
 		{"flag source", "docker login --username ci --password-stdin", "docker login --username <USER> --password-stdin"},
 		{"count", "process 3 of 12 complete", "process 3 of 12 complete"},

@@ -624,6 +624,9 @@ func authEnd(src []byte, vs int, quote byte) int {
 	if e >= end || bytes.IndexByte(val, ',') >= 0 || bytes.IndexByte(val, '=') >= 0 && !bytes.HasSuffix(val, []byte("=")) {
 		return end // one word, or parameters
 	}
+	if !schemeWord(val) {
+		return e // no scheme: the word is the credential
+	}
 	// The word was the scheme: the credential is the next word.
 	k := e
 	for k < end && src[k] == ' ' {
@@ -694,4 +697,19 @@ func hasDigit(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// schemeWord reports whether w reads as an authorization scheme (Bearer,
+// Basic, AWS4-HMAC-SHA256, GenieKey): letters, digits and dashes, a letter
+// first, at most 24 bytes, and not mixed like a token.
+func schemeWord(w []byte) bool {
+	if len(w) == 0 || len(w) > 24 || !isAlpha(w[0]) {
+		return false
+	}
+	for _, c := range w {
+		if !isAlnum(c) && c != '-' {
+			return false
+		}
+	}
+	return !mixedClasses(w) || bytes.IndexByte(w, '-') > 0
 }

@@ -214,7 +214,8 @@ func shortValue(flag byte, v []byte, fc flagContext, attached bool) string {
 		if portsOnly(v) || v[0] == '/' || v[0] == '~' || v[0] == '.' || notASecretValue(v) {
 			return ""
 		}
-		if flag == 'P' && (attached || !credentialShaped(v)) {
+		if flag == 'P' && (attached || !credentialLike(v)) {
+			// -P is a password to sqlcmd and zip, a profile to mvn (-P prod-eu)
 			return ""
 		}
 		if fc.credentials || credentialShaped(v) {

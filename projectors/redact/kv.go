@@ -651,24 +651,21 @@ func authParams(v []byte) bool {
 	return hasPrefixFold(v, "realm=") || hasPrefixFold(v, "error=")
 }
 
-// projectID reports whether v is shaped like a cloud project id: lower-case
-// letters, digits and dashes, a letter first, with a dash and a digit.
+// projectID reports whether v is shaped like a generated cloud project id
+// (shop-prod-284913): lower-case letters, digits and dashes, a letter
+// first, ending in a dash and at least four digits. A name such as
+// checkout-v2 is a project's name, not its id.
 func projectID(v []byte) bool {
 	if len(v) < 6 || len(v) > 30 || !(v[0] >= 'a' && v[0] <= 'z') {
 		return false
 	}
-	dash, digit := false, false
 	for _, c := range v {
-		switch {
-		case c == '-':
-			dash = true
-		case isDigit(c):
-			digit = true
-		case c < 'a' || c > 'z':
+		if !(c >= 'a' && c <= 'z' || isDigit(c) || c == '-') {
 			return false
 		}
 	}
-	return dash && digit
+	d := bytes.LastIndexByte(v, '-')
+	return d > 0 && len(v)-d-1 >= 4 && allDigits(v[d+1:])
 }
 
 // isLoopback reports whether v is a loopback or unspecified address.

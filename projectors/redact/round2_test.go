@@ -65,6 +65,7 @@ func TestRedactionRound2Classes(t *testing.T) {
 		{"source key", "DATASOURCE_PASSWORD=Zq9v!k2LmP RESET_TOKEN=k2LmPx7Rw4", "DATASOURCE_PASSWORD=<SECRET> RESET_TOKEN=<SECRET>"},
 		{"bare credential", "Authorization: dXNlcjpwYXNzd29yZA== rejected by the proxy", "Authorization: <SECRET> rejected by the proxy"},
 		{"profile flag", "mvn -P prod-eu deploy; scp -P 2222 a b", "mvn -P prod-eu deploy; scp -P 2222 a b"},
+		{"project name", "project checkout-v2 built; project=web-2 ok", "project checkout-v2 built; project=web-2 ok"},
 		{"key name", `<add key="ApiKey" value="Zq9vk2LmPx7Rw4Tn8Yb3"/>`, `<add key="ApiKey" value="<SECRET>"/>`},
 		{"flag source", "docker login --username ci --password-stdin", "docker login --username <USER> --password-stdin"},
 		{"count", "process 3 of 12 complete", "process 3 of 12 complete"},

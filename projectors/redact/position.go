@@ -310,14 +310,15 @@ func identifiedBefore(src []byte, i int) bool {
 }
 
 // processID redacts the id after "process" (Killed process 48813, strace:
-// Process 1234 attached), not a count (process 3 of 12).
+// Process 1234 attached), not a count (process 3 of 12, process 12
+// files): an id has three digits at least.
 func processID(rw *rewriter, vs int) int {
 	src := rw.src
 	e := vs
 	for e < len(src) && e-vs < 10 && isDigit(src[e]) {
 		e++
 	}
-	if e-vs < 2 || e < len(src) && (isWord(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1])) || phrasePrefix(src[e:], " of ") {
+	if e-vs < 3 || e < len(src) && (isWord(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1])) || phrasePrefix(src[e:], " of ") {
 		return 0
 	}
 	rw.replace(vs, e, PID)

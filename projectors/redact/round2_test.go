@@ -68,7 +68,7 @@ func TestRedactionRound2Classes(t *testing.T) {
 		{"project name", "project checkout-v2 built; project=web-2 ok", "project checkout-v2 built; project=web-2 ok"},
 		{"key name", `<add key="ApiKey" value="Zq9vk2LmPx7Rw4Tn8Yb3"/>`, `<add key="ApiKey" value="<SECRET>"/>`},
 		{"flag source", "docker login --username ci --password-stdin", "docker login --username <USER> --password-stdin"},
-		{"count", "process 3 of 12 complete", "process 3 of 12 complete"},
+		{"count", "process 3 of 12 complete; process 12 files", "process 3 of 12 complete; process 12 files"},
 	}
 	for _, c := range cases {
 		if got := redact.String(c.in); got != c.want {

@@ -97,11 +97,10 @@ func redactPositions(rw *rewriter) {
 		// The word: letters, digits, '_', '-', '.'; trig is set when it
 		// holds the first two letters of a credential trigger.
 		e := i
-		trig := false
+		var trig uint32
 		for e < len(src) && e-i <= 64 && isKeyByte(src[e]) {
 			if e+1 < len(src) {
-				c1 := lower(src[e+1])
-				trig = trig || c1 >= 'a' && c1 <= 'z' && triggerPairs[lower(src[e])]&(1<<(c1-'a')) != 0
+				trig |= triggerPairs[src[e]] & letterBit[src[e+1]]
 			}
 			e++
 		}
@@ -127,7 +126,7 @@ func redactPositions(rw *rewriter) {
 				}
 			}
 		}
-		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) || !trig && !specialStart(c, src[i+1]) {
+		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) || trig == 0 && !specialStart(c, src[i+1]) {
 			i = e - 1
 			continue
 		}
@@ -559,10 +558,21 @@ func credentialLike(v []byte) bool {
 var credentialTriggers = []string{"pass", "pw", "secret", "token", "key", "auth", "cred", "sig", "sid", "pin", "otp",
 	"csrf", "xsrf", "sess", "cookie", "connectionstring"}
 
-// triggerPairs[c0] has bit c1-'a' when a trigger starts with c0 c1.
+// triggerPairs[c0] has bit c1-'a' when a trigger starts with c0 c1, in
+// either case.
 var triggerPairs = func() (t [256]uint32) {
 	for _, s := range credentialTriggers {
 		t[s[0]] |= 1 << (s[1] - 'a')
+		t[s[0]-32] |= 1 << (s[1] - 'a')
+	}
+	return t
+}()
+
+// letterBit[c] is bit lower(c)-'a' for a letter c, 0 for other bytes.
+var letterBit = func() (t [256]uint32) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = 1 << (c - 'a')
+		t[c-32] = 1 << (c - 'a')
 	}
 	return t
 }()

@@ -262,8 +262,8 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 		rw.replace(vs+1, ve, Secret)
 		return ve + 1
 	}
-	if src[vs] == '-' {
-		return 0 // a flag, not a value
+	if src[vs] == '-' || startsAssignment(src[vs:]) {
+		return 0 // a flag or the next assignment, not a value
 	}
 	ve := valueWord(src, vs)
 	// A sentence's punctuation after the value is not part of it.

@@ -148,7 +148,17 @@ eval-patterns:
 	@./bin/evalpatterns
 
 ## eval-redaction: the redaction corpora (projectors/redact/testdata): planted secrets that leak through
-## the redactor and the query-log projector (must be 0), ordinary lines the redactor changes (at most 0.5%).
+## the redactor and the query-log projector, and ordinary lines the redactor changes, on the first corpus and
+## the training part (leaks must be 0, changes at most 0.5%), the whole corpus, its held-out part and gitleaks'
+## generator examples (measured); then the same with gitleaks' default rules as an extra detector (the
+## module projectors/redact/gitleakseval), and the query-log projection speed at 1 MiB without and with them.
+EVALBENCH ?= 5x
 eval-redaction:
 	@out=$$($(GO) test -count=1 -v -run '^TestRedactionCorpus' ./projectors/redact/ ./projectors/querylog/ 2>&1); rc=$$?; \
-		echo "$$out" | grep -E 'redaction corpus:|^(ok|FAIL)|^--- FAIL|leaks$$|changed: over' | sed 's/^ *[a-z_]*_test.go:[0-9]*: //'; exit $$rc
+		echo "$$out" | grep -E 'redaction corpus:|^(ok|FAIL)|^--- FAIL|leaks$$|changed: over' | sed 's/^ *[a-z_]*_test.go:[0-9]*: //'; \
+		gl=$$(cd projectors/redact/gitleakseval && $(GO) test -count=1 -v -run '^TestRedactionCorpusWithGitleaks$$' \
+			-bench '^BenchmarkQueryLogProjection$$' -benchtime=$(EVALBENCH) . 2>&1); rc2=$$?; \
+		echo "$$gl" | grep -E 'redaction corpus:|gitleaks v8|^Benchmark|^(ok|FAIL)|^--- FAIL' | sed 's/^ *[a-z_]*_test.go:[0-9]*: //'; \
+		echo "$$gl" | awk '/^BenchmarkQueryLogProjection\/redactor\/1MiB/ {a=$$3} /^BenchmarkQueryLogProjection\/redactor\+gitleaks\/1MiB/ {b=$$3} \
+			END {if (a && b) printf "query-log projection at 1 MiB: with gitleaks rules %.2fx the time without\n", b/a}'; \
+		[ $$rc -eq 0 ] && [ $$rc2 -eq 0 ]

@@ -147,7 +147,7 @@ func newUpstreams(cfg *Config, opts OpenOptions, log *slog.Logger) (map[string]*
 	ups := map[string]*Upstream{}
 	for name, uc := range cfg.Upstreams {
 		o := UpstreamOptions{
-			Name: name, Command: uc.Command, Env: uc.Env, URL: uc.URL, Pins: pins[name],
+			Name: name, Command: uc.Command, Env: uc.Env, InheritEnv: uc.InheritEnv, Dir: uc.Dir, URL: uc.URL, Pins: pins[name],
 			ConnectTimeout: opts.ConnectTimeout, Stderr: opts.UpstreamStderr, Logger: log,
 			Propagator: opts.Propagator,
 		}

@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/memstore"
 	"github.com/toolcanon/toolcanon/gateway"
@@ -121,6 +119,7 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 	defer g.Close()
 
 	done := make(chan error, 2)
+	stdioDone := make(chan error, 1)
 	var srv *http.Server
 	if *listen != "" {
 		ln, err := net.Listen("tcp", *listen)
@@ -139,15 +138,22 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 		go func() { done <- srv.Serve(ln) }()
 	}
 	if *stdio {
-		go func() { done <- g.Server().Run(ctx, &mcp.StdioTransport{}) }()
+		go func() { stdioDone <- g.Server().Run(ctx, &gateway.StdioTransport{}) }()
 	}
 	code := exitOK
 	select {
 	case <-ctx.Done():
 	case err := <-done:
-		// stdin closed (the agent is gone) or the listener failed.
-		if err != nil && !errors.Is(err, http.ErrServerClosed) && ctx.Err() == nil && *listen != "" && !*stdio {
+		// The listener failed.
+		if err != nil && !errors.Is(err, http.ErrServerClosed) && ctx.Err() == nil {
 			fmt.Fprintf(stderr, "toolcanon gateway: %v\n", err)
+			code = exitFailure
+		}
+	case err := <-stdioDone:
+		// stdin closed (the agent is gone), or reading or writing the
+		// streams failed: malformed input is answered, never fatal.
+		if err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+			fmt.Fprintf(stderr, "toolcanon gateway: stdio: %v\n", oneLine(err.Error()))
 			code = exitFailure
 		}
 	}

@@ -86,4 +86,6 @@ func FuzzStdioInput(f *testing.F) {
 
 type lineError struct{ line string }
 
-func (e *lineError) Error() string { return "the gateway wrote a line that is not a JSON-RPC message: " + e.line }
+func (e *lineError) Error() string {
+	return "the gateway wrote a line that is not a JSON-RPC message: " + e.line
+}

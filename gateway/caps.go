@@ -9,7 +9,7 @@ import (
 
 // Defaults of Caps.
 const (
-	DefaultMaxCallsInFlight    = 16
+	DefaultMaxCallsInFlight    = 64
 	DefaultMaxNewRunsPerMinute = 60
 )
 

@@ -12,7 +12,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,6 +223,84 @@ func TestLoopbackOnly(t *testing.T) {
 	} {
 		if got := gateway.LoopbackOnly(ctx, addr); got != want {
 			t.Errorf("LoopbackOnly(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+// bearer adds a bearer token to every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The README's gateway section works as written: its configuration opens,
+// its example token is the one its digest names and lists the tools, a
+// request without it is refused, and every --listen it shows is loopback.
+func TestReadmeGatewayIsAuthenticated(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "## Put toolcanon in front of your MCP servers")
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, block, _ := strings.Cut(section, "```json\n")
+	block, _, _ = strings.Cut(block, "```")
+	cfg, err := gateway.ParseConfig(filepath.Join(t.TempDir(), "gateway.json"), []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("example token `([^`]+)`").FindStringSubmatch(section)
+	if m == nil || len(cfg.HTTP.BearerTokens) != 1 || sha256.Sum256([]byte(m[1])) != cfg.HTTP.BearerTokens[0].SHA256 {
+		t.Fatalf("the README's example token does not match its configuration's digest: %v", m)
+	}
+	listens := regexp.MustCompile(`toolcanon gateway [^\n]*--listen (\S+)`).FindAllStringSubmatch(section, -1)
+	if len(listens) == 0 {
+		t.Fatal("the README shows no --listen")
+	}
+	for _, l := range listens {
+		if !gateway.LoopbackOnly(context.Background(), l[1]) {
+			t.Errorf("the README listens on %s, not loopback", l[1])
+		}
+	}
+	for _, env := range []string{"LOGS_TOKEN"} {
+		t.Setenv(env, "upstream-token")
+	}
+	g, err := gateway.Open(context.Background(), cfg, memstore.New(), gateway.OpenOptions{ConnectTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dial := func(rt http.RoundTripper) (*mcp.ClientSession, error) {
+		return mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1}, nil)
+	}
+	if cs, err := dial(http.DefaultTransport); err == nil {
+		cs.Close()
+		t.Fatal("a client without the token connected")
+	}
+	cs, err := dial(bearer{m[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	lr, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range lr.Tools {
+		names = append(names, tl.Name)
+	}
+	for _, want := range []string{"search_docs", "query_logs", "progress_facts", "progress_report"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools/list has %v, not %s", names, want)
 		}
 	}
 }

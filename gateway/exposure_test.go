@@ -90,7 +90,7 @@ func TestOpenListenerIsRefused(t *testing.T) {
 }
 
 // openTestGateway opens a gateway in process over the test upstream.
-func openTestGateway(t *testing.T, mutate func(configDoc)) *gateway.Gateway {
+func openTestGateway(t testing.TB, mutate func(configDoc)) *gateway.Gateway {
 	t.Helper()
 	_, up := binaries(t)
 	cfg := baseConfig(t, map[string]any{"command": []string{up}}, "echo")

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -88,4 +90,39 @@ type lineError struct{ line string }
 
 func (e *lineError) Error() string {
 	return "the gateway wrote a line that is not a JSON-RPC message: " + e.line
+}
+
+// Whatever body a POST carries, the HTTP entry point answers it without a
+// server error, and a valid request after it is served. Run it bounded,
+// e.g. -fuzztime=20000x.
+func FuzzHTTPBody(f *testing.F) {
+	for _, s := range []string{
+		"not json", `{"id":7,"method":"tools/list"}`, `[{"jsonrpc":"2.0","id":8,"method":"ping"}]`, `[]`, `{}`, `null`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"x"}`, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":5}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`,
+		`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_meta":{"io.github.toolcanon/toolCallId":"c1","io.github.toolcanon/runId":"r1"}}}`,
+		strings.Repeat("[", 10000), `{"a":1,"a":2}`, "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}",
+	} {
+		f.Add(s)
+	}
+	g := openTestGateway(f, nil)
+	h := g.Handler(gateway.HTTPOptions{MaxBodyBytes: 64 << 10})
+	post := func(body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		if rec := post(body); rec.Code >= 500 {
+			t.Fatalf("%q: %d %s", body, rec.Code, rec.Body)
+		}
+		probe := post(`{"jsonrpc":"2.0","id":"probe","method":"tools/list"}`)
+		if probe.Code != http.StatusOK || !strings.Contains(probe.Body.String(), `"echo"`) {
+			t.Fatalf("after %q the probe got %d %s", body, probe.Code, probe.Body)
+		}
+	})
 }

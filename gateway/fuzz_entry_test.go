@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,12 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/gateway"
 )
 
 const (
 	fuzzInit  = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}` + "\n" + `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
-	fuzzProbe = `{"jsonrpc":"2.0","id":"probe-after-input","method":"tools/call","params":{"name":"search","arguments":{"query":"probe"},"_meta":{"io.github.toolcanon/toolCallId":"probe-call","io.github.toolcanon/runId":"probe-run"}}}`
+	fuzzProbe = `{"jsonrpc":"2.0","id":"%s","method":"tools/call","params":{"name":"search","arguments":{"query":"probe"},"_meta":{"io.github.toolcanon/toolCallId":"probe-call","io.github.toolcanon/runId":"probe-run"}}}`
 )
 
 // Whatever lines an agent sends on stdio, every line the gateway writes is
@@ -49,8 +51,11 @@ func FuzzStdioInput(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer ss.Close()
+		// The probe's id is new every time, so that no input can cancel it
+		// (notifications/cancelled) or answer it.
+		probeID := "probe-" + canonical.NewOwner()
 		go func() {
-			_, _ = io.WriteString(inW, fuzzInit+input+"\n"+fuzzProbe+"\n")
+			_, _ = io.WriteString(inW, fuzzInit+input+"\n"+fmt.Sprintf(fuzzProbe, probeID)+"\n")
 		}()
 		served := make(chan error, 1)
 		go func() {
@@ -66,7 +71,7 @@ func FuzzStdioInput(f *testing.F) {
 					served <- &lineError{sc.Text()}
 					return
 				}
-				if string(msg.ID) == `"probe-after-input"` && msg.Error == nil {
+				if string(msg.ID) == `"`+probeID+`"` && msg.Error == nil {
 					served <- nil
 					return
 				}

@@ -15,9 +15,10 @@ const (
 
 // Caps bound what one principal may ask of one gateway process: calls in
 // flight at once, and new runs per minute (a run is new when this process has
-// not served a call of it for runMemory). Over either, a call is refused at
-// once with RATE_LIMITED as a tool result: nothing is recorded or run, and
-// nothing waits. Zero fields take the defaults; a negative field is no cap.
+// not served a call of it for ten minutes). Over either, a call is refused
+// at once with RATE_LIMITED as a tool result: nothing is recorded or run,
+// and nothing waits. Zero fields take the defaults; a negative field is no
+// cap. The progress tools are not counted.
 type Caps struct {
 	MaxCallsInFlight    int
 	MaxNewRunsPerMinute int

@@ -71,7 +71,7 @@ var knownCodes = map[Code]bool{
 	CodeInvalidProgressProtocol: true, CodeProgressProtocolViolated: true,
 	CodeToolCallInProgress: true, CodeExecutionAbandoned: true, CodeToolDefinitionChanged: true,
 	CodeRunForbidden: true,
-	CodeRateLimited: true, CodeStoreFull: true,
+	CodeRateLimited:  true, CodeStoreFull: true,
 }
 
 // Valid reports whether c is one of the stable codes.

@@ -228,9 +228,9 @@ func TestLoopbackOnly(t *testing.T) {
 }
 
 // bearer adds a bearer token to every request.
-type bearer struct{ token string }
+type bearerTransport struct{ token string }
 
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
@@ -285,7 +285,7 @@ func TestReadmeGatewayIsAuthenticated(t *testing.T) {
 		cs.Close()
 		t.Fatal("a client without the token connected")
 	}
-	cs, err := dial(bearer{m[1]})
+	cs, err := dial(bearerTransport{m[1]})
 	if err != nil {
 		t.Fatal(err)
 	}

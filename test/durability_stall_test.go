@@ -225,9 +225,9 @@ func TestDurabilityScriptAndWaitShareOneConnection(t *testing.T) {
 		{"begin lapsed", func() error { return second(s.Begin(ctx, lapsed)) }},
 		{"abandon", func() error { time.Sleep(5 * time.Millisecond); return second(s.Abandon(ctx, run, "lapsed")) }},
 		{"abandon retried", func() error { return second(s.Abandon(ctx, run, "lapsed")) }},
-		{"observe progress", func() error { return second(s.ObserveProgress(ctx, run, true, 3)) }},
-		{"close", func() error { return s.CloseRun(ctx, run) }},
-		{"close retried", func() error { return s.CloseRun(ctx, run) }},
+		{"observe progress", func() error { return second(s.ObserveProgress(ctx, run, "", true, 3)) }},
+		{"close", func() error { return s.CloseRun(ctx, run, "") }},
+		{"close retried", func() error { return s.CloseRun(ctx, run, "") }},
 	}
 	names := scriptNames(t)
 	writes := map[string]bool{"hset": true, "hsetnx": true, "hincrby": true, "pexpire": true, "rpush": true,

@@ -24,10 +24,10 @@ func TestMaxRunsRefusesNewRuns(t *testing.T) {
 	if canonical.CodeOf(err) != canonical.CodeStoreFull {
 		t.Fatalf("begin of a new run in a full store: %v, want STORE_FULL", err)
 	}
-	if err := s.CloseRun(ctx, "one-more"); canonical.CodeOf(err) != canonical.CodeStoreFull {
+	if err := s.CloseRun(ctx, "one-more", ""); canonical.CodeOf(err) != canonical.CodeStoreFull {
 		t.Fatalf("close of a new run in a full store: %v, want STORE_FULL", err)
 	}
-	if _, err := s.ObserveProgress(ctx, "one-more", false, 3); canonical.CodeOf(err) != canonical.CodeStoreFull {
+	if _, err := s.ObserveProgress(ctx, "one-more", "", false, 3); canonical.CodeOf(err) != canonical.CodeStoreFull {
 		t.Fatalf("progress of a new run in a full store: %v, want STORE_FULL", err)
 	}
 	if _, err := s.Usage(ctx, "one-more"); canonical.CodeOf(err) != canonical.CodeNotFound {

@@ -49,6 +49,15 @@ const (
 	// definition that was reviewed and pinned; it is not called until an
 	// operator pins it again.
 	CodeToolDefinitionChanged Code = "TOOL_DEFINITION_CHANGED"
+	// CodeRunForbidden: the run belongs to another principal. It says
+	// nothing else about the run: not whether it is open, closed or used.
+	CodeRunForbidden Code = "RUN_FORBIDDEN"
+	// CodeRateLimited: the caller has too many calls in flight, or has
+	// started too many new runs in the last minute; nothing was recorded.
+	CodeRateLimited Code = "RATE_LIMITED"
+	// CodeStoreFull: an in-memory store holds as many runs as it may; a
+	// call of a new run is refused until runs expire.
+	CodeStoreFull Code = "STORE_FULL"
 )
 
 var knownCodes = map[Code]bool{
@@ -61,6 +70,8 @@ var knownCodes = map[Code]bool{
 	CodeInvalidTransition: true, CodeNotFound: true, CodeStoreUnavailable: true,
 	CodeInvalidProgressProtocol: true, CodeProgressProtocolViolated: true,
 	CodeToolCallInProgress: true, CodeExecutionAbandoned: true, CodeToolDefinitionChanged: true,
+	CodeRunForbidden: true,
+	CodeRateLimited:  true, CodeStoreFull: true,
 }
 
 // Valid reports whether c is one of the stable codes.
@@ -147,4 +158,5 @@ var (
 	ErrToolCallInProgress    = &Error{Code: CodeToolCallInProgress}
 	ErrExecutionAbandoned    = &Error{Code: CodeExecutionAbandoned}
 	ErrToolDefinitionChanged = &Error{Code: CodeToolDefinitionChanged}
+	ErrRunForbidden          = &Error{Code: CodeRunForbidden}
 )

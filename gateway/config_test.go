@@ -136,6 +136,10 @@ func TestBadConfigsNameThePlaceAndTheFix(t *testing.T) {
 		{"input on mcp", edit(t, `"kind": "rag", "input"`, `"kind": "mcp", "input"`), 0, "/tools/0/projector/input", "rag and querylog", "kind"},
 		{"limits do not fit", edit(t, `"max_result_bytes": 16384`, `"max_result_bytes": 16384, "max_record_bytes": 1024`), 0, "/run", "do not fit", "max_record_bytes"},
 		{"token digest", edit(t, strings.Repeat("ab", 32), "abc"), 0, "/http/bearer_tokens/0/sha256", "64 hex", "never the token"},
+		{"run token with two keys", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"key_file": "k", "key_env": "K"}`), 0,
+			"/identity/run_token", "exactly one of key_file and key_env", "key_file"},
+		{"run token required not a bool", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"key_env": "K", "required": "yes"}`), 0,
+			"/identity/run_token/required", "true or false", "required"},
 		{"not an object", `[]`, 1, "/", "expected an object", "{…}"},
 		{"trailing data", goodConfig + "{}", 0, "", "after the end", "strict JSON"},
 		{"invalid utf8", strings.Replace(goodConfig, "Query the logs.", "Query \xff logs.", 1), 0, "", "not valid UTF-8", "strict JSON"},
@@ -165,6 +169,29 @@ func TestBadConfigsNameThePlaceAndTheFix(t *testing.T) {
 				t.Errorf("error %q lacks %q or a fix with %q", msg, c.msg, c.fixSub)
 			}
 		})
+	}
+}
+
+func TestRunTokenKeyFileIsRelativeToTheConfig(t *testing.T) {
+	doc := strings.Replace(goodConfig, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"key_file": "keys/run.key", "required": true}`, 1)
+	cfg, err := gateway.ParseConfig("/etc/toolcanon/gateway.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt := cfg.Identity.RunToken; rt == nil || rt.KeyFile != "/etc/toolcanon/keys/run.key" || !rt.Required {
+		t.Fatalf("run token config = %+v", rt)
+	}
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short.key")
+	if err := os.WriteFile(short, []byte("too short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&gateway.RunTokenConfig{KeyFile: short}).Key(); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+		t.Fatalf("a short key: %v", err)
+	}
+	t.Setenv("RUN_TOKEN_KEY_TEST", strings.Repeat("e", gateway.MinRunTokenKey))
+	if k, err := (&gateway.RunTokenConfig{KeyEnv: "RUN_TOKEN_KEY_TEST"}).Key(); err != nil || len(k) != gateway.MinRunTokenKey {
+		t.Fatalf("a key from the environment: %d bytes, %v", len(k), err)
 	}
 }
 

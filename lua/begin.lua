@@ -27,6 +27,7 @@
 -- ARGV[16] new_record_bytes  int
 -- ARGV[17] new_result_bytes  int
 -- ARGV[18] id_tag            string  no spaces: binds the record to its run_id and tool_call_id (stored in the meta line)
+-- ARGV[19] principal         string  the caller's principal tag (64 hex): the run's owner once the run has one
 --
 -- RETRY safe    a resent begin by the same owner with the same request finds its own record
 --
@@ -35,7 +36,10 @@
 --     created; the limits are the run's
 --   {"EXISTS", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, lease_ms int, raw_len int, result bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
 --     the same owner retried the same request (same tool and request digest): the record as it is, nothing counted again;
---     limits are 0 when the run's state is gone
+--     limits are 0 when the run's state is gone. The meta line is written back unchanged, so that the reply
+--     follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only what its connection propagated
+--   {"RUN_FORBIDDEN"}
+--     the run belongs to another principal; checked before anything else, so it tells nothing of the run
 --   {"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
 --     another call has the id (still PROJECTING, or finished), or the run's limits refuse it
 --   {"RUN_INACTIVE", reason string}
@@ -61,6 +65,13 @@ local function get(name)
   return table.concat(out)
 end
 
+-- The run's owner first: another principal learns nothing, not even
+-- whether the call id is taken.
+local principal = redis.call('HGET', KEYS[2], 'principal')
+if principal and principal ~= ARGV[19] then
+  return {'RUN_FORBIDDEN'}
+end
+
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 
@@ -75,6 +86,7 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   end
   local cur = decode(m)
   if cur.owner == ARGV[3] and cur.tool == ARGV[2] and cur.request_sha256 == ARGV[5] then
+    redis.call('HSET', KEYS[1], 'meta', m)
     local lim = redis.call('HMGET', KEYS[2], 'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes',
       'lim_result_bytes')
     return {'EXISTS', cur.status, cur.evidence, cur.error or '', tonumber(cur.created), tonumber(cur.updated),
@@ -141,6 +153,7 @@ if not run[5] then
     'lim_record_bytes', lim[4], 'lim_result_bytes', lim[5])
 end
 redis.call('HSETNX', KEYS[2], 'state', 'open')
+redis.call('HSETNX', KEYS[2], 'principal', ARGV[19])
 redis.call('HSETNX', KEYS[2], 'created_ms', now)
 -- The run's state and leases must outlive every record they count.
 if redis.call('PTTL', KEYS[2]) < ttl then

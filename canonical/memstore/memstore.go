@@ -26,6 +26,7 @@ import (
 	"context"
 	"hash/maphash"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolcanon/toolcanon/canonical"
@@ -57,13 +58,52 @@ func WithClosedRunRetention(d time.Duration) Option {
 	}
 }
 
+// DefaultMaxRuns is how many runs a Store holds at most when WithMaxRuns
+// is not given.
+const DefaultMaxRuns = 1 << 20
+
+// WithMaxRuns bounds the runs the store holds (default DefaultMaxRuns;
+// n <= 0 keeps the default). A Begin, CloseRun or ObserveProgress that would
+// create one more run state is refused with STORE_FULL until runs expire;
+// calls of runs the store already holds go on. Expired runs are dropped
+// first, a bounded batch per shard, so a full store is one of live runs.
+func WithMaxRuns(n int) Option {
+	return func(s *Store) {
+		if n > 0 {
+			s.maxRuns = int64(n)
+		}
+	}
+}
+
 // Store is the canonical Store in memory. It is safe for concurrent use.
 type Store struct {
 	now       func() time.Time
 	ttl       time.Duration
 	retention time.Duration
+	maxRuns   int64
+	runs      atomic.Int64 // run states held, over every shard
 	seed      maphash.Seed
 	shards    [shardCount]shard
+}
+
+// full reports whether a new run state may not be created, after dropping
+// a bounded batch of what has expired in every shard. sh is locked.
+func (s *Store) full(sh *shard, now int64) bool {
+	if s.runs.Load() < s.maxRuns {
+		return false
+	}
+	sh.expire(now, sweepBatch)
+	for i := range s.shards {
+		if &s.shards[i] != sh {
+			s.visit(i)
+		}
+	}
+	return s.runs.Load() >= s.maxRuns
+}
+
+// errFull is the refusal of a new run by a full store.
+func errFull(op string, max int64) error {
+	return canonical.Errorf(canonical.CodeStoreFull, "%s: the store holds %d runs, its maximum (memstore.WithMaxRuns)", op, max)
 }
 
 type recordKey struct{ run, id string }
@@ -85,6 +125,20 @@ type runState struct {
 	closed, lost  bool
 	createdMillis int64
 	protocol      canonical.ProtocolState
+	principal     string // the owner's canonical.PrincipalTag; "" before the run has one
+}
+
+// forbids reports whether the run belongs to a principal other than the one
+// of tag.
+func (r *runState) forbids(tag string) bool {
+	return r != nil && r.principal != "" && r.principal != tag
+}
+
+// claim makes tag the run's owner when it has none.
+func (r *runState) claim(tag string) {
+	if r.principal == "" {
+		r.principal = tag
+	}
 }
 
 // index is the run's completion index (a LIST on Redis).
@@ -106,9 +160,10 @@ var _ canonical.Store = (*Store)(nil)
 
 // New returns an empty Store.
 func New(opts ...Option) *Store {
-	s := &Store{now: time.Now, retention: DefaultClosedRunRetention, seed: maphash.MakeSeed()}
+	s := &Store{now: time.Now, retention: DefaultClosedRunRetention, maxRuns: DefaultMaxRuns, seed: maphash.MakeSeed()}
 	for i := range s.shards {
 		s.shards[i].init()
+		s.shards[i].runCount = &s.runs
 	}
 	for _, o := range opts {
 		o(s)
@@ -181,8 +236,14 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 // the store, and the shard to visit after the lock is released (-1: none).
 func (s *Store) begin(req canonical.BeginRequest, a canonical.BeginArgs, rec *record) (canonical.Record, int, error) {
 	digest := rec.rec.RequestDigest
+	tag := canonical.PrincipalTag(req.Principal)
 	sh, now := s.lock(req.RunID)
 	defer sh.mu.Unlock()
+	// The run's owner first: another principal learns nothing, not even
+	// whether the call id is taken.
+	if sh.liveRun(req.RunID, now).forbids(tag) {
+		return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "begin"}
+	}
 	k := recordKey{req.RunID, req.ToolCallID}
 	if cur := sh.liveRecord(k, now); cur != nil {
 		if cur.rec.Owner == req.Owner && cur.rec.Tool == req.Tool && cur.rec.RequestDigest == digest {
@@ -212,6 +273,9 @@ func (s *Store) begin(req canonical.BeginRequest, a canonical.BeginArgs, rec *re
 		lim = r.limits
 	} else if sh.liveIndex(req.RunID, now) != nil || sh.liveLeases(req.RunID, now) != nil {
 		return canonical.Record{}, -1, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is lost")
+	}
+	if r == nil && s.full(sh, now) {
+		return canonical.Record{}, -1, errFull("begin", s.maxRuns)
 	}
 	var calls, toolCalls, bytesUsed int64
 	if r != nil {
@@ -243,6 +307,7 @@ func (s *Store) begin(req canonical.BeginRequest, a canonical.BeginArgs, rec *re
 	if !r.hasLimits {
 		r.limits, r.hasLimits = lim, true
 	}
+	r.claim(tag)
 	l := sh.liveLeases(req.RunID, now)
 	if l == nil {
 		l = sh.newLeases(req.RunID, now+ttl)
@@ -524,20 +589,31 @@ func (s *Store) completed(runID string, limit int) ([]string, int) {
 }
 
 // CloseRun implements canonical.Store.
-func (s *Store) CloseRun(ctx context.Context, runID string) error {
+func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	if err := enter(ctx, runID, "close run"); err != nil {
 		return err
 	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return err
+	}
+	tag := canonical.PrincipalTag(principal)
 	sh, now := s.lock(runID)
 	defer sh.mu.Unlock()
 	keep := now + s.retention.Milliseconds()
 	r := sh.liveRun(runID, now)
+	if r.forbids(tag) {
+		return &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "close run"}
+	}
+	if r == nil && s.full(sh, now) {
+		return errFull("close run", s.maxRuns)
+	}
 	if r == nil {
 		r = sh.newRun(runID, now, keep)
 	} else if r.expires < keep {
 		r.expires = keep
 	}
 	r.closed = true
+	r.claim(tag)
 	return nil
 }
 
@@ -573,8 +649,11 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 }
 
 // ObserveProgress implements canonical.Store.
-func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, threshold int64) (canonical.ProtocolState, error) {
+func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (canonical.ProtocolState, error) {
 	if err := canonical.ValidateRunID(runID); err != nil {
+		return canonical.ProtocolState{}, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
 		return canonical.ProtocolState{}, err
 	}
 	if threshold <= 0 {
@@ -585,7 +664,14 @@ func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, t
 	}
 	sh, now := s.lock(runID)
 	defer sh.mu.Unlock()
+	tag := canonical.PrincipalTag(principal)
 	r := sh.liveRun(runID, now)
+	if r.forbids(tag) {
+		return canonical.ProtocolState{}, &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "observe progress"}
+	}
+	if r == nil && s.full(sh, now) {
+		return canonical.ProtocolState{}, errFull("observe progress", s.maxRuns)
+	}
 	if r == nil {
 		ttl := s.ttl
 		if ttl == 0 {
@@ -593,6 +679,7 @@ func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, t
 		}
 		r = sh.newRun(runID, now, now+ttl.Milliseconds())
 	}
+	r.claim(tag)
 	p := &r.protocol
 	p.Reports++
 	if valid {
@@ -607,6 +694,25 @@ func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, t
 		p.Violated = true
 	}
 	return *p, nil
+}
+
+// CheckPrincipal implements canonical.Store.
+func (s *Store) CheckPrincipal(ctx context.Context, runID, principal string) error {
+	if err := enter(ctx, runID, "read run owner"); err != nil {
+		return err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return err
+	}
+	sh, now := s.lockForRead(runID)
+	r := sh.liveRun(runID, now)
+	owner := ""
+	if r != nil {
+		owner = r.principal
+	}
+	calls := sh.liveIndex(runID, now) != nil || sh.liveLeases(runID, now) != nil
+	sh.mu.Unlock()
+	return canonical.CheckOwner(owner, owner != "", calls, principal)
 }
 
 // enter checks a run id and the caller's context before a call touches the

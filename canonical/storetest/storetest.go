@@ -1,7 +1,7 @@
 // Package storetest is the conformance suite every canonical.Store must pass,
 // unchanged: Run(t, factory) exercises the lifecycle, ownership, TTL,
 // capacity, run state and limits, leases and abandon, completion index,
-// reads, concurrency, replies, reaping and argument validation through the Store
+// reads, concurrency, replies, reaping, run ownership and argument validation through the Store
 // interface, and after every case checks through the harness that the
 // backend holds no key without a TTL. One area per file.
 package storetest
@@ -80,6 +80,7 @@ func Run(t *testing.T, factory Factory) {
 	t.Run("Replies", func(t *testing.T) { testReplies(t, f) })
 	t.Run("Lease", func(t *testing.T) { testLease(t, f) })
 	t.Run("Reap", func(t *testing.T) { testReap(t, f) })
+	t.Run("Principal", func(t *testing.T) { testPrincipal(t, f) })
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)

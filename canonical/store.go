@@ -60,6 +60,15 @@ type Store interface {
 	// lease has passed, earliest lease first: the calls Abandon may close.
 	ExpiredLeases(ctx context.Context, runID string, max int) ([]string, error)
 
+	// Reap finds the calls whose lease has passed in every run of the
+	// store, without being told which runs, and closes each through
+	// Abandon, in bounded steps. Abandon is atomic, so any number of
+	// reapers may run at once: each call is abandoned, and reported, by one
+	// of them. A step or call that fails is counted in the report and the
+	// pass goes on; the error is then STORE_UNAVAILABLE, returned with the
+	// report of what was done. Bad options are INVALID_ARGUMENT.
+	Reap(ctx context.Context, opts ReapOptions) (ReapReport, error)
+
 	// Get returns the whole record, or NOT_FOUND when it does not exist or has
 	// expired. Reads never extend a TTL.
 	Get(ctx context.Context, runID, toolCallID string) (Record, error)

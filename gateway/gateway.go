@@ -23,6 +23,7 @@ import (
 	"github.com/toolcanon/toolcanon/projectors/mcpresult"
 	"github.com/toolcanon/toolcanon/projectors/querylog"
 	"github.com/toolcanon/toolcanon/projectors/rag"
+	"github.com/toolcanon/toolcanon/reaper"
 	"github.com/toolcanon/toolcanon/registry"
 )
 
@@ -46,6 +47,15 @@ type OpenOptions struct {
 	// trace context the agent's request carries, and the upstream's
 	// tools/call carries the call's.
 	Propagator Propagator
+	// Reaper configures the reaper the gateway runs over its store (package
+	// reaper): a pass at once and then every Reaper.Interval (default
+	// reaper.DefaultInterval) abandons the calls whose lease passed, in
+	// every run, and logs each to Logger unless Reaper.Logger is set. It
+	// stops with Close.
+	Reaper reaper.Options
+	// NoReaper switches the reaper off, e.g. where another host reaps the
+	// store.
+	NoReaper bool
 }
 
 // Gateway fronts the upstream MCP servers of a Config: the listed tools
@@ -58,6 +68,7 @@ type Gateway struct {
 	server    *mcp.Server
 	upstreams map[string]*Upstream
 	log       *slog.Logger
+	stopReap  func() // nil without a reaper
 }
 
 // Open builds the gateway of cfg over store and connects to every upstream,
@@ -66,6 +77,11 @@ type Gateway struct {
 func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOptions) (*Gateway, error) {
 	if cfg == nil || store == nil {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: a config and a store are required")
+	}
+	if !opts.NoReaper {
+		if err := opts.Reaper.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	log := opts.Logger
 	if log == nil {
@@ -138,6 +154,15 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 	}
 	if g.server, err = NewServer(g.b, hopts); err != nil {
 		return nil, err
+	}
+	if !opts.NoReaper {
+		ro := opts.Reaper
+		if ro.Logger == nil {
+			ro.Logger = log
+		}
+		if g.stopReap, err = reaper.Start(store, ro); err != nil {
+			return nil, err
+		}
 	}
 	g.connectAll(ctx)
 	return g, nil
@@ -222,8 +247,12 @@ func tokenVerifier(toks []BearerToken) auth.TokenVerifier {
 	}
 }
 
-// Close closes every upstream; stdio servers are stopped.
+// Close stops the reaper and closes every upstream; stdio servers are
+// stopped.
 func (g *Gateway) Close() error {
+	if g.stopReap != nil {
+		g.stopReap()
+	}
 	var errs []error
 	for _, u := range g.upstreams {
 		errs = append(errs, u.Close())

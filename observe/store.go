@@ -12,7 +12,7 @@ import (
 type StoreOp struct {
 	// Method is the Store method: "Begin", "Complete", "CloseRun",
 	// "ObserveProgress", "Get", "GetMany", "Completed", "Usage",
-	// "Abandon", "ExpiredLeases" or "CheckPrincipal".
+	// "Abandon", "ExpiredLeases", "Reap" or "CheckPrincipal".
 	Method string
 	// Script is the lifecycle script the method runs (begin, complete,
 	// close_run, observe_progress); "" for a read.
@@ -55,6 +55,7 @@ var (
 	opObserveProgress = storeOp{"ObserveProgress", "observe_progress", "EVALSHA"}
 	opAbandon         = storeOp{"Abandon", "abandon", "EVALSHA"}
 	opExpiredLeases   = storeOp{"ExpiredLeases", "", "ZRANGE"}
+	opReap            = storeOp{"Reap", "", "SCAN"}
 	opCheckPrincipal  = storeOp{"CheckPrincipal", "", "HGET"}
 )
 
@@ -133,6 +134,11 @@ func (s *observedStore) Abandon(ctx context.Context, runID, toolCallID string) (
 func (s *observedStore) ExpiredLeases(ctx context.Context, runID string, max int) (_ []string, err error) {
 	defer s.report(ctx, opExpiredLeases, runID, "", 0, time.Now(), &err)
 	return s.next.ExpiredLeases(ctx, runID, max)
+}
+
+func (s *observedStore) Reap(ctx context.Context, opts canonical.ReapOptions) (_ canonical.ReapReport, err error) {
+	defer s.report(ctx, opReap, "", "", 0, time.Now(), &err)
+	return s.next.Reap(ctx, opts)
 }
 
 // report is deferred by every method: it sees the method's error, or its

@@ -68,7 +68,15 @@ func TestObservedStoreConformance(t *testing.T) {
 	t.Run("redisstore", func(t *testing.T) {
 		s := redisStore(t)
 		storetest.Run(t, func(t *testing.T) storetest.Harness {
-			return storetest.Harness{Store: observe.Store(s, &opRecorder{}), Wait: time.Sleep, RealClock: true}
+			return storetest.Harness{Store: observe.Store(s, &opRecorder{}), Wait: time.Sleep, RealClock: true,
+				Isolated: func(t *testing.T) storetest.Harness {
+					own, err := redisstore.New(redisstore.Options{Addrs: []string{redistest.Addr(t)}, Prefix: "tc:reap" + canonical.NewOwner()[:12]})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { _ = own.Close() })
+					return storetest.Harness{Store: observe.Store(own, &opRecorder{}), Wait: time.Sleep, RealClock: true}
+				}}
 		})
 	})
 }
@@ -122,6 +130,9 @@ func TestObservedStoreReportsEveryOperation(t *testing.T) {
 						Code: canonical.CodeInvalidTransition}},
 				{func() error { _, err := s.ExpiredLeases(ctx, run, 10); return err },
 					observe.StoreOp{Method: "ExpiredLeases", Command: "ZRANGE", RunID: run}},
+				// Refused before it sweeps anything: a pass would reach other tests' runs.
+				{func() error { _, err := s.Reap(ctx, canonical.ReapOptions{Batch: -1}); return err },
+					observe.StoreOp{Method: "Reap", Command: "SCAN", Code: canonical.CodeInvalidArgument}},
 				{func() error { _, err := s.Usage(ctx, run); return err },
 					observe.StoreOp{Method: "Usage", Command: "HGETALL", RunID: run}},
 				{func() error { return s.CheckPrincipal(ctx, run, "someone else") },

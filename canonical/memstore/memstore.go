@@ -414,7 +414,7 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 	if err := ctx.Err(); err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeStoreUnavailable, err, "abandon")
 	}
-	out, err := s.abandon(runID, toolCallID)
+	out, _, err := s.abandon(runID, toolCallID)
 	if err != nil {
 		return canonical.Record{}, err
 	}
@@ -423,23 +423,24 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 }
 
 // abandon is Abandon under the run's shard lock; the record it returns
-// shares its payloads with the store.
-func (s *Store) abandon(runID, toolCallID string) (canonical.Record, error) {
+// shares its payloads with the store. fresh is true when this call
+// abandoned the record, false when it had been abandoned before.
+func (s *Store) abandon(runID, toolCallID string) (_ canonical.Record, fresh bool, _ error) {
 	sh, now := s.lock(runID)
 	defer sh.mu.Unlock()
 	cur := sh.liveRecord(recordKey{runID, toolCallID}, now)
 	if cur == nil {
 		sh.dropLease(runID, toolCallID, now)
-		return canonical.Record{}, &canonical.Error{Code: canonical.CodeNotFound, Msg: "abandon"}
+		return canonical.Record{}, false, &canonical.Error{Code: canonical.CodeNotFound, Msg: "abandon"}
 	}
 	if cur.rec.Status != canonical.StatusProjecting {
 		if cur.cdigest == abandoned {
-			return snapshot(cur, now, false, false), nil
+			return snapshot(cur, now, false, false), false, nil
 		}
-		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: record is %s", cur.rec.Status)
+		return canonical.Record{}, false, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: record is %s", cur.rec.Status)
 	}
 	if lease := cur.rec.LeaseUntil.UnixMilli(); now < lease {
-		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: the lease runs for %v more",
+		return canonical.Record{}, false, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: the lease runs for %v more",
 			time.Duration(lease-now)*time.Millisecond)
 	}
 	cur.rec.Status, cur.rec.Evidence, cur.rec.Error = canonical.StatusError, canonical.EvidenceError, canonical.CodeExecutionAbandoned
@@ -447,7 +448,7 @@ func (s *Store) abandon(runID, toolCallID string) (canonical.Record, error) {
 	cur.cdigest = abandoned
 	sh.dropLease(runID, toolCallID, now)
 	sh.appendIndex(runID, toolCallID, cur.expires, now)
-	return snapshot(cur, now, false, false), nil
+	return snapshot(cur, now, false, false), true, nil
 }
 
 // lease is a PROJECTING call by its lease deadline.

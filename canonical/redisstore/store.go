@@ -248,11 +248,18 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 	if err := canonical.ValidateRead(runID, []string{toolCallID}); err != nil {
 		return canonical.Record{}, err
 	}
+	rec, _, err := s.abandon(ctx, runID, toolCallID)
+	return rec, err
+}
+
+// abandon runs abandon.lua on valid ids; fresh is true when this call
+// abandoned the record (OK), false when it had been before (EXISTS).
+func (s *Store) abandon(ctx context.Context, runID, toolCallID string) (_ canonical.Record, fresh bool, _ error) {
 	r, err := execAbandon(ctx, s, abandonKeys{
 		Record: s.keys.Record(runID, toolCallID), Index: s.keys.Index(runID), Leases: s.keys.Leases(runID),
 	}, abandonArgs{ToolCallID: toolCallID})
 	if err != nil {
-		return canonical.Record{}, unavailable(err, "abandon")
+		return canonical.Record{}, false, unavailable(err, "abandon")
 	}
 	switch r.Outcome {
 	case "OK", "EXISTS":
@@ -261,13 +268,13 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 			Status: canonical.Status(r.Status), Evidence: canonical.Evidence(r.Evidence), Error: canonical.Code(r.Error),
 			CreatedAt: msTime(r.CreatedMs), UpdatedAt: msTime(r.UpdatedMs), LeaseUntil: msTime(r.LeaseMs),
 			TTL: msDuration(r.PTTL), RequestLen: int(r.RequestLen), RawLen: int(r.RawLen),
-		}, nil
+		}, r.Outcome == "OK", nil
 	case "LEASE_ACTIVE":
-		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: the lease runs for %v more", msDuration(r.RemainingMs))
+		return canonical.Record{}, false, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: the lease runs for %v more", msDuration(r.RemainingMs))
 	case "INVALID_TRANSITION":
-		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: record is %s", r.Status)
+		return canonical.Record{}, false, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: record is %s", r.Status)
 	}
-	return canonical.Record{}, refusal(r.Outcome, "abandon")
+	return canonical.Record{}, false, refusal(r.Outcome, "abandon")
 }
 
 // ExpiredLeases implements canonical.Store: one round trip of TIME and a

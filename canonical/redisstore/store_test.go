@@ -69,6 +69,22 @@ func backend(addrs []string, prefix string) (func(*testing.T) map[string]time.Du
 	return all, drop
 }
 
+// isolated gives a Reap case a store of its own on the servers at addrs:
+// a fresh prefix under base, which no other test's keys match.
+func isolated(addrs []string, base string, opts redisstore.Options) func(*testing.T) storetest.Harness {
+	return func(t *testing.T) storetest.Harness {
+		prefix := base + ":reap" + canonical.NewOwner()[:12]
+		all, drop := backend(addrs, prefix)
+		opts.Prefix = prefix
+		var seeds []string
+		if opts.Client == nil {
+			seeds = addrs[:1]
+		}
+		return storetest.Harness{Store: newStore(t, seeds, opts), Wait: time.Sleep, RealClock: true, AllKeys: all,
+			DropRunState: drop, ClosedRunRetention: opts.ClosedRunRetention}
+	}
+}
+
 // outcomes wraps a client and records the outcome of every lifecycle
 // script reply that passes through it, so that a test can see which of the
 // outcomes each script declares were reached.
@@ -120,6 +136,7 @@ func TestConformanceStandalone(t *testing.T) {
 		return storetest.Harness{
 			Store: newStore(t, nil, redisstore.Options{Client: rec}),
 			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop,
+			Isolated: isolated([]string{addr}, "tc", redisstore.Options{Client: rec}),
 		}
 	})
 	for file, declared := range redisstore.DeclaredOutcomes() {
@@ -138,6 +155,7 @@ func TestConformanceCluster(t *testing.T) {
 		return storetest.Harness{
 			Store: newStore(t, addrs[:1], redisstore.Options{Prefix: "tcc", ClosedRunRetention: 30 * time.Minute}),
 			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop, ClosedRunRetention: 30 * time.Minute,
+			Isolated: isolated(addrs, "tcc", redisstore.Options{ClosedRunRetention: 30 * time.Minute}),
 		}
 	})
 }

@@ -1,7 +1,7 @@
 // Package storetest is the conformance suite every canonical.Store must pass,
 // unchanged: Run(t, factory) exercises the lifecycle, ownership, TTL,
 // capacity, run state and limits, leases and abandon, completion index,
-// reads, concurrency, replies, run ownership and argument validation through the Store
+// reads, concurrency, replies, reaping, run ownership and argument validation through the Store
 // interface, and after every case checks through the harness that the
 // backend holds no key without a TTL. One area per file.
 package storetest
@@ -42,6 +42,11 @@ type Harness struct {
 	// RealClock is true when time passes by itself (timing assertions then
 	// allow for it).
 	RealClock bool
+	// Isolated returns a harness over the same backend whose store no other
+	// test writes to (a prefix of its own on a shared server), for the cases
+	// of Reap, which sweep every run of a store. Leave it nil when Store is
+	// already the test's alone.
+	Isolated func(t *testing.T) Harness
 }
 
 // Factory returns a fresh harness for one test. Stores may share a backend:
@@ -74,6 +79,7 @@ func Run(t *testing.T, factory Factory) {
 	t.Run("RunState", func(t *testing.T) { testRunState(t, f) })
 	t.Run("Replies", func(t *testing.T) { testReplies(t, f) })
 	t.Run("Lease", func(t *testing.T) { testLease(t, f) })
+	t.Run("Reap", func(t *testing.T) { testReap(t, f) })
 	t.Run("Principal", func(t *testing.T) { testPrincipal(t, f) })
 }
 

@@ -19,16 +19,19 @@ import (
 	"github.com/toolcanon/toolcanon/canonical/memstore"
 	"github.com/toolcanon/toolcanon/gateway"
 	"github.com/toolcanon/toolcanon/observe"
+	"github.com/toolcanon/toolcanon/reaper"
 )
 
 const gatewayUsage = `Usage:
   toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
-                    [--trace-file FILE | --trace-stdout] [--insecure-no-auth]
+                    [--trace-file FILE | --trace-stdout] [--insecure-no-auth] [--reap-interval 30s]
       Serve the configured upstream tools to agents over stdio and/or
       streamable HTTP (at http://ADDR/mcp, stateless unless --sessions).
       Store: in memory, or Redis (several gateways may share one).
       --listen beyond loopback needs http.bearer_tokens in the
       configuration, or --insecure-no-auth to serve without them.
+      A reaper abandons the calls of any run whose lease passed (a gateway
+      died mid-call), a pass every --reap-interval, logged; 0 switches it off.
       --trace-file FILE (or --trace-stdout, not with --stdio) exports the
       OpenTelemetry spans of every call as JSON lines; each call's span is
       the child of the traceparent in the request's _meta, and the call
@@ -62,6 +65,7 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 	sessions := fs.Bool("sessions", false, "with --listen: keep MCP sessions instead of serving statelessly")
 	traceFile := fs.String("trace-file", "", "append the OpenTelemetry spans of every call to FILE, as JSON lines")
 	traceStdout := fs.Bool("trace-stdout", false, "write the OpenTelemetry spans of every call to stdout, as JSON lines (not with --stdio)")
+	reapEvery := fs.Duration("reap-interval", reaper.DefaultInterval, "time between passes of the reaper over the store's runs (0: no reaper)")
 	insecure := fs.Bool("insecure-no-auth", false, "with --listen: serve a non-loopback address without bearer tokens, to anyone who reaches it")
 	maxSessions := fs.Int("max-sessions", gateway.DefaultMaxSessions, "with --sessions: the most sessions open at once")
 	sessionTimeout := fs.Duration("session-timeout", gateway.DefaultSessionTimeout, "with --sessions: close a session idle this long")
@@ -81,6 +85,9 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	case *traceStdout && *stdio:
 		fmt.Fprint(stderr, "toolcanon gateway: --trace-stdout cannot share stdout with --stdio; use --trace-file\n\n"+gatewayUsage)
+		return exitUsage
+	case *reapEvery < 0 || *reapEvery > 0 && *reapEvery < reaper.MinInterval:
+		fmt.Fprintf(stderr, "toolcanon gateway: --reap-interval must be 0 (no reaper) or at least %v\n\n"+gatewayUsage, reaper.MinInterval)
 		return exitUsage
 	}
 	cfg, err := gateway.LoadConfig(*config)
@@ -106,7 +113,8 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 		store, dbSystem = rs, "redis"
 	}
 	gopts := gateway.OpenOptions{Logger: log, UpstreamStderr: stderr,
-		Caps: gateway.Caps{MaxCallsInFlight: *maxInFlight, MaxNewRunsPerMinute: *maxNewRuns}}
+		Caps:   gateway.Caps{MaxCallsInFlight: *maxInFlight, MaxNewRunsPerMinute: *maxNewRuns},
+		Reaper: reaper.Options{Interval: *reapEvery}, NoReaper: *reapEvery == 0}
 	if *traceFile != "" || *traceStdout {
 		tr, err := newGatewayTracing(*traceFile, stdout, dbSystem)
 		if err != nil {

@@ -47,6 +47,8 @@ func TestGatewayUsage(t *testing.T) {
 		{[]string{"gateway", "--config", good, "--stdio", "--trace-stdout"}, exitUsage, "--trace-stdout cannot share stdout with --stdio"},
 		{[]string{"gateway", "--config", good, "--listen", "127.0.0.1:0", "--trace-stdout", "--trace-file", filepath.Join(dir, "t")}, exitUsage, "exclude each other"},
 		{[]string{"gateway", "--config", good, "--stdio", "--trace-file", filepath.Join(dir, "no", "such", "dir")}, exitUsage, "cannot open the trace file"},
+		{[]string{"gateway", "--config", good, "--stdio", "--reap-interval", "-1s"}, exitUsage, "--reap-interval must be 0 (no reaper) or at least"},
+		{[]string{"gateway", "--config", good, "--stdio", "--reap-interval", "1ms"}, exitUsage, "--reap-interval must be 0 (no reaper) or at least"},
 	} {
 		code, stdout, stderr := runCmd(c.args...)
 		if code != c.code || !strings.Contains(stdout+stderr, c.out) {

@@ -6,6 +6,7 @@
 //	toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json] [--principal P]
 //	toolcanon doctor  --redis ADDR[,ADDR...] [--json]
 //	toolcanon reap    --redis ADDR[,ADDR...] --run RUN [--max N]
+//	toolcanon reap    --redis ADDR[,ADDR...] --all [--once] [--interval D] [--batch N] [--max N]
 //	toolcanon abandon --redis ADDR[,ADDR...] --run RUN --call ID
 //	toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
 //	                  [--trace-file FILE | --trace-stdout]
@@ -82,6 +83,10 @@ Usage:
   toolcanon reap    --redis ADDR[,ADDR...] --run RUN [--max N]
       Abandon every call of the run whose lease has passed (its worker died):
       each becomes ERROR/EXECUTION_ABANDONED. Prints what it did.
+  toolcanon reap    --redis ADDR[,ADDR...] --all [--once] [--interval 30s] [--batch 256] [--max 10000]
+      The same for every run of the store, found on every cluster master in
+      bounded SCAN steps: a pass every --interval, logged, until SIGINT or
+      SIGTERM; --once makes one pass and prints it. Any number may run at once.
   toolcanon abandon --redis ADDR[,ADDR...] --run RUN --call ID
       Abandon one call whose lease has passed.
   toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]

@@ -6,9 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/reaper"
 )
 
 // opsTimeout bounds one operator command.
@@ -66,22 +71,27 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 // reapBatch is how many expired leases reap reads at a time.
 const reapBatch = 256
 
-// reapCmd abandons every call of a run whose lease has passed.
+// reapCmd abandons the calls whose lease has passed: of one run (--run), or
+// of every run of the store (--all), once or as a service.
 func reapCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("reap", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var rf redisFlags
 	rf.register(fs)
-	runID := fs.String("run", "", "run id (required)")
-	maxCalls := fs.Int("max", 10000, "abandon at most this many calls")
+	runID := fs.String("run", "", "run id")
+	all := fs.Bool("all", false, "every run of the store, found on every master: a pass every --interval until stopped")
+	once := fs.Bool("once", false, "with --all: one pass, then exit")
+	interval := fs.Duration("interval", reaper.DefaultInterval, "with --all: time between passes")
+	batch := fs.Int("batch", canonical.DefaultReapBatch, "with --all: keys one SCAN step examines, leases read of a run at a time")
+	maxCalls := fs.Int("max", 10000, "abandon at most this many calls (with --all: per pass)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if rf.addrs == "" || *runID == "" {
-		fmt.Fprintln(stderr, "toolcanon reap: --redis and --run are required")
+	if rf.addrs == "" || (*runID == "") == !*all || (*once && !*all) || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "toolcanon reap: --redis and one of --run and --all are required")
 		return exitUsage
 	}
-	if canonical.ValidateRunID(*runID) != nil {
+	if *runID != "" && canonical.ValidateRunID(*runID) != nil {
 		fmt.Fprintf(stderr, "toolcanon reap: invalid --run %q: use 1-128 characters of [A-Za-z0-9_.-]\n", *runID)
 		return exitUsage
 	}
@@ -89,12 +99,26 @@ func reapCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolcanon reap: --max must be in 1..%d\n", canonical.MaxIndexRead)
 		return exitUsage
 	}
+	ro := reaper.Options{Interval: *interval, Reap: canonical.ReapOptions{Batch: *batch, MaxAbandon: *maxCalls}}
+	if *all {
+		if *batch < 1 || *interval <= 0 {
+			fmt.Fprintf(stderr, "toolcanon reap: --batch must be in 1..%d and --interval at least %v\n", canonical.MaxReapBatch, reaper.MinInterval)
+			return exitUsage
+		}
+		if err := ro.Validate(); err != nil {
+			fmt.Fprintf(stderr, "toolcanon reap: %v\n", err)
+			return exitUsage
+		}
+	}
 	store, err := rf.open()
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcanon reap: %v\n", err)
 		return codeExit(err)
 	}
 	defer store.Close()
+	if *all {
+		return reapAll(store, ro, *once, stdout, stderr)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), opsTimeout)
 	defer cancel()
 	n, err := reap(ctx, stdout, store, *runID, *maxCalls)
@@ -103,6 +127,42 @@ func reapCmd(args []string, stdout, stderr io.Writer) int {
 		return codeExit(err)
 	}
 	fmt.Fprintf(stdout, "run %s: %d call(s) abandoned\n", *runID, n)
+	return exitOK
+}
+
+// reapAll runs reap passes over every run of the store: one with once,
+// printing each abandoned call and what the pass did, else a pass every
+// interval, logged, until SIGINT or SIGTERM.
+func reapAll(store canonical.Store, o reaper.Options, once bool, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if !once {
+		o.Logger = slog.New(slog.NewTextHandler(stdout, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		fmt.Fprintf(stderr, "toolcanon reap: reaping every run every %v (batch %d, at most %d calls a pass); stop with SIGINT or SIGTERM\n",
+			o.Interval, o.Reap.Batch, o.Reap.MaxAbandon)
+		if err := reaper.Run(ctx, store, o); err != nil {
+			fmt.Fprintf(stderr, "toolcanon reap: %v\n", err)
+			return codeExit(err)
+		}
+		return exitOK
+	}
+	start := time.Now()
+	rep, err := store.Reap(ctx, o.Reap)
+	for _, c := range rep.Abandoned {
+		fmt.Fprintf(stdout, "%s %s  abandoned: ERROR %s (lease passed %s before)\n", c.RunID, c.ToolCallID,
+			canonical.CodeExecutionAbandoned, c.AbandonedAt.Sub(c.LeaseUntil).Round(time.Millisecond))
+	}
+	more := ""
+	if rep.Truncated {
+		more = "; stopped early, more may be left: run again"
+	}
+	fmt.Fprintf(stdout, "%d node(s), %d step(s), %d run(s) with calls in flight, %d lease(s) passed: %d call(s) abandoned, %d gone, %d skipped, %d error(s) in %v%s\n",
+		rep.Nodes, rep.Steps, rep.Runs, rep.Expired, len(rep.Abandoned), rep.Gone, rep.Skipped, rep.Errors,
+		time.Since(start).Round(time.Millisecond), more)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon reap: %v\n", err)
+		return codeExit(err)
+	}
 	return exitOK
 }
 

@@ -279,19 +279,20 @@ type RunUsage struct {
 // a stored request must be JSON that every reader agrees on.
 func IsJSONObject(b []byte) bool { return strictjson.ValidObject(b) }
 
-// checkRequest refuses a request that is not a JSON object with
-// INVALID_INPUT, and a JSON object that breaks strictness (invalid UTF-8, a
-// lone surrogate escape, a repeated name, nesting too deep) with
-// INVALID_ARGUMENT: the boundary only ever stores canonical requests, so
-// such a request is a caller's fault, not an input to fix.
+// checkRequest refuses a request that is not one strict JSON object —
+// not JSON, not an object, trailing data, invalid UTF-8, a lone surrogate
+// escape, a repeated name, nesting too deep — with INVALID_ARGUMENT, the one
+// code of a malformed request at the store: the boundary only ever stores
+// canonical requests, so such a request is its caller's fault, not an agent's
+// input to fix (that is INVALID_INPUT, at preflight).
 func checkRequest(b []byte) error {
 	err := strictjson.Check(b, strictjson.MaxDepth)
 	var se *strictjson.SyntaxError
-	if errors.As(err, &se) && se.Strict {
+	if errors.As(err, &se) {
 		return Errorf(CodeInvalidArgument, "request is not strict JSON: %s at byte %d", se.Reason, se.Offset)
 	}
 	if err != nil || !IsJSONObject(b) {
-		return Errorf(CodeInvalidInput, "request must be a JSON object")
+		return Errorf(CodeInvalidArgument, "request must be a JSON object")
 	}
 	return nil
 }

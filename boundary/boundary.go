@@ -47,7 +47,8 @@ type RunContext struct {
 	// them.
 	Limits canonical.Limits
 	// TTL is every record's lifetime, set once at Begin and never extended;
-	// zero means the store's default TTL. A TTL shorter than the tool's
+	// zero means the store's default TTL (canonical.DefaultTTLer), which is
+	// checked in the same way. A TTL shorter than the tool's
 	// timeout plus the projection timeout plus the store's retry budget is
 	// refused (INVALID_ARGUMENT): the record could expire before the call
 	// is recorded, and the tool would run again for the same id.

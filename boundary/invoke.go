@@ -20,8 +20,9 @@ import (
 // RUN_INACTIVE, DEADLINE_EXCEEDED, UNKNOWN_TOOL, INVALID_ARGUMENT,
 // UNAUTHORIZED, POLICY_UNAVAILABLE, INVALID_INPUT, APPROVAL_REQUIRED,
 // NOT_READ_ONLY) write nothing and call nothing but the policy. A record
-// TTL shorter than the tool's timeout plus the projection timeout plus the
-// store's retry budget is INVALID_ARGUMENT. Begin refusals
+// TTL (the run's, else the store's default: canonical.DefaultTTLer) shorter
+// than the tool's timeout plus the projection timeout plus the store's retry
+// budget is INVALID_ARGUMENT. Begin refusals
 // (TOOL_CALL_IN_PROGRESS, DUPLICATE_TOOL_CALL, BUDGET_EXHAUSTED,
 // RUN_INACTIVE, RESULT_TOO_LARGE, INVALID_ARGUMENT for limits other than
 // the run's, STORE_UNAVAILABLE) leave any existing record untouched and run
@@ -150,9 +151,15 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	if run.TTL < 0 {
 		return inv.fail(canonical.CodeInvalidArgument, canonical.Errorf(canonical.CodeInvalidArgument, "negative TTL %v", run.TTL))
 	}
-	if need := b.recordLife(def.Timeout()); run.TTL > 0 && run.TTL < need {
+	// The TTL the record will get: the run's, else the store's default. One
+	// the store does not say (a Store without DefaultTTLer) is left to Begin.
+	ttl := run.TTL
+	if ttl == 0 {
+		ttl = canonical.DefaultTTLOf(b.store)
+	}
+	if need := b.recordLife(def.Timeout()); ttl > 0 && ttl < need {
 		return inv.fail(canonical.CodeInvalidArgument, canonical.Errorf(canonical.CodeInvalidArgument,
-			"record TTL %v is shorter than the tool timeout, the projection timeout and the store retry budget (%v)", run.TTL, need))
+			"record TTL %v is shorter than the tool timeout, the projection timeout and the store retry budget (%v)", ttl, need))
 	}
 	input := plan.Input()
 	request := buildRequest(env, run, bd, plan, input)

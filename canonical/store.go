@@ -93,6 +93,23 @@ type Store interface {
 	ObserveProgress(ctx context.Context, runID string, valid bool, threshold int64) (ProtocolState, error)
 }
 
+// DefaultTTLer is implemented by a Store that gives a record the lifetime
+// DefaultTTL when a Begin asks for none (BeginRequest.TTL zero), so that a
+// caller can check the lifetime a record will really get before it begins
+// one. Zero means the store has no default: every Begin must give a TTL.
+type DefaultTTLer interface {
+	DefaultTTL() time.Duration
+}
+
+// DefaultTTLOf returns the default record TTL of s, or 0 when s has none or
+// does not say (it does not implement DefaultTTLer).
+func DefaultTTLOf(s Store) time.Duration {
+	if d, ok := s.(DefaultTTLer); ok {
+		return max(d.DefaultTTL(), 0)
+	}
+	return 0
+}
+
 // ProtocolState is a run's progress-protocol counters, kept with the run so
 // that every worker of the run agrees.
 type ProtocolState struct {

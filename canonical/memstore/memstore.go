@@ -102,7 +102,10 @@ type leaseSet struct {
 // abandoned marks a record closed by Abandon; no completion digest equals it.
 const abandoned = "abandoned"
 
-var _ canonical.Store = (*Store)(nil)
+var (
+	_ canonical.Store        = (*Store)(nil)
+	_ canonical.DefaultTTLer = (*Store)(nil)
+)
 
 // New returns an empty Store.
 func New(opts ...Option) *Store {
@@ -115,6 +118,10 @@ func New(opts ...Option) *Store {
 	}
 	return s
 }
+
+// DefaultTTL implements canonical.DefaultTTLer: the TTL of WithDefaultTTL,
+// 0 when none was given.
+func (s *Store) DefaultTTL() time.Duration { return s.ttl }
 
 func (s *Store) nowMs() int64 { return s.now().UnixMilli() }
 

@@ -82,7 +82,10 @@ type Store struct {
 	own       bool
 }
 
-var _ canonical.Store = (*Store)(nil)
+var (
+	_ canonical.Store        = (*Store)(nil)
+	_ canonical.DefaultTTLer = (*Store)(nil)
+)
 
 // New connects to Redis and returns a Store. It fails with INVALID_ARGUMENT
 // for bad options and STORE_UNAVAILABLE when no server answers.
@@ -135,6 +138,9 @@ func (s *Store) Close() error {
 	}
 	return nil
 }
+
+// DefaultTTL implements canonical.DefaultTTLer: Options.DefaultTTL.
+func (s *Store) DefaultTTL() time.Duration { return s.ttl }
 
 // Keys returns the key layout the store uses.
 func (s *Store) Keys() canonical.Keys { return s.keys }

@@ -52,7 +52,9 @@ import (
 // PROJECTING, outside the completion index, so it can never become evidence,
 // until its lease (the tool's timeout plus WithLeaseMargin) passes and a
 // reaper abandons it (ERROR/EXECUTION_ABANDONED), or it expires with its
-// TTL; its call still counts against the run's budgets. If instead a completion reached the store but every reply was
+// TTL; its call still counts against the run's budgets. A completion
+// refused because a reaper abandoned the call while it ran reaches the
+// agent as EXECUTION_ABANDONED, what the record holds. If instead a completion reached the store but every reply was
 // lost, the record holds that outcome while the agent was told
 // STORE_UNAVAILABLE; under WithReplay a retry with the same id and request
 // then returns the stored outcome.
@@ -289,9 +291,27 @@ func (inv *invocation) complete(c canonical.Completion, cause error) Result {
 		return inv.fail(canonical.CodeStoreUnavailable, errors.Join(canonical.Errorf(canonical.CodeStoreUnavailable,
 			"complete returned a %s record for a %s completion", rec.Status, c.Status), cause))
 	}
-	// Whatever the store said (unreachable, record expired, not ours), the
-	// outcome is not recorded and so is not shown.
+	if canonical.CodeOf(err) == canonical.CodeInvalidTransition && inv.abandoned() {
+		// A reaper closed the call while this worker still ran it: what is
+		// recorded, and so what the agent is told, is that it was abandoned.
+		return inv.fail(canonical.CodeExecutionAbandoned, errors.Join(err, cause))
+	}
+	// Whatever else the store said (unreachable, record expired, not ours),
+	// the outcome is not recorded and so is not shown.
 	return inv.fail(canonical.CodeStoreUnavailable, errors.Join(err, cause))
+}
+
+// abandoned reports whether the call's record is this invocation's, closed
+// by Abandon: one read, made only after the store refused a completion.
+func (inv *invocation) abandoned() bool {
+	ctx, cancel := context.WithTimeout(inv.obs.detached(), inv.b.storeTimeout)
+	defer cancel()
+	recs, err := safeGetMany(ctx, inv.b.store, inv.run.ID, []string{inv.env.ToolCallID})
+	if err != nil || recs[0] == nil {
+		return false
+	}
+	r := recs[0]
+	return r.Owner == inv.owner && r.Status == canonical.StatusError && r.Error == canonical.CodeExecutionAbandoned
 }
 
 // completeRecord calls Complete detached from the caller's cancellation, with

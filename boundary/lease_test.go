@@ -142,3 +142,50 @@ func TestAbandonedCallIsClosedAndReplayed(t *testing.T) {
 		fx.checkRecord(t, "call_ab", w)
 	})
 }
+
+// shortLease begins every call with a lease of 1 ms, so that a test can
+// abandon a call while its tool still runs, as a reaper does when a worker
+// is slower than its lease.
+type shortLease struct{ canonical.Store }
+
+func (s shortLease) Begin(ctx context.Context, req canonical.BeginRequest) (canonical.Record, error) {
+	req.Lease = time.Millisecond
+	return s.Store.Begin(ctx, req)
+}
+
+// A call abandoned while its tool ran: the worker's completion is refused
+// (INVALID_TRANSITION), and the agent used to be told STORE_UNAVAILABLE,
+// which invites a retry with a new id. It is told what the record holds,
+// EXECUTION_ABANDONED, and nothing the tool answered is shown.
+func TestAbandonedWhileRunningReachesTheAgentAsAbandoned(t *testing.T) {
+	forEachStore(t, func(t *testing.T, fx *fixture) {
+		fx.rebuild(func(s canonical.Store) canonical.Store { return shortLease{s} })
+		abandoned := make(chan error, 1)
+		fx.tool.fn = func(context.Context, []byte) ([]byte, error) {
+			time.Sleep(20 * time.Millisecond)
+			_, err := fx.store.Abandon(context.Background(), fx.run.ID, "call_reaped")
+			abandoned <- err
+			return fx.raw(), nil
+		}
+		res := fx.invoke("call_reaped")
+		if err := <-abandoned; err != nil {
+			t.Fatalf("abandon while the tool ran: %v", err)
+		}
+		fx.checkError(t, res, "call_reaped", canonical.CodeExecutionAbandoned, true)
+		fx.checkRecord(t, "call_reaped", errRec(canonical.CodeExecutionAbandoned, nil))
+
+		// A completion refused for another reason is not shown as abandoned:
+		// the record, still PROJECTING, was not closed by a reaper.
+		fx.rebuild(func(s canonical.Store) canonical.Store { return refusingComplete{s} })
+		fx.tool.fn = func(context.Context, []byte) ([]byte, error) { return fx.raw(), nil }
+		fx.checkError(t, fx.invoke("call_refused"), "call_refused", canonical.CodeStoreUnavailable, true)
+	})
+}
+
+// refusingComplete refuses every completion as INVALID_TRANSITION, writing
+// nothing.
+type refusingComplete struct{ canonical.Store }
+
+func (refusingComplete) Complete(context.Context, canonical.Completion) (canonical.Record, error) {
+	return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "complete: refused by the test")
+}

@@ -352,6 +352,16 @@ func (b *Boundary) retry(ctx context.Context, op func(context.Context) error) er
 // retryPause is the pause after a failed store attempt.
 func retryPause(attempt int) time.Duration { return time.Duration(attempt) * 10 * time.Millisecond }
 
+// MinRecordTTL is the shortest record TTL that a Boundary with the default
+// projection timeout and store retries (DefaultProjectionTimeout,
+// DefaultStoreAttempts, DefaultStoreTimeout) accepts for a tool with this
+// timeout; a shorter one refuses every call of the tool at preflight. It
+// lets a configuration be checked before any Boundary is built.
+func MinRecordTTL(toolTimeout time.Duration) time.Duration {
+	b := Boundary{storeAttempts: DefaultStoreAttempts, storeTimeout: DefaultStoreTimeout, projTimeout: DefaultProjectionTimeout}
+	return b.recordLife(toolTimeout)
+}
+
 // recordLife is the shortest record TTL that outlives a call of a tool
 // with this timeout: the tool, its projection, then Complete with all its
 // retries.

@@ -28,7 +28,9 @@ type Store interface {
 	// same tool and request finds its own record and returns it as it now
 	// is, without counting twice. Anything else on an existing record is
 	// TOOL_CALL_IN_PROGRESS while it is PROJECTING, DUPLICATE_TOOL_CALL
-	// after. The returned record carries the run's Limits.
+	// after. The returned record carries the run's Limits. A run that is
+	// closed, or lost (its state gone while its live marker, index or
+	// leases live: see RunUsage.Lost), is RUN_INACTIVE.
 	Begin(ctx context.Context, req BeginRequest) (Record, error)
 
 	// Complete moves a PROJECTING record to READY or ERROR and appends its id to
@@ -38,9 +40,10 @@ type Store interface {
 	// RESULT_TOO_LARGE error. A retry by the same Owner with the same
 	// completion returns the stored outcome; anything else on a terminal
 	// record (an abandoned one included) is INVALID_TRANSITION and changes
-	// nothing. When the run's state is gone (evicted or deleted) the outcome
-	// is still recorded, unchecked against limits nobody knows any more, and
-	// the run is marked lost: see RunUsage.Lost.
+	// nothing. When the run's state is gone (evicted or deleted), or is a
+	// new one begun after the state this call was counted in was lost, the
+	// outcome is still recorded, unchecked against limits nobody knows any
+	// more, and the run is marked lost: see RunUsage.Lost.
 	Complete(ctx context.Context, c Completion) (Record, error)
 
 	// Abandon closes a PROJECTING record whose lease has passed: it becomes
@@ -79,6 +82,9 @@ type Store interface {
 	CloseRun(ctx context.Context, runID string) error
 
 	// Usage returns the run's counters, or NOT_FOUND for a run with no state.
+	// A run whose state is gone while a key only a begun run has lives (its
+	// live marker, completion index or leases) is reported Lost and Closed,
+	// as Begin refuses it.
 	Usage(ctx context.Context, runID string) (RunUsage, error)
 
 	// ObserveProgress counts one progress report of the run against the
@@ -281,10 +287,13 @@ type RunUsage struct {
 	InFlight  int64            // calls begun and neither completed nor abandoned
 	Closed    bool             // CloseRun was called, or the run's state was lost
 	// Lost is true when the run's state disappeared (memory eviction, an
-	// operator's DEL) while its records lived. A lost run is closed: its
-	// budgets can no longer be enforced, so no call begins again. Calls in
-	// flight still complete; Calls, ToolCalls and Bytes then count only what
-	// happened after the loss, and Limits are unknown (zero).
+	// operator's DEL) while its records lived: seen at once while the run's
+	// live marker, index or leases live, else by the Complete of a call
+	// begun before the loss. A lost run is closed: its budgets can no longer
+	// be enforced, so no call begins again. Calls in flight still complete;
+	// Calls, ToolCalls and Bytes then count only what happened after the
+	// loss, and Limits are unknown (zero) unless a Begin after the loss
+	// fixed new ones.
 	Lost     bool
 	Protocol ProtocolState // progress-protocol counters
 	TTL      time.Duration // time left before the run's state expires

@@ -1,9 +1,11 @@
 -- close_run: mark a run closed so that it accepts no new begin. Idempotent.
 --
 -- A closed run stays closed for the retention, whatever its records' TTLs:
--- the run's state is kept at least that long, and never shortened.
+-- the run's state (and its live marker) is kept at least that long, and
+-- never shortened.
 --
--- KEYS[1] run  <prefix>:{<run_id>}:run  HASH
+-- KEYS[1] run   <prefix>:{<run_id>}:run   HASH
+-- KEYS[2] live  <prefix>:{<run_id>}:live  STRING  when the run has one, kept as long as the run's state
 --
 -- ARGV[1] retention_ms  int  > 0: how long the run stays closed at least
 --
@@ -23,5 +25,12 @@ redis.call('HSET', KEYS[1], 'state', 'closed', 'closed_ms', now)
 local retention = tonumber(ARGV[1])
 if redis.call('PTTL', KEYS[1]) < retention then
   redis.call('PEXPIRE', KEYS[1], retention)
+end
+-- A begun run's live marker expires with its state, so that a closed run
+-- whose state is lost is still refused (as lost) for the retention. A run
+-- never begun gets none: its state alone says it is closed.
+local expires = redis.call('PEXPIRETIME', KEYS[1])
+if redis.call('PEXPIRETIME', KEYS[2]) ~= -2 and redis.call('PEXPIRETIME', KEYS[2]) < expires then
+  redis.call('PEXPIREAT', KEYS[2], expires)
 end
 return {'OK', created}

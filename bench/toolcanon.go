@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"strconv"
@@ -304,9 +306,18 @@ func beginArgs(c Call, request []byte, cfg Config) []string {
 			strconv.FormatInt(lim.MaxRunBytes, 10), strconv.FormatInt(lim.MaxRecordBytes, 10),
 			strconv.FormatInt(lim.MaxResultBytes, 10))
 	}
-	// The id tag the records of the baselines do without, and the
-	// generation a new run takes (random per Begin, as redisstore offers).
-	return append(args, "", canonical.NewOwner()[:16])
+	// The generation a new run takes: random per Begin, as redisstore offers.
+	return append(args, idTag(c.RunID, c.ToolCallID), canonical.PrincipalTag(""), canonical.NewOwner()[:16])
+}
+
+// idTag is the record's identity tag as redisstore writes it in the meta
+// line (ARGV[18] of begin.lua), so that the server does the same work.
+func idTag(runID, toolCallID string) string {
+	h := sha256.New()
+	h.Write([]byte(runID))
+	h.Write([]byte{0})
+	h.Write([]byte(toolCallID))
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:6])
 }
 
 // outcome is the first element of a script's reply.

@@ -36,7 +36,7 @@ func (f ToolFunc) Call(ctx context.Context, input []byte) ([]byte, error) { retu
 type RunContext struct {
 	ID        string             // run id; the same alphabet as a tool_call_id
 	Project   string             // project the run acts in, as the policy knows it
-	Principal registry.Principal // who the run acts for
+	Principal registry.Principal // who the run acts for; the run belongs to the first Subject that writes it
 	Deadline  time.Time          // the run's deadline; zero means none (ctx may still carry one)
 	Active    bool               // false refuses every call with RUN_INACTIVE
 	// Limits are the run's budgets (calls per run, calls per tool) and byte

@@ -22,8 +22,9 @@ import (
 // NOT_READ_ONLY) write nothing and call nothing but the policy. A record
 // TTL (the run's, else the store's default: canonical.DefaultTTLer) shorter
 // than the tool's timeout plus the projection timeout plus the store's retry
-// budget is INVALID_ARGUMENT. Begin refusals
-// (TOOL_CALL_IN_PROGRESS, DUPLICATE_TOOL_CALL, BUDGET_EXHAUSTED,
+// budget is INVALID_ARGUMENT. Begin refusals (RUN_FORBIDDEN
+// for a run of another principal, before any other; TOOL_CALL_IN_PROGRESS,
+// DUPLICATE_TOOL_CALL, BUDGET_EXHAUSTED,
 // RUN_INACTIVE, RESULT_TOO_LARGE, INVALID_ARGUMENT for limits other than
 // the run's, STORE_UNAVAILABLE) leave any existing record untouched and run
 // nothing.
@@ -250,7 +251,7 @@ func preflightCode(err error) canonical.Code {
 func (inv *invocation) begin(ctx context.Context, request []byte, lease time.Duration) (canonical.Record, error) {
 	req := canonical.BeginRequest{
 		RunID: inv.run.ID, ToolCallID: inv.env.ToolCallID, Tool: inv.env.Tool, Owner: inv.owner,
-		Request: request, TTL: inv.run.TTL, Lease: lease, Limits: inv.run.Limits,
+		Principal: inv.run.Principal.Subject, Request: request, TTL: inv.run.TTL, Lease: lease, Limits: inv.run.Limits,
 	}
 	var rec canonical.Record
 	err := inv.b.retry(ctx, func(ctx context.Context) error {

@@ -47,9 +47,10 @@ func TestReplayDifferentRequestIsDuplicate(t *testing.T) {
 		// Same input through another agent-facing name of the same definition.
 		res = fx.b.Invoke(fx.ctx, fx.run, fx.envelope("call_rd", "kb.find", okInput))
 		fx.checkError(t, res, "call_rd", canonical.CodeDuplicateToolCall, false)
-		// Same input by another principal: never someone else's result.
+		// Same input by another principal: never someone else's result, nor
+		// a word about the run.
 		fx.run.Principal.Subject = "user:bob"
-		fx.checkError(t, fx.invoke("call_rd"), "call_rd", canonical.CodeDuplicateToolCall, false)
+		fx.checkError(t, fx.invoke("call_rd"), "call_rd", canonical.CodeRunForbidden, false)
 		if res.Replayed() {
 			t.Error("a refused duplicate is marked replayed")
 		}

@@ -80,6 +80,7 @@ var hints = map[canonical.Code]string{
 	canonical.CodeToolCallInProgress:    "This tool_call_id is still running; wait for its result and do not call it again.",
 	canonical.CodeExecutionAbandoned:    "The tool call was abandoned before it finished; retry with a new tool_call_id.",
 	canonical.CodeToolDefinitionChanged: "This tool changed since it was approved and is disabled; use another tool.",
+	canonical.CodeRunForbidden:          "This run is not yours; call tools only for the run you were given.",
 }
 
 // fallbackHint is for a code outside the table; it cannot happen with the

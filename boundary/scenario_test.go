@@ -343,7 +343,7 @@ func TestInactiveRunIsRejected(t *testing.T) {
 func TestClosedRunIsRejectedByStore(t *testing.T) {
 	forEachStore(t, func(t *testing.T, fx *fixture) {
 		fx.checkReady(t, fx.invoke("call_before"), canonical.EvidenceFound)
-		if err := fx.store.CloseRun(context.Background(), fx.run.ID); err != nil {
+		if err := fx.store.CloseRun(context.Background(), fx.run.ID, fx.run.Principal.Subject); err != nil {
 			t.Fatal(err)
 		}
 		// The harness still thinks the run is active; the store knows better.

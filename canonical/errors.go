@@ -49,6 +49,9 @@ const (
 	// definition that was reviewed and pinned; it is not called until an
 	// operator pins it again.
 	CodeToolDefinitionChanged Code = "TOOL_DEFINITION_CHANGED"
+	// CodeRunForbidden: the run belongs to another principal. It says
+	// nothing else about the run: not whether it is open, closed or used.
+	CodeRunForbidden Code = "RUN_FORBIDDEN"
 )
 
 var knownCodes = map[Code]bool{
@@ -61,6 +64,7 @@ var knownCodes = map[Code]bool{
 	CodeInvalidTransition: true, CodeNotFound: true, CodeStoreUnavailable: true,
 	CodeInvalidProgressProtocol: true, CodeProgressProtocolViolated: true,
 	CodeToolCallInProgress: true, CodeExecutionAbandoned: true, CodeToolDefinitionChanged: true,
+	CodeRunForbidden: true,
 }
 
 // Valid reports whether c is one of the stable codes.
@@ -147,4 +151,5 @@ var (
 	ErrToolCallInProgress    = &Error{Code: CodeToolCallInProgress}
 	ErrExecutionAbandoned    = &Error{Code: CodeExecutionAbandoned}
 	ErrToolDefinitionChanged = &Error{Code: CodeToolDefinitionChanged}
+	ErrRunForbidden          = &Error{Code: CodeRunForbidden}
 )

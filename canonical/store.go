@@ -31,6 +31,11 @@ type Store interface {
 	// after. The returned record carries the run's Limits. A run that is
 	// closed, or lost (its state gone while its live marker, index or
 	// leases live: see RunUsage.Lost), is RUN_INACTIVE.
+	//
+	// The first write to a run (a Begin, CloseRun or ObserveProgress) makes
+	// its principal the run's owner. A Begin by another principal is
+	// RUN_FORBIDDEN, checked before anything else, so that it learns
+	// nothing of the run and writes nothing.
 	Begin(ctx context.Context, req BeginRequest) (Record, error)
 
 	// Complete moves a PROJECTING record to READY or ERROR and appends its id to
@@ -78,8 +83,10 @@ type Store interface {
 	// CloseRun marks the run closed: later Begins get RUN_INACTIVE. Calls
 	// already begun may still complete. A closed run stays closed for the
 	// store's retention (24h by default), or longer while its records live,
-	// whatever its records' TTLs. Closing is idempotent.
-	CloseRun(ctx context.Context, runID string) error
+	// whatever its records' TTLs. Closing is idempotent. Only the run's
+	// principal may close it (else RUN_FORBIDDEN); closing a run that has
+	// no state yet makes principal its owner.
+	CloseRun(ctx context.Context, runID, principal string) error
 
 	// Usage returns the run's counters, or NOT_FOUND for a run with no state.
 	// A run whose state is gone while a key only a begun run has lives (its
@@ -95,8 +102,22 @@ type Store interface {
 	// default TTL, else its closed-run retention). Unlike the lifecycle
 	// calls it is not idempotent, so stores never resend it: when its reply
 	// is lost the caller gets STORE_UNAVAILABLE and the report may or may
-	// not have been counted.
-	ObserveProgress(ctx context.Context, runID string, valid bool, threshold int64) (ProtocolState, error)
+	// not have been counted. Only the run's principal may report on it
+	// (else RUN_FORBIDDEN, counting nothing); a run with no state gets
+	// principal as its owner.
+	ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (ProtocolState, error)
+
+	// CheckPrincipal says whether principal may read the run: nil when the
+	// run is principal's; NOT_FOUND when it has no owner and no calls, so
+	// there is nothing to read (a reader stops there: a read that went on
+	// could meet a first Begin by someone else); RUN_FORBIDDEN when it
+	// belongs to another principal or its owner is unknown (its state was
+	// lost while its calls live). It reads the run's owner only, no record.
+	// The other reads (Get, GetMany, Completed, Usage) check nothing: a
+	// host that reads on behalf of a caller calls CheckPrincipal first, as
+	// the boundary and package progress do. A run's owner never changes
+	// while the run has state.
+	CheckPrincipal(ctx context.Context, runID, principal string) error
 }
 
 // DefaultTTLer is implemented by a Store that gives a record the lifetime
@@ -137,6 +158,7 @@ type BeginRequest struct {
 	ToolCallID string
 	Tool       string        // agent-facing tool name
 	Owner      string        // token of this invocation (see NewOwner); retries reuse it
+	Principal  string        // who the call is for (see ValidatePrincipal); the run's first writer owns it
 	Request    []byte        // complete canonical request: a JSON object
 	TTL        time.Duration // record lifetime, set once here and never extended; > 0, or 0 for the store's default
 	// Lease is how long the call may stay PROJECTING before Abandon may
@@ -171,6 +193,9 @@ func (req *BeginRequest) Validate(ttlDefault time.Duration) (BeginArgs, error) {
 		return a, err
 	}
 	if err := ValidateOwner(req.Owner); err != nil {
+		return a, err
+	}
+	if err := ValidatePrincipal(req.Principal); err != nil {
 		return a, err
 	}
 	if err := checkRequest(req.Request); err != nil {

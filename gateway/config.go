@@ -58,12 +58,13 @@ type UpstreamConfig struct {
 // IdentityConfig says who the calls act for and where their identity is
 // read.
 type IdentityConfig struct {
-	Project        string   // the project every call acts in
-	Principal      string   // the subject of calls that carry no authenticated principal; "" refuses them
-	ToolCallIDKeys []string // _meta keys accepted besides MetaToolCallID
-	RunIDKeys      []string // _meta keys accepted besides MetaRunID
-	RunHeader      string   // HTTP header naming the run
-	DefaultRun     string   // run of calls that name none; "" refuses them
+	Project        string          // the project every call acts in
+	Principal      string          // the subject of calls that carry no authenticated principal; "" refuses them
+	ToolCallIDKeys []string        // _meta keys accepted besides MetaToolCallID
+	RunIDKeys      []string        // _meta keys accepted besides MetaRunID
+	RunHeader      string          // HTTP header naming the run
+	DefaultRun     string          // run of calls that name none; "" refuses them
+	RunToken       *RunTokenConfig // signed run tokens (see MintRunToken); nil: none accepted
 }
 
 // RunConfig holds the run limits and the record TTL shared by every tool.
@@ -477,7 +478,7 @@ func (c *cfgParser) upstreams(n *jnode, ptr string) (map[string]UpstreamConfig, 
 
 func (c *cfgParser) identity(n *jnode, ptr string) (IdentityConfig, error) {
 	var id IdentityConfig
-	if err := c.obj(n, ptr, "project", "principal", "tool_call_id_keys", "run_id_keys", "run_header", "default_run"); err != nil {
+	if err := c.obj(n, ptr, "project", "principal", "tool_call_id_keys", "run_id_keys", "run_header", "default_run", "run_token"); err != nil {
 		return id, err
 	}
 	p, err := c.required(n, ptr, "project", `add "project": "my-project"`)
@@ -509,6 +510,11 @@ func (c *cfgParser) identity(n *jnode, ptr string) (IdentityConfig, error) {
 	}
 	if id.DefaultRun, err = c.optStr(n, ptr, "default_run", "use 1-128 characters of [A-Za-z0-9_.-]", func(s string) bool { return canonical.ValidateRunID(s) == nil }); err != nil {
 		return id, err
+	}
+	if v := n.member("run_token"); v != nil {
+		if id.RunToken, err = c.runToken(v, ptr+"/run_token"); err != nil {
+			return id, err
+		}
 	}
 	return id, nil
 }

@@ -141,6 +141,10 @@ func TestBadConfigsNameThePlaceAndTheFix(t *testing.T) {
 		{"tool ttl under its timeout", edit(t, `"ttl": "1h"`, `"ttl": "20s"`), 24, "/tools/0/ttl", "shorter than what a call of search_docs needs", "at least 50.03s"},
 		{"tool ttl just under", edit(t, `"ttl": "1h"`, `"ttl": "50s"`), 24, "/tools/0/ttl", "timeout 30s", "lower the tool's timeout"},
 		{"run ttl under a timeout", edit(t, `"ttl": "2h"`, `"ttl": "25s"`), 0, "/run/ttl", "shorter than what a call of query_logs needs", "at least 30.03s"},
+		{"run token with two keys", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"key_file": "k", "key_env": "K"}`), 0,
+			"/identity/run_token", "exactly one of key_file and key_env", "key_file"},
+		{"run token required not a bool", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"key_env": "K", "required": "yes"}`), 0,
+			"/identity/run_token/required", "true or false", "required"},
 		{"not an object", `[]`, 1, "/", "expected an object", "{…}"},
 		{"trailing data", goodConfig + "{}", 0, "", "after the end", "strict JSON"},
 		{"invalid utf8", strings.Replace(goodConfig, "Query the logs.", "Query \xff logs.", 1), 0, "", "not valid UTF-8", "strict JSON"},
@@ -170,6 +174,29 @@ func TestBadConfigsNameThePlaceAndTheFix(t *testing.T) {
 				t.Errorf("error %q lacks %q or a fix with %q", msg, c.msg, c.fixSub)
 			}
 		})
+	}
+}
+
+func TestRunTokenKeyFileIsRelativeToTheConfig(t *testing.T) {
+	doc := strings.Replace(goodConfig, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"key_file": "keys/run.key", "required": true}`, 1)
+	cfg, err := gateway.ParseConfig("/etc/toolcanon/gateway.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt := cfg.Identity.RunToken; rt == nil || rt.KeyFile != "/etc/toolcanon/keys/run.key" || !rt.Required {
+		t.Fatalf("run token config = %+v", rt)
+	}
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short.key")
+	if err := os.WriteFile(short, []byte("too short\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&gateway.RunTokenConfig{KeyFile: short}).Key(); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+		t.Fatalf("a short key: %v", err)
+	}
+	t.Setenv("RUN_TOKEN_KEY_TEST", strings.Repeat("e", gateway.MinRunTokenKey))
+	if k, err := (&gateway.RunTokenConfig{KeyEnv: "RUN_TOKEN_KEY_TEST"}).Key(); err != nil || len(k) != gateway.MinRunTokenKey {
+		t.Fatalf("a key from the environment: %d bytes, %v", len(k), err)
 	}
 }
 

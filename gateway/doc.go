@@ -30,6 +30,18 @@
 // only a call with no run (CodeNoRun) or no principal (CodeUnauthenticated)
 // gets a JSON-RPC error.
 //
+// # Runs and principals
+//
+// A run belongs to the principal of its first write (canonical.Store):
+// another principal naming it, in _meta, a header or a token, gets
+// RUN_FORBIDDEN for tools/call and for the progress tools, which also ask
+// the policy for tool.call:<name> like every tool. A host that mints run
+// ids hands the gateway a run with a signed run token (MintRunToken,
+// VerifyRunToken; StaticRuns.RunTokenKey): HMAC-SHA256 over the run id,
+// the principal and an expiry, sent in the RunTokenHeader header or under
+// MetaRunToken in _meta. A token is a credential for that run until it
+// expires: keep it as secret as a bearer token.
+//
 // # Trace context
 //
 // The gateway takes a Propagator (Options.Propagator, and

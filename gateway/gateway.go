@@ -122,6 +122,13 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 		Logger:         log,
 		Implementation: &mcp.Implementation{Name: "toolcanon-gateway", Version: "1"},
 	}
+	if rt := cfg.Identity.RunToken; rt != nil {
+		runs := hopts.Runs.(*StaticRuns)
+		if runs.RunTokenKey, err = rt.Key(); err != nil {
+			return nil, err
+		}
+		runs.RequireRunToken = rt.Required
+	}
 	if p := cfg.Progress; p != nil {
 		hopts.Progress = &ProgressTools{Store: store, FactsTool: p.FactsTool, ReportTool: p.ReportTool,
 			Protocol: progress.ProtocolOptions{Threshold: p.Threshold}}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -120,6 +121,13 @@ const DefaultPrincipalTTL = time.Hour
 // of the verified bearer token (its UserID), else Subject; the run from
 // RunHeader when the HTTP request carries it, else from _meta, else
 // DefaultRun.
+//
+// With RunTokenKey, a call that carries a run token (header RunTokenHeader
+// or _meta MetaRunToken) gets the token's run and principal instead, once
+// the token is verified (VerifyRunToken); a bad token, one for another
+// principal than the verified bearer token's, or a run header naming
+// another run is ErrUnauthenticated, and so is a call without a token when
+// RequireRunToken is set. Without RunTokenKey tokens are not read.
 type StaticRuns struct {
 	Project    string
 	Subject    string // principal of calls without a verified token; "" refuses them (ErrUnauthenticated)
@@ -128,6 +136,10 @@ type StaticRuns struct {
 	Limits     canonical.Limits
 	TTL        time.Duration            // record TTL
 	ToolTTL    map[string]time.Duration // per tool, overriding TTL
+	// RunTokenKey verifies run tokens (at least MinRunTokenKey bytes); nil
+	// reads none.
+	RunTokenKey     []byte
+	RequireRunToken bool // refuse calls without a valid run token
 }
 
 var _ RunResolver = (*StaticRuns)(nil)
@@ -142,12 +154,30 @@ func (s *StaticRuns) ResolveRun(_ context.Context, call *Call) (boundary.RunCont
 			p.ExpiresAt = tok.Expiration
 		}
 	}
-	if p.Subject == "" {
-		return boundary.RunContext{}, ErrUnauthenticated
-	}
 	id := ""
 	if s.RunHeader != "" && call.Header != nil {
 		id = call.Header.Get(s.RunHeader)
+	}
+	if s.RunTokenKey != nil {
+		rt, ok, err := s.runToken(call, now)
+		switch {
+		case err != nil:
+			return boundary.RunContext{}, err
+		case ok && call.Token != nil && call.Token.UserID != "" && call.Token.UserID != rt.Principal:
+			return boundary.RunContext{}, fmt.Errorf("%w: %w: it is for another principal", ErrUnauthenticated, ErrRunToken)
+		case ok && id != "" && id != rt.Run:
+			return boundary.RunContext{}, fmt.Errorf("%w: %w: the run header names another run", ErrUnauthenticated, ErrRunToken)
+		case ok:
+			id, p.Subject = rt.Run, rt.Principal
+			if p.ExpiresAt.After(rt.Expires) {
+				p.ExpiresAt = rt.Expires
+			}
+		case s.RequireRunToken:
+			return boundary.RunContext{}, fmt.Errorf("%w: a run token is required", ErrUnauthenticated)
+		}
+	}
+	if p.Subject == "" {
+		return boundary.RunContext{}, ErrUnauthenticated
 	}
 	if id == "" {
 		id = call.RunID
@@ -165,4 +195,27 @@ func (s *StaticRuns) ResolveRun(_ context.Context, call *Call) (boundary.RunCont
 	return boundary.RunContext{
 		ID: id, Project: s.Project, Principal: p, Active: true, Limits: s.Limits, TTL: ttl,
 	}, nil
+}
+
+// runToken verifies the call's run token, if it carries one (ok false when
+// it carries none). A header and a _meta token that differ are refused.
+func (s *StaticRuns) runToken(call *Call, now time.Time) (RunToken, bool, error) {
+	tok := metaString(call.Meta, MetaRunToken, nil)
+	if call.Header != nil {
+		if h := call.Header.Get(RunTokenHeader); h != "" {
+			if tok != "" && tok != h {
+				tok = unusable
+			} else {
+				tok = h
+			}
+		}
+	}
+	if tok == "" {
+		return RunToken{}, false, nil
+	}
+	rt, err := VerifyRunToken(s.RunTokenKey, tok, now)
+	if err != nil {
+		return RunToken{}, false, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
+	}
+	return rt, true, nil
 }

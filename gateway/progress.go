@@ -16,7 +16,9 @@ import (
 // progress): FactsTool returns the run's observed facts, ReportTool takes a
 // progress report, counts it in the run's protocol state and returns the
 // observation and the release decision. The run is resolved as for any
-// call; neither tool is recorded, and neither needs a tool_call_id.
+// call, the policy is asked for tool.call:<name> as for any tool, and only
+// the run's principal may read or report on it (RUN_FORBIDDEN); neither
+// tool is recorded, and neither needs a tool_call_id.
 type ProgressTools struct {
 	Store      canonical.Store
 	FactsTool  string // default "progress_facts"
@@ -110,7 +112,15 @@ func (h *handler) progress(ctx context.Context, c *Call, args json.RawMessage) (
 	if c.RunID != "" && c.RunID != run.ID {
 		return toolResult(boundary.Refuse(c.ToolCallID, canonical.CodeRunMismatch, canonical.Errorf(canonical.CodeRunMismatch, "the call names another run"))), nil
 	}
-	facts, err := progress.Project(ctx, p.Store, run.ID, p.Facts)
+	// Like every tool: the policy first, then only the run's own principal
+	// reads or reports on it (RUN_FORBIDDEN before any record is read).
+	if err := h.b.Authorize(ctx, run, c.Tool); err != nil {
+		h.log.WarnContext(ctx, "progress tool refused", "tool", c.Tool, "code", string(canonical.CodeOf(err)), "cause", causeText(err))
+		return toolResult(boundary.Refuse(c.ToolCallID, canonical.CodeOf(err), err)), nil
+	}
+	opts := p.Facts
+	opts.Principal = run.Principal.Subject
+	facts, err := progress.Project(ctx, p.Store, run.ID, opts)
 	if err != nil {
 		return h.progressFailure(ctx, c, err), nil
 	}

@@ -35,7 +35,8 @@
 -- ARGV[16] new_record_bytes  int
 -- ARGV[17] new_result_bytes  int
 -- ARGV[18] id_tag            string  no spaces: binds the record to its run_id and tool_call_id (stored in the meta line)
--- ARGV[19] generation        string  no spaces: the generation a run without one takes (random per Begin)
+-- ARGV[19] principal         string  the caller's principal tag (64 hex): the run's owner once the run has one
+-- ARGV[20] generation        string  no spaces: the generation a run without one takes (random per Begin)
 --
 -- RETRY safe    a resent begin by the same owner with the same request finds its own record
 --
@@ -45,6 +46,8 @@
 --   {"EXISTS", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, lease_ms int, raw_len int, result bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
 --     the same owner retried the same request (same tool and request digest): the record as it is, nothing counted again;
 --     limits are 0 when the run's state is gone
+--   {"RUN_FORBIDDEN"}
+--     the run belongs to another principal; checked before anything else, so it tells nothing of the run
 --   {"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
 --     another call has the id (still PROJECTING, or finished), or the run's limits refuse it
 --   {"RUN_INACTIVE", reason string}
@@ -68,6 +71,14 @@ local function get(name)
     out[i] = v[i]
   end
   return table.concat(out)
+end
+
+-- The run's owner first: another principal learns nothing, not even
+-- whether the call id is taken. A run whose state is lost has no owner any
+-- more, and is refused below (RUN_INACTIVE "lost") to every principal.
+local principal = redis.call('HGET', KEYS[2], 'principal')
+if principal and principal ~= ARGV[19] then
+  return {'RUN_FORBIDDEN'}
 end
 
 local t = redis.call('TIME')
@@ -127,7 +138,7 @@ else
   for i = 1, 5 do
     lim[i] = tonumber(ARGV[12 + i])
   end
-  gen = ARGV[19]
+  gen = ARGV[20]
 end
 if tonumber(run[2] or '0') >= lim[1] or tonumber(run[3] or '0') >= lim[2] then
   return {'BUDGET_EXHAUSTED'}
@@ -154,6 +165,7 @@ if not run[5] then
     'lim_record_bytes', lim[4], 'lim_result_bytes', lim[5], 'gen', gen)
 end
 redis.call('HSETNX', KEYS[2], 'state', 'open')
+redis.call('HSETNX', KEYS[2], 'principal', ARGV[19])
 redis.call('HSETNX', KEYS[2], 'created_ms', now)
 -- The run's state, leases and live marker must outlive every record they
 -- count, and expire together: each is set to the record's expiry as an

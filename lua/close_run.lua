@@ -7,13 +7,21 @@
 -- KEYS[1] run   <prefix>:{<run_id>}:run   HASH
 -- KEYS[2] live  <prefix>:{<run_id>}:live  STRING  when the run has one, kept as long as the run's state
 --
--- ARGV[1] retention_ms  int  > 0: how long the run stays closed at least
+-- ARGV[1] retention_ms  int     > 0: how long the run stays closed at least
+-- ARGV[2] principal     string  the caller's principal tag (64 hex): only the run's owner closes it
 --
 -- RETRY safe    closing is idempotent
 --
--- RETURNS {"OK", created int}
---   created is 1 when the run had no state before
+-- RETURNS
+--   {"OK", created int}
+--     created is 1 when the run had no state before
+--   {"RUN_FORBIDDEN"}
+--     the run belongs to another principal; nothing is written
 
+local principal = redis.call('HGET', KEYS[1], 'principal')
+if principal and principal ~= ARGV[2] then
+  return {'RUN_FORBIDDEN'}
+end
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local created = 0
@@ -22,6 +30,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], 'calls', 0, 'bytes', 0, 'created_ms', now)
 end
 redis.call('HSET', KEYS[1], 'state', 'closed', 'closed_ms', now)
+redis.call('HSETNX', KEYS[1], 'principal', ARGV[2])
 local retention = tonumber(ARGV[1])
 if redis.call('PTTL', KEYS[1]) < retention then
   redis.call('PEXPIRE', KEYS[1], retention)

@@ -10,12 +10,20 @@
 --
 -- ARGV[1] valid      int  1 for a valid report, 0 for an invalid one
 -- ARGV[2] threshold  int  > 0: violations at which the protocol is violated
--- ARGV[3] ttl_ms     int  lifetime of the run's state if it has none yet; an existing TTL is kept
+-- ARGV[3] ttl_ms     int     lifetime of the run's state if it has none yet; an existing TTL is kept
+-- ARGV[4] principal  string  the caller's principal tag (64 hex): only the run's owner reports on it
 --
 -- RETRY unsafe  each run counts one more report: a resent report would be counted twice
 --
--- RETURNS {"OK", reports int, pending int, violations int, violated int}
+-- RETURNS
+--   {"OK", reports int, pending int, violations int, violated int}
+--   {"RUN_FORBIDDEN"}
+--     the run belongs to another principal; nothing is counted
 
+local principal = redis.call('HGET', KEYS[1], 'principal')
+if principal and principal ~= ARGV[4] then
+  return {'RUN_FORBIDDEN'}
+end
 local created = redis.call('EXISTS', KEYS[1]) == 0
 local reports = redis.call('HINCRBY', KEYS[1], 'pp_reports', 1)
 local threshold = tonumber(ARGV[2])
@@ -41,6 +49,7 @@ if created then
   local t = redis.call('TIME')
   redis.call('HSET', KEYS[1], 'calls', 0, 'bytes', 0, 'state', 'open', 'created_ms', t[1] * 1000 + math.floor(t[2] / 1000))
 end
+redis.call('HSETNX', KEYS[1], 'principal', ARGV[4])
 -- A new state, or one some other writer left without a TTL, gets one.
 if redis.call('PTTL', KEYS[1]) < 0 then
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))

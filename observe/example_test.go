@@ -22,7 +22,7 @@ func ExampleLogger() {
 		},
 	})
 	store := observe.Store(memstore.New(), observe.NewLogger(slog.New(h)))
-	_ = store.CloseRun(context.Background(), "run-42")
+	_ = store.CloseRun(context.Background(), "run-42", "")
 	_, _ = store.Get(context.Background(), "run-42", "call_1")
 	// Output:
 	// level=DEBUG msg="store op" method=CloseRun script=close_run command=EVALSHA run_id=run-42 tool_call_id="" items=0

@@ -11,14 +11,16 @@ import (
 // Like every event of this package it carries no payload, key or error text.
 type StoreOp struct {
 	// Method is the Store method: "Begin", "Complete", "CloseRun",
-	// "ObserveProgress", "Get", "GetMany", "Completed" or "Usage".
+	// "ObserveProgress", "Get", "GetMany", "Completed", "Usage",
+	// "Abandon", "ExpiredLeases" or "CheckPrincipal".
 	Method string
 	// Script is the lifecycle script the method runs (begin, complete,
 	// close_run, observe_progress); "" for a read.
 	Script string
 	// Command is the Redis command the method stands for: EVALSHA for a
-	// script, HMGET, LRANGE or HGETALL for a read. The in-memory store runs
-	// none, but has the same operations, so it reports the same names.
+	// script, HMGET, LRANGE, HGETALL, ZRANGE or HGET for a read. The
+	// in-memory store runs none, but has the same operations, so it reports
+	// the same names.
 	Command string
 	// RunID and ToolCallID are the operation's identity when valid ("" for
 	// a malformed one, or when the method names no call).
@@ -53,6 +55,7 @@ var (
 	opObserveProgress = storeOp{"ObserveProgress", "observe_progress", "EVALSHA"}
 	opAbandon         = storeOp{"Abandon", "abandon", "EVALSHA"}
 	opExpiredLeases   = storeOp{"ExpiredLeases", "", "ZRANGE"}
+	opCheckPrincipal  = storeOp{"CheckPrincipal", "", "HGET"}
 )
 
 type storeOp struct{ method, script, command string }
@@ -111,9 +114,9 @@ func (s *observedStore) Completed(ctx context.Context, runID string, max int) (_
 	return s.next.Completed(ctx, runID, max)
 }
 
-func (s *observedStore) CloseRun(ctx context.Context, runID string) (err error) {
+func (s *observedStore) CloseRun(ctx context.Context, runID, principal string) (err error) {
 	defer s.report(ctx, opCloseRun, runID, "", 0, time.Now(), &err)
-	return s.next.CloseRun(ctx, runID)
+	return s.next.CloseRun(ctx, runID, principal)
 }
 
 func (s *observedStore) Usage(ctx context.Context, runID string) (_ canonical.RunUsage, err error) {
@@ -121,9 +124,14 @@ func (s *observedStore) Usage(ctx context.Context, runID string) (_ canonical.Ru
 	return s.next.Usage(ctx, runID)
 }
 
-func (s *observedStore) ObserveProgress(ctx context.Context, runID string, valid bool, threshold int64) (_ canonical.ProtocolState, err error) {
+func (s *observedStore) ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (_ canonical.ProtocolState, err error) {
 	defer s.report(ctx, opObserveProgress, runID, "", 0, time.Now(), &err)
-	return s.next.ObserveProgress(ctx, runID, valid, threshold)
+	return s.next.ObserveProgress(ctx, runID, principal, valid, threshold)
+}
+
+func (s *observedStore) CheckPrincipal(ctx context.Context, runID, principal string) (err error) {
+	defer s.report(ctx, opCheckPrincipal, runID, "", 0, time.Now(), &err)
+	return s.next.CheckPrincipal(ctx, runID, principal)
 }
 
 func (s *observedStore) Abandon(ctx context.Context, runID, toolCallID string) (_ canonical.Record, err error) {

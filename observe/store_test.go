@@ -124,11 +124,13 @@ func TestObservedStoreReportsEveryOperation(t *testing.T) {
 					observe.StoreOp{Method: "ExpiredLeases", Command: "ZRANGE", RunID: run}},
 				{func() error { _, err := s.Usage(ctx, run); return err },
 					observe.StoreOp{Method: "Usage", Command: "HGETALL", RunID: run}},
-				{func() error { _, err := s.ObserveProgress(ctx, run, false, 3); return err },
+				{func() error { return s.CheckPrincipal(ctx, run, "someone else") },
+					observe.StoreOp{Method: "CheckPrincipal", Command: "HGET", RunID: run, Code: canonical.CodeRunForbidden}},
+				{func() error { _, err := s.ObserveProgress(ctx, run, "", false, 3); return err },
 					observe.StoreOp{Method: "ObserveProgress", Script: "observe_progress", Command: "EVALSHA", RunID: run}},
-				{func() error { return s.CloseRun(ctx, run) },
+				{func() error { return s.CloseRun(ctx, run, "") },
 					observe.StoreOp{Method: "CloseRun", Script: "close_run", Command: "EVALSHA", RunID: run}},
-				{func() error { return s.CloseRun(ctx, "bad run {id}") },
+				{func() error { return s.CloseRun(ctx, "bad run {id}", "") },
 					observe.StoreOp{Method: "CloseRun", Script: "close_run", Command: "EVALSHA", Code: canonical.CodeInvalidRunID}},
 				{func() error { _, err := s.Get(ctx, run, "bad id!"); return err },
 					observe.StoreOp{Method: "Get", Command: "HMGET", RunID: run, Items: 1, Code: canonical.CodeInvalidToolCallID}},
@@ -222,7 +224,7 @@ func (p *panickingObserver) StoreOp(context.Context, observe.StoreOp) {
 func TestObservedStoreIgnoresObserverPanic(t *testing.T) {
 	p := &panickingObserver{}
 	s := observe.Store(memstore.New(), p)
-	if err := s.CloseRun(context.Background(), "r1"); err != nil {
+	if err := s.CloseRun(context.Background(), "r1", ""); err != nil {
 		t.Fatalf("CloseRun through a panicking observer: %v", err)
 	}
 	if u, err := s.Usage(context.Background(), "r1"); err != nil || !u.Closed {

@@ -24,7 +24,7 @@ import (
 func TestStoreOperationOutsideACallIsARootSpan(t *testing.T) {
 	w := newWorld(t, storeKinds[0])
 	s := observe.Store(w.store, w.obs)
-	if err := s.CloseRun(context.Background(), "run-closing"); err != nil {
+	if err := s.CloseRun(context.Background(), "run-closing", ""); err != nil {
 		t.Fatal(err)
 	}
 	spans := w.spans.GetSpans()

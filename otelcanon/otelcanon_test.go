@@ -126,7 +126,7 @@ func scenarios() []scenario {
 			}},
 		{name: "closed run", code: canonical.CodeRunInactive, children: []string{pre, fail(begin, canonical.CodeRunInactive)},
 			setup: func(w *world, c *call) {
-				if err := w.store.CloseRun(context.Background(), c.run.ID); err != nil {
+				if err := w.store.CloseRun(context.Background(), c.run.ID, c.run.Principal.Subject); err != nil {
 					w.t.Fatal(err)
 				}
 			}},

@@ -212,9 +212,14 @@ func (c *countingStore) Completed(ctx context.Context, runID string, limit int) 
 	return ids, n, err
 }
 
-func (c *countingStore) CloseRun(ctx context.Context, runID string) error {
+func (c *countingStore) CloseRun(ctx context.Context, runID, principal string) error {
 	c.calls.Add(1)
-	return c.Store.CloseRun(ctx, runID)
+	return c.Store.CloseRun(ctx, runID, principal)
+}
+
+func (c *countingStore) CheckPrincipal(ctx context.Context, runID, principal string) error {
+	c.calls.Add(1)
+	return c.Store.CheckPrincipal(ctx, runID, principal)
 }
 
 func (c *countingStore) Usage(ctx context.Context, runID string) (canonical.RunUsage, error) {
@@ -222,9 +227,9 @@ func (c *countingStore) Usage(ctx context.Context, runID string) (canonical.RunU
 	return c.Store.Usage(ctx, runID)
 }
 
-func (c *countingStore) ObserveProgress(ctx context.Context, runID string, valid bool, threshold int64) (canonical.ProtocolState, error) {
+func (c *countingStore) ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (canonical.ProtocolState, error) {
 	c.calls.Add(1)
-	return c.Store.ObserveProgress(ctx, runID, valid, threshold)
+	return c.Store.ObserveProgress(ctx, runID, principal, valid, threshold)
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)

@@ -25,6 +25,10 @@ type Options struct {
 	// index is refused with BUDGET_EXHAUSTED, which names its length, rather
 	// than cut: a cut would silently drop facts.
 	MaxCalls int
+	// Principal is who reads the run (see canonical.ValidatePrincipal). A
+	// run of another principal is RUN_FORBIDDEN before any of its keys is
+	// read; Observe counts a report under the projection's principal.
+	Principal string
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -96,6 +100,7 @@ type Projection struct {
 	Facts      []Fact      `json:"facts"`
 	Excluded   []Exclusion `json:"excluded"`
 	Duplicates int         `json:"duplicates"` // index entries that repeated an earlier entry and were skipped
+	principal  string      // Options.Principal: the reader, whom Observe reports for
 }
 
 // Fact returns the fact of id, if id is one.
@@ -125,11 +130,13 @@ func (p *Projection) Exclusion(id string) (Exclusion, bool) {
 }
 
 // Project resolves the run's completion index through the store and returns
-// its observed facts. It reads at most opts.MaxCalls index entries (one
-// Completed, which also says how long the index is) and resolves the
-// distinct ones with one GetMany, without raw or request. On Redis that is
-// 1 + ceil(distinct ids / redisstore.GetManyBatch) round trips: 2 for up to
-// 256 calls, 5 for 1,000; 1 when the index is empty.
+// its observed facts. It checks first that the run is opts.Principal's
+// (Store.CheckPrincipal: RUN_FORBIDDEN otherwise), then reads at most
+// opts.MaxCalls index entries (one Completed, which also says how long the
+// index is) and resolves the distinct ones with one GetMany, without raw or
+// request. On Redis that is 2 + ceil(distinct ids / redisstore.GetManyBatch)
+// round trips: 3 for up to 256 calls, 6 for 1,000; 1 for a run nobody has
+// written, 2 for one with an empty index.
 //
 // Only READY records whose run id and tool_call_id are the ones they were
 // indexed under become facts. An id that appears more than once in the index
@@ -145,6 +152,14 @@ func Project(ctx context.Context, store canonical.Store, runID string, opts Opti
 	if err != nil {
 		return nil, err
 	}
+	p := &Projection{RunID: runID, Facts: []Fact{}, Excluded: []Exclusion{}, principal: opts.Principal}
+	switch err := store.CheckPrincipal(ctx, runID, opts.Principal); canonical.CodeOf(err) {
+	case "":
+	case canonical.CodeNotFound:
+		return p, nil // a run nobody wrote: no facts, and nothing read
+	default:
+		return nil, err
+	}
 	index, length, err := store.Completed(ctx, runID, opts.MaxCalls)
 	if err != nil {
 		return nil, err
@@ -152,7 +167,6 @@ func Project(ctx context.Context, store canonical.Store, runID string, opts Opti
 	if length > opts.MaxCalls || len(index) > opts.MaxCalls {
 		return nil, canonical.Errorf(canonical.CodeBudgetExhausted, "completion index has %d entries, over MaxCalls %d", max(length, len(index)), opts.MaxCalls)
 	}
-	p := &Projection{RunID: runID, Facts: []Fact{}, Excluded: []Exclusion{}}
 	type entry struct {
 		pos int
 		id  string

@@ -102,8 +102,8 @@ func TestSeedCompletedCallsAreProjected(t *testing.T) {
 		if strings.Contains(string(b), "RAW-") || strings.Contains(string(b), "q-call") {
 			t.Fatalf("projection carries raw or request data: %s", b)
 		}
-		if cs.calls.Load() != 2 || len(cs.getMany) != 1 || len(cs.getMany[0]) != 3 || cs.readOpts[0] != (canonical.ReadOptions{}) {
-			t.Fatalf("round trips %d, GetMany calls %v with %+v; want Completed + one GetMany of 3 ids without raw",
+		if cs.calls.Load() != 3 || len(cs.getMany) != 1 || len(cs.getMany[0]) != 3 || cs.readOpts[0] != (canonical.ReadOptions{}) {
+			t.Fatalf("round trips %d, GetMany calls %v with %+v; want the owner check, Completed and one GetMany of 3 ids without raw",
 				cs.calls.Load(), cs.getMany, cs.readOpts)
 		}
 	})
@@ -289,7 +289,7 @@ func TestDuplicateIndexEntryReportedOnce(t *testing.T) {
 	})
 }
 
-func TestProjectEmptyRunIsOneRoundTrip(t *testing.T) {
+func TestProjectUnknownRunIsOneRoundTrip(t *testing.T) {
 	eachStore(t, func(t *testing.T, h *harness) {
 		cs := &countingStore{Store: h.store}
 		p, err := progress.Project(ctx(), cs, newRunID(t), progress.Options{})

@@ -134,7 +134,9 @@ type Observation struct {
 // facts of facts — positive claims only EVIDENCE_FOUND facts. facts should be
 // a fresh projection: a call completed after it was taken is UNKNOWN_ID.
 //
-// Observing is not idempotent: when the store fails (STORE_UNAVAILABLE) the
+// The report is counted for the principal facts were projected for
+// (Options.Principal): a run of another principal is RUN_FORBIDDEN and
+// counts nothing. Observing is not idempotent: when the store fails (STORE_UNAVAILABLE) the
 // report may or may not have been counted.
 func Observe(ctx context.Context, store canonical.Store, facts *Projection, report []byte, opts ProtocolOptions) (Observation, error) {
 	if store == nil || facts == nil {
@@ -169,7 +171,7 @@ func Observe(ctx context.Context, store canonical.Store, facts *Projection, repo
 		}
 	}
 	obs.Valid = len(findings) == 0
-	state, err := store.ObserveProgress(ctx, facts.RunID, obs.Valid, threshold)
+	state, err := store.ObserveProgress(ctx, facts.RunID, facts.principal, obs.Valid, threshold)
 	if err != nil {
 		return Observation{}, err
 	}

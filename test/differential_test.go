@@ -41,6 +41,7 @@ func TestDifferentialMemoryVersusRedis(t *testing.T) {
 		"complete ", "complete RESULT_TOO_LARGE", "complete INVALID_TRANSITION", "complete NOT_FOUND", "complete-retry ",
 		"abandon ", "abandon INVALID_TRANSITION", "abandon NOT_FOUND", "expired ", "expired some", "get ", "get NOT_FOUND",
 		"getmany ", "usage ", "usage NOT_FOUND", "progress ", "close ",
+		"begin RUN_FORBIDDEN", "progress RUN_FORBIDDEN", "close RUN_FORBIDDEN", "check ", "check RUN_FORBIDDEN",
 	} {
 		if seen[want] == 0 {
 			t.Errorf("no operation ended as %q; outcomes seen: %v", want, seen)
@@ -67,11 +68,21 @@ func runDifferential(t *testing.T, seed int64, steps int, a, b canonical.Store, 
 	base := canonical.Limits{MaxCallsPerRun: 5, MaxCallsPerTool: 3, MaxRunBytes: 900, MaxRecordBytes: 400, MaxResultBytes: 120}
 	pick := func(xs []string) string { return xs[rng.Intn(len(xs))] }
 	payload := func(n int) []byte { return bytes.Repeat([]byte{'a' + byte(rng.Intn(26))}, n) }
+	// Principals come from a stream of their own, so that the operations
+	// stay those of the seed: mostly the runs' usual principal, sometimes
+	// another, whose every write must be RUN_FORBIDDEN alike on both.
+	prng := rand.New(rand.NewSource(seed ^ 0x5eed))
+	principal := func() string {
+		if prng.Intn(8) == 0 {
+			return "intruder"
+		}
+		return "agent"
+	}
 	var lastBegin *canonical.BeginRequest
 	var lastComplete *canonical.Completion
 
 	beginOp := func(kind string, req canonical.BeginRequest) op {
-		return op{kind, fmt.Sprintf("%s %s/%s by %s (lease %v, limits %+v)", kind, req.RunID, req.ToolCallID, req.Owner, req.Lease, req.Limits),
+		return op{kind, fmt.Sprintf("%s %s/%s by %s for %q (lease %v, limits %+v)", kind, req.RunID, req.ToolCallID, req.Owner, req.Principal, req.Lease, req.Limits),
 			func(s canonical.Store) (string, canonical.Code) {
 				r, err := s.Begin(ctx, req)
 				return reply(r, err, req.TTL), canonical.CodeOf(err)
@@ -106,7 +117,8 @@ func runDifferential(t *testing.T, seed int64, steps int, a, b canonical.Store, 
 				size = 360 + rng.Intn(100) // around the record's 400 bytes
 			}
 			req := canonical.BeginRequest{RunID: run, ToolCallID: id, Tool: pick(tools), Owner: owner,
-				Request: []byte(`{"q":"` + string(payload(size)) + `"}`), TTL: diffTTL, Lease: lease, Limits: lim}
+				Request: []byte(`{"q":"` + string(payload(size)) + `"}`), TTL: diffTTL, Lease: lease, Limits: lim,
+				Principal: principal()}
 			lastBegin = &req
 			o = beginOp("begin", req)
 		case k < 34:
@@ -184,17 +196,18 @@ func runDifferential(t *testing.T, seed int64, steps int, a, b canonical.Store, 
 					u.InFlight, u.Closed, u.Lost, u.Protocol, ttl || err != nil, idx, n, canonical.CodeOf(err2)), canonical.CodeOf(err)
 			}}
 		case k < 96:
-			valid := rng.Intn(2) == 0
-			o = op{"progress", "progress " + run, func(s canonical.Store) (string, canonical.Code) {
-				p, err := s.ObserveProgress(ctx, run, valid, 3)
+			valid, who := rng.Intn(2) == 0, principal()
+			o = op{"progress", "progress " + run + " for " + who, func(s canonical.Store) (string, canonical.Code) {
+				p, err := s.ObserveProgress(ctx, run, who, valid, 3)
 				return fmt.Sprintf("%s %+v", canonical.CodeOf(err), p), canonical.CodeOf(err)
 			}}
 		default:
 			if rng.Intn(8) != 0 {
 				continue // closing is rarer, so runs live long enough to matter
 			}
-			o = op{"close", "close " + run, func(s canonical.Store) (string, canonical.Code) {
-				c := canonical.CodeOf(s.CloseRun(ctx, run))
+			who := principal()
+			o = op{"close", "close " + run + " for " + who, func(s canonical.Store) (string, canonical.Code) {
+				c := canonical.CodeOf(s.CloseRun(ctx, run, who))
 				return string(c), c
 			}}
 		}
@@ -206,6 +219,14 @@ func runDifferential(t *testing.T, seed int64, steps int, a, b canonical.Store, 
 		}
 		if ga != gb {
 			t.Fatalf("step %d: %s\nmemstore:   %s\nredisstore: %s", i, o.desc, ga, gb)
+		}
+		if prng.Intn(6) == 0 {
+			who := principal()
+			ca, cb := canonical.CodeOf(a.CheckPrincipal(ctx, run, who)), canonical.CodeOf(b.CheckPrincipal(ctx, run, who))
+			seen["check "+string(ca)]++
+			if ca != cb {
+				t.Fatalf("step %d: check %s for %s\nmemstore:   %s\nredisstore: %s", i, run, who, ca, cb)
+			}
 		}
 	}
 }

@@ -51,7 +51,7 @@ func TestScriptFlushReloadsScripts(t *testing.T) {
 	if _, err := s.Begin(ctx, begin(run, "c2")); err != nil {
 		t.Fatalf("begin after SCRIPT FLUSH: %v", err)
 	}
-	if err := s.CloseRun(ctx, run); err != nil {
+	if err := s.CloseRun(ctx, run, ""); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := s.Get(ctx, run, "c1")

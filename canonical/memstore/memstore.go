@@ -90,6 +90,20 @@ type runState struct {
 	gen           uint64 // set with the limits by the run's first Begin
 	createdMillis int64
 	protocol      canonical.ProtocolState
+	principal     string // the owner's canonical.PrincipalTag; "" before the run has one
+}
+
+// forbids reports whether the run belongs to a principal other than the one
+// of tag.
+func (r *runState) forbids(tag string) bool {
+	return r != nil && r.principal != "" && r.principal != tag
+}
+
+// claim makes tag the run's owner when it has none.
+func (r *runState) claim(tag string) {
+	if r.principal == "" {
+		r.principal = tag
+	}
 }
 
 // index is the run's completion index (a LIST on Redis).
@@ -200,8 +214,14 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 // the store, and the shard to visit after the lock is released (-1: none).
 func (s *Store) begin(req canonical.BeginRequest, a canonical.BeginArgs, rec *record) (canonical.Record, int, error) {
 	digest := rec.rec.RequestDigest
+	tag := canonical.PrincipalTag(req.Principal)
 	sh, now := s.lock(req.RunID)
 	defer sh.mu.Unlock()
+	// The run's owner first: another principal learns nothing, not even
+	// whether the call id is taken.
+	if sh.liveRun(req.RunID, now).forbids(tag) {
+		return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "begin"}
+	}
 	k := recordKey{req.RunID, req.ToolCallID}
 	if cur := sh.liveRecord(k, now); cur != nil {
 		if cur.rec.Owner == req.Owner && cur.rec.Tool == req.Tool && cur.rec.RequestDigest == digest {
@@ -264,6 +284,7 @@ func (s *Store) begin(req canonical.BeginRequest, a canonical.BeginArgs, rec *re
 		r.limits, r.hasLimits, r.gen = lim, true, s.gens.Add(1)
 	}
 	rec.gen = r.gen
+	r.claim(tag)
 	l := sh.liveLeases(req.RunID, now)
 	if l == nil {
 		l = sh.newLeases(req.RunID, rec.expires)
@@ -546,20 +567,28 @@ func (s *Store) completed(runID string, limit int) ([]string, int) {
 }
 
 // CloseRun implements canonical.Store.
-func (s *Store) CloseRun(ctx context.Context, runID string) error {
+func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	if err := enter(ctx, runID, "close run"); err != nil {
 		return err
 	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return err
+	}
+	tag := canonical.PrincipalTag(principal)
 	sh, now := s.lock(runID)
 	defer sh.mu.Unlock()
 	keep := now + s.retention.Milliseconds()
 	r := sh.liveRun(runID, now)
+	if r.forbids(tag) {
+		return &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "close run"}
+	}
 	if r == nil {
 		r = sh.newRun(runID, now, keep)
 	} else if r.expires < keep {
 		r.expires = keep
 	}
 	r.closed = true
+	r.claim(tag)
 	// A begun run's live marker expires with its state.
 	if m := sh.liveMarker(runID, now); m != nil && m.expires < r.expires {
 		m.expires = r.expires
@@ -607,8 +636,11 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 }
 
 // ObserveProgress implements canonical.Store.
-func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, threshold int64) (canonical.ProtocolState, error) {
+func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (canonical.ProtocolState, error) {
 	if err := canonical.ValidateRunID(runID); err != nil {
+		return canonical.ProtocolState{}, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
 		return canonical.ProtocolState{}, err
 	}
 	if threshold <= 0 {
@@ -619,7 +651,11 @@ func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, t
 	}
 	sh, now := s.lock(runID)
 	defer sh.mu.Unlock()
+	tag := canonical.PrincipalTag(principal)
 	r := sh.liveRun(runID, now)
+	if r.forbids(tag) {
+		return canonical.ProtocolState{}, &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "observe progress"}
+	}
 	if r == nil {
 		ttl := s.ttl
 		if ttl == 0 {
@@ -627,6 +663,7 @@ func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, t
 		}
 		r = sh.newRun(runID, now, now+ttl.Milliseconds())
 	}
+	r.claim(tag)
 	p := &r.protocol
 	p.Reports++
 	if valid {
@@ -641,6 +678,25 @@ func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, t
 		p.Violated = true
 	}
 	return *p, nil
+}
+
+// CheckPrincipal implements canonical.Store.
+func (s *Store) CheckPrincipal(ctx context.Context, runID, principal string) error {
+	if err := enter(ctx, runID, "read run owner"); err != nil {
+		return err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return err
+	}
+	sh, now := s.lockForRead(runID)
+	r := sh.liveRun(runID, now)
+	owner := ""
+	if r != nil {
+		owner = r.principal
+	}
+	calls := sh.begun(runID, now)
+	sh.mu.Unlock()
+	return canonical.CheckOwner(owner, owner != "", calls, principal)
 }
 
 // enter checks a run id and the caller's context before a call touches the

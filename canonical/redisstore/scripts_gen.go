@@ -25,10 +25,10 @@ var allScripts = []*script{abandonScript, beginScript, closeRunScript, completeS
 // declaredOutcomes lists, per script, every outcome its RETURNS declares.
 var declaredOutcomes = map[string][]string{
 	"abandon.lua":          {"OK", "EXISTS", "LEASE_ACTIVE", "INVALID_TRANSITION", "NOT_FOUND"},
-	"begin.lua":            {"OK", "EXISTS", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT"},
-	"close_run.lua":        {"OK"},
+	"begin.lua":            {"OK", "EXISTS", "RUN_FORBIDDEN", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT"},
+	"close_run.lua":        {"OK", "RUN_FORBIDDEN"},
 	"complete.lua":         {"OK", "EXISTS", "RESULT_TOO_LARGE", "NOT_FOUND", "INVALID_TRANSITION"},
-	"observe_progress.lua": {"OK"},
+	"observe_progress.lua": {"OK", "RUN_FORBIDDEN"},
 }
 
 // abandonKeys are the KEYS of abandon.lua.
@@ -146,7 +146,8 @@ type beginArgs struct {
 	NewRecordBytes int64  // ARGV[16]
 	NewResultBytes int64  // ARGV[17]
 	IDTag          string // ARGV[18] no spaces: binds the record to its run_id and tool_call_id (stored in the meta line)
-	Generation     string // ARGV[19] no spaces: the generation a run without one takes (random per Begin)
+	Principal      string // ARGV[19] the caller's principal tag (64 hex): the run's owner once the run has one
+	Generation     string // ARGV[20] no spaces: the generation a run without one takes (random per Begin)
 }
 
 // beginReply is a reply of begin.lua, as its RETURNS declares:
@@ -157,6 +158,8 @@ type beginArgs struct {
 //	{"EXISTS", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, lease_ms int, raw_len int, result bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
 //	the same owner retried the same request (same tool and request digest): the record as it is, nothing counted again;
 //	limits are 0 when the run's state is gone
+//	{"RUN_FORBIDDEN"}
+//	the run belongs to another principal; checked before anything else, so it tells nothing of the run
 //	{"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
 //	another call has the id (still PROJECTING, or finished), or the run's limits refuse it
 //	{"RUN_INACTIVE", reason string}
@@ -222,6 +225,8 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 		r.RunBytes = d.num(12, "run_bytes")
 		r.RecordBytes = d.num(13, "record_bytes")
 		r.ResultBytes = d.num(14, "result_bytes")
+	case "RUN_FORBIDDEN":
+		d.length(1)
 	case "TOOL_CALL_IN_PROGRESS":
 		d.length(1)
 	case "DUPLICATE_TOOL_CALL":
@@ -263,6 +268,7 @@ func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginRe
 		strconv.FormatInt(a.NewRecordBytes, 10),
 		strconv.FormatInt(a.NewResultBytes, 10),
 		a.IDTag,
+		a.Principal,
 		a.Generation,
 	}))
 }
@@ -275,13 +281,17 @@ type closeRunKeys struct {
 
 // closeRunArgs are the ARGV of close_run.lua.
 type closeRunArgs struct {
-	RetentionMs int64 // ARGV[1] > 0: how long the run stays closed at least
+	RetentionMs int64  // ARGV[1] > 0: how long the run stays closed at least
+	Principal   string // ARGV[2] the caller's principal tag (64 hex): only the run's owner closes it
 }
 
 // closeRunReply is a reply of close_run.lua, as its RETURNS declares:
 //
-//	RETURNS {"OK", created int}
+//	RETURNS
+//	{"OK", created int}
 //	created is 1 when the run had no state before
+//	{"RUN_FORBIDDEN"}
+//	the run belongs to another principal; nothing is written
 type closeRunReply struct {
 	Outcome string // the reply's first element
 	Created int64  // created, in OK
@@ -301,6 +311,8 @@ func decodeCloseRunReply(res rueidis.RedisResult) (closeRunReply, error) {
 	case "OK":
 		d.length(2)
 		r.Created = d.num(1, "created")
+	case "RUN_FORBIDDEN":
+		d.length(1)
 	default:
 		d.undeclared()
 	}
@@ -311,6 +323,7 @@ func decodeCloseRunReply(res rueidis.RedisResult) (closeRunReply, error) {
 func execCloseRun(ctx context.Context, r runner, k closeRunKeys, a closeRunArgs) (closeRunReply, error) {
 	return decodeCloseRunReply(r.runScript(ctx, closeRunScript, []string{k.Run, k.Live}, []string{
 		strconv.FormatInt(a.RetentionMs, 10),
+		a.Principal,
 	}))
 }
 
@@ -416,14 +429,18 @@ type observeProgressKeys struct {
 
 // observeProgressArgs are the ARGV of observe_progress.lua.
 type observeProgressArgs struct {
-	Valid     int64 // ARGV[1] 1 for a valid report, 0 for an invalid one
-	Threshold int64 // ARGV[2] > 0: violations at which the protocol is violated
-	TTLMs     int64 // ARGV[3] lifetime of the run's state if it has none yet; an existing TTL is kept
+	Valid     int64  // ARGV[1] 1 for a valid report, 0 for an invalid one
+	Threshold int64  // ARGV[2] > 0: violations at which the protocol is violated
+	TTLMs     int64  // ARGV[3] lifetime of the run's state if it has none yet; an existing TTL is kept
+	Principal string // ARGV[4] the caller's principal tag (64 hex): only the run's owner reports on it
 }
 
 // observeProgressReply is a reply of observe_progress.lua, as its RETURNS declares:
 //
-//	RETURNS {"OK", reports int, pending int, violations int, violated int}
+//	RETURNS
+//	{"OK", reports int, pending int, violations int, violated int}
+//	{"RUN_FORBIDDEN"}
+//	the run belongs to another principal; nothing is counted
 type observeProgressReply struct {
 	Outcome    string // the reply's first element
 	Reports    int64  // reports, in OK
@@ -449,6 +466,8 @@ func decodeObserveProgressReply(res rueidis.RedisResult) (observeProgressReply, 
 		r.Pending = d.num(2, "pending")
 		r.Violations = d.num(3, "violations")
 		r.Violated = d.num(4, "violated")
+	case "RUN_FORBIDDEN":
+		d.length(1)
 	default:
 		d.undeclared()
 	}
@@ -461,5 +480,6 @@ func execObserveProgress(ctx context.Context, r runner, k observeProgressKeys, a
 		strconv.FormatInt(a.Valid, 10),
 		strconv.FormatInt(a.Threshold, 10),
 		strconv.FormatInt(a.TTLMs, 10),
+		a.Principal,
 	}))
 }

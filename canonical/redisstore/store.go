@@ -164,7 +164,8 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		RecordBytes: a.Limits.MaxRecordBytes, ResultBytes: a.Limits.MaxResultBytes,
 		NewCallsRun: a.NewRun.MaxCallsPerRun, NewCallsTool: a.NewRun.MaxCallsPerTool, NewRunBytes: a.NewRun.MaxRunBytes,
 		NewRecordBytes: a.NewRun.MaxRecordBytes, NewResultBytes: a.NewRun.MaxResultBytes,
-		IDTag: identityTag(req.RunID, req.ToolCallID), Generation: newGeneration(),
+		IDTag: identityTag(req.RunID, req.ToolCallID), Principal: canonical.PrincipalTag(req.Principal),
+		Generation: newGeneration(),
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "begin")
@@ -462,14 +463,17 @@ func (s *Store) Completed(ctx context.Context, runID string, limit int) ([]strin
 }
 
 // CloseRun implements canonical.Store.
-func (s *Store) CloseRun(ctx context.Context, runID string) error {
+func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	if err := canonical.ValidateRunID(runID); err != nil {
 		return err
 	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return err
+	}
 	r, err := execCloseRun(ctx, s, closeRunKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID)},
-		closeRunArgs{RetentionMs: s.retention.Milliseconds()})
+		closeRunArgs{RetentionMs: s.retention.Milliseconds(), Principal: canonical.PrincipalTag(principal)})
 	if err != nil {
 		return unavailable(err, "close run")
 	}
@@ -540,10 +544,13 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 }
 
 // ObserveProgress implements canonical.Store.
-func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, threshold int64) (canonical.ProtocolState, error) {
+func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (canonical.ProtocolState, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	if err := canonical.ValidateRunID(runID); err != nil {
+		return canonical.ProtocolState{}, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
 		return canonical.ProtocolState{}, err
 	}
 	if threshold <= 0 {
@@ -558,7 +565,7 @@ func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, t
 		v = 1
 	}
 	r, err := execObserveProgress(ctx, s, observeProgressKeys{Run: s.keys.Run(runID)},
-		observeProgressArgs{Valid: v, Threshold: threshold, TTLMs: ttl.Milliseconds()})
+		observeProgressArgs{Valid: v, Threshold: threshold, TTLMs: ttl.Milliseconds(), Principal: canonical.PrincipalTag(principal)})
 	if err != nil {
 		return canonical.ProtocolState{}, unavailable(err, "observe progress")
 	}
@@ -567,6 +574,35 @@ func (s *Store) ObserveProgress(ctx context.Context, runID string, valid bool, t
 	}
 	return canonical.ProtocolState{Reports: r.Reports, Pending: r.Pending, Violations: r.Violations, Violated: r.Violated == 1}, nil
 }
+
+// CheckPrincipal implements canonical.Store: an HGET of the run's owner and
+// an EXISTS of its index, leases and live marker, in one round trip on the
+// run's slot.
+func (s *Store) CheckPrincipal(ctx context.Context, runID, principal string) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	if err := canonical.ValidateRunID(runID); err != nil {
+		return err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return err
+	}
+	res := s.c.DoMulti(ctx,
+		s.c.B().Hget().Key(s.keys.Run(runID)).Field(principalField).Build(),
+		s.c.B().Exists().Key(s.keys.Index(runID), s.keys.Leases(runID), s.keys.Live(runID)).Build())
+	owner, err := res[0].ToString()
+	if err != nil && !rueidis.IsRedisNil(err) {
+		return unavailable(err, "read run owner")
+	}
+	calls, err2 := res[1].AsInt64()
+	if err2 != nil {
+		return unavailable(err2, "read run owner")
+	}
+	return canonical.CheckOwner(owner, err == nil, calls > 0, principal)
+}
+
+// principalField is the run hash's field of the owner's PrincipalTag.
+const principalField = "principal"
 
 // bound applies the store's timeout to ctx.
 func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -59,7 +59,7 @@ func testBadInput(t *testing.T, f Factory) {
 				t.Errorf("%s: got %v, want INVALID_RUN_ID", name, err)
 			}
 			for op, err := range map[string]error{
-				"close": h.Store.CloseRun(ctx(), id),
+				"close": h.Store.CloseRun(ctx(), id, ""),
 				"usage": second(h.Store.Usage(ctx(), id)),
 				"index": third(h.Store.Completed(ctx(), id, 10)),
 				"get":   second(h.Store.Get(ctx(), id, "x")),

@@ -68,10 +68,10 @@ func testIndex(t *testing.T, f Factory) {
 		h := f(t)
 		run := newRunID(t)
 		mustBegin(t, h.Store, beginReq(run, "c1"))
-		if err := h.Store.CloseRun(ctx(), run); err != nil {
+		if err := h.Store.CloseRun(ctx(), run, ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.Store.CloseRun(ctx(), run); err != nil {
+		if err := h.Store.CloseRun(ctx(), run, ""); err != nil {
 			t.Fatalf("second close: %v", err)
 		}
 		_, err := h.Store.Begin(ctx(), beginReq(run, "c2"))
@@ -93,7 +93,7 @@ func testIndex(t *testing.T, f Factory) {
 	t.Run("CloseBeforeAnyCall", func(t *testing.T) {
 		h := f(t)
 		run := newRunID(t)
-		if err := h.Store.CloseRun(ctx(), run); err != nil {
+		if err := h.Store.CloseRun(ctx(), run, ""); err != nil {
 			t.Fatal(err)
 		}
 		_, err := h.Store.Begin(ctx(), beginReq(run, "c1"))

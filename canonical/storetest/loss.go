@@ -101,6 +101,17 @@ func testLoss(t *testing.T, f Factory) {
 				t.Fatalf("begin with %s gone: limits %+v, want the run's %+v", lost, rec.Limits, limits.WithDefaults())
 			}
 
+			// A lost run is refused to every principal: nobody can claim it.
+			// One whose state lives keeps its owner.
+			_, err = h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c3-other"), "another-principal"))
+			switch {
+			case detected:
+				wantLost(t, err)
+				wantCode(t, h.Store.CheckPrincipal(ctx(), run, "another-principal"), canonical.CodeRunForbidden)
+			case !lost[keyRun]:
+				wantCode(t, err, canonical.CodeRunForbidden)
+			}
+
 			// The call in flight completes: its record is the canonical one.
 			if got := mustComplete(t, h.Store, ready(run, "c2", canonical.NoEvidence)); got.Status != canonical.StatusReady {
 				t.Fatalf("orphan's completion = %+v", brief(got))
@@ -143,6 +154,9 @@ func testLoss(t *testing.T, f Factory) {
 				if u, err := h.Store.Usage(ctx(), run); err != nil || !u.Lost || !u.Closed {
 					t.Fatalf("usage = %+v, %v; want it lost and closed", u, err)
 				}
+				_, err = h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c2"), "another-principal"))
+				wantLost(t, err)
+				wantCode(t, h.Store.CheckPrincipal(ctx(), run, "another-principal"), canonical.CodeRunForbidden)
 			case !lost[keyRun]:
 				wantCode(t, err, canonical.CodeBudgetExhausted) // the state holds the budget
 			case err != nil || rec.Limits != canonical.DefaultLimits:
@@ -160,7 +174,7 @@ func testLoss(t *testing.T, f Factory) {
 		req.TTL = time.Minute
 		mustBegin(t, h.Store, req)
 		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
-		if err := h.Store.CloseRun(ctx(), run); err != nil {
+		if err := h.Store.CloseRun(ctx(), run, ""); err != nil {
 			t.Fatal(err)
 		}
 		// The live marker is kept as long as the closed state, past the

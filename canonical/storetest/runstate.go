@@ -77,7 +77,7 @@ func testRunState(t *testing.T, f Factory) {
 		req := beginReq(run, "c1")
 		req.TTL = 200 * time.Millisecond
 		mustBegin(t, h.Store, req)
-		if err := h.Store.CloseRun(ctx(), run); err != nil {
+		if err := h.Store.CloseRun(ctx(), run, ""); err != nil {
 			t.Fatal(err)
 		}
 		h.Wait(300 * time.Millisecond)
@@ -102,7 +102,7 @@ func testRunState(t *testing.T, f Factory) {
 		req := beginReq(run, "c1")
 		req.TTL = 200 * time.Millisecond
 		mustBegin(t, h.Store, req)
-		if err := h.Store.CloseRun(ctx(), run); err != nil {
+		if err := h.Store.CloseRun(ctx(), run, ""); err != nil {
 			t.Fatal(err)
 		}
 		if h.RealClock {
@@ -128,7 +128,7 @@ func testRunState(t *testing.T, f Factory) {
 		long := beginReq(run, "c1")
 		long.TTL = 2 * h.closedRetention()
 		mustBegin(t, h.Store, long)
-		if err := h.Store.CloseRun(ctx(), run); err != nil {
+		if err := h.Store.CloseRun(ctx(), run, ""); err != nil {
 			t.Fatal(err)
 		}
 		u, err := h.Store.Usage(ctx(), run)
@@ -152,17 +152,17 @@ func testRunState(t *testing.T, f Factory) {
 		big.Raw = bytes.Repeat([]byte("r"), int(canonical.DefaultLimits.MaxRecordBytes))
 		_, err := h.Store.Complete(ctx(), big)
 		wantCode(t, err, canonical.CodeResultTooLarge)
-		if _, err := h.Store.ObserveProgress(ctx(), run, false, 2); err != nil {
+		if _, err := h.Store.ObserveProgress(ctx(), run, "", false, 2); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.Store.CloseRun(ctx(), run); err != nil {
+		if err := h.Store.CloseRun(ctx(), run, ""); err != nil {
 			t.Fatal(err)
 		}
 		other := newRunID(t) + "x"
-		if _, err := h.Store.ObserveProgress(ctx(), other, true, 2); err != nil {
+		if _, err := h.Store.ObserveProgress(ctx(), other, "", true, 2); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.Store.CloseRun(ctx(), other+"y"); err != nil {
+		if err := h.Store.CloseRun(ctx(), other+"y", ""); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range []string{run, other, other + "y"} {
@@ -234,7 +234,7 @@ func testLostRunState(t *testing.T, f Factory) {
 			t.Fatalf("a refused Begin left a record: %v", err)
 		}
 		// A progress report in between does not make the run new again.
-		if _, err := h.Store.ObserveProgress(ctx(), run, true, 3); err != nil {
+		if _, err := h.Store.ObserveProgress(ctx(), run, "", true, 3); err != nil {
 			t.Fatal(err)
 		}
 		_, err = h.Store.Begin(ctx(), beginReq(run, "c3"))

@@ -255,7 +255,7 @@ func runDemo(ctx context.Context, w io.Writer, store canonical.Store, storeName,
 			return err
 		}
 	}
-	if err := runStore.CloseRun(ctx, runID); err != nil {
+	if err := b.CloseRun(ctx, run); err != nil {
 		return err
 	}
 	step++
@@ -263,7 +263,7 @@ func runDemo(ctx context.Context, w io.Writer, store canonical.Store, storeName,
 	if err := show(ctx, w, store, step, late, b.Invoke(ctx, run, late.env), showRaw, ""); err != nil {
 		return err
 	}
-	if err := endOfRun(ctx, w, runStore, runID); err != nil {
+	if err := endOfRun(ctx, w, runStore, run); err != nil {
 		return err
 	}
 	if tr != nil {
@@ -313,8 +313,8 @@ func show(ctx context.Context, w io.Writer, store canonical.Store, step int, c d
 
 // endOfRun projects the run's facts, checks the agent's progress reports and
 // decides what may be released.
-func endOfRun(ctx context.Context, w io.Writer, store canonical.Store, runID string) error {
-	facts, err := progress.Project(ctx, store, runID, progress.Options{MaxSummaryBytes: 120})
+func endOfRun(ctx context.Context, w io.Writer, store canonical.Store, run boundary.RunContext) error {
+	facts, err := progress.Project(ctx, store, run.ID, progress.Options{MaxSummaryBytes: 120, Principal: run.Principal.Subject})
 	if err != nil {
 		return err
 	}

@@ -176,9 +176,12 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	call := fs.String("call", "", "show only this tool_call_id (also one not yet completed)")
 	raw := fs.Bool("raw", false, "include request and raw payloads (harness-only data)")
 	asJSON := fs.Bool("json", false, "print JSON for scripts")
+	principal := fs.String("principal", "", "read on behalf of this principal: refused (exit 4) unless the run is theirs")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
+	onBehalf := false
+	fs.Visit(func(f *flag.Flag) { onBehalf = onBehalf || f.Name == "principal" })
 	if rf.password != "" {
 		fmt.Fprintf(stderr, "toolcanon inspect: %v\n", errPasswordFlag)
 		return exitUsage
@@ -203,6 +206,13 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	defer store.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if onBehalf {
+		// Before anything of the run is read.
+		if err := store.CheckPrincipal(ctx, *runID, *principal); err != nil {
+			fmt.Fprintf(stderr, "toolcanon inspect: %v\n", err)
+			return codeExit(err)
+		}
+	}
 	view, err := collect(ctx, store, *runID, *call, *raw)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcanon inspect: %v\n", err)
@@ -226,7 +236,7 @@ func codeExit(err error) int {
 		return exitNotFound
 	case canonical.CodeInvalidArgument, canonical.CodeInvalidRunID, canonical.CodeInvalidToolCallID:
 		return exitUsage
-	case canonical.CodeInvalidTransition:
+	case canonical.CodeInvalidTransition, canonical.CodeRunForbidden:
 		return exitRefused
 	}
 	return exitFailure

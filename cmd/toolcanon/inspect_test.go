@@ -51,6 +51,18 @@ func seedRun(t *testing.T, addr string) string {
 	return run
 }
 
+func TestInspectOnBehalfOfAPrincipal(t *testing.T) {
+	addr := redistest.Addr(t)
+	run := seedRun(t, addr) // begun by the empty principal
+	code, out, stderr := runCmd("inspect", "--redis", addr, "--run", run, "--principal", "user:bob")
+	if code != exitRefused || out != "" || !strings.Contains(stderr, "RUN_FORBIDDEN") || strings.Contains(stderr, "call_ok") {
+		t.Fatalf("another principal: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if code, out, stderr := runCmd("inspect", "--redis", addr, "--run", run, "--principal", ""); code != exitOK || !strings.Contains(out, "call_ok") {
+		t.Fatalf("the run's principal: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
+
 func TestInspectText(t *testing.T) {
 	addr := redistest.Addr(t)
 	run := seedRun(t, addr)

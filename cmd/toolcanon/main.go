@@ -3,13 +3,14 @@
 // worker died, and runs the MCP gateway in front of upstream MCP servers.
 //
 //	toolcanon demo    [--redis ADDR[,ADDR...]] [--raw] [--trace]
-//	toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json]
+//	toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json] [--principal P]
 //	toolcanon doctor  --redis ADDR[,ADDR...] [--json]
 //	toolcanon reap    --redis ADDR[,ADDR...] --run RUN [--max N]
 //	toolcanon abandon --redis ADDR[,ADDR...] --run RUN --call ID
 //	toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
 //	                  [--trace-file FILE | --trace-stdout]
 //	toolcanon gateway pin|check --config FILE
+//	toolcanon run-token --key-file FILE --run RUN --principal P [--ttl 1h]
 //
 // Exit codes: 0 success, 1 the store failed (unreachable), 2 bad usage,
 // 3 nothing found, 4 the store refused the change (a lease still runs, the
@@ -53,6 +54,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return abandonCmd(args[1:], stdout, stderr)
 	case "gateway":
 		return gatewayCmd(args[1:], stdout, stderr)
+	case "run-token":
+		return runTokenCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return exitOK
@@ -70,8 +73,9 @@ Usage:
       Run a scripted agent run through the boundary and show what the agent
       saw and what the store holds. Default store: in memory (no setup).
       --trace also prints the run's OpenTelemetry span tree.
-  toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json]
+  toolcanon inspect --redis ADDR[,ADDR...] --run RUN [--call ID] [--raw] [--json] [--principal P]
       Show a run's settings, records and completion index. Raw payloads only with --raw.
+      With --principal, only a run that belongs to P is shown (else exit 4).
   toolcanon doctor  --redis ADDR[,ADDR...] [--json]
       Report the server settings the guarantees assume: version, maxmemory-policy,
       persistence (appendonly, save) and replicas, and what each means.
@@ -84,6 +88,9 @@ Usage:
       Put toolcanon in front of MCP servers: every tools/call of an agent
       through the boundary. "toolcanon gateway help" for pin, check and
       tracing (--trace-file FILE, --trace-stdout).
+  toolcanon run-token --key-file FILE --run RUN --principal P [--ttl 1h]
+      Print a signed token that lets principal P use run RUN through a gateway
+      whose identity.run_token names the same key.
 
 Common flags:
   --redis ADDR     Redis address, or several cluster nodes separated by commas
@@ -94,6 +101,6 @@ Common flags:
                    a command line shows in ps output and shell history.
   --standalone     skip cluster discovery (an ACL user that may not run CLUSTER)
 
-Exit codes: 0 ok, 1 store failure, 2 bad usage, 3 not found, 4 refused (lease still running, call complete).
+Exit codes: 0 ok, 1 store failure, 2 bad usage, 3 not found, 4 refused (lease still running, call complete, another principal's run).
 `)
 }

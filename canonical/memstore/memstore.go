@@ -99,6 +99,14 @@ func (r *runState) forbids(tag string) bool {
 	return r != nil && r.principal != "" && r.principal != tag
 }
 
+// ownerLost reports whether the run r (its state, nil when none) is a lost
+// one with no owner: no owner and no limits while a key only a begun run
+// has lives. Nothing may claim such a run: CloseRun and ObserveProgress
+// then make nobody its owner.
+func (sh *shard) ownerLost(r *runState, runID string, now int64) bool {
+	return (r == nil || r.principal == "" && !r.hasLimits) && sh.begun(runID, now)
+}
+
 // claim makes tag the run's owner when it has none.
 func (r *runState) claim(tag string) {
 	if r.principal == "" {
@@ -582,13 +590,16 @@ func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	if r.forbids(tag) {
 		return &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "close run"}
 	}
+	lost := sh.ownerLost(r, runID, now)
 	if r == nil {
 		r = sh.newRun(runID, now, keep)
 	} else if r.expires < keep {
 		r.expires = keep
 	}
 	r.closed = true
-	r.claim(tag)
+	if !lost {
+		r.claim(tag)
+	}
 	// A begun run's live marker expires with its state.
 	if m := sh.liveMarker(runID, now); m != nil && m.expires < r.expires {
 		m.expires = r.expires
@@ -656,6 +667,7 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 	if r.forbids(tag) {
 		return canonical.ProtocolState{}, &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "observe progress"}
 	}
+	lost := sh.ownerLost(r, runID, now)
 	if r == nil {
 		ttl := s.ttl
 		if ttl == 0 {
@@ -663,7 +675,9 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 		}
 		r = sh.newRun(runID, now, now+ttl.Milliseconds())
 	}
-	r.claim(tag)
+	if !lost {
+		r.claim(tag)
+	}
 	p := &r.protocol
 	p.Reports++
 	if valid {

@@ -275,8 +275,10 @@ func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginRe
 
 // closeRunKeys are the KEYS of close_run.lua.
 type closeRunKeys struct {
-	Run  string // KEYS[1] <prefix>:{<run_id>}:run   HASH
-	Live string // KEYS[2] <prefix>:{<run_id>}:live  STRING  when the run has one, kept as long as the run's state
+	Run    string // KEYS[1] <prefix>:{<run_id>}:run   HASH
+	Live   string // KEYS[2] <prefix>:{<run_id>}:live    STRING  when the run has one, kept as long as the run's state
+	Index  string // KEYS[3] <prefix>:{<run_id>}:done    LIST    read only: tells a lost run from a new one
+	Leases string // KEYS[4] <prefix>:{<run_id>}:leases  ZSET    read only: likewise
 }
 
 // closeRunArgs are the ARGV of close_run.lua.
@@ -321,7 +323,7 @@ func decodeCloseRunReply(res rueidis.RedisResult) (closeRunReply, error) {
 
 // execCloseRun runs close_run.lua: mark a run closed so that it accepts no new begin. Idempotent.
 func execCloseRun(ctx context.Context, r runner, k closeRunKeys, a closeRunArgs) (closeRunReply, error) {
-	return decodeCloseRunReply(r.runScript(ctx, closeRunScript, []string{k.Run, k.Live}, []string{
+	return decodeCloseRunReply(r.runScript(ctx, closeRunScript, []string{k.Run, k.Live, k.Index, k.Leases}, []string{
 		strconv.FormatInt(a.RetentionMs, 10),
 		a.Principal,
 	}))
@@ -424,7 +426,10 @@ func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs)
 
 // observeProgressKeys are the KEYS of observe_progress.lua.
 type observeProgressKeys struct {
-	Run string // KEYS[1] <prefix>:{<run_id>}:run  HASH
+	Run    string // KEYS[1] <prefix>:{<run_id>}:run     HASH
+	Live   string // KEYS[2] <prefix>:{<run_id>}:live    STRING  read only: tells a lost run from a new one
+	Index  string // KEYS[3] <prefix>:{<run_id>}:done    LIST    read only: likewise
+	Leases string // KEYS[4] <prefix>:{<run_id>}:leases  ZSET    read only: likewise
 }
 
 // observeProgressArgs are the ARGV of observe_progress.lua.
@@ -476,7 +481,7 @@ func decodeObserveProgressReply(res rueidis.RedisResult) (observeProgressReply, 
 
 // execObserveProgress runs observe_progress.lua: count one progress report of a run against the progress protocol, atomically for every worker of the run.
 func execObserveProgress(ctx context.Context, r runner, k observeProgressKeys, a observeProgressArgs) (observeProgressReply, error) {
-	return decodeObserveProgressReply(r.runScript(ctx, observeProgressScript, []string{k.Run}, []string{
+	return decodeObserveProgressReply(r.runScript(ctx, observeProgressScript, []string{k.Run, k.Live, k.Index, k.Leases}, []string{
 		strconv.FormatInt(a.Valid, 10),
 		strconv.FormatInt(a.Threshold, 10),
 		strconv.FormatInt(a.TTLMs, 10),

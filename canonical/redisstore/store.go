@@ -472,7 +472,8 @@ func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	if err := canonical.ValidatePrincipal(principal); err != nil {
 		return err
 	}
-	r, err := execCloseRun(ctx, s, closeRunKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID)},
+	r, err := execCloseRun(ctx, s, closeRunKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID),
+		Index: s.keys.Index(runID), Leases: s.keys.Leases(runID)},
 		closeRunArgs{RetentionMs: s.retention.Milliseconds(), Principal: canonical.PrincipalTag(principal)})
 	if err != nil {
 		return unavailable(err, "close run")
@@ -564,7 +565,8 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 	if valid {
 		v = 1
 	}
-	r, err := execObserveProgress(ctx, s, observeProgressKeys{Run: s.keys.Run(runID)},
+	r, err := execObserveProgress(ctx, s, observeProgressKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID),
+		Index: s.keys.Index(runID), Leases: s.keys.Leases(runID)},
 		observeProgressArgs{Valid: v, Threshold: threshold, TTLMs: ttl.Milliseconds(), Principal: canonical.PrincipalTag(principal)})
 	if err != nil {
 		return canonical.ProtocolState{}, unavailable(err, "observe progress")

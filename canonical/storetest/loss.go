@@ -197,6 +197,29 @@ func testLoss(t *testing.T, f Factory) {
 		_, err := h.Store.Begin(ctx(), beginReq(run, "c2"))
 		wantLost(t, err)
 	})
+
+	// A lost run has no owner any more, and no principal makes itself its
+	// owner by closing it or reporting progress on it: it stays refused to
+	// everyone, its owner included, and its records unreadable.
+	t.Run("LostRunIsClaimedByNobody", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		const alice, bob = "alice", "bob"
+		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
+		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
+		h.Evict(t, run, keyRun)
+		if _, err := h.Store.ObserveProgress(ctx(), run, bob, true, 3); err != nil {
+			t.Fatalf("a progress report on the lost run: %v", err)
+		}
+		if err := h.Store.CloseRun(ctx(), run, bob); err != nil {
+			t.Fatalf("closing the lost run: %v", err)
+		}
+		for _, p := range []string{alice, bob} {
+			wantCode(t, h.Store.CheckPrincipal(ctx(), run, p), canonical.CodeRunForbidden)
+			_, err := h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c2-"+p), p))
+			wantCode(t, err, canonical.CodeRunInactive) // closed, and lost
+		}
+	})
 }
 
 // wantLost fails unless err is the RUN_INACTIVE of a lost run.

@@ -20,11 +20,14 @@ all: lint test
 demo:
 	$(GO) run ./cmd/toolcanon demo
 
-## setup: install what the tests need (redis-server from Debian when missing) and fetch modules.
+## setup: install what the tests need (from Debian when missing: redis-server, and make and gcc,
+## with which the tests build Valkey from third_party/valkey) and fetch modules.
 setup:
-	@command -v redis-server >/dev/null 2>&1 || { \
-		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(REDIS_PKG); \
-		else echo "redis-server is missing: sudo apt-get install -y $(REDIS_PKG)"; exit 1; fi; }
+	@missing=""; command -v redis-server >/dev/null 2>&1 || missing="$$missing $(REDIS_PKG)"; \
+		command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; command -v make >/dev/null 2>&1 || missing="$$missing make"; \
+		if [ -n "$$missing" ]; then \
+			if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+			else echo "missing:$$missing: sudo apt-get install -y$$missing"; exit 1; fi; fi
 	$(GO) mod download
 
 ## generate: regenerate the Go wrappers of the Lua scripts.
@@ -42,14 +45,26 @@ lint:
 	$(GO) vet ./...
 
 ## test: lint, short fuzz runs, then every test under the race detector against real Redis
-## (a redis-server and a 3-master cluster that the tests start); ends with a count line.
+## (a redis-server and a 3-master cluster that the tests start), then the store, durability
+## and cluster suites (VALKEY_PKGS) again on Valkey 8, which the harness builds once from
+## third_party/valkey into the user's cache directory; ends with a count line over both.
+## Without a redis-server every test runs on Valkey in the first pass, and the second is not needed.
+VALKEY_PKGS ?= ./internal/redistest/ ./canonical/redisstore/ ./test/
 test: lint
 	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
 	@echo "go test -race -count=1 ./..."
-	@log=$$(mktemp); $(GO) test -race -count=1 -v ./... >$$log 2>&1; rc=$$?; \
+	@log=$$(mktemp); vlog=$$(mktemp); $(GO) test -race -count=1 -v ./... >$$log 2>&1; rc=$$?; \
+		grep -hE '^redistest: ' $$log | sort -u; \
 		if [ $$rc -ne 0 ]; then grep -vE '^\s*(=== (RUN|PAUSE|CONT)|--- PASS)' $$log; else grep -E '^(ok|FAIL|\?) ' $$log; fi; \
-		echo "tests: $$(grep -cE '^\s*--- PASS' $$log) passed, $$(grep -cE '^\s*--- FAIL' $$log) failed, $$(grep -cE '^\s*--- SKIP' $$log) skipped"; \
-		rm -f $$log; exit $$rc
+		if grep -q '^redistest: no redis-server on PATH' $$log; then :; else \
+			echo "TOOLCANON_SERVER=valkey go test -race -count=1 $(VALKEY_PKGS)"; \
+			TOOLCANON_SERVER=valkey $(GO) test -race -count=1 -v $(VALKEY_PKGS) >$$vlog 2>&1; vrc=$$?; \
+			grep -hE '^redistest: ' $$vlog | sort -u; \
+			if [ $$vrc -ne 0 ]; then grep -vE '^\s*(=== (RUN|PAUSE|CONT)|--- PASS)' $$vlog; rc=$$vrc; \
+			else grep -E '^(ok|FAIL|\?) ' $$vlog | sed 's/$$/ (valkey)/'; fi; \
+		fi; \
+		echo "tests: $$(cat $$log $$vlog | grep -cE '^\s*--- PASS') passed, $$(cat $$log $$vlog | grep -cE '^\s*--- FAIL') failed, $$(cat $$log $$vlog | grep -cE '^\s*--- SKIP') skipped"; \
+		rm -f $$log $$vlog; exit $$rc
 
 ## test-short: the tests without the race detector or fuzzing.
 test-short:
@@ -133,7 +148,17 @@ eval-patterns:
 	@./bin/evalpatterns
 
 ## eval-redaction: the redaction corpora (projectors/redact/testdata): planted secrets that leak through
-## the redactor and the query-log projector (must be 0), ordinary lines the redactor changes (at most 0.5%).
+## the redactor and the query-log projector, and ordinary lines the redactor changes, on the first corpus and
+## the training part (leaks must be 0, changes at most 0.5%), the whole corpus, its held-out part and gitleaks'
+## generator examples (measured); then the same with gitleaks' default rules as an extra detector (the
+## module projectors/redact/gitleakseval), and the query-log projection speed at 1 MiB without and with them.
+EVALBENCH ?= 5x
 eval-redaction:
 	@out=$$($(GO) test -count=1 -v -run '^TestRedactionCorpus' ./projectors/redact/ ./projectors/querylog/ 2>&1); rc=$$?; \
-		echo "$$out" | grep -E 'redaction corpus:|^(ok|FAIL)|^--- FAIL|leaks$$|changed: over' | sed 's/^ *[a-z_]*_test.go:[0-9]*: //'; exit $$rc
+		echo "$$out" | grep -E 'redaction corpus:|^(ok|FAIL)|^--- FAIL|leaks$$|changed: over' | sed 's/^ *[a-z_]*_test.go:[0-9]*: //'; \
+		gl=$$(cd projectors/redact/gitleakseval && $(GO) test -count=1 -v -run '^TestRedactionCorpusWithGitleaks$$' \
+			-bench '^BenchmarkQueryLogProjection$$' -benchtime=$(EVALBENCH) . 2>&1); rc2=$$?; \
+		echo "$$gl" | grep -E 'redaction corpus:|gitleaks v8|^Benchmark|^(ok|FAIL)|^--- FAIL' | sed 's/^ *[a-z_]*_test.go:[0-9]*: //'; \
+		echo "$$gl" | awk '/^BenchmarkQueryLogProjection\/redactor\/1MiB/ {a=$$3} /^BenchmarkQueryLogProjection\/redactor\+gitleaks\/1MiB/ {b=$$3} \
+			END {if (a && b) printf "query-log projection at 1 MiB: with gitleaks rules %.2fx the time without\n", b/a}'; \
+		[ $$rc -eq 0 ] && [ $$rc2 -eq 0 ]

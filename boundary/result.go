@@ -81,6 +81,8 @@ var hints = map[canonical.Code]string{
 	canonical.CodeExecutionAbandoned:    "The tool call was abandoned before it finished; retry with a new tool_call_id.",
 	canonical.CodeToolDefinitionChanged: "This tool changed since it was approved and is disabled; use another tool.",
 	canonical.CodeRunForbidden:          "This run is not yours; call tools only for the run you were given.",
+	canonical.CodeRateLimited:           "Too many calls at once or too many new runs; wait a moment, then call again.",
+	canonical.CodeStoreFull:             "The tool service is full; try again later with a new tool_call_id.",
 }
 
 // fallbackHint is for a code outside the table; it cannot happen with the

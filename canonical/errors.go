@@ -52,6 +52,12 @@ const (
 	// CodeRunForbidden: the run belongs to another principal. It says
 	// nothing else about the run: not whether it is open, closed or used.
 	CodeRunForbidden Code = "RUN_FORBIDDEN"
+	// CodeRateLimited: the caller has too many calls in flight, or has
+	// started too many new runs in the last minute; nothing was recorded.
+	CodeRateLimited Code = "RATE_LIMITED"
+	// CodeStoreFull: an in-memory store holds as many runs as it may; a
+	// call of a new run is refused until runs expire.
+	CodeStoreFull Code = "STORE_FULL"
 )
 
 var knownCodes = map[Code]bool{
@@ -65,6 +71,7 @@ var knownCodes = map[Code]bool{
 	CodeInvalidProgressProtocol: true, CodeProgressProtocolViolated: true,
 	CodeToolCallInProgress: true, CodeExecutionAbandoned: true, CodeToolDefinitionChanged: true,
 	CodeRunForbidden: true,
+	CodeRateLimited:  true, CodeStoreFull: true,
 }
 
 // Valid reports whether c is one of the stable codes.

@@ -49,10 +49,20 @@ type Config struct {
 // UpstreamConfig is one upstream MCP server: a command to start (stdio) or
 // a streamable HTTP URL.
 type UpstreamConfig struct {
-	Command        []string          // program and arguments; a relative program path is taken from the file's directory
-	Env            map[string]string // added to the gateway's environment for the command
-	URL            string            // streamable HTTP endpoint
-	BearerTokenEnv string            // environment variable holding a bearer token for URL
+	// Command is the program and its arguments. A program path with a slash
+	// ("./kb-server") is made absolute against the configuration file's
+	// directory; a bare name ("kb-server") is looked up on PATH.
+	Command []string
+	// Env is the command's environment besides the minimal one (see
+	// UpstreamOptions.Env); InheritEnv names more of the gateway's own.
+	Env        map[string]string
+	InheritEnv []string
+	// Dir is the command's working directory: the absolute directory of the
+	// configuration file, so that relative arguments mean the same whatever
+	// the gateway's working directory.
+	Dir            string
+	URL            string // streamable HTTP endpoint
+	BearerTokenEnv string // environment variable holding a bearer token for URL
 }
 
 // IdentityConfig says who the calls act for and where their identity is
@@ -415,7 +425,7 @@ func (c *cfgParser) upstreams(n *jnode, ptr string) (map[string]UpstreamConfig, 
 		if !upstreamName(name) {
 			return nil, c.fail(v, p, fix, "upstream name %q is not valid", name)
 		}
-		if err := c.obj(v, p, "command", "env", "url", "bearer_token_env"); err != nil {
+		if err := c.obj(v, p, "command", "env", "inherit_env", "url", "bearer_token_env"); err != nil {
 			return nil, err
 		}
 		var u UpstreamConfig
@@ -431,10 +441,19 @@ func (c *cfgParser) upstreams(n *jnode, ptr string) (map[string]UpstreamConfig, 
 			if len(args) == 0 {
 				return nil, c.fail(cmd, p+"/command", `"command": ["program", "arg", …]`, "the command is empty")
 			}
-			if strings.ContainsRune(args[0], '/') && !filepath.IsAbs(args[0]) {
-				args[0] = filepath.Join(filepath.Dir(c.file), args[0])
+			dir, err := filepath.Abs(filepath.Dir(c.file))
+			if err != nil {
+				return nil, c.fail(cmd, p+"/command", "give the configuration file as an absolute path", "the configuration's directory is unknown: %v", err)
 			}
-			u.Command = args
+			if strings.ContainsRune(args[0], '/') && !filepath.IsAbs(args[0]) {
+				args[0] = filepath.Join(dir, args[0])
+			}
+			u.Command, u.Dir = args, dir
+			if ie := v.member("inherit_env"); ie != nil {
+				if u.InheritEnv, err = c.strList(ie, p+"/inherit_env", 64, `"inherit_env": ["NAME", …]`, envName); err != nil {
+					return nil, err
+				}
+			}
 			if e := v.member("env"); e != nil {
 				if err := c.obj(e, p+"/env", e.keys...); err != nil {
 					return nil, err
@@ -469,6 +488,9 @@ func (c *cfgParser) upstreams(n *jnode, ptr string) (map[string]UpstreamConfig, 
 			}
 			if e := v.member("env"); e != nil {
 				return nil, c.fail(e, p+"/env", `remove it, or use "bearer_token_env"`, "env applies to command upstreams only")
+			}
+			if e := v.member("inherit_env"); e != nil {
+				return nil, c.fail(e, p+"/inherit_env", `remove it`, "inherit_env applies to command upstreams only")
 			}
 		}
 		out[name] = u

@@ -39,6 +39,8 @@ type OpenOptions struct {
 	// own operations are observed only when the store given to Open is
 	// wrapped (observe.Store).
 	Observer observe.Observer
+	// Caps is passed to Options.Caps.
+	Caps Caps
 	// Propagator, when set, is Options.Propagator and every upstream's
 	// UpstreamOptions.Propagator: each call's span is the child of the
 	// trace context the agent's request carries, and the upstream's
@@ -118,6 +120,7 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 			return ups[t.Upstream].Check(t.UpstreamTool)
 		},
 		Observe:        opts.Observe,
+		Caps:           opts.Caps,
 		Propagator:     opts.Propagator,
 		Logger:         log,
 		Implementation: &mcp.Implementation{Name: "toolcanon-gateway", Version: "1"},
@@ -154,7 +157,7 @@ func newUpstreams(cfg *Config, opts OpenOptions, log *slog.Logger) (map[string]*
 	ups := map[string]*Upstream{}
 	for name, uc := range cfg.Upstreams {
 		o := UpstreamOptions{
-			Name: name, Command: uc.Command, Env: uc.Env, URL: uc.URL, Pins: pins[name],
+			Name: name, Command: uc.Command, Env: uc.Env, InheritEnv: uc.InheritEnv, Dir: uc.Dir, URL: uc.URL, Pins: pins[name],
 			ConnectTimeout: opts.ConnectTimeout, Stderr: opts.UpstreamStderr, Logger: log,
 			Propagator: opts.Propagator,
 		}
@@ -195,17 +198,10 @@ func (g *Gateway) Server() *mcp.Server { return g.server }
 // Boundary returns the gateway's boundary.
 func (g *Gateway) Boundary() *boundary.Boundary { return g.b }
 
-// HTTPHandler serves the gateway over streamable HTTP. Stateless unless
-// sessions is true: every request stands alone, which is what lets several
-// gateway processes sit behind one load balancer. When the configuration
-// lists bearer tokens, every request must carry one of them.
+// HTTPHandler is Handler with the default bounds, stateless unless
+// sessions is true.
 func (g *Gateway) HTTPHandler(sessions bool) http.Handler {
-	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
-		&mcp.StreamableHTTPOptions{Stateless: !sessions})
-	if toks := g.cfg.HTTP.BearerTokens; len(toks) > 0 {
-		h = auth.RequireBearerToken(tokenVerifier(toks), nil)(h)
-	}
-	return h
+	return g.Handler(HTTPOptions{Sessions: sessions})
 }
 
 // tokenVerifier accepts the tokens whose SHA-256 is listed, comparing every

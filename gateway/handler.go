@@ -43,6 +43,8 @@ type Options struct {
 	// Logger receives one record per refused or failed call, with the
 	// operator-facing cause; nil discards them.
 	Logger *slog.Logger
+	// Caps bound each principal's calls in flight and new runs per minute.
+	Caps Caps
 	// Implementation names the server (NewServer only); default "toolcanon".
 	Implementation *mcp.Implementation
 }
@@ -52,6 +54,7 @@ type handler struct {
 	b    *boundary.Boundary
 	opts Options
 	log  *slog.Logger
+	caps *limiter
 }
 
 func newHandler(b *boundary.Boundary, opts Options) (*handler, error) {
@@ -80,7 +83,7 @@ func newHandler(b *boundary.Boundary, opts Options) (*handler, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &handler{b: b, opts: opts, log: log}, nil
+	return &handler{b: b, opts: opts, log: log, caps: newLimiter(opts.Caps)}, nil
 }
 
 // call answers one tools/call. Boundary outcomes are tool results (isError
@@ -103,7 +106,13 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		return nil, h.rpcError(c, err)
 	}
 	start := time.Now()
-	res := h.invoke(ctx, c, run, req.Params.Arguments)
+	var res boundary.Result
+	if release, err := h.caps.acquire(run.Principal.Subject, run.ID, start); err != nil {
+		res = boundary.Refuse(c.ToolCallID, canonical.CodeRateLimited, err)
+	} else {
+		res = h.invoke(ctx, c, run, req.Params.Arguments)
+		release()
+	}
 	if res.Status() == canonical.StatusError {
 		h.log.LogAttrs(ctx, slog.LevelWarn, "tool call refused or failed",
 			slog.String("tool", c.Tool), slog.String("tool_call_id", res.ToolCallID()), slog.String("run_id", run.ID),

@@ -51,11 +51,18 @@ func Digest(t *mcp.Tool) (string, error) {
 
 // UpstreamOptions configure an Upstream.
 type UpstreamOptions struct {
-	Name    string            // for logs
-	Command []string          // stdio: program and arguments
-	Env     map[string]string // stdio: added to the gateway's environment
-	URL     string            // streamable HTTP endpoint
-	Header  http.Header       // HTTP: sent with every request (for example Authorization)
+	Name    string   // for logs
+	Command []string // stdio: program and arguments
+	// Env is the stdio server's environment besides the minimal one: the
+	// server sees only the gateway's PATH, HOME, LANG and TMPDIR (those that
+	// are set), the variables named in InheritEnv, and Env, which wins. It
+	// never inherits the rest of the gateway's environment (Redis passwords,
+	// other upstreams' tokens).
+	Env        map[string]string
+	InheritEnv []string    // stdio: more of the gateway's variables to pass on
+	Dir        string      // stdio: the server's working directory; "" is the gateway's
+	URL        string      // streamable HTTP endpoint
+	Header     http.Header // HTTP: sent with every request (for example Authorization)
 	// Pins maps each upstream tool the gateway exposes to its pinned digest.
 	// A tool not pinned is never called.
 	Pins map[string]string
@@ -321,15 +328,38 @@ func (u *Upstream) transport() mcp.Transport {
 		return &mcp.StreamableClientTransport{Endpoint: u.opts.URL, HTTPClient: client, MaxRetries: 1}
 	}
 	cmd := exec.Command(u.opts.Command[0], u.opts.Command[1:]...)
-	if len(u.opts.Env) > 0 {
-		cmd.Env = os.Environ()
-		for k, v := range u.opts.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-	}
+	cmd.Env = childEnv(os.LookupEnv, u.opts.InheritEnv, u.opts.Env)
+	cmd.Dir = u.opts.Dir
 	cmd.Stderr = u.opts.Stderr
 	stopWithParent(cmd)
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+}
+
+// minimalEnv is what every stdio server inherits of the gateway's
+// environment, when set.
+var minimalEnv = []string{"PATH", "HOME", "LANG", "TMPDIR"}
+
+// childEnv is a stdio server's whole environment: minimalEnv and inherit
+// as lookup finds them, then env. It is never nil, since a nil environment
+// would make exec pass on the gateway's.
+func childEnv(lookup func(string) (string, bool), inherit []string, env map[string]string) []string {
+	out := make([]string, 0, len(minimalEnv)+len(inherit)+len(env))
+	seen := map[string]bool{}
+	for _, names := range [][]string{minimalEnv, inherit} {
+		for _, k := range names {
+			if _, set := env[k]; set || seen[k] {
+				continue
+			}
+			seen[k] = true
+			if v, ok := lookup(k); ok {
+				out = append(out, k+"="+v)
+			}
+		}
+	}
+	for _, k := range sortedNames(env) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
 }
 
 // httpTransport is the upstream's connection pool, kept across

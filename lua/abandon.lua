@@ -15,7 +15,9 @@
 --
 -- RETURNS
 --   {"OK"|"EXISTS", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, lease_ms int, owner string, tool string, request_sha256 string, request_len int, raw_len int}
---     OK: abandoned now; EXISTS: abandoned before (the stored outcome)
+--     OK: abandoned now; EXISTS: abandoned before (the stored outcome), its meta line written back unchanged, so
+--     that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only what its
+--     connection propagated
 --   {"LEASE_ACTIVE", remaining_ms int}
 --     the lease has not passed: nothing changed
 --   {"INVALID_TRANSITION", status string}
@@ -37,6 +39,7 @@ local function reply(outcome, pttl)
 end
 if cur.status ~= 'PROJECTING' then
   if cur.completion == 'abandoned' then
+    redis.call('HSET', KEYS[1], 'meta', m)
     return reply('EXISTS', redis.call('PTTL', KEYS[1]))
   end
   return {'INVALID_TRANSITION', cur.status}

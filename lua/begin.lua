@@ -45,7 +45,8 @@
 --     created; the limits are the run's
 --   {"EXISTS", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, lease_ms int, raw_len int, result bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
 --     the same owner retried the same request (same tool and request digest): the record as it is, nothing counted again;
---     limits are 0 when the run's state is gone
+--     limits are 0 when the run's state is gone. The meta line is written back unchanged, so that the reply
+--     follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only what its connection propagated
 --   {"RUN_FORBIDDEN"}
 --     the run belongs to another principal; checked before anything else, so it tells nothing of the run
 --   {"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
@@ -95,6 +96,7 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   end
   local cur = decode(m)
   if cur.owner == ARGV[3] and cur.tool == ARGV[2] and cur.request_sha256 == ARGV[5] then
+    redis.call('HSET', KEYS[1], 'meta', m)
     local lim = redis.call('HMGET', KEYS[2], 'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes',
       'lim_result_bytes')
     return {'EXISTS', cur.status, cur.evidence, cur.error or '', tonumber(cur.created), tonumber(cur.updated),

@@ -25,7 +25,9 @@
 --
 -- RETURNS
 --   {"OK"|"EXISTS"|"RESULT_TOO_LARGE", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, tool string, request_sha256 string, overflow int, lease_ms int, request_len int, raw_len int}
---     OK: the transition asked for was made; EXISTS: the same owner already made this completion (the stored outcome);
+--     OK: the transition asked for was made; EXISTS: the same owner already made this completion (the stored outcome),
+--     its meta line written back unchanged, so that the reply follows a write of this script's own: WAIT
+--     (Redis 7.2+, Valkey) counts only what its connection propagated;
 --     RESULT_TOO_LARGE: over a byte limit, the record is now ERROR/RESULT_TOO_LARGE with no raw or result;
 --     overflow is 1 when the completion was refused for its size, else 0; raw_len is the raw response stored
 --   {"NOT_FOUND"}
@@ -48,6 +50,7 @@ if cur.owner ~= ARGV[1] then
 end
 if cur.status ~= 'PROJECTING' then
   if cur.completion == ARGV[7] then
+    redis.call('HSET', KEYS[1], 'meta', m)
     return {'EXISTS', cur.status, cur.evidence, cur.error or '', tonumber(cur.created), tonumber(cur.updated),
       redis.call('PTTL', KEYS[1]), cur.tool, cur.request_sha256, tonumber(cur.overflow or '0'),
       tonumber(cur.lease or '0'), cur.size[1], cur.size[2]}

@@ -147,6 +147,13 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		"negative TTL":     {Addrs: []string{"127.0.0.1:1"}, DefaultTTL: -time.Second},
 		"negative timeout": {Addrs: []string{"127.0.0.1:1"}, Timeout: -time.Second},
 		"prefix non-ASCII": {Addrs: []string{"127.0.0.1:1"}, Prefix: "tç"},
+		// WAIT n 0 would block forever: a wait under 1 ms is no bound.
+		"durability wait under 1ms": {Addrs: []string{"127.0.0.1:1"}, Durability: redisstore.Durability{Replicas: 1, Timeout: 999 * time.Microsecond}},
+		"durability without a wait": {Addrs: []string{"127.0.0.1:1"}, Durability: redisstore.Durability{Replicas: 1}},
+		"durability wait past timeout": {Addrs: []string{"127.0.0.1:1"}, Timeout: time.Second,
+			Durability: redisstore.Durability{Replicas: 1, Timeout: time.Second}},
+		"negative replicas":  {Addrs: []string{"127.0.0.1:1"}, Durability: redisstore.Durability{Replicas: -1, Timeout: time.Second}},
+		"AOF without a wait": {Addrs: []string{"127.0.0.1:1"}, Durability: redisstore.Durability{AOF: true}},
 	}
 	for name, o := range cases {
 		if _, err := redisstore.New(o); canonical.CodeOf(err) != canonical.CodeInvalidArgument {

@@ -59,14 +59,53 @@ func WithClosedRunRetention(d time.Duration) Option {
 	}
 }
 
+// DefaultMaxRuns is how many runs a Store holds at most when WithMaxRuns
+// is not given.
+const DefaultMaxRuns = 1 << 20
+
+// WithMaxRuns bounds the runs the store holds (default DefaultMaxRuns;
+// n <= 0 keeps the default). A Begin, CloseRun or ObserveProgress that would
+// create one more run state is refused with STORE_FULL until runs expire;
+// calls of runs the store already holds go on. Expired runs are dropped
+// first, a bounded batch per shard, so a full store is one of live runs.
+func WithMaxRuns(n int) Option {
+	return func(s *Store) {
+		if n > 0 {
+			s.maxRuns = int64(n)
+		}
+	}
+}
+
 // Store is the canonical Store in memory. It is safe for concurrent use.
 type Store struct {
 	now       func() time.Time
 	ttl       time.Duration
 	retention time.Duration
+	maxRuns   int64
+	runs      atomic.Int64 // run states held, over every shard
 	seed      maphash.Seed
 	gens      atomic.Uint64 // the last run generation handed out
 	shards    [shardCount]shard
+}
+
+// full reports whether a new run state may not be created, after dropping
+// a bounded batch of what has expired in every shard. sh is locked.
+func (s *Store) full(sh *shard, now int64) bool {
+	if s.runs.Load() < s.maxRuns {
+		return false
+	}
+	sh.expire(now, sweepBatch)
+	for i := range s.shards {
+		if &s.shards[i] != sh {
+			s.visit(i)
+		}
+	}
+	return s.runs.Load() >= s.maxRuns
+}
+
+// errFull is the refusal of a new run by a full store.
+func errFull(op string, max int64) error {
+	return canonical.Errorf(canonical.CodeStoreFull, "%s: the store holds %d runs, its maximum (memstore.WithMaxRuns)", op, max)
 }
 
 type recordKey struct{ run, id string }
@@ -143,9 +182,10 @@ var (
 
 // New returns an empty Store.
 func New(opts ...Option) *Store {
-	s := &Store{now: time.Now, retention: DefaultClosedRunRetention, seed: maphash.MakeSeed()}
+	s := &Store{now: time.Now, retention: DefaultClosedRunRetention, maxRuns: DefaultMaxRuns, seed: maphash.MakeSeed()}
 	for i := range s.shards {
 		s.shards[i].init()
+		s.shards[i].runCount = &s.runs
 	}
 	for _, o := range opts {
 		o(s)
@@ -259,6 +299,9 @@ func (s *Store) begin(req canonical.BeginRequest, a canonical.BeginArgs, rec *re
 		lim = r.limits
 	} else if sh.begun(req.RunID, now) {
 		return canonical.Record{}, -1, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is lost")
+	}
+	if r == nil && s.full(sh, now) {
+		return canonical.Record{}, -1, errFull("begin", s.maxRuns)
 	}
 	var calls, toolCalls, bytesUsed int64
 	if r != nil {
@@ -590,6 +633,9 @@ func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	if r.forbids(tag) {
 		return &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "close run"}
 	}
+	if r == nil && s.full(sh, now) {
+		return errFull("close run", s.maxRuns)
+	}
 	lost := sh.ownerLost(r, runID, now)
 	if r == nil {
 		r = sh.newRun(runID, now, keep)
@@ -666,6 +712,9 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 	r := sh.liveRun(runID, now)
 	if r.forbids(tag) {
 		return canonical.ProtocolState{}, &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "observe progress"}
+	}
+	if r == nil && s.full(sh, now) {
+		return canonical.ProtocolState{}, errFull("observe progress", s.maxRuns)
 	}
 	lost := sh.ownerLost(r, runID, now)
 	if r == nil {

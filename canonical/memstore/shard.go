@@ -3,6 +3,7 @@ package memstore
 import (
 	"container/heap"
 	"sync"
+	"sync/atomic"
 )
 
 // shardCount is how many shards a store splits its runs over: a power of
@@ -84,7 +85,8 @@ type shard struct {
 	leases    map[string]*leaseSet
 	markers   map[string]*marker
 	deadlines deadlines
-	begins    uint64 // Begins that wrote here: paces the visits to other shards
+	begins    uint64        // Begins that wrote here: paces the visits to other shards
+	runCount  *atomic.Int64 // the store's run states, over every shard
 	// longestPass is the most entries one pass of expire examined, for
 	// tests that hold the passes to their bound.
 	longestPass int
@@ -111,6 +113,9 @@ func (sh *shard) drop(e *expiry) {
 	case kindRecord:
 		delete(sh.records, recordKey{e.run, e.id})
 	case kindRun:
+		if _, ok := sh.runs[e.run]; ok {
+			sh.runCount.Add(-1)
+		}
 		delete(sh.runs, e.run)
 	case kindIndex:
 		delete(sh.indexes, e.run)
@@ -169,6 +174,7 @@ func (sh *shard) newRun(id string, now, expires int64) *runState {
 	r := &runState{toolCalls: map[string]int64{}, createdMillis: now}
 	r.expires = expires
 	sh.runs[id] = r
+	sh.runCount.Add(1)
 	sh.track(&r.expiry, kindRun, id, "")
 	return r
 }

@@ -14,7 +14,8 @@
 // reloaded by themselves after SCRIPT FLUSH or a restart.
 //
 // Round trips: Begin, Complete, Abandon, CloseRun and ObserveProgress one
-// each, with Durability too (the script and its WAIT go in one pipeline);
+// each, with Durability too (the script and its WAIT go in one pipeline,
+// one more to follow a cluster redirect);
 // Completed, Usage and ExpiredLeases one; GetMany ceil(len(ids) /
 // GetManyBatch), or ceil(len(ids) / GetManyPayloadBatch) when Request or
 // Raw is read. A script the server has lost (SCRIPT FLUSH, restart) costs

@@ -47,7 +47,9 @@ type abandonArgs struct {
 //
 //	RETURNS
 //	{"OK"|"EXISTS", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, lease_ms int, owner string, tool string, request_sha256 string, request_len int, raw_len int}
-//	OK: abandoned now; EXISTS: abandoned before (the stored outcome)
+//	OK: abandoned now; EXISTS: abandoned before (the stored outcome), its meta line written back unchanged, so
+//	that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only what its
+//	connection propagated
 //	{"LEASE_ACTIVE", remaining_ms int}
 //	the lease has not passed: nothing changed
 //	{"INVALID_TRANSITION", status string}
@@ -157,7 +159,8 @@ type beginArgs struct {
 //	created; the limits are the run's
 //	{"EXISTS", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, lease_ms int, raw_len int, result bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
 //	the same owner retried the same request (same tool and request digest): the record as it is, nothing counted again;
-//	limits are 0 when the run's state is gone
+//	limits are 0 when the run's state is gone. The meta line is written back unchanged, so that the reply
+//	follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only what its connection propagated
 //	{"RUN_FORBIDDEN"}
 //	the run belongs to another principal; checked before anything else, so it tells nothing of the run
 //	{"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
@@ -352,7 +355,9 @@ type completeArgs struct {
 //
 //	RETURNS
 //	{"OK"|"EXISTS"|"RESULT_TOO_LARGE", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, tool string, request_sha256 string, overflow int, lease_ms int, request_len int, raw_len int}
-//	OK: the transition asked for was made; EXISTS: the same owner already made this completion (the stored outcome);
+//	OK: the transition asked for was made; EXISTS: the same owner already made this completion (the stored outcome),
+//	its meta line written back unchanged, so that the reply follows a write of this script's own: WAIT
+//	(Redis 7.2+, Valkey) counts only what its connection propagated;
 //	RESULT_TOO_LARGE: over a byte limit, the record is now ERROR/RESULT_TOO_LARGE with no raw or result;
 //	overflow is 1 when the completion was refused for its size, else 0; raw_len is the raw response stored
 //	{"NOT_FOUND"}

@@ -62,14 +62,27 @@ type Options struct {
 // record, and the same call may then run again.
 //
 // With Replicas > 0, each script is followed on the same connection by WAIT
-// Replicas Timeout. When fewer replicas confirm in time the call fails with
+// Replicas Timeout, and every script that succeeds has written on that
+// connection (a retry that finds its stored outcome rewrites it unchanged):
+// since Redis 7.2, and on Valkey, WAIT counts only what its own connection
+// propagated. When fewer replicas confirm in time the call fails with
 // STORE_UNAVAILABLE although the change was made on the master: a Begin then
 // runs no tool, a Complete shows the agent nothing, and a retry by the same
 // owner finds the stored outcome and waits again.
+//
+// With AOF, the wait is WAITAOF 1 Replicas Timeout instead: the change is
+// fsynced to the master's append-only file and to those of Replicas
+// replicas (Redis 7.2+ or Valkey, appendonly yes on each), so that it also
+// survives the restart of every server that has it. On a server without
+// WAITAOF, or without appendonly, every change fails with STORE_UNAVAILABLE.
 type Durability struct {
-	Replicas int           // replicas that must acknowledge each change (0: do not wait)
-	Timeout  time.Duration // how long to wait for them; > 0 and below Options.Timeout
+	Replicas int           // replicas that must acknowledge each change (0: do not wait, unless AOF)
+	Timeout  time.Duration // how long to wait for them: at least 1ms (whole ms count), below Options.Timeout
+	AOF      bool          // wait for the change to be fsynced on the master and the replicas (WAITAOF)
 }
+
+// waits reports whether a state change waits for anything.
+func (d Durability) waits() bool { return d.Replicas > 0 || d.AOF }
 
 // Store is the canonical Store on Redis. It is safe for concurrent use.
 type Store struct {
@@ -105,9 +118,11 @@ func New(opts Options) (*Store, error) {
 	if s.retention == 0 {
 		s.retention = DefaultClosedRunRetention
 	}
-	if d := opts.Durability; d.Replicas < 0 || d.Replicas > 0 && (d.Timeout <= 0 || d.Timeout >= s.timeout) {
+	// WAIT takes whole milliseconds and reads 0 as "forever": a Timeout
+	// under 1 ms would be no bound at all.
+	if d := opts.Durability; d.Replicas < 0 || d.waits() && (d.Timeout < time.Millisecond || d.Timeout >= s.timeout) {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument,
-			"Durability needs Replicas >= 0 and, with replicas, a Timeout in (0, %v)", s.timeout)
+			"Durability needs Replicas >= 0 and, with replicas or AOF, a Timeout in [1ms, %v)", s.timeout)
 	}
 	if s.c == nil {
 		if len(opts.Addrs) == 0 {
@@ -614,7 +629,7 @@ func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc)
 // runScript implements runner: the script alone, or, with Durability, the
 // script and WAIT on one connection.
 func (s *Store) runScript(ctx context.Context, sc *script, keys, args []string) rueidis.RedisResult {
-	if s.durable.Replicas == 0 {
+	if !s.durable.waits() {
 		return sc.lua.Exec(ctx, s.c, keys, args)
 	}
 	return s.runDurable(ctx, sc, keys, args)
@@ -622,52 +637,116 @@ func (s *Store) runScript(ctx context.Context, sc *script, keys, args []string) 
 
 // runDurable sends the script and WAIT in one pipeline on one dedicated
 // connection, so that WAIT counts the replicas that have this script's
-// writes. A script that the server does not know (SCRIPT FLUSH, a restart)
-// is sent again by its source. A retryable script is resent after a lost
-// connection while ctx allows.
+// writes (every script that reports success writes, its retries included).
+// A script that the server does not know (SCRIPT FLUSH, a restart) is sent
+// again by its source. On a cluster whose slot has moved (MOVED) or is
+// moving (ASK), the pipeline is sent once more, to the node the redirect
+// names (after ASKING for ASK), instead of failing until the client's slot
+// map refreshes; TRYAGAIN (a moving slot whose keys are split between two
+// masters) is sent again while ctx allows. A retryable script is resent
+// after a lost connection while ctx allows.
 func (s *Store) runDurable(ctx context.Context, sc *script, keys, args []string) rueidis.RedisResult {
 	for attempt := 1; ; attempt++ {
-		var res, acked rueidis.RedisResult
-		_ = s.c.Dedicated(func(dc rueidis.DedicatedClient) error {
-			wait := func() rueidis.Completed {
-				return dc.B().Wait().Numreplicas(int64(s.durable.Replicas)).Timeout(s.durable.Timeout.Milliseconds()).Build()
+		res, acked := s.scriptAndWait(ctx, s.c, false, sc, keys, args)
+		if rerr, ok := rueidis.IsRedisErr(res.Error()); ok {
+			addr, moved := rerr.IsMoved()
+			askAddr, ask := rerr.IsAsk()
+			if ask {
+				addr = askAddr
 			}
-			resps := dc.DoMulti(ctx,
-				dc.B().Evalsha().Sha1(sc.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build(), wait())
-			if rerr, ok := rueidis.IsRedisErr(resps[0].Error()); ok && rerr.IsNoScript() {
-				resps = dc.DoMulti(ctx,
-					dc.B().Eval().Script(sc.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build(), wait())
+			if node, known := s.c.Nodes()[addr]; (moved || ask) && known {
+				res, acked = s.scriptAndWait(ctx, node, ask, sc, keys, args)
 			}
-			res, acked = resps[0], resps[1]
-			return nil
-		})
+		}
+		// TRYAGAIN: the run's slot is moving and only some of the script's
+		// keys have moved yet; the script did not run, so it is sent again.
+		if rerr, ok := rueidis.IsRedisErr(res.Error()); ok && rerr.IsTryAgain() && pause(ctx, attempt) {
+			continue
+		}
 		if err := res.NonRedisError(); err != nil {
-			if sc.retryable && ctx.Err() == nil {
-				t := time.NewTimer(time.Duration(attempt) * 20 * time.Millisecond)
-				select {
-				case <-ctx.Done():
-					t.Stop()
-				case <-t.C:
-				}
-				if ctx.Err() == nil {
-					continue
-				}
+			if sc.retryable && pause(ctx, attempt) {
+				continue
 			}
 			return res
 		}
 		if res.Error() != nil {
 			return res
 		}
-		n, err := acked.AsInt64()
-		if err != nil {
-			return rueidis.NewErrorResult(fmt.Errorf("%s: WAIT: %w", sc.file, err))
-		}
-		if n < int64(s.durable.Replicas) {
-			return rueidis.NewErrorResult(fmt.Errorf("%s: acknowledged by %d of %d replicas within %v",
-				sc.file, n, s.durable.Replicas, s.durable.Timeout))
+		if err := s.acknowledged(acked); err != nil {
+			return rueidis.NewErrorResult(fmt.Errorf("%s: %w", sc.file, err))
 		}
 		return res
 	}
+}
+
+// acknowledged checks the reply of WAIT (a count of replicas) or of
+// WAITAOF (the local fsync, 0 or 1, and a count of replicas).
+func (s *Store) acknowledged(acked rueidis.RedisResult) error {
+	local, n := int64(1), int64(0)
+	var err error
+	if s.durable.AOF {
+		var v []int64
+		if v, err = acked.AsIntSlice(); err == nil && len(v) != 2 {
+			err = fmt.Errorf("%d integers, want 2", len(v))
+		}
+		if err != nil {
+			return fmt.Errorf("WAITAOF: %w", err)
+		}
+		local, n = v[0], v[1]
+	} else if n, err = acked.AsInt64(); err != nil {
+		return fmt.Errorf("WAIT: %w", err)
+	}
+	if local < 1 || n < int64(s.durable.Replicas) {
+		what := "acknowledged"
+		if s.durable.AOF {
+			what = fmt.Sprintf("fsynced locally %d of 1 and", local)
+		}
+		return fmt.Errorf("%s by %d of %d replicas within %v", what, n, s.durable.Replicas, s.durable.Timeout)
+	}
+	return nil
+}
+
+// pause waits before the next attempt (longer after each) and reports
+// whether ctx still allows one.
+func pause(ctx context.Context, attempt int) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	t := time.NewTimer(time.Duration(attempt) * 20 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return ctx.Err() == nil
+	}
+}
+
+// scriptAndWait sends the script and WAIT through c on one dedicated
+// connection, after ASKING when asking, and returns both replies.
+func (s *Store) scriptAndWait(ctx context.Context, c rueidis.Client, asking bool, sc *script, keys, args []string) (res, acked rueidis.RedisResult) {
+	_ = c.Dedicated(func(dc rueidis.DedicatedClient) error {
+		send := func(script rueidis.Completed) []rueidis.RedisResult {
+			cmds := make(rueidis.Commands, 0, 3)
+			if asking {
+				cmds = append(cmds, dc.B().Asking().Build())
+			}
+			wait := dc.B().Wait().Numreplicas(int64(s.durable.Replicas)).Timeout(s.durable.Timeout.Milliseconds()).Build()
+			if s.durable.AOF {
+				wait = dc.B().Waitaof().Numlocal(1).Numreplicas(int64(s.durable.Replicas)).
+					Timeout(s.durable.Timeout.Milliseconds()).Build()
+			}
+			cmds = append(cmds, script, wait)
+			return dc.DoMulti(ctx, cmds...)[len(cmds)-2:]
+		}
+		resps := send(dc.B().Evalsha().Sha1(sc.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
+		if rerr, ok := rueidis.IsRedisErr(resps[0].Error()); ok && rerr.IsNoScript() {
+			resps = send(dc.B().Eval().Script(sc.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
+		}
+		res, acked = resps[0], resps[1]
+		return nil
+	})
+	return res, acked
 }
 
 func unavailable(err error, op string) error {

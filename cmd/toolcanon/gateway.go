@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/memstore"
 	"github.com/toolcanon/toolcanon/gateway"
@@ -25,10 +23,12 @@ import (
 
 const gatewayUsage = `Usage:
   toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
-                    [--trace-file FILE | --trace-stdout]
+                    [--trace-file FILE | --trace-stdout] [--insecure-no-auth]
       Serve the configured upstream tools to agents over stdio and/or
       streamable HTTP (at http://ADDR/mcp, stateless unless --sessions).
       Store: in memory, or Redis (several gateways may share one).
+      --listen beyond loopback needs http.bearer_tokens in the
+      configuration, or --insecure-no-auth to serve without them.
       --trace-file FILE (or --trace-stdout, not with --stdio) exports the
       OpenTelemetry spans of every call as JSON lines; each call's span is
       the child of the traceparent in the request's _meta, and the call
@@ -62,6 +62,12 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 	sessions := fs.Bool("sessions", false, "with --listen: keep MCP sessions instead of serving statelessly")
 	traceFile := fs.String("trace-file", "", "append the OpenTelemetry spans of every call to FILE, as JSON lines")
 	traceStdout := fs.Bool("trace-stdout", false, "write the OpenTelemetry spans of every call to stdout, as JSON lines (not with --stdio)")
+	insecure := fs.Bool("insecure-no-auth", false, "with --listen: serve a non-loopback address without bearer tokens, to anyone who reaches it")
+	maxSessions := fs.Int("max-sessions", gateway.DefaultMaxSessions, "with --sessions: the most sessions open at once")
+	sessionTimeout := fs.Duration("session-timeout", gateway.DefaultSessionTimeout, "with --sessions: close a session idle this long")
+	maxInFlight := fs.Int("max-calls-in-flight", gateway.DefaultMaxCallsInFlight, "the most calls one principal has in flight (-1: no cap)")
+	maxNewRuns := fs.Int("max-new-runs-per-minute", gateway.DefaultMaxNewRunsPerMinute, "the most new runs one principal starts per minute (-1: no cap)")
+	maxRuns := fs.Int("max-memory-runs", defaultMemoryRuns, "without --redis: the most runs the in-memory store holds")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -84,7 +90,11 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	var store canonical.Store = memstore.New()
+	if *listen != "" && len(cfg.HTTP.BearerTokens) == 0 && !*insecure && !gateway.LoopbackOnly(context.Background(), *listen) {
+		fmt.Fprintf(stderr, openListenerRefused, *listen, *config)
+		return exitUsage
+	}
+	var store canonical.Store = memstore.New(memstore.WithMaxRuns(*maxRuns))
 	dbSystem := "memory"
 	if rf.addrs != "" {
 		rs, err := rf.open()
@@ -95,7 +105,8 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 		defer rs.Close()
 		store, dbSystem = rs, "redis"
 	}
-	gopts := gateway.OpenOptions{Logger: log, UpstreamStderr: stderr}
+	gopts := gateway.OpenOptions{Logger: log, UpstreamStderr: stderr,
+		Caps: gateway.Caps{MaxCallsInFlight: *maxInFlight, MaxNewRunsPerMinute: *maxNewRuns}}
 	if *traceFile != "" || *traceStdout {
 		tr, err := newGatewayTracing(*traceFile, stdout, dbSystem)
 		if err != nil {
@@ -121,6 +132,7 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 	defer g.Close()
 
 	done := make(chan error, 2)
+	stdioDone := make(chan error, 1)
 	var srv *http.Server
 	if *listen != "" {
 		ln, err := net.Listen("tcp", *listen)
@@ -128,9 +140,16 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "toolcanon gateway: cannot listen on %s: %v\n", *listen, err)
 			return exitFailure
 		}
+		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && len(cfg.HTTP.BearerTokens) == 0 && !*insecure && !tcp.IP.IsLoopback() {
+			ln.Close()
+			fmt.Fprintf(stderr, openListenerRefused, ln.Addr(), *config)
+			return exitUsage
+		}
 		mux := http.NewServeMux()
-		mux.Handle("/mcp", g.HTTPHandler(*sessions))
-		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+		mux.Handle("/mcp", g.Handler(gateway.HTTPOptions{Sessions: *sessions, MaxSessions: *maxSessions, SessionTimeout: *sessionTimeout}))
+		// No server-wide ReadTimeout or WriteTimeout: they would cut event
+		// streams; the handler sets deadlines per request instead.
+		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 		mode := "stateless"
 		if *sessions {
 			mode = "with sessions"
@@ -139,15 +158,22 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 		go func() { done <- srv.Serve(ln) }()
 	}
 	if *stdio {
-		go func() { done <- g.Server().Run(ctx, &mcp.StdioTransport{}) }()
+		go func() { stdioDone <- g.Server().Run(ctx, &gateway.StdioTransport{}) }()
 	}
 	code := exitOK
 	select {
 	case <-ctx.Done():
 	case err := <-done:
-		// stdin closed (the agent is gone) or the listener failed.
-		if err != nil && !errors.Is(err, http.ErrServerClosed) && ctx.Err() == nil && *listen != "" && !*stdio {
+		// The listener failed.
+		if err != nil && !errors.Is(err, http.ErrServerClosed) && ctx.Err() == nil {
 			fmt.Fprintf(stderr, "toolcanon gateway: %v\n", err)
+			code = exitFailure
+		}
+	case err := <-stdioDone:
+		// stdin closed (the agent is gone), or reading or writing the
+		// streams failed: malformed input is answered, never fatal.
+		if err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+			fmt.Fprintf(stderr, "toolcanon gateway: stdio: %v\n", oneLine(err.Error()))
 			code = exitFailure
 		}
 	}
@@ -159,6 +185,18 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	return code
 }
+
+// defaultMemoryRuns bounds the gateway's in-memory store.
+const defaultMemoryRuns = 10000
+
+// openListenerRefused is the refusal of an unauthenticated listener beyond
+// loopback, with both ways out.
+const openListenerRefused = `toolcanon gateway: refusing to serve %s without authentication: it is not only a loopback address, and the configuration lists no bearer tokens.
+  Either list tokens in %s: "http": {"bearer_tokens": [{"sha256": "<hex SHA-256 of the token>", "subject": "alice"}]}
+  (printf %%s "$TOKEN" | sha256sum), and clients send "Authorization: Bearer $TOKEN";
+  or listen on loopback (--listen 127.0.0.1:8080);
+  or pass --insecure-no-auth to serve every tool to anyone who can reach the address.
+`
 
 func gatewayPinCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gateway pin", flag.ContinueOnError)

@@ -43,7 +43,7 @@ func TestGatewayUsage(t *testing.T) {
 		{[]string{"gateway", "pin"}, exitUsage, "--config is required"},
 		{[]string{"gateway", "pin", "--config", good}, exitFailure, "upstream \"kb\" unreachable"},
 		{[]string{"gateway", "help"}, exitOK, "toolcanon gateway pin --config FILE"},
-		{[]string{"gateway", "--config", good, "--listen", "256.0.0.1:99999"}, exitFailure, "cannot listen on"},
+		{[]string{"gateway", "--config", good, "--listen", "127.0.0.1:99999"}, exitFailure, "cannot listen on"},
 		{[]string{"gateway", "--config", good, "--stdio", "--trace-stdout"}, exitUsage, "--trace-stdout cannot share stdout with --stdio"},
 		{[]string{"gateway", "--config", good, "--listen", "127.0.0.1:0", "--trace-stdout", "--trace-file", filepath.Join(dir, "t")}, exitUsage, "exclude each other"},
 		{[]string{"gateway", "--config", good, "--stdio", "--trace-file", filepath.Join(dir, "no", "such", "dir")}, exitUsage, "cannot open the trace file"},

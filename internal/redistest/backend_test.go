@@ -10,36 +10,69 @@ import (
 func TestChooseBackendOrder(t *testing.T) {
 	noBinary := func() (string, error) { return "", errors.New("redis-server not found on PATH") }
 	binaryAt := func() (string, error) { return "/usr/bin/redis-server", nil }
+	noValkey := func() (valkeyBinaries, error) { return valkeyBinaries{}, errors.New("needs make and cc on PATH") }
+	valkeyAt := func() (valkeyBinaries, error) {
+		return valkeyBinaries{server: "/cache/bin/valkey-server", cli: "/cache/bin/valkey-cli"}, nil
+	}
 	noDocker := func() error { return errors.New("cannot connect to the Docker daemon") }
-	image := func() string { return "redis:7.2" }
+	image := func(kind string) string { return kind + ":test" }
 
-	t.Run("a binary wins and Docker is never asked", func(t *testing.T) {
+	t.Run("a redis-server binary wins and nothing else is asked", func(t *testing.T) {
 		asked := false
-		b, err := chooseBackend(probes{binary: binaryAt, docker: func() error { asked = true; return nil }, image: image})
-		if err != nil || b.binary != "/usr/bin/redis-server" || b.image != "" {
+		b, err := chooseBackend(probes{binary: binaryAt,
+			valkey: func() (valkeyBinaries, error) { asked = true; return valkeyAt() },
+			docker: func() error { asked = true; return nil }, image: image}, "")
+		if err != nil || b.kind != KindRedis || b.binary != "/usr/bin/redis-server" || b.image != "" || b.note != "" {
 			t.Fatalf("got %+v, %v", b, err)
 		}
 		if asked {
-			t.Fatal("Docker was probed although a binary was there")
+			t.Fatal("Valkey or Docker was probed although a redis-server binary was there")
 		}
 	})
-	t.Run("no binary: a container where Docker answers", func(t *testing.T) {
-		b, err := chooseBackend(probes{binary: noBinary, docker: func() error { return nil }, image: image})
-		if err != nil || b.binary != "" || b.image != "redis:7.2" {
+	t.Run("no redis-server: Valkey, said in one line", func(t *testing.T) {
+		b, err := chooseBackend(probes{binary: noBinary, valkey: valkeyAt, docker: func() error { return nil }, image: image}, KindRedis)
+		if err != nil || b.kind != KindValkey || b.binary != "/cache/bin/valkey-server" || b.cli != "/cache/bin/valkey-cli" {
+			t.Fatalf("got %+v, %v", b, err)
+		}
+		if !strings.Contains(b.note, "no redis-server on PATH") || !strings.Contains(b.note, "valkey-server 8.0.1") ||
+			strings.Contains(b.note, "\n") {
+			t.Fatalf("note %q does not say in one line that Valkey runs the Redis tests", b.note)
+		}
+	})
+	t.Run("no redis-server, no Valkey: a redis container where Docker answers", func(t *testing.T) {
+		b, err := chooseBackend(probes{binary: noBinary, valkey: noValkey, docker: func() error { return nil }, image: image}, "")
+		if err != nil || b.kind != KindRedis || b.binary != "" || b.image != "redis:test" || b.command() != "redis-server" {
 			t.Fatalf("got %+v, %v", b, err)
 		}
 	})
-	t.Run("neither: one message naming the three ways and what was seen", func(t *testing.T) {
-		_, err := chooseBackend(probes{binary: noBinary, docker: noDocker, image: image})
+	t.Run("Valkey asked: never redis-server", func(t *testing.T) {
+		b, err := chooseBackend(probes{binary: binaryAt, valkey: valkeyAt, docker: noDocker, image: image}, KindValkey)
+		if err != nil || b.kind != KindValkey || b.binary != "/cache/bin/valkey-server" || b.note != "" {
+			t.Fatalf("got %+v, %v", b, err)
+		}
+		b, err = chooseBackend(probes{binary: binaryAt, valkey: noValkey, docker: func() error { return nil }, image: image}, KindValkey)
+		if err != nil || b.kind != KindValkey || b.image != "valkey:test" || b.command() != "valkey-server" {
+			t.Fatalf("no Valkey binary, Docker: got %+v, %v", b, err)
+		}
+	})
+	t.Run("an unknown kind is refused", func(t *testing.T) {
+		if _, err := chooseBackend(probes{binary: binaryAt, valkey: valkeyAt, docker: noDocker, image: image}, "keydb"); err == nil ||
+			!strings.Contains(err.Error(), EnvServer) {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("nothing: one message naming the four ways and what was seen", func(t *testing.T) {
+		_, err := chooseBackend(probes{binary: noBinary, valkey: noValkey, docker: noDocker, image: image}, "")
 		if err == nil {
-			t.Fatal("no error without a binary or a Docker engine")
+			t.Fatal("no error without a binary, a toolchain or a Docker engine")
 		}
 		msg := err.Error()
 		for _, want := range []string{
 			EnvAddr, EnvClusterAddrs, // (1) servers one runs
-			"apt-get install -y redis-server",                           // (2) the binary
-			"Docker engine", "testcontainers-go", "redis:7.2", EnvImage, // (3) containers
-			"redis-server not found on PATH", "cannot connect to the Docker daemon", // what was seen
+			"apt-get install -y redis-server",                   // (2) the binary
+			"third_party/valkey", EnvValkeyServer, "C compiler", // (3) Valkey
+			"Docker engine", "testcontainers-go", "redis:test", EnvImage, // (4) containers
+			"redis-server not found on PATH", "needs make and cc", "cannot connect to the Docker daemon", // what was seen
 		} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("message lacks %q:\n%s", want, msg)
@@ -71,5 +104,5 @@ func TestServerBackendIsChosen(t *testing.T) {
 	if b.binary == "" && b.image == "" {
 		t.Fatalf("backend %+v names neither a binary nor an image", b)
 	}
-	t.Logf("redis-server runs from: binary %q, image %q", b.binary, b.image)
+	t.Logf("%s servers run from: binary %q, image %q", b.kind, b.binary, b.image)
 }

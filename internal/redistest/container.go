@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,24 +18,43 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 )
 
-// EnvImage names the image used when Redis runs in a container.
-const EnvImage = "TOOLCANON_REDIS_IMAGE"
+// EnvImage and EnvValkeyImage name the images used when servers run in
+// containers.
+const (
+	EnvImage       = "TOOLCANON_REDIS_IMAGE"
+	EnvValkeyImage = "TOOLCANON_VALKEY_IMAGE"
+)
 
-// defaultImage is the container image when EnvImage is unset.
-const defaultImage = "redis:7"
+// The container images when EnvImage and EnvValkeyImage are unset.
+const (
+	defaultImage       = "redis:7"
+	defaultValkeyImage = "valkey/valkey:8"
+)
 
-// backend says how the harness runs a redis-server: a binary on this
-// machine, or a container of a Docker engine.
+// backend says how the harness runs a server: a binary on this machine, or
+// a container of a Docker engine.
 type backend struct {
-	binary string // path of redis-server; "" when servers run in containers
+	kind   string // KindRedis or KindValkey: what the servers are
+	binary string // path of the server binary; "" when servers run in containers
+	cli    string // path of the matching command-line client, "" when none is there
 	image  string // container image, when binary is ""
+	note   string // one line telling the user about a fallback, "" when none was taken
+}
+
+// command is the server's executable name inside a container.
+func (b backend) command() string {
+	if b.kind == KindValkey {
+		return "valkey-server"
+	}
+	return "redis-server"
 }
 
 // probes are what chooseBackend looks at; tests replace them.
 type probes struct {
-	binary func() (string, error) // finds a redis-server binary
-	docker func() error           // nil when a Docker engine answers
-	image  func() string          // the container image to use
+	binary func() (string, error)         // finds a redis-server binary
+	valkey func() (valkeyBinaries, error) // finds or builds valkey-server
+	docker func() error                   // nil when a Docker engine answers
+	image  func(kind string) string       // the container image for a kind of server
 }
 
 var (
@@ -41,8 +63,15 @@ var (
 	chosenErr  error
 	realProbes = probes{
 		binary: func() (string, error) { return binary("redis-server") },
+		valkey: valkeyBinary,
 		docker: dockerHealthy,
-		image: func() string {
+		image: func(kind string) string {
+			if kind == KindValkey {
+				if img := os.Getenv(EnvValkeyImage); img != "" {
+					return img
+				}
+				return defaultValkeyImage
+			}
 			if img := os.Getenv(EnvImage); img != "" {
 				return img
 			}
@@ -51,15 +80,19 @@ var (
 	}
 )
 
-// serverBackend returns how this process runs redis-server, deciding once.
+// serverBackend returns how this process runs servers, deciding once, and
+// prints the choice's note (a fallback) in one line on standard error.
 func serverBackend() (backend, error) {
 	backendMu.Lock()
 	defer backendMu.Unlock()
 	if chosen == nil && chosenErr == nil {
 		var b backend
-		b, chosenErr = chooseBackend(realProbes)
+		b, chosenErr = chooseBackend(realProbes, os.Getenv(EnvServer))
 		if chosenErr == nil {
 			chosen = &b
+			if b.note != "" {
+				fmt.Fprintln(os.Stderr, b.note)
+			}
 		}
 	}
 	if chosenErr != nil {
@@ -68,25 +101,86 @@ func serverBackend() (backend, error) {
 	return *chosen, nil
 }
 
-// chooseBackend prefers a redis-server binary, then a container where a
-// Docker engine answers. With neither, the error names every way to give the
-// tests a Redis (the addresses of servers one runs come first, but they are
-// read before a server is started, by Addr and ClusterAddrs).
-func chooseBackend(p probes) (backend, error) {
-	bin, binErr := p.binary()
-	if binErr == nil {
-		return backend{binary: bin}, nil
+// chooseBackend decides what the tests run on. For want KindRedis (or ""):
+// a redis-server binary, else Valkey (TOOLCANON_VALKEY_SERVER, or built from
+// the vendored source, which needs make and a C compiler), else a redis
+// container where a Docker engine answers. For want KindValkey: Valkey, else
+// a Valkey container. When nothing works, the error names every way to give
+// the tests a server (the addresses of servers one runs come first, but
+// they are read before a server is started, by Addr and ClusterAddrs).
+func chooseBackend(p probes, want string) (backend, error) {
+	var binErr error
+	switch want {
+	case "", KindRedis:
+		var bin string
+		if bin, binErr = p.binary(); binErr == nil {
+			cli, _ := exec.LookPath("redis-cli")
+			return backend{kind: KindRedis, binary: bin, cli: cli}, nil
+		}
+	case KindValkey:
+	default:
+		return backend{}, fmt.Errorf("%s=%q: want %q or %q", EnvServer, want, KindRedis, KindValkey)
+	}
+	vk, vkErr := p.valkey()
+	if vkErr == nil {
+		b := backend{kind: KindValkey, binary: vk.server, cli: vk.cli}
+		if want != KindValkey {
+			b.note = fmt.Sprintf("redistest: no redis-server on PATH: every Redis test runs on valkey-server %s (%s)", valkeyVersion, vk.server)
+		}
+		return b, nil
+	}
+	kind := KindRedis
+	if want == KindValkey {
+		kind = KindValkey
 	}
 	dockerErr := p.docker()
 	if dockerErr == nil {
-		return backend{image: p.image()}, nil
+		return backend{kind: kind, image: p.image(kind)}, nil
 	}
-	return backend{}, fmt.Errorf("no Redis for the tests. Give them one of: "+
+	seen := fmt.Sprintf("Seen: valkey-server: %v; Docker: %v", vkErr, dockerErr)
+	if binErr != nil {
+		seen = fmt.Sprintf("Seen: redis-server: %v; valkey-server: %v; Docker: %v", binErr, vkErr, dockerErr)
+	}
+	return backend{}, fmt.Errorf("no %s server for the tests. Give them one of: "+
 		"(1) servers you run: %s=host:port, and %s=host:port,... for a cluster; "+
 		"(2) a redis-server binary on PATH (Debian: apt-get install -y redis-server); "+
-		"(3) a running Docker engine, where the harness starts %s containers through testcontainers-go (image from %s). "+
-		"Seen: redis-server: %v; Docker: %v",
-		EnvAddr, EnvClusterAddrs, p.image(), EnvImage, binErr, dockerErr)
+		"(3) make and a C compiler, with which the harness builds Valkey from third_party/valkey once (or %s=/path/to/valkey-server); "+
+		"(4) a running Docker engine, where the harness starts %s containers through testcontainers-go (image from %s). %s",
+		kind, EnvAddr, EnvClusterAddrs, EnvValkeyServer, p.image(kind), imageEnv(kind), strings.ReplaceAll(seen, "\n", " "))
+}
+
+// imageEnv names the variable that sets the image of a kind of server.
+func imageEnv(kind string) string {
+	if kind == KindValkey {
+		return EnvValkeyImage
+	}
+	return EnvImage
+}
+
+// valkeyBinary finds valkey-server: TOOLCANON_VALKEY_SERVER, else the
+// harness's build of the vendored source. Either must say it is Valkey.
+func valkeyBinary() (valkeyBinaries, error) {
+	var b valkeyBinaries
+	if p := os.Getenv(EnvValkeyServer); p != "" {
+		b.server = p
+		if cli := filepath.Join(filepath.Dir(p), "valkey-cli"); cached(valkeyBinaries{server: p, cli: cli}) {
+			b.cli = cli
+		} else if cli, err := exec.LookPath("valkey-cli"); err == nil {
+			b.cli = cli
+		}
+	} else {
+		var err error
+		if b, err = valkeyBuilt(); err != nil {
+			return valkeyBinaries{}, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, b.server, "--version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "Valkey server v=") {
+		return valkeyBinaries{}, fmt.Errorf("%s --version: %q, %v: not a valkey-server", b.server, strings.TrimSpace(string(out)), err)
+	}
+	return b, nil
 }
 
 // dockerHealthy reports whether a Docker engine answers, within a bound.
@@ -101,15 +195,15 @@ func dockerHealthy() error {
 	return provider.Health(ctx)
 }
 
-// startContainer runs redis-server with args in a container of image on the
+// startContainer runs command (the server) with args in a container of image on the
 // host's network, so that a server (or a cluster node, whose peers and
 // clients use the address it announces) listens on the same loopback port as
 // a local binary would, and Kill and Restart work alike.
-func startContainer(image string, args []string) (testcontainers.Container, error) {
+func startContainer(image, command string, args []string) (testcontainers.Container, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := tcredis.Run(ctx, image,
-		testcontainers.WithCmd(append([]string{"redis-server"}, args...)...),
+		testcontainers.WithCmd(append([]string{command}, args...)...),
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			hc.NetworkMode = "host"
 		}),
@@ -121,7 +215,7 @@ func startContainer(image string, args []string) (testcontainers.Container, erro
 		if c != nil {
 			_ = c.Terminate(context.Background())
 		}
-		return nil, fmt.Errorf("redis container (%s): %w", image, err)
+		return nil, fmt.Errorf("%s container (%s): %w", command, image, err)
 	}
 	return c.Container, nil
 }

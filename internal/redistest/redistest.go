@@ -1,16 +1,24 @@
-// Package redistest gives tests a real Redis: a standalone server and a
-// 3-master Redis Cluster.
+// Package redistest gives tests a real server: a standalone server and a
+// 3-master cluster, of Redis or of Valkey.
 //
 // Where a server comes from, in order: the address in TOOLCANON_REDIS_ADDR
 // (TOOLCANON_REDIS_CLUSTER_ADDRS, comma-separated, for a cluster); else a
-// redis-server binary on PATH, started on free loopback ports in a temporary
-// directory and stopped when the test binary exits; else, where a Docker
-// engine answers, the same redis-server processes in containers started
-// through testcontainers-go (image from TOOLCANON_REDIS_IMAGE, default
-// redis:7), one container per server on the host's network so that cluster
-// nodes, failover and Kill/Restart behave exactly as with the binary. When
-// none is there the test fails with one message naming the three ways: a
-// test that needs Redis never silently skips.
+// server binary started on free loopback ports in a temporary directory and
+// stopped when the test binary exits; else, where a Docker engine answers,
+// the same server processes in containers started through testcontainers-go,
+// one container per server on the host's network so that cluster nodes,
+// failover and Kill/Restart behave exactly as with the binary. When none is
+// there the test fails with one message naming the ways: a test that needs
+// a server never silently skips.
+//
+// TOOLCANON_SERVER says which server: "redis" (the default) or "valkey".
+// Redis is the redis-server on PATH; when there is none, every test runs on
+// Valkey instead, and the harness says so in one line. Valkey is
+// TOOLCANON_VALKEY_SERVER when set, else valkey-server built once from the
+// vendored source (third_party/valkey, checked against its sha256) into the
+// user's cache directory and reused by every later run; containers use
+// redis:7 or valkey/valkey:8 (TOOLCANON_REDIS_IMAGE, TOOLCANON_VALKEY_IMAGE).
+// `make test` runs the store, durability and cluster suites once on each.
 //
 // One server (and one cluster) is shared by all tests of a package; tests keep
 // apart by using their own run ids, never by flushing.
@@ -27,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,14 +48,29 @@ const (
 	EnvClusterAddrs = "TOOLCANON_REDIS_CLUSTER_ADDRS"
 )
 
-// Server is one running redis-server process started by the harness, on
-// this machine or in a container.
+// Env variables that choose the servers the harness starts: EnvServer is
+// KindRedis (or empty) or KindValkey; EnvValkeyServer is the path of a
+// valkey-server binary to use instead of building one.
+const (
+	EnvServer       = "TOOLCANON_SERVER"
+	EnvValkeyServer = "TOOLCANON_VALKEY_SERVER"
+)
+
+// The kinds of server the harness runs.
+const (
+	KindRedis  = "redis"
+	KindValkey = "valkey"
+)
+
+// Server is one running server process started by the harness, on this
+// machine or in a container.
 type Server struct {
 	Addr string
 	Port int
+	Kind string // KindRedis or KindValkey
 	dir  string
 	args []string
-	bin  string                   // redis-server binary; "" when the server runs in ctr
+	bin  string                   // server binary; "" when the server runs in ctr
 	ctr  testcontainers.Container // the container of a server the binary does not run
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
@@ -131,6 +155,33 @@ func ClusterAddrs(tb testing.TB) []string {
 	return append([]string(nil), cluster...)
 }
 
+// Kind returns the kind of server the harness starts in this process
+// (KindRedis or KindValkey), choosing it on first use. It fails tb when no
+// server can be had. Servers given by address are not asked.
+func Kind(tb testing.TB) string {
+	tb.Helper()
+	b, err := serverBackend()
+	if err != nil {
+		tb.Fatalf("redistest: no server for this test: %v", err)
+	}
+	return b.kind
+}
+
+// CLI returns the command-line client that matches the servers the harness
+// starts (redis-cli or valkey-cli). It fails tb when there is none, as when
+// servers run in containers.
+func CLI(tb testing.TB) string {
+	tb.Helper()
+	b, err := serverBackend()
+	if err != nil {
+		tb.Fatalf("redistest: no server for this test: %v", err)
+	}
+	if b.cli == "" {
+		tb.Fatalf("redistest: no %s command-line client beside the servers the harness starts (binary %q, image %q)", b.kind, b.binary, b.image)
+	}
+	return b.cli
+}
+
 // binary finds redis-server.
 func binary(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
@@ -145,8 +196,9 @@ func binary(name string) (string, error) {
 	return "", fmt.Errorf("%s not found on PATH: install it (Debian: apt-get install -y redis-server) or set %s", name, EnvAddr)
 }
 
-// StartServer starts a standalone redis-server on a free loopback port: the
-// binary on PATH, or a container where only a Docker engine is there.
+// StartServer starts a standalone server (Kind's) on a free loopback port,
+// with extra arguments after the harness's own: a binary, or a container
+// where only a Docker engine is there.
 func StartServer(extra ...string) (*Server, error) {
 	return start(extra...)
 }
@@ -166,14 +218,14 @@ func start(extra ...string) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, dir: dir, bin: be.binary}
+		s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, Kind: be.kind, dir: dir, bin: be.binary}
 		s.args = append([]string{
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 			"--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no",
 			"--logfile", filepath.Join(dir, "redis.log"),
 		}, extra...)
 		if be.binary == "" {
-			s.ctr, err = startContainer(be.image, containerArgs(s.args))
+			s.ctr, err = startContainer(be.image, be.command(), containerArgs(s.args))
 			if err == nil {
 				err = s.waitPing(nil)
 			}
@@ -218,7 +270,7 @@ func (s *Server) waitPing(exited <-chan struct{}) error {
 	for time.Now().Before(deadline) {
 		select {
 		case <-exited:
-			return fmt.Errorf("redis-server exited at start: %s", tail(filepath.Join(s.dir, "redis.log"), 500))
+			return fmt.Errorf("%s-server exited at start: %s", s.Kind, tail(filepath.Join(s.dir, "redis.log"), 500))
 		default:
 		}
 		if reply, err := Command(s.Addr, "PING"); err == nil && reply == "PONG" {
@@ -226,7 +278,7 @@ func (s *Server) waitPing(exited <-chan struct{}) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("redis-server on %s did not answer PING within 10s", s.Addr)
+	return fmt.Errorf("%s-server on %s did not answer PING within 10s", s.Kind, s.Addr)
 }
 
 // LogTail returns the last lines of the server's log, for a test to show
@@ -250,6 +302,21 @@ func (s *Server) Stop() {
 
 // Kill stops the process abruptly, as a crash would; Restart brings it back.
 func (s *Server) Kill() { s.kill() }
+
+// Pause stops the process with SIGSTOP: it holds its connections but reads,
+// answers and replicates nothing until Resume. Only a server the binary
+// runs can be paused.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process (SIGCONT).
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return fmt.Errorf("redistest: %s runs in a container: only a local binary can be sent %v", s.Addr, sig)
+	}
+	return s.cmd.Process.Signal(sig)
+}
 
 func (s *Server) kill() {
 	if s.ctr != nil {

@@ -66,6 +66,10 @@ type Config struct {
 	// Now ends the scope window when the response carries none; nil means
 	// time.Now.
 	Now func() time.Time
+	// Detectors, when set, find further secrets in each message before
+	// the redactor's own rules run (see redact.New). Each must be safe for
+	// concurrent use.
+	Detectors []redact.Detector
 }
 
 // DefaultMaxMessageBytes is the default of Config.MaxMessageBytes.
@@ -217,7 +221,7 @@ type state struct {
 }
 
 func (p *Projector) newState() any {
-	st := &state{red: redact.New()}
+	st := &state{red: redact.New(p.cfg.Detectors...)}
 	for i := range st.miners {
 		st.miners[i] = drain.New(p.cfg.Miner)
 	}

@@ -25,6 +25,10 @@ func redactPEM(rw *rewriter) {
 			return
 		}
 		start := off + i
+		if e := publicPEMEnd(src, start); e > 0 {
+			off = e // a public key or a certificate: nothing secret
+			continue
+		}
 		end := len(src)
 		if j := bytes.Index(src[start+len(pemBegin):], []byte("-----END ")); j >= 0 {
 			e := start + len(pemBegin) + j + len("-----END ")
@@ -327,4 +331,36 @@ func redactSQL(rw *rewriter) {
 			i = j - 1
 		}
 	}
+}
+
+// publicPEMLabels are the PEM block types that hold nothing secret.
+var publicPEMLabels = []string{"PUBLIC KEY", "RSA PUBLIC KEY", "CERTIFICATE", "TRUSTED CERTIFICATE", "X509 CRL",
+	"CERTIFICATE REQUEST", "NEW CERTIFICATE REQUEST", "PGP PUBLIC KEY BLOCK", "PGP SIGNATURE", "SSH2 PUBLIC KEY"}
+
+// publicPEMEnd returns the end of the public PEM block (a public key, a
+// certificate, a signature) whose BEGIN line starts at i: after its END
+// line, or the end of src when that was cut off; 0 when the block at i is
+// of another type.
+func publicPEMEnd(src []byte, i int) int {
+	ls := i + len(pemBegin)
+	if ls > len(src) || !bytes.HasPrefix(src[i:], pemBegin) {
+		return 0
+	}
+	le := bytes.Index(src[ls:min(len(src), ls+40)], []byte("-----"))
+	if le < 0 {
+		return 0
+	}
+	label := src[ls : ls+le]
+	public := false
+	for _, l := range publicPEMLabels {
+		public = public || string(label) == l
+	}
+	if !public {
+		return 0
+	}
+	end := []byte("-----END " + string(label) + "-----")
+	if k := bytes.Index(src[ls+le:], end); k >= 0 {
+		return ls + le + k + len(end)
+	}
+	return len(src)
 }

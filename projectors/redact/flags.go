@@ -31,8 +31,8 @@ func gatePositional(src []byte, f features) bool {
 }
 
 // positionalAt finds the first command of positional in src: its index in
-// positional and its offset, or -1. Every command holds "user " or
-// "passw", so two searches find them all.
+// positional and its offset, or -1. Every command holds one of
+// positionalAnchors, so a search for each finds them all.
 func positionalAt(src []byte) (int, int) {
 	best, at := -1, len(src)
 	for a, anchor := range positionalAnchors {
@@ -53,11 +53,12 @@ func positionalAt(src []byte) (int, int) {
 	return best, at
 }
 
+// positionalAnchors are literals that every command of positional holds.
 var positionalAnchors = [2]string{"user ", "passw"}
 
 // anchorOffset[n][a] is where anchor a sits in positional[n].cmd, or -1.
-var anchorOffset = func() [][2]int {
-	out := make([][2]int, len(positional))
+var anchorOffset = func() [][len(positionalAnchors)]int {
+	out := make([][len(positionalAnchors)]int, len(positional))
 	for n, p := range positional {
 		for a, anchor := range positionalAnchors {
 			out[n][a] = bytes.Index([]byte(p.cmd), []byte(anchor))
@@ -185,7 +186,21 @@ func flagValue(src []byte, ke int) (vs, ve int, ok bool) {
 	return vs, ve, ve > vs
 }
 
-func short(c byte) bool { return c == 'p' || c == 'u' || c == 'U' || c == 'a' }
+func short(c byte) bool { return c == 'p' || c == 'P' || c == 'u' || c == 'U' || c == 'a' }
+
+// portsOnly reports whether v is digits and ':' (a port mapping).
+func portsOnly(v []byte) bool {
+	for _, c := range v {
+		if !isDigit(c) && c != ':' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// notASecretValue reports whether the flag value v is a reference, a mask
+// or a path.
+func notASecretValue(v []byte) bool { return notASecret(v, 0, len(v)) }
 
 // shortValue classifies the value v of a one-letter flag.
 func shortValue(flag byte, v []byte, fc flagContext, attached bool) string {
@@ -193,9 +208,14 @@ func shortValue(flag byte, v []byte, fc flagContext, attached bool) string {
 		return ""
 	}
 	switch flag {
-	case 'p':
-		// mysql -pS3cret, sshpass -p s3cret; but mkdir -p logs, ssh -p 2222.
-		if allDigits(v) || v[0] == '/' || v[0] == '~' || v[0] == '.' {
+	case 'p', 'P':
+		// mysql -pS3cret, sshpass -p s3cret, sqlcmd -P s3cret; but mkdir
+		// -p logs, ssh -p 2222, docker -p 5432:5432.
+		if portsOnly(v) || v[0] == '/' || v[0] == '~' || v[0] == '.' || notASecretValue(v) {
+			return ""
+		}
+		if flag == 'P' && (attached || !credentialLike(v)) {
+			// -P is a password to sqlcmd and zip, a profile to mvn (-P prod-eu)
 			return ""
 		}
 		if fc.credentials || credentialShaped(v) {
@@ -222,7 +242,14 @@ func shortValue(flag byte, v []byte, fc flagContext, attached bool) string {
 func longValue(name, v []byte) string {
 	switch classifyKey(name) {
 	case kvSecret:
+		if notASecretValue(v) {
+			return ""
+		}
 		return Secret
+	case kvProject:
+		if projectID(v) {
+			return Account
+		}
 	case kvAccount:
 		return Account
 	case kvUser:

@@ -368,6 +368,9 @@ func redactPhrases(rw *rewriter) {
 			for e < len(src) && e-next <= 64 && (isWord(src[e]) || src[e] == '.' || src[e] == '-' || src[e] == '@') {
 				e++
 			}
+			for e > next && src[e-1] == '.' {
+				e-- // the sentence's full stop
+			}
 			w := src[next:e]
 			if len(w) == 0 || len(w) > 64 {
 				continue
@@ -533,7 +536,7 @@ var englishWords = func() map[string]bool {
 		quota query
 		record records registration request requests research role roles
 		scope search segment segments service services session sessions setting settings space state stats
-		store story stories submission subscription support
+		store story stories submission subscription support system systems
 		table tables task tasks test tests text token tokens tracking traffic type types
 		update updates usage
 		value values view views

@@ -17,6 +17,7 @@ const (
 	kvPod
 	kvContainer
 	kvAccount
+	kvProject // a cloud project: an account when its value is shaped like a project id
 )
 
 // Substrings of a lower-cased key that mark its value as a secret.
@@ -26,6 +27,7 @@ var secretStems = []string{
 	"credential", "signature", "session", "cookie", "csrf", "xsrf", "client_key",
 	"master_key", "encryption_key", "signing_key", "connectionstring", "connection_string",
 	"sas_key", "account_key", "accountkey", "auth_key", "authkey", "storepass", "keypass",
+	"authident", "passwd",
 }
 
 // Key qualifiers that mean the value is a count or a setting, not a secret.
@@ -33,6 +35,12 @@ var notSecretStems = []string{
 	"count", "tokens", "_len", "length", "size", "ttl", "timeout", "expir", "max", "min",
 	"limit", "type", "_ms", "enabled", "required", "version", "refresh_interval",
 	"_file", "-file", "_path", "-path",
+	// where a secret comes from or what it is for, not the secret: a
+	// flag that reads it, a URL, a name or reference in a store, a method
+	"stdin", "_env", "-env", "prompt", "_cmd", "-cmd", "command", "helper", "_mode", "-mode", "method",
+	"_url", "-url", "url", "_uri", "-uri", "endpoint", "algorithm", "_name", "-name", "secretname",
+	"_ref", "-ref", "secretref", "keyref", "less", "provider", "policy", "strength", "rotation",
+	"format", "_dir", "-dir", "store_type",
 }
 
 var exactKeys = map[string]kvClass{
@@ -55,6 +63,10 @@ var exactKeys = map[string]kvClass{
 	"account_id": kvAccount, "accountid": kvAccount, "aws_account_id": kvAccount, "subscription_id": kvAccount,
 	"tenant_id": kvAccount, "project_id": kvAccount, "tenant": kvAccount, "tenant-id": kvAccount,
 	"subscription-id": kvAccount, "account-id": kvAccount,
+	"subscriptionid": kvAccount, "tenantid": kvAccount, "projectid": kvAccount, "project-id": kvAccount,
+	"directory_id": kvAccount, "directoryid": kvAccount, "azure_subscription_id": kvAccount, "azure_tenant_id": kvAccount,
+	"arm_subscription_id": kvAccount, "arm_tenant_id": kvAccount, "gcp_project": kvProject, "google_cloud_project": kvProject,
+	"gcloud_project": kvProject, "project": kvProject, "cloudsdk_core_project": kvProject, "aws_account": kvAccount,
 }
 
 // exactIndex lists exactKeys by first byte: for a short key, comparing the
@@ -146,6 +158,15 @@ func classifyKey(key []byte) kvClass {
 			return e.class
 		}
 	}
+	// A dotted key is named by its last part: spring.datasource.password
+	// is a password, session-7.scope a unit.
+	if d := bytes.LastIndexByte(k, '.'); d >= 0 && d+1 < len(k) {
+		c := classifyKey(key[d+1:])
+		if last := string(k[d+1:]); c == kvNone && (last == "id" || last == "value") && d > 0 {
+			return classifyKey(key[:d]) // session.id: the session's
+		}
+		return c
+	}
 	// A not-secret stem wins over authorization, which wins over a secret
 	// stem.
 	not, secret := findStems(k)
@@ -159,8 +180,10 @@ func classifyKey(key []byte) kvClass {
 		return kvSecret
 	}
 	// db_password, my-auth, x_auth, client_pwd
-	if bytes.HasSuffix(k, []byte("_pwd")) || bytes.HasSuffix(k, []byte("_auth")) ||
-		bytes.HasSuffix(k, []byte("-auth")) || bytes.HasSuffix(k, []byte("_pass")) {
+	// requirepass, masterauth, bind_pw, rootpw, db-pass.
+	if len(k) >= 4 && (bytes.HasSuffix(k, []byte("pwd")) || bytes.HasSuffix(k, []byte("auth")) && !bytes.HasSuffix(k, []byte("oauth")) ||
+		bytes.HasSuffix(k, []byte("pass")) && !bytes.HasSuffix(k, []byte("bypass")) && !bytes.HasSuffix(k, []byte("compass")) ||
+		bytes.HasSuffix(k, []byte("pw"))) {
 		return kvSecret
 	}
 	return kvNone
@@ -301,6 +324,11 @@ func redactKV(rw *rewriter) {
 	// found with IndexByte, so that the bytes between separators are not
 	// looked at one by one.
 	eq, colon := -1, -1
+	// pending is the class that a name/value pair's name gives its value
+	// ({"name":"DB_PASSWORD","value":"…"}, <add key="ApiKey" value="…"/>),
+	// until pendingEnd; inCookies is set after a cookies key that holds a
+	// list or an object, whose values are cookies.
+	pending, pendingEnd, inCookies := kvNone, 0, false
 	for i := 0; i < len(src); i++ {
 		if eq < i {
 			eq = nextByte(src, i, '=')
@@ -317,6 +345,9 @@ func redactKV(rw *rewriter) {
 		if c == ':' {
 			if vs < len(src) && (src[vs] == '/' || src[vs] == ':') {
 				continue // URL scheme or IPv6, not an assignment
+			}
+			if vs < len(src) && src[vs] == '=' {
+				vs++ // Go's token := value
 			}
 		} else {
 			if i > 0 && (src[i-1] == '=' || src[i-1] == '!' || src[i-1] == '<' || src[i-1] == '>') {
@@ -352,10 +383,26 @@ func redactKV(rw *rewriter) {
 		}
 		key := src[ks:ke]
 		class := rw.keys.classify(key)
-		if class == kvNone && ks >= 5 && (src[ks-1] == ' ' || src[ks-1] == '+') && hasPrefixFold(src[ks-5:], "user") && string(lowerASCII(key)) == "id" {
-			class = kvUser
+		lk := lowerASCII(key)
+		if class == kvNone && string(lk) == "id" && ks >= 2 && (src[ks-1] == ' ' || src[ks-1] == '+') {
+			// User Id=sa; Subscription ID: …; Directory (tenant) ID: …
+			before := src[max(0, ks-24) : ks-1]
+			switch {
+			case hasSuffixFold(before, "user"):
+				class = kvUser
+			case hasSuffixFold(before, "subscription") || hasSuffixFold(before, "tenant") || hasSuffixFold(before, "tenant)") ||
+				hasSuffixFold(before, "account") || hasSuffixFold(before, "project"):
+				class = kvAccount
+			}
 		}
-		if class == kvNone {
+		isValueKey := string(lk) == "value"
+		if isValueKey && ks < pendingEnd && pending != kvNone {
+			class = pending
+		} else if isValueKey && inCookies {
+			class = kvSecret
+		}
+		nameKey := string(lk) == "name" || string(lk) == "key"
+		if class == kvNone && !nameKey {
 			continue
 		}
 		// Find the value.
@@ -376,6 +423,51 @@ func redactKV(rw *rewriter) {
 		}
 		if vs < len(src) && isPlaceholder(src[vs:]) {
 			continue
+		}
+		if nameKey && quote != '\\' {
+			// The name of a name/value pair: its value, when it reads as a
+			// key, classifies the value that follows.
+			e := vs
+			for e < len(src) && e-vs <= 48 && isKeyByte(src[e]) {
+				e++
+			}
+			named := kvNone
+			if e > vs && e-vs <= 48 && (quote == 0 || e < len(src) && src[e] == quote) && !mixedClasses(src[vs:e]) {
+				named = rw.keys.classify(src[vs:e])
+			}
+			// key=ApiKey names a key; key=5f2b8c0e… is one.
+			if e > vs && e-vs <= 48 && (quote == 0 || e < len(src) && src[e] == quote) && !mixedClasses(src[vs:e]) &&
+				(string(lk) == "name" || named != kvNone || !hasDigit(src[vs:e])) {
+				pending, pendingEnd = named, e+96
+				if pending == kvNone && inCookies {
+					pending = kvSecret
+				}
+				i = e - 1
+				continue
+			}
+			if class == kvNone {
+				continue
+			}
+		}
+		if quote == 0 && vs+1 < len(src) && (src[vs] == '[' || src[vs] == '{') && class != kvAuth && opensStructure(src[vs+1]) {
+			// A list or an object: its members carry their own names,
+			// but a cookies list holds cookies, and a list of strings
+			// (set-cookie: ["sid=…"]) the values themselves.
+			if class == kvCookie || (class == kvSecret && hasPrefixFold(lk, "cookie")) {
+				inCookies = true
+			}
+			if vs+1 < len(src) && src[vs] == '[' && src[vs+1] == '"' && class != kvNone {
+				vs += 2
+				quote = '"'
+			} else {
+				continue
+			}
+		}
+		if class == kvSecret || class == kvAuth || class == kvCookie {
+			if e := refEnd(src, vs); e > 0 {
+				i = e - 1 // ${DB_PASSWORD}, os.Getenv("X"): a reference, kept
+				continue
+			}
 		}
 		if class == kvUser && c == ':' && quote == 0 {
 			// "Last login: Mon Mar 2": prose after a colon. Only the word
@@ -404,7 +496,9 @@ func redactKV(rw *rewriter) {
 		}
 		var ve int
 		switch {
-		case class == kvAuth || class == kvCookie:
+		case class == kvAuth:
+			ve = authEnd(src, vs, quote)
+		case class == kvCookie:
 			q := quote
 			if q == '\\' {
 				q = '"'
@@ -446,8 +540,16 @@ func redactKV(rw *rewriter) {
 					break
 				}
 			}
+			if e := refEnd(src, vs); e > 0 || authParams(src[vs:ve]) {
+				i = max(e, vs) - 1 // Bearer $TOKEN; Bearer realm="api": no credential
+				continue
+			}
 			rw.replace(vs, ve, Secret)
 		case kvSecret, kvCookie:
+			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4)) {
+				i = ve - 1
+				continue
+			}
 			rw.replace(vs, ve, Secret)
 		case kvUser:
 			if allDigits(val) && len(val) <= 5 {
@@ -457,7 +559,15 @@ func redactKV(rw *rewriter) {
 
 			rw.replace(vs, ve, User)
 		case kvHost:
+			if string(lowerASCII(val)) == "localhost" || isLoopback(val) {
+				i = ve - 1
+				continue
+			}
 			rw.replace(vs, ve, Host)
+		case kvProject:
+			if projectID(val) {
+				rw.replace(vs, ve, Account)
+			}
 		case kvPod:
 			rw.replace(vs, ve, Pod)
 		case kvContainer:
@@ -491,4 +601,112 @@ func lowerASCII(b []byte) []byte {
 		out[i] = lower(c)
 	}
 	return out
+}
+
+// authEnd returns the end of the credentials of an authorization header
+// value that starts at vs: the scheme and the one token after it, so that
+// the sentence that follows stays; a scheme whose parameters are a list
+// (Digest, AWS4-HMAC-SHA256) runs to the end of the value.
+func authEnd(src []byte, vs int, quote byte) int {
+	q := quote
+	if q == '\\' {
+		q = '"'
+	}
+	end := lineEnd(src, vs, q)
+	if quote == '\\' && end > vs && src[end-1] == '\\' {
+		end--
+	}
+	e := vs
+	for e < end && !isSpace(src[e]) {
+		e++
+	}
+	val := src[vs:e]
+	if e >= end || bytes.IndexByte(val, ',') >= 0 || bytes.IndexByte(val, '=') >= 0 && !bytes.HasSuffix(val, []byte("=")) {
+		return end // one word, or parameters
+	}
+	if !schemeWord(val) {
+		return e // no scheme: the word is the credential
+	}
+	// The word was the scheme: the credential is the next word.
+	k := e
+	for k < end && src[k] == ' ' {
+		k++
+	}
+	t := k
+	for t < end && !isSpace(src[t]) {
+		t++
+	}
+	if bytes.IndexByte(src[k:t], '=') > 0 && bytes.IndexByte(src[k:t], ',') >= 0 || bytes.Contains(src[k:t], []byte("=\"")) {
+		return end // Digest username="…", realm="…"
+	}
+	for t > k && (src[t-1] == ',' || src[t-1] == ';' || src[t-1] == '.') {
+		t--
+	}
+	return t
+}
+
+// authParams reports whether an authorization value holds parameters
+// rather than a credential: realm="…", error="…" (a challenge).
+func authParams(v []byte) bool {
+	return hasPrefixFold(v, "realm=") || hasPrefixFold(v, "error=")
+}
+
+// projectID reports whether v is shaped like a generated cloud project id
+// (shop-prod-284913): lower-case letters, digits and dashes, a letter
+// first, ending in a dash and at least four digits. A name such as
+// checkout-v2 is a project's name, not its id.
+func projectID(v []byte) bool {
+	if len(v) < 6 || len(v) > 30 || !(v[0] >= 'a' && v[0] <= 'z') {
+		return false
+	}
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || isDigit(c) || c == '-') {
+			return false
+		}
+	}
+	d := bytes.LastIndexByte(v, '-')
+	return d > 0 && len(v)-d-1 >= 4 && allDigits(v[d+1:])
+}
+
+// isLoopback reports whether v is a loopback or unspecified address.
+func isLoopback(v []byte) bool {
+	switch string(v) {
+	case "127.0.0.1", "::1", "[::1]", "0.0.0.0":
+		return true
+	}
+	return false
+}
+
+// opensStructure reports whether c, after '[' or '{', shows a list or an
+// object rather than a bracketed value ([s3cr3t]).
+func opensStructure(c byte) bool {
+	switch c {
+	case '{', '[', '"', '\'', ']', '}', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+func hasDigit(b []byte) bool {
+	for _, c := range b {
+		if isDigit(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// schemeWord reports whether w reads as an authorization scheme (Bearer,
+// Basic, AWS4-HMAC-SHA256, GenieKey): letters, digits and dashes, a letter
+// first, at most 24 bytes, and not mixed like a token.
+func schemeWord(w []byte) bool {
+	if len(w) == 0 || len(w) > 24 || !isAlpha(w[0]) {
+		return false
+	}
+	for _, c := range w {
+		if !isAlnum(c) && c != '-' {
+			return false
+		}
+	}
+	return !mixedClasses(w) || bytes.IndexByte(w, '-') > 0
 }

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"slices"
 	"sync"
 )
 
@@ -30,13 +31,25 @@ const (
 // placeholders. It keeps scratch buffers between calls, so reuse one per
 // goroutine; it is not safe for concurrent use.
 type Redactor struct {
-	a, b []byte
-	rw   rewriter // reused so that passes do not allocate
-	keys keyCache
+	a, b  []byte
+	rw    rewriter // reused so that passes do not allocate
+	keys  keyCache
+	extra []Detector
+	spans [][2]int
 }
 
-// New returns a Redactor.
-func New() *Redactor { return &Redactor{} }
+// A Detector finds secrets that the redactor's own rules may miss, such as
+// a catalogue of vendor token formats. Spans appends to dst the byte
+// ranges [start, end) of msg that are secrets and returns the extended
+// slice; it must cost time linear in msg and must not keep msg.
+type Detector interface {
+	Spans(dst [][2]int, msg []byte) [][2]int
+}
+
+// New returns a Redactor. The extra detectors, when given, run on each
+// message after the redactor's own passes, on their output, and what they
+// find is replaced with Secret: they only add to what the rules replace.
+func New(extra ...Detector) *Redactor { return &Redactor{extra: extra} }
 
 // stage is one rewriting pass. It runs only on a text that holds at least
 // one of the features any (unless any is 0), all of the features all, and
@@ -201,6 +214,7 @@ var stages = []stage{
 	{any: fSQLHead, gate: gateSQL, apply: redactSQL},
 	{all: fColon | fSlash, gate: gateURL, apply: redactURL},
 	{any: fEquals | fColon, exact: true, gate: gateKV, apply: redactKV},
+	{apply: redactPositions},
 	{any: fDash, exact: true, gate: gateFlags, apply: redactFlags},
 	{any: fLowerU | fLowerP, gate: gatePositional, apply: redactPositional},
 	{apply: redactTokens},
@@ -294,6 +308,13 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 		useA = !useA
 		feat |= placeholderFeatures
 		stale = true
+	}
+	if len(r.extra) > 0 {
+		buf := &r.a
+		if !useA {
+			buf = &r.b
+		}
+		cur = r.detect(cur, buf)
 	}
 	return append(dst, cur...)
 }
@@ -449,4 +470,31 @@ func gateDigits(src []byte, _ features) bool {
 }
 func gateKV(src []byte, _ features) bool {
 	return bytes.IndexByte(src, '=') >= 0 || bytes.IndexByte(src, ':') >= 0
+}
+
+// detect replaces what the extra detectors find in msg with Secret, into
+// *buf (which msg does not alias), and returns the result: msg itself when
+// they find nothing.
+func (r *Redactor) detect(msg []byte, buf *[]byte) []byte {
+	r.spans = r.spans[:0]
+	for _, d := range r.extra {
+		r.spans = d.Spans(r.spans, msg)
+	}
+	if len(r.spans) == 0 {
+		return msg
+	}
+	slices.SortFunc(r.spans, func(a, b [2]int) int { return a[0] - b[0] })
+	out := (*buf)[:0]
+	last := 0
+	for _, sp := range r.spans {
+		s, e := max(sp[0], last), min(sp[1], len(msg))
+		if e <= s {
+			continue
+		}
+		out = append(out, msg[last:s]...)
+		out = append(out, Secret...)
+		last = e
+	}
+	*buf = append(out, msg[last:]...)
+	return *buf
 }

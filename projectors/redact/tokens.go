@@ -77,9 +77,104 @@ func classifyToken(t []byte) string {
 		return Hex
 	}
 	if len(t) >= 30 && t[0] != '/' && bytes.IndexByte(t, '.') < 0 && mixedClasses(t) && bytes.Count(t, []byte{'/'}) <= 3 {
-		return Secret
+		return shapeSecret
 	}
 	return ""
+}
+
+// shapeSecret is what classifyToken returns for a token that is a secret
+// by its shape alone (long, random, mixed case and digits): the text
+// around it may still show it is a digest, a public key or an id.
+const shapeSecret = "<SECRET>\x00"
+
+// digestLengths are the lengths in hexadecimal digits of MD5, SHA-1,
+// SHA-256 and SHA-512: a bare hexadecimal word of one of them is a digest
+// or a commit, kept.
+func digestLength(n int) bool { return n == 32 || n == 40 || n == 64 || n == 128 }
+
+// digestLabels label the digest or the fingerprint after them, as
+// sha256:…, h1:…, SHA256:… (ssh) or sha512-… (subresource integrity).
+var digestLabels = []string{"sha1", "sha224", "sha256", "sha384", "sha512", "md5", "h1", "blake2b", "blake3", "sha3-256", "sha3-512"}
+
+// publicKeyTypes name the ssh public key after them.
+var publicKeyTypes = []string{"ssh-rsa", "ssh-ed25519", "ssh-dss", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
+	"ecdsa-sha2-nistp521", "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com"}
+
+// keptByContext reports whether the token t at i, random by its shape, is
+// a digest, a public key or an id by the text before it.
+func keptByContext(src []byte, i int, t []byte) bool {
+	for _, l := range digestLabels {
+		// sha512-<base64>: subresource integrity.
+		if len(t) > len(l)+1 && hasPrefixFold(t, l) && t[len(l)] == '-' {
+			return true
+		}
+	}
+	// AAAAB3NzaC1yc2E…, AAAAC3NzaC1lZDI1NTE5…, AAAAE2VjZHNh…: the base64
+	// of an ssh public key names its type.
+	if len(t) > 16 && string(t[:4]) == "AAAA" && (bytes.Contains(t[4:16], []byte("NzaC1")) || bytes.Contains(t[4:16], []byte("VjZHNh"))) {
+		return true
+	}
+	if i < 2 {
+		return false
+	}
+	prev, sep := prevWord(src, i)
+	switch sep {
+	case ':':
+		for _, l := range digestLabels {
+			if equalFold(prev, l) {
+				return true
+			}
+		}
+		// x-amz-id-2: …, request-id: …
+		return hasSuffixFold(prev, "id") || hasSuffixFold(prev, "id-2")
+	case ' ':
+		for _, k := range publicKeyTypes {
+			if string(prev) == k {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// prevWord returns the word that ends right before the separator before
+// i, and that separator.
+func prevWord(src []byte, i int) ([]byte, byte) {
+	sep := src[i-1]
+	e := i - 1
+	if sep == ' ' && e > 0 && src[e-1] == ':' {
+		e-- // "x-amz-id-2: value"
+		sep = ':'
+	}
+	s := e
+	for s > 0 && e-s < 40 && (isKeyByte(src[s-1]) || src[s-1] == '@') {
+		s--
+	}
+	return src[s:e], sep
+}
+
+// awsKeyWithin returns the bounds of an AWS key id inside t (a token that
+// holds more, such as key_id=ASIA… or ASIA…:session), or -1.
+func awsKeyWithin(t []byte) (int, int) {
+	for k := 0; k+20 <= len(t); k++ {
+		a := bytes.IndexByte(t[k:len(t)-19], 'A')
+		if a < 0 {
+			return -1, -1
+		}
+		k += a
+		if k > 0 && isAlnum(t[k-1]) {
+			continue
+		}
+		if k+20 < len(t) && isAlnum(t[k+20]) {
+			continue
+		}
+		for _, p := range awsPrefixes {
+			if string(t[k:k+4]) == p && upperAlnum(t[k+4:k+20]) {
+				return k, k + 20
+			}
+		}
+	}
+	return -1, -1
 }
 
 func upperAlnum(b []byte) bool {
@@ -122,7 +217,8 @@ func mixedClasses(b []byte) bool {
 
 func redactTokens(rw *rewriter) {
 	src := rw.src
-	bearer := false
+	bearer, bearerAt := false, 0
+	publicUntil := 0 // the end of the public PEM block the scan is in
 	for i := 0; i < len(src); {
 		if !isTokenByte(src[i]) {
 			i++
@@ -143,21 +239,41 @@ func redactTokens(rw *rewriter) {
 			t = t[:len(t)-1]
 		}
 		end := i + len(t)
+		if len(t) >= 10 && string(t[:10]) == "-----BEGIN" && i >= publicUntil {
+			// The body of a public key or a certificate looks random and
+			// is kept (redactPEM has replaced the private ones); a vendor
+			// token in it is still one.
+			publicUntil = publicPEMEnd(src, i)
+		}
 		switch {
-		case bearer && len(t) >= 8 && credentialShaped(t):
+		case bearer && i == bearerAt && len(t) >= 8 && credentialShaped(t):
 			rw.replace(i, end, Secret)
 		case len(t) >= 12:
-			if p := classifyToken(t); p != "" {
+			p := classifyToken(t)
+			switch {
+			case p == Hex && digestLength(len(t)) && !containerBefore(src, i):
+				// A digest or a commit id; a container's id is an
+				// identifier.
+			case p == shapeSecret:
+				if i >= publicUntil && !keptByContext(src, i, t) {
+					rw.replace(i, end, Secret)
+				}
+			case p != "":
 				rw.replace(i, end, p)
-			} else if bytes.IndexByte(t, '+') >= 0 {
-				// URL-encoded text joins words with '+': classify each.
-				classifyPieces(rw, t, i)
+			default:
+				if s, e := awsKeyWithin(t); s >= 0 {
+					rw.replace(i+s, i+e, Secret)
+				} else if bytes.IndexByte(t, '+') >= 0 {
+					// URL-encoded text joins words with '+': classify each.
+					classifyPieces(rw, t, i)
+				}
 			}
 		}
 		bearer = (len(t) == 6 && hasPrefixFold(t, "bearer")) || (len(t) == 5 && hasPrefixFold(t, "basic"))
 		if bearer && (j >= len(src) || src[j] != ' ') {
 			bearer = false
 		}
+		bearerAt = j + 1 // the credential follows the scheme and one space
 		i = j
 	}
 }
@@ -187,7 +303,9 @@ func classifyPieces(rw *rewriter, t []byte, off int) {
 			e++
 		}
 		if e-s >= 12 {
-			if p := classifyToken(t[s:e]); p != "" {
+			if p := classifyToken(t[s:e]); p == shapeSecret {
+				rw.replace(off+s, off+e, Secret)
+			} else if p != "" && !(p == Hex && digestLength(e-s) && indexFold(t[max(0, s-10):s], "container") < 0) {
 				rw.replace(off+s, off+e, p)
 			}
 		}
@@ -285,6 +403,10 @@ func userAtHost(rw *rewriter, at int) int {
 	}
 	host := src[hs:he]
 	switch {
+	case pass >= 0 && he < len(src) && src[he] == '(' && (string(host) == "tcp" || string(host) == "unix" || string(host) == "udp"):
+		// Go's MySQL DSN: user:pass@tcp(host:3306)/db
+		rw.replace(ts, at, Secret)
+		return at + 1
 	case isIPv4(host):
 		he = hs // the address stage redacts it
 	case len(host) < 2 || !isAlpha(host[0]) || bytes.IndexByte(host, '.') >= 0 || notAHost[string(lowerASCII(host))] || versionLike(host):
@@ -599,4 +721,23 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 		return e, q != [4]byte{} && q[0] != 127
 	}
 	return e, !a.IsUnspecified() && !a.IsLoopback()
+}
+
+// containerBefore reports whether the word before i names a container,
+// whose 64-digit id is an identifier, not a digest.
+func containerBefore(src []byte, i int) bool {
+	if i < 2 {
+		return false
+	}
+	prev, _ := prevWord(src, i)
+	if len(prev) == 0 && i >= 2 && (src[i-1] == '+' || src[i-1] == '=') {
+		// URL-encoded text: container+<id>
+		k := i - 1
+		s := k
+		for s > 0 && k-s < 16 && isAlpha(src[s-1]) {
+			s--
+		}
+		prev = src[s:k]
+	}
+	return indexFold(prev, "container") >= 0
 }

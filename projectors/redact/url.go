@@ -55,7 +55,9 @@ func redactURL(rw *rewriter) {
 		hs := as
 		if at := userinfoEnd(src[as:ae]); at >= 0 {
 			at += as
-			rw.replace(as, at, Secret)
+			if !referencesOnly(src, as, at) {
+				rw.replace(as, at, Secret)
+			}
 			hs = at + 1
 		}
 		he := hs
@@ -164,4 +166,21 @@ func userinfoEnd(span []byte) int {
 		return at
 	}
 	return -1
+}
+
+// referencesOnly reports whether the userinfo src[as:at] is references to
+// an account and a password (%(user)s:%(password)s, ${USER}:${PASS}).
+func referencesOnly(src []byte, as, at int) bool {
+	k := as
+	for k < at {
+		e := refEnd(src[:at], k)
+		if e < 0 {
+			return false
+		}
+		k = e
+		if k < at && src[k] == ':' {
+			k++
+		}
+	}
+	return true
 }

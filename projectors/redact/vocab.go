@@ -53,6 +53,21 @@ func Vocabulary() map[string][]string {
 		vendors = append(vendors, p.p)
 	}
 	v["vendor-prefixes"] = vendors
+	var refs []string
+	for _, o := range refOpeners {
+		refs = append(refs, o.open, o.close, o.open+"x"+o.close)
+	}
+	v["references"] = append(append(refs, refCalls...), "$X", "$PASSWORD", "<password>", "%(password)s")
+	v["digests"] = append(append(slices.Clone(digestLabels), publicKeyTypes...), "sha512-", "SHA256:", "AAAAB3NzaC1", "AAAAC3NzaC1lZDI1NTE5", "x-amz-id-2")
+	var pem []string
+	for _, l := range publicPEMLabels {
+		pem = append(pem, "-----BEGIN "+l+"-----", "-----END "+l+"-----")
+	}
+	v["pem-labels"] = pem
+	v["positions"] = append(append(slices.Clone(cloudPathWords), positionalAnchors[:]...),
+		"process ", "Killed process 1", "identified by ", "IDENTIFIED BY '", "password for ", "= '", "machine ", "default login ",
+		"login ", "password ", "account ", "subscription ", "tenant ", "project ", "directory ", "requirepass ", "<password>",
+		"</password>", "a/b@c", "a/\"b\"@c", "h:5432:d:u:", "*:*:*:u:", "a:b@tcp(", "-e ", "subscriptions/", "1234 of ")
 	for k, words := range v {
 		v[k] = slices.Clone(words) // the caller may change them
 	}

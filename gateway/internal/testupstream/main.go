@@ -1,7 +1,8 @@
 // Command testupstream is an MCP server for the gateway's tests, built on
 // the official Go SDK. It serves over stdio, or over streamable HTTP with
 // --http ADDR. It appends one line per execution ("<tool> <first argument>")
-// to the file named by UPSTREAM_LOG, writes its pid to UPSTREAM_PIDFILE, and
+// to the file named by UPSTREAM_LOG, writes its pid to UPSTREAM_PIDFILE and
+// its whole environment (one VAR=value a line) to UPSTREAM_ENVFILE, and
 // on SIGUSR1 rewrites the description of its "search" tool, which announces
 // a changed tool list to connected clients.
 //
@@ -117,6 +118,11 @@ func main() {
 			log.Fatal(err)
 		}
 		logFile = f
+	}
+	if p := os.Getenv("UPSTREAM_ENVFILE"); p != "" {
+		if err := os.WriteFile(p, []byte(strings.Join(os.Environ(), "\n")), 0o600); err != nil {
+			log.Fatal(err)
+		}
 	}
 	if p := os.Getenv("UPSTREAM_PIDFILE"); p != "" {
 		if err := os.WriteFile(p, []byte(fmt.Sprint(os.Getpid())), 0o600); err != nil {

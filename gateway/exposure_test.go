@@ -1,0 +1,306 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolcanon/toolcanon/canonical/memstore"
+	"github.com/toolcanon/toolcanon/gateway"
+)
+
+// `gateway --listen` beyond loopback without bearer tokens refuses to
+// start, naming both fixes; on loopback, with tokens, or with
+// --insecure-no-auth it serves.
+func TestOpenListenerIsRefused(t *testing.T) {
+	bin, up := binaries(t)
+	dir := t.TempDir()
+	open := baseConfig(t, map[string]any{"command": []string{up}}, "echo").write(t, dir)
+	for _, addr := range []string{":0", "0.0.0.0:0", "[::]:0", "toolcanon-no-such-host.invalid:0"} {
+		cmd := exec.Command(bin, "gateway", "--config", open, "--listen", addr)
+		own(t, cmd)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("--listen %s without tokens: %v, want exit code 2\n%s", addr, err, out)
+		}
+		for _, fix := range []string{"bearer_tokens", "--insecure-no-auth", "refusing to serve"} {
+			if !strings.Contains(string(out), fix) {
+				t.Errorf("--listen %s: the refusal does not mention %s:\n%s", addr, fix, out)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name, addr string
+		extra      []string
+		tokens     bool
+	}{
+		{"loopback", "127.0.0.1:0", nil, false},
+		{"localhost", "localhost:0", nil, false},
+		{"insecure", "0.0.0.0:0", []string{"--insecure-no-auth"}, false},
+		{"tokens", "0.0.0.0:0", nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := baseConfig(t, map[string]any{"command": []string{up}}, "echo")
+			if c.tokens {
+				sum := sha256.Sum256([]byte("s3cret-token"))
+				cfg["http"] = map[string]any{"bearer_tokens": []any{map[string]any{"sha256": hex.EncodeToString(sum[:]), "subject": "alice"}}}
+			}
+			d := t.TempDir()
+			cmd := exec.Command(bin, append([]string{"gateway", "--config", cfg.write(t, d), "--listen", c.addr}, c.extra...)...)
+			own(t, cmd)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+			sc := bufio.NewScanner(stderr)
+			var seen []string
+			for sc.Scan() {
+				seen = append(seen, sc.Text())
+				if strings.Contains(sc.Text(), "listening on") {
+					go func() { _, _ = io.Copy(io.Discard, stderr) }()
+					return
+				}
+			}
+			t.Fatalf("--listen %s did not serve:\n%s", c.addr, strings.Join(seen, "\n"))
+		})
+	}
+}
+
+// openTestGateway opens a gateway in process over the test upstream.
+func openTestGateway(t testing.TB, mutate func(configDoc)) *gateway.Gateway {
+	t.Helper()
+	_, up := binaries(t)
+	cfg := baseConfig(t, map[string]any{"command": []string{up}}, "echo")
+	if mutate != nil {
+		mutate(cfg)
+	}
+	c, err := gateway.LoadConfig(cfg.write(t, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gateway.Open(context.Background(), c, memstore.New(), gateway.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	return g
+}
+
+// A body trickled one byte at a time is cut off once the body timeout
+// passes, however long the sender would go on.
+func TestSlowBodyIsCutOff(t *testing.T) {
+	g := openTestGateway(t, nil)
+	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{BodyTimeout: 300 * time.Millisecond}))
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const bodyLen = 400 // at 50ms a byte, 20s if nothing cuts it
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", bodyLen)
+	answered := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(conn)
+		answered <- string(b)
+	}()
+	start := time.Now()
+	for i := 0; i < bodyLen; i++ {
+		select {
+		case got := <-answered:
+			elapsed := time.Since(start)
+			if elapsed > 3*time.Second {
+				t.Fatalf("cut off after %v", elapsed)
+			}
+			if got != "" && !strings.Contains(got, " 408 ") {
+				t.Fatalf("answered %q, want 408 or a closed connection", got)
+			}
+			t.Logf("cut off after %v, %d bytes sent: %q", elapsed, i, strings.SplitN(got, "\r\n", 2)[0])
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+		if _, err := conn.Write([]byte{' '}); err != nil {
+			t.Logf("writes fail after %v: %v", time.Since(start), err)
+			return
+		}
+	}
+	t.Fatalf("the whole body was trickled in %v without being cut off", time.Since(start))
+}
+
+// A body over the cap is refused with 413 and a JSON-RPC error.
+func TestLargeBodyIsRefused(t *testing.T) {
+	g := openTestGateway(t, nil)
+	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{MaxBodyBytes: 1 << 10}))
+	defer srv.Close()
+	body := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2<<10) + `"}}`
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var msg struct {
+		ID    any `json:"id"`
+		Error struct {
+			Code int64 `json:"code"`
+		} `json:"error"`
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || json.Unmarshal(b, &msg) != nil || msg.Error.Code != -32600 || msg.ID != nil {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+}
+
+// With sessions, a new session over the cap is refused; once one closes,
+// another may open.
+func TestSessionsAreCapped(t *testing.T) {
+	g := openTestGateway(t, nil)
+	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{Sessions: true, MaxSessions: 2}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dial := func() (*mcp.ClientSession, error) {
+		return mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, nil)
+	}
+	var open []*mcp.ClientSession
+	for i := 0; i < 2; i++ {
+		cs, err := dial()
+		if err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+		open = append(open, cs)
+	}
+	if cs, err := dial(); err == nil {
+		cs.Close()
+		t.Fatal("a third session opened past the cap of 2")
+	}
+	_ = open[0].Close()
+	waitFor(t, func() bool {
+		cs, err := dial()
+		if err == nil {
+			open[0] = cs
+		}
+		return err == nil
+	}, "a session to open after one closed")
+	for _, cs := range open {
+		_ = cs.Close()
+	}
+}
+
+// LoopbackOnly tells loopback addresses from the rest.
+func TestLoopbackOnly(t *testing.T) {
+	ctx := context.Background()
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8080": true, "[::1]:8080": true, "localhost:8080": true, "127.8.9.10:1": true,
+		":8080": false, "0.0.0.0:8080": false, "[::]:8080": false, "10.0.0.5:8080": false, "nonsense": false,
+		"toolcanon-no-such-host.invalid:80": false, "[::ffff:127.0.0.1]:80": true,
+	} {
+		if got := gateway.LoopbackOnly(ctx, addr); got != want {
+			t.Errorf("LoopbackOnly(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+// bearer adds a bearer token to every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The README's gateway section works as written: its configuration opens,
+// its example token is the one its digest names and lists the tools, a
+// request without it is refused, and every --listen it shows is loopback.
+func TestReadmeGatewayIsAuthenticated(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(b), "## Put toolcanon in front of your MCP servers")
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, block, _ := strings.Cut(section, "```json\n")
+	block, _, _ = strings.Cut(block, "```")
+	cfg, err := gateway.ParseConfig(filepath.Join(t.TempDir(), "gateway.json"), []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("example token `([^`]+)`").FindStringSubmatch(section)
+	if m == nil || len(cfg.HTTP.BearerTokens) != 1 || sha256.Sum256([]byte(m[1])) != cfg.HTTP.BearerTokens[0].SHA256 {
+		t.Fatalf("the README's example token does not match its configuration's digest: %v", m)
+	}
+	listens := regexp.MustCompile(`toolcanon gateway [^\n]*--listen (\S+)`).FindAllStringSubmatch(section, -1)
+	if len(listens) == 0 {
+		t.Fatal("the README shows no --listen")
+	}
+	for _, l := range listens {
+		if !gateway.LoopbackOnly(context.Background(), l[1]) {
+			t.Errorf("the README listens on %s, not loopback", l[1])
+		}
+	}
+	for _, env := range []string{"LOGS_TOKEN"} {
+		t.Setenv(env, "upstream-token")
+	}
+	g, err := gateway.Open(context.Background(), cfg, memstore.New(), gateway.OpenOptions{ConnectTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dial := func(rt http.RoundTripper) (*mcp.ClientSession, error) {
+		return mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: rt}, MaxRetries: -1}, nil)
+	}
+	if cs, err := dial(http.DefaultTransport); err == nil {
+		cs.Close()
+		t.Fatal("a client without the token connected")
+	}
+	cs, err := dial(bearerTransport{m[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	lr, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range lr.Tools {
+		names = append(names, tl.Name)
+	}
+	for _, want := range []string{"search_docs", "query_logs", "progress_facts", "progress_report"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools/list has %v, not %s", names, want)
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolcanon/toolcanon/internal/strictjson"
+)
+
+// Defaults of HTTPOptions.
+const (
+	DefaultMaxBodyBytes   = 4 << 20
+	DefaultBodyTimeout    = 30 * time.Second
+	DefaultSessionTimeout = 10 * time.Minute
+	DefaultMaxSessions    = 1024
+)
+
+// HTTPOptions configure Gateway.Handler. Zero fields take the defaults.
+type HTTPOptions struct {
+	// Sessions keeps MCP sessions (Mcp-Session-Id) instead of serving every
+	// request on its own.
+	Sessions bool
+	// MaxBodyBytes bounds one request's body; a larger one is refused with
+	// 413 and a JSON-RPC error.
+	MaxBodyBytes int64
+	// BodyTimeout bounds the time to receive one request's body, however
+	// slowly it is sent; past it the request is refused and its connection
+	// closed. It is a deadline per request, not the server's ReadTimeout,
+	// which would also cut the event streams of long calls and sessions.
+	BodyTimeout time.Duration
+	// WriteTimeout bounds the response to one POST: the call's tool and
+	// projection deadlines plus a margin (default: the longest tool timeout
+	// of the configuration plus two minutes). The event stream of a GET in
+	// sessions mode has none: it lives as long as its session.
+	WriteTimeout time.Duration
+	// SessionTimeout closes a session that has received no request for it
+	// (sessions mode).
+	SessionTimeout time.Duration
+	// MaxSessions bounds the sessions open at once (sessions mode); a new
+	// one over it is refused with 503 and a JSON-RPC error.
+	MaxSessions int
+}
+
+// Handler serves the gateway over streamable HTTP, with the bearer tokens
+// of the configuration (when it lists any) checked before anything else,
+// and the bounds of opts.
+//
+// Stateless (the default), every request stands alone, which is what lets
+// several gateway processes sit behind one load balancer: a tools/call is
+// answered without an initialize on the same connection, since a stateless
+// server has nowhere to keep one. It is authenticated like every request.
+// With opts.Sessions, a request needs the session an initialize opened.
+func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
+	if opts.WriteTimeout <= 0 {
+		longest := time.Duration(0)
+		for _, t := range g.cfg.Tools {
+			longest = max(longest, t.Definition.Timeout)
+		}
+		opts.WriteTimeout = longest + 2*time.Minute
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = DefaultSessionTimeout
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
+		&mcp.StreamableHTTPOptions{Stateless: !opts.Sessions, SessionTimeout: opts.SessionTimeout})
+	var h http.Handler = &bounded{next: sdk, opts: opts, server: g.server}
+	if toks := g.cfg.HTTP.BearerTokens; len(toks) > 0 {
+		h = auth.RequireBearerToken(tokenVerifier(toks), nil)(h)
+	}
+	return h
+}
+
+// bounded reads each request's body within its bounds before the SDK sees
+// it, and keeps the sessions under their cap.
+type bounded struct {
+	next    http.Handler
+	opts    HTTPOptions
+	server  *mcp.Server
+	opening atomic.Int64 // new sessions being opened
+}
+
+func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	if r.Body != nil && r.Body != http.NoBody {
+		_ = rc.SetReadDeadline(time.Now().Add(b.opts.BodyTimeout))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, b.opts.MaxBodyBytes))
+		if err != nil {
+			if errors.As(err, new(*http.MaxBytesError)) {
+				httpRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest,
+					"Invalid request: the body is larger than "+strconv.FormatInt(b.opts.MaxBodyBytes, 10)+" bytes")
+				return
+			}
+			w.Header().Set("Connection", "close")
+			httpRPCError(w, http.StatusRequestTimeout, jsonrpc.CodeInvalidRequest, "Invalid request: the body was not received in time")
+			return
+		}
+		_ = rc.SetReadDeadline(time.Time{})
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	if r.Method == http.MethodPost {
+		_ = rc.SetWriteDeadline(time.Now().Add(b.opts.WriteTimeout))
+	}
+	if b.opts.Sessions && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+		// Counted before the SDK opens the session and until it is among
+		// the server's, so that concurrent openings never pass the cap.
+		defer b.opening.Add(-1)
+		if b.opening.Add(1)+int64(b.sessions()) > int64(b.opts.MaxSessions) {
+			httpRPCError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError,
+				"toolcanon: too many open sessions; try again later")
+			return
+		}
+	}
+	b.next.ServeHTTP(w, r)
+}
+
+func (b *bounded) sessions() int {
+	n := 0
+	for range b.server.Sessions() {
+		n++
+	}
+	return n
+}
+
+// httpRPCError answers a request with a JSON-RPC error of id null.
+func httpRPCError(w http.ResponseWriter, status int, code int64, msg string) {
+	body := []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":`)
+	body = strconv.AppendInt(body, code, 10)
+	body = append(body, `,"message":`...)
+	body = strictjson.AppendQuoted(body, msg)
+	body = append(body, "}}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// LoopbackOnly reports whether every address addr (host:port, as for
+// net.Listen) can mean is a loopback address: an IP literal that is one, or
+// a host name that resolves only to such. An empty host (":8080"), an
+// unspecified address (0.0.0.0, [::]) and a name that does not resolve are
+// not.
+func LoopbackOnly(ctx context.Context, addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.IsLoopback()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(ips) == 0 {
+		return false
+	}
+	for _, ip := range ips {
+		if !ip.Unmap().IsLoopback() {
+			return false
+		}
+	}
+	return true
+}

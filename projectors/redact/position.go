@@ -1,0 +1,630 @@
+package redact
+
+import "bytes"
+
+// Credential-bearing positions that hold no '=' or ':' after the name: a
+// keyword or directive and its value (password X, requirepass X,
+// IDENTIFIED BY 'X', <password>X</password>), netrc's login and password,
+// user/password@database (sqlplus, Oracle JDBC), pgpass's five fields,
+// "process 1234" and cloud account ids named by the words before them. One
+// scan looks at the start of each word; a word costs a table lookup unless
+// its first letter starts one of the words below.
+
+// specialWords are the words this pass reads besides the names of
+// credentials: a word that starts with none of their first two letters
+// and holds no credential trigger is not looked at further.
+var specialWords = []string{"process", "isql", "http-basic.", "by", "login", "account", "subscription", "subscriptions",
+	"tenant", "project", "directory"}
+
+// specialPairs[c0] has bit c1-'a' when a special word starts with c0 c1.
+var specialPairs = func() (t [256]uint32) {
+	for _, w := range specialWords {
+		t[w[0]] |= 1 << (w[1] - 'a')
+		t[w[0]-32] |= 1 << (w[1] - 'a')
+	}
+	return t
+}()
+
+// specialStart reports whether a word starting with c0 c1 may be one of
+// specialWords.
+func specialStart(c0, c1 byte) bool {
+	c1 = lower(c1)
+	return c1 >= 'a' && c1 <= 'z' && specialPairs[c0]&(1<<(c1-'a')) != 0
+}
+
+// passwordWord reports whether the lower-case word w names a password (and
+// not a token or a secret, whose name is prose more often): a quoted value
+// after it is the password, whatever its shape.
+func passwordWord(w []byte) bool {
+	return bytes.Contains(w, []byte("passw")) || bytes.Contains(w, []byte("passphrase")) || string(w) == "pwd"
+}
+
+// credentialWord reports whether the lower-case word w, used as a keyword
+// before a value, names a credential: the key rules say so and it is not
+// one of the names that are prose or ids more often than keywords.
+func credentialWord(w []byte, keys *keyCache) bool {
+	if !mayNameCredential(w) {
+		return false
+	}
+	switch string(w) {
+	case "key", "sig", "sid", "pin", "otp", "pass", "session", "sessions", "cookie", "cookies", "signature", "auth",
+		"credentials", "secrets", "tokens", "passwords", "keys":
+		return false
+	}
+	return keys.classify(w) == kvSecret
+}
+
+func redactPositions(rw *rewriter) {
+	src := rw.src
+	netrc := -2       // unknown; then -1 (no netrc entry) or the offset of "machine"/"default"
+	var wbuf [65]byte // the word, in lower case
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if i > 0 && (isWord(src[i-1]) || src[i-1] == '-') || !isKeyByte(c) && c != '*' && c != '<' {
+			continue
+		}
+		if i > 0 && (src[i-1] == '.' || src[i-1] == '/' || src[i-1] == '\\') {
+			// A word inside a path or a dotted name is no keyword, but
+			// /subscriptions/<id> names an account.
+			e := i
+			for e < len(src) && e-i <= 16 && isWord(src[e]) {
+				e++
+			}
+			if src[i-1] == '/' && e < len(src) && src[e] == '/' {
+				if n := cloudPath(rw, i, e); n > 0 {
+					i = n - 1
+					continue
+				}
+			}
+			i = max(e, i+1) - 1
+			continue
+		}
+		if c == '*' {
+			if n := pgpass(rw, i); n > 0 {
+				i = n - 1
+			}
+			continue
+		}
+		if c == '<' {
+			if isPlaceholder(src[i:]) {
+				continue
+			}
+			if e := xmlSecret(rw, i); e > 0 {
+				i = e - 1
+			}
+			continue
+		}
+		// The word: letters, digits, '_', '-', '.'; trig is set when it
+		// holds the first two letters of a credential trigger.
+		e := i
+		var trig uint32
+		for e < len(src) && e-i <= 64 && isKeyByte(src[e]) {
+			if e+1 < len(src) {
+				trig |= triggerPairs[src[e]] & letterBit[src[e+1]]
+			}
+			e++
+		}
+		if e == i || e-i > 64 {
+			i = e
+			continue
+		}
+		if e < len(src) && (src[e] == ':' || src[e] == '/' || src[e] == '@') {
+			if n := userPassAt(rw, i, e); n > 0 {
+				i = n - 1
+				continue
+			}
+			if src[e] == ':' {
+				if n := pgpass(rw, i); n > 0 {
+					i = n - 1
+					continue
+				}
+			}
+			if src[e] == '/' {
+				if n := cloudPath(rw, i, e); n > 0 {
+					i = n - 1
+					continue
+				}
+			}
+		}
+		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) || trig == 0 && !specialStart(c, src[i+1]) {
+			i = e - 1
+			continue
+		}
+		w := wbuf[:e-i]
+		for k, b := range src[i:e] {
+			w[k] = lower(b)
+		}
+		if netrc == -2 && (string(w) == "login" || string(w) == "account" || string(w) == "password" || string(w) == "passwd") {
+			netrc = netrcStart(src) // looked for once, and only where it counts
+		}
+		vs := e
+		for vs < len(src) && vs-e < 3 && src[vs] == ' ' {
+			vs++
+		}
+		var n int
+		switch {
+		case string(w) == "process":
+			n = processID(rw, vs)
+		case string(w) == "isql":
+			n = accountArgs(rw, vs, 1) // isql DSN USER PASSWORD (unixODBC)
+		case bytes.HasPrefix(w, []byte("http-basic.")):
+			n = accountArgs(rw, vs, 0) // poetry config http-basic.REPO USER PASSWORD
+		case netrc >= 0 && i > netrc && (string(w) == "login" || string(w) == "account"):
+			n = netrcValue(rw, vs, User)
+		case netrc >= 0 && i > netrc && (string(w) == "password" || string(w) == "passwd"):
+			n = netrcValue(rw, vs, Secret)
+		case string(w) == "by" && identifiedBefore(src, i):
+			n = quotedSecret(rw, vs)
+		case string(w) == "password" && phrasePrefix(src[vs:], "for "):
+			// SET PASSWORD FOR 'bob'@'%' = 'x'
+			if k := bytes.Index(src[vs:min(len(src), vs+96)], []byte("= ")); k >= 0 {
+				n = quotedSecret(rw, vs+k+2)
+			}
+		case afterFlag(src, i):
+			// -e DB_PASSWORD: the flag's value, a name
+		case string(w) == "subscription" || string(w) == "tenant" || string(w) == "account" || string(w) == "project" ||
+			string(w) == "directory" || string(w) == "subscriptions":
+			n = cloudID(rw, string(w), vs)
+		case credentialWord(w, rw.keys):
+			n = keywordValue(rw, w, vs)
+		}
+		if n > 0 {
+			i = n - 1
+		} else {
+			i = e - 1
+		}
+	}
+}
+
+// netrcStart returns the offset of the first netrc entry of src ("machine
+// HOST", "default login"), or -1.
+func netrcStart(src []byte) int {
+	if k := indexWord(src, "machine "); k >= 0 {
+		return k
+	}
+	if k := indexWord(src, "default login "); k >= 0 {
+		return k
+	}
+	return -1
+}
+
+// indexWord returns the index of the lower-case literal lit in src where
+// it starts a word, ignoring case, or -1.
+func indexWord(src []byte, lit string) int {
+	for off := 0; off < len(src); {
+		k := indexFold(src[off:], lit)
+		if k < 0 {
+			return -1
+		}
+		k += off
+		if k == 0 || !isWord(src[k-1]) {
+			return k
+		}
+		off = k + 1
+	}
+	return -1
+}
+
+// valueWord returns the end of the unquoted value at vs: up to whitespace
+// or a quote.
+func valueWord(src []byte, vs int) int {
+	e := vs
+	for e < len(src) && e-vs < 256 && !isSpace(src[e]) && src[e] != '"' && src[e] != '\'' && src[e] != '<' {
+		e++
+	}
+	return e
+}
+
+func netrcValue(rw *rewriter, vs int, repl string) int {
+	src := rw.src
+	if vs >= len(src) || isPlaceholder(src[vs:]) {
+		return 0
+	}
+	q := byte(0)
+	if src[vs] == '"' || src[vs] == '\'' {
+		q = src[vs]
+		vs++
+	}
+	ve := valueWord(src, vs)
+	if q != 0 {
+		ve = vs
+		for ve < len(src) && ve-vs < 256 && src[ve] != q {
+			ve++
+		}
+	}
+	if ve <= vs || notASecret(src, vs, ve) {
+		return 0
+	}
+	rw.replace(vs, ve, repl)
+	return ve
+}
+
+// keywordValue redacts the value after a keyword that names a credential,
+// when the value is one: quoted after a password keyword, or a word shaped
+// like a credential (a digit, punctuation or mixed case), at least six
+// bytes long, that is not an English word, a reference, a mask or a path.
+func keywordValue(rw *rewriter, w []byte, vs int) int {
+	src := rw.src
+	if vs >= len(src) || isPlaceholder(src[vs:]) {
+		return 0
+	}
+	if q := src[vs]; q == '\'' || q == '"' || q == '`' {
+		ve := vs + 1
+		for ve < len(src) && ve-vs < 256 && src[ve] != q && src[ve] != '\n' {
+			ve++
+		}
+		if ve >= len(src) || src[ve] != q || ve == vs+1 || notASecret(src, vs+1, ve) {
+			return 0
+		}
+		if !passwordWord(w) && !(credentialShaped(src[vs+1:ve]) && ve-vs-1 >= 8 && bytes.IndexByte(src[vs+1:ve], ' ') < 0) {
+			return 0
+		}
+		rw.replace(vs+1, ve, Secret)
+		return ve + 1
+	}
+	if src[vs] == '-' || startsAssignment(src[vs:]) {
+		return 0 // a flag or the next assignment, not a value
+	}
+	ve := valueWord(src, vs)
+	// A sentence's punctuation after the value is not part of it.
+	for ve > vs && (src[ve-1] == '.' || src[ve-1] == ',' || src[ve-1] == ';' || src[ve-1] == ')') {
+		ve--
+	}
+	v := src[vs:ve]
+	if len(v) < 6 || !credentialLike(v) || notASecret(src, vs, ve) || v[len(v)-1] == ':' {
+		return 0
+	}
+	if lw := lowerASCII(v); lw != nil && (englishWords[string(lw)] || userStop[string(lw)]) {
+		return 0
+	}
+	if allDigits(v) && len(v) < 8 {
+		return 0
+	}
+	rw.replace(vs, ve, Secret)
+	return ve
+}
+
+// quotedSecret redacts the quoted literal at vs (IDENTIFIED BY 'x').
+func quotedSecret(rw *rewriter, vs int) int {
+	src := rw.src
+	if vs >= len(src) || (src[vs] != '\'' && src[vs] != '"') {
+		return 0
+	}
+	q := src[vs]
+	ve := vs + 1
+	for ve < len(src) && ve-vs < 256 && src[ve] != q {
+		ve++
+	}
+	if ve >= len(src) || ve == vs+1 || notASecret(src, vs+1, ve) {
+		return 0
+	}
+	rw.replace(vs+1, ve, Secret)
+	return ve + 1
+}
+
+// identifiedBefore reports whether "by" at i follows IDENTIFIED, directly
+// or through WITH <plugin>.
+func identifiedBefore(src []byte, i int) bool {
+	return indexFold(src[max(0, i-48):i], "identified ") >= 0
+}
+
+// processID redacts the id after "process" (Killed process 48813, strace:
+// Process 1234 attached), not a count (process 3 of 12, process 12
+// files): an id has three digits at least.
+func processID(rw *rewriter, vs int) int {
+	src := rw.src
+	e := vs
+	for e < len(src) && e-vs < 10 && isDigit(src[e]) {
+		e++
+	}
+	if e-vs < 3 || e < len(src) && (isWord(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1])) || phrasePrefix(src[e:], " of ") {
+		return 0
+	}
+	rw.replace(vs, e, PID)
+	return e
+}
+
+// xmlSecret redacts the text of an element named for a credential:
+// <password>X</password>.
+func xmlSecret(rw *rewriter, i int) int {
+	src := rw.src
+	e := i + 1
+	for e < len(src) && e-i <= 32 && isKeyByte(src[e]) {
+		e++
+	}
+	if e >= len(src) || src[e] != '>' || e == i+1 {
+		return 0
+	}
+	w := lowerASCII(src[i+1 : e])
+	if w == nil || rw.keys.classify(w) != kvSecret {
+		return 0
+	}
+	vs := e + 1
+	ve := vs
+	for ve < len(src) && ve-vs < 256 && src[ve] != '<' && src[ve] != '\n' {
+		ve++
+	}
+	if ve == vs || notASecret(src, vs, ve) {
+		return 0
+	}
+	rw.replace(vs, ve, Secret)
+	return ve
+}
+
+// userPassAt redacts user/password@database (sqlplus, expdp, rman, Oracle
+// JDBC thin) from the word at i, which ends at e before a '/'. A path or a
+// package at a version (actions/checkout@v4) is no account.
+func userPassAt(rw *rewriter, i, e int) int {
+	src := rw.src
+	if src[e] != '/' || (i > 0 && (src[i-1] == '/' || src[i-1] == '.')) || !accountName(src[i:e]) {
+		return 0
+	}
+	ps := e + 1
+	pe := ps
+	q := byte(0)
+	if ps < len(src) && src[ps] == '"' {
+		q = '"'
+		ps++
+		pe = ps
+		for pe < len(src) && pe-ps < 128 && src[pe] != '"' {
+			pe++
+		}
+		if pe >= len(src) {
+			return 0
+		}
+	} else {
+		for pe < len(src) && pe-ps < 128 && !isSpace(src[pe]) && src[pe] != '/' && src[pe] != '@' && src[pe] != '"' && src[pe] != '\'' {
+			pe++
+		}
+	}
+	at := pe
+	if q != 0 {
+		at++
+	}
+	if pe == ps || at >= len(src) || src[at] != '@' || at+1 >= len(src) {
+		return 0
+	}
+	h := src[at+1:]
+	hEnd := 0
+	for hEnd < len(h) && hEnd < 32 && (isWord(h[hEnd]) || h[hEnd] == '-') {
+		hEnd++
+	}
+	switch {
+	case h[0] == '/' || h[0] == '(':
+		// @//host:1521/SVC, @(DESCRIPTION=…)
+	case hEnd > 0 && isAlpha(h[0]) && !versionLike(h[:hEnd]) && !notAHost[string(lowerASCII(h[:hEnd]))]:
+	default:
+		return 0
+	}
+	if isPlaceholder(src[ps:]) {
+		return 0
+	}
+	rw.replace(i, e, User)
+	rw.replace(ps, pe, Secret)
+	return pe
+}
+
+// pgpass redacts the account and the password of a pgpass line,
+// host:port:database:user:password, whose port is a number or '*'.
+func pgpass(rw *rewriter, i int) int {
+	src := rw.src
+	var colons [4]int
+	n := 0
+	e := i
+	for e < len(src) && e-i < 512 && !isSpace(src[e]) && src[e] != '"' && src[e] != ')' {
+		if src[e] == ':' {
+			if n == 4 {
+				return 0
+			}
+			colons[n] = e
+			n++
+		}
+		e++
+	}
+	if n != 4 || colons[3]+1 >= e {
+		return 0
+	}
+	port := src[colons[0]+1 : colons[1]]
+	if !(allDigits(port) && len(port) <= 5 || string(port) == "*") || colons[2]+1 >= colons[3] {
+		return 0
+	}
+	if !accountName(src[colons[2]+1:colons[3]]) && string(src[colons[2]+1:colons[3]]) != "*" {
+		return 0
+	}
+	if string(src[colons[2]+1:colons[3]]) != "*" {
+		rw.replace(colons[2]+1, colons[3], User)
+	}
+	rw.replace(colons[3]+1, e, Secret)
+	return e
+}
+
+// cloudPathWords name a cloud resource path whose next segment is an
+// account, subscription, tenant or project id.
+var cloudPathWords = []string{"subscriptions", "projects", "tenants", "accounts", "organizations", "folders", "billingaccounts"}
+
+func cloudPath(rw *rewriter, i, e int) int {
+	src := rw.src
+	w := lowerASCII(src[i:e])
+	ok := false
+	for _, p := range cloudPathWords {
+		ok = ok || string(w) == p
+	}
+	if !ok {
+		return 0
+	}
+	vs := e + 1
+	ve := vs
+	for ve < len(src) && ve-vs < 64 && (isWord(src[ve]) || src[ve] == '-') {
+		ve++
+	}
+	v := src[vs:ve]
+	if !(guidShaped(v) || projectID(v) || allDigits(v) && len(v) >= 6) {
+		return 0
+	}
+	rw.replace(vs, ve, Account)
+	return ve
+}
+
+// cloudID redacts the id that follows a word naming a cloud account,
+// subscription, tenant or project (account 123456789012, subscription
+// "…", tenant: …, Directory (tenant) ID: …, set project my-proj-123456),
+// skipping a few connecting words and punctuation.
+func cloudID(rw *rewriter, word string, vs int) int {
+	src := rw.src
+	k := vs
+	for steps := 0; k < len(src) && steps < 4; steps++ {
+		for k < len(src) && k-vs < 32 && (src[k] == ' ' || src[k] == '"' || src[k] == '\'' || src[k] == '(' || src[k] == ')' || src[k] == ':' || src[k] == '#') {
+			k++
+		}
+		e := k
+		for e < len(src) && e-k < 64 && (isWord(src[e]) || src[e] == '-') {
+			e++
+		}
+		v := src[k:e]
+		switch lv := string(lowerASCII(v)); {
+		case lv == "id" || lv == "tenant" || lv == "number" || lv == "is" || lv == "no":
+			k = e
+			continue
+		case guidShaped(v) && word != "account":
+		case word == "account" && allDigits(v) && len(v) == 12:
+		case word == "project" && projectID(v):
+		default:
+			return 0
+		}
+		if e < len(src) && (isWord(src[e]) || src[e] == '.') {
+			return 0
+		}
+		rw.replace(k, e, Account)
+		return e
+	}
+	return 0
+}
+
+// guidShaped reports whether v is a GUID: 8-4-4-4-12 hexadecimal digits.
+func guidShaped(v []byte) bool {
+	if len(v) != 36 {
+		return false
+	}
+	for k, c := range v {
+		if k == 8 || k == 13 || k == 18 || k == 23 {
+			if c != '-' {
+				return false
+			}
+		} else if !isHex(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// afterFlag reports whether the word at i is the value of a flag (-e NAME,
+// --env NAME).
+func afterFlag(src []byte, i int) bool {
+	if i < 3 || src[i-1] != ' ' {
+		return false
+	}
+	k := i - 2
+	for k > 0 && i-k < 24 && (isWord(src[k]) || src[k] == '-' && src[k-1] != ' ' && src[k-1] != '-') {
+		k--
+	}
+	return src[k] == '-' && k+1 < i-1 && (k == 0 || src[k-1] == ' ' || src[k-1] == '-')
+}
+
+// credentialLike reports whether a word after a credential keyword reads
+// as a credential: letters with digits, mixed case, or punctuation that
+// names and words do not hold. Lower-case words joined by '-', '_' or '.'
+// (get-secret-value) are names.
+func credentialLike(v []byte) bool {
+	var up, lo, di, punct bool
+	for _, c := range v {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			up = true
+		case c >= 'a' && c <= 'z':
+			lo = true
+		case isDigit(c):
+			di = true
+		case c == '-' || c == '_' || c == '.':
+		default:
+			punct = true
+		}
+	}
+	return punct || up && lo || di && (up || lo) || di && len(v) >= 8
+}
+
+// credentialTriggers are literals that every name of a credential holds
+// (the secret stems, exact keys and suffixes of classifyKey): a word with
+// none of them is not classified, which keeps the key cache for keys.
+var credentialTriggers = []string{"pass", "pw", "secret", "token", "key", "auth", "cred", "sig", "sid", "pin", "otp",
+	"csrf", "xsrf", "sess", "cookie", "connectionstring"}
+
+// triggerPairs[c0] has bit c1-'a' when a trigger starts with c0 c1, in
+// either case.
+var triggerPairs = func() (t [256]uint32) {
+	for _, s := range credentialTriggers {
+		t[s[0]] |= 1 << (s[1] - 'a')
+		t[s[0]-32] |= 1 << (s[1] - 'a')
+	}
+	return t
+}()
+
+// letterBit[c] is bit lower(c)-'a' for a letter c, 0 for other bytes.
+var letterBit = func() (t [256]uint32) {
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = 1 << (c - 'a')
+		t[c-32] = 1 << (c - 'a')
+	}
+	return t
+}()
+
+// mayNameCredential reports whether the lower-case word w holds one of
+// credentialTriggers.
+func mayNameCredential(w []byte) bool {
+	for k := 0; k+1 < len(w); k++ {
+		c1 := w[k+1]
+		if c1 < 'a' || c1 > 'z' || triggerPairs[w[k]]&(1<<(c1-'a')) == 0 {
+			continue
+		}
+		for _, s := range credentialTriggers {
+			if len(w)-k >= len(s) && s[0] == w[k] && string(w[k:k+len(s)]) == s {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// accountArgs redacts the account and the password that a command takes as
+// its arguments after skip others, from vs; flags are skipped.
+func accountArgs(rw *rewriter, vs, skip int) int {
+	src := rw.src
+	var args [2][2]int
+	n := 0
+	for i, k := vs, 0; i < len(src) && k < 8 && n < 2; k++ {
+		for i < len(src) && src[i] == ' ' {
+			i++
+		}
+		s := i
+		for i < len(src) && i-s < 256 && !isSpace(src[i]) {
+			i++
+		}
+		if s == i {
+			break
+		}
+		if src[s] == '-' {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		args[n] = [2]int{s, i}
+		n++
+	}
+	if n < 2 || isPlaceholder(src[args[0][0]:]) || notASecret(src, args[1][0], args[1][1]) {
+		return 0
+	}
+	rw.replace(args[0][0], args[0][1], User)
+	rw.replace(args[1][0], args[1][1], Secret)
+	return args[1][1]
+}

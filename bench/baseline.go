@@ -274,12 +274,13 @@ func (g *GoRedisLua) Name() string { return "goredis-lua" }
 
 // Begin implements Impl.
 func (g *GoRedisLua) Begin(ctx context.Context, c Call, request []byte) (bool, error) {
-	args := make([]any, 0, 18)
+	args := make([]any, 0, 19)
 	for _, a := range beginArgs(c, request, g.cfg) {
 		args = append(args, a)
 	}
 	o, err := scriptOutcome(goRedisBegin.Run(ctx, g.c,
-		[]string{g.keys.Record(c.RunID, c.ToolCallID), g.keys.Run(c.RunID), g.keys.Index(c.RunID), g.keys.Leases(c.RunID)},
+		[]string{g.keys.Record(c.RunID, c.ToolCallID), g.keys.Run(c.RunID), g.keys.Index(c.RunID), g.keys.Leases(c.RunID),
+			g.keys.Live(c.RunID)},
 		args...))
 	return o == "OK" || o == "EXISTS", err
 }

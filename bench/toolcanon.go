@@ -280,8 +280,9 @@ func NewCeiling(name string, addr string, cfg Config) (*Ceiling, error) {
 func (x *Ceiling) Name() string { return x.name }
 
 func (x *Ceiling) beginCmd(c Call, request []byte) rueidis.Completed {
-	return x.c.B().Evalsha().Sha1(x.begin).Numkeys(4).
-		Key(x.keys.Record(c.RunID, c.ToolCallID), x.keys.Run(c.RunID), x.keys.Index(c.RunID), x.keys.Leases(c.RunID)).
+	return x.c.B().Evalsha().Sha1(x.begin).Numkeys(5).
+		Key(x.keys.Record(c.RunID, c.ToolCallID), x.keys.Run(c.RunID), x.keys.Index(c.RunID), x.keys.Leases(c.RunID),
+			x.keys.Live(c.RunID)).
 		Arg(beginArgs(c, request, x.cfg)...).
 		Build()
 }
@@ -305,7 +306,8 @@ func beginArgs(c Call, request []byte, cfg Config) []string {
 			strconv.FormatInt(lim.MaxRunBytes, 10), strconv.FormatInt(lim.MaxRecordBytes, 10),
 			strconv.FormatInt(lim.MaxResultBytes, 10))
 	}
-	return append(args, idTag(c.RunID, c.ToolCallID), canonical.PrincipalTag(""))
+	// The generation a new run takes: random per Begin, as redisstore offers.
+	return append(args, idTag(c.RunID, c.ToolCallID), canonical.PrincipalTag(""), canonical.NewOwner()[:16])
 }
 
 // idTag is the record's identity tag as redisstore writes it in the meta

@@ -47,7 +47,8 @@ type RunContext struct {
 	// them.
 	Limits canonical.Limits
 	// TTL is every record's lifetime, set once at Begin and never extended;
-	// zero means the store's default TTL. A TTL shorter than the tool's
+	// zero means the store's default TTL (canonical.DefaultTTLer), which is
+	// checked in the same way. A TTL shorter than the tool's
 	// timeout plus the projection timeout plus the store's retry budget is
 	// refused (INVALID_ARGUMENT): the record could expire before the call
 	// is recorded, and the tool would run again for the same id.
@@ -172,7 +173,11 @@ func WithStoreTimeout(d time.Duration) Option {
 // (default DefaultLeaseMargin): the time projecting and recording the
 // outcome may take. Once the lease has passed without a completion, a
 // reaper may close the call as EXECUTION_ABANDONED (canonical.Store.Abandon)
-// and this worker's late completion is refused.
+// and this worker's late completion is refused. New refuses
+// (INVALID_ARGUMENT) a margin shorter than the projection timeout plus the
+// store's retry budget (WithStoreAttempts × WithStoreTimeout and the pauses
+// between): a call that used all of them would be abandoned while still
+// being recorded.
 func WithLeaseMargin(d time.Duration) Option {
 	return func(b *Boundary) error {
 		if d <= 0 {
@@ -232,6 +237,11 @@ func New(store canonical.Store, reg *registry.Registry, policy registry.Policy, 
 		if err := o(b); err != nil {
 			return nil, err
 		}
+	}
+	// Checked once every option is known: the bound depends on three.
+	if need := b.projTimeout + b.storeBudget(); b.leaseMargin < need {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument,
+			"boundary: lease margin %v is shorter than the projection timeout and the store retry budget (%v)", b.leaseMargin, need)
 	}
 	return b, nil
 }

@@ -2,6 +2,7 @@ package boundary_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,10 @@ import (
 
 	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/memstore"
+	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/internal/redistest"
+	"github.com/toolcanon/toolcanon/observe"
 )
 
 // Nothing in the boundary runs unbounded: the tool and the projector each
@@ -134,3 +139,65 @@ func TestRecordTTLShorterThanTheCallIsRefused(t *testing.T) {
 		fx.calls(t, 1, 1)
 	})
 }
+
+// The same bound holds for a TTL the run does not give: the store's default
+// is the record's TTL then. With a store default of 100 ms and a 300 ms
+// tool, the first Invoke used to run the tool, fail to complete the expired
+// record (STORE_UNAVAILABLE, executed) and run it again on the agent's
+// retry. Now preflight refuses it, through an observing decorator too, and
+// the tool never runs; a default long enough lets the call through.
+func TestStoreDefaultTTLShorterThanTheCallIsRefused(t *testing.T) {
+	t.Parallel()
+	stores := map[string]func(t *testing.T, ttl time.Duration) canonical.Store{
+		"memstore": func(_ *testing.T, ttl time.Duration) canonical.Store {
+			return memstore.New(memstore.WithDefaultTTL(ttl))
+		},
+		"redisstore": func(t *testing.T, ttl time.Duration) canonical.Store {
+			s, err := redisstore.New(redisstore.Options{Addrs: []string{redistest.Addr(t)}, DefaultTTL: ttl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		},
+	}
+	for name, open := range stores {
+		for _, observed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/observed=%v", name, observed), func(t *testing.T) {
+				t.Parallel()
+				addr := func(testing.TB) string { return "" }
+				if name == "redisstore" {
+					addr = redistest.Addr
+				}
+				fx := newFixture(t, factory{name: name, open: func(testing.TB) canonical.Store { return open(t, 100*time.Millisecond) }, addr: addr})
+				wrap := func(s canonical.Store) canonical.Store { return s }
+				if observed {
+					wrap = func(s canonical.Store) canonical.Store { return observe.Store(s, nopStoreObserver{}) }
+				}
+				fx.rebuild(wrap)
+				fx.run.TTL = 0
+				fx.tool.fn = func(context.Context, []byte) ([]byte, error) {
+					time.Sleep(300 * time.Millisecond)
+					return fx.raw(), nil
+				}
+				for range 2 {
+					fx.checkError(t, fx.invoke("call_defttl"), "call_defttl", canonical.CodeInvalidArgument, false)
+				}
+				fx.calls(t, 0, 0)
+				fx.checkNothingWritten(t)
+
+				fx.store = open(t, time.Hour)
+				fx.rebuild(wrap)
+				fx.checkReady(t, fx.invoke("call_longttl"), canonical.EvidenceFound)
+				if rec, err := fx.store.Get(context.Background(), fx.run.ID, "call_longttl"); err != nil || rec.TTL <= 59*time.Minute {
+					t.Fatalf("record %+v, %v: want the store's default TTL of 1h", rec.TTL, err)
+				}
+				fx.calls(t, 1, 1)
+			})
+		}
+	}
+}
+
+type nopStoreObserver struct{}
+
+func (nopStoreObserver) StoreOp(context.Context, observe.StoreOp) {}

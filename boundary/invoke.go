@@ -20,8 +20,9 @@ import (
 // RUN_INACTIVE, DEADLINE_EXCEEDED, UNKNOWN_TOOL, INVALID_ARGUMENT,
 // UNAUTHORIZED, POLICY_UNAVAILABLE, INVALID_INPUT, APPROVAL_REQUIRED,
 // NOT_READ_ONLY) write nothing and call nothing but the policy. A record
-// TTL shorter than the tool's timeout plus the projection timeout plus the
-// store's retry budget is INVALID_ARGUMENT. Begin refusals (RUN_FORBIDDEN
+// TTL (the run's, else the store's default: canonical.DefaultTTLer) shorter
+// than the tool's timeout plus the projection timeout plus the store's retry
+// budget is INVALID_ARGUMENT. Begin refusals (RUN_FORBIDDEN
 // for a run of another principal, before any other; TOOL_CALL_IN_PROGRESS,
 // DUPLICATE_TOOL_CALL, BUDGET_EXHAUSTED,
 // RUN_INACTIVE, RESULT_TOO_LARGE, INVALID_ARGUMENT for limits other than
@@ -52,7 +53,9 @@ import (
 // PROJECTING, outside the completion index, so it can never become evidence,
 // until its lease (the tool's timeout plus WithLeaseMargin) passes and a
 // reaper abandons it (ERROR/EXECUTION_ABANDONED), or it expires with its
-// TTL; its call still counts against the run's budgets. If instead a completion reached the store but every reply was
+// TTL; its call still counts against the run's budgets. A completion
+// refused because a reaper abandoned the call while it ran reaches the
+// agent as EXECUTION_ABANDONED, what the record holds. If instead a completion reached the store but every reply was
 // lost, the record holds that outcome while the agent was told
 // STORE_UNAVAILABLE; under WithReplay a retry with the same id and request
 // then returns the stored outcome.
@@ -151,9 +154,15 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	if run.TTL < 0 {
 		return inv.fail(canonical.CodeInvalidArgument, canonical.Errorf(canonical.CodeInvalidArgument, "negative TTL %v", run.TTL))
 	}
-	if need := b.recordLife(def.Timeout()); run.TTL > 0 && run.TTL < need {
+	// The TTL the record will get: the run's, else the store's default. One
+	// the store does not say (a Store without DefaultTTLer) is left to Begin.
+	ttl := run.TTL
+	if ttl == 0 {
+		ttl = canonical.DefaultTTLOf(b.store)
+	}
+	if need := b.recordLife(def.Timeout()); ttl > 0 && ttl < need {
 		return inv.fail(canonical.CodeInvalidArgument, canonical.Errorf(canonical.CodeInvalidArgument,
-			"record TTL %v is shorter than the tool timeout, the projection timeout and the store retry budget (%v)", run.TTL, need))
+			"record TTL %v is shorter than the tool timeout, the projection timeout and the store retry budget (%v)", ttl, need))
 	}
 	input := plan.Input()
 	request := buildRequest(env, run, bd, plan, input)
@@ -283,9 +292,27 @@ func (inv *invocation) complete(c canonical.Completion, cause error) Result {
 		return inv.fail(canonical.CodeStoreUnavailable, errors.Join(canonical.Errorf(canonical.CodeStoreUnavailable,
 			"complete returned a %s record for a %s completion", rec.Status, c.Status), cause))
 	}
-	// Whatever the store said (unreachable, record expired, not ours), the
-	// outcome is not recorded and so is not shown.
+	if canonical.CodeOf(err) == canonical.CodeInvalidTransition && inv.abandoned() {
+		// A reaper closed the call while this worker still ran it: what is
+		// recorded, and so what the agent is told, is that it was abandoned.
+		return inv.fail(canonical.CodeExecutionAbandoned, errors.Join(err, cause))
+	}
+	// Whatever else the store said (unreachable, record expired, not ours),
+	// the outcome is not recorded and so is not shown.
 	return inv.fail(canonical.CodeStoreUnavailable, errors.Join(err, cause))
+}
+
+// abandoned reports whether the call's record is this invocation's, closed
+// by Abandon: one read, made only after the store refused a completion.
+func (inv *invocation) abandoned() bool {
+	ctx, cancel := context.WithTimeout(inv.obs.detached(), inv.b.storeTimeout)
+	defer cancel()
+	recs, err := safeGetMany(ctx, inv.b.store, inv.run.ID, []string{inv.env.ToolCallID})
+	if err != nil || recs[0] == nil {
+		return false
+	}
+	r := recs[0]
+	return r.Owner == inv.owner && r.Status == canonical.StatusError && r.Error == canonical.CodeExecutionAbandoned
 }
 
 // completeRecord calls Complete detached from the caller's cancellation, with
@@ -325,6 +352,16 @@ func (b *Boundary) retry(ctx context.Context, op func(context.Context) error) er
 
 // retryPause is the pause after a failed store attempt.
 func retryPause(attempt int) time.Duration { return time.Duration(attempt) * 10 * time.Millisecond }
+
+// MinRecordTTL is the shortest record TTL that a Boundary with the default
+// projection timeout and store retries (DefaultProjectionTimeout,
+// DefaultStoreAttempts, DefaultStoreTimeout) accepts for a tool with this
+// timeout; a shorter one refuses every call of the tool at preflight. It
+// lets a configuration be checked before any Boundary is built.
+func MinRecordTTL(toolTimeout time.Duration) time.Duration {
+	b := Boundary{storeAttempts: DefaultStoreAttempts, storeTimeout: DefaultStoreTimeout, projTimeout: DefaultProjectionTimeout}
+	return b.recordLife(toolTimeout)
+}
 
 // recordLife is the shortest record TTL that outlives a call of a tool
 // with this timeout: the tool, its projection, then Complete with all its

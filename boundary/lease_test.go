@@ -19,11 +19,11 @@ func TestLeaseIsToolTimeoutPlusMargin(t *testing.T) {
 		if err != nil || rec.LeaseUntil.Sub(rec.CreatedAt) != 30*time.Second+boundary.DefaultLeaseMargin {
 			t.Fatalf("lease until created+%v, %v; want the 30s timeout + %v", rec.LeaseUntil.Sub(rec.CreatedAt), err, boundary.DefaultLeaseMargin)
 		}
-		fx.rebuild(nil, boundary.WithLeaseMargin(5*time.Second))
+		fx.rebuild(nil, boundary.WithLeaseMargin(25*time.Second))
 		fx.checkReady(t, fx.invoke("call_l2"), canonical.EvidenceFound)
 		rec, err = fx.store.Get(context.Background(), fx.run.ID, "call_l2")
-		if err != nil || rec.LeaseUntil.Sub(rec.CreatedAt) != 35*time.Second {
-			t.Fatalf("lease until created+%v, %v; want 35s", rec.LeaseUntil.Sub(rec.CreatedAt), err)
+		if err != nil || rec.LeaseUntil.Sub(rec.CreatedAt) != 55*time.Second {
+			t.Fatalf("lease until created+%v, %v; want 55s", rec.LeaseUntil.Sub(rec.CreatedAt), err)
 		}
 	})
 }
@@ -35,6 +35,39 @@ func TestLeaseMarginMustBePositive(t *testing.T) {
 		if canonical.CodeOf(err) != canonical.CodeInvalidArgument {
 			t.Errorf("margin %v: %v, want INVALID_ARGUMENT", d, err)
 		}
+	}
+}
+
+// WithLeaseMargin(1ms) used to be accepted: every call whose projection and
+// recording took longer than a millisecond past the tool's timeout could be
+// abandoned while its worker was still recording it. The margin must cover
+// the projection timeout and the store's retry budget, whatever the order
+// of the options.
+func TestLeaseMarginMustCoverProjectionAndStoreRetries(t *testing.T) {
+	fx := newFixture(t, factories[0])
+	build := func(opts ...boundary.Option) error {
+		_, err := boundary.New(fx.store, fx.reg, testPolicy(fx.marker), opts...)
+		return err
+	}
+	// Defaults: projection 5s + 3 attempts of 5s + pauses of 10ms and 20ms.
+	if err := build(boundary.WithLeaseMargin(time.Millisecond)); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+		t.Fatalf("margin 1ms: %v, want INVALID_ARGUMENT", err)
+	}
+	need := 5*time.Second + 15*time.Second + 30*time.Millisecond
+	if err := build(boundary.WithLeaseMargin(need - time.Millisecond)); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+		t.Fatalf("margin %v: %v, want INVALID_ARGUMENT", need-time.Millisecond, err)
+	}
+	if err := build(boundary.WithLeaseMargin(need)); err != nil {
+		t.Fatalf("margin %v: %v", need, err)
+	}
+	// The same bound with the other options given after the margin.
+	small := []boundary.Option{boundary.WithProjectionTimeout(20 * time.Millisecond), boundary.WithStoreAttempts(2),
+		boundary.WithStoreTimeout(10 * time.Millisecond)}
+	if err := build(append([]boundary.Option{boundary.WithLeaseMargin(49 * time.Millisecond)}, small...)...); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+		t.Fatalf("margin 49ms over a 50ms need: %v, want INVALID_ARGUMENT", err)
+	}
+	if err := build(append([]boundary.Option{boundary.WithLeaseMargin(50 * time.Millisecond)}, small...)...); err != nil {
+		t.Fatalf("margin 50ms: %v", err)
 	}
 }
 
@@ -80,7 +113,8 @@ func TestAbandonedCallIsClosedAndReplayed(t *testing.T) {
 		fs := &failingStore{marker: fx.marker}
 		fs.completeFails.Store(-1)
 		fx.rebuild(func(s canonical.Store) canonical.Store { fs.Store = s; return fs },
-			boundary.WithReplay(), boundary.WithLeaseMargin(50*time.Millisecond))
+			boundary.WithReplay(), boundary.WithLeaseMargin(50*time.Millisecond),
+			boundary.WithProjectionTimeout(20*time.Millisecond), boundary.WithStoreAttempts(1), boundary.WithStoreTimeout(20*time.Millisecond))
 		res := fx.b.Invoke(fx.ctx, fx.run, fx.envelope("call_ab", "kb.slow", okInput))
 		fx.checkError(t, res, "call_ab", canonical.CodeStoreUnavailable, true)
 		if _, err := fx.store.Abandon(context.Background(), fx.run.ID, "call_ab"); canonical.CodeOf(err) != canonical.CodeInvalidTransition {
@@ -107,4 +141,51 @@ func TestAbandonedCallIsClosedAndReplayed(t *testing.T) {
 		w.tool = "kb.slow"
 		fx.checkRecord(t, "call_ab", w)
 	})
+}
+
+// shortLease begins every call with a lease of 1 ms, so that a test can
+// abandon a call while its tool still runs, as a reaper does when a worker
+// is slower than its lease.
+type shortLease struct{ canonical.Store }
+
+func (s shortLease) Begin(ctx context.Context, req canonical.BeginRequest) (canonical.Record, error) {
+	req.Lease = time.Millisecond
+	return s.Store.Begin(ctx, req)
+}
+
+// A call abandoned while its tool ran: the worker's completion is refused
+// (INVALID_TRANSITION), and the agent used to be told STORE_UNAVAILABLE,
+// which invites a retry with a new id. It is told what the record holds,
+// EXECUTION_ABANDONED, and nothing the tool answered is shown.
+func TestAbandonedWhileRunningReachesTheAgentAsAbandoned(t *testing.T) {
+	forEachStore(t, func(t *testing.T, fx *fixture) {
+		fx.rebuild(func(s canonical.Store) canonical.Store { return shortLease{s} })
+		abandoned := make(chan error, 1)
+		fx.tool.fn = func(context.Context, []byte) ([]byte, error) {
+			time.Sleep(20 * time.Millisecond)
+			_, err := fx.store.Abandon(context.Background(), fx.run.ID, "call_reaped")
+			abandoned <- err
+			return fx.raw(), nil
+		}
+		res := fx.invoke("call_reaped")
+		if err := <-abandoned; err != nil {
+			t.Fatalf("abandon while the tool ran: %v", err)
+		}
+		fx.checkError(t, res, "call_reaped", canonical.CodeExecutionAbandoned, true)
+		fx.checkRecord(t, "call_reaped", errRec(canonical.CodeExecutionAbandoned, nil))
+
+		// A completion refused for another reason is not shown as abandoned:
+		// the record, still PROJECTING, was not closed by a reaper.
+		fx.rebuild(func(s canonical.Store) canonical.Store { return refusingComplete{s} })
+		fx.tool.fn = func(context.Context, []byte) ([]byte, error) { return fx.raw(), nil }
+		fx.checkError(t, fx.invoke("call_refused"), "call_refused", canonical.CodeStoreUnavailable, true)
+	})
+}
+
+// refusingComplete refuses every completion as INVALID_TRANSITION, writing
+// nothing.
+type refusingComplete struct{ canonical.Store }
+
+func (refusingComplete) Complete(context.Context, canonical.Completion) (canonical.Record, error) {
+	return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "complete: refused by the test")
 }

@@ -207,11 +207,11 @@ func TestIsJSONObjectIsStrict(t *testing.T) {
 	}
 }
 
-// Begin refuses what is not a JSON object as INVALID_INPUT, and a JSON
-// object that is not strict as INVALID_ARGUMENT.
+// Begin refuses every malformed request with one code, INVALID_ARGUMENT:
+// what is not a JSON object as well as a JSON object that is not strict.
 func TestBeginRequestStrictness(t *testing.T) {
 	for in, want := range map[string]canonical.Code{
-		`{"a":`: canonical.CodeInvalidInput, `[1]`: canonical.CodeInvalidInput, "{\"q\":\"\xff\"}": canonical.CodeInvalidArgument,
+		`{"a":`: canonical.CodeInvalidArgument, `[1]`: canonical.CodeInvalidArgument, `{} {}`: canonical.CodeInvalidArgument, "": canonical.CodeInvalidArgument, "{\"q\":\"\xff\"}": canonical.CodeInvalidArgument,
 		`{"q":"\udc00"}`: canonical.CodeInvalidArgument, `{"q":1,"q":1}`: canonical.CodeInvalidArgument, `{"q":"ok"}`: "",
 	} {
 		req := canonical.BeginRequest{RunID: "r", ToolCallID: "c", Tool: "t", Owner: "o", Request: []byte(in), TTL: time.Minute}

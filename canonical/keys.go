@@ -8,6 +8,7 @@ package canonical
 //	run:              <prefix>:{<run_id>}:run                    HASH
 //	completion index: <prefix>:{<run_id>}:done                   LIST
 //	leases:           <prefix>:{<run_id>}:leases                 ZSET  PROJECTING calls by lease deadline (ms)
+//	live marker:      <prefix>:{<run_id>}:live                   STRING the run has begun calls (see Live)
 //
 // The "call:" namespace keeps a tool_call_id from ever colliding with the
 // run's own keys.
@@ -43,6 +44,12 @@ func (k Keys) Index(runID string) string { return k.runBase(runID) + "done" }
 // Leases returns the key of the run's PROJECTING calls, scored by the
 // server time (ms) at which each one's lease passes.
 func (k Keys) Leases(runID string) string { return k.runBase(runID) + "leases" }
+
+// Live returns the key of the run's live marker: written by every Begin
+// and kept exactly as long as the run's state should live (never longer),
+// apart from that state, so that a run whose state is gone while its
+// records live is told from a new run.
+func (k Keys) Live(runID string) string { return k.runBase(runID) + "live" }
 
 func (k Keys) runBase(runID string) string {
 	return k.prefix + ":{" + runID + "}:"

@@ -28,7 +28,9 @@ type Store interface {
 	// same tool and request finds its own record and returns it as it now
 	// is, without counting twice. Anything else on an existing record is
 	// TOOL_CALL_IN_PROGRESS while it is PROJECTING, DUPLICATE_TOOL_CALL
-	// after. The returned record carries the run's Limits.
+	// after. The returned record carries the run's Limits. A run that is
+	// closed, or lost (its state gone while its live marker, index or
+	// leases live: see RunUsage.Lost), is RUN_INACTIVE.
 	//
 	// The first write to a run (a Begin, CloseRun or ObserveProgress) makes
 	// its principal the run's owner. A Begin by another principal is
@@ -43,9 +45,10 @@ type Store interface {
 	// RESULT_TOO_LARGE error. A retry by the same Owner with the same
 	// completion returns the stored outcome; anything else on a terminal
 	// record (an abandoned one included) is INVALID_TRANSITION and changes
-	// nothing. When the run's state is gone (evicted or deleted) the outcome
-	// is still recorded, unchecked against limits nobody knows any more, and
-	// the run is marked lost: see RunUsage.Lost.
+	// nothing. When the run's state is gone (evicted or deleted), or is a
+	// new one begun after the state this call was counted in was lost, the
+	// outcome is still recorded, unchecked against limits nobody knows any
+	// more, and the run is marked lost: see RunUsage.Lost.
 	Complete(ctx context.Context, c Completion) (Record, error)
 
 	// Abandon closes a PROJECTING record whose lease has passed: it becomes
@@ -95,6 +98,9 @@ type Store interface {
 	CloseRun(ctx context.Context, runID, principal string) error
 
 	// Usage returns the run's counters, or NOT_FOUND for a run with no state.
+	// A run whose state is gone while a key only a begun run has lives (its
+	// live marker, completion index or leases) is reported Lost and Closed,
+	// as Begin refuses it.
 	Usage(ctx context.Context, runID string) (RunUsage, error)
 
 	// ObserveProgress counts one progress report of the run against the
@@ -121,6 +127,23 @@ type Store interface {
 	// the boundary and package progress do. A run's owner never changes
 	// while the run has state.
 	CheckPrincipal(ctx context.Context, runID, principal string) error
+}
+
+// DefaultTTLer is implemented by a Store that gives a record the lifetime
+// DefaultTTL when a Begin asks for none (BeginRequest.TTL zero), so that a
+// caller can check the lifetime a record will really get before it begins
+// one. Zero means the store has no default: every Begin must give a TTL.
+type DefaultTTLer interface {
+	DefaultTTL() time.Duration
+}
+
+// DefaultTTLOf returns the default record TTL of s, or 0 when s has none or
+// does not say (it does not implement DefaultTTLer).
+func DefaultTTLOf(s Store) time.Duration {
+	if d, ok := s.(DefaultTTLer); ok {
+		return max(d.DefaultTTL(), 0)
+	}
+	return 0
 }
 
 // ProtocolState is a run's progress-protocol counters, kept with the run so
@@ -298,10 +321,13 @@ type RunUsage struct {
 	InFlight  int64            // calls begun and neither completed nor abandoned
 	Closed    bool             // CloseRun was called, or the run's state was lost
 	// Lost is true when the run's state disappeared (memory eviction, an
-	// operator's DEL) while its records lived. A lost run is closed: its
-	// budgets can no longer be enforced, so no call begins again. Calls in
-	// flight still complete; Calls, ToolCalls and Bytes then count only what
-	// happened after the loss, and Limits are unknown (zero).
+	// operator's DEL) while its records lived: seen at once while the run's
+	// live marker, index or leases live, else by the Complete of a call
+	// begun before the loss. A lost run is closed: its budgets can no longer
+	// be enforced, so no call begins again. Calls in flight still complete;
+	// Calls, ToolCalls and Bytes then count only what happened after the
+	// loss, and Limits are unknown (zero) unless a Begin after the loss
+	// fixed new ones.
 	Lost     bool
 	Protocol ProtocolState // progress-protocol counters
 	TTL      time.Duration // time left before the run's state expires
@@ -313,19 +339,20 @@ type RunUsage struct {
 // a stored request must be JSON that every reader agrees on.
 func IsJSONObject(b []byte) bool { return strictjson.ValidObject(b) }
 
-// checkRequest refuses a request that is not a JSON object with
-// INVALID_INPUT, and a JSON object that breaks strictness (invalid UTF-8, a
-// lone surrogate escape, a repeated name, nesting too deep) with
-// INVALID_ARGUMENT: the boundary only ever stores canonical requests, so
-// such a request is a caller's fault, not an input to fix.
+// checkRequest refuses a request that is not one strict JSON object —
+// not JSON, not an object, trailing data, invalid UTF-8, a lone surrogate
+// escape, a repeated name, nesting too deep — with INVALID_ARGUMENT, the one
+// code of a malformed request at the store: the boundary only ever stores
+// canonical requests, so such a request is its caller's fault, not an agent's
+// input to fix (that is INVALID_INPUT, at preflight).
 func checkRequest(b []byte) error {
 	err := strictjson.Check(b, strictjson.MaxDepth)
 	var se *strictjson.SyntaxError
-	if errors.As(err, &se) && se.Strict {
+	if errors.As(err, &se) {
 		return Errorf(CodeInvalidArgument, "request is not strict JSON: %s at byte %d", se.Reason, se.Offset)
 	}
 	if err != nil || !IsJSONObject(b) {
-		return Errorf(CodeInvalidInput, "request must be a JSON object")
+		return Errorf(CodeInvalidArgument, "request must be a JSON object")
 	}
 	return nil
 }

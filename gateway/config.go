@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors"
 	"github.com/toolcanon/toolcanon/registry"
@@ -675,10 +676,18 @@ func (c *cfgParser) tool(n *jnode, ptr string, cfg *Config) (ToolConfig, error) 
 		return t, c.fail(n, p, fmt.Sprintf(`lower "total" to at most %d, or raise /run/max_result_bytes`, maxResult),
 			"the projector's total budget %d exceeds the run's max_result_bytes %d", t.Projector.Limits.Total, maxResult)
 	}
+	// The record must outlive the call, or every call of the tool is refused.
+	ttl, at, node := cfg.Run.TTL, "/run/ttl", n
 	if v = n.member("ttl"); v != nil {
 		if t.TTL, err = c.duration(v, ptr+"/ttl", time.Second, MaxRunTTL, `give a Go duration such as "1h"`); err != nil {
 			return t, err
 		}
+		ttl, at, node = t.TTL, ptr+"/ttl", v
+	}
+	if need := boundary.MinRecordTTL(t.Definition.Timeout); ttl < need {
+		return t, c.fail(node, at, fmt.Sprintf(`raise the ttl to at least %v, or lower the tool's timeout`, need),
+			"the record TTL %v is shorter than what a call of %s needs (its timeout %v, then projection and recording: %v); every call would be refused",
+			ttl, t.Name, t.Definition.Timeout, need)
 	}
 	return t, nil
 }

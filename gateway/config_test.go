@@ -136,6 +136,11 @@ func TestBadConfigsNameThePlaceAndTheFix(t *testing.T) {
 		{"input on mcp", edit(t, `"kind": "rag", "input"`, `"kind": "mcp", "input"`), 0, "/tools/0/projector/input", "rag and querylog", "kind"},
 		{"limits do not fit", edit(t, `"max_result_bytes": 16384`, `"max_result_bytes": 16384, "max_record_bytes": 1024`), 0, "/run", "do not fit", "max_record_bytes"},
 		{"token digest", edit(t, strings.Repeat("ab", 32), "abc"), 0, "/http/bearer_tokens/0/sha256", "64 hex", "never the token"},
+		// A ttl shorter than the tool's timeout (plus projecting and
+		// recording) used to load, and then every call was refused.
+		{"tool ttl under its timeout", edit(t, `"ttl": "1h"`, `"ttl": "20s"`), 24, "/tools/0/ttl", "shorter than what a call of search_docs needs", "at least 50.03s"},
+		{"tool ttl just under", edit(t, `"ttl": "1h"`, `"ttl": "50s"`), 24, "/tools/0/ttl", "timeout 30s", "lower the tool's timeout"},
+		{"run ttl under a timeout", edit(t, `"ttl": "2h"`, `"ttl": "25s"`), 0, "/run/ttl", "shorter than what a call of query_logs needs", "at least 30.03s"},
 		{"run token with two keys", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"key_file": "k", "key_env": "K"}`), 0,
 			"/identity/run_token", "exactly one of key_file and key_env", "key_file"},
 		{"run token required not a bool", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"key_env": "K", "required": "yes"}`), 0,

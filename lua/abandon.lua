@@ -62,7 +62,10 @@ redis.call('HSET', KEYS[1], 'meta', encode(cur))
 local pttl = redis.call('PTTL', KEYS[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('RPUSH', KEYS[2], ARGV[1])
-if redis.call('PTTL', KEYS[2]) < pttl then
-  redis.call('PEXPIRE', KEYS[2], pttl)
+-- The index expires with the record it now lists (one absolute time),
+-- unless it expires later already.
+local expires = redis.call('PEXPIRETIME', KEYS[1])
+if redis.call('PEXPIRETIME', KEYS[2]) < expires then
+  redis.call('PEXPIREAT', KEYS[2], expires)
 end
 return reply('OK', pttl)

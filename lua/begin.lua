@@ -1,13 +1,21 @@
 -- begin: create one call's record in PROJECTING, with a lease, and count it against its run.
 --
--- The run's first begin fixes the run's limits in the run's state; every later
--- begin is checked against those. Every key written gets a TTL that covers the
--- record; a key found without one gets it too.
+-- The run's first begin fixes the run's limits and its generation in the
+-- run's state; every later begin is checked against those, and each record
+-- keeps the generation it was counted in. Every key written gets the
+-- record's expiry as an absolute time (PEXPIREAT), unless it already expires
+-- later; a key found without one gets it too. So the run's state, leases and
+-- live marker expire at the same moment, the latest of their records'
+-- (a close extends state and marker alike).
+--
+-- A run whose state is gone (evicted, deleted) while its live marker, index
+-- or leases live is lost: it is refused, never restarted with fresh budgets.
 --
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a meta line and the payloads' parts
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
 -- KEYS[3] index   <prefix>:{<run_id>}:done                 LIST  read only: tells a lost run state from a new run
 -- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+-- KEYS[5] live    <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
 --
 -- ARGV[1]  tool_call_id      string  the id in KEYS[1], for the run's leases
 -- ARGV[2]  tool              string
@@ -28,6 +36,7 @@
 -- ARGV[17] new_result_bytes  int
 -- ARGV[18] id_tag            string  no spaces: binds the record to its run_id and tool_call_id (stored in the meta line)
 -- ARGV[19] principal         string  the caller's principal tag (64 hex): the run's owner once the run has one
+-- ARGV[20] generation        string  no spaces: the generation a run without one takes (random per Begin)
 --
 -- RETRY safe    a resent begin by the same owner with the same request finds its own record
 --
@@ -43,7 +52,7 @@
 --   {"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
 --     another call has the id (still PROJECTING, or finished), or the run's limits refuse it
 --   {"RUN_INACTIVE", reason string}
---     reason "closed": the run was closed; "lost": its state is gone while its index or leases live
+--     reason "closed": the run was closed; "lost": its state is gone while its live marker, index or leases live
 --   {"INVALID_ARGUMENT", field string}
 --     a non-zero limit differs from the run's
 --   refusals write nothing
@@ -66,7 +75,8 @@ local function get(name)
 end
 
 -- The run's owner first: another principal learns nothing, not even
--- whether the call id is taken.
+-- whether the call id is taken. A run whose state is lost has no owner any
+-- more, and is refused below (RUN_INACTIVE "lost") to every principal.
 local principal = redis.call('HGET', KEYS[2], 'principal')
 if principal and principal ~= ARGV[19] then
   return {'RUN_FORBIDDEN'}
@@ -102,7 +112,7 @@ end
 
 local tool_field = 'tool:' .. ARGV[2]
 local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
-  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'lost')
+  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'lost', 'gen')
 if run[10] then
   return {'RUN_INACTIVE', 'lost'}
 end
@@ -111,6 +121,7 @@ if run[1] == 'closed' then
 end
 local names = {'calls_run', 'calls_tool', 'run_bytes', 'record_bytes', 'result_bytes'}
 local lim = {}
+local gen = run[11]
 if run[5] then
   for i = 1, 5 do
     lim[i] = tonumber(run[4 + i])
@@ -120,14 +131,16 @@ if run[5] then
     end
   end
 else
-  -- No limits: a new run, unless the run already has completed or running
-  -- calls, in which case its state was lost and its budgets cannot restart.
-  if redis.call('EXISTS', KEYS[3]) == 1 or redis.call('EXISTS', KEYS[4]) == 1 then
+  -- No limits: a new run, unless the run already began calls (its live
+  -- marker, index or leases live: none outlives the state it belongs to),
+  -- in which case its state was lost and its budgets cannot restart.
+  if redis.call('EXISTS', KEYS[5], KEYS[3], KEYS[4]) > 0 then
     return {'RUN_INACTIVE', 'lost'}
   end
   for i = 1, 5 do
     lim[i] = tonumber(ARGV[12 + i])
   end
+  gen = ARGV[20]
 end
 if tonumber(run[2] or '0') >= lim[1] or tonumber(run[3] or '0') >= lim[2] then
   return {'BUDGET_EXHAUSTED'}
@@ -140,27 +153,35 @@ end
 local ttl = tonumber(ARGV[6])
 local lease = now + tonumber(ARGV[7])
 local args = {'meta', encode({status = 'PROJECTING', evidence = 'UNKNOWN', id = ARGV[18], tool = ARGV[2], owner = ARGV[3],
-  created = now, updated = now, lease = lease, size = {size, 0, 0}, request_sha256 = ARGV[5]})}
+  created = now, updated = now, lease = lease, size = {size, 0, 0}, request_sha256 = ARGV[5], gen = gen})}
 put(args, 'request', ARGV[4])
 redis.call('HSET', KEYS[1], unpack(args))
 redis.call('PEXPIRE', KEYS[1], ttl)
+local expires = redis.call('PEXPIRETIME', KEYS[1])
 
 redis.call('HINCRBY', KEYS[2], 'calls', 1)
 redis.call('HINCRBY', KEYS[2], tool_field, 1)
 redis.call('HINCRBY', KEYS[2], 'bytes', size)
 if not run[5] then
   redis.call('HSET', KEYS[2], 'lim_calls_run', lim[1], 'lim_calls_tool', lim[2], 'lim_run_bytes', lim[3],
-    'lim_record_bytes', lim[4], 'lim_result_bytes', lim[5])
+    'lim_record_bytes', lim[4], 'lim_result_bytes', lim[5], 'gen', gen)
 end
 redis.call('HSETNX', KEYS[2], 'state', 'open')
 redis.call('HSETNX', KEYS[2], 'principal', ARGV[19])
 redis.call('HSETNX', KEYS[2], 'created_ms', now)
--- The run's state and leases must outlive every record they count.
-if redis.call('PTTL', KEYS[2]) < ttl then
-  redis.call('PEXPIRE', KEYS[2], ttl)
+-- The run's state, leases and live marker must outlive every record they
+-- count, and expire together: each is set to the record's expiry as an
+-- absolute time unless it expires later already, so that none expires a
+-- millisecond before another from a second clock read.
+if redis.call('PEXPIRETIME', KEYS[2]) < expires then
+  redis.call('PEXPIREAT', KEYS[2], expires)
 end
 redis.call('ZADD', KEYS[4], lease, ARGV[1])
-if redis.call('PTTL', KEYS[4]) < ttl then
-  redis.call('PEXPIRE', KEYS[4], ttl)
+if redis.call('PEXPIRETIME', KEYS[4]) < expires then
+  redis.call('PEXPIREAT', KEYS[4], expires)
+end
+redis.call('SET', KEYS[5], gen, 'NX')
+if redis.call('PEXPIRETIME', KEYS[5]) < expires then
+  redis.call('PEXPIREAT', KEYS[5], expires)
 end
 return {'OK', now, ttl, lease, lim[1], lim[2], lim[3], lim[4], lim[5]}

@@ -2,8 +2,11 @@
 -- run's completion index, in one step. The record's TTL is kept exactly (HSET
 -- does not touch it); the index is extended only to cover the record. The
 -- completion is checked against the run's limits. When the run's state is gone
--- (evicted, deleted) the outcome is still recorded, and the run is marked lost
--- and closed, with a TTL no longer than the record's.
+-- (evicted, deleted), or is another generation than the record's (it was lost
+-- and a later begin made a new one), the outcome is still recorded, and the
+-- run is marked lost and closed, with a TTL no longer than the record's. The
+-- index is set to expire with the record (PEXPIRETIME, PEXPIREAT: one
+-- absolute time, no second clock read), unless it expires later already.
 --
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a meta line and the payloads' parts
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
@@ -72,17 +75,19 @@ end
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local pttl = redis.call('PTTL', KEYS[1])
+local expires = redis.call('PEXPIRETIME', KEYS[1])
 local req_len = cur.size[1]
-local run = redis.call('HMGET', KEYS[2], 'bytes', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes')
+local run = redis.call('HMGET', KEYS[2], 'bytes', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'gen')
 local outcome, overflow = 'OK', 0
-if not run[2] then
-  -- The run's state is gone while its record lives: record the outcome all
-  -- the same (the record is the canonical one), and mark the run lost and
-  -- closed, so that its budgets never silently start again from zero.
+if not run[2] or (cur.gen and run[5] and cur.gen ~= run[5]) then
+  -- The run's state is gone while its record lives, or the state is a new
+  -- one a begin made after it was lost: record the outcome all the same
+  -- (the record is the canonical one), and mark the run lost and closed, so
+  -- that its budgets never silently start again from zero.
   redis.call('HSET', KEYS[2], 'state', 'closed', 'lost', 1)
   redis.call('HSETNX', KEYS[2], 'created_ms', now)
-  if redis.call('PTTL', KEYS[2]) < pttl then
-    redis.call('PEXPIRE', KEYS[2], pttl)
+  if redis.call('PEXPIRETIME', KEYS[2]) < expires then
+    redis.call('PEXPIREAT', KEYS[2], expires)
   end
 elseif result_len > tonumber(run[4]) or req_len + raw_len + result_len > tonumber(run[3])
     or tonumber(run[1] or '0') + raw_len + result_len > tonumber(run[2]) then
@@ -115,8 +120,8 @@ redis.call('HSET', KEYS[1], unpack(args))
 
 redis.call('ZREM', KEYS[4], id)
 redis.call('RPUSH', KEYS[3], id)
-if redis.call('PTTL', KEYS[3]) < pttl then
-  redis.call('PEXPIRE', KEYS[3], pttl)
+if redis.call('PEXPIRETIME', KEYS[3]) < expires then
+  redis.call('PEXPIREAT', KEYS[3], expires)
 end
 return {outcome, status, evidence, code, tonumber(cur.created), now, pttl, cur.tool, cur.request_sha256, overflow,
   tonumber(cur.lease or '0'), req_len, stored_raw}

@@ -6,7 +6,10 @@
 -- it resets "pending" only. "violations" is never reset and saturates at the
 -- threshold, where the run is marked violated for good.
 --
--- KEYS[1] run  <prefix>:{<run_id>}:run  HASH
+-- KEYS[1] run     <prefix>:{<run_id>}:run     HASH
+-- KEYS[2] live    <prefix>:{<run_id>}:live    STRING  read only: tells a lost run from a new one
+-- KEYS[3] index   <prefix>:{<run_id>}:done    LIST    read only: likewise
+-- KEYS[4] leases  <prefix>:{<run_id>}:leases  ZSET    read only: likewise
 --
 -- ARGV[1] valid      int  1 for a valid report, 0 for an invalid one
 -- ARGV[2] threshold  int  > 0: violations at which the protocol is violated
@@ -24,6 +27,10 @@ local principal = redis.call('HGET', KEYS[1], 'principal')
 if principal and principal ~= ARGV[4] then
   return {'RUN_FORBIDDEN'}
 end
+-- A lost run (no limits while a key only a begun run has lives) has no
+-- owner any more, and a report makes nobody its owner.
+local lost = not principal and not redis.call('HGET', KEYS[1], 'lim_calls_run')
+  and redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0
 local created = redis.call('EXISTS', KEYS[1]) == 0
 local reports = redis.call('HINCRBY', KEYS[1], 'pp_reports', 1)
 local threshold = tonumber(ARGV[2])
@@ -49,7 +56,9 @@ if created then
   local t = redis.call('TIME')
   redis.call('HSET', KEYS[1], 'calls', 0, 'bytes', 0, 'state', 'open', 'created_ms', t[1] * 1000 + math.floor(t[2] / 1000))
 end
-redis.call('HSETNX', KEYS[1], 'principal', ARGV[4])
+if not lost then
+  redis.call('HSETNX', KEYS[1], 'principal', ARGV[4])
+end
 -- A new state, or one some other writer left without a TTL, gets one.
 if redis.call('PTTL', KEYS[1]) < 0 then
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))

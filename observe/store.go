@@ -79,7 +79,16 @@ type observedStore struct {
 	obs  StoreObserver
 }
 
-var _ canonical.Store = (*observedStore)(nil)
+var (
+	_ canonical.Store        = (*observedStore)(nil)
+	_ canonical.DefaultTTLer = (*observedStore)(nil)
+)
+
+// DefaultTTL is the decorated store's default record TTL (0 when it has
+// none or does not say), so that a boundary over the decorator checks the
+// same lifetime as over the store itself. It is not an operation: nothing
+// is reported.
+func (s *observedStore) DefaultTTL() time.Duration { return canonical.DefaultTTLOf(s.next) }
 
 func (s *observedStore) Begin(ctx context.Context, req canonical.BeginRequest) (_ canonical.Record, err error) {
 	defer s.report(ctx, opBegin, req.RunID, req.ToolCallID, 1, time.Now(), &err)

@@ -52,6 +52,10 @@ func Tracked(t *testing.T, s *Store) int {
 				if l := sh.leases[e.run]; l != nil {
 					held = &l.expiry
 				}
+			case kindMarker:
+				if m := sh.markers[e.run]; m != nil {
+					held = &m.expiry
+				}
 			}
 			if held != e || e.at != at || e.deadline > e.expires {
 				t.Errorf("shard %d: heap entry %d (%+v) is not its map's entry at its place", i, at, *e)
@@ -60,7 +64,7 @@ func Tracked(t *testing.T, s *Store) int {
 				t.Errorf("shard %d: heap order broken at %d", i, at)
 			}
 		}
-		if want := len(sh.records) + len(sh.runs) + len(sh.indexes) + len(sh.leases); want != len(sh.deadlines) {
+		if want := len(sh.records) + len(sh.runs) + len(sh.indexes) + len(sh.leases) + len(sh.markers); want != len(sh.deadlines) {
 			t.Errorf("shard %d: %d entries in maps, %d in the heap", i, want, len(sh.deadlines))
 		}
 		n += len(sh.deadlines)
@@ -111,6 +115,9 @@ func AllKeys(s *Store) map[string]time.Duration {
 		for id, l := range sh.leases {
 			add("mem:{"+id+"}:leases", l.expires)
 		}
+		for id, m := range sh.markers {
+			add("mem:{"+id+"}:live", m.expires)
+		}
 		sh.mu.Unlock()
 	}
 	return out
@@ -126,4 +133,37 @@ func DropRunState(t *testing.T, s *Store, runID string) {
 		t.Fatalf("memstore: run %s has no state to drop", runID)
 	}
 	sh.drop(&r.expiry)
+}
+
+// Evict forgets one key of a run, named as the last part of its Redis key
+// ("run", "leases", "done", "live"), as memory eviction or a DEL would on
+// Redis. It fails the test when the run has no such key.
+func Evict(t *testing.T, s *Store, runID, key string) {
+	t.Helper()
+	sh := &s.shards[s.shardOf(runID)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	var e *expiry
+	switch key {
+	case "run":
+		if r := sh.runs[runID]; r != nil {
+			e = &r.expiry
+		}
+	case "leases":
+		if l := sh.leases[runID]; l != nil {
+			e = &l.expiry
+		}
+	case "done":
+		if x := sh.indexes[runID]; x != nil {
+			e = &x.expiry
+		}
+	case "live":
+		if m := sh.markers[runID]; m != nil {
+			e = &m.expiry
+		}
+	}
+	if e == nil {
+		t.Fatalf("memstore: run %s has no key %q to evict", runID, key)
+	}
+	sh.drop(e)
 }

@@ -4,9 +4,10 @@
 // It has the semantics of the Redis store — the same lifecycle, run limits,
 // leases, TTLs, completion index and errors, and the same fields in every
 // reply — with an injectable clock so tests can move time. Time has
-// millisecond resolution, as on Redis. What Redis keeps in four keys per run
-// (record, run state, completion index, leases) memstore keeps in four maps,
-// each entry with its own expiry, so that the two stores expire alike.
+// millisecond resolution, as on Redis. What Redis keeps in five keys per run
+// (record, run state, completion index, leases, live marker) memstore keeps
+// in five maps, each entry with its own expiry, so that the two stores
+// expire alike and a lost run state is detected alike.
 //
 // The state is split into shards by run, as a run is one hash slot on
 // Redis: every call touches one run, so it takes one shard's lock, and calls
@@ -83,6 +84,7 @@ type Store struct {
 	maxRuns   int64
 	runs      atomic.Int64 // run states held, over every shard
 	seed      maphash.Seed
+	gens      atomic.Uint64 // the last run generation handed out
 	shards    [shardCount]shard
 }
 
@@ -113,6 +115,7 @@ type record struct {
 	rec      canonical.Record // TTL and Limits unused here; computed on read
 	cdigest  string           // digest of the completion made, "abandoned" after Abandon
 	overflow bool
+	gen      uint64 // generation of the run state the call was counted in
 }
 
 // runState is what Redis keeps in the run's HASH.
@@ -123,6 +126,7 @@ type runState struct {
 	limits        canonical.Limits // valid when hasLimits: fixed by the run's first Begin
 	hasLimits     bool
 	closed, lost  bool
+	gen           uint64 // set with the limits by the run's first Begin
 	createdMillis int64
 	protocol      canonical.ProtocolState
 	principal     string // the owner's canonical.PrincipalTag; "" before the run has one
@@ -132,6 +136,14 @@ type runState struct {
 // of tag.
 func (r *runState) forbids(tag string) bool {
 	return r != nil && r.principal != "" && r.principal != tag
+}
+
+// ownerLost reports whether the run r (its state, nil when none) is a lost
+// one with no owner: no owner and no limits while a key only a begun run
+// has lives. Nothing may claim such a run: CloseRun and ObserveProgress
+// then make nobody its owner.
+func (sh *shard) ownerLost(r *runState, runID string, now int64) bool {
+	return (r == nil || r.principal == "" && !r.hasLimits) && sh.begun(runID, now)
 }
 
 // claim makes tag the run's owner when it has none.
@@ -153,10 +165,20 @@ type leaseSet struct {
 	until map[string]int64
 }
 
+// marker is the run's live marker (a STRING on Redis): the run has begun
+// calls. It expires with the run's state, never later, so a marker without
+// a state proves the state was lost.
+type marker struct {
+	expiry
+}
+
 // abandoned marks a record closed by Abandon; no completion digest equals it.
 const abandoned = "abandoned"
 
-var _ canonical.Store = (*Store)(nil)
+var (
+	_ canonical.Store        = (*Store)(nil)
+	_ canonical.DefaultTTLer = (*Store)(nil)
+)
 
 // New returns an empty Store.
 func New(opts ...Option) *Store {
@@ -170,6 +192,10 @@ func New(opts ...Option) *Store {
 	}
 	return s
 }
+
+// DefaultTTL implements canonical.DefaultTTLer: the TTL of WithDefaultTTL,
+// 0 when none was given.
+func (s *Store) DefaultTTL() time.Duration { return s.ttl }
 
 func (s *Store) nowMs() int64 { return s.now().UnixMilli() }
 
@@ -271,7 +297,7 @@ func (s *Store) begin(req canonical.BeginRequest, a canonical.BeginArgs, rec *re
 			return canonical.Record{}, -1, canonical.Errorf(canonical.CodeInvalidArgument, "begin: limit %s differs from the run's", f)
 		}
 		lim = r.limits
-	} else if sh.liveIndex(req.RunID, now) != nil || sh.liveLeases(req.RunID, now) != nil {
+	} else if sh.begun(req.RunID, now) {
 		return canonical.Record{}, -1, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is lost")
 	}
 	if r == nil && s.full(sh, now) {
@@ -295,26 +321,29 @@ func (s *Store) begin(req canonical.BeginRequest, a canonical.BeginArgs, rec *re
 	rec.expires = now + ttl
 	sh.records[k] = rec
 	sh.track(&rec.expiry, kindRecord, req.RunID, req.ToolCallID)
-	// The run's state and leases must outlive every record they count.
+	// The run's state, leases and live marker must outlive every record
+	// they count, and expire together.
 	if r == nil {
-		r = sh.newRun(req.RunID, now, now+ttl)
-	} else if r.expires-now < ttl {
-		r.expires = now + ttl
+		r = sh.newRun(req.RunID, now, rec.expires)
+	} else if r.expires < rec.expires {
+		r.expires = rec.expires
 	}
 	r.calls++
 	r.toolCalls[req.Tool]++
 	r.bytes += size
 	if !r.hasLimits {
-		r.limits, r.hasLimits = lim, true
+		r.limits, r.hasLimits, r.gen = lim, true, s.gens.Add(1)
 	}
+	rec.gen = r.gen
 	r.claim(tag)
 	l := sh.liveLeases(req.RunID, now)
 	if l == nil {
-		l = sh.newLeases(req.RunID, now+ttl)
-	} else if l.expires-now < ttl {
-		l.expires = now + ttl
+		l = sh.newLeases(req.RunID, rec.expires)
+	} else if l.expires < rec.expires {
+		l.expires = rec.expires
 	}
 	l.until[req.ToolCallID] = rec.rec.LeaseUntil.UnixMilli()
+	sh.cover(req.RunID, rec.expires, now)
 	out := snapshot(rec, now, true, false)
 	out.Limits = lim
 	visit := -1
@@ -374,10 +403,11 @@ func (s *Store) complete(c canonical.Completion, digest string, raw, result []by
 
 	rawLen, resultLen := int64(len(c.Raw)), int64(len(c.Result))
 	r := sh.liveRun(c.RunID, now)
-	if r == nil || !r.hasLimits {
-		// The run's state is gone while its record lives: record the outcome
-		// all the same, and mark the run lost and closed, so that its budgets
-		// never silently start again from zero.
+	if r == nil || !r.hasLimits || cur.gen != 0 && r.gen != cur.gen {
+		// The run's state is gone while its record lives, or is a new one a
+		// Begin made after it was lost: record the outcome all the same, and
+		// mark the run lost and closed, so that its budgets never silently
+		// start again from zero.
 		if r == nil {
 			r = sh.newRun(c.RunID, now, cur.expires)
 		} else if r.expires < cur.expires {
@@ -607,13 +637,20 @@ func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	if r == nil && s.full(sh, now) {
 		return errFull("close run", s.maxRuns)
 	}
+	lost := sh.ownerLost(r, runID, now)
 	if r == nil {
 		r = sh.newRun(runID, now, keep)
 	} else if r.expires < keep {
 		r.expires = keep
 	}
 	r.closed = true
-	r.claim(tag)
+	if !lost {
+		r.claim(tag)
+	}
+	// A begun run's live marker expires with its state.
+	if m := sh.liveMarker(runID, now); m != nil && m.expires < r.expires {
+		m.expires = r.expires
+	}
 	return nil
 }
 
@@ -625,13 +662,21 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	sh, now := s.lockForRead(runID)
 	defer sh.mu.Unlock()
 	r := sh.liveRun(runID, now)
+	// What Begin reads as a lost run: no limits while a key only a begun run
+	// has lives.
+	lost := (r == nil || !r.hasLimits) && sh.begun(runID, now)
 	if r == nil {
-		return canonical.RunUsage{}, canonical.Errorf(canonical.CodeNotFound, "no state for run %s", runID)
+		if !lost {
+			return canonical.RunUsage{}, canonical.Errorf(canonical.CodeNotFound, "no state for run %s", runID)
+		}
+		r = &runState{}
 	}
 	u := canonical.RunUsage{
-		RunID: runID, Calls: r.calls, Bytes: r.bytes, Closed: r.closed, Lost: r.lost,
-		ToolCalls: make(map[string]int64, len(r.toolCalls)), TTL: time.Duration(r.expires-now) * time.Millisecond,
-		Protocol: r.protocol,
+		RunID: runID, Calls: r.calls, Bytes: r.bytes, Closed: r.closed || lost, Lost: r.lost || lost,
+		ToolCalls: make(map[string]int64, len(r.toolCalls)), Protocol: r.protocol,
+	}
+	if r.expires > now {
+		u.TTL = time.Duration(r.expires-now) * time.Millisecond
 	}
 	if r.hasLimits {
 		u.Limits = r.limits
@@ -672,6 +717,7 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 	if r == nil && s.full(sh, now) {
 		return canonical.ProtocolState{}, errFull("observe progress", s.maxRuns)
 	}
+	lost := sh.ownerLost(r, runID, now)
 	if r == nil {
 		ttl := s.ttl
 		if ttl == 0 {
@@ -679,7 +725,9 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 		}
 		r = sh.newRun(runID, now, now+ttl.Milliseconds())
 	}
-	r.claim(tag)
+	if !lost {
+		r.claim(tag)
+	}
 	p := &r.protocol
 	p.Reports++
 	if valid {
@@ -710,7 +758,7 @@ func (s *Store) CheckPrincipal(ctx context.Context, runID, principal string) err
 	if r != nil {
 		owner = r.principal
 	}
-	calls := sh.liveIndex(runID, now) != nil || sh.liveLeases(runID, now) != nil
+	calls := sh.begun(runID, now)
 	sh.mu.Unlock()
 	return canonical.CheckOwner(owner, owner != "", calls, principal)
 }

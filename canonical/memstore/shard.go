@@ -33,6 +33,7 @@ const (
 	kindRun
 	kindIndex
 	kindLeases
+	kindMarker
 )
 
 // expiry is what every entry of a shard carries: when it expires, and where
@@ -82,6 +83,7 @@ type shard struct {
 	runs      map[string]*runState
 	indexes   map[string]*index
 	leases    map[string]*leaseSet
+	markers   map[string]*marker
 	deadlines deadlines
 	begins    uint64        // Begins that wrote here: paces the visits to other shards
 	runCount  *atomic.Int64 // the store's run states, over every shard
@@ -93,7 +95,7 @@ type shard struct {
 
 func (sh *shard) init() {
 	sh.records, sh.runs = map[recordKey]*record{}, map[string]*runState{}
-	sh.indexes, sh.leases = map[string]*index{}, map[string]*leaseSet{}
+	sh.indexes, sh.leases, sh.markers = map[string]*index{}, map[string]*leaseSet{}, map[string]*marker{}
 }
 
 // track enters an entry, its expiry set, into the deadline heap.
@@ -119,6 +121,8 @@ func (sh *shard) drop(e *expiry) {
 		delete(sh.indexes, e.run)
 	case kindLeases:
 		delete(sh.leases, e.run)
+	case kindMarker:
+		delete(sh.markers, e.run)
 	}
 }
 
@@ -162,6 +166,7 @@ func (sh *shard) liveRecord(k recordKey, now int64) *record { return live(sh, sh
 func (sh *shard) liveRun(id string, now int64) *runState    { return live(sh, sh.runs, id, now) }
 func (sh *shard) liveIndex(id string, now int64) *index     { return live(sh, sh.indexes, id, now) }
 func (sh *shard) liveLeases(id string, now int64) *leaseSet { return live(sh, sh.leases, id, now) }
+func (sh *shard) liveMarker(id string, now int64) *marker   { return live(sh, sh.markers, id, now) }
 
 // newRun creates a run's state expiring at expires, as the first HSET and
 // PEXPIRE of a script do on Redis.
@@ -181,6 +186,27 @@ func (sh *shard) newLeases(id string, expires int64) *leaseSet {
 	sh.leases[id] = l
 	sh.track(&l.expiry, kindLeases, id, "")
 	return l
+}
+
+// begun reports whether a key only a begun run has lives: its live marker,
+// completion index or leases. None outlives the run's state, so with no
+// state (or one without limits) they prove the state was lost.
+func (sh *shard) begun(runID string, now int64) bool {
+	return sh.liveMarker(runID, now) != nil || sh.liveIndex(runID, now) != nil || sh.liveLeases(runID, now) != nil
+}
+
+// cover makes the run's live marker expire at expires unless it expires
+// later already, creating it when the run has none.
+func (sh *shard) cover(runID string, expires, now int64) {
+	m := sh.liveMarker(runID, now)
+	if m == nil {
+		m = &marker{}
+		m.expires = expires
+		sh.markers[runID] = m
+		sh.track(&m.expiry, kindMarker, runID, "")
+	} else if m.expires < expires {
+		m.expires = expires
+	}
 }
 
 // dropLease removes id from the run's leases; an empty set is gone, as an

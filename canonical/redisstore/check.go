@@ -20,6 +20,7 @@ type Level string
 const (
 	LevelOK      Level = "OK"      // the setting is what the guarantees assume
 	LevelWarn    Level = "WARN"    // a guarantee is weaker than documented with this setting
+	LevelFail    Level = "FAIL"    // a guarantee does not hold with this setting
 	LevelUnknown Level = "UNKNOWN" // the user may not read the setting (ACL), or the server did not say
 )
 
@@ -43,11 +44,17 @@ type Report struct {
 }
 
 // Warnings counts the findings at LevelWarn.
-func (r Report) Warnings() int {
+func (r Report) Warnings() int { return r.count(LevelWarn) }
+
+// Failures counts the findings at LevelFail: settings under which a
+// guarantee does not hold.
+func (r Report) Failures() int { return r.count(LevelFail) }
+
+func (r Report) count(l Level) int {
 	n := 0
 	for _, node := range r.Nodes {
 		for _, f := range node.Findings {
-			if f.Level == LevelWarn {
+			if f.Level == l {
 				n++
 			}
 		}
@@ -128,8 +135,9 @@ func checkNode(ctx context.Context, c rueidis.Client) (NodeReport, error) {
 	case v == "noeviction":
 		add("maxmemory-policy", v, LevelOK, "a full server refuses writes (STORE_UNAVAILABLE) rather than evict records or run state")
 	default:
-		add("maxmemory-policy", v, LevelWarn, "under memory pressure Redis may evict records, run state and indexes "+
-			"(every key has a TTL): an evicted record is gone, and a run whose state is evicted is closed as lost")
+		add("maxmemory-policy", v, LevelFail, "under memory pressure Redis may evict any key (every key has a TTL): "+
+			"an evicted record is gone, and some evictions of a run's keys go undetected (see the README's loss table), "+
+			"so a run may restart with fresh budgets; set noeviction")
 	}
 
 	aof, aofOK := configValue(res[4], "appendonly")

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -15,7 +16,7 @@ import (
 //
 //	meta        <status> <evidence> id=<tag> [error=<code>] tool=<tool> owner=<owner>
 //	            created=<ms> updated=<ms> [lease=<ms>] sizes=<request>,<raw>,<result>
-//	            request_sha256=<digest> [completion=<digest>] [overflow=1]
+//	            request_sha256=<digest> [completion=<digest>] [overflow=1] [gen=<generation>]
 //	request     the request's first part; request.2 ... request.8 the others, if any
 //	raw         the raw response's parts, likewise (absent while PROJECTING)
 //	result      the agent result's parts, likewise (absent unless READY)
@@ -109,6 +110,16 @@ func identityTag(runID, toolCallID string) string {
 	h.Write([]byte{0})
 	h.Write([]byte(toolCallID))
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:6])
+}
+
+// newGeneration returns a run generation for a Begin to offer: 8 random
+// bytes in base64url (11 characters). Only the Begin that makes a run's
+// state uses it; each record keeps its run's, so that a record outliving
+// its run's state is told from one counted in a new state.
+func newGeneration() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // lowerHex decodes s when it is exactly n bytes in lowercase hex, the form

@@ -125,6 +125,7 @@ type beginKeys struct {
 	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
 	Index  string // KEYS[3] <prefix>:{<run_id>}:done                 LIST  read only: tells a lost run state from a new run
 	Leases string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+	Live   string // KEYS[5] <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
 }
 
 // beginArgs are the ARGV of begin.lua.
@@ -148,6 +149,7 @@ type beginArgs struct {
 	NewResultBytes int64  // ARGV[17]
 	IDTag          string // ARGV[18] no spaces: binds the record to its run_id and tool_call_id (stored in the meta line)
 	Principal      string // ARGV[19] the caller's principal tag (64 hex): the run's owner once the run has one
+	Generation     string // ARGV[20] no spaces: the generation a run without one takes (random per Begin)
 }
 
 // beginReply is a reply of begin.lua, as its RETURNS declares:
@@ -164,7 +166,7 @@ type beginArgs struct {
 //	{"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
 //	another call has the id (still PROJECTING, or finished), or the run's limits refuse it
 //	{"RUN_INACTIVE", reason string}
-//	reason "closed": the run was closed; "lost": its state is gone while its index or leases live
+//	reason "closed": the run was closed; "lost": its state is gone while its live marker, index or leases live
 //	{"INVALID_ARGUMENT", field string}
 //	a non-zero limit differs from the run's
 //	refusals write nothing
@@ -250,7 +252,7 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 
 // execBegin runs begin.lua: create one call's record in PROJECTING, with a lease, and count it against its run.
 func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginReply, error) {
-	return decodeBeginReply(r.runScript(ctx, beginScript, []string{k.Record, k.Run, k.Index, k.Leases}, []string{
+	return decodeBeginReply(r.runScript(ctx, beginScript, []string{k.Record, k.Run, k.Index, k.Leases, k.Live}, []string{
 		a.ToolCallID,
 		a.Tool,
 		a.Owner,
@@ -270,12 +272,16 @@ func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginRe
 		strconv.FormatInt(a.NewResultBytes, 10),
 		a.IDTag,
 		a.Principal,
+		a.Generation,
 	}))
 }
 
 // closeRunKeys are the KEYS of close_run.lua.
 type closeRunKeys struct {
-	Run string // KEYS[1] <prefix>:{<run_id>}:run  HASH
+	Run    string // KEYS[1] <prefix>:{<run_id>}:run   HASH
+	Live   string // KEYS[2] <prefix>:{<run_id>}:live    STRING  when the run has one, kept as long as the run's state
+	Index  string // KEYS[3] <prefix>:{<run_id>}:done    LIST    read only: tells a lost run from a new one
+	Leases string // KEYS[4] <prefix>:{<run_id>}:leases  ZSET    read only: likewise
 }
 
 // closeRunArgs are the ARGV of close_run.lua.
@@ -320,7 +326,7 @@ func decodeCloseRunReply(res rueidis.RedisResult) (closeRunReply, error) {
 
 // execCloseRun runs close_run.lua: mark a run closed so that it accepts no new begin. Idempotent.
 func execCloseRun(ctx context.Context, r runner, k closeRunKeys, a closeRunArgs) (closeRunReply, error) {
-	return decodeCloseRunReply(r.runScript(ctx, closeRunScript, []string{k.Run}, []string{
+	return decodeCloseRunReply(r.runScript(ctx, closeRunScript, []string{k.Run, k.Live, k.Index, k.Leases}, []string{
 		strconv.FormatInt(a.RetentionMs, 10),
 		a.Principal,
 	}))
@@ -410,7 +416,7 @@ func decodeCompleteReply(res rueidis.RedisResult) (completeReply, error) {
 	return r, d.err
 }
 
-// execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and append it to the run's completion index, in one step. The record's TTL is kept exactly (HSET does not touch it); the index is extended only to cover the record. The completion is checked against the run's limits. When the run's state is gone (evicted, deleted) the outcome is still recorded, and the run is marked lost and closed, with a TTL no longer than the record's.
+// execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and append it to the run's completion index, in one step. The record's TTL is kept exactly (HSET does not touch it); the index is extended only to cover the record. The completion is checked against the run's limits. When the run's state is gone (evicted, deleted), or is another generation than the record's (it was lost and a later begin made a new one), the outcome is still recorded, and the run is marked lost and closed, with a TTL no longer than the record's. The index is set to expire with the record (PEXPIRETIME, PEXPIREAT: one absolute time, no second clock read), unless it expires later already.
 func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs) (completeReply, error) {
 	return decodeCompleteReply(r.runScript(ctx, completeScript, []string{k.Record, k.Run, k.Index, k.Leases}, []string{
 		a.Owner,
@@ -425,7 +431,10 @@ func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs)
 
 // observeProgressKeys are the KEYS of observe_progress.lua.
 type observeProgressKeys struct {
-	Run string // KEYS[1] <prefix>:{<run_id>}:run  HASH
+	Run    string // KEYS[1] <prefix>:{<run_id>}:run     HASH
+	Live   string // KEYS[2] <prefix>:{<run_id>}:live    STRING  read only: tells a lost run from a new one
+	Index  string // KEYS[3] <prefix>:{<run_id>}:done    LIST    read only: likewise
+	Leases string // KEYS[4] <prefix>:{<run_id>}:leases  ZSET    read only: likewise
 }
 
 // observeProgressArgs are the ARGV of observe_progress.lua.
@@ -477,7 +486,7 @@ func decodeObserveProgressReply(res rueidis.RedisResult) (observeProgressReply, 
 
 // execObserveProgress runs observe_progress.lua: count one progress report of a run against the progress protocol, atomically for every worker of the run.
 func execObserveProgress(ctx context.Context, r runner, k observeProgressKeys, a observeProgressArgs) (observeProgressReply, error) {
-	return decodeObserveProgressReply(r.runScript(ctx, observeProgressScript, []string{k.Run}, []string{
+	return decodeObserveProgressReply(r.runScript(ctx, observeProgressScript, []string{k.Run, k.Live, k.Index, k.Leases}, []string{
 		strconv.FormatInt(a.Valid, 10),
 		strconv.FormatInt(a.Threshold, 10),
 		strconv.FormatInt(a.TTLMs, 10),

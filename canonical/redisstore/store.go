@@ -95,7 +95,10 @@ type Store struct {
 	own       bool
 }
 
-var _ canonical.Store = (*Store)(nil)
+var (
+	_ canonical.Store        = (*Store)(nil)
+	_ canonical.DefaultTTLer = (*Store)(nil)
+)
 
 // New connects to Redis and returns a Store. It fails with INVALID_ARGUMENT
 // for bad options and STORE_UNAVAILABLE when no server answers.
@@ -151,6 +154,9 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// DefaultTTL implements canonical.DefaultTTLer: Options.DefaultTTL.
+func (s *Store) DefaultTTL() time.Duration { return s.ttl }
+
 // Keys returns the key layout the store uses.
 func (s *Store) Keys() canonical.Keys { return s.keys }
 
@@ -165,7 +171,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	digest := canonical.RequestDigest(req.Request)
 	r, err := execBegin(ctx, s, beginKeys{
 		Record: s.keys.Record(req.RunID, req.ToolCallID), Run: s.keys.Run(req.RunID),
-		Index: s.keys.Index(req.RunID), Leases: s.keys.Leases(req.RunID),
+		Index: s.keys.Index(req.RunID), Leases: s.keys.Leases(req.RunID), Live: s.keys.Live(req.RunID),
 	}, beginArgs{
 		ToolCallID: req.ToolCallID, Tool: req.Tool, Owner: storeOwner(req.Owner),
 		Request: req.Request, RequestSHA256: storeDigest(digest), TTLMs: a.TTL.Milliseconds(), LeaseMs: a.Lease.Milliseconds(),
@@ -174,6 +180,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		NewCallsRun: a.NewRun.MaxCallsPerRun, NewCallsTool: a.NewRun.MaxCallsPerTool, NewRunBytes: a.NewRun.MaxRunBytes,
 		NewRecordBytes: a.NewRun.MaxRecordBytes, NewResultBytes: a.NewRun.MaxResultBytes,
 		IDTag: identityTag(req.RunID, req.ToolCallID), Principal: canonical.PrincipalTag(req.Principal),
+		Generation: newGeneration(),
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "begin")
@@ -487,7 +494,8 @@ func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	if err := canonical.ValidatePrincipal(principal); err != nil {
 		return err
 	}
-	r, err := execCloseRun(ctx, s, closeRunKeys{Run: s.keys.Run(runID)},
+	r, err := execCloseRun(ctx, s, closeRunKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID),
+		Index: s.keys.Index(runID), Leases: s.keys.Leases(runID)},
 		closeRunArgs{RetentionMs: s.retention.Milliseconds(), Principal: canonical.PrincipalTag(principal)})
 	if err != nil {
 		return unavailable(err, "close run")
@@ -499,7 +507,9 @@ func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 }
 
 // Usage implements canonical.Store: HGETALL and PTTL of the run's state, the
-// index's LLEN and the leases' ZCARD, in one round trip.
+// index's LLEN, the leases' ZCARD and the live marker's EXISTS, in one round
+// trip. A run whose state is gone while its live marker, index or leases
+// live is reported lost (and closed), as Begin refuses it.
 func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -511,7 +521,8 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 		s.c.B().Hgetall().Key(run).Build(),
 		s.c.B().Pttl().Key(run).Build(),
 		s.c.B().Llen().Key(s.keys.Index(runID)).Build(),
-		s.c.B().Zcard().Key(s.keys.Leases(runID)).Build())
+		s.c.B().Zcard().Key(s.keys.Leases(runID)).Build(),
+		s.c.B().Exists().Key(s.keys.Live(runID)).Build())
 	m, err := res[0].AsStrMap()
 	if err != nil {
 		return canonical.RunUsage{}, unavailable(err, "read run")
@@ -519,15 +530,23 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	pttl, err1 := res[1].AsInt64()
 	n, err2 := res[2].AsInt64()
 	open, err3 := res[3].AsInt64()
-	if err := errors.Join(err1, err2, err3); err != nil {
+	live, err4 := res[4].AsInt64()
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return canonical.RunUsage{}, unavailable(err, "read run")
 	}
+	// What Begin reads as a lost run: no limits (no state, or one a progress
+	// report or a close made) while a key only a begun run has lives.
+	lost := m["lim_calls_run"] == "" && (live > 0 || n > 0 || open > 0)
 	if len(m) == 0 {
+		if lost {
+			return canonical.RunUsage{RunID: runID, ToolCalls: map[string]int64{}, Completed: n, InFlight: open,
+				Closed: true, Lost: true}, nil
+		}
 		return canonical.RunUsage{}, canonical.Errorf(canonical.CodeNotFound, "no state for run %s", runID)
 	}
 	u := canonical.RunUsage{
 		RunID: runID, ToolCalls: map[string]int64{}, Completed: n, InFlight: open,
-		Calls: atoi(m["calls"]), Bytes: atoi(m["bytes"]), Closed: m["state"] == "closed", Lost: m["lost"] == "1",
+		Calls: atoi(m["calls"]), Bytes: atoi(m["bytes"]), Closed: m["state"] == "closed" || lost, Lost: m["lost"] == "1" || lost,
 		TTL: msDuration(pttl),
 		Limits: canonical.Limits{
 			MaxCallsPerRun: atoi(m["lim_calls_run"]), MaxCallsPerTool: atoi(m["lim_calls_tool"]),
@@ -568,7 +587,8 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 	if valid {
 		v = 1
 	}
-	r, err := execObserveProgress(ctx, s, observeProgressKeys{Run: s.keys.Run(runID)},
+	r, err := execObserveProgress(ctx, s, observeProgressKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID),
+		Index: s.keys.Index(runID), Leases: s.keys.Leases(runID)},
 		observeProgressArgs{Valid: v, Threshold: threshold, TTLMs: ttl.Milliseconds(), Principal: canonical.PrincipalTag(principal)})
 	if err != nil {
 		return canonical.ProtocolState{}, unavailable(err, "observe progress")
@@ -580,7 +600,8 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 }
 
 // CheckPrincipal implements canonical.Store: an HGET of the run's owner and
-// an EXISTS of its index and leases, in one round trip on the run's slot.
+// an EXISTS of its index, leases and live marker, in one round trip on the
+// run's slot.
 func (s *Store) CheckPrincipal(ctx context.Context, runID, principal string) error {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -592,7 +613,7 @@ func (s *Store) CheckPrincipal(ctx context.Context, runID, principal string) err
 	}
 	res := s.c.DoMulti(ctx,
 		s.c.B().Hget().Key(s.keys.Run(runID)).Field(principalField).Build(),
-		s.c.B().Exists().Key(s.keys.Index(runID), s.keys.Leases(runID)).Build())
+		s.c.B().Exists().Key(s.keys.Index(runID), s.keys.Leases(runID), s.keys.Live(runID)).Build())
 	owner, err := res[0].ToString()
 	if err != nil && !rueidis.IsRedisNil(err) {
 		return unavailable(err, "read run owner")

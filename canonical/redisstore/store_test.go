@@ -85,6 +85,24 @@ func isolated(addrs []string, base string, opts redisstore.Options) func(*testin
 	}
 }
 
+// evicter returns a DEL of one key of a run, named as its last part ("run",
+// "leases", "done", "live"), sent to every node: exactly one must hold it.
+func evicter(addrs []string, prefix string) func(*testing.T, string, string) {
+	return func(t *testing.T, runID, key string) {
+		t.Helper()
+		full := prefix + ":{" + runID + "}:" + key
+		deleted := 0
+		for _, addr := range addrs {
+			if n, err := redistest.Command(addr, "DEL", full); err == nil && n == "1" {
+				deleted++
+			}
+		}
+		if deleted != 1 {
+			t.Fatalf("DEL %s deleted %d keys", full, deleted)
+		}
+	}
+}
+
 // outcomes wraps a client and records the outcome of every lifecycle
 // script reply that passes through it, so that a test can see which of the
 // outcomes each script declares were reached.
@@ -135,7 +153,7 @@ func TestConformanceStandalone(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		return storetest.Harness{
 			Store: newStore(t, nil, redisstore.Options{Client: rec}),
-			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop,
+			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop, Evict: evicter([]string{addr}, "tc"),
 			Isolated: isolated([]string{addr}, "tc", redisstore.Options{Client: rec}),
 		}
 	})
@@ -155,6 +173,7 @@ func TestConformanceCluster(t *testing.T) {
 		return storetest.Harness{
 			Store: newStore(t, addrs[:1], redisstore.Options{Prefix: "tcc", ClosedRunRetention: 30 * time.Minute}),
 			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop, ClosedRunRetention: 30 * time.Minute,
+			Evict:    evicter(addrs, "tcc"),
 			Isolated: isolated(addrs, "tcc", redisstore.Options{ClosedRunRetention: 30 * time.Minute}),
 		}
 	})
@@ -251,4 +270,66 @@ func TestCheckReportsEveryMaster(t *testing.T) {
 	if rep.Warnings() != 3*len(addrs) {
 		t.Fatalf("%d warnings", rep.Warnings())
 	}
+}
+
+// A key set to cover a record expires exactly with it, never a millisecond
+// past: the completion index (after Complete or Abandon) and the run's
+// state, leases and live marker (after Begin). The index used to be set from
+// the record's PTTL and a PEXPIRE, two clock reads, and in about 1-6% of
+// completions it expired 1 ms after its only record; 400 completions and
+// 100 abandons would have shown it (0.99^400 < 2%).
+func TestCoveringKeysExpireWithTheirRecord(t *testing.T) {
+	addr := redistest.Addr(t)
+	s := newStore(t, []string{addr}, redisstore.Options{})
+	keys := s.Keys()
+	ctx := context.Background()
+	expiry := func(t *testing.T, ks ...string) []string {
+		t.Helper()
+		cmds := make([][]string, len(ks))
+		for i, k := range ks {
+			cmds[i] = []string{"PEXPIRETIME", k}
+		}
+		out, err := redistest.Pipeline(addr, cmds...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	const completions, abandons = 400, 100
+	prefix := "cover-" + canonical.NewOwner()[:8]
+	for i := range completions + abandons {
+		run, id := fmt.Sprintf("%s-%d", prefix, i), "c"
+		req := canonical.BeginRequest{RunID: run, ToolCallID: id, Tool: "kb.search", Owner: "o", Request: []byte(`{}`),
+			TTL: time.Hour + time.Duration(i)*time.Millisecond}
+		if i >= completions {
+			req.Lease = time.Millisecond
+		}
+		if _, err := s.Begin(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		e := expiry(t, keys.Record(run, id), keys.Run(run), keys.Leases(run), keys.Live(run))
+		if e[0] != e[1] || e[0] != e[2] || e[0] != e[3] {
+			t.Fatalf("after Begin %d: record, state, leases, marker expire at %v", i, e)
+		}
+	}
+	time.Sleep(5 * time.Millisecond) // the abandoned calls' leases pass
+	past := 0
+	for i := range completions + abandons {
+		run, id := fmt.Sprintf("%s-%d", prefix, i), "c"
+		var err error
+		if i < completions {
+			_, err = s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: id, Owner: "o",
+				Status: canonical.StatusError, Code: canonical.CodeExecutionFailed})
+		} else {
+			_, err = s.Abandon(ctx, run, id)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := expiry(t, keys.Record(run, id), keys.Index(run)); e[0] != e[1] {
+			past++
+			t.Errorf("call %d: record expires at %s, its index at %s", i, e[0], e[1])
+		}
+	}
+	t.Logf("%d of %d indexes expire other than their record", past, completions+abandons)
 }

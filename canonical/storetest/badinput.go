@@ -82,13 +82,13 @@ func testBadInput(t *testing.T, f Factory) {
 			"zero TTL":            {func(r *canonical.BeginRequest) { r.TTL = 0 }, canonical.CodeInvalidArgument},
 			"negative TTL":        {func(r *canonical.BeginRequest) { r.TTL = -time.Second }, canonical.CodeInvalidArgument},
 			"sub-millisecond TTL": {func(r *canonical.BeginRequest) { r.TTL = time.Microsecond }, canonical.CodeInvalidArgument},
-			"request is array":    {func(r *canonical.BeginRequest) { r.Request = []byte(`[1,2]`) }, canonical.CodeInvalidInput},
-			"request is string":   {func(r *canonical.BeginRequest) { r.Request = []byte(`"x"`) }, canonical.CodeInvalidInput},
-			"request is invalid":  {func(r *canonical.BeginRequest) { r.Request = []byte(`{"a":`) }, canonical.CodeInvalidInput},
-			"request is empty":    {func(r *canonical.BeginRequest) { r.Request = nil }, canonical.CodeInvalidInput},
-			"trailing data":       {func(r *canonical.BeginRequest) { r.Request = []byte(`{} {}`) }, canonical.CodeInvalidInput},
-			// A JSON object that is not strict JSON: readers would disagree
-			// about what was stored.
+			"request is array":    {func(r *canonical.BeginRequest) { r.Request = []byte(`[1,2]`) }, canonical.CodeInvalidArgument},
+			"request is string":   {func(r *canonical.BeginRequest) { r.Request = []byte(`"x"`) }, canonical.CodeInvalidArgument},
+			"request is invalid":  {func(r *canonical.BeginRequest) { r.Request = []byte(`{"a":`) }, canonical.CodeInvalidArgument},
+			"request is empty":    {func(r *canonical.BeginRequest) { r.Request = nil }, canonical.CodeInvalidArgument},
+			"trailing data":       {func(r *canonical.BeginRequest) { r.Request = []byte(`{} {}`) }, canonical.CodeInvalidArgument},
+			// A JSON object that is not strict JSON (readers would disagree
+			// about what was stored) gets the same one code.
 			"request invalid UTF-8":  {func(r *canonical.BeginRequest) { r.Request = []byte("{\"q\":\"\xff\"}") }, canonical.CodeInvalidArgument},
 			"request lone surrogate": {func(r *canonical.BeginRequest) { r.Request = []byte(`{"q":"\ud800"}`) }, canonical.CodeInvalidArgument},
 			"request repeated name":  {func(r *canonical.BeginRequest) { r.Request = []byte(`{"q":1,"\u0071":2}`) }, canonical.CodeInvalidArgument},

@@ -37,8 +37,8 @@ func testBegin(t *testing.T, f Factory) {
 		if err != nil || u.Calls != 1 || u.ToolCalls["kb.search"] != 1 || u.Bytes != int64(len(req.Request)) || u.Closed || u.Completed != 0 {
 			t.Fatalf("usage = %+v, %v", u, err)
 		}
-		if keys := runKeys(t, h, run); h.AllKeys != nil && len(keys) != 3 {
-			t.Fatalf("backend keys = %v, want the record, the run and its leases", keys)
+		if keys := runKeys(t, h, run); h.AllKeys != nil && len(keys) != 4 {
+			t.Fatalf("backend keys = %v, want the record, the run, its leases and its live marker", keys)
 		}
 		for k, ttl := range runKeys(t, h, run) {
 			if ttl <= 0 || ttl > recordTTL {

@@ -36,6 +36,12 @@ type Harness struct {
 	// operator's DEL would. The cases of a lost run state run when it is
 	// set, as it is for every store of this module.
 	DropRunState func(t *testing.T, runID string)
+	// Evict removes one key of a run behind the store's back, as an evicting
+	// maxmemory-policy or an operator's DEL would. key is the last part of
+	// the key's name in canonical.Keys: "run", "leases", "done" or "live".
+	// It fails the test when the run has no such key. The table of losses
+	// (Loss) runs when it is set, as it is for every store of this module.
+	Evict func(t *testing.T, runID, key string)
 	// ClosedRunRetention is how long the store keeps a closed run closed
 	// (0: the default, 24h).
 	ClosedRunRetention time.Duration
@@ -81,6 +87,10 @@ func Run(t *testing.T, factory Factory) {
 	t.Run("Lease", func(t *testing.T) { testLease(t, f) })
 	t.Run("Reap", func(t *testing.T) { testReap(t, f) })
 	t.Run("Principal", func(t *testing.T) { testPrincipal(t, f) })
+	// The cases of lost keys need a harness that can lose them.
+	if f(t).Evict != nil {
+		t.Run("Loss", func(t *testing.T) { testLoss(t, f) })
+	}
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)

@@ -49,7 +49,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := enc.Encode(rep); err != nil || rep.Failures() > 0 {
 			return exitFailure
 		}
 		return exitOK
@@ -64,6 +64,10 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%d warning(s): the guarantees hold only as far as these settings allow (see the README's server settings)\n", w)
 	} else {
 		fmt.Fprintln(stdout, "no warnings")
+	}
+	if f := rep.Failures(); f > 0 {
+		fmt.Fprintf(stdout, "%d failure(s): a guarantee does not hold with these settings\n", f)
+		return exitFailure
 	}
 	return exitOK
 }

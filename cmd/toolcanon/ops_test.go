@@ -35,6 +35,36 @@ func TestDoctorReportsTheServersSettings(t *testing.T) {
 	}
 }
 
+// An evicting maxmemory-policy used to be a warning, with exit 0: a
+// deployment script could not tell. It is a failure now, exit 1, in text and
+// in JSON, on a real server started with allkeys-lru.
+func TestDoctorFailsOnAnEvictingPolicy(t *testing.T) {
+	srv, err := redistest.StartServer("--maxmemory-policy", "allkeys-lru")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	code, out, stderr := runCmd("doctor", "--redis", srv.Addr)
+	if code != exitFailure {
+		t.Fatalf("exit %d, want %d: %s\n%s", code, exitFailure, stderr, out)
+	}
+	for _, want := range []string{"FAIL    maxmemory-policy   allkeys-lru", "1 failure(s)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, out, _ := runCmd("doctor", "--redis", srv.Addr, "--json"); code != exitFailure || !strings.Contains(out, `"Level": "FAIL"`) {
+		t.Fatalf("--json: exit %d:\n%s", code, out)
+	}
+	// Back to noeviction: no failure, exit 0.
+	if _, err := redistest.Command(srv.Addr, "CONFIG", "SET", "maxmemory-policy", "noeviction"); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, stderr := runCmd("doctor", "--redis", srv.Addr); code != exitOK || strings.Contains(out, "FAIL") {
+		t.Fatalf("noeviction: exit %d: %s\n%s", code, stderr, out)
+	}
+}
+
 func TestDoctorWithoutInfoOrConfigSaysUnknown(t *testing.T) {
 	addr := redistest.Addr(t)
 	if _, err := redistest.Command(addr, "ACL", "SETUSER", "doctor-min", "reset", "on", ">pw-doctor", "resetkeys",

@@ -1,0 +1,232 @@
+package storetest
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolcanon/toolcanon/canonical"
+)
+
+// A run's keys besides its records, as Harness.Evict names them.
+const (
+	keyRun    = "run"
+	keyLeases = "leases"
+	keyDone   = "done"
+	keyLive   = "live"
+)
+
+// lossSet is a set of a run's keys that disappeared.
+type lossSet map[string]bool
+
+func (l lossSet) String() string {
+	var names []string
+	for _, k := range []string{keyRun, keyLeases, keyDone, keyLive} {
+		if l[k] {
+			names = append(names, k)
+		}
+	}
+	return strings.Join(names, "+")
+}
+
+// subsets returns every non-empty subset of keys.
+func subsets(keys ...string) []lossSet {
+	var out []lossSet
+	for mask := 1; mask < 1<<len(keys); mask++ {
+		s := lossSet{}
+		for i, k := range keys {
+			if mask&(1<<i) != 0 {
+				s[k] = true
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// testLoss: every subset of a run's keys disappears while its records live
+// (and, in the first table, a call is in flight). The run is either detected
+// as lost — Begin refused RUN_INACTIVE "lost", writing nothing; Usage Lost
+// and Closed — or the subset is one the README states goes undetected:
+//
+//   - run state intact (only leases, index or live marker gone): the budgets
+//     are the state's and hold; nothing is reported lost;
+//   - run state, live marker, index and leases all gone: a new Begin cannot
+//     know the surviving records and starts the run again; a call that was
+//     in flight is then detected at its Complete (its record keeps the
+//     generation of the lost state), which closes the run as lost.
+func testLoss(t *testing.T, f Factory) {
+	for _, lost := range subsets(keyRun, keyLeases, keyDone, keyLive) {
+		t.Run("InFlight/"+lost.String(), func(t *testing.T) {
+			h := f(t)
+			run := newRunID(t)
+			limits := canonical.Limits{MaxCallsPerRun: 4}
+			first := beginReq(run, "c1")
+			first.Limits = limits
+			mustBegin(t, h.Store, first)
+			mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
+			mustBegin(t, h.Store, beginReq(run, "c2")) // in flight
+			for k := range lost {
+				h.Evict(t, run, k)
+			}
+			all := len(lost) == 4
+			detected := lost[keyRun] && !all
+
+			u, err := h.Store.Usage(ctx(), run)
+			switch {
+			case all:
+				if canonical.CodeOf(err) != canonical.CodeNotFound {
+					t.Fatalf("usage with every key gone: %+v, %v; want NOT_FOUND", u, err)
+				}
+			case err != nil:
+				t.Fatalf("usage: %v", err)
+			case u.Lost != detected || detected && !u.Closed:
+				t.Fatalf("usage = %+v; want Lost %v", u, detected)
+			}
+
+			keys := runKeys(t, h, run)
+			rec, err := h.Store.Begin(ctx(), beginReq(run, "c3"))
+			switch {
+			case detected:
+				wantLost(t, err)
+				if got := runKeys(t, h, run); len(got) != len(keys) {
+					t.Fatalf("a refused Begin wrote: keys %v -> %v", keys, got)
+				}
+			case err != nil:
+				t.Fatalf("begin with %s gone: %v", lost, err)
+			case all && rec.Limits != canonical.DefaultLimits:
+				// The documented gap: the run starts again, with the defaults.
+				t.Fatalf("begin after every key is gone: limits %+v, want the defaults", rec.Limits)
+			case !all && rec.Limits != limits.WithDefaults():
+				t.Fatalf("begin with %s gone: limits %+v, want the run's %+v", lost, rec.Limits, limits.WithDefaults())
+			}
+
+			// A lost run is refused to every principal: nobody can claim it.
+			// One whose state lives keeps its owner.
+			_, err = h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c3-other"), "another-principal"))
+			switch {
+			case detected:
+				wantLost(t, err)
+				wantCode(t, h.Store.CheckPrincipal(ctx(), run, "another-principal"), canonical.CodeRunForbidden)
+			case !lost[keyRun]:
+				wantCode(t, err, canonical.CodeRunForbidden)
+			}
+
+			// The call in flight completes: its record is the canonical one.
+			if got := mustComplete(t, h.Store, ready(run, "c2", canonical.NoEvidence)); got.Status != canonical.StatusReady {
+				t.Fatalf("orphan's completion = %+v", brief(got))
+			}
+			// After it, a run that restarted is caught too.
+			lostAfter := detected || all
+			_, err = h.Store.Begin(ctx(), beginReq(run, "c4"))
+			if lostAfter {
+				wantLost(t, err)
+			} else if err != nil {
+				t.Fatalf("begin after the completion, %s gone: %v", lost, err)
+			}
+			if u, err := h.Store.Usage(ctx(), run); err != nil || u.Lost != lostAfter || lostAfter && !u.Closed {
+				t.Fatalf("usage after the completion = %+v, %v; want Lost %v", u, err, lostAfter)
+			}
+		})
+	}
+
+	// No call in flight: the run has no leases. The run of the issue: one
+	// call, one refusal, then keys gone while the record lives.
+	for _, lost := range subsets(keyRun, keyDone, keyLive) {
+		t.Run("Completed/"+lost.String(), func(t *testing.T) {
+			h := f(t)
+			run := newRunID(t)
+			first := beginReq(run, "c1")
+			first.Limits = canonical.Limits{MaxCallsPerRun: 1}
+			mustBegin(t, h.Store, first)
+			mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
+			_, err := h.Store.Begin(ctx(), beginReq(run, "c2"))
+			wantCode(t, err, canonical.CodeBudgetExhausted)
+			for k := range lost {
+				h.Evict(t, run, k)
+			}
+			all := len(lost) == 3
+			detected := lost[keyRun] && !all
+			rec, err := h.Store.Begin(ctx(), beginReq(run, "c2"))
+			switch {
+			case detected:
+				wantLost(t, err)
+				if u, err := h.Store.Usage(ctx(), run); err != nil || !u.Lost || !u.Closed {
+					t.Fatalf("usage = %+v, %v; want it lost and closed", u, err)
+				}
+				_, err = h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c2"), "another-principal"))
+				wantLost(t, err)
+				wantCode(t, h.Store.CheckPrincipal(ctx(), run, "another-principal"), canonical.CodeRunForbidden)
+			case !lost[keyRun]:
+				wantCode(t, err, canonical.CodeBudgetExhausted) // the state holds the budget
+			case err != nil || rec.Limits != canonical.DefaultLimits:
+				// The documented gap: only the record survives, and no Begin
+				// can know it.
+				t.Fatalf("begin after state, index and marker are gone: %+v, %v; want a new run with the defaults", rec.Limits, err)
+			}
+		})
+	}
+
+	t.Run("ClosedRunLosesItsState", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		req := beginReq(run, "c1")
+		req.TTL = time.Minute
+		mustBegin(t, h.Store, req)
+		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
+		if err := h.Store.CloseRun(ctx(), run, ""); err != nil {
+			t.Fatal(err)
+		}
+		// The live marker is kept as long as the closed state, past the
+		// record: a close outlives its records even when its state is lost.
+		if h.AllKeys != nil {
+			var state, marker time.Duration
+			for k, ttl := range runKeys(t, h, run) {
+				switch {
+				case strings.HasSuffix(k, ":run"):
+					state = ttl
+				case strings.HasSuffix(k, ":live"):
+					marker = ttl
+				}
+			}
+			if marker <= req.TTL || marker > state || state-marker > 5*time.Second {
+				t.Fatalf("after close: live marker TTL %v, state TTL %v, record TTL %v; want the marker with the state", marker, state, req.TTL)
+			}
+		}
+		h.Evict(t, run, keyRun)
+		_, err := h.Store.Begin(ctx(), beginReq(run, "c2"))
+		wantLost(t, err)
+	})
+
+	// A lost run has no owner any more, and no principal makes itself its
+	// owner by closing it or reporting progress on it: it stays refused to
+	// everyone, its owner included, and its records unreadable.
+	t.Run("LostRunIsClaimedByNobody", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		const alice, bob = "alice", "bob"
+		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
+		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
+		h.Evict(t, run, keyRun)
+		if _, err := h.Store.ObserveProgress(ctx(), run, bob, true, 3); err != nil {
+			t.Fatalf("a progress report on the lost run: %v", err)
+		}
+		if err := h.Store.CloseRun(ctx(), run, bob); err != nil {
+			t.Fatalf("closing the lost run: %v", err)
+		}
+		for _, p := range []string{alice, bob} {
+			wantCode(t, h.Store.CheckPrincipal(ctx(), run, p), canonical.CodeRunForbidden)
+			_, err := h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c2-"+p), p))
+			wantCode(t, err, canonical.CodeRunInactive) // closed, and lost
+		}
+	})
+}
+
+// wantLost fails unless err is the RUN_INACTIVE of a lost run.
+func wantLost(t *testing.T, err error) {
+	t.Helper()
+	wantCode(t, err, canonical.CodeRunInactive)
+	if !strings.Contains(err.Error(), "lost") {
+		t.Fatalf("begin on a lost run: %v; want the operator told the run is lost", err)
+	}
+}

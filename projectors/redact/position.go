@@ -628,3 +628,69 @@ func accountArgs(rw *rewriter, vs, skip int) int {
 	rw.replace(args[1][0], args[1][1], Secret)
 	return args[1][1]
 }
+
+// gateLiterals are the literals one of which a word must hold for the
+// keyword branch of redactPositions to replace anything: the credential
+// triggers (credentialWord needs one) and the special words, with
+// "identified " for "by", which counts only after it.
+var gateLiterals = func() []string {
+	l := append([]string(nil), credentialTriggers...)
+	for _, w := range specialWords {
+		if w == "by" {
+			w = "identified "
+		}
+		l = append(l, w)
+	}
+	return l
+}()
+
+// gatePairs[c0] has bit c1-'a' when a literal of gateLiterals starts with
+// c0 c1, in either case.
+var gatePairs = func() (t [256]uint32) {
+	for _, s := range gateLiterals {
+		t[s[0]] |= 1 << (s[1] - 'a')
+		t[s[0]-32] |= 1 << (s[1] - 'a')
+	}
+	return t
+}()
+
+// gatePositions reports whether redactPositions may replace anything in
+// src, a test that costs a table lookup a byte: an XML element or a
+// pgpass '*' needs its byte, a pgpass line four colons, user/password@db
+// a '/' and an '@', a cloud resource path a plural before a '/'
+// (subscriptions/), and a keyword one of gateLiterals.
+func gatePositions(src []byte, f features) bool {
+	if bytes.IndexByte(src, '<') >= 0 || bytes.IndexByte(src, '*') >= 0 {
+		return true
+	}
+	if f&fColon != 0 && bytes.Count(src, []byte(":")) >= 4 {
+		return true
+	}
+	if f&fSlash != 0 {
+		if f&fAt != 0 {
+			return true
+		}
+		for off := 0; ; {
+			k := bytes.IndexByte(src[off:], '/')
+			if k < 0 {
+				break
+			}
+			k += off
+			if k > 0 && lower(src[k-1]) == 's' {
+				return true
+			}
+			off = k + 1
+		}
+	}
+	for k := 0; k+1 < len(src); k++ {
+		if gatePairs[src[k]]&letterBit[src[k+1]] == 0 {
+			continue
+		}
+		for _, s := range gateLiterals {
+			if lower(src[k]) == s[0] && hasPrefixFold(src[k:], s) {
+				return true
+			}
+		}
+	}
+	return false
+}

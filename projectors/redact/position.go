@@ -58,6 +58,8 @@ func redactPositions(rw *rewriter) {
 	src := rw.src
 	netrc := -2       // unknown; then -1 (no netrc entry) or the offset of "machine"/"default"
 	var wbuf [65]byte // the word, in lower case
+	// A pgpass line has four colons: without them, pgpass is not called.
+	colons := bytes.Count(src, []byte(":")) >= 4
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		if i > 0 && (isWord(src[i-1]) || src[i-1] == '-') || !isKeyByte(c) && c != '*' && c != '<' {
@@ -80,6 +82,9 @@ func redactPositions(rw *rewriter) {
 			continue
 		}
 		if c == '*' {
+			if !colons {
+				continue
+			}
 			if n := pgpass(rw, i); n > 0 {
 				i = n - 1
 			}
@@ -113,7 +118,7 @@ func redactPositions(rw *rewriter) {
 				i = n - 1
 				continue
 			}
-			if src[e] == ':' {
+			if src[e] == ':' && colons {
 				if n := pgpass(rw, i); n > 0 {
 					i = n - 1
 					continue
@@ -654,6 +659,14 @@ var gatePairs = func() (t [256]uint32) {
 	return t
 }()
 
+// gateByFirst[c] are the literals of gateLiterals that start with c.
+var gateByFirst = func() (t [256][]string) {
+	for _, s := range gateLiterals {
+		t[s[0]] = append(t[s[0]], s)
+	}
+	return t
+}()
+
 // gatePositions reports whether redactPositions may replace anything in
 // src, a test that costs a table lookup a byte: an XML element or a
 // pgpass '*' needs its byte, a pgpass line four colons, user/password@db
@@ -676,8 +689,10 @@ func gatePositions(src []byte, f features) bool {
 				break
 			}
 			k += off
-			if k > 0 && lower(src[k-1]) == 's' {
-				return true
+			for _, p := range cloudPathWords {
+				if k >= len(p) && hasPrefixFold(src[k-len(p):k], p) {
+					return true
+				}
 			}
 			off = k + 1
 		}
@@ -686,11 +701,31 @@ func gatePositions(src []byte, f features) bool {
 		if gatePairs[src[k]]&letterBit[src[k+1]] == 0 {
 			continue
 		}
-		for _, s := range gateLiterals {
-			if lower(src[k]) == s[0] && hasPrefixFold(src[k:], s) {
+		for _, s := range gateByFirst[lower(src[k])] {
+			if s[1] != lower(src[k+1]) || !hasPrefixFold(src[k:], s) {
+				continue
+			}
+			// The keyword is the run of key bytes around the literal,
+			// unless it is too long or one that credentialWord refuses.
+			i, e := k, k
+			for i > 0 && k-i <= 64 && isKeyByte(src[i-1]) {
+				i--
+			}
+			for e < len(src) && e-i <= 64 && isKeyByte(src[e]) {
+				e++
+			}
+			if e-i > 64 || !refusedKeyword[string(lowerASCII(src[i:e]))] {
 				return true
 			}
+			k = e - 1
+			break
 		}
 	}
 	return false
 }
+
+// refusedKeyword holds the words that hold a credential trigger but that
+// credentialWord refuses and that no other keyword case reads.
+var refusedKeyword = map[string]bool{"key": true, "sig": true, "sid": true, "pin": true, "otp": true, "pass": true,
+	"session": true, "sessions": true, "cookie": true, "cookies": true, "signature": true, "auth": true,
+	"credentials": true, "secrets": true, "tokens": true, "passwords": true, "keys": true}

@@ -374,10 +374,12 @@ func TestObserverContextReachesToolProjectorAndStore(t *testing.T) {
 		fx.tool.fn = func(ctx context.Context, _ []byte) ([]byte, error) { mark("tool", ctx); return fx.raw(), nil }
 		fx.proj.fn = func(ctx context.Context, call canonical.Call, raw []byte) (canonical.Projection, error) {
 			mark("projector", ctx)
-			cancel() // the caller gives up: the completion must still run, in the call's context
 			return fx.project(ctx, call, raw)
 		}
-		spy := &ctxStore{mark: mark}
+		// The caller gives up just as the call is recorded: the completion
+		// must still run, in the call's context. (Cancelling inside the
+		// projector instead would race the projection's own deadline.)
+		spy := &ctxStore{mark: mark, beforeComplete: cancel}
 		fx.rebuild(func(s canonical.Store) canonical.Store { spy.Store = s; return spy }, boundary.WithObserver(rec))
 		res := fx.invoke("call_ctx")
 		fx.checkReady(t, res, canonical.EvidenceFound)
@@ -393,7 +395,8 @@ func TestObserverContextReachesToolProjectorAndStore(t *testing.T) {
 // ctxStore notes whether Begin and Complete ran under the observer's context.
 type ctxStore struct {
 	canonical.Store
-	mark func(string, context.Context)
+	mark           func(string, context.Context)
+	beforeComplete func() // if set, runs first in Complete
 }
 
 func (s *ctxStore) Begin(ctx context.Context, req canonical.BeginRequest) (canonical.Record, error) {
@@ -402,6 +405,9 @@ func (s *ctxStore) Begin(ctx context.Context, req canonical.BeginRequest) (canon
 }
 
 func (s *ctxStore) Complete(ctx context.Context, c canonical.Completion) (canonical.Record, error) {
+	if s.beforeComplete != nil {
+		s.beforeComplete()
+	}
 	s.mark("complete", ctx)
 	if ctx.Err() != nil {
 		return canonical.Record{}, fmt.Errorf("completion ran under a cancelled context: %w", ctx.Err())

@@ -82,3 +82,22 @@ func ExampleVocabulary() {
 	fmt.Println(slices.Contains(v["keys"], "pid"), slices.Contains(v["vendor-prefixes"], "ghp_"), slices.Contains(v["webhook-markers"], "webhooks"))
 	// Output: true true true
 }
+
+// The credential-position gate reads the words around the literals it
+// meets: refused keywords, cloud path words and literal prefixes repeated
+// cost the same per byte at 8 KiB and at 32 KiB.
+func TestRedactLinearPositionGate(t *testing.T) {
+	run := redactAll(redact.New())
+	for _, unit := range []string{"session ", "sessions ", "keys ", "passwords ", "Session.", "orders/", "s/", "projects/",
+		"se", "sessionsessions ", "pa to co pr lo ", "identifie "} {
+		msg := func(size int) [][]byte { return [][]byte{[]byte(strings.Repeat(unit, size/len(unit)+1))} }
+		small, large := msg(8<<10), msg(32<<10)
+		s := projtest.PerByte(small, projtest.Bytes(small), 2, run)
+		l := projtest.PerByte(large, projtest.Bytes(large), 2, run)
+		if l > 3*s {
+			if s2, l2 := projtest.PerByte(small, projtest.Bytes(small), 8, run), projtest.PerByte(large, projtest.Bytes(large), 8, run); l2 > 3*s2 {
+				t.Errorf("%q: %.2f ns/B at 32 KiB is over 3x the %.2f ns/B at 8 KiB", unit, l2, s2)
+			}
+		}
+	}
+}

@@ -58,6 +58,8 @@ func redactPositions(rw *rewriter) {
 	src := rw.src
 	netrc := -2       // unknown; then -1 (no netrc entry) or the offset of "machine"/"default"
 	var wbuf [65]byte // the word, in lower case
+	// A pgpass line has four colons: without them, pgpass is not called.
+	colons := bytes.Count(src, []byte(":")) >= 4
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		if i > 0 && (isWord(src[i-1]) || src[i-1] == '-') || !isKeyByte(c) && c != '*' && c != '<' {
@@ -80,6 +82,9 @@ func redactPositions(rw *rewriter) {
 			continue
 		}
 		if c == '*' {
+			if !colons {
+				continue
+			}
 			if n := pgpass(rw, i); n > 0 {
 				i = n - 1
 			}
@@ -113,7 +118,7 @@ func redactPositions(rw *rewriter) {
 				i = n - 1
 				continue
 			}
-			if src[e] == ':' {
+			if src[e] == ':' && colons {
 				if n := pgpass(rw, i); n > 0 {
 					i = n - 1
 					continue
@@ -628,3 +633,99 @@ func accountArgs(rw *rewriter, vs, skip int) int {
 	rw.replace(args[1][0], args[1][1], Secret)
 	return args[1][1]
 }
+
+// gateLiterals are the literals one of which a word must hold for the
+// keyword branch of redactPositions to replace anything: the credential
+// triggers (credentialWord needs one) and the special words, with
+// "identified " for "by", which counts only after it.
+var gateLiterals = func() []string {
+	l := append([]string(nil), credentialTriggers...)
+	for _, w := range specialWords {
+		if w == "by" {
+			w = "identified "
+		}
+		l = append(l, w)
+	}
+	return l
+}()
+
+// gatePairs[c0] has bit c1-'a' when a literal of gateLiterals starts with
+// c0 c1, in either case.
+var gatePairs = func() (t [256]uint32) {
+	for _, s := range gateLiterals {
+		t[s[0]] |= 1 << (s[1] - 'a')
+		t[s[0]-32] |= 1 << (s[1] - 'a')
+	}
+	return t
+}()
+
+// gateByFirst[c] are the literals of gateLiterals that start with c.
+var gateByFirst = func() (t [256][]string) {
+	for _, s := range gateLiterals {
+		t[s[0]] = append(t[s[0]], s)
+	}
+	return t
+}()
+
+// gatePositions reports whether redactPositions may replace anything in
+// src, a test that costs a table lookup a byte: an XML element or a
+// pgpass '*' needs its byte, a pgpass line four colons, user/password@db
+// a '/' and an '@', a cloud resource path a plural before a '/'
+// (subscriptions/), and a keyword one of gateLiterals.
+func gatePositions(src []byte, f features) bool {
+	if bytes.IndexByte(src, '<') >= 0 || bytes.IndexByte(src, '*') >= 0 {
+		return true
+	}
+	if f&fColon != 0 && bytes.Count(src, []byte(":")) >= 4 {
+		return true
+	}
+	if f&fSlash != 0 {
+		if f&fAt != 0 {
+			return true
+		}
+		for off := 0; ; {
+			k := bytes.IndexByte(src[off:], '/')
+			if k < 0 {
+				break
+			}
+			k += off
+			for _, p := range cloudPathWords {
+				if k >= len(p) && hasPrefixFold(src[k-len(p):k], p) {
+					return true
+				}
+			}
+			off = k + 1
+		}
+	}
+	for k := 0; k+1 < len(src); k++ {
+		if gatePairs[src[k]]&letterBit[src[k+1]] == 0 {
+			continue
+		}
+		for _, s := range gateByFirst[lower(src[k])] {
+			if s[1] != lower(src[k+1]) || !hasPrefixFold(src[k:], s) {
+				continue
+			}
+			// The keyword is the run of key bytes around the literal,
+			// unless it is too long or one that credentialWord refuses.
+			i, e := k, k
+			for i > 0 && k-i <= 64 && isKeyByte(src[i-1]) {
+				i--
+			}
+			for e < len(src) && e-i <= 64 && isKeyByte(src[e]) {
+				e++
+			}
+			if e-i > 64 || !refusedKeyword[string(lowerASCII(src[i:e]))] {
+				return true
+			}
+			k = e - 1
+			break
+		}
+	}
+	return false
+}
+
+// refusedKeyword holds the words that hold a credential trigger but that
+// credentialWord refuses and that no other keyword case reads.
+var refusedKeyword = map[string]bool{"key": true, "sig": true, "sid": true, "pin": true, "otp": true, "pass": true,
+	"session": true, "sessions": true, "cookie": true, "cookies": true, "signature": true, "auth": true,
+	"credentials": true, "secrets": true, "tokens": true, "passwords": true, "keys": true}

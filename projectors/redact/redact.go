@@ -214,7 +214,7 @@ var stages = []stage{
 	{any: fSQLHead, gate: gateSQL, apply: redactSQL},
 	{all: fColon | fSlash, gate: gateURL, apply: redactURL},
 	{any: fEquals | fColon, exact: true, gate: gateKV, apply: redactKV},
-	{apply: redactPositions},
+	{gate: gatePositions, apply: redactPositions},
 	{any: fDash, exact: true, gate: gateFlags, apply: redactFlags},
 	{any: fLowerU | fLowerP, gate: gatePositional, apply: redactPositional},
 	{apply: redactTokens},

@@ -112,7 +112,7 @@ bench-memstore:
 				printf "memstore scaling: median lifecycles per CPU-second %.0f at GOMAXPROCS 1, %.0f at 2\n", median(cone, n1), median(ctwo, n2) }'
 
 ## bench-smoke: a short comparison (SMOKE_FLAGS), bounded at SMOKE_TIMEOUT seconds once built; prints the tables and
-## fails when a correctness column of toolcanon's stores is not zero or redisstore is slower than WATCH/MULTI at 64 callers.
+## fails when a correctness column of toolcanon's stores is not zero or redisstore is slower than go-redis running the same scripts at 64 callers.
 bench-smoke:
 	@mkdir -p bin && $(GO) build -o bin/compare ./bench/cmd/compare
 	timeout -k 10 $(SMOKE_TIMEOUT) ./bin/compare $(SMOKE_FLAGS) -check

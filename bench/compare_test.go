@@ -124,7 +124,7 @@ func comparison() bench.Comparison {
 	return bench.Comparison{Callers: []int{1, 64}, Results: []bench.Result{
 		{Name: bench.NameRedisStore, Ours: true, RoundTrips: 2, Passes: []bench.Pass{pass(1, 10, 30, 20), pass(64, 900, 100, 1000)}, Correctness: ok},
 		{Name: bench.NameMemStore, Ours: true, InProcess: true, RoundTrips: 0, Passes: []bench.Pass{pass(1, 50), pass(64, 50)}, Correctness: ok},
-		{Name: bench.NameWatch, RoundTrips: 6, Passes: []bench.Pass{pass(1, 40, 40, 40), pass(64, 10, 800, 850)}, Correctness: ok},
+		{Name: bench.SmokeBaseline, RoundTrips: 2, Passes: []bench.Pass{pass(1, 40, 40, 40), pass(64, 10, 800, 850)}, Correctness: ok},
 		{Name: bench.NameSeed, RoundTrips: 5, Passes: []bench.Pass{pass(1, 99), pass(64, 9999)},
 			Correctness: bench.Columns{Rounds: 2, DuplicatesExecuted: 300, LostUpdates: 60, WinnerStored: 2, TTLExtended: 390}},
 	}}
@@ -138,8 +138,8 @@ func TestFailures(t *testing.T) {
 	if p, _ := c.Results[0].Pass(64); p.Median() != 900 {
 		t.Fatalf("median of 900, 100, 1000 = %v", p.Median())
 	}
-	// At 1 caller redisstore's median (20) is below watch's (40).
-	if f := c.Failures(1); len(f) != 1 || !strings.Contains(f[0], "below watch") {
+	// At 1 caller redisstore's median (20) is below the baseline's (40).
+	if f := c.Failures(1); len(f) != 1 || !strings.Contains(f[0], "below goredis-lua") {
 		t.Fatalf("slower at 1 caller: %q", f)
 	}
 	// The best repetitions are compared, not the medians: one undisturbed
@@ -149,7 +149,7 @@ func TestFailures(t *testing.T) {
 		t.Fatalf("redisstore's best (1000) is above watch's (850): %q", f)
 	}
 	c.Results[0].Passes[1].Rates = []float64{849, 849, 849}
-	if f := c.Failures(64); len(f) != 1 || !strings.Contains(f[0], "849 lifecycles/s at 64 callers (best of 3), below watch's 850") {
+	if f := c.Failures(64); len(f) != 1 || !strings.Contains(f[0], "849 lifecycles/s at 64 callers (best of 3), below goredis-lua's 850") {
 		t.Fatalf("849 against 850: %q", f)
 	}
 	c = comparison()
@@ -170,8 +170,8 @@ func TestFailures(t *testing.T) {
 	}
 	c = comparison()
 	c.Results = c.Results[:2]
-	if f := c.Failures(64); len(f) != 1 || !strings.Contains(f[0], "no redisstore or no watch") {
-		t.Fatalf("no watch row: %q", f)
+	if f := c.Failures(64); len(f) != 1 || !strings.Contains(f[0], "no redisstore or no goredis-lua") {
+		t.Fatalf("no baseline row: %q", f)
 	}
 }
 

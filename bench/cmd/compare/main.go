@@ -16,7 +16,7 @@
 // -json prints the comparison as JSON (bench.Comparison) instead of the
 // tables. -check makes it a smoke test: after printing, it exits 1 when a
 // correctness column of toolcanon's stores is not zero or when redisstore's
-// best repetition is below the WATCH/MULTI baseline's at the largest caller
+// best repetition is below go-redis running the same scripts at the largest caller
 // count (see bench.Comparison.Failures).
 package main
 
@@ -47,7 +47,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds of each contention scenario")
 	timeout := flag.Duration("timeout", 2*time.Minute, "time limit per implementation and pass")
 	asJSON := flag.Bool("json", false, "print the comparison as JSON instead of tables")
-	check := flag.Bool("check", false, "exit 1 when a correctness column of toolcanon's stores is not zero or redisstore is slower than watch at the largest caller count")
+	check := flag.Bool("check", false, "exit 1 when a correctness column of toolcanon's stores is not zero or redisstore is slower than go-redis running the same scripts (bench.SmokeBaseline) at the largest caller count")
 	verbose := flag.Bool("v", false, "log each measurement on stderr as it ends")
 	flag.Parse()
 	cs, err := parseCallers(*callers)
@@ -118,7 +118,7 @@ func run(ctx context.Context, o bench.CompareOptions, asJSON, check bool, w io.W
 	failures := c.Failures(n)
 	if !asJSON {
 		ours, _ := c.Result(bench.NameRedisStore)
-		base, _ := c.Result(bench.NameWatch)
+		base, _ := c.Result(bench.SmokeBaseline)
 		op, _ := ours.Pass(n)
 		bp, _ := base.Pass(n)
 		verdict := "ok"
@@ -126,7 +126,7 @@ func run(ctx context.Context, o bench.CompareOptions, asJSON, check bool, w io.W
 			verdict = fmt.Sprintf("%d failure(s)", len(failures))
 		}
 		fmt.Fprintf(w, "\ncheck: correctness columns of toolcanon's stores, and at %d callers (best of the reps) %s %.0f lifecycles/s against %s %.0f (%s): %s\n",
-			n, bench.NameRedisStore, op.Best(), bench.NameWatch, bp.Best(), bench.FormatRatio(op.Best(), bp.Best()), verdict)
+			n, bench.NameRedisStore, op.Best(), bench.SmokeBaseline, bp.Best(), bench.FormatRatio(op.Best(), bp.Best()), verdict)
 	}
 	return failures, nil
 }

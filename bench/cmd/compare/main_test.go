@@ -43,7 +43,7 @@ func TestRunCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range failures {
-		if !strings.HasPrefix(f, "redisstore: ") || !strings.Contains(f, "below watch") {
+		if !strings.HasPrefix(f, "redisstore: ") || !strings.Contains(f, "below goredis-lua") {
 			t.Errorf("failure: %s", f)
 		}
 	}

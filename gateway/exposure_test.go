@@ -189,12 +189,24 @@ func TestSessionsAreCapped(t *testing.T) {
 			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, nil)
 	}
 	var open []*mcp.ClientSession
-	for i := 0; i < 2; i++ {
-		cs, err := dial()
-		if err != nil {
-			t.Fatalf("session %d: %v", i, err)
+	// Closed before the server (deferred after it), also when the test
+	// fails: an open session's event stream would block srv.Close.
+	defer func() {
+		for _, cs := range open {
+			_ = cs.Close()
 		}
-		open = append(open, cs)
+	}()
+	// An opening is counted until its handler returns, so a session opened
+	// right after another may be refused for a moment below the cap: each
+	// of the two is given a few tries.
+	for i := 0; i < 2; i++ {
+		waitFor(t, func() bool {
+			cs, err := dial()
+			if err == nil {
+				open = append(open, cs)
+			}
+			return err == nil
+		}, "a session to open below the cap")
 	}
 	if cs, err := dial(); err == nil {
 		cs.Close()
@@ -208,9 +220,6 @@ func TestSessionsAreCapped(t *testing.T) {
 		}
 		return err == nil
 	}, "a session to open after one closed")
-	for _, cs := range open {
-		_ = cs.Close()
-	}
 }
 
 // LoopbackOnly tells loopback addresses from the rest.

@@ -76,7 +76,7 @@ func TestLeastPrivilegeUserRunsTheSuite(t *testing.T) {
 			Prefix: "tcacl", Standalone: true,
 		})
 		return storetest.Harness{Store: s, Wait: time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop,
-			Evict: evict([]string{addr}, "tcacl"),
+			Evict: redistest.Evicter([]string{addr}, "tcacl"),
 			Isolated: func(t *testing.T) storetest.Harness {
 				prefix := "tcacl:reap" + canonical.NewOwner()[:12]
 				all, drop := backend([]string{addr}, prefix)
@@ -128,24 +128,6 @@ func TestLeastPrivilegeUserCannotLeaveItsPrefix(t *testing.T) {
 // backend lets the suite look at the server behind a store without trusting
 // the store: every key of the prefix with its TTL, and a DEL of a run's
 // state, as eviction or an operator would, through the default user.
-// evict returns a DEL of one key of a run, named as its last part ("run",
-// "leases", "done", "live"), sent to every node: exactly one must hold it.
-func evict(addrs []string, prefix string) func(*testing.T, string, string) {
-	return func(t *testing.T, runID, key string) {
-		t.Helper()
-		full := prefix + ":{" + runID + "}:" + key
-		deleted := 0
-		for _, addr := range addrs {
-			if n, err := redistest.Command(addr, "DEL", full); err == nil && n == "1" {
-				deleted++
-			}
-		}
-		if deleted != 1 {
-			t.Fatalf("DEL %s deleted %d keys", full, deleted)
-		}
-	}
-}
-
 func backend(addrs []string, prefix string) (func(*testing.T) map[string]time.Duration, func(*testing.T, string)) {
 	keys, err := canonical.NewKeys(prefix)
 	if err != nil {

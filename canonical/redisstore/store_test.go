@@ -85,24 +85,6 @@ func isolated(addrs []string, base string, opts redisstore.Options) func(*testin
 	}
 }
 
-// evicter returns a DEL of one key of a run, named as its last part ("run",
-// "leases", "done", "live"), sent to every node: exactly one must hold it.
-func evicter(addrs []string, prefix string) func(*testing.T, string, string) {
-	return func(t *testing.T, runID, key string) {
-		t.Helper()
-		full := prefix + ":{" + runID + "}:" + key
-		deleted := 0
-		for _, addr := range addrs {
-			if n, err := redistest.Command(addr, "DEL", full); err == nil && n == "1" {
-				deleted++
-			}
-		}
-		if deleted != 1 {
-			t.Fatalf("DEL %s deleted %d keys", full, deleted)
-		}
-	}
-}
-
 // outcomes wraps a client and records the outcome of every lifecycle
 // script reply that passes through it, so that a test can see which of the
 // outcomes each script declares were reached.
@@ -153,7 +135,7 @@ func TestConformanceStandalone(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		return storetest.Harness{
 			Store: newStore(t, nil, redisstore.Options{Client: rec}),
-			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop, Evict: evicter([]string{addr}, "tc"),
+			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop, Evict: redistest.Evicter([]string{addr}, "tc"),
 			Isolated: isolated([]string{addr}, "tc", redisstore.Options{Client: rec}),
 		}
 	})
@@ -173,7 +155,7 @@ func TestConformanceCluster(t *testing.T) {
 		return storetest.Harness{
 			Store: newStore(t, addrs[:1], redisstore.Options{Prefix: "tcc", ClosedRunRetention: 30 * time.Minute}),
 			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop, ClosedRunRetention: 30 * time.Minute,
-			Evict:    evicter(addrs, "tcc"),
+			Evict:    redistest.Evicter(addrs, "tcc"),
 			Isolated: isolated(addrs, "tcc", redisstore.Options{ClosedRunRetention: 30 * time.Minute}),
 		}
 	})

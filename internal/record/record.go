@@ -90,7 +90,7 @@ var Fields = []Field{
 	{"overflow", OffOverflow, 1, "1: the completion was refused for its size (RESULT_TOO_LARGE), else 0"},
 	{"raw_len", OffRawLen, widthLen, "bytes of the raw response"},
 	{"result_len", OffResultLen, widthLen, "bytes of the agent result"},
-	{"completion", OffCompletion, widthDigest, "digest of the completion made (to recognise its retry); " + NoCompletion + " none, " + Abandoned + " abandoned"},
+	{"completion", OffCompletion, widthDigest, "digest of the completion made (to recognise its retry); `" + NoCompletion + "` none, `" + Abandoned + "` abandoned"},
 	{"error", OffError, widthError, "the stable error code, space-padded"},
 	{"updated", OffUpdated, widthTime, "last transition, ms since the epoch (server clock)"},
 	{"created", OffCreated, widthTime, "begin, ms since the epoch (server clock)"},

@@ -53,12 +53,12 @@ end
 
 local h = string.format('%s%s%013d%s', string.sub(m, 1, H_STATUS - 1), ABANDONED_SEGMENT, now, string.sub(m, H_CREATED))
 redis.call('HSET', KEYS[1], HEADER, h)
-local pttl = redis.call('PTTL', KEYS[1])
+local expires = redis.call('PEXPIRETIME', KEYS[1])
+local pttl = expires - now
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('RPUSH', KEYS[2], ARGV[1])
 -- The index expires with the record it now lists (one absolute time),
 -- unless it expires later already.
-local expires = redis.call('PEXPIRETIME', KEYS[1])
 if redis.call('PEXPIRETIME', KEYS[2]) < expires then
   redis.call('PEXPIREAT', KEYS[2], expires)
 end

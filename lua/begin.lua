@@ -24,7 +24,7 @@
 -- ARGV[5]  request           bytes   the request's first part (complete canonical request: a JSON object)
 -- ARGV[6]  request_2         bytes   its second part, or empty
 -- ARGV[7]  request_3         bytes   its third part, or empty
--- ARGV[8]  ttl_ms            int     > 0; set once here, never extended
+-- ARGV[8]  ttl_ms            int     > 0; set once here (as an absolute expiry), never extended
 -- ARGV[9]  lease_ms          int     1..ttl_ms: time until abandon may close the call
 -- ARGV[10] calls_run         int     the caller's limits; 0 means the run's
 -- ARGV[11] calls_tool        int
@@ -61,11 +61,14 @@
 
 -- #include format.lib
 
--- The run's owner first: another principal learns nothing, not even
--- whether the call id is taken. A run whose state is lost has no owner any
--- more, and is refused below (RUN_INACTIVE "lost") to every principal.
-local principal = redis.call('HGET', KEYS[2], 'principal')
-if principal and principal ~= ARGV[20] then
+-- The run's state in one read; its owner is checked first: another
+-- principal learns nothing, not even whether the call id is taken. A run
+-- whose state is lost has no owner any more, and is refused below
+-- (RUN_INACTIVE "lost") to every principal.
+local tool_field = 'tool:' .. ARGV[2]
+local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
+  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'lost', 'gen', 'principal')
+if run[12] and run[12] ~= ARGV[20] then
   return {'RUN_FORBIDDEN'}
 end
 
@@ -81,11 +84,9 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   if string.sub(m, H_ID_TAG) == ARGV[4] then
     redis.call('HSET', KEYS[1], HEADER, m)
     local res = redis.call('HMGET', KEYS[1], unpack(RESULT_PARTS))
-    local lim = redis.call('HMGET', KEYS[2], 'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes',
-      'lim_result_bytes')
     return {'EXISTS', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or '',
-      tonumber(lim[1] or '0'), tonumber(lim[2] or '0'), tonumber(lim[3] or '0'), tonumber(lim[4] or '0'),
-      tonumber(lim[5] or '0')}
+      tonumber(run[5] or '0'), tonumber(run[6] or '0'), tonumber(run[7] or '0'), tonumber(run[8] or '0'),
+      tonumber(run[9] or '0')}
   end
   if string.sub(m, H_STATUS, H_STATUS) == PROJECTING then
     return {'TOOL_CALL_IN_PROGRESS'}
@@ -93,9 +94,6 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   return {'DUPLICATE_TOOL_CALL'}
 end
 
-local tool_field = 'tool:' .. ARGV[2]
-local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
-  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'lost', 'gen')
 if run[10] then
   return {'RUN_INACTIVE', 'lost'}
 end
@@ -137,22 +135,32 @@ local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local ttl = tonumber(ARGV[8])
 local lease = now + tonumber(ARGV[9])
+-- One absolute expiry for the record and every key that covers it, from
+-- one clock read.
+local expires = now + ttl
 -- The header Go encoded, with the server's clock and the run's generation
 -- written between its head and its tail.
 local args = {HEADER, string.format('%s%013d%013d%013d%s%s', ARGV[3], now, now, lease, gen, ARGV[4])}
 put(args, REQUEST_PARTS, 5)
 redis.call('HSET', KEYS[1], unpack(args))
-redis.call('PEXPIRE', KEYS[1], ttl)
-local expires = redis.call('PEXPIRETIME', KEYS[1])
+redis.call('PEXPIREAT', KEYS[1], expires)
 
-redis.call('HINCRBY', KEYS[2], 'calls', 1)
-redis.call('HINCRBY', KEYS[2], tool_field, 1)
-redis.call('HINCRBY', KEYS[2], 'bytes', size)
+-- The counters are the ones read above, in this script: one HSET writes
+-- them (and a run's first begin, its limits and generation).
+local counts = {'calls', tonumber(run[2] or '0') + 1, tool_field, tonumber(run[3] or '0') + 1,
+  'bytes', tonumber(run[4] or '0') + size}
+if not run[5] then
+  for i, f in ipairs({'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes'}) do
+    counts[#counts + 1] = f
+    counts[#counts + 1] = lim[i]
+  end
+  counts[#counts + 1] = 'gen'
+  counts[#counts + 1] = gen
+end
+redis.call('HSET', KEYS[2], unpack(counts))
 if not run[5] then
   -- A run's first begin: the state a progress report or a close may have
   -- made before it keeps what it has.
-  redis.call('HSET', KEYS[2], 'lim_calls_run', lim[1], 'lim_calls_tool', lim[2], 'lim_run_bytes', lim[3],
-    'lim_record_bytes', lim[4], 'lim_result_bytes', lim[5], 'gen', gen)
   redis.call('HSETNX', KEYS[2], 'state', 'open')
   redis.call('HSETNX', KEYS[2], 'principal', ARGV[20])
   redis.call('HSETNX', KEYS[2], 'created_ms', now)

@@ -117,7 +117,7 @@ type beginArgs struct {
 	Request        []byte // ARGV[5] the request's first part (complete canonical request: a JSON object)
 	Request2       []byte // ARGV[6] its second part, or empty
 	Request3       []byte // ARGV[7] its third part, or empty
-	TTLMs          int64  // ARGV[8] > 0; set once here, never extended
+	TTLMs          int64  // ARGV[8] > 0; set once here (as an absolute expiry), never extended
 	LeaseMs        int64  // ARGV[9] 1..ttl_ms: time until abandon may close the call
 	CallsRun       int64  // ARGV[10] the caller's limits; 0 means the run's
 	CallsTool      int64  // ARGV[11]

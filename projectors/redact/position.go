@@ -333,11 +333,8 @@ func processID(rw *rewriter, vs int) int {
 // <password>X</password>.
 func xmlSecret(rw *rewriter, i int) int {
 	src := rw.src
-	e := i + 1
-	for e < len(src) && e-i <= 32 && isKeyByte(src[e]) {
-		e++
-	}
-	if e >= len(src) || src[e] != '>' || e == i+1 {
+	e := elementEnd(src, i)
+	if e < 0 {
 		return 0
 	}
 	w := lowerASCII(src[i+1 : e])
@@ -354,6 +351,52 @@ func xmlSecret(rw *rewriter, i int) int {
 	}
 	rw.replace(vs, ve, Secret)
 	return ve
+}
+
+// elementEnd returns the index of the '>' that closes the element name
+// opened by the '<' at src[i] (<password>), or -1.
+func elementEnd(src []byte, i int) int {
+	e := i + 1
+	for e < len(src) && e-i <= 32 && isKeyByte(src[e]) {
+		e++
+	}
+	if e >= len(src) || src[e] != '>' || e == i+1 {
+		return -1
+	}
+	return e
+}
+
+// hasElement reports whether src holds a '<' that opens an element name
+// and is not one of our placeholders: where xmlSecret can start.
+func hasElement(src []byte) bool {
+	for off := 0; ; {
+		k := bytes.IndexByte(src[off:], '<')
+		if k < 0 {
+			return false
+		}
+		k += off
+		if !isPlaceholder(src[k:]) && elementEnd(src, k) >= 0 {
+			return true
+		}
+		off = k + 1
+	}
+}
+
+// hasPgpassRun reports whether a run of src that pgpass reads as one line
+// (no space, '"' or ')') holds four colons or more.
+func hasPgpassRun(src []byte) bool {
+	n := 0
+	for _, c := range src {
+		switch {
+		case c == ':':
+			if n++; n == 4 {
+				return true
+			}
+		case isSpace(c) || c == '"' || c == ')':
+			n = 0
+		}
+	}
+	return false
 }
 
 // userPassAt redacts user/password@database (sqlplus, expdp, rman, Oracle
@@ -668,15 +711,17 @@ var gateByFirst = func() (t [256][]string) {
 }()
 
 // gatePositions reports whether redactPositions may replace anything in
-// src, a test that costs a table lookup a byte: an XML element or a
-// pgpass '*' needs its byte, a pgpass line four colons, user/password@db
+// src, a test that costs a table lookup a byte: an XML element needs a
+// '<' that opens one and is no placeholder, a pgpass line (from a word
+// or a '*') four colons in one run, user/password@db
 // a '/' and an '@', a cloud resource path a plural before a '/'
 // (subscriptions/), and a keyword one of gateLiterals.
 func gatePositions(src []byte, f features) bool {
-	if bytes.IndexByte(src, '<') >= 0 || bytes.IndexByte(src, '*') >= 0 {
+	if bytes.IndexByte(src, '<') >= 0 && hasElement(src) {
 		return true
 	}
-	if f&fColon != 0 && bytes.Count(src, []byte(":")) >= 4 {
+	// pgpass, from a word or a '*', needs four colons in one run.
+	if f&fColon != 0 && hasPgpassRun(src) {
 		return true
 	}
 	if f&fSlash != 0 {

@@ -17,7 +17,7 @@ REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 MODULES := $(shell $(GO) work edit -json | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)",*$$/\1/p')
 PKGS    := $(addsuffix /...,$(MODULES))
 
-.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated tidy check-tidy lint test test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
 
@@ -42,6 +42,16 @@ generate:
 ## check-generated: fail when the committed generated code is stale.
 check-generated: generate
 	@git diff --exit-code -- '*scripts_gen.go' || { echo "generated code is stale: run 'make generate' and commit"; exit 1; }
+
+## tidy: go mod tidy in every module (a new dependency: import it, then make tidy). go mod tidy
+## reads no go.work, so .ci/tidy runs it on a copy of each go.mod that replaces this repository's modules
+## with their directories, and writes back the copy without the replace directives.
+tidy:
+	./.ci/tidy
+
+## check-tidy: fail when a module's go.mod or go.sum is not tidy (changes nothing).
+check-tidy:
+	@./.ci/tidy -diff
 
 ## lint: formatting of every Go file and vet in every module.
 lint:

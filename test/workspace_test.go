@@ -114,3 +114,15 @@ func TestEveryModuleIsInTheWorkspace(t *testing.T) {
 	}
 	t.Logf("%d modules: %v", len(used), used)
 }
+
+// Every module's go.mod and go.sum are tidy: .ci/tidy -diff (make
+// check-tidy) tidies each through a copy that go.work's placeholder
+// versions resolve in, and changes nothing.
+func TestModulesAreTidy(t *testing.T) {
+	root := moduleRoot(t)
+	cmd := exec.Command("bash", filepath.Join(root, ".ci", "tidy"), "-diff")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf(".ci/tidy -diff: %v\n%s", err, out)
+	}
+}

@@ -84,3 +84,13 @@ func TestPositionsGateRefusesOrdinaryLines(t *testing.T) {
 		}
 	}
 }
+
+// gatePositions looks for a cloud path word only before a '/' that
+// follows an 's'.
+func TestCloudPathWordsArePlurals(t *testing.T) {
+	for _, w := range cloudPathWords {
+		if lower(w[len(w)-1]) != 's' {
+			t.Errorf("cloud path word %q does not end in 's'", w)
+		}
+	}
+}

@@ -487,7 +487,8 @@ func pgpass(rw *rewriter, i int) int {
 }
 
 // cloudPathWords name a cloud resource path whose next segment is an
-// account, subscription, tenant or project id.
+// account, subscription, tenant or project id. Each ends in 's', which
+// gatePositions relies on.
 var cloudPathWords = []string{"subscriptions", "projects", "tenants", "accounts", "organizations", "folders", "billingaccounts"}
 
 func cloudPath(rw *rewriter, i, e int) int {
@@ -734,18 +735,28 @@ func gatePositions(src []byte, f features) bool {
 				break
 			}
 			k += off
-			for _, p := range cloudPathWords {
-				if k >= len(p) && hasPrefixFold(src[k-len(p):k], p) {
-					return true
+			// Every cloud path word is a plural: most '/' follow no 's'.
+			if k > 0 && lower(src[k-1]) == 's' {
+				for _, p := range cloudPathWords {
+					if k >= len(p) && hasPrefixFold(src[k-len(p):k], p) {
+						return true
+					}
 				}
 			}
 			off = k + 1
 		}
 	}
-	for k := 0; k+1 < len(src); k++ {
-		if gatePairs[src[k]]&letterBit[src[k+1]] == 0 {
+	// The pair test reads each byte once, carried from one step to the
+	// next, so that a byte costs two table loads and no bounds check.
+	skip := 0
+	var prev byte
+	for n, c := range src {
+		pair := gatePairs[prev] & letterBit[c]
+		prev = c
+		if pair == 0 || n <= skip { // no literal starts with a NUL: pair is 0 at n == 0
 			continue
 		}
+		k := n - 1
 		for _, s := range gateByFirst[lower(src[k])] {
 			if s[1] != lower(src[k+1]) || !hasPrefixFold(src[k:], s) {
 				continue
@@ -762,7 +773,7 @@ func gatePositions(src []byte, f features) bool {
 			if e-i > 64 || !refusedKeyword[string(lowerASCII(src[i:e]))] {
 				return true
 			}
-			k = e - 1
+			skip = e // resume with the pair that starts at src[e]
 			break
 		}
 	}

@@ -78,3 +78,5 @@ require (
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
+
+require github.com/toolcanon/toolcanon/ui v0.0.0-00010101000000-000000000000

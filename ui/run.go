@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"html/template"
 	"net/url"
 	"slices"
 	"strconv"
@@ -91,7 +92,7 @@ type runView struct {
 	Calls      []callRow
 	From, Last int // positions of the page's first and last completed call
 	Completed  int
-	Prev, Next string // queries of the neighbouring pages; "" when none
+	Prev, Next template.URL // links to the neighbouring pages; "" when none
 	Timeline   timeline
 	Outcomes   []outcomeBar
 	NoBrowser  bool
@@ -170,10 +171,10 @@ func (s *server) runView(ctx context.Context, q url.Values) (string, any, error)
 		v.Calls = append(v.Calls, rowOf(recs[len(leases)+i], id, from+i, now))
 	}
 	if from > 0 {
-		v.Prev = url.Values{"run": {runID}, "from": {strconv.Itoa(max(from-size, 0))}}.Encode()
+		v.Prev = template.URL("/run?" + url.Values{"run": {runID}, "from": {strconv.Itoa(max(from-size, 0))}}.Encode())
 	}
 	if from+len(ids) < v.Completed {
-		v.Next = url.Values{"run": {runID}, "from": {strconv.Itoa(from + len(ids))}}.Encode()
+		v.Next = template.URL("/run?" + url.Values{"run": {runID}, "from": {strconv.Itoa(from + len(ids))}}.Encode())
 	}
 	v.Last = from + len(ids) - 1
 	all := append(slices.Clone(v.Calls), v.InFlight...)

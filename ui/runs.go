@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"context"
+	"html/template"
 	"net/url"
 	"slices"
 	"sync"
@@ -116,11 +117,11 @@ type runRow struct {
 type runsList struct {
 	Filter    runsFilter
 	Rows      []runRow
-	Scanned   int    // runs the page found before filtering
-	Steps     int    // the listing's bounded steps
-	Next      string // query of the next page; "" after the last
-	First     bool   // this is the first page
-	NoListing bool   // the store cannot list runs
+	Scanned   int          // runs the page found before filtering
+	Steps     int          // the listing's bounded steps
+	Next      template.URL // link to the next page; "" after the last
+	First     bool         // this is the first page
+	NoListing bool         // the store cannot list runs
 }
 
 // runsView reads the runs list: one ListRuns page, newest first within
@@ -141,7 +142,8 @@ func (s *server) runsView(ctx context.Context, q url.Values) (string, any, error
 	}
 	v.Scanned, v.Steps = len(pg.Runs), pg.Steps
 	if pg.Next != "" {
-		v.Next = f.query(pg.Next)
+		// Built from url.Values: every part is escaped.
+		v.Next = template.URL("/?" + f.query(pg.Next))
 	}
 	tag := ""
 	if f.Principal != "" {

@@ -34,6 +34,13 @@ const maxTokenFile = 64 << 10
 
 // uiCmd serves the operator UI until SIGINT or SIGTERM.
 func uiCmd(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return uiServe(ctx, args, stdout, stderr)
+}
+
+// uiServe serves the operator UI until ctx ends.
+func uiServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("ui", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var rf redisFlags
@@ -71,7 +78,7 @@ func uiCmd(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	loopback := gateway.LoopbackOnly(context.Background(), *listen)
+	loopback := gateway.LoopbackOnly(ctx, *listen)
 	if !loopback && len(tokens) == 0 && !*insecure {
 		fmt.Fprintf(stderr, uiOpenRefused, *listen)
 		return exitUsage
@@ -102,8 +109,6 @@ func uiCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	srv := &http.Server{Handler: ui.Handler(store, opts), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 30 * time.Second, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "toolcanon ui: http://%s/ (%s%s)\n", ln.Addr(), map[bool]string{true: "actions on", false: "read-only"}[*actions],

@@ -15,6 +15,7 @@ import (
 	"github.com/toolcanon/toolcanon/canonical/redisstore"
 	"github.com/toolcanon/toolcanon/internal/redistest"
 	"github.com/toolcanon/toolcanon/ui"
+	"github.com/toolcanon/toolcanon/ui/internal/seed"
 )
 
 // beginRuns begins one call in each of n runs, 16 at a time.
@@ -142,5 +143,42 @@ func TestRunsPageFilters(t *testing.T) {
 	// Newest first: run-stuck began after the others.
 	if all := strings.Fields(list("")); len(all) != 7 || all[0] != "run-stuck" {
 		t.Errorf("the page lists %q, want 7 runs, run-stuck first", all)
+	}
+}
+
+// TestBrowserReadsAreBounded reads slices of a run's index and leases on
+// every store: each read returns at most its max and the true length.
+func TestBrowserReadsAreBounded(t *testing.T) {
+	for name, s := range browsers(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			if err := seed.Long(ctx, s, "r", 30, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 5 {
+				if _, err := s.Begin(ctx, canonical.BeginRequest{RunID: "r", ToolCallID: fmt.Sprintf("open_%d", i), Tool: "kb.search",
+					Owner: canonical.NewOwner(), Principal: seed.Principal, Request: []byte(`{}`), TTL: time.Hour,
+					Lease: time.Duration(5-i) * time.Minute}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b := s.(canonical.Browser)
+			for _, c := range []struct{ start, max, want int }{{0, 10, 10}, {25, 10, 5}, {30, 10, 0}, {99, 1, 0}} {
+				ids, n, err := b.CompletedRange(ctx, "r", c.start, c.max)
+				if err != nil || n != 30 || len(ids) != c.want || (c.want > 0 && ids[0] != fmt.Sprintf("call_%d", c.start)) {
+					t.Errorf("CompletedRange(%d, %d) = %v, %d, %v", c.start, c.max, ids, n, err)
+				}
+			}
+			leases, n, err := b.InFlight(ctx, "r", 2)
+			if err != nil || n != 5 || len(leases) != 2 || leases[0].ToolCallID != "open_4" || !leases[0].Until.Before(leases[1].Until) {
+				t.Errorf("InFlight(2) = %v, %d, %v", leases, n, err)
+			}
+			if _, _, err := b.CompletedRange(ctx, "r", -1, 10); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+				t.Errorf("a negative start: %v", err)
+			}
+			if _, err := b.ListRuns(ctx, "", canonical.MaxRunsPage+1); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+				t.Errorf("a page over MaxRunsPage: %v", err)
+			}
+		})
 	}
 }

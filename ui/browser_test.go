@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/memstore"
@@ -173,7 +174,16 @@ func TestBrowserReadOnly(t *testing.T) {
 	if n := eval[int](t, b, `document.querySelectorAll("#runs tbody tr.stuck").length`); n != 1 {
 		t.Errorf("%d runs marked stuck, want 1", n)
 	}
-	b.do(t, chromedp.Click(chromedp.CSS(`a.run-link`)), chromedp.WaitVisible(chromedp.ID("inflight")))
+	// Keyboard: the first Tab reaches the skip link; Tabs go on to the run,
+	// and Enter opens it.
+	b.do(t, chromedp.KeyEvent(kb.Tab))
+	if cls := eval[string](t, b, `document.activeElement.className`); cls != "skip" {
+		t.Errorf("the first Tab focuses %q, want the skip link", cls)
+	}
+	for i := 0; i < 30 && !eval[bool](t, b, `document.activeElement.matches("a.run-link")`); i++ {
+		b.do(t, chromedp.KeyEvent(kb.Tab))
+	}
+	b.do(t, chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.ID("inflight")))
 	if got := eval[string](t, b, `document.querySelector("#inflight tr.stuck td:nth-child(3)").textContent`); got != "LEASE_PASSED" {
 		t.Errorf("the stuck call shows %q, want LEASE_PASSED", got)
 	}

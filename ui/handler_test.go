@@ -376,3 +376,16 @@ func FuzzActionForm(f *testing.F) {
 		}
 	})
 }
+
+func TestRunPageShowsOutcomesAndProtocol(t *testing.T) {
+	h := ui.Handler(seeded(t, "r1"), ui.Options{})
+	_, body, _ := get(h, "GET", "/run?run=r1", nil)
+	for _, want := range []string{
+		`<title>LEASE_PASSED 1</title>`, `<title>EXECUTION_FAILED 1</title>`, `<title>EVIDENCE_FOUND 2</title>`, `<title>NO_EVIDENCE 1</title>`,
+		`2 report(s), 1 pending, 1 violation(s)`, `open: 1 invalid report(s) since the last valid one`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the run page lacks %q", want)
+		}
+	}
+}

@@ -18,8 +18,9 @@ import (
 	"github.com/toolcanon/toolcanon/ui/internal/seed"
 )
 
-// beginRuns begins one call in each of n runs, 16 at a time.
-func beginRuns(t *testing.T, s canonical.Store, n int, principal func(i int) string) {
+// beginRuns begins one call in each of n runs, 16 runs at a time; with
+// complete, each run first gets a completed call too.
+func beginRuns(t *testing.T, s canonical.Store, n int, principal func(i int) string, complete ...bool) {
 	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -29,9 +30,7 @@ func beginRuns(t *testing.T, s canonical.Store, n int, principal func(i int) str
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			_, err := s.Begin(context.Background(), canonical.BeginRequest{RunID: fmt.Sprintf("run-%05d", i), ToolCallID: "c1", Tool: "kb.search",
-				Owner: canonical.NewOwner(), Principal: principal(i), Request: []byte(`{}`), TTL: time.Hour})
-			errs <- err
+			errs <- beginRun(s, fmt.Sprintf("run-%05d", i), principal(i), len(complete) > 0 && complete[0])
 		}()
 	}
 	wg.Wait()
@@ -41,6 +40,28 @@ func beginRuns(t *testing.T, s canonical.Store, n int, principal func(i int) str
 			t.Fatal(err)
 		}
 	}
+}
+
+func beginRun(s canonical.Store, run, principal string, complete bool) error {
+	ctx := context.Background()
+	begin := func(id string) (string, error) {
+		owner := canonical.NewOwner()
+		_, err := s.Begin(ctx, canonical.BeginRequest{RunID: run, ToolCallID: id, Tool: "kb.search",
+			Owner: owner, Principal: principal, Request: []byte(`{}`), TTL: time.Hour})
+		return owner, err
+	}
+	if complete {
+		owner, err := begin("c0")
+		if err != nil {
+			return err
+		}
+		if _, err := s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: "c0", Owner: owner, Status: canonical.StatusReady,
+			Evidence: canonical.EvidenceFound, Raw: []byte(`{}`), Result: []byte(`{}`)}); err != nil {
+			return err
+		}
+	}
+	_, err := begin("c1")
+	return err
 }
 
 // browsers are the stores the listing is checked on.

@@ -389,3 +389,15 @@ func TestRunPageShowsOutcomesAndProtocol(t *testing.T) {
 		}
 	}
 }
+
+func TestRunsPageShowsLastCompletion(t *testing.T) {
+	s := seeded(t, "r1")
+	rec, err := s.Get(context.Background(), "r1", "call_ticket_1") // the last one the seed completes
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := get(ui.Handler(s, ui.Options{}), "GET", "/", nil)
+	if want := "<td>" + rec.UpdatedAt.UTC().Format("2006-01-02 15:04:05.000Z") + "</td>\n</tr>"; !strings.Contains(body, want) {
+		t.Errorf("the runs page does not show the last completion %q", want)
+	}
+}

@@ -22,6 +22,7 @@ func (s *server) runRow(ctx context.Context, ri canonical.RunInfo, now time.Time
 		return row
 	}
 	row.fill(u)
+	row.LastActivity = s.lastActivity(ctx, ri.RunID, u.Completed)
 	if u.InFlight > 0 {
 		ids, err := s.store.ExpiredLeases(ctx, ri.RunID, expiredShown)
 		if err != nil {
@@ -30,6 +31,24 @@ func (s *server) runRow(ctx context.Context, ri canonical.RunInfo, now time.Time
 		row.Expired, row.ExpiredMax = len(ids), len(ids) == expiredShown
 	}
 	return row
+}
+
+// lastActivity is when the run's last completed call completed: the
+// index's last id (CompletedRange) and its record without payloads
+// (GetMany), two round trips; zero when there is none or a read fails.
+func (s *server) lastActivity(ctx context.Context, runID string, completed int64) time.Time {
+	if s.browser == nil || completed == 0 {
+		return time.Time{}
+	}
+	ids, _, err := s.browser.CompletedRange(ctx, runID, int(completed-1), 1)
+	if err != nil || len(ids) == 0 {
+		return time.Time{}
+	}
+	recs, err := s.store.GetMany(ctx, runID, ids, canonical.ReadOptions{})
+	if err != nil || recs[0] == nil {
+		return time.Time{}
+	}
+	return recs[0].UpdatedAt
 }
 
 // fill copies a run's usage into its row.

@@ -109,8 +109,11 @@ type runRow struct {
 	ExpiredMax bool // Expired is a floor: there may be more
 	TTL        time.Duration
 	Created    time.Time
-	Near       bool
-	Err        canonical.Code // the run's reads failed with this code
+	// LastActivity is when the run's last completed call completed (zero:
+	// none yet).
+	LastActivity time.Time
+	Near         bool
+	Err          canonical.Code // the run's reads failed with this code
 }
 
 // runsList is the runs list.

@@ -15,11 +15,13 @@ const MaxRunsPage = 1000
 // of its calls in flight. Every method only reads, and each reads a bounded
 // amount (see each store for its cost per call).
 type Browser interface {
-	// ListRuns returns a page of about max (1..MaxRunsPage) runs with state,
-	// from cursor ("" for the first page), and the cursor of the next page
+	// ListRuns returns a page of about max (1..MaxRunsPage) runs, from
+	// cursor ("" for the first page), and the cursor of the next page
 	// ("" after the last). Runs come in the store's order, not by time; a
 	// run created or expired during a walk may be listed or not. A cursor
-	// the store did not write is INVALID_ARGUMENT.
+	// the store did not write is INVALID_ARGUMENT. A store that can tell a
+	// lost run (no state, while its live marker lives) lists it too, with
+	// no principal and no creation time.
 	ListRuns(ctx context.Context, cursor string, max int) (RunPage, error)
 	// CompletedRange returns up to max (1..MaxIndexRead) ids of the run's
 	// completion index from position start (>= 0), and the index's length.
@@ -33,7 +35,7 @@ type Browser interface {
 type RunInfo struct {
 	RunID     string
 	Principal string    // the owner's PrincipalTag; "" when the run has none
-	CreatedAt time.Time // server time the run's state was created
+	CreatedAt time.Time // server time the run's state was created; zero for a lost run
 }
 
 // RunPage is one page of Browser.ListRuns.

@@ -15,7 +15,8 @@ var _ canonical.Browser = (*Store)(nil)
 // order, until it holds size runs or every shard was read: it examines the
 // runs of each shard it takes (the store's runs / 256 on average) under that
 // shard's lock only, and copies out at most the runs of its shards. The
-// cursor names the next shard.
+// cursor names the next shard. Nothing evicts a run's state here, so no run
+// is lost and every run is listed from its state.
 func (s *Store) ListRuns(ctx context.Context, cursor string, size int) (canonical.RunPage, error) {
 	page := canonical.RunPage{Runs: []canonical.RunInfo{}}
 	if err := canonical.ValidateRunsPage(size); err != nil {

@@ -18,14 +18,18 @@ const listSteps = 8
 var _ canonical.Browser = (*Store)(nil)
 
 // ListRuns implements canonical.Browser. On each master in turn (as Reap
-// finds them) it walks the keyspace with SCAN MATCH <prefix>:{*}:run TYPE
-// hash COUNT 4*max (at least 64, at most 4096) until it has max runs, the
-// master's walk ends, or it took 8 SCANs; then it reads each found run's
-// owner and creation time with one HMGET, all pipelined. A page therefore
-// costs at most 8 SCANs, one HMGET per run found and, on a cluster, the
-// CLUSTER SLOTS and CLUSTER MYIDs of Reap. A run whose state is gone (lost,
-// or expired) is not listed. The cursor names the master by its place in
-// the address-ordered list of masters, and its SCAN cursor.
+// finds them) it walks the keyspace with SCAN MATCH
+// <prefix>:{*}:[rl][ui][nv]* COUNT 4*max (at least 64, at most 4096),
+// keeping the run-state keys and the live markers, until it has max runs,
+// the master's walk ends, or it took 8 SCANs; then it reads each found
+// run's owner and creation time with one HMGET, all pipelined. A run is
+// listed from its state's key; from its live marker only when it has no
+// state (it is lost: Usage says so), so that each run is listed once. A
+// page therefore costs at most 8 SCANs, one HMGET per run found (and per
+// marker whose state's key the page did not find) and, on a
+// cluster, the CLUSTER SLOTS and CLUSTER MYIDs of Reap. The cursor names the
+// master by its place in the address-ordered list of masters, and its SCAN
+// cursor.
 func (s *Store) ListRuns(ctx context.Context, cursor string, size int) (canonical.RunPage, error) {
 	page := canonical.RunPage{Runs: []canonical.RunInfo{}}
 	if err := canonical.ValidateRunsPage(size); err != nil {
@@ -43,20 +47,25 @@ func (s *Store) ListRuns(ctx context.Context, cursor string, size int) (canonica
 		return page, err
 	}
 	count := int64(min(max(4*size, 64), canonical.MaxReapBatch))
-	match := s.keys.Prefix() + ":{*}:run"
+	match := s.keys.Prefix() + ":{*}:[rl][ui][nv]*"
 	var runs []string
-	for page.Steps < listSteps && len(runs) < size {
+	var marker []bool // runs[i] was found by its live marker
+	states := 0       // runs found by their state's key: what fills the page
+	for page.Steps < listSteps && states < size {
 		sctx, cancel := s.bound(ctx)
 		n := nodes[node]
-		e, err := n.Do(sctx, n.B().Scan().Cursor(pos).Match(match).Count(count).Type("hash").Build()).AsScanEntry()
+		e, err := n.Do(sctx, n.B().Scan().Cursor(pos).Match(match).Count(count).Build()).AsScanEntry()
 		cancel()
 		page.Steps++
 		if err != nil {
 			return page, unavailable(fmt.Errorf("SCAN: %w", err), "list runs")
 		}
 		for _, k := range e.Elements {
-			if run, ok := s.runOfKey(k); ok {
-				runs = append(runs, run)
+			if run, live, ok := s.runOfKey(k); ok {
+				runs, marker = append(runs, run), append(marker, live)
+				if !live {
+					states++
+				}
 			}
 		}
 		pos = e.Cursor
@@ -69,6 +78,7 @@ func (s *Store) ListRuns(ctx context.Context, cursor string, size int) (canonica
 	if node < len(nodes) {
 		page.Next = canonical.FormatCursor(node, pos)
 	}
+	runs, marker = dropListed(runs, marker)
 	if len(runs) == 0 {
 		return page, nil
 	}
@@ -85,22 +95,49 @@ func (s *Store) ListRuns(ctx context.Context, cursor string, size int) (canonica
 		}
 		owner, _ := v[0].ToString()
 		created, _ := v[1].ToString()
-		if owner == "" && created == "" {
-			continue // expired since the SCAN
+		if stated := owner != "" || created != ""; stated == marker[i] {
+			continue // listed by its state's key; or expired since the SCAN
 		}
-		page.Runs = append(page.Runs, canonical.RunInfo{RunID: runs[i], Principal: owner, CreatedAt: msTime(atoi(created))})
+		ri := canonical.RunInfo{RunID: runs[i], Principal: owner}
+		if created != "" {
+			ri.CreatedAt = msTime(atoi(created))
+		}
+		page.Runs = append(page.Runs, ri)
 	}
 	return page, nil
 }
 
-// runOfKey returns the run of a run-state key of the store's prefix.
-func (s *Store) runOfKey(key string) (string, bool) {
-	run, ok := strings.CutPrefix(key, s.keys.Prefix()+":{")
+// dropListed drops the live markers of runs whose state's key the page
+// found too: they need no read.
+func dropListed(runs []string, marker []bool) ([]string, []bool) {
+	stated := map[string]bool{}
+	for i, r := range runs {
+		if !marker[i] {
+			stated[r] = true
+		}
+	}
+	n := 0
+	for i, r := range runs {
+		if !marker[i] || !stated[r] {
+			runs[n], marker[n] = r, marker[i]
+			n++
+		}
+	}
+	return runs[:n], marker[:n]
+}
+
+// runOfKey returns the run of a run-state key or live marker of the
+// store's prefix, and whether it is the marker.
+func (s *Store) runOfKey(key string) (run string, live, ok bool) {
+	run, ok = strings.CutPrefix(key, s.keys.Prefix()+":{")
 	if !ok {
-		return "", false
+		return "", false, false
+	}
+	if r, isLive := strings.CutSuffix(run, "}:live"); isLive {
+		return r, true, canonical.ValidateRunID(r) == nil && s.keys.Live(r) == key
 	}
 	run, ok = strings.CutSuffix(run, "}:run")
-	return run, ok && canonical.ValidateRunID(run) == nil && s.keys.Run(run) == key
+	return run, false, ok && canonical.ValidateRunID(run) == nil && s.keys.Run(run) == key
 }
 
 // CompletedRange implements canonical.Browser: LRANGE and LLEN of the

@@ -12,7 +12,6 @@ SMOKE_TIMEOUT ?= 60
 # The report's comparison and benchmark sizes (bench/cmd/report -h).
 REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 
-.PHONY: ui-demo ui-screenshots
 .PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
@@ -26,6 +25,7 @@ demo:
 ## on, printing its URL; Ctrl-C stops the UI and the server.
 UI_DEMO_REDIS  ?= 127.0.0.1:7479
 UI_DEMO_LISTEN ?= 127.0.0.1:7474
+.PHONY: ui-demo ui-screenshots
 ui-demo:
 	@dir=$$(mktemp -d); trap 'kill $$(cat $$dir/pid 2>/dev/null) 2>/dev/null; rm -rf $$dir' EXIT INT TERM; \
 		$(GO) build -o $$dir/toolcanon ./cmd/toolcanon && (cd ui && $(GO) build -o $$dir/seed ./internal/seed/cmd/seed) || exit 1; \

@@ -337,6 +337,12 @@ func TestBadParametersHaveStableCodes(t *testing.T) {
 			t.Errorf("%s: %d %q", target, code, codeOf(body))
 		}
 	}
+	if code, body, _ := get(h, "POST", "/run?run=r1", url.Values{}); code != 405 || codeOf(body) != string(ui.CodeMethod) {
+		t.Errorf("POST to a page: %d %q", code, codeOf(body))
+	}
+	if code, body, _ := get(h, "GET", "/nope", nil); code != 404 || codeOf(body) != string(ui.CodeNotFound) {
+		t.Errorf("no such page: %d %q", code, codeOf(body))
+	}
 	if code, body, _ := get(h, "GET", "/call?run=r1&call=nope", nil); code != 404 || codeOf(body) != string(canonical.CodeNotFound) {
 		t.Errorf("unknown call: %d %q", code, codeOf(body))
 	}

@@ -154,6 +154,11 @@ func Handler(store canonical.Store, opts Options) http.Handler {
 	s.mux.HandleFunc("POST /login", s.login)
 	s.mux.Handle("GET /assets/", http.FileServerFS(assetFS))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			s.fail(w, r, http.StatusMethodNotAllowed, canonical.Errorf(CodeMethod, "%s is not served here", r.Method))
+			return
+		}
 		s.fail(w, r, http.StatusNotFound, canonical.Errorf(CodeNotFound, "no page %s", r.URL.Path))
 	})
 	return s

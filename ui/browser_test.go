@@ -295,19 +295,27 @@ func TestBrowserActions(t *testing.T) {
 	}
 }
 
-// TestBrowserScreens draws the three main pages at 1280 and 390 pixels:
+// TestBrowserScreens draws the three main pages of a Redis store (an
+// active, a closed, a lost and a long run) at 1280 and 390 pixels:
 // none is wider than its window (tables scroll in their own box). With
 // TOOLCANON_UI_SCREENSHOTS=DIR set it writes the screenshots the README
 // shows there.
 func TestBrowserScreens(t *testing.T) {
-	s := memstore.New()
+	s := redisStore(t)
 	ctx := context.Background()
-	for _, r := range []string{"demo-run-a1", "demo-run-b2"} {
+	for _, r := range []string{"demo-run-a1", "demo-run-b2", "demo-run-c3"} {
 		if err := seed.Run(ctx, s, r, time.Hour); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if err := seed.Long(ctx, s, "batch-run-d4", 120, time.Hour); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.CloseRun(ctx, "demo-run-b2", seed.Principal); err != nil {
+		t.Fatal(err)
+	}
+	// demo-run-c3 loses its state, as an eviction would.
+	if _, err := redistest.Command(redistest.Addr(t), "DEL", s.Keys().Run("demo-run-c3")); err != nil {
 		t.Fatal(err)
 	}
 	srv := serve(t, s, ui.Options{AllowActions: true})

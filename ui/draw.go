@@ -182,6 +182,12 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05.000Z")
 	},
+	"tsShort": func(t time.Time) string {
+		if t.IsZero() {
+			return "–"
+		}
+		return t.UTC().Format("01-02 15:04:05Z")
+	},
 	"pct": func(used, limit int64) string {
 		if limit <= 0 {
 			return ""

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -222,6 +223,17 @@ func TestBrowserReadOnly(t *testing.T) {
 		t.Errorf("live state %q", st)
 	}
 	b.clean(t)
+
+	// Without JavaScript the pages read the same.
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+	b.do(t, chromedp.Navigate(srv.URL+"/run?run=demo-run-ui"), chromedp.WaitVisible(chromedp.ID("calls")))
+	if n := eval[int](t, b, `document.querySelectorAll("#calls tbody tr").length`); n != 4 {
+		t.Errorf("without JavaScript the run page lists %d completed calls, want 4", n)
+	}
 }
 
 // TestBrowserActions runs the actions on an in-memory store with ShowRaw

@@ -13,7 +13,8 @@
 // unless bearer tokens or an explicit insecure flag.
 //
 // Every page reads a bounded amount: the runs list one Browser.ListRuns page
-// and a Usage (and, with calls in flight, an ExpiredLeases) per run found; a
+// and, per run found, a Usage, its last completion (a CompletedRange and a
+// GetMany of one id) and, with calls in flight, an ExpiredLeases; a
 // run one Usage, one InFlight, one CompletedRange and one GetMany of its
 // page; a call one GetMany. A store that is no canonical.Browser still serves
 // runs and calls by id.

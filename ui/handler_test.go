@@ -317,6 +317,9 @@ func TestRunPagesWalkTheIndex(t *testing.T) {
 		if strings.Contains(body, "call=call_"+strconv.Itoa(seen+50)+`"`) {
 			t.Fatalf("page %d shows more than its 50", pages)
 		}
+		if pages == 0 && !strings.Contains(body, `id="last" href="/run?from=70&amp;run=long"`) {
+			t.Error("the first page has no link to the last page (from 70)")
+		}
 		m := next.FindStringSubmatch(body)
 		if m == nil {
 			if pages != 2 {

@@ -112,6 +112,7 @@ type runView struct {
 	From, Last int // positions of the page's first and last completed call
 	Completed  int
 	Prev, Next template.URL // links to the neighbouring pages; "" when none
+	First, End template.URL // links to the first and the last page; "" on them
 	Timeline   timeline
 	Outcomes   []outcomeBar
 	NoBrowser  bool
@@ -189,11 +190,14 @@ func (s *server) runView(ctx context.Context, q url.Values) (string, any, error)
 	for i, id := range ids {
 		v.Calls = append(v.Calls, rowOf(recs[len(leases)+i], id, from+i, now))
 	}
+	page := func(at int) template.URL {
+		return template.URL("/run?" + url.Values{"run": {runID}, "from": {strconv.Itoa(at)}}.Encode())
+	}
 	if from > 0 {
-		v.Prev = template.URL("/run?" + url.Values{"run": {runID}, "from": {strconv.Itoa(max(from-size, 0))}}.Encode())
+		v.Prev, v.First = page(max(from-size, 0)), page(0)
 	}
 	if from+len(ids) < v.Completed {
-		v.Next = template.URL("/run?" + url.Values{"run": {runID}, "from": {strconv.Itoa(from + len(ids))}}.Encode())
+		v.Next, v.End = page(from+len(ids)), page(max(v.Completed-size, 0))
 	}
 	v.Last = from + len(ids) - 1
 	all := append(slices.Clone(v.Calls), v.InFlight...)

@@ -174,9 +174,9 @@ func TestRunsPageFilters(t *testing.T) {
 	}
 }
 
-// TestBrowserReadsAreBounded reads slices of a run's index and leases on
+// TestIndexAndLeaseSlicesAreBounded reads slices of a run's index and leases on
 // every store: each read returns at most its max and the true length.
-func TestBrowserReadsAreBounded(t *testing.T) {
+func TestIndexAndLeaseSlicesAreBounded(t *testing.T) {
 	for name, s := range browsers(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()

@@ -102,13 +102,21 @@ func run(ctx context.Context, addr string, sizes []int64, timeout time.Duration,
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "record bytes\tcomplete\tscript (SLOWLOG)\tcommandstats\tLATENCY max\tmax PING\tpings\tBUSY\tLua memory\t")
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+	var refused []string
 	for _, r := range res {
 		if r.Err != "" {
-			fmt.Fprintf(tw, "%d\trefused: %s\t\t\t\t\t\t\t\t\n", r.Bytes, r.Err)
+			fmt.Fprintf(tw, "%d\trefused\t\t\t\t\t\t\t\t\n", r.Bytes)
+			refused = append(refused, fmt.Sprintf("%d bytes refused: %s", r.Bytes, r.Err))
 			continue
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s %s\t%s\t%s\t%s\t%d\t%d\t%+d B\t\n", r.Bytes, ms(r.Complete), ms(r.Script), r.ScriptCommand,
 			ms(time.Duration(r.CommandstatsUsec)*time.Microsecond), ms(r.Latency), ms(r.MaxPing), r.Pings, r.Busy, r.LuaMemory)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range refused {
+		fmt.Fprintln(w, r)
+	}
+	return nil
 }

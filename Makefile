@@ -17,7 +17,7 @@ REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 MODULES := $(shell $(GO) work edit -json | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)",*$$/\1/p')
 PKGS    := $(addsuffix /...,$(MODULES))
 
-.PHONY: all demo setup generate check-generated tidy check-tidy lint test test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated tidy check-tidy lint test test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-stall bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
 
@@ -161,6 +161,11 @@ bench-report:
 ## redis-server) at 1 KiB, 8 KiB and 64 KiB of payload: B/record, payload-B/record, overhead-B/record.
 bench-memory:
 	$(GO) test -run='^$$' -bench='^BenchmarkRecordMemory$$' -benchtime=1x ./canonical/redisstore/
+
+## bench-stall: how long one completion of a large record blocks a fresh redis-server (SLOWLOG, commandstats,
+## LATENCY, a concurrent PING, Lua memory) at the default MaxRecordBytes, 8 MiB and the ceiling.
+bench-stall:
+	$(GO) run ./bench/cmd/stall
 
 ## bench-projection: the query-log and RAG projectors against their encoding/json baselines (same output bytes) at
 ## 1 KiB, 64 KiB, 1 MiB and 8 MiB, then the speed-up of each size. The benchmark runs BENCHCOUNT times in a row,

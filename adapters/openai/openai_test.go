@@ -1,0 +1,318 @@
+package openaicanon_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/tidwall/gjson"
+	openaicanon "github.com/toolcanon/toolcanon/adapters/openai"
+	"github.com/toolcanon/toolcanon/boundary"
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/internal/agenttest"
+	"github.com/toolcanon/toolcanon/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// chatTurn is one scripted Chat Completions reply: these tool calls, or
+// an answer when there are none.
+func chatTurn(calls ...[3]string) string {
+	if len(calls) == 0 {
+		return `{"id":"chatcmpl-end","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"finish_reason":"stop",` +
+			`"message":{"role":"assistant","content":"done"}}]}`
+	}
+	var tcs []string
+	for _, c := range calls {
+		args, _ := json.Marshal(c[2])
+		tcs = append(tcs, fmt.Sprintf(`{"id":%q,"type":"function","function":{"name":%q,"arguments":%s}}`, c[0], c[1], args))
+	}
+	return `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"finish_reason":"tool_calls",` +
+		`"message":{"role":"assistant","content":null,"tool_calls":[` + strings.Join(tcs, ",") + `]}}]}`
+}
+
+// The script of the model: three parallel calls (one tool fails), then the
+// first id again beside a result over the limit, then a call past the
+// budget of four, then an answer.
+var chatScript = []string{
+	chatTurn([3]string{"call_a", agenttest.Search, `{"query":"ttl"}`}, [3]string{"call_b", agenttest.Search, `{"query":"evict"}`},
+		[3]string{"call_c", agenttest.Broken, `{"query":"x"}`}),
+	chatTurn([3]string{"call_a", agenttest.Search, `{"query":"ttl"}`}, [3]string{"call_d", agenttest.Big, `{"query":"x"}`}),
+	chatTurn([3]string{"call_e", agenttest.Search, `{"query":"more"}`}),
+	chatTurn(),
+}
+
+// received is what the model got back in one request: (id, content) of each
+// tool message after the last assistant message, in order.
+func received(body []byte) [][2]string {
+	var out [][2]string
+	for _, m := range gjson.GetBytes(body, "messages").Array() {
+		switch m.Get("role").String() {
+		case "assistant":
+			out = nil
+		case "tool":
+			out = append(out, [2]string{m.Get("tool_call_id").String(), m.Get("content").String()})
+		}
+	}
+	return out
+}
+
+// chatLoop is the host's agent loop: the real client against the model,
+// every tool call through the runner, until the model answers.
+func chatLoop(t *testing.T, url string, r *openaicanon.Runner, run boundary.RunContext) {
+	t.Helper()
+	client := openai.NewClient(option.WithBaseURL(url), option.WithAPIKey("test"), option.WithMaxRetries(0))
+	params := openai.ChatCompletionNewParams{Model: "gpt-test", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("find")}}
+	for turn := 1; turn <= 10; turn++ {
+		comp, err := client.Chat.Completions.New(context.Background(), params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := comp.Choices[0].Message
+		if len(msg.ToolCalls) == 0 {
+			return
+		}
+		for _, tc := range msg.ToolCalls {
+			t.Logf("turn %d: model calls %s %s(%s)", turn, tc.ID, tc.Function.Name, tc.Function.Arguments)
+		}
+		msgs, _ := r.ChatToolMessages(context.Background(), run, msg.ToolCalls)
+		params.Messages = append(append(params.Messages, msg.ToParam()), msgs...)
+	}
+	t.Fatal("the loop did not end")
+}
+
+func hits(id, query string) string {
+	return `{"hits":["doc-` + query + `"],"text":"","tool_call_id":"` + id + `"}`
+}
+
+func TestChatCompletionsLoop(t *testing.T) {
+	for _, st := range agenttest.Stores {
+		for _, replay := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/replay=%v", st.Name, replay), func(t *testing.T) {
+				kit := agenttest.New(t)
+				store := st.Open(t)
+				opts := kit.Bound()
+				if replay {
+					opts = append(opts, boundary.WithReplay())
+				}
+				b := kit.Boundary(t, store, opts...)
+				run := agenttest.Run(4)
+				model := &agenttest.Model{Path: "/chat/completions", Replies: chatScript}
+				kit.Together(3)
+				chatLoop(t, model.Serve(t).URL, openaicanon.New(b), run)
+
+				reqs := model.Requests()
+				if len(reqs) != 4 {
+					t.Fatalf("the model got %d requests, want 4", len(reqs))
+				}
+				repeat := agenttest.ErrorJSON("call_a", canonical.CodeDuplicateToolCall)
+				if replay {
+					repeat = hits("call_a", "ttl")
+				}
+				want := [][][2]string{
+					{{"call_a", hits("call_a", "ttl")}, {"call_b", hits("call_b", "evict")}, {"call_c", agenttest.ErrorJSON("call_c", canonical.CodeExecutionFailed)}},
+					{{"call_a", repeat}, {"call_d", agenttest.ErrorJSON("call_d", canonical.CodeResultTooLarge)}},
+					{{"call_e", agenttest.ErrorJSON("call_e", canonical.CodeBudgetExhausted)}},
+				}
+				for i, w := range want {
+					got := received(reqs[i+1])
+					for _, g := range got {
+						t.Logf("turn %d: model received %s: %s", i+1, g[0], g[1])
+					}
+					if fmt.Sprint(got) != fmt.Sprint(w) {
+						t.Errorf("turn %d: the model received\n%v\nwant\n%v", i+1, got, w)
+					}
+				}
+				if m := kit.MostAtOnce(); m != 3 {
+					t.Errorf("at most %d of the three parallel calls ran at once", m)
+				}
+				checkStore(t, kit, store, run)
+			})
+		}
+	}
+}
+
+// checkStore checks what the store holds after the scripted run: each call
+// that began, once; the raw responses kept for the harness; the call past the
+// budget nowhere.
+func checkStore(t *testing.T, kit *agenttest.Kit, store canonical.Store, run boundary.RunContext) {
+	t.Helper()
+	for id, w := range map[string][2]string{
+		"call_a": {"READY", ""}, "call_b": {"READY", ""},
+		"call_c": {"ERROR", "EXECUTION_FAILED"}, "call_d": {"ERROR", "RESULT_TOO_LARGE"},
+	} {
+		rec := agenttest.Record(t, store, run, id)
+		if string(rec.Status) != w[0] || string(rec.Error) != w[1] || !strings.Contains(string(rec.Raw), agenttest.Secret) {
+			t.Errorf("%s: %s %s raw %.60s", id, rec.Status, rec.Error, rec.Raw)
+		}
+		if gjson.GetBytes(rec.Request, "tool_call_id_source").String() != "model" {
+			t.Errorf("%s: request %s does not say the model chose the id", id, rec.Request)
+		}
+	}
+	if _, err := store.Get(context.Background(), run.ID, "call_e"); canonical.CodeOf(err) != canonical.CodeNotFound {
+		t.Errorf("call_e past the budget: %v", err)
+	}
+	if u, err := store.Usage(context.Background(), run.ID); err != nil || u.Calls != 4 {
+		t.Errorf("usage %+v, %v", u, err)
+	}
+	if s, br, bg := kit.Calls(agenttest.Search), kit.Calls(agenttest.Broken), kit.Calls(agenttest.Big); s != 2 || br != 1 || bg != 1 {
+		t.Errorf("tools ran search %d, broken %d, big %d times; want 2, 1, 1", s, br, bg)
+	}
+}
+
+// responsesTurn is one scripted Responses reply.
+func responsesTurn(n int, calls ...[3]string) string {
+	items := []string{}
+	for _, c := range calls {
+		args, _ := json.Marshal(c[2])
+		items = append(items, fmt.Sprintf(`{"type":"function_call","id":"fc_%s","call_id":%q,"name":%q,"arguments":%s,"status":"completed"}`, c[0], c[0], c[1], args))
+	}
+	if len(calls) == 0 {
+		items = append(items, `{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"done","annotations":[]}]}`)
+	}
+	return fmt.Sprintf(`{"id":"resp_%d","object":"response","created_at":1,"status":"completed","model":"gpt-test","output":[%s],`+
+		`"parallel_tool_calls":true,"tool_choice":"auto","tools":[]}`, n, strings.Join(items, ","))
+}
+
+func TestResponsesLoop(t *testing.T) {
+	for _, st := range agenttest.Stores {
+		t.Run(st.Name, func(t *testing.T) {
+			kit := agenttest.New(t)
+			store := st.Open(t)
+			b := kit.Boundary(t, store, kit.Bound()...)
+			run := agenttest.Run(4)
+			model := &agenttest.Model{Path: "/responses", Replies: []string{
+				responsesTurn(1, [3]string{"call_a", agenttest.Search, `{"query":"ttl"}`}, [3]string{"call_b", agenttest.Search, `{"query":"evict"}`},
+					[3]string{"call_c", agenttest.Broken, `{"query":"x"}`}),
+				responsesTurn(2, [3]string{"call_a", agenttest.Search, `{"query":"ttl"}`}, [3]string{"call_d", agenttest.Big, `{"query":"x"}`}),
+				responsesTurn(3, [3]string{"call_e", agenttest.Search, `{"query":"more"}`}),
+				responsesTurn(4),
+			}}
+			client := openai.NewClient(option.WithBaseURL(model.Serve(t).URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
+			r := openaicanon.New(b)
+			kit.Together(3)
+			params := responses.ResponseNewParams{Model: "gpt-test", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("find")}}
+			for turn := 0; ; turn++ {
+				if turn == 10 {
+					t.Fatal("the loop did not end")
+				}
+				resp, err := client.Responses.New(context.Background(), params)
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs, _ := r.ResponseOutputs(context.Background(), run, resp.Output)
+				if len(outs) == 0 {
+					break
+				}
+				params.PreviousResponseID = openai.String(resp.ID)
+				params.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: outs}
+			}
+			reqs := model.Requests()
+			want := []string{
+				`[call_a ` + hits("call_a", "ttl") + ` call_b ` + hits("call_b", "evict") + ` call_c ` + agenttest.ErrorJSON("call_c", canonical.CodeExecutionFailed) + `]`,
+				`[call_a ` + agenttest.ErrorJSON("call_a", canonical.CodeDuplicateToolCall) + ` call_d ` + agenttest.ErrorJSON("call_d", canonical.CodeResultTooLarge) + `]`,
+				`[call_e ` + agenttest.ErrorJSON("call_e", canonical.CodeBudgetExhausted) + `]`,
+			}
+			if len(reqs) != 4 {
+				t.Fatalf("the model got %d requests, want 4", len(reqs))
+			}
+			for i, w := range want {
+				var got []string
+				for _, it := range gjson.GetBytes(reqs[i+1], "input").Array() {
+					if it.Get("type").String() == "function_call_output" {
+						got = append(got, it.Get("call_id").String(), it.Get("output").String())
+						t.Logf("turn %d: model received %s: %s", i+1, it.Get("call_id"), it.Get("output"))
+					}
+				}
+				if fmt.Sprint(got) != w {
+					t.Errorf("turn %d: the model received\n%v\nwant\n%v", i+1, got, w)
+				}
+				if prev := gjson.GetBytes(reqs[i+1], "previous_response_id").String(); prev != fmt.Sprintf("resp_%d", i+1) {
+					t.Errorf("turn %d: previous_response_id %q", i+1, prev)
+				}
+			}
+			checkStore(t, kit, store, run)
+		})
+	}
+}
+
+// Two workers, each with its own Redis client and boundary, run one run's
+// turns at once: the budget of five holds across them exactly.
+func TestTwoWorkersShareOneBudget(t *testing.T) {
+	kit := agenttest.New(t)
+	run := agenttest.Run(5)
+	var wg sync.WaitGroup
+	results := make([][]boundary.Result, 2)
+	for w := range 2 {
+		b := kit.Boundary(t, agenttest.Redis(t), kit.Bound()...)
+		var calls []openai.ChatCompletionMessageToolCallUnion
+		for i := range 4 {
+			var tc openai.ChatCompletionMessageToolCallUnion
+			raw := fmt.Sprintf(`{"id":"call_w%d_%d","type":"function","function":{"name":"search","arguments":"{\"query\":\"q%d\"}"}}`, w, i, i)
+			if err := json.Unmarshal([]byte(raw), &tc); err != nil {
+				t.Fatal(err)
+			}
+			calls = append(calls, tc)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, results[w] = openaicanon.New(b, openaicanon.WithParallel(4)).ChatToolMessages(context.Background(), run, calls)
+		}()
+	}
+	wg.Wait()
+	ready, refused := 0, 0
+	for _, rs := range results {
+		for _, r := range rs {
+			switch {
+			case r.Status() == canonical.StatusReady:
+				ready++
+			case r.Code() == canonical.CodeBudgetExhausted:
+				refused++
+			default:
+				t.Errorf("%s: %s", r.ToolCallID(), r.Code())
+			}
+		}
+	}
+	if ready != 5 || refused != 3 || kit.Calls(agenttest.Search) != 5 {
+		t.Errorf("%d ready, %d refused, %d executions; want 5, 3, 5", ready, refused, kit.Calls(agenttest.Search))
+	}
+	if u, err := agenttest.Redis(t).Usage(context.Background(), run.ID); err != nil || u.Calls != 5 {
+		t.Errorf("usage %+v, %v", u, err)
+	}
+}
+
+func TestMintedIDsAndCustomCalls(t *testing.T) {
+	kit := agenttest.New(t)
+	store := agenttest.Stores[0].Open(t)
+	b := kit.Boundary(t, store, kit.Bound()...)
+	run := agenttest.Run(4)
+	var calls []openai.ChatCompletionMessageToolCallUnion
+	for _, raw := range []string{
+		`{"id":"","type":"function","function":{"name":"search","arguments":"{\"query\":\"q\"}"}}`,
+		`{"id":"call_x","type":"custom","custom":{"name":"grep","input":"x"}}`,
+	} {
+		var tc openai.ChatCompletionMessageToolCallUnion
+		if err := json.Unmarshal([]byte(raw), &tc); err != nil {
+			t.Fatal(err)
+		}
+		calls = append(calls, tc)
+	}
+	msgs, res := openaicanon.New(b).ChatToolMessages(context.Background(), run, calls)
+	minted := res[0].ToolCallID()
+	if !strings.HasPrefix(minted, "tc_") || msgs[0].OfTool.ToolCallID != minted || res[0].Status() != canonical.StatusReady {
+		t.Errorf("a call without an id: %q, %s", minted, res[0].Code())
+	}
+	if src := gjson.GetBytes(agenttest.Record(t, store, run, minted).Request, "tool_call_id_source").String(); src != "framework" {
+		t.Errorf("a minted id's source is %q", src)
+	}
+	if msgs[1].OfTool.ToolCallID != "call_x" || msgs[1].OfTool.Content.OfString.Value != agenttest.ErrorJSON("call_x", canonical.CodeUnknownTool) {
+		t.Errorf("a custom call got %+v", msgs[1].OfTool)
+	}
+}

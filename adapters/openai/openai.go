@@ -26,66 +26,34 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/internal/turn"
 )
 
 // Runner runs one model turn's tool calls through a boundary. It is
 // immutable and safe for concurrent use.
-type Runner struct {
-	b        *boundary.Boundary
-	parallel int
-	source   boundary.IDSource
-}
+type Runner struct{ t turn.Runner }
 
 // Option configures a Runner.
-type Option func(*Runner)
+type Option = turn.Option
 
 // WithParallel bounds how many calls of one turn run at once (default
 // boundary.DefaultParallel; 1 runs them one after another).
-func WithParallel(n int) Option { return func(r *Runner) { r.parallel = n } }
+func WithParallel(n int) Option { return turn.Parallel(n) }
 
 // WithIDSource says who chose the ids the Runner is given (default
 // boundary.IDFromModel): a host whose ids a framework or proxy minted says
 // boundary.IDFromFramework, and the records say so.
-func WithIDSource(s boundary.IDSource) Option { return func(r *Runner) { r.source = s } }
+func WithIDSource(s boundary.IDSource) Option { return turn.Source(s) }
 
 // New returns a Runner over b.
-func New(b *boundary.Boundary, opts ...Option) *Runner {
-	r := &Runner{b: b, source: boundary.IDFromModel}
-	for _, o := range opts {
-		o(r)
-	}
-	return r
-}
+func New(b *boundary.Boundary, opts ...Option) *Runner { return &Runner{t: turn.New(b, opts...)} }
 
-// call is one tool call as the model named it; custom is true for a call
-// that is not a function call.
-type call struct {
-	id, name, args string
-	custom         bool
-}
-
-// run invokes the calls and returns their Results in order. A custom call
-// is refused in its place without reaching the store.
-func (r *Runner) run(ctx context.Context, run boundary.RunContext, calls []call) []boundary.Result {
-	envs := make([]boundary.Envelope, 0, len(calls))
-	at := make([]int, 0, len(calls))
-	out := make([]boundary.Result, len(calls))
-	for i, c := range calls {
-		id, src := c.id, r.source
-		if id == "" {
-			id, src = boundary.NewToolCallID(), boundary.IDFromFramework
-		}
-		if c.custom {
-			out[i] = boundary.Refuse(id, canonical.CodeUnknownTool, canonical.Errorf(canonical.CodeUnknownTool, "custom tool call %q", c.name))
-			continue
-		}
-		envs = append(envs, boundary.Envelope{ToolCallID: id, ToolCallIDSource: src, RunID: run.ID, Tool: c.name, Input: []byte(c.args)})
-		at = append(at, i)
+// unknown refuses a custom tool call, which no binding can serve.
+func unknown(custom bool) canonical.Code {
+	if custom {
+		return canonical.CodeUnknownTool
 	}
-	for j, res := range r.b.InvokeAll(ctx, run, envs, r.parallel) {
-		out[at[j]] = res
-	}
-	return out
+	return ""
 }
 
 // ChatToolMessages runs the tool calls of a Chat Completions message
@@ -94,14 +62,14 @@ func (r *Runner) run(ctx context.Context, run boundary.RunContext, calls []call)
 // content, and the Results for the harness. Append the assistant message
 // (message.ToParam()) and then the tool messages to the conversation.
 func (r *Runner) ChatToolMessages(ctx context.Context, run boundary.RunContext, calls []openai.ChatCompletionMessageToolCallUnion) ([]openai.ChatCompletionMessageParamUnion, []boundary.Result) {
-	cs := make([]call, len(calls))
+	cs := make([]turn.Call, len(calls))
 	for i, tc := range calls {
-		cs[i] = call{id: tc.ID, name: tc.Function.Name, args: tc.Function.Arguments, custom: tc.Type == "custom"}
+		cs[i] = turn.Call{ID: tc.ID, Tool: tc.Function.Name, Input: []byte(tc.Function.Arguments), Refuse: unknown(tc.Type == "custom")}
 		if tc.Type == "custom" {
-			cs[i].name = tc.Custom.Name
+			cs[i].Tool = tc.Custom.Name
 		}
 	}
-	results := r.run(ctx, run, cs)
+	results := r.t.Run(ctx, run, cs)
 	msgs := make([]openai.ChatCompletionMessageParamUnion, len(results))
 	for i, res := range results {
 		msgs[i] = openai.ToolMessage(string(res.AgentJSON()), res.ToolCallID())
@@ -117,21 +85,21 @@ func (r *Runner) ChatToolMessages(ctx context.Context, run boundary.RunContext, 
 // the harness. Send them as the next request's input (with
 // PreviousResponseID, or after the response's output items).
 func (r *Runner) ResponseOutputs(ctx context.Context, run boundary.RunContext, output []responses.ResponseOutputItemUnion) ([]responses.ResponseInputItemUnionParam, []boundary.Result) {
-	var cs []call
+	var cs []turn.Call
 	for _, item := range output {
 		switch item.Type {
 		case "function_call":
 			fc := item.AsFunctionCall()
-			cs = append(cs, call{id: fc.CallID, name: fc.Name, args: fc.Arguments})
+			cs = append(cs, turn.Call{ID: fc.CallID, Tool: fc.Name, Input: []byte(fc.Arguments)})
 		case "custom_tool_call":
 			cc := item.AsCustomToolCall()
-			cs = append(cs, call{id: cc.CallID, name: cc.Name, custom: true})
+			cs = append(cs, turn.Call{ID: cc.CallID, Tool: cc.Name, Refuse: canonical.CodeUnknownTool})
 		}
 	}
-	results := r.run(ctx, run, cs)
+	results := r.t.Run(ctx, run, cs)
 	items := make([]responses.ResponseInputItemUnionParam, len(results))
 	for i, res := range results {
-		if cs[i].custom {
+		if cs[i].Refuse != "" {
 			items[i] = responses.ResponseInputItemParamOfCustomToolCallOutput(res.ToolCallID(), string(res.AgentJSON()))
 			continue
 		}

@@ -132,37 +132,9 @@ func TestChatCompletionsLoop(t *testing.T) {
 				if m := kit.MostAtOnce(); m != 3 {
 					t.Errorf("at most %d of the three parallel calls ran at once", m)
 				}
-				checkStore(t, kit, store, run)
+				agenttest.CheckStore(t, kit, store, run, "call_")
 			})
 		}
-	}
-}
-
-// checkStore checks what the store holds after the scripted run: each call
-// that began, once; the raw responses kept for the harness; the call past the
-// budget nowhere.
-func checkStore(t *testing.T, kit *agenttest.Kit, store canonical.Store, run boundary.RunContext) {
-	t.Helper()
-	for id, w := range map[string][2]string{
-		"call_a": {"READY", ""}, "call_b": {"READY", ""},
-		"call_c": {"ERROR", "EXECUTION_FAILED"}, "call_d": {"ERROR", "RESULT_TOO_LARGE"},
-	} {
-		rec := agenttest.Record(t, store, run, id)
-		if string(rec.Status) != w[0] || string(rec.Error) != w[1] || !strings.Contains(string(rec.Raw), agenttest.Secret) {
-			t.Errorf("%s: %s %s raw %.60s", id, rec.Status, rec.Error, rec.Raw)
-		}
-		if gjson.GetBytes(rec.Request, "tool_call_id_source").String() != "model" {
-			t.Errorf("%s: request %s does not say the model chose the id", id, rec.Request)
-		}
-	}
-	if _, err := store.Get(context.Background(), run.ID, "call_e"); canonical.CodeOf(err) != canonical.CodeNotFound {
-		t.Errorf("call_e past the budget: %v", err)
-	}
-	if u, err := store.Usage(context.Background(), run.ID); err != nil || u.Calls != 4 {
-		t.Errorf("usage %+v, %v", u, err)
-	}
-	if s, br, bg := kit.Calls(agenttest.Search), kit.Calls(agenttest.Broken), kit.Calls(agenttest.Big); s != 2 || br != 1 || bg != 1 {
-		t.Errorf("tools ran search %d, broken %d, big %d times; want 2, 1, 1", s, br, bg)
 	}
 }
 
@@ -237,7 +209,7 @@ func TestResponsesLoop(t *testing.T) {
 					t.Errorf("turn %d: previous_response_id %q", i+1, prev)
 				}
 			}
-			checkStore(t, kit, store, run)
+			agenttest.CheckStore(t, kit, store, run, "call_")
 		})
 	}
 }
@@ -267,25 +239,7 @@ func TestTwoWorkersShareOneBudget(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	ready, refused := 0, 0
-	for _, rs := range results {
-		for _, r := range rs {
-			switch {
-			case r.Status() == canonical.StatusReady:
-				ready++
-			case r.Code() == canonical.CodeBudgetExhausted:
-				refused++
-			default:
-				t.Errorf("%s: %s", r.ToolCallID(), r.Code())
-			}
-		}
-	}
-	if ready != 5 || refused != 3 || kit.Calls(agenttest.Search) != 5 {
-		t.Errorf("%d ready, %d refused, %d executions; want 5, 3, 5", ready, refused, kit.Calls(agenttest.Search))
-	}
-	if u, err := agenttest.Redis(t).Usage(context.Background(), run.ID); err != nil || u.Calls != 5 {
-		t.Errorf("usage %+v, %v", u, err)
-	}
+	agenttest.CheckShared(t, kit, run, results...)
 }
 
 func TestMintedIDsAndCustomCalls(t *testing.T) {

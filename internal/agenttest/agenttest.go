@@ -251,3 +251,58 @@ func (m *Model) Requests() [][]byte {
 	defer m.mu.Unlock()
 	return slices.Clone(m.bodies)
 }
+
+// CheckStore checks what the store holds after the scripted run whose ids
+// are prefix+"a" … prefix+"e": a, b READY; c EXECUTION_FAILED; d
+// RESULT_TOO_LARGE, each with its raw response kept and its id's source
+// recorded; e, past the budget of four, nowhere; each tool run once per
+// call that began.
+func CheckStore(tb testing.TB, k *Kit, s canonical.Store, run boundary.RunContext, prefix string) {
+	tb.Helper()
+	for id, w := range map[string][2]string{
+		"a": {"READY", ""}, "b": {"READY", ""}, "c": {"ERROR", "EXECUTION_FAILED"}, "d": {"ERROR", "RESULT_TOO_LARGE"},
+	} {
+		rec := Record(tb, s, run, prefix+id)
+		if string(rec.Status) != w[0] || string(rec.Error) != w[1] || !strings.Contains(string(rec.Raw), Secret) {
+			tb.Errorf("%s: %s %s raw %.60s", prefix+id, rec.Status, rec.Error, rec.Raw)
+		}
+		if !strings.Contains(string(rec.Request), `"tool_call_id_source":"model"`) {
+			tb.Errorf("%s: request %s does not say the model chose the id", prefix+id, rec.Request)
+		}
+	}
+	if _, err := s.Get(context.Background(), run.ID, prefix+"e"); canonical.CodeOf(err) != canonical.CodeNotFound {
+		tb.Errorf("%se past the budget: %v", prefix, err)
+	}
+	if u, err := s.Usage(context.Background(), run.ID); err != nil || u.Calls != 4 {
+		tb.Errorf("usage %+v, %v", u, err)
+	}
+	if se, br, bg := k.Calls(Search), k.Calls(Broken), k.Calls(Big); se != 2 || br != 1 || bg != 1 {
+		tb.Errorf("tools ran search %d, broken %d, big %d times; want 2, 1, 1", se, br, bg)
+	}
+}
+
+// CheckShared checks the outcome of two workers that each ran four searches
+// of one run with a budget of five on one Redis: five READY, three
+// BUDGET_EXHAUSTED, five executions, five calls counted.
+func CheckShared(tb testing.TB, k *Kit, run boundary.RunContext, results ...[]boundary.Result) {
+	tb.Helper()
+	ready, refused := 0, 0
+	for _, rs := range results {
+		for _, r := range rs {
+			switch {
+			case r.Status() == canonical.StatusReady:
+				ready++
+			case r.Code() == canonical.CodeBudgetExhausted:
+				refused++
+			default:
+				tb.Errorf("%s: %s", r.ToolCallID(), r.Code())
+			}
+		}
+	}
+	if ready != 5 || refused != 3 || k.Calls(Search) != 5 {
+		tb.Errorf("%d ready, %d refused, %d executions; want 5, 3, 5", ready, refused, k.Calls(Search))
+	}
+	if u, err := Redis(tb).Usage(context.Background(), run.ID); err != nil || u.Calls != 5 {
+		tb.Errorf("usage %+v, %v", u, err)
+	}
+}

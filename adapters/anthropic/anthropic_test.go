@@ -41,26 +41,18 @@ var script = []string{
 	message(),
 }
 
-// result is a tool_result block as the model received it.
-type result struct {
-	id, text string
-	isError  bool
-}
-
-// received is the tool_result blocks of a request's last user message.
-func received(body []byte) []result {
+// received is the tool_result blocks of a request's last user message:
+// (id, "is_error=<flag> <text>").
+func received(body []byte) [][2]string {
 	msgs := gjson.GetBytes(body, "messages").Array()
-	var out []result
+	var out [][2]string
 	for _, b := range msgs[len(msgs)-1].Get("content").Array() {
 		if b.Get("type").String() == "tool_result" {
-			out = append(out, result{b.Get("tool_use_id").String(), b.Get("content.0.text").String(), b.Get("is_error").Bool()})
+			out = append(out, [2]string{b.Get("tool_use_id").String(),
+				fmt.Sprintf("is_error=%v %s", b.Get("is_error").Bool(), b.Get("content.0.text").String())})
 		}
 	}
 	return out
-}
-
-func hits(id, query string) string {
-	return `{"hits":["doc-` + query + `"],"text":"","tool_call_id":"` + id + `"}`
 }
 
 func TestMessagesLoop(t *testing.T) {
@@ -97,30 +89,8 @@ func TestMessagesLoop(t *testing.T) {
 				params.Messages = append(params.Messages, msg.ToParam(), anthropic.NewUserMessage(blocks...))
 			}
 
-			reqs := model.Requests()
-			if len(reqs) != 4 {
-				t.Fatalf("the model got %d requests, want 4", len(reqs))
-			}
-			want := [][]result{
-				{{"toolu_a", hits("toolu_a", "ttl"), false}, {"toolu_b", hits("toolu_b", "evict"), false},
-					{"toolu_c", agenttest.ErrorJSON("toolu_c", canonical.CodeExecutionFailed), true}},
-				{{"toolu_a", agenttest.ErrorJSON("toolu_a", canonical.CodeDuplicateToolCall), true},
-					{"toolu_d", agenttest.ErrorJSON("toolu_d", canonical.CodeResultTooLarge), true}},
-				{{"toolu_e", agenttest.ErrorJSON("toolu_e", canonical.CodeBudgetExhausted), true}},
-			}
-			for i, w := range want {
-				got := received(reqs[i+1])
-				for _, g := range got {
-					t.Logf("turn %d: model received %s is_error=%v: %s", i+1, g.id, g.isError, g.text)
-				}
-				if fmt.Sprint(got) != fmt.Sprint(w) {
-					t.Errorf("turn %d: the model received\n%v\nwant\n%v", i+1, got, w)
-				}
-			}
-			if m := kit.MostAtOnce(); m != 3 {
-				t.Errorf("at most %d of the three parallel calls ran at once", m)
-			}
-			agenttest.CheckStore(t, kit, store, run, "toolu_")
+			agenttest.CheckTurns(t, kit, model.Requests(), received, "toolu_", false, true)
+			agenttest.CheckStore(t, kit, store, run, "toolu_", true)
 		})
 	}
 }

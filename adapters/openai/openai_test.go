@@ -21,48 +21,6 @@ import (
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// chatTurn is one scripted Chat Completions reply: these tool calls, or
-// an answer when there are none.
-func chatTurn(calls ...[3]string) string {
-	if len(calls) == 0 {
-		return `{"id":"chatcmpl-end","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"finish_reason":"stop",` +
-			`"message":{"role":"assistant","content":"done"}}]}`
-	}
-	var tcs []string
-	for _, c := range calls {
-		args, _ := json.Marshal(c[2])
-		tcs = append(tcs, fmt.Sprintf(`{"id":%q,"type":"function","function":{"name":%q,"arguments":%s}}`, c[0], c[1], args))
-	}
-	return `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"finish_reason":"tool_calls",` +
-		`"message":{"role":"assistant","content":null,"tool_calls":[` + strings.Join(tcs, ",") + `]}}]}`
-}
-
-// The script of the model: three parallel calls (one tool fails), then the
-// first id again beside a result over the limit, then a call past the
-// budget of four, then an answer.
-var chatScript = []string{
-	chatTurn([3]string{"call_a", agenttest.Search, `{"query":"ttl"}`}, [3]string{"call_b", agenttest.Search, `{"query":"evict"}`},
-		[3]string{"call_c", agenttest.Broken, `{"query":"x"}`}),
-	chatTurn([3]string{"call_a", agenttest.Search, `{"query":"ttl"}`}, [3]string{"call_d", agenttest.Big, `{"query":"x"}`}),
-	chatTurn([3]string{"call_e", agenttest.Search, `{"query":"more"}`}),
-	chatTurn(),
-}
-
-// received is what the model got back in one request: (id, content) of each
-// tool message after the last assistant message, in order.
-func received(body []byte) [][2]string {
-	var out [][2]string
-	for _, m := range gjson.GetBytes(body, "messages").Array() {
-		switch m.Get("role").String() {
-		case "assistant":
-			out = nil
-		case "tool":
-			out = append(out, [2]string{m.Get("tool_call_id").String(), m.Get("content").String()})
-		}
-	}
-	return out
-}
-
 // chatLoop is the host's agent loop: the real client against the model,
 // every tool call through the runner, until the model answers.
 func chatLoop(t *testing.T, url string, r *openaicanon.Runner, run boundary.RunContext) {
@@ -87,10 +45,6 @@ func chatLoop(t *testing.T, url string, r *openaicanon.Runner, run boundary.RunC
 	t.Fatal("the loop did not end")
 }
 
-func hits(id, query string) string {
-	return `{"hits":["doc-` + query + `"],"text":"","tool_call_id":"` + id + `"}`
-}
-
 func TestChatCompletionsLoop(t *testing.T) {
 	for _, st := range agenttest.Stores {
 		for _, replay := range []bool{false, true} {
@@ -103,36 +57,12 @@ func TestChatCompletionsLoop(t *testing.T) {
 				}
 				b := kit.Boundary(t, store, opts...)
 				run := agenttest.Run(4)
-				model := &agenttest.Model{Path: "/chat/completions", Replies: chatScript}
+				model := &agenttest.Model{Path: "/chat/completions", Replies: agenttest.ChatScript("call_")}
 				kit.Together(3)
 				chatLoop(t, model.Serve(t).URL, openaicanon.New(b), run)
 
-				reqs := model.Requests()
-				if len(reqs) != 4 {
-					t.Fatalf("the model got %d requests, want 4", len(reqs))
-				}
-				repeat := agenttest.ErrorJSON("call_a", canonical.CodeDuplicateToolCall)
-				if replay {
-					repeat = hits("call_a", "ttl")
-				}
-				want := [][][2]string{
-					{{"call_a", hits("call_a", "ttl")}, {"call_b", hits("call_b", "evict")}, {"call_c", agenttest.ErrorJSON("call_c", canonical.CodeExecutionFailed)}},
-					{{"call_a", repeat}, {"call_d", agenttest.ErrorJSON("call_d", canonical.CodeResultTooLarge)}},
-					{{"call_e", agenttest.ErrorJSON("call_e", canonical.CodeBudgetExhausted)}},
-				}
-				for i, w := range want {
-					got := received(reqs[i+1])
-					for _, g := range got {
-						t.Logf("turn %d: model received %s: %s", i+1, g[0], g[1])
-					}
-					if fmt.Sprint(got) != fmt.Sprint(w) {
-						t.Errorf("turn %d: the model received\n%v\nwant\n%v", i+1, got, w)
-					}
-				}
-				if m := kit.MostAtOnce(); m != 3 {
-					t.Errorf("at most %d of the three parallel calls ran at once", m)
-				}
-				agenttest.CheckStore(t, kit, store, run, "call_")
+				agenttest.CheckTurns(t, kit, model.Requests(), agenttest.ChatReceived, "call_", replay, false)
+				agenttest.CheckStore(t, kit, store, run, "call_", true)
 			})
 		}
 	}
@@ -187,7 +117,7 @@ func TestResponsesLoop(t *testing.T) {
 			}
 			reqs := model.Requests()
 			want := []string{
-				`[call_a ` + hits("call_a", "ttl") + ` call_b ` + hits("call_b", "evict") + ` call_c ` + agenttest.ErrorJSON("call_c", canonical.CodeExecutionFailed) + `]`,
+				`[call_a ` + agenttest.Hits("call_a", "ttl") + ` call_b ` + agenttest.Hits("call_b", "evict") + ` call_c ` + agenttest.ErrorJSON("call_c", canonical.CodeExecutionFailed) + `]`,
 				`[call_a ` + agenttest.ErrorJSON("call_a", canonical.CodeDuplicateToolCall) + ` call_d ` + agenttest.ErrorJSON("call_d", canonical.CodeResultTooLarge) + `]`,
 				`[call_e ` + agenttest.ErrorJSON("call_e", canonical.CodeBudgetExhausted) + `]`,
 			}
@@ -209,7 +139,7 @@ func TestResponsesLoop(t *testing.T) {
 					t.Errorf("turn %d: previous_response_id %q", i+1, prev)
 				}
 			}
-			agenttest.CheckStore(t, kit, store, run, "call_")
+			agenttest.CheckStore(t, kit, store, run, "call_", true)
 		})
 	}
 }

@@ -158,6 +158,11 @@ func (k *Kit) Next() []boundary.Option {
 	return opts
 }
 
+// NextAs binds kb.search, without an execution, as agentName too.
+func (k *Kit) NextAs(agentName string) boundary.Option {
+	return boundary.BindNext(agentName, "kb.search", "1.0.0", project)
+}
+
 // Boundary builds a boundary over store with opts.
 func (k *Kit) Boundary(tb testing.TB, store canonical.Store, opts ...boundary.Option) *boundary.Boundary {
 	tb.Helper()
@@ -254,16 +259,18 @@ func (m *Model) Requests() [][]byte {
 
 // CheckStore checks what the store holds after the scripted run whose ids
 // are prefix+"a" … prefix+"e": a, b READY; c EXECUTION_FAILED; d
-// RESULT_TOO_LARGE, each with its raw response kept and its id's source
+// RESULT_TOO_LARGE, each with its raw response kept (c's only when failRaw:
+// a framework may drop what a failed tool answered) and its id's source
 // recorded; e, past the budget of four, nowhere; each tool run once per
 // call that began.
-func CheckStore(tb testing.TB, k *Kit, s canonical.Store, run boundary.RunContext, prefix string) {
+func CheckStore(tb testing.TB, k *Kit, s canonical.Store, run boundary.RunContext, prefix string, failRaw bool) {
 	tb.Helper()
 	for id, w := range map[string][2]string{
 		"a": {"READY", ""}, "b": {"READY", ""}, "c": {"ERROR", "EXECUTION_FAILED"}, "d": {"ERROR", "RESULT_TOO_LARGE"},
 	} {
 		rec := Record(tb, s, run, prefix+id)
-		if string(rec.Status) != w[0] || string(rec.Error) != w[1] || !strings.Contains(string(rec.Raw), Secret) {
+		kept := strings.Contains(string(rec.Raw), Secret) || (id == "c" && !failRaw && len(rec.Raw) == 0)
+		if string(rec.Status) != w[0] || string(rec.Error) != w[1] || !kept {
 			tb.Errorf("%s: %s %s raw %.60s", prefix+id, rec.Status, rec.Error, rec.Raw)
 		}
 		if !strings.Contains(string(rec.Request), `"tool_call_id_source":"model"`) {

@@ -12,7 +12,7 @@ SMOKE_TIMEOUT ?= 60
 # The report's comparison and benchmark sizes (bench/cmd/report -h).
 REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 
-.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated lint test test-adapters test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
 
@@ -52,6 +52,7 @@ lint:
 VALKEY_PKGS ?= ./internal/redistest/ ./canonical/redisstore/ ./test/
 test: lint
 	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
+	$(MAKE) test-adapters
 	@echo "go test -race -count=1 ./..."
 	@log=$$(mktemp); vlog=$$(mktemp); $(GO) test -race -count=1 -v ./... >$$log 2>&1; rc=$$?; \
 		grep -hE '^redistest: ' $$log | sort -u; \
@@ -65,6 +66,12 @@ test: lint
 		fi; \
 		echo "tests: $$(cat $$log $$vlog | grep -cE '^\s*--- PASS') passed, $$(cat $$log $$vlog | grep -cE '^\s*--- FAIL') failed, $$(cat $$log $$vlog | grep -cE '^\s*--- SKIP') skipped"; \
 		rm -f $$log $$vlog; exit $$rc
+
+## test-adapters: vet and test the adapter modules (each a module of its own in go.work) under the race detector.
+ADAPTER_MODULES ?= ./adapters/eino ./adapters/openai ./adapters/anthropic
+test-adapters:
+	$(GO) vet $(ADAPTER_MODULES)
+	$(GO) test -race -count=1 $(ADAPTER_MODULES)
 
 ## test-short: the tests without the race detector or fuzzing.
 test-short:

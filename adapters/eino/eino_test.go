@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	einocanon "github.com/toolcanon/toolcanon/adapters/eino"
+	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/internal/agenttest"
 	"github.com/toolcanon/toolcanon/internal/redistest"
@@ -162,6 +163,23 @@ func TestToolsNodeEdges(t *testing.T) {
 	}
 	if rec := agenttest.Record(t, store, run, "call_s"); string(rec.Raw) != `{"text":"abc"}` {
 		t.Errorf("stream recorded as %s", rec.Raw)
+	}
+
+	// A stream longer than its bound is the tool's failure, not read on.
+	short, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{
+		Tools:               []tool.BaseTool{streamTool{}},
+		ToolCallMiddlewares: []compose.ToolMiddleware{einocanon.Middleware(b, einocanon.WithMaxStreamBytes(8), einocanon.WithIDSource(boundary.IDFromFramework))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err = short.Invoke(einocanon.WithRun(ctx, run), call("call_long", "stream"))
+	if err != nil || out[0].Content != agenttest.ErrorJSON("call_long", canonical.CodeExecutionFailed) {
+		t.Errorf("long stream: %v, %+v", err, out)
+	}
+	// The host said its CallIDs are minted by the framework: the record says so.
+	if rec := agenttest.Record(t, store, run, "call_long"); !strings.Contains(string(rec.Request), `"tool_call_id_source":"framework"`) {
+		t.Errorf("request %s", rec.Request)
 	}
 }
 

@@ -196,6 +196,12 @@ func TestMintedIDsAndCustomCalls(t *testing.T) {
 	if src := gjson.GetBytes(agenttest.Record(t, store, run, minted).Request, "tool_call_id_source").String(); src != "framework" {
 		t.Errorf("a minted id's source is %q", src)
 	}
+	var given openai.ChatCompletionMessageToolCallUnion
+	_ = json.Unmarshal([]byte(`{"id":"call_given","type":"function","function":{"name":"search","arguments":"{\"query\":\"q\"}"}}`), &given)
+	openaicanon.New(b, openaicanon.WithIDSource(boundary.IDFromFramework)).ChatToolMessages(context.Background(), run, []openai.ChatCompletionMessageToolCallUnion{given})
+	if src := gjson.GetBytes(agenttest.Record(t, store, run, "call_given").Request, "tool_call_id_source").String(); src != "framework" {
+		t.Errorf("WithIDSource: the source is %q", src)
+	}
 	if msgs[1].OfTool.ToolCallID != "call_x" || msgs[1].OfTool.Content.OfString.Value != agenttest.ErrorJSON("call_x", canonical.CodeUnknownTool) {
 		t.Errorf("a custom call got %+v", msgs[1].OfTool)
 	}

@@ -24,7 +24,10 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 
 // chatModel is an eino ToolCallingChatModel that asks the scripted model
 // through the real openai-go client.
-type chatModel struct{ client openai.Client }
+type chatModel struct {
+	client openai.Client
+	tb     testing.TB
+}
 
 func (m chatModel) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel, error) { return m, nil }
 
@@ -56,6 +59,7 @@ func (m chatModel) Generate(ctx context.Context, in []*schema.Message, _ ...mode
 	}
 	out := &schema.Message{Role: schema.Assistant, Content: comp.Choices[0].Message.Content}
 	for _, tc := range comp.Choices[0].Message.ToolCalls {
+		m.tb.Logf("model calls %s %s(%s)", tc.ID, tc.Function.Name, tc.Function.Arguments)
 		out.ToolCalls = append(out.ToolCalls, schema.ToolCall{ID: tc.ID, Type: "function",
 			Function: schema.FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments}})
 	}
@@ -94,7 +98,7 @@ func TestReactAgentThroughTheBoundary(t *testing.T) {
 
 			ctx := context.Background()
 			agent, err := react.NewAgent(ctx, &react.AgentConfig{
-				ToolCallingModel: chatModel{client},
+				ToolCallingModel: chatModel{client, t},
 				ToolsConfig: compose.ToolsNodeConfig{
 					Tools:               tools(kit),
 					ToolCallMiddlewares: []compose.ToolMiddleware{einocanon.Middleware(b)},

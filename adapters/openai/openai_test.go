@@ -108,6 +108,12 @@ func TestResponsesLoop(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				for _, it := range resp.Output {
+					if it.Type == "function_call" {
+						fc := it.AsFunctionCall()
+						t.Logf("turn %d: model calls %s %s(%s)", turn+1, fc.CallID, fc.Name, fc.Arguments)
+					}
+				}
 				outs, _ := r.ResponseOutputs(context.Background(), run, resp.Output)
 				if len(outs) == 0 {
 					break

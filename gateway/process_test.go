@@ -588,7 +588,7 @@ func TestUpstreamKilledMidCallHTTP(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatalf("the call did not end when its upstream died\n%s", g.stderr)
 	}
-	if o := mustCall(ctx, t, cs, "search", "call_h2", run, map[string]any{"query": "down"}); o.code != "EXECUTION_FAILED" {
+	if o := mustCall(ctx, t, cs, "search", "call_h2", run, map[string]any{"query": "down"}); o.code != "UPSTREAM_UNAVAILABLE" {
 		t.Fatalf("call while the upstream is down: %s", o.text)
 	}
 	startUp()

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -191,10 +192,14 @@ func (u *Upstream) Tool(name string) boundary.Tool {
 func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte, error) {
 	s, err := u.session(ctx)
 	if err != nil {
-		return nil, err
+		// Nothing was sent: the upstream did not run.
+		if ctx.Err() != nil {
+			return nil, boundary.NotRun(canonical.CodeCancelled, err)
+		}
+		return nil, boundary.NotRun(canonical.CodeUpstreamUnavailable, err)
 	}
 	if err := u.Check(name); err != nil {
-		return nil, err
+		return nil, boundary.NotRun(canonical.CodeOf(err), err)
 	}
 	params := &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(input)}
 	if p := u.opts.Propagator; p != nil {
@@ -212,6 +217,9 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 		if ctx.Err() == nil && transportFailed(err) {
 			// The connection failed, not the call: connect again next time.
 			u.drop(s, err)
+			if undelivered(err) {
+				return nil, boundary.NotRun(canonical.CodeUpstreamUnavailable, err)
+			}
 		}
 		return nil, err
 	}
@@ -246,6 +254,14 @@ func transportFailed(err error) bool {
 	return !errors.As(err, &rpc) || rpc.Code == codeRejectedByTransport
 }
 
+// undelivered reports whether the request cannot have reached the
+// upstream: its connection was refused. Any other failure (the SDK's
+// "rejected" code included, which it also gives a stream lost mid-call)
+// may have come after the upstream started.
+func undelivered(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED)
+}
+
 // List returns the upstream's tools (at most 1024), connecting if needed.
 func (u *Upstream) List(ctx context.Context) ([]*mcp.Tool, error) {
 	s, err := u.session(ctx)
@@ -276,7 +292,7 @@ func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	defer u.mu.Unlock()
 	switch {
 	case u.closed:
-		return nil, canonical.Errorf(canonical.CodeExecutionFailed, "gateway: upstream %q is closed", u.opts.Name)
+		return nil, canonical.Errorf(canonical.CodeUpstreamUnavailable, "gateway: upstream %q is closed", u.opts.Name)
 	case u.sess != nil:
 		return u.sess, nil
 	case time.Since(u.lastFail) < retryPause:

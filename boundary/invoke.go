@@ -467,7 +467,7 @@ func execute(ctx context.Context, t Tool, timeout time.Duration, input []byte) (
 }
 
 // cancelGrace is how long a cancelled tool may take to return.
-const cancelGrace = 2 * time.Second
+const cancelGrace = 5 * time.Second
 
 // checkOutput enforces a declared output schema on the raw response, within
 // the registry's output bound: a response outside the schema is the tool's

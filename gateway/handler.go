@@ -47,14 +47,19 @@ type Options struct {
 	Caps Caps
 	// Implementation names the server (NewServer only); default "toolcanon".
 	Implementation *mcp.Implementation
+	// CancelRelay, when set, carries the cancel of a stateless HTTP call
+	// to the replica running it (see CancelRelay); without it a cancel
+	// reaches only the calls of the replica that receives it.
+	CancelRelay CancelRelay
 }
 
 // handler runs tools/call requests through the boundary.
 type handler struct {
-	b    *boundary.Boundary
-	opts Options
-	log  *slog.Logger
-	caps *limiter
+	b       *boundary.Boundary
+	opts    Options
+	log     *slog.Logger
+	caps    *limiter
+	cancels *cancels
 }
 
 func newHandler(b *boundary.Boundary, opts Options) (*handler, error) {
@@ -83,7 +88,7 @@ func newHandler(b *boundary.Boundary, opts Options) (*handler, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &handler{b: b, opts: opts, log: log, caps: newLimiter(opts.Caps)}, nil
+	return &handler{b: b, opts: opts, log: log, caps: newLimiter(opts.Caps), cancels: &cancels{relay: opts.CancelRelay, log: log}}, nil
 }
 
 // call answers one tools/call. Boundary outcomes are tool results (isError
@@ -110,7 +115,9 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if release, err := h.caps.acquire(run.Principal.Subject, run.ID, start); err != nil {
 		res = boundary.Refuse(c.ToolCallID, canonical.CodeRateLimited, err)
 	} else {
+		ctx, untrack := h.track(ctx, c, run)
 		res = h.invoke(ctx, c, run, req.Params.Arguments)
+		untrack()
 		release()
 	}
 	if res.Status() == canonical.StatusError {

@@ -121,3 +121,81 @@ func TestUnreachableUpstreamIsUpstreamUnavailable(t *testing.T) {
 		})
 	}
 }
+
+// liveTools are the test upstream's tools these tests expose.
+var liveTools = []string{"echo", "wait", "progress", "media", "chatty", "sample", "elicit"}
+
+// liveConfig exposes liveTools of the test upstream as a command logging
+// to logPath.
+func liveConfig(t *testing.T, logPath string) configDoc {
+	return baseConfig(t, stdioUpstream(t, logPath, ""), liveTools...)
+}
+
+// cancelMidCall starts a wait call with the agent's context, cancels it
+// once the upstream runs it, and returns what the call returned.
+func cancelMidCall(t *testing.T, cs *mcp.ClientSession, logPath, id, run string) error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := callTool(ctx, t, cs, "wait", id, run, map[string]any{"query": id})
+		errc <- err
+	}()
+	waitFor(t, func() bool { return countExecutions(t, logPath, "wait", id) == 1 }, "the call to reach the upstream")
+	cancel()
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled call did not return")
+	}
+	return nil
+}
+
+// checkCancelled waits for the record of a cancelled call: ERROR/CANCELLED.
+func checkCancelled(t *testing.T, get func() (canonical.Record, error), what string) {
+	t.Helper()
+	waitFor(t, func() bool {
+		rec, err := get()
+		return err == nil && rec.Status == canonical.StatusError
+	}, what+": the record to be completed")
+	if rec, _ := get(); rec.Error != canonical.CodeCancelled {
+		t.Fatalf("%s: record %s/%s, want ERROR/CANCELLED", what, rec.Status, rec.Error)
+	}
+}
+
+// An agent's notifications/cancelled reaches the upstream (its tool sees
+// its context end), and the call ends CANCELLED with executed=true; a call
+// cancelled while the upstream is still being started ends CANCELLED with
+// executed=false.
+func TestCancelReachesTheUpstream(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "upstream.log")
+	lg := openLive(t, liveConfig(t, logPath), gateway.OpenOptions{})
+	cs := lg.agent(t, nil, nil)
+	if err := cancelMidCall(t, cs, logPath, "call_c1", "run-c"); err == nil {
+		t.Fatal("the cancelled call returned a result")
+	}
+	waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", "call_c1") == 1 }, "the upstream to see the cancel")
+	checkCancelled(t, func() (canonical.Record, error) { return lg.store.Get(context.Background(), "run-c", "call_c1") }, "in memory")
+	waitFor(t, func() bool { _, ok := lg.obs.get("call_c1"); return ok }, "the outcome to be observed")
+	if res, _ := lg.obs.get("call_c1"); res.Code() != canonical.CodeCancelled || !res.Executed() {
+		t.Fatalf("observed %s executed=%v, want CANCELLED executed=true", res.Code(), res.Executed())
+	}
+
+	// An upstream that never answers its initialize: the call is cancelled
+	// before anything was sent.
+	hung := openLive(t, baseConfig(t, map[string]any{"command": []string{"/bin/sleep", "60"}}, "echo"), gateway.OpenOptions{ConnectTimeout: 3 * time.Second})
+	acs := hung.agent(t, nil, nil)
+	time.Sleep(300 * time.Millisecond) // past the pause between two connection attempts
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	if o, err := callTool(ctx, t, acs, "echo", "call_c2", "run-c", map[string]any{"text": "hi"}); err == nil {
+		t.Fatalf("the cancelled call returned a result: %s\n%s", o.text, hung.log)
+	}
+	waitFor(t, func() bool { _, ok := hung.obs.get("call_c2"); return ok }, "the outcome to be observed")
+	if res, _ := hung.obs.get("call_c2"); res.Code() != canonical.CodeCancelled || res.Executed() {
+		t.Fatalf("observed %s executed=%v, want CANCELLED executed=false", res.Code(), res.Executed())
+	}
+}

@@ -501,11 +501,7 @@ func TestTwoGatewaysShareOneRedis(t *testing.T) {
 // a new upstream process.
 func TestUpstreamKilledMidCallStdio(t *testing.T) {
 	addr := redistest.Addr(t)
-	rs, err := redisstore.New(redisstore.Options{Addrs: []string{addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close()
+	rs := openRedisStore(t, addr)
 	dir := t.TempDir()
 	logPath, pidPath := filepath.Join(dir, "upstream.log"), filepath.Join(dir, "upstream.pid")
 	cs, stderr := stdioGateway(t, baseConfig(t, stdioUpstream(t, logPath, pidPath), "search", "slow").write(t, dir), "--redis", addr)
@@ -691,7 +687,7 @@ func TestPinCommandDraftsEveryTool(t *testing.T) {
 	var out struct {
 		Tools []gateway.DraftEntry `json:"tools"`
 	}
-	if err := jsonUnmarshal(stdout.Bytes(), &out); err != nil || len(out.Tools) != 12 {
+	if err := jsonUnmarshal(stdout.Bytes(), &out); err != nil || len(out.Tools) != 18 {
 		t.Fatalf("%d drafts (%v): %s", len(out.Tools), err, stdout.String())
 	}
 	ds := upstreamDrafts(t)

@@ -1,0 +1,110 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/internal/redistest"
+)
+
+// cancelRouter is the load balancer of the two-replica test: it sends
+// every notifications/cancelled to another gateway than the call's.
+type cancelRouter struct {
+	to *url.URL
+}
+
+// RoundTrip sends r to its own URL, or a cancel to rt.to.
+func (rt cancelRouter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil && rt.to != nil {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+			r = r.Clone(r.Context())
+			r.URL.Scheme, r.URL.Host = rt.to.Scheme, rt.to.Host
+			r.Host = rt.to.Host
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// agentVia connects a go-sdk client to g, its cancels routed to other
+// (when given), speaking protocol version.
+func agentVia(t *testing.T, g *httpGateway, other *httpGateway, version string) *mcp.ClientSession {
+	t.Helper()
+	var to *url.URL
+	if other != nil {
+		u, err := url.Parse(other.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to = u
+	}
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: g.url, MaxRetries: -1, HTTPClient: &http.Client{Transport: cancelRouter{to: to}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect %s: %v\n%s", g.url, err, g.stderr)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// A cancel reaches the upstream in every HTTP mode: stateless on the
+// replica running the call, stateless through another replica sharing the
+// Redis store (the cancel goes to it, the call runs on the first), and
+// with sessions. Each call ends ERROR/CANCELLED in Redis.
+func TestCancelOverHTTPInEveryMode(t *testing.T) {
+	addr := redistest.Addr(t)
+	rs := openRedisStore(t, addr)
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "upstream.log")
+	path := liveConfig(t, logPath).write(t, dir)
+	a := startHTTPGateway(t, path, "--redis", addr)
+	b := startHTTPGateway(t, path, "--redis", addr)
+	sess := startHTTPGateway(t, path, "--redis", addr, "--sessions")
+	run := "run-cx-" + canonical.NewOwner()[:8]
+	for _, c := range []struct {
+		name, id, version string
+		cs                func() *mcp.ClientSession
+	}{
+		{"stateless, one replica", "call_s1", "2025-11-25", func() *mcp.ClientSession { return agentVia(t, a, nil, "2025-11-25") }},
+		{"stateless, one replica, 2025-06-18", "call_s2", "2025-06-18", func() *mcp.ClientSession { return agentVia(t, a, nil, "2025-06-18") }},
+		{"stateless, one replica, the SDK's latest version", "call_s5", "", func() *mcp.ClientSession { return agentVia(t, a, nil, "") }},
+		{"stateless, the cancel through another replica", "call_s3", "2025-11-25", func() *mcp.ClientSession { return agentVia(t, a, b, "2025-11-25") }},
+		{"sessions", "call_s4", "2025-11-25", func() *mcp.ClientSession { return agentVia(t, sess, nil, "2025-11-25") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cs := c.cs()
+			if err := cancelMidCall(t, cs, logPath, c.id, run); err == nil {
+				t.Fatal("the cancelled call returned a result")
+			}
+			waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", c.id) == 1 }, "the upstream to see the cancel")
+			checkCancelled(t, func() (canonical.Record, error) { return rs.Get(context.Background(), run, c.id) }, c.name)
+		})
+	}
+}
+
+// openRedisStore opens a store on the Redis at addr, closed with the test.
+func openRedisStore(t *testing.T, addr string) *redisstore.Store {
+	t.Helper()
+	rs, err := redisstore.New(redisstore.Options{Addrs: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rs.Close() })
+	return rs
+}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -115,6 +114,10 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if release, err := h.caps.acquire(run.Principal.Subject, run.ID, start); err != nil {
 		res = boundary.Refuse(c.ToolCallID, canonical.CodeRateLimited, err)
 	} else {
+		if r := newRelay(ctx, req); r != nil {
+			ctx = withRelay(ctx, r)
+			defer r.finish()
+		}
 		ctx, untrack := h.track(ctx, c, run)
 		res = h.invoke(ctx, c, run, req.Params.Arguments)
 		untrack()
@@ -179,15 +182,7 @@ func causeText(err error) string {
 	if err == nil {
 		return ""
 	}
-	s := redact.String(err.Error())
-	if len(s) > maxCauseBytes {
-		cut := maxCauseBytes
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	return cutText(redact.String(err.Error()), maxCauseBytes)
 }
 
 // toolResult turns a boundary outcome into what the agent receives: the

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -44,6 +45,12 @@ func (rt cancelRouter) RoundTrip(r *http.Request) (*http.Response, error) {
 // (when given), speaking protocol version.
 func agentVia(t *testing.T, g *httpGateway, other *httpGateway, version string) *mcp.ClientSession {
 	t.Helper()
+	return agentWith(t, g, other, version, nil)
+}
+
+// agentWith is agentVia with the client's options.
+func agentWith(t *testing.T, g *httpGateway, other *httpGateway, version string, copts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	var to *url.URL
 	if other != nil {
 		u, err := url.Parse(other.url)
@@ -53,7 +60,7 @@ func agentVia(t *testing.T, g *httpGateway, other *httpGateway, version string) 
 		to = u
 	}
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx,
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, copts).Connect(ctx,
 		&mcp.StreamableClientTransport{Endpoint: g.url, MaxRetries: -1, HTTPClient: &http.Client{Transport: cancelRouter{to: to}}},
 		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
@@ -107,4 +114,25 @@ func openRedisStore(t *testing.T, addr string) *redisstore.Store {
 	}
 	t.Cleanup(func() { _ = rs.Close() })
 	return rs
+}
+
+// Progress flows both ways over streamable HTTP, stateless (at the SDK's
+// latest version and at 2025-11-25) and with sessions.
+func TestProgressOverHTTP(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "upstream.log")
+	path := liveConfig(t, logPath).write(t, dir)
+	stateless := startHTTPGateway(t, path)
+	sess := startHTTPGateway(t, path, "--sessions")
+	for i, c := range []struct {
+		name    string
+		g       *httpGateway
+		version string
+	}{{"stateless", stateless, ""}, {"stateless 2025-11-25", stateless, "2025-11-25"}, {"sessions", sess, "2025-11-25"}} {
+		t.Run(c.name, func(t *testing.T) {
+			seen := &progressSeen{}
+			cs := agentWith(t, c.g, nil, c.version, &mcp.ClientOptions{ProgressNotificationHandler: seen.handler})
+			checkProgress(t, cs, seen, logPath, fmt.Sprintf("run-ph%d", i))
+		})
+	}
 }

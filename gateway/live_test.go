@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -198,4 +199,91 @@ func TestCancelReachesTheUpstream(t *testing.T) {
 	if res, _ := hung.obs.get("call_c2"); res.Code() != canonical.CodeCancelled || res.Executed() {
 		t.Fatalf("observed %s executed=%v, want CANCELLED executed=false", res.Code(), res.Executed())
 	}
+}
+
+// progressSeen collects the progress notifications an agent receives.
+type progressSeen struct {
+	mu   sync.Mutex
+	msgs []*mcp.ProgressNotificationParams
+}
+
+func (p *progressSeen) handler(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.msgs = append(p.msgs, req.Params)
+}
+
+func (p *progressSeen) all() []*mcp.ProgressNotificationParams {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]*mcp.ProgressNotificationParams(nil), p.msgs...)
+}
+
+// callWithProgress calls the progress tool with steps, under the agent's
+// progress token tok (none when nil).
+func callWithProgress(t *testing.T, cs *mcp.ClientSession, id, run string, steps int, tok any) outcome {
+	t.Helper()
+	p := &mcp.CallToolParams{Name: "progress", Arguments: map[string]any{"steps": steps},
+		Meta: mcp.Meta{gateway.MetaToolCallID: id, gateway.MetaRunID: run}}
+	if tok != nil {
+		p.SetProgressToken(tok)
+	}
+	res, err := cs.CallTool(context.Background(), p)
+	if err != nil {
+		t.Fatalf("call %s: %v", id, err)
+	}
+	return decode(t, res)
+}
+
+// checkProgress calls the progress tool as an agent with a progress token
+// and without one: the upstream gets a token only in the first case, and
+// the agent gets the upstream's progress under its own token, redacted,
+// and within the rate limit when the upstream floods.
+func checkProgress(t *testing.T, cs *mcp.ClientSession, seen *progressSeen, logPath, run string) {
+	t.Helper()
+	withToken, without := countExecutions(t, logPath, "progress", "5 token=string"), countExecutions(t, logPath, "progress", "3 token=<nil>")
+	if o := callWithProgress(t, cs, "call_p1", run, 5, "agent-tok-1"); !o.ready {
+		t.Fatal(o.text)
+	}
+	if n := countExecutions(t, logPath, "progress", "5 token=string") - withToken; n != 1 {
+		t.Fatalf("the upstream got no progress token (%d)", n)
+	}
+	waitFor(t, func() bool { return len(seen.all()) == 5 }, "5 progress notifications")
+	for i, m := range seen.all() {
+		if m.ProgressToken != "agent-tok-1" || m.Progress != float64(i+1) || m.Total != 5 {
+			t.Fatalf("progress %d: %+v", i, m)
+		}
+		for _, secret := range []string{"hunter2", "10.251.73.220"} {
+			if strings.Contains(m.Message, secret) {
+				t.Fatalf("progress message shows %q: %q", secret, m.Message)
+			}
+		}
+		if !strings.HasPrefix(m.Message, fmt.Sprintf("step %d of 5", i+1)) {
+			t.Fatalf("progress message %q", m.Message)
+		}
+	}
+	if o := callWithProgress(t, cs, "call_p2", run, 3, nil); !o.ready {
+		t.Fatal(o.text)
+	}
+	if n := countExecutions(t, logPath, "progress", "3 token=<nil>") - without; n != 1 {
+		t.Fatalf("a call without a progress token was given one upstream (%d)", n)
+	}
+	before := len(seen.all())
+	if o := callWithProgress(t, cs, "call_p3", run, 200, 7); !o.ready {
+		t.Fatal(o.text)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if got := len(seen.all()) - before; got < 10 || got >= 100 {
+		t.Fatalf("200 progress notifications at once: %d relayed, want the burst of 10 and a few more", got)
+	}
+}
+
+// Progress flows both ways over stdio (the agent in memory, the upstream a
+// process).
+func TestProgressIsRelayed(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "upstream.log")
+	lg := openLive(t, liveConfig(t, logPath), gateway.OpenOptions{})
+	seen := &progressSeen{}
+	cs := lg.agent(t, &mcp.ClientOptions{ProgressNotificationHandler: seen.handler}, nil)
+	checkProgress(t, cs, seen, logPath, "run-p")
 }

@@ -109,6 +109,8 @@ type Upstream struct {
 
 	verifyMu sync.Mutex // one verification at a time
 
+	inflight calls // the calls sent and not yet answered
+
 	transportOnce sync.Once
 	pool          http.RoundTripper
 }
@@ -141,6 +143,11 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
 			// The handler runs on the session's reader: verify elsewhere.
 			go u.reverify(req.Session)
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if r := u.inflight.byToken(req.Params.ProgressToken); r != nil {
+				r.sendProgress(req.Params)
+			}
 		},
 	})
 	return u, nil
@@ -210,9 +217,24 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 			params.Meta = meta
 		}
 	}
+	// Each call has its own progress token upstream, never the agent's,
+	// which another agent's call may share.
+	r := relayOf(ctx)
+	tok := u.inflight.add(r)
+	if r != nil {
+		defer r.later(func() { u.inflight.remove(tok) })
+		if r.token != nil {
+			params.SetProgressToken(tok)
+		}
+	} else {
+		defer u.inflight.remove(tok)
+	}
 	cctx, cancel := withoutValues(ctx)
 	defer cancel()
 	res, err := s.CallTool(cctx, params)
+	if r != nil && r.token != nil {
+		r.drain()
+	}
 	if err != nil {
 		if ctx.Err() == nil && transportFailed(err) {
 			// The connection failed, not the call: connect again next time.

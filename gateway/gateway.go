@@ -271,7 +271,7 @@ func newProjector(pc ProjectorConfig) (canonical.Projector, error) {
 	switch pc.Kind {
 	case "", "mcp":
 		cfg := mcpresult.DefaultConfig()
-		cfg.Limits = pc.Limits
+		cfg.Limits, cfg.Media = pc.Limits, pc.Media
 		return mcpresult.New(cfg)
 	case "rag":
 		cfg := rag.DefaultConfig()

@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -194,7 +197,56 @@ func toolResult(res boundary.Result) *mcp.CallToolResult {
 	if res.Status() != canonical.StatusReady {
 		r.IsError = true
 	} else if len(out) > 0 && out[0] == '{' {
-		r.StructuredContent = json.RawMessage(out)
+		text, blocks := attachments(out)
+		r.Content = append([]mcp.Content{&mcp.TextContent{Text: string(text)}}, blocks...)
+		r.StructuredContent = json.RawMessage(text)
 	}
 	return r
+}
+
+// attachments turns the "attachments" of an MCP-result projection (package
+// mcpresult, Media) into content blocks after the text, and takes the
+// "media" data that ends it out of the text: the model reads the text, the
+// client shows the blocks.
+func attachments(out []byte) (text []byte, blocks []mcp.Content) {
+	var p struct {
+		Attachments []struct {
+			Type     string `json:"type"`
+			MIMEType string `json:"mimeType"`
+			URI      string `json:"uri"`
+			Name     string `json:"name"`
+			Text     string `json:"text"`
+			Media    *int   `json:"media"`
+		} `json:"attachments"`
+		Media []string `json:"media"`
+	}
+	if !bytes.Contains(out, []byte(`"attachments":[`)) || json.Unmarshal(out, &p) != nil || len(p.Attachments) == 0 {
+		return out, nil
+	}
+	text = out
+	if len(p.Media) > 0 {
+		if i := bytes.LastIndex(out, []byte(`,"media":[`)); i > 0 {
+			text = append(append([]byte{}, out[:i]...), '}')
+		}
+	}
+	for _, a := range p.Attachments {
+		var data []byte
+		if a.Media != nil && *a.Media >= 0 && *a.Media < len(p.Media) {
+			var err error
+			if data, err = base64.StdEncoding.DecodeString(p.Media[*a.Media]); err != nil {
+				continue
+			}
+		}
+		switch {
+		case a.Type == "image" && data != nil:
+			blocks = append(blocks, &mcp.ImageContent{Data: data, MIMEType: a.MIMEType})
+		case a.Type == "audio" && data != nil:
+			blocks = append(blocks, &mcp.AudioContent{Data: data, MIMEType: a.MIMEType})
+		case a.Type == "resource_link":
+			blocks = append(blocks, &mcp.ResourceLink{URI: a.URI, Name: cmp.Or(a.Name, a.URI), MIMEType: a.MIMEType})
+		case a.Type == "resource":
+			blocks = append(blocks, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: a.URI, MIMEType: a.MIMEType, Text: a.Text}})
+		}
+	}
+	return text, blocks
 }

@@ -287,3 +287,66 @@ func TestProgressIsRelayed(t *testing.T) {
 	cs := lg.agent(t, &mcp.ClientOptions{ProgressNotificationHandler: seen.handler}, nil)
 	checkProgress(t, cs, seen, logPath, "run-p")
 }
+
+// Images and audio reach the agent as content blocks within the media
+// budget and the MIME allow-list, links as links, an embedded text resource
+// redacted, a blob as a link; what is withheld is named in the text; the
+// record keeps the upstream's whole result.
+func TestMediaReachTheAgent(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "upstream.log")
+	cfg := liveConfig(t, logPath)
+	cfg["run"] = map[string]any{"max_result_bytes": 64 << 10}
+	doc := mustMarshal(t, cfg) // edited as plain JSON
+	var generic map[string]any
+	if err := jsonUnmarshal(doc, &generic); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range generic["tools"].([]any) {
+		tool := e.(map[string]any)
+		if tool["name"] == "media" {
+			tool["projector"] = map[string]any{"media": map[string]any{"max_bytes": 4096, "mime_types": []string{"image/png", "audio/wav"}}}
+		}
+	}
+	lg := openLive(t, configDoc(generic), gateway.OpenOptions{})
+	cs := lg.agent(t, nil, nil)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "media", Arguments: map[string]any{"query": "q3"},
+		Meta: mcp.Meta{gateway.MetaToolCallID: "call_m1", gateway.MetaRunID: "run-m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || len(res.Content) != 6 {
+		t.Fatalf("isError %v, %d blocks: %s", res.IsError, len(res.Content), mustMarshal(t, res))
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	img, ok1 := res.Content[1].(*mcp.ImageContent)
+	audio, ok2 := res.Content[2].(*mcp.AudioContent)
+	link, ok3 := res.Content[3].(*mcp.ResourceLink)
+	embedded, ok4 := res.Content[4].(*mcp.EmbeddedResource)
+	blob, ok5 := res.Content[5].(*mcp.ResourceLink)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+		t.Fatalf("blocks %s", mustMarshal(t, res.Content))
+	}
+	if img.MIMEType != "image/png" || len(img.Data) < 8 || string(img.Data[1:4]) != "PNG" || audio.MIMEType != "audio/wav" || !strings.HasPrefix(string(audio.Data), "RIFF") {
+		t.Fatalf("image %q %q, audio %q %q", img.MIMEType, img.Data, audio.MIMEType, audio.Data)
+	}
+	if link.URI != "file:///reports/q3.pdf" || blob.URI != "file:///blob.bin" || embedded.Resource.URI != "file:///notes.txt" {
+		t.Fatalf("links %+v %+v %+v", link, blob, embedded.Resource)
+	}
+	for _, secret := range []string{"hunter2", "db01.internal"} {
+		if strings.Contains(embedded.Resource.Text, secret) || strings.Contains(text, secret) {
+			t.Fatalf("the secret %q passed: %q", secret, embedded.Resource.Text)
+		}
+	}
+	for _, named := range []string{`"reason":"over_budget"`, `"mimeType":"image/svg+xml"`, `"reason":"mime_not_allowed"`, `"reason":"blob_sent_as_link"`} {
+		if !strings.Contains(text, named) {
+			t.Fatalf("the text does not name %s: %s", named, text)
+		}
+	}
+	if strings.Contains(text, `"media":[`) || len(text) > 8<<10 {
+		t.Fatalf("the media data is in the text (%d bytes)", len(text))
+	}
+	rec := lg.record(t, "run-m", "call_m1")
+	if !strings.Contains(string(rec.Raw), "image/svg+xml") || len(rec.Raw) < 64<<10 {
+		t.Fatalf("the record does not keep the raw result (%d bytes)", len(rec.Raw))
+	}
+}

@@ -350,3 +350,73 @@ func TestMediaReachTheAgent(t *testing.T) {
 		t.Fatalf("the record does not keep the raw result (%d bytes)", len(rec.Raw))
 	}
 }
+
+// textOf is the text of a READY call's result: the MCP-result projection's
+// content.
+func textOf(t *testing.T, o outcome) string {
+	t.Helper()
+	if !o.ready {
+		t.Fatalf("not READY: %s", o.text)
+	}
+	s, _ := o.obj["content"].(string)
+	return s
+}
+
+// The upstream's log messages reach the agent bounded, redacted and
+// rate-limited; its sampling and elicitation requests reach an agent that
+// declared the capability and are refused with a JSON-RPC error for one
+// that did not.
+func TestUpstreamRequestsAndLogsAreRelayed(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "upstream.log")
+	lg := openLive(t, liveConfig(t, logPath), gateway.OpenOptions{})
+	var mu sync.Mutex
+	var logs []*mcp.LoggingMessageParams
+	able := lg.agent(t, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			mu.Lock()
+			defer mu.Unlock()
+			logs = append(logs, req.Params)
+		},
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "the model says hi"}}, nil
+		},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes"}}, nil
+		},
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	ctx := context.Background()
+	if err := able.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, mustCall(ctx, t, able, "sample", "call_r1", "run-r", map[string]any{"query": "hello"})); got != "sampled: the model says hi" {
+		t.Fatalf("sampling through the gateway: %q", got)
+	}
+	if got := textOf(t, mustCall(ctx, t, able, "elicit", "call_r2", "run-r", map[string]any{"query": "ok?"})); got != "elicited: accept yes" {
+		t.Fatalf("elicitation through the gateway: %q", got)
+	}
+	if o := mustCall(ctx, t, able, "chatty", "call_r3", "run-r", map[string]any{"query": "job"}); !o.ready {
+		t.Fatal(o.text)
+	}
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(logs) >= 10 }, "the upstream's log messages")
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	n := len(logs)
+	for _, l := range logs {
+		data, _ := l.Data.(string)
+		if strings.Contains(data, "hunter2") || !strings.Contains(data, "working") || l.Level != "info" {
+			t.Fatalf("log message %+v", l)
+		}
+	}
+	mu.Unlock()
+	if n >= 30 {
+		t.Fatalf("30 log messages at once: %d relayed, want the rate limit's", n)
+	}
+
+	plain := lg.agent(t, nil, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	for _, c := range []struct{ tool, want string }{{"sample", "sampling refused: "}, {"elicit", "elicitation refused: "}} {
+		got := textOf(t, mustCall(ctx, t, plain, c.tool, "call_r4_"+c.tool, "run-r", map[string]any{"query": "q"}))
+		if !strings.HasPrefix(got, c.want) || !strings.Contains(got, "did not declare") {
+			t.Fatalf("%s from an agent without the capability: %q", c.tool, got)
+		}
+	}
+}

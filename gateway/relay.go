@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcanon/toolcanon/canonical"
@@ -114,7 +116,8 @@ func (r *relay) sendProgress(p *mcp.ProgressNotificationParams) {
 // Draining: the SDK reads an upstream's notifications in order but hands
 // a response to its caller at once, so the last notifications of a call
 // can be read after its answer. A call with a progress token waits until
-// none came for drainIdle, at most drainMax.
+// none came for drainIdle, at most drainMax; so does one whose upstream
+// sends log messages.
 const (
 	drainIdle = 25 * time.Millisecond
 	drainMax  = 250 * time.Millisecond
@@ -222,4 +225,87 @@ func (c *calls) byToken(tok any) *relay {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.by[s]
+}
+
+// sole returns the relay of the one call in flight, or nil when there are
+// none or several: an upstream's log messages and requests name no call,
+// so they are passed on only when only one call can have caused them.
+func (c *calls) sole() *relay {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.by) != 1 {
+		return nil
+	}
+	for _, r := range c.by {
+		return r
+	}
+	return nil
+}
+
+// sendLog relays one upstream log message, its logger and data redacted
+// and bounded, within the rate; the agent's session drops it below the
+// level the agent asked for.
+func (r *relay) sendLog(p *mcp.LoggingMessageParams) {
+	r.heard.Store(time.Now().UnixNano())
+	if !r.open() || !r.logs.take(time.Now()) {
+		return
+	}
+	data, ok := p.Data.(string)
+	if !ok {
+		b, err := json.Marshal(p.Data)
+		if err != nil {
+			return
+		}
+		data = string(b)
+	}
+	ctx, cancel := context.WithTimeout(r.agentCtx, relayTimeout)
+	defer cancel()
+	_ = r.agent.Log(ctx, &mcp.LoggingMessageParams{Level: p.Level, Logger: agentText(p.Logger), Data: agentText(data)})
+}
+
+// refusal is the JSON-RPC error an upstream's request gets when the gateway
+// does not pass it to an agent.
+func refusal(why string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "toolcanon: " + why}
+}
+
+// agentCan reports why the call's agent cannot be asked a request, or "".
+func agentCan(r *relay, declared func(*mcp.ClientCapabilities) bool) string {
+	if r == nil || !r.open() {
+		return "the request names no call the gateway can tell (none, or several, in flight)"
+	}
+	ip := r.agent.InitializeParams()
+	switch {
+	case ip == nil || ip.Capabilities == nil || !declared(ip.Capabilities):
+		return "the agent did not declare this capability"
+	case ip.ProtocolVersion >= "2026-07-28":
+		return "the agent's protocol version takes such requests only as multi round-trip results, which a recorded call cannot give"
+	}
+	return ""
+}
+
+// forwardSampling passes an upstream's sampling/createMessage to the
+// call's agent when it declared sampling, else refuses it.
+func forwardSampling(ctx context.Context, r *relay, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	if why := agentCan(r, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil }); why != "" {
+		return nil, refusal(why)
+	}
+	return r.agent.CreateMessage(relayed(ctx, r), p)
+}
+
+// forwardElicitation passes an upstream's elicitation/create to the call's
+// agent when it declared elicitation, else refuses it.
+func forwardElicitation(ctx context.Context, r *relay, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if why := agentCan(r, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil }); why != "" {
+		return nil, refusal(why)
+	}
+	return r.agent.Elicit(relayed(ctx, r), p)
+}
+
+// relayed is the context of a request passed to the agent: the agent's
+// request (for its stream), ended when the upstream's request is.
+func relayed(ctx context.Context, r *relay) context.Context {
+	out, cancel := context.WithCancel(r.agentCtx)
+	context.AfterFunc(ctx, cancel)
+	return out
 }

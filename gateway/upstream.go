@@ -79,6 +79,15 @@ type UpstreamOptions struct {
 	Propagator Propagator
 }
 
+// logs reports whether the upstream of s sends log messages.
+func logs(s *mcp.ClientSession) bool {
+	ir := s.InitializeResult()
+	return ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil
+}
+
+// upstreamProtocol is the MCP version the gateway asks of upstreams.
+const upstreamProtocol = "2025-11-25"
+
 // maxUpstreamTools bounds the tools read from one upstream listing.
 const maxUpstreamTools = 1024
 
@@ -148,6 +157,17 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 			if r := u.inflight.byToken(req.Params.ProgressToken); r != nil {
 				r.sendProgress(req.Params)
 			}
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			if r := u.inflight.sole(); r != nil {
+				r.sendLog(req.Params)
+			}
+		},
+		CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return forwardSampling(ctx, u.inflight.sole(), req.Params)
+		},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return forwardElicitation(ctx, u.inflight.sole(), req.Params)
 		},
 	})
 	return u, nil
@@ -232,7 +252,7 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 	cctx, cancel := withoutValues(ctx)
 	defer cancel()
 	res, err := s.CallTool(cctx, params)
-	if r != nil && r.token != nil {
+	if r != nil && (r.token != nil || logs(s)) {
 		r.drain()
 	}
 	if err != nil {
@@ -324,7 +344,14 @@ func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	defer cancel()
 	cctx, cancelTimeout := context.WithTimeout(cctx, u.opts.ConnectTimeout)
 	defer cancelTimeout()
-	s, err := u.client.Connect(cctx, u.transport(), nil)
+	// 2025-11-25: what the servers in use speak; an upstream's log level
+	// is its session's, and its sampling and elicitation requests reach
+	// the gateway as requests (multi round-trip results included, which the
+	// upstream's SDK turns into requests for a client of this version).
+	s, err := u.client.Connect(cctx, u.transport(), &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
+	if err == nil && logs(s) {
+		_ = s.SetLoggingLevel(cctx, &mcp.SetLoggingLevelParams{Level: "debug"}) // the agent's session filters
+	}
 	if err == nil {
 		if err = u.verify(cctx, s); err != nil {
 			_ = s.Close()
@@ -337,7 +364,7 @@ func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 		return nil, u.lastErr
 	}
 	u.sess = s
-	u.log.Info("connected")
+	u.log.Info("connected", slog.String("protocol", s.InitializeResult().ProtocolVersion))
 	go func() {
 		err := s.Wait()
 		u.drop(s, err)

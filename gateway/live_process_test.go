@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -134,5 +136,39 @@ func TestProgressOverHTTP(t *testing.T) {
 			cs := agentWith(t, c.g, nil, c.version, &mcp.ClientOptions{ProgressNotificationHandler: seen.handler})
 			checkProgress(t, cs, seen, logPath, fmt.Sprintf("run-ph%d", i))
 		})
+	}
+}
+
+// Over HTTP with sessions, an upstream's sampling request and log messages
+// reach the agent that declared sampling and set a level; stateless, where
+// the gateway cannot send the agent a request, sampling is refused.
+func TestRelaysOverHTTP(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "upstream.log")
+	path := liveConfig(t, logPath).write(t, dir)
+	sess := startHTTPGateway(t, path, "--sessions")
+	stateless := startHTTPGateway(t, path)
+	var mu sync.Mutex
+	logs := 0
+	copts := &mcp.ClientOptions{
+		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { mu.Lock(); logs++; mu.Unlock() },
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "over http"}}, nil
+		},
+	}
+	ctx := context.Background()
+	cs := agentWith(t, sess, nil, "2025-11-25", copts)
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, mustCall(ctx, t, cs, "sample", "call_h1", "run-rh", map[string]any{"query": "hi"})); got != "sampled: over http" {
+		t.Fatalf("sampling with sessions: %q", got)
+	}
+	mustCall(ctx, t, cs, "chatty", "call_h2", "run-rh", map[string]any{"query": "job"})
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return logs >= 10 }, "log messages with sessions")
+
+	plain := agentWith(t, stateless, nil, "2025-11-25", copts)
+	if got := textOf(t, mustCall(ctx, t, plain, "sample", "call_h3", "run-rh2", map[string]any{"query": "hi"})); !strings.HasPrefix(got, "sampling refused: ") {
+		t.Fatalf("sampling stateless: %q", got)
 	}
 }

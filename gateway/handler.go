@@ -62,6 +62,7 @@ type handler struct {
 	log     *slog.Logger
 	caps    *limiter
 	cancels *cancels
+	levels  levels
 }
 
 func newHandler(b *boundary.Boundary, opts Options) (*handler, error) {
@@ -117,7 +118,7 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if release, err := h.caps.acquire(run.Principal.Subject, run.ID, start); err != nil {
 		res = boundary.Refuse(c.ToolCallID, canonical.CodeRateLimited, err)
 	} else {
-		if r := newRelay(ctx, req); r != nil {
+		if r := newRelay(ctx, req, h.levels.set(req.Session)); r != nil {
 			ctx = withRelay(ctx, r)
 			defer r.finish()
 		}

@@ -36,8 +36,11 @@ type relay struct {
 	agent    *mcp.ServerSession
 	agentCtx context.Context // the agent's request: on HTTP it names the stream to write on
 	token    any             // the agent's progress token; nil: none asked
-	progress bucket
-	logs     bucket
+	// wantsLogs: the agent set a log level, so the call waits for its
+	// upstream's last log messages.
+	wantsLogs bool
+	progress  bucket
+	logs      bucket
 
 	heard    atomic.Int64 // when the last upstream notification was read (Unix ns)
 	mu       sync.Mutex
@@ -91,13 +94,47 @@ func relayOf(ctx context.Context) *relay {
 }
 
 // newRelay is the relay of one tools/call; nil when it has no session.
-func newRelay(ctx context.Context, req *mcp.CallToolRequest) *relay {
+// wantsLogs says that the agent asked for log messages.
+func newRelay(ctx context.Context, req *mcp.CallToolRequest, wantsLogs bool) *relay {
 	if req.Session == nil {
 		return nil
 	}
+	if _, ok := req.Params.Meta[mcp.MetaKeyLogLevel]; ok {
+		wantsLogs = true // 2026-07-28: the level comes with the request
+	}
 	now := time.Now()
-	return &relay{agent: req.Session, agentCtx: ctx, token: req.Params.GetProgressToken(),
+	return &relay{agent: req.Session, agentCtx: ctx, token: req.Params.GetProgressToken(), wantsLogs: wantsLogs,
 		progress: newBucket(now), logs: newBucket(now)}
+}
+
+// levels are the agent sessions that set a log level (logging/setLevel).
+type levels struct {
+	mu sync.Mutex
+	by map[*mcp.ServerSession]bool
+}
+
+// maxLevelSessions bounds what levels remembers; past it, it starts over
+// (a forgotten session only loses the wait for its calls' last messages).
+const maxLevelSessions = 4096
+
+func (l *levels) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && method == "logging/setLevel" {
+			l.mu.Lock()
+			if l.by == nil || len(l.by) >= maxLevelSessions {
+				l.by = map[*mcp.ServerSession]bool{}
+			}
+			l.by[ss] = true
+			l.mu.Unlock()
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (l *levels) set(ss *mcp.ServerSession) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.by[ss]
 }
 
 // sendProgress relays one upstream progress notification under the
@@ -116,8 +153,8 @@ func (r *relay) sendProgress(p *mcp.ProgressNotificationParams) {
 // Draining: the SDK reads an upstream's notifications in order but hands
 // a response to its caller at once, so the last notifications of a call
 // can be read after its answer. A call with a progress token waits until
-// none came for drainIdle, at most drainMax; so does one whose upstream
-// sends log messages.
+// none came for drainIdle, at most drainMax; so does one whose agent asked
+// for log messages of an upstream that sends them.
 const (
 	drainIdle = 25 * time.Millisecond
 	drainMax  = 250 * time.Millisecond

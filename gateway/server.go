@@ -32,7 +32,8 @@ func newServer(b *boundary.Boundary, opts Options) (*mcp.Server, *handler, error
 	if impl == nil {
 		impl = &mcp.Implementation{Name: "toolcanon", Version: "1"}
 	}
-	s := mcp.NewServer(impl, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	// Logging: an upstream's log messages are relayed (relay.sendLog).
+	s := mcp.NewServer(impl, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}}})
 	for _, name := range b.Tools() {
 		def, _ := b.Definition(name)
 		if err := addTool(s, listing(name, def, nil), h.call); err != nil {
@@ -46,7 +47,7 @@ func newServer(b *boundary.Boundary, opts Options) (*mcp.Server, *handler, error
 			}
 		}
 	}
-	s.AddReceivingMiddleware(h.unlisted(s))
+	s.AddReceivingMiddleware(h.unlisted(s), h.levels.middleware)
 	return s, h, nil
 }
 

@@ -252,7 +252,7 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 	cctx, cancel := withoutValues(ctx)
 	defer cancel()
 	res, err := s.CallTool(cctx, params)
-	if r != nil && (r.token != nil || logs(s)) {
+	if r != nil && (r.token != nil || r.wantsLogs && logs(s)) {
 		r.drain()
 	}
 	if err != nil {

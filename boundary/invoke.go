@@ -62,7 +62,22 @@ import (
 // STORE_UNAVAILABLE; under WithReplay a retry with the same id and request
 // then returns the stored outcome.
 func (b *Boundary) Invoke(ctx context.Context, run RunContext, env Envelope) (res Result) {
-	inv := invocation{b: b, env: &env, run: &run}
+	return b.invokeWith(ctx, run, env, nil, false)
+}
+
+// InvokeWith runs one call as Invoke does, with tool as its execution in
+// place of the bound one: a framework's middleware passes its own `next`, so
+// that it needs no table of tools beside the framework's. The binding still
+// gives the definition, the policy and the projector (see BindNext); tool
+// gets the canonical input and its answer is checked, bounded, projected
+// and recorded exactly as a bound tool's. A nil tool is INVALID_ARGUMENT,
+// refused before anything is written.
+func (b *Boundary) InvokeWith(ctx context.Context, run RunContext, env Envelope, tool Tool) Result {
+	return b.invokeWith(ctx, run, env, tool, true)
+}
+
+func (b *Boundary) invokeWith(ctx context.Context, run RunContext, env Envelope, tool Tool, with bool) (res Result) {
+	inv := invocation{b: b, env: &env, run: &run, tool: tool, with: with}
 	if canonical.ValidateToolCallID(env.ToolCallID) == nil {
 		// An invalid id is never echoed: it could carry anything.
 		inv.id = env.ToolCallID
@@ -85,6 +100,8 @@ type invocation struct {
 	env   *Envelope
 	run   *RunContext
 	id    string // validated tool_call_id, or ""
+	tool  Tool   // InvokeWith's execution; nil for Invoke
+	with  bool   // called through InvokeWith
 	owner string // set once Begin is attempted
 	begun bool   // the record exists and is ours
 	done  bool   // Complete was attempted
@@ -130,6 +147,20 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	bd := b.bindings[env.Tool]
 	if bd == nil {
 		return inv.fail(canonical.CodeUnknownTool, canonical.Errorf(canonical.CodeUnknownTool, "no tool bound as %q", env.Tool))
+	}
+	tool := bd.tool
+	switch {
+	case inv.with && isNilTool(inv.tool):
+		return inv.fail(canonical.CodeInvalidArgument, canonical.Errorf(canonical.CodeInvalidArgument, "InvokeWith %q: nil tool", env.Tool))
+	case inv.with:
+		tool = inv.tool
+	case tool == nil:
+		return inv.fail(canonical.CodeInvalidArgument, canonical.Errorf(canonical.CodeInvalidArgument,
+			"%q is bound with BindNext: its execution comes with InvokeWith", env.Tool))
+	}
+	if !env.ToolCallIDSource.valid() {
+		return inv.fail(canonical.CodeInvalidArgument, canonical.Errorf(canonical.CodeInvalidArgument,
+			"unknown tool_call_id source %q", env.ToolCallIDSource))
 	}
 	// The boundary runs only reads: PrepareRead answers NOT_READ_ONLY for any
 	// other effect before the input is parsed.
@@ -192,7 +223,7 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 
 	// 3. Execute, bounded by the tool's timeout and the run's deadline (ctx).
 	inv.ran = true
-	raw, code, ran, err := execute(ctx, bd.tool, def.Timeout(), input)
+	raw, code, ran, err := execute(ctx, tool, def.Timeout(), input)
 	inv.ran = ran
 	inv.obs.sized(len(raw))
 	if err != nil {

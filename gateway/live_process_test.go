@@ -172,3 +172,18 @@ func TestRelaysOverHTTP(t *testing.T) {
 		t.Fatalf("sampling stateless: %q", got)
 	}
 }
+
+// Over `toolcanon gateway --stdio`, the process: progress flows both ways
+// and a cancel reaches the upstream.
+func TestProgressAndCancelOverStdio(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "upstream.log")
+	seen := &progressSeen{}
+	cs, stderr := stdioGatewayWith(t, &mcp.ClientOptions{ProgressNotificationHandler: seen.handler}, liveConfig(t, logPath).write(t, dir))
+	checkProgress(t, cs, seen, logPath, "run-stdio")
+	if err := cancelMidCall(t, cs, logPath, "call_sc1", "run-stdio"); err == nil {
+		t.Fatal("the cancelled call returned a result")
+	}
+	waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", "call_sc1") == 1 }, "the upstream to see the cancel")
+	waitFor(t, func() bool { return strings.Contains(stderr.String(), "code=CANCELLED executed=true") }, "the gateway's log of the cancelled call")
+}

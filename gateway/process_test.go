@@ -63,6 +63,12 @@ func own(t testing.TB, cmd *exec.Cmd) {
 // stdioGateway starts `toolcanon gateway --stdio` as the client's command.
 func stdioGateway(t *testing.T, cfg string, extra ...string) (*mcp.ClientSession, *syncBuffer) {
 	t.Helper()
+	return stdioGatewayWith(t, nil, cfg, extra...)
+}
+
+// stdioGatewayWith is stdioGateway with the client's options.
+func stdioGatewayWith(t *testing.T, copts *mcp.ClientOptions, cfg string, extra ...string) (*mcp.ClientSession, *syncBuffer) {
+	t.Helper()
 	bin, _ := binaries(t)
 	cmd := exec.Command(bin, append([]string{"gateway", "--config", cfg, "--stdio"}, extra...)...)
 	stderr := &syncBuffer{}
@@ -70,7 +76,7 @@ func stdioGateway(t *testing.T, cfg string, extra ...string) (*mcp.ClientSession
 	own(t, cmd)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, copts).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, stderr)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -27,9 +28,12 @@ import (
 // the registration cancelled. redisstore.Store implements it.
 type CancelRelay interface {
 	// RegisterCall registers a call in flight under key, for at most ttl.
+	// A second call under a key already registered makes the key
+	// ambiguous until its TTL passes: a cancel then stops neither.
 	RegisterCall(ctx context.Context, key, nonce string, ttl time.Duration) error
 	// CancelCall marks the call registered under key cancelled, and
-	// reports whether one was registered.
+	// reports whether one was registered (an ambiguous key is reported
+	// found, and nothing is marked).
 	CancelCall(ctx context.Context, key string) (bool, error)
 	// CallCancelled reports whether the call registered under key with
 	// nonce was marked cancelled.
@@ -84,7 +88,7 @@ type cancels struct {
 	relay CancelRelay // nil: this replica's calls only
 	log   *slog.Logger
 	mu    sync.Mutex
-	live  map[string]*liveCall // by cancelKey
+	live  map[string][]*liveCall // by cancelKey
 }
 
 // liveCall is one tracked call.
@@ -98,9 +102,11 @@ func (cs *cancels) track(ctx context.Context, principal, rpcID string, ttl time.
 	me := &liveCall{cancel: cancel}
 	cs.mu.Lock()
 	if cs.live == nil {
-		cs.live = map[string]*liveCall{}
+		cs.live = map[string][]*liveCall{}
 	}
-	cs.live[key] = me // two calls of one principal under one id: a cancel names the last
+	// Two calls of one principal under one id (two clients numbering
+	// their requests alike): a cancel could name either, so it stops none.
+	cs.live[key] = append(cs.live[key], me)
 	cs.mu.Unlock()
 	stop := func() {}
 	if cs.relay != nil {
@@ -117,8 +123,11 @@ func (cs *cancels) track(ctx context.Context, principal, rpcID string, ttl time.
 	return ctx, func() {
 		stop()
 		cs.mu.Lock()
-		if cs.live[key] == me {
+		rest := slices.DeleteFunc(cs.live[key], func(c *liveCall) bool { return c == me })
+		if len(rest) == 0 {
 			delete(cs.live, key)
+		} else {
+			cs.live[key] = rest
 		}
 		cs.mu.Unlock()
 		cancel(nil)
@@ -167,10 +176,15 @@ func (cs *cancels) poll(ctx context.Context, cancel context.CancelCauseFunc, key
 func (cs *cancels) cancel(ctx context.Context, principal, rpcID string) bool {
 	key := cancelKey(principal, rpcID)
 	cs.mu.Lock()
-	c, ok := cs.live[key]
+	here := slices.Clone(cs.live[key])
 	cs.mu.Unlock()
-	if ok {
-		c.cancel(errCancelledByAgent)
+	switch len(here) {
+	case 0:
+	case 1:
+		here[0].cancel(errCancelledByAgent)
+		return true
+	default:
+		cs.log.Warn("a cancel names several calls of one principal (one JSON-RPC id); none is cancelled")
 		return true
 	}
 	if cs.relay == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/gateway"
 	"github.com/toolcanon/toolcanon/internal/redistest"
 )
 
@@ -186,4 +188,63 @@ func TestProgressAndCancelOverStdio(t *testing.T) {
 	}
 	waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", "call_sc1") == 1 }, "the upstream to see the cancel")
 	waitFor(t, func() bool { return strings.Contains(stderr.String(), "code=CANCELLED executed=true") }, "the gateway's log of the cancelled call")
+}
+
+// In process, so that the race detector watches the cancel tracking: two
+// gateways on one Redis, stateless HTTP, several calls cancelled at once,
+// each cancel sent to the other gateway; one call is left to finish.
+func TestStatelessCancelAcrossReplicasInProcess(t *testing.T) {
+	rs := openRedisStore(t, redistest.Addr(t))
+	logPath := filepath.Join(t.TempDir(), "upstream.log")
+	cfg := liveConfig(t, logPath)
+	var urls []string
+	for range 2 {
+		lg := openLiveOn(t, cfg, rs, gateway.OpenOptions{CancelRelay: rs})
+		srv := httptest.NewServer(lg.g.Handler(gateway.HTTPOptions{}))
+		t.Cleanup(srv.Close)
+		urls = append(urls, srv.URL)
+	}
+	a, b := &httpGateway{url: urls[0], stderr: &syncBuffer{}}, &httpGateway{url: urls[1], stderr: &syncBuffer{}}
+	run := "run-cxp-" + canonical.NewOwner()[:8]
+	cs := agentVia(t, a, b, "2025-11-25") // one client: its calls have ids of their own
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("call_x%d", i)
+			if err := cancelMidCall(t, cs, logPath, id, run); err == nil {
+				t.Errorf("%s: the cancelled call returned a result", id)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range 4 {
+		id := fmt.Sprintf("call_x%d", i)
+		waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", id) == 1 }, id+": the upstream to see the cancel")
+		checkCancelled(t, func() (canonical.Record, error) { return rs.Get(context.Background(), run, id) }, id)
+	}
+
+	// Two clients of one principal, each numbering its requests from the
+	// start, have a call in flight under one JSON-RPC id: the cancel one of
+	// them sends could name either, so it stops neither.
+	first, second := agentVia(t, a, b, "2025-11-25"), agentVia(t, a, b, "2025-11-25")
+	done := make(chan outcome, 1)
+	go func() {
+		done <- mustCall(context.Background(), t, second, "wait", "call_y2", run, map[string]any{"query": "call_y2", "ms": 1500})
+	}()
+	waitFor(t, func() bool { return countExecutions(t, logPath, "wait", "call_y2") == 1 }, "the second client's call to run")
+	if err := cancelMidCallFor(t, first, logPath, "call_y1", run, 1500); err == nil {
+		t.Fatal("the cancelled call returned a result")
+	}
+	if o := <-done; !o.ready {
+		t.Fatalf("the other client's call with the same JSON-RPC id: %s", o.text)
+	}
+	waitFor(t, func() bool {
+		rec, err := rs.Get(context.Background(), run, "call_y1")
+		return err == nil && rec.Status == canonical.StatusReady
+	}, "the ambiguous cancel to leave call_y1 running to its end")
+	if n := countExecutions(t, logPath, "cancelled", "call_y1") + countExecutions(t, logPath, "cancelled", "call_y2"); n != 0 {
+		t.Fatalf("an ambiguous cancel stopped %d calls", n)
+	}
 }

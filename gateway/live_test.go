@@ -51,11 +51,17 @@ type liveGateway struct {
 
 func openLive(t *testing.T, cfg configDoc, opts gateway.OpenOptions) *liveGateway {
 	t.Helper()
+	return openLiveOn(t, cfg, memstore.New(), opts)
+}
+
+// openLiveOn is openLive over store.
+func openLiveOn(t *testing.T, cfg configDoc, store canonical.Store, opts gateway.OpenOptions) *liveGateway {
+	t.Helper()
 	c, err := gateway.LoadConfig(cfg.write(t, t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lg := &liveGateway{store: memstore.New(), obs: &observed{}, log: &syncBuffer{}}
+	lg := &liveGateway{store: store, obs: &observed{}, log: &syncBuffer{}}
 	opts.Observe = lg.obs.hook
 	opts.Logger = slog.New(slog.NewTextHandler(lg.log, nil))
 	opts.NoReaper = true
@@ -136,11 +142,18 @@ func liveConfig(t *testing.T, logPath string) configDoc {
 // once the upstream runs it, and returns what the call returned.
 func cancelMidCall(t *testing.T, cs *mcp.ClientSession, logPath, id, run string) error {
 	t.Helper()
+	return cancelMidCallFor(t, cs, logPath, id, run, 0)
+}
+
+// cancelMidCallFor is cancelMidCall of a wait of ms milliseconds (0: a
+// minute).
+func cancelMidCallFor(t *testing.T, cs *mcp.ClientSession, logPath, id, run string, ms int) error {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
-		_, err := callTool(ctx, t, cs, "wait", id, run, map[string]any{"query": id})
+		_, err := callTool(ctx, t, cs, "wait", id, run, map[string]any{"query": id, "ms": ms})
 		errc <- err
 	}()
 	waitFor(t, func() bool { return countExecutions(t, logPath, "wait", id) == 1 }, "the call to reach the upstream")

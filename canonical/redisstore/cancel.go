@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,13 +14,32 @@ import (
 // Cancel registrations let one gateway replica stop a call another one
 // runs (gateway.CancelRelay). One STRING per call in flight:
 //
-//	<prefix>:{cancel:<key>}   "r:<nonce>" registered, "c:<nonce>" cancelled
+//	<prefix>:{cancel:<key>}   "r:<nonce>" registered, "c:<nonce>" cancelled,
+//	                          "x:" ambiguous (two calls registered under one key)
 //
 // key is the caller's (hex, no braces or colons), so that the key has its
 // own hash tag, which no run id can equal (a run id has no colon). It is
 // written with the call's TTL and never outlives it.
 
-// cancelScript marks a registration cancelled, keeping its TTL.
+// registerScript registers a call, or marks the key ambiguous when another
+// call holds it, so that a cancel never stops the wrong one.
+//
+//	KEYS[1] -> <prefix>:{cancel:<key>}
+//	ARGV[1] -> the registering replica's nonce
+//	ARGV[2] -> TTL in milliseconds
+//	RETURNS 1 when registered, 0 when the key is now ambiguous
+var registerScript = rueidis.NewLuaScriptRetryable(`
+local v = redis.call('GET', KEYS[1])
+if v and v ~= 'r:' .. ARGV[1] then
+  redis.call('SET', KEYS[1], 'x:', 'PX', ARGV[2])
+  return 0
+end
+redis.call('SET', KEYS[1], 'r:' .. ARGV[1], 'PX', ARGV[2])
+return 1
+`)
+
+// cancelScript marks a registration cancelled, keeping its TTL; an
+// ambiguous one stays as it is.
 //
 //	KEYS[1] -> <prefix>:{cancel:<key>}
 //	RETURNS 1 when a registration was found (and is now cancelled), else 0
@@ -64,7 +84,7 @@ func (s *Store) RegisterCall(ctx context.Context, key, nonce string, ttl time.Du
 	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	err = s.c.Do(ctx, s.c.B().Set().Key(k).Value("r:"+nonce).PxMilliseconds(ttl.Milliseconds()).Build()).Error()
+	err = registerScript.Exec(ctx, s.c, []string{k}, []string{nonce, strconv.FormatInt(ttl.Milliseconds(), 10)}).Error()
 	return cancelErr(err, "register a call")
 }
 

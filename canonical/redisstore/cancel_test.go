@@ -68,6 +68,22 @@ func TestCancelRegistrationsAcrossStores(t *testing.T) {
 			if ttls, _ := redistest.KeyTTLs(a, prefix+":*"); len(ttls) != 0 {
 				t.Fatalf("left behind: %v", ttls)
 			}
+			// Two calls under one key: a cancel stops neither.
+			one, two := canonical.NewOwner(), canonical.NewOwner()
+			if err := running.RegisterCall(ctx, key, one, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if err := other.RegisterCall(ctx, key, two, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if found, err := other.CancelCall(ctx, key); err != nil || !found {
+				t.Fatalf("cancel of an ambiguous key: %v %v", found, err)
+			}
+			for _, n := range []string{one, two} {
+				if yes, _ := running.CallCancelled(ctx, key, n); yes {
+					t.Fatal("a cancel of an ambiguous key stopped a call")
+				}
+			}
 			if err := running.RegisterCall(ctx, "bad}key", nonce, time.Minute); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
 				t.Fatalf("a key with a brace: %v", err)
 			}

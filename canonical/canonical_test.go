@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/internal/storeimpl"
 	"github.com/toolcanon/toolcanon/internal/strictjson"
 )
 
@@ -218,7 +219,7 @@ func TestBeginRequestStrictness(t *testing.T) {
 		`{"q":"\udc00"}`: canonical.CodeInvalidArgument, `{"q":1,"q":1}`: canonical.CodeInvalidArgument, `{"q":"ok"}`: "",
 	} {
 		req := canonical.BeginRequest{RunID: "r", ToolCallID: "c", Tool: "t", Owner: "o", Request: []byte(in), TTL: time.Minute}
-		_, err := req.Validate(0)
+		_, err := storeimpl.ValidateBegin(&req, 0)
 		if canonical.CodeOf(err) != want && !(want == "" && err == nil) {
 			t.Errorf("%q: %v, want %q", in, err, want)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"strconv"
 	"time"
 
@@ -187,62 +186,6 @@ type BeginRequest struct {
 	Limits Limits
 }
 
-// BeginArgs are a BeginRequest's arguments as a store applies them.
-type BeginArgs struct {
-	TTL    time.Duration // the record's TTL: the request's, or the store's default
-	Lease  time.Duration // the request's lease, cut to the TTL; the TTL when none
-	Limits Limits        // the limits as given: a zero field means the run's
-	NewRun Limits        // the limits of a run that has none yet: Limits with defaults
-}
-
-// Validate checks every argument without touching a store. ttlDefault is the
-// store's default TTL (0: none), used when req.TTL is zero.
-func (req *BeginRequest) Validate(ttlDefault time.Duration) (BeginArgs, error) {
-	var a BeginArgs
-	if err := ValidateRunID(req.RunID); err != nil {
-		return a, err
-	}
-	if err := ValidateToolCallID(req.ToolCallID); err != nil {
-		return a, err
-	}
-	if err := ValidateToolName(req.Tool); err != nil {
-		return a, err
-	}
-	if err := ValidateOwner(req.Owner); err != nil {
-		return a, err
-	}
-	if err := ValidatePrincipal(req.Principal); err != nil {
-		return a, err
-	}
-	if err := checkRequest(req.Request); err != nil {
-		return a, err
-	}
-	ttl := req.TTL
-	if ttl == 0 {
-		ttl = ttlDefault
-	}
-	if ttl <= 0 {
-		return a, Errorf(CodeInvalidArgument, "TTL must be positive (got %v)", req.TTL)
-	}
-	if ttl < time.Millisecond {
-		return a, Errorf(CodeInvalidArgument, "TTL must be at least 1ms (got %v)", req.TTL)
-	}
-	switch {
-	case req.Lease < 0:
-		return a, Errorf(CodeInvalidArgument, "lease must not be negative (got %v)", req.Lease)
-	case req.Lease > 0 && req.Lease < time.Millisecond:
-		return a, Errorf(CodeInvalidArgument, "lease must be at least 1ms (got %v)", req.Lease)
-	}
-	if err := req.Limits.Validate(); err != nil {
-		return a, err
-	}
-	lease := req.Lease.Truncate(time.Millisecond)
-	if lease == 0 || lease > ttl {
-		lease = ttl
-	}
-	return BeginArgs{TTL: ttl.Truncate(time.Millisecond), Lease: lease, Limits: req.Limits, NewRun: req.Limits.WithDefaults()}, nil
-}
-
 // ValidateToolName checks an agent-facing tool name: 1–128 bytes of
 // [A-Za-z0-9_.-] starting with a letter or digit.
 func ValidateToolName(name string) error {
@@ -345,39 +288,3 @@ type RunUsage struct {
 // name and bounded nesting. encoding/json.Valid accepts all three faults;
 // a stored request must be JSON that every reader agrees on.
 func IsJSONObject(b []byte) bool { return strictjson.ValidObject(b) }
-
-// checkRequest refuses a request that is not one strict JSON object —
-// not JSON, not an object, trailing data, invalid UTF-8, a lone surrogate
-// escape, a repeated name, nesting too deep — with INVALID_ARGUMENT, the one
-// code of a malformed request at the store: the boundary only ever stores
-// canonical requests, so such a request is its caller's fault, not an agent's
-// input to fix (that is INVALID_INPUT, at preflight).
-func checkRequest(b []byte) error {
-	err := strictjson.Check(b, strictjson.MaxDepth)
-	var se *strictjson.SyntaxError
-	if errors.As(err, &se) {
-		return Errorf(CodeInvalidArgument, "request is not strict JSON: %s at byte %d", se.Reason, se.Offset)
-	}
-	if err != nil || !IsJSONObject(b) {
-		return Errorf(CodeInvalidArgument, "request must be a JSON object")
-	}
-	return nil
-}
-
-// FinishCompletion fills in what a store knows of a completion it accepted:
-// the lifecycle fields in rec come from the store; raw and result are those
-// of c unless the store refused them for their size (overflow), in which case
-// the record is ERROR/RESULT_TOO_LARGE and a RESULT_TOO_LARGE error is
-// returned with it. Stores call it so that every store answers alike.
-func FinishCompletion(rec Record, c Completion, overflow bool) (Record, error) {
-	if overflow {
-		return rec, Errorf(CodeResultTooLarge, "completion is over a byte limit: the record is ERROR/RESULT_TOO_LARGE with no raw or result")
-	}
-	if len(c.Raw) > 0 {
-		rec.Raw, rec.RawLen = c.Raw, len(c.Raw)
-	}
-	if rec.Status == StatusReady {
-		rec.Result = c.Result
-	}
-	return rec, nil
-}

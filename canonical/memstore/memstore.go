@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/internal/storeimpl"
 )
 
 // DefaultClosedRunRetention is how long a closed run stays closed at least
@@ -233,7 +234,7 @@ func (s *Store) visit(i int) {
 
 // Begin implements canonical.Store.
 func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonical.Record, error) {
-	a, err := req.Validate(s.ttl)
+	a, err := storeimpl.ValidateBegin(&req, s.ttl)
 	if err != nil {
 		return canonical.Record{}, err
 	}
@@ -261,7 +262,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 // begin is Begin under the run's shard lock; rec is the record to store,
 // without its times. It returns the record with payloads still shared with
 // the store, and the shard to visit after the lock is released (-1: none).
-func (s *Store) begin(req canonical.BeginRequest, a canonical.BeginArgs, rec *record) (canonical.Record, int, error) {
+func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *record) (canonical.Record, int, error) {
 	digest := rec.rec.RequestDigest
 	tag := canonical.PrincipalTag(req.Principal)
 	sh, now := s.lock(req.RunID)
@@ -379,7 +380,7 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 	detach(&out)
 	// out.RawLen is the stored raw response's length already: FinishCompletion
 	// sets it only from a completion whose raw response is the one stored.
-	return canonical.FinishCompletion(out, c, overflow)
+	return storeimpl.FinishCompletion(out, c, overflow)
 }
 
 // complete is Complete under the run's shard lock. It returns the record

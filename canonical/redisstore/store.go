@@ -13,6 +13,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/internal/storeimpl"
 	"github.com/toolcanon/toolcanon/internal/record"
 )
 
@@ -205,7 +206,7 @@ func (s *Store) Keys() canonical.Keys { return s.keys }
 func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonical.Record, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	a, err := req.Validate(s.ttl)
+	a, err := storeimpl.ValidateBegin(&req, s.ttl)
 	if err != nil {
 		return canonical.Record{}, err
 	}
@@ -334,7 +335,7 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 		CreatedAt: msTime(h.Created), UpdatedAt: msTime(h.Updated), LeaseUntil: leaseTime(h.Lease),
 		TTL: msDuration(r.PTTL), RequestLen: int(h.RequestLen),
 	}
-	rec, err = canonical.FinishCompletion(rec, c, h.Overflow)
+	rec, err = storeimpl.FinishCompletion(rec, c, h.Overflow)
 	rec.RawLen = int(h.RawLen)
 	return rec, err
 }

@@ -612,6 +612,10 @@ func (c *cfgParser) tools(n *jnode, ptr string, cfg *Config) ([]ToolConfig, erro
 
 func (c *cfgParser) tool(n *jnode, ptr string, cfg *Config) (ToolConfig, error) {
 	var t ToolConfig
+	if v := n.member("unbounded"); v != nil && n.kind == jObject {
+		return t, c.fail(v, ptr+"/unbounded", "review the draft's input_schema, narrowed from the upstream's (`toolcanon gateway pin` printed each feature it left out, with its JSON pointer), then delete this member",
+			"the draft is marked for review: %s", oneLineOf(v.str))
+	}
 	if err := c.obj(n, ptr, "name", "upstream", "upstream_tool", "pin", "definition", "projector", "ttl"); err != nil {
 		return t, err
 	}
@@ -1079,4 +1083,12 @@ func validPin(s string) bool {
 	}
 	_, err := hex.DecodeString(h)
 	return err == nil && strings.ToLower(h) == h
+}
+
+// oneLineOf cuts s at its first line break and 512 bytes, for a message.
+func oneLineOf(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	return cutUTF8(s, 512, "…")
 }

@@ -172,15 +172,19 @@ func causeText(err error) string {
 	if err == nil {
 		return ""
 	}
-	s := redact.String(err.Error())
-	if len(s) > maxCauseBytes {
-		cut := maxCauseBytes
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+	return cutUTF8(redact.String(err.Error()), maxCauseBytes, "…")
+}
+
+// cutUTF8 returns s, or its longest prefix of at most n bytes that ends at
+// a rune boundary followed by more, when s is longer.
+func cutUTF8(s string, n int, more string) string {
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + more
 }
 
 // toolResult turns a boundary outcome into what the agent receives: the

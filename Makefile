@@ -12,7 +12,7 @@ SMOKE_TIMEOUT ?= 60
 # The report's comparison and benchmark sizes (bench/cmd/report -h).
 REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 
-.PHONY: all demo setup generate check-generated lint test test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated lint test test-mcp-ts test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
 
@@ -65,6 +65,21 @@ test: lint
 		fi; \
 		echo "tests: $$(cat $$log $$vlog | grep -cE '^\s*--- PASS') passed, $$(cat $$log $$vlog | grep -cE '^\s*--- FAIL') failed, $$(cat $$log $$vlog | grep -cE '^\s*--- SKIP') skipped"; \
 		rm -f $$log $$vlog; exit $$rc
+	@$(MAKE) --no-print-directory test-mcp-ts
+
+## test-mcp-ts: the gateway driven by the official MCP TypeScript SDK in front of server-everything
+## (test/mcp-ts, pinned by its package-lock.json, installed with npm ci), on a redis-server it starts.
+## Needs node and npm (Debian: apt-get install -y nodejs npm); without them it says so and runs nothing.
+MCP_TS_DIR ?= test/mcp-ts
+test-mcp-ts:
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+		echo "node $$(node --version), npm $$(npm --version): npm ci && node --test in $(MCP_TS_DIR)"; \
+		mkdir -p bin && $(GO) build -o bin/toolcanon ./cmd/toolcanon && \
+		cd $(MCP_TS_DIR) && npm ci --no-audit --no-fund --loglevel=error && \
+		TOOLCANON_BIN=$(CURDIR)/bin/toolcanon node --test --test-concurrency=1 --test-reporter=spec *.test.mjs; \
+	else \
+		echo "test-mcp-ts: NOT RUN: node and npm are not on PATH (Debian: apt-get install -y nodejs npm); the TypeScript-SDK tests of the gateway were skipped"; \
+	fi
 
 ## test-short: the tests without the race detector or fuzzing.
 test-short:

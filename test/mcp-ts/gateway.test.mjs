@@ -10,7 +10,7 @@ import {
 // server-everything's tools that say readOnlyHint: the drafts make them
 // read tools; the others are drafted as writes.
 const reads = ["echo", "get-annotated-message", "get-env", "get-resource-links", "get-resource-reference",
-  "get-structured-content", "get-sum", "get-tiny-image", "trigger-long-running-operation"];
+  "get-roots-list", "get-structured-content", "get-sum", "get-tiny-image", "trigger-long-running-operation"];
 
 test("gateway pin prints a configuration gateway check accepts unchanged", async (t) => {
   const dir = tempDir(t);
@@ -39,9 +39,17 @@ test("over stdio: initialize, list, call, duplicate id, large result", async (t)
   assert.equal(c.getServerVersion().name, "toolcanon-gateway");
   assert.ok(c.getServerCapabilities().tools);
 
+  // tools/list: the read tools only (the drafts make the others writes,
+  // which the gateway never runs), each with server-everything's title and
+  // annotations, and the pinned description and schema.
   const { tools } = await c.listTools();
   const listed = new Map(tools.map((x) => [x.name, x]));
-  assert.ok(listed.has("echo") && listed.has("get-sum"), [...listed.keys()].join(","));
+  assert.deepEqual([...listed.keys()].sort(), [...reads].sort());
+  const echo = listed.get("echo");
+  assert.equal(echo.title, "Echo Tool");
+  assert.deepEqual(echo.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+  assert.equal(echo.inputSchema.additionalProperties, false);
+  assert.equal(echo.inputSchema.properties.message.maxLength, 60000);
 
   const runId = id("run");
   const first = id();

@@ -94,8 +94,8 @@ func handler(name string, f func(ctx context.Context, a args) (*mcp.CallToolResu
 }
 
 func searchTool(description string) *mcp.Tool {
-	return &mcp.Tool{Name: "search", Description: description, InputSchema: schema(queryProp, "query"),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}
+	return &mcp.Tool{Name: "search", Title: "Knowledge base search", Description: description, InputSchema: schema(queryProp, "query"),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false), Title: "Search"}}
 }
 
 func search(_ context.Context, a args) (*mcp.CallToolResult, error) {
@@ -109,6 +109,8 @@ func search(_ context.Context, a args) (*mcp.CallToolResult, error) {
 	r.StructuredContent = body
 	return r, nil
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // typedInput is the input of the typed tool; the SDK infers its schema.
 type typedInput struct {

@@ -12,7 +12,7 @@ SMOKE_TIMEOUT ?= 60
 # The report's comparison and benchmark sizes (bench/cmd/report -h).
 REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 
-.PHONY: all demo setup generate check-generated lint test test-mcp-ts test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated lint test test-mcp-ts conformance test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
 
@@ -80,6 +80,15 @@ test-mcp-ts:
 	else \
 		echo "test-mcp-ts: NOT RUN: node and npm are not on PATH (Debian: apt-get install -y nodejs npm); the TypeScript-SDK tests of the gateway were skipped"; \
 	fi
+
+## conformance: the server scenarios of @modelcontextprotocol/conformance 0.1.16 through the gateway, stateless and
+## with --sessions, in front of the suite's reference server (test/mcp-ts/conformance; Node 22 from the npm package
+## "node"); prints each scenario with the reason of each failed check, and fails when the outcomes leave baseline.yml.
+## Needs npm; not part of make test (about 30 s to install, 15 s to run).
+conformance:
+	@mkdir -p bin && $(GO) build -o bin/toolcanon ./cmd/toolcanon
+	@cd test/mcp-ts/conformance && npm ci --no-audit --no-fund --loglevel=error && \
+		TOOLCANON_BIN=$(CURDIR)/bin/toolcanon node_modules/.bin/node run.mjs
 
 ## test-short: the tests without the race detector or fuzzing.
 test-short:

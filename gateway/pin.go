@@ -204,9 +204,10 @@ func draftRegistryName(upstream, tool string) string {
 // otherwise. A file without "identity" or "policy" gets draft ones: the
 // project "default", the principal "local-agent", and a grant of each read
 // tool by its registry name (tool.call:<definition.name>, the permission
-// the policy is asked). file must be a configuration LoadPinConfig
-// accepted. The result is accepted by ParseConfig unless a draft has a
-// Problem, whose entry carries "unbounded" until it is reviewed.
+// the policy is asked; none when no tool is a read). file must be a
+// configuration LoadPinConfig accepted. The result is accepted by
+// ParseConfig unless a draft has a Problem, whose entry carries
+// "unbounded" until it is reviewed.
 func DraftConfig(file []byte, drafts []Draft) ([]byte, error) {
 	root, err := parseTree(file)
 	if err != nil || root.kind != jObject {
@@ -247,14 +248,10 @@ func DraftConfig(file []byte, drafts []Draft) ([]byte, error) {
 	} else if p := root.member("identity").member("project"); p != nil {
 		project = p.str
 	}
-	if members["policy"] == nil {
-		grant, _ := json.Marshal(map[string]any{"grants": []map[string]any{{
-			"principals": []string{"*"}, "projects": []string{project}, "allow": append([]string{}, reads...),
+	if members["policy"] == nil && len(reads) > 0 {
+		members["policy"], _ = json.Marshal(map[string]any{"grants": []map[string]any{{
+			"principals": []string{"*"}, "projects": []string{project}, "allow": reads,
 		}}})
-		if len(reads) == 0 {
-			grant = []byte(`{"grants": [{"principals": ["*"], "projects": [` + strconv.Quote(project) + `], "allow": ["tool.call:none"]}]}`)
-		}
-		members["policy"] = grant
 	}
 	tools, _ := json.Marshal(entries)
 	members["tools"] = tools

@@ -12,7 +12,12 @@ SMOKE_TIMEOUT ?= 60
 # The report's comparison and benchmark sizes (bench/cmd/report -h).
 REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 
-.PHONY: all demo setup generate check-generated lint test test-mcp-ts conformance test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
+# The modules of this repository, as go.work lists them (adding a module is
+# its line in go.work), and the package patterns that cover them all.
+MODULES := $(shell $(GO) work edit -json | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)",*$$/\1/p')
+PKGS    := $(addsuffix /...,$(MODULES))
+
+.PHONY: all demo setup generate check-generated tidy check-tidy lint test test-mcp-ts conformance test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
 
@@ -21,30 +26,40 @@ demo:
 	$(GO) run ./cmd/toolcanon demo
 
 ## setup: install what the tests need (from Debian when missing: redis-server, and make and gcc,
-## with which the tests build Valkey from third_party/valkey) and fetch modules.
+## with which the tests build Valkey from third_party/valkey) and fetch every module's dependencies.
 setup:
 	@missing=""; command -v redis-server >/dev/null 2>&1 || missing="$$missing $(REDIS_PKG)"; \
 		command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; command -v make >/dev/null 2>&1 || missing="$$missing make"; \
 		if [ -n "$$missing" ]; then \
 			if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 			else echo "missing:$$missing: sudo apt-get install -y$$missing"; exit 1; fi; fi
-	$(GO) mod download
+	@set -e; for m in $(MODULES); do echo "go mod download ($$m)"; (cd $$m && $(GO) mod download); done
 
 ## generate: regenerate the Go wrappers of the Lua scripts.
 generate:
-	$(GO) generate ./...
+	$(GO) generate $(PKGS)
 
 ## check-generated: fail when the committed generated code is stale.
 check-generated: generate
 	@git diff --exit-code -- '*scripts_gen.go' || { echo "generated code is stale: run 'make generate' and commit"; exit 1; }
 
-## lint: formatting and vet.
+## tidy: go mod tidy in every module (a new dependency: import it, then make tidy). go mod tidy
+## reads no go.work, so .ci/tidy runs it on a copy of each go.mod that replaces this repository's modules
+## with their directories, and writes back the copy without the replace directives.
+tidy:
+	./.ci/tidy
+
+## check-tidy: fail when a module's go.mod or go.sum is not tidy (changes nothing).
+check-tidy:
+	@./.ci/tidy -diff
+
+## lint: formatting of every Go file and vet in every module.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
+	@set -e; for m in $(MODULES); do echo "go vet ./... ($$m)"; (cd $$m && $(GO) vet ./...); done
 
-## test: lint, short fuzz runs, then every test under the race detector against real Redis
+## test: lint, short fuzz runs, then every test of every module under the race detector against real Redis
 ## (a redis-server and a 3-master cluster that the tests start), then the store, durability
 ## and cluster suites (VALKEY_PKGS) again on Valkey 8, which the harness builds once from
 ## third_party/valkey into the user's cache directory; ends with a count line over both.
@@ -52,8 +67,8 @@ lint:
 VALKEY_PKGS ?= ./internal/redistest/ ./canonical/redisstore/ ./test/
 test: lint
 	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
-	@echo "go test -race -count=1 ./..."
-	@log=$$(mktemp); vlog=$$(mktemp); $(GO) test -race -count=1 -v ./... >$$log 2>&1; rc=$$?; \
+	@echo "go test -race -count=1 $(PKGS)"
+	@log=$$(mktemp); vlog=$$(mktemp); $(GO) test -race -count=1 -v $(PKGS) >$$log 2>&1; rc=$$?; \
 		grep -hE '^redistest: ' $$log | sort -u; \
 		if [ $$rc -ne 0 ]; then grep -vE '^\s*(=== (RUN|PAUSE|CONT)|--- PASS)' $$log; else grep -E '^(ok|FAIL|\?) ' $$log; fi; \
 		if grep -q '^redistest: no redis-server on PATH' $$log; then :; else \
@@ -90,13 +105,13 @@ conformance:
 	@cd test/mcp-ts/conformance && npm ci --no-audit --no-fund --loglevel=error && \
 		TOOLCANON_BIN=$(CURDIR)/bin/toolcanon node_modules/.bin/node run.mjs
 
-## test-short: the tests without the race detector or fuzzing.
+## test-short: the tests of every module without the race detector or fuzzing.
 test-short:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 $(PKGS)
 
-## fuzz: run every fuzz target for FUZZTIME each (an execution count, or a duration like 30s).
+## fuzz: run every fuzz target of every module for FUZZTIME each (an execution count, or a duration like 30s).
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
 		dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 		for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //' | sort -u); do \
 			echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
@@ -104,9 +119,9 @@ fuzz:
 		done; \
 	done
 
-## bench: every benchmark, with allocations.
+## bench: every benchmark of every module, with allocations.
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem ./...
+	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 
 ## bench-compare: our store against the seed's design, WATCH/MULTI and go-redis+Lua, side by side on one server.
 bench-compare:

@@ -103,6 +103,25 @@ type Store interface {
 	// as Begin refuses it.
 	Usage(ctx context.Context, runID string) (RunUsage, error)
 
+	// CheckPrincipal says whether principal may read the run: nil when the
+	// run is principal's; NOT_FOUND when it has no owner and no calls, so
+	// there is nothing to read (a reader stops there: a read that went on
+	// could meet a first Begin by someone else); RUN_FORBIDDEN when it
+	// belongs to another principal or its owner is unknown (its state was
+	// lost while its calls live). It reads the run's owner only, no record.
+	// The other reads (Get, GetMany, Completed, Usage) check nothing: a
+	// host that reads on behalf of a caller calls CheckPrincipal first, as
+	// the boundary and package progress do. A run's owner never changes
+	// while the run has state.
+	CheckPrincipal(ctx context.Context, runID, principal string) error
+}
+
+// ProgressObserver keeps the progress protocol's per-run counters (package
+// progress). It is apart from Store, which holds the records only: memstore
+// and redisstore implement both, and the callers that count progress reports
+// (progress.Observe, the gateway's progress tools) take a ProgressObserver,
+// or assert one of the Store they were given.
+type ProgressObserver interface {
 	// ObserveProgress counts one progress report of the run against the
 	// progress protocol and returns the run's protocol state after it. An
 	// invalid report raises Pending and Violations; a valid one resets
@@ -115,18 +134,6 @@ type Store interface {
 	// (else RUN_FORBIDDEN, counting nothing); a run with no state gets
 	// principal as its owner.
 	ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (ProtocolState, error)
-
-	// CheckPrincipal says whether principal may read the run: nil when the
-	// run is principal's; NOT_FOUND when it has no owner and no calls, so
-	// there is nothing to read (a reader stops there: a read that went on
-	// could meet a first Begin by someone else); RUN_FORBIDDEN when it
-	// belongs to another principal or its owner is unknown (its state was
-	// lost while its calls live). It reads the run's owner only, no record.
-	// The other reads (Get, GetMany, Completed, Usage) check nothing: a
-	// host that reads on behalf of a caller calls CheckPrincipal first, as
-	// the boundary and package progress do. A run's owner never changes
-	// while the run has state.
-	CheckPrincipal(ctx context.Context, runID, principal string) error
 }
 
 // DefaultTTLer is implemented by a Store that gives a record the lifetime

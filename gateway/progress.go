@@ -20,6 +20,8 @@ import (
 // the run's principal may read or report on it (RUN_FORBIDDEN); neither
 // tool is recorded, and neither needs a tool_call_id.
 type ProgressTools struct {
+	// Store must also be a canonical.ProgressObserver (memstore and
+	// redisstore are, and so is observe.Store over either).
 	Store      canonical.Store
 	FactsTool  string // default "progress_facts"
 	ReportTool string // default "progress_report"
@@ -32,6 +34,9 @@ type ProgressTools struct {
 func (p *ProgressTools) validate() error {
 	if p.Store == nil {
 		return canonical.Errorf(canonical.CodeInvalidArgument, "gateway: progress tools need a store")
+	}
+	if _, ok := p.Store.(canonical.ProgressObserver); !ok {
+		return canonical.Errorf(canonical.CodeInvalidArgument, "gateway: progress tools need a store that counts progress reports (canonical.ProgressObserver); %T does not", p.Store)
 	}
 	if p.FactsTool == "" {
 		p.FactsTool = "progress_facts"
@@ -126,7 +131,7 @@ func (h *handler) progress(ctx context.Context, c *Call, args json.RawMessage) (
 	}
 	var out any = facts
 	if c.Tool == p.ReportTool {
-		obs, err := progress.Observe(ctx, p.Store, facts, args, p.Protocol)
+		obs, err := progress.Observe(ctx, p.Store.(canonical.ProgressObserver), facts, args, p.Protocol)
 		if err != nil {
 			return h.progressFailure(ctx, c, err), nil
 		}

@@ -403,7 +403,15 @@ func TestOptionsAreChecked(t *testing.T) {
 	if _, err := gateway.Middleware(b, gateway.Options{Runs: fixedRun(""), Progress: &gateway.ProgressTools{}}); err == nil {
 		t.Error("progress tools without a store were accepted")
 	}
+	// A store of records only cannot count progress reports.
+	_, err := gateway.Middleware(b, gateway.Options{Runs: fixedRun(""), Progress: &gateway.ProgressTools{Store: recordsOnly{memstore.New()}}})
+	if canonical.CodeOf(err) != canonical.CodeInvalidArgument || !strings.Contains(err.Error(), "ProgressObserver") {
+		t.Errorf("progress tools over a store without ObserveProgress: %v", err)
+	}
 }
+
+// recordsOnly is a canonical.Store and nothing more.
+type recordsOnly struct{ canonical.Store }
 
 // The operator log carries the cause of a failure, redacted: an upstream's
 // error text may quote secrets.

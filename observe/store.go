@@ -80,8 +80,9 @@ type observedStore struct {
 }
 
 var (
-	_ canonical.Store        = (*observedStore)(nil)
-	_ canonical.DefaultTTLer = (*observedStore)(nil)
+	_ canonical.Store            = (*observedStore)(nil)
+	_ canonical.ProgressObserver = (*observedStore)(nil)
+	_ canonical.DefaultTTLer     = (*observedStore)(nil)
 )
 
 // DefaultTTL is the decorated store's default record TTL (0 when it has
@@ -127,7 +128,11 @@ func (s *observedStore) Usage(ctx context.Context, runID string) (_ canonical.Ru
 
 func (s *observedStore) ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (_ canonical.ProtocolState, err error) {
 	defer s.report(ctx, opObserveProgress, runID, "", 0, time.Now(), &err)
-	return s.next.ObserveProgress(ctx, runID, principal, valid, threshold)
+	p, ok := s.next.(canonical.ProgressObserver)
+	if !ok {
+		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeInvalidArgument, "the store does not count progress reports (canonical.ProgressObserver)")
+	}
+	return p.ObserveProgress(ctx, runID, principal, valid, threshold)
 }
 
 func (s *observedStore) CheckPrincipal(ctx context.Context, runID, principal string) (err error) {

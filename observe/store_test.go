@@ -137,7 +137,10 @@ func TestObservedStoreReportsEveryOperation(t *testing.T) {
 					observe.StoreOp{Method: "Usage", Command: "HGETALL", RunID: run}},
 				{func() error { return s.CheckPrincipal(ctx, run, "someone else") },
 					observe.StoreOp{Method: "CheckPrincipal", Command: "HGET", RunID: run, Code: canonical.CodeRunForbidden}},
-				{func() error { _, err := s.ObserveProgress(ctx, run, "", false, 3); return err },
+				{func() error {
+					_, err := s.(canonical.ProgressObserver).ObserveProgress(ctx, run, "", false, 3)
+					return err
+				},
 					observe.StoreOp{Method: "ObserveProgress", Script: "observe_progress", Command: "EVALSHA", RunID: run}},
 				{func() error { return s.CloseRun(ctx, run, "") },
 					observe.StoreOp{Method: "CloseRun", Script: "close_run", Command: "EVALSHA", RunID: run}},

@@ -18,9 +18,16 @@ import (
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
+// progressStore is what the stores under test are: a canonical.Store that
+// also counts progress reports.
+type progressStore interface {
+	canonical.Store
+	canonical.ProgressObserver
+}
+
 // harness is one store under test and the ways a test may reach behind it.
 type harness struct {
-	store canonical.Store
+	store progressStore
 	// wait lets d pass for the store's records: a fake clock advances, a
 	// real one sleeps.
 	wait func(d time.Duration)
@@ -68,7 +75,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 func newMemHarness(t *testing.T) *harness {
 	clock := &fakeClock{now: time.UnixMilli(1_700_000_000_000)}
 	inner := memstore.New(memstore.WithClock(clock.Now))
-	fs := &faultStore{Store: inner, extra: map[string][]string{}, foreign: map[[2]string]string{}}
+	fs := &faultStore{progressStore: inner, extra: map[string][]string{}, foreign: map[[2]string]string{}}
 	return &harness{
 		store: fs, wait: clock.Advance, shortTTL: time.Second,
 		injectIndex: func(t *testing.T, run, entry string) { fs.inject(run, entry) },
@@ -117,7 +124,7 @@ func newRedisHarness(t testing.TB) *harness {
 // shared store: extra index entries, and another run's record read under
 // this run's key. memstore itself can produce neither.
 type faultStore struct {
-	canonical.Store
+	progressStore
 	mu      sync.Mutex
 	extra   map[string][]string  // run -> entries appended after the real index
 	foreign map[[2]string]string // (run, id) -> run whose record is returned instead
@@ -136,7 +143,7 @@ func (f *faultStore) plant(run, fromRun, id string) {
 }
 
 func (f *faultStore) Completed(ctx context.Context, runID string, limit int) ([]string, int, error) {
-	ids, n, err := f.Store.Completed(ctx, runID, limit)
+	ids, n, err := f.progressStore.Completed(ctx, runID, limit)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -148,7 +155,7 @@ func (f *faultStore) Completed(ctx context.Context, runID string, limit int) ([]
 }
 
 func (f *faultStore) GetMany(ctx context.Context, runID string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
-	recs, err := f.Store.GetMany(ctx, runID, ids, opts)
+	recs, err := f.progressStore.GetMany(ctx, runID, ids, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +163,7 @@ func (f *faultStore) GetMany(ctx context.Context, runID string, ids []string, op
 	defer f.mu.Unlock()
 	for i, id := range ids {
 		if from, ok := f.foreign[[2]string{runID, id}]; ok {
-			other, err := f.Store.GetMany(ctx, from, []string{id}, opts)
+			other, err := f.progressStore.GetMany(ctx, from, []string{id}, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -229,7 +236,7 @@ func (c *countingStore) Usage(ctx context.Context, runID string) (canonical.RunU
 
 func (c *countingStore) ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (canonical.ProtocolState, error) {
 	c.calls.Add(1)
-	return c.Store.ObserveProgress(ctx, runID, principal, valid, threshold)
+	return c.Store.(canonical.ProgressObserver).ObserveProgress(ctx, runID, principal, valid, threshold)
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)

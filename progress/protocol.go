@@ -123,7 +123,7 @@ type Observation struct {
 }
 
 // Observe checks one progress report against the run's observed facts and
-// counts it, once, in the run's protocol state (Store.ObserveProgress), so
+// counts it, once, in the run's protocol state (canonical.ProgressObserver), so
 // that every worker of the run shares the counters. An invalid report is a
 // repairable INVALID_PROGRESS_PROTOCOL observation with findings that say
 // what to fix; the run's violation counter rises with it and is never
@@ -138,7 +138,7 @@ type Observation struct {
 // (Options.Principal): a run of another principal is RUN_FORBIDDEN and
 // counts nothing. Observing is not idempotent: when the store fails (STORE_UNAVAILABLE) the
 // report may or may not have been counted.
-func Observe(ctx context.Context, store canonical.Store, facts *Projection, report []byte, opts ProtocolOptions) (Observation, error) {
+func Observe(ctx context.Context, store canonical.ProgressObserver, facts *Projection, report []byte, opts ProtocolOptions) (Observation, error) {
 	if store == nil || facts == nil {
 		return Observation{}, canonical.Errorf(canonical.CodeInvalidArgument, "store and facts are required")
 	}

@@ -251,7 +251,7 @@ func TestObserveRefusals(t *testing.T) {
 	cs := &countingStore{Store: h.store}
 	cases := []struct {
 		name  string
-		store canonical.Store
+		store canonical.ProgressObserver
 		facts *progress.Projection
 		opts  progress.ProtocolOptions
 		code  canonical.Code

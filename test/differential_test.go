@@ -198,7 +198,7 @@ func runDifferential(t *testing.T, seed int64, steps int, a, b canonical.Store, 
 		case k < 96:
 			valid, who := rng.Intn(2) == 0, principal()
 			o = op{"progress", "progress " + run + " for " + who, func(s canonical.Store) (string, canonical.Code) {
-				p, err := s.ObserveProgress(ctx, run, who, valid, 3)
+				p, err := s.(canonical.ProgressObserver).ObserveProgress(ctx, run, who, valid, 3)
 				return fmt.Sprintf("%s %+v", canonical.CodeOf(err), p), canonical.CodeOf(err)
 			}}
 		default:

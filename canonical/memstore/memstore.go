@@ -176,8 +176,9 @@ type marker struct {
 const abandoned = "abandoned"
 
 var (
-	_ canonical.Store        = (*Store)(nil)
-	_ canonical.DefaultTTLer = (*Store)(nil)
+	_ canonical.Store            = (*Store)(nil)
+	_ canonical.ProgressObserver = (*Store)(nil)
+	_ canonical.DefaultTTLer     = (*Store)(nil)
 )
 
 // New returns an empty Store.
@@ -693,7 +694,7 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	return u, nil
 }
 
-// ObserveProgress implements canonical.Store.
+// ObserveProgress implements canonical.ProgressObserver.
 func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (canonical.ProtocolState, error) {
 	if err := canonical.ValidateRunID(runID); err != nil {
 		return canonical.ProtocolState{}, err

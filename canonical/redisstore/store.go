@@ -96,8 +96,9 @@ type Store struct {
 }
 
 var (
-	_ canonical.Store        = (*Store)(nil)
-	_ canonical.DefaultTTLer = (*Store)(nil)
+	_ canonical.Store            = (*Store)(nil)
+	_ canonical.ProgressObserver = (*Store)(nil)
+	_ canonical.DefaultTTLer     = (*Store)(nil)
 )
 
 // New connects to Redis and returns a Store. It fails with INVALID_ARGUMENT
@@ -566,7 +567,7 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	return u, nil
 }
 
-// ObserveProgress implements canonical.Store.
+// ObserveProgress implements canonical.ProgressObserver.
 func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (canonical.ProtocolState, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()

@@ -211,7 +211,7 @@ func testLoss(t *testing.T, f Factory) {
 		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
 		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
 		h.Evict(t, run, keyRun)
-		if _, err := h.Store.ObserveProgress(ctx(), run, bob, true, 3); err != nil {
+		if _, err := h.progress(t).ObserveProgress(ctx(), run, bob, true, 3); err != nil {
 			t.Fatalf("a progress report on the lost run: %v", err)
 		}
 		if err := h.Store.CloseRun(ctx(), run, bob); err != nil {

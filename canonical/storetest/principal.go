@@ -74,7 +74,7 @@ func testPrincipal(t *testing.T, f Factory) {
 		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
 		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
 		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c2"), alice)) // still PROJECTING
-		if _, err := h.Store.ObserveProgress(ctx(), run, alice, false, 3); err != nil {
+		if _, err := h.progress(t).ObserveProgress(ctx(), run, alice, false, 3); err != nil {
 			t.Fatal(err)
 		}
 		before := viewRun(t, h, run, "c1", "c2", "c3")
@@ -92,7 +92,7 @@ func testPrincipal(t *testing.T, f Factory) {
 		_, err := h.Store.Begin(ctx(), other)
 		wantCode(t, err, canonical.CodeRunForbidden)
 		for range 4 {
-			_, err := h.Store.ObserveProgress(ctx(), run, bob, false, 3)
+			_, err := h.progress(t).ObserveProgress(ctx(), run, bob, false, 3)
 			wantCode(t, err, canonical.CodeRunForbidden)
 		}
 		wantCode(t, h.Store.CloseRun(ctx(), run, bob), canonical.CodeRunForbidden)
@@ -110,7 +110,7 @@ func testPrincipal(t *testing.T, f Factory) {
 		if rec.Status != canonical.StatusProjecting || rec.Owner != "owner-c3" {
 			t.Fatalf("the owner's Begin of c3 = %+v", rec)
 		}
-		st, err := h.Store.ObserveProgress(ctx(), run, alice, true, 3)
+		st, err := h.progress(t).ObserveProgress(ctx(), run, alice, true, 3)
 		if err != nil || st != (canonical.ProtocolState{Reports: 2, Pending: 0, Violations: 1}) {
 			t.Fatalf("the owner's report: %+v, %v", st, err)
 		}
@@ -144,14 +144,14 @@ func testPrincipal(t *testing.T, f Factory) {
 		if err := h.Store.CloseRun(ctx(), closed, bob); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := h.Store.ObserveProgress(ctx(), observed, bob, true, 3); err != nil {
+		if _, err := h.progress(t).ObserveProgress(ctx(), observed, bob, true, 3); err != nil {
 			t.Fatal(err)
 		}
 		mustBegin(t, h.Store, beginReq(begun, "c1")) // the empty principal
 		for _, run := range []string{closed, observed, begun} {
 			_, err := h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c9"), alice))
 			wantCode(t, err, canonical.CodeRunForbidden)
-			_, err = h.Store.ObserveProgress(ctx(), run, alice, true, 3)
+			_, err = h.progress(t).ObserveProgress(ctx(), run, alice, true, 3)
 			wantCode(t, err, canonical.CodeRunForbidden)
 			wantCode(t, h.Store.CloseRun(ctx(), run, alice), canonical.CodeRunForbidden)
 			wantCode(t, h.Store.CheckPrincipal(ctx(), run, alice), canonical.CodeRunForbidden)
@@ -182,7 +182,7 @@ func testPrincipal(t *testing.T, f Factory) {
 		long := strings.Repeat("p", canonical.MaxPrincipalLen+1)
 		_, err := h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c1"), long))
 		wantCode(t, err, canonical.CodeInvalidArgument)
-		_, err = h.Store.ObserveProgress(ctx(), run, long, true, 3)
+		_, err = h.progress(t).ObserveProgress(ctx(), run, long, true, 3)
 		wantCode(t, err, canonical.CodeInvalidArgument)
 		wantCode(t, h.Store.CloseRun(ctx(), run, long), canonical.CodeInvalidArgument)
 		wantCode(t, h.Store.CheckPrincipal(ctx(), run, "\xff"), canonical.CodeInvalidArgument)

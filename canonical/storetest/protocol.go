@@ -26,7 +26,7 @@ func testProtocol(t *testing.T, f Factory) {
 			{false, 1, 3, 6, true}, // saturated: stays at the threshold
 		}
 		for i, st := range steps {
-			got, err := h.Store.ObserveProgress(ctx(), run, "", st.valid, threshold)
+			got, err := h.progress(t).ObserveProgress(ctx(), run, "", st.valid, threshold)
 			want := canonical.ProtocolState{Reports: st.reports, Pending: st.pending, Violations: st.violations, Violated: st.violated}
 			if err != nil || got != want {
 				t.Fatalf("step %d (valid=%v): got %+v, %v; want %+v", i, st.valid, got, err, want)
@@ -48,7 +48,7 @@ func testProtocol(t *testing.T, f Factory) {
 			go func(w int) {
 				defer wg.Done()
 				for i := 0; i < each; i++ {
-					if _, err := h.Store.ObserveProgress(ctx(), run, "", w%2 == 0, threshold); err != nil {
+					if _, err := h.progress(t).ObserveProgress(ctx(), run, "", w%2 == 0, threshold); err != nil {
 						t.Error(err)
 					}
 				}
@@ -68,10 +68,10 @@ func testProtocol(t *testing.T, f Factory) {
 		h := f(t)
 		run := newRunID(t)
 		for _, th := range []int64{0, -1} {
-			_, err := h.Store.ObserveProgress(ctx(), run, "", false, th)
+			_, err := h.progress(t).ObserveProgress(ctx(), run, "", false, th)
 			wantCode(t, err, canonical.CodeInvalidArgument)
 		}
-		_, err := h.Store.ObserveProgress(ctx(), "bad:run", "", false, 3)
+		_, err := h.progress(t).ObserveProgress(ctx(), "bad:run", "", false, 3)
 		wantCode(t, err, canonical.CodeInvalidRunID)
 		assertNothingStored(t, h, run)
 	})

@@ -152,14 +152,14 @@ func testRunState(t *testing.T, f Factory) {
 		big.Raw = bytes.Repeat([]byte("r"), int(canonical.DefaultLimits.MaxRecordBytes))
 		_, err := h.Store.Complete(ctx(), big)
 		wantCode(t, err, canonical.CodeResultTooLarge)
-		if _, err := h.Store.ObserveProgress(ctx(), run, "", false, 2); err != nil {
+		if _, err := h.progress(t).ObserveProgress(ctx(), run, "", false, 2); err != nil {
 			t.Fatal(err)
 		}
 		if err := h.Store.CloseRun(ctx(), run, ""); err != nil {
 			t.Fatal(err)
 		}
 		other := newRunID(t) + "x"
-		if _, err := h.Store.ObserveProgress(ctx(), other, "", true, 2); err != nil {
+		if _, err := h.progress(t).ObserveProgress(ctx(), other, "", true, 2); err != nil {
 			t.Fatal(err)
 		}
 		if err := h.Store.CloseRun(ctx(), other+"y", ""); err != nil {
@@ -234,7 +234,7 @@ func testLostRunState(t *testing.T, f Factory) {
 			t.Fatalf("a refused Begin left a record: %v", err)
 		}
 		// A progress report in between does not make the run new again.
-		if _, err := h.Store.ObserveProgress(ctx(), run, "", true, 3); err != nil {
+		if _, err := h.progress(t).ObserveProgress(ctx(), run, "", true, 3); err != nil {
 			t.Fatal(err)
 		}
 		_, err = h.Store.Begin(ctx(), beginReq(run, "c3"))

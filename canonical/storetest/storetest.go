@@ -246,3 +246,15 @@ func brief(r canonical.Record) briefRecord {
 	return briefRecord{string(r.Status), string(r.Evidence), string(r.Error), r.Owner, r.Tool,
 		cut(r.Raw), cut(r.Result), cut(r.Request), r.CreatedAt.UnixMilli(), r.UpdatedAt.UnixMilli()}
 }
+
+// progress returns the store under test as a canonical.ProgressObserver,
+// failing t when it is not one: every store of this module counts progress
+// reports.
+func (h *Harness) progress(t *testing.T) canonical.ProgressObserver {
+	t.Helper()
+	p, ok := h.Store.(canonical.ProgressObserver)
+	if !ok {
+		t.Fatalf("%T does not implement canonical.ProgressObserver", h.Store)
+	}
+	return p
+}

@@ -325,11 +325,15 @@ func endOfRun(ctx context.Context, w io.Writer, store canonical.Store, run bound
 	for _, x := range facts.Excluded {
 		fmt.Fprintf(w, "   excluded %-12s %s\n", x.ToolCallID, x.Reason)
 	}
+	observer, ok := store.(canonical.ProgressObserver)
+	if !ok {
+		return fmt.Errorf("the demo's store %T does not count progress reports", store)
+	}
 	opts := progress.ProtocolOptions{Threshold: 3}
 	first := `{"claims":[
 	 {"text":"Refunds above 500 EUR need a second approver.","kind":"positive","cites":["call_kb_1"]},
 	 {"text":"The full refund catalogue was retrieved.","kind":"positive","cites":["call_kb_3"]}]}`
-	obs, err := progress.Observe(ctx, store, facts, []byte(first), opts)
+	obs, err := progress.Observe(ctx, observer, facts, []byte(first), opts)
 	if err != nil {
 		return err
 	}
@@ -338,7 +342,7 @@ func endOfRun(ctx context.Context, w io.Writer, store canonical.Store, run bound
 	 {"text":"Refunds above 500 EUR need a second approver.","kind":"positive","cites":["call_kb_1"]},
 	 {"text":"Payments time out calling the ledger database.","kind":"positive","cites":["call_logs_1"]},
 	 {"text":"The knowledge base has nothing on ledger sharding.","kind":"negative","cites":["call_kb_2"]}]}`
-	obs, err = progress.Observe(ctx, store, facts, []byte(repaired), opts)
+	obs, err = progress.Observe(ctx, observer, facts, []byte(repaired), opts)
 	if err != nil {
 		return err
 	}

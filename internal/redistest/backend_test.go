@@ -106,3 +106,21 @@ func TestServerBackendIsChosen(t *testing.T) {
 	}
 	t.Logf("%s servers run from: binary %q, image %q", b.kind, b.binary, b.image)
 }
+
+// The harness runs containers only through a registered Containers, so that
+// the root module needs no container library; without one, the Docker probe
+// says which module to import.
+func TestWithoutContainersTheProbeNamesTheModule(t *testing.T) {
+	backendMu.Lock()
+	saved := registered
+	registered = nil
+	err := dockerHealthy()
+	registered = saved
+	backendMu.Unlock()
+	if err == nil || !strings.Contains(err.Error(), "github.com/toolcanon/toolcanon/internal/redistest/container") {
+		t.Fatalf("Docker probe without registered containers: %v", err)
+	}
+	if _, err := startContainer("redis:test", "redis-server", nil); err == nil && saved == nil {
+		t.Fatal("a container started with no Containers registered")
+	}
+}

@@ -4,18 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/moby/moby/api/types/container"
-	"github.com/testcontainers/testcontainers-go"
-	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
-	"github.com/testcontainers/testcontainers-go/wait"
 )
 
 // EnvImage and EnvValkeyImage name the images used when servers run in
@@ -30,6 +24,61 @@ const (
 	defaultImage       = "redis:7"
 	defaultValkeyImage = "valkey/valkey:8"
 )
+
+// Containers starts servers in containers. The harness itself runs server
+// binaries only, so that the tests of the root module need no container
+// library; the module github.com/toolcanon/toolcanon/internal/redistest/container
+// implements Containers with testcontainers-go and registers it when a test
+// binary imports it (for its side effect).
+type Containers interface {
+	// Healthy returns nil when a container engine answers, within a bound.
+	Healthy() error
+	// Run starts command (the server) with args in a container of image on
+	// the host's network, so that the server listens on the loopback port
+	// its arguments give, as a local binary would.
+	Run(image, command string, args []string) (Container, error)
+}
+
+// Container is a server that runs in a container.
+type Container interface {
+	Stop() error          // stops it abruptly, as a crash would
+	Start() error         // starts it again after Stop; the server comes back empty
+	LogTail(n int) string // at most n bytes of the end of its output
+	Remove()              // stops and removes it
+}
+
+var registered Containers
+
+// RegisterContainers makes the harness start servers with c where no server
+// binary is there. It is meant to be called from an init function.
+func RegisterContainers(c Containers) {
+	backendMu.Lock()
+	defer backendMu.Unlock()
+	registered = c
+}
+
+// errNoContainers is what the Docker probe returns when no Containers is registered.
+var errNoContainers = errors.New("no container support in this test binary (import github.com/toolcanon/toolcanon/internal/redistest/container)")
+
+// dockerHealthy reports whether the registered Containers has an engine that answers.
+// backendMu is held.
+func dockerHealthy() error {
+	if registered == nil {
+		return errNoContainers
+	}
+	return registered.Healthy()
+}
+
+// startContainer runs a server in a container of the registered Containers.
+func startContainer(image, command string, args []string) (Container, error) {
+	backendMu.Lock()
+	c := registered
+	backendMu.Unlock()
+	if c == nil {
+		return nil, errNoContainers
+	}
+	return c.Run(image, command, args)
+}
 
 // backend says how the harness runs a server: a binary on this machine, or
 // a container of a Docker engine.
@@ -145,7 +194,7 @@ func chooseBackend(p probes, want string) (backend, error) {
 		"(1) servers you run: %s=host:port, and %s=host:port,... for a cluster; "+
 		"(2) a redis-server binary on PATH (Debian: apt-get install -y redis-server); "+
 		"(3) make and a C compiler, with which the harness builds Valkey from third_party/valkey once (or %s=/path/to/valkey-server); "+
-		"(4) a running Docker engine, where the harness starts %s containers through testcontainers-go (image from %s). %s",
+		"(4) a running Docker engine, where the harness starts %s containers through testcontainers-go, imported from the module internal/redistest/container (image from %s). %s",
 		kind, EnvAddr, EnvClusterAddrs, EnvValkeyServer, p.image(kind), imageEnv(kind), strings.ReplaceAll(seen, "\n", " "))
 }
 
@@ -183,43 +232,6 @@ func valkeyBinary() (valkeyBinaries, error) {
 	return b, nil
 }
 
-// dockerHealthy reports whether a Docker engine answers, within a bound.
-func dockerHealthy() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	provider, err := testcontainers.NewDockerProvider()
-	if err != nil {
-		return err
-	}
-	defer provider.Close()
-	return provider.Health(ctx)
-}
-
-// startContainer runs command (the server) with args in a container of image on the
-// host's network, so that a server (or a cluster node, whose peers and
-// clients use the address it announces) listens on the same loopback port as
-// a local binary would, and Kill and Restart work alike.
-func startContainer(image, command string, args []string) (testcontainers.Container, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	c, err := tcredis.Run(ctx, image,
-		testcontainers.WithCmd(append([]string{command}, args...)...),
-		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
-			hc.NetworkMode = "host"
-		}),
-		// On the host network no port is mapped: wait for the log line only;
-		// run then waits for PING on the server's own port.
-		testcontainers.WithWaitStrategy(wait.ForLog("Ready to accept connections").WithStartupTimeout(time.Minute)),
-	)
-	if err != nil {
-		if c != nil {
-			_ = c.Terminate(context.Background())
-		}
-		return nil, fmt.Errorf("%s container (%s): %w", command, image, err)
-	}
-	return c.Container, nil
-}
-
 // containerArgs adapts the harness's server arguments to a container: the
 // data directory is the image's and the log goes to the container's output.
 func containerArgs(args []string) []string {
@@ -236,45 +248,4 @@ func containerArgs(args []string) []string {
 		}
 	}
 	return out
-}
-
-// stopContainer stops the container abruptly, as a crash would.
-func stopContainer(c testcontainers.Container) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	zero := time.Duration(0)
-	return c.Stop(ctx, &zero)
-}
-
-// startAgain starts a stopped container; its server comes back empty.
-func startAgain(c testcontainers.Container) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	return c.Start(ctx)
-}
-
-// containerLogTail returns at most n bytes of the end of the container's
-// output, where its redis-server logs.
-func containerLogTail(c testcontainers.Container, n int) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	r, err := c.Logs(ctx)
-	if err != nil {
-		return fmt.Sprintf("(no container log: %v)", err)
-	}
-	defer r.Close()
-	b, _ := io.ReadAll(io.LimitReader(r, 64<<20))
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
-}
-
-// removeContainer stops and removes the container.
-func removeContainer(c testcontainers.Container) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Terminate(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(os.Stderr, "redistest: removing container %s: %v\n", c.GetContainerID(), err)
-	}
 }

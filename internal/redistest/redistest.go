@@ -7,7 +7,9 @@
 // stopped when the test binary exits; else, where a Docker engine answers,
 // the same server processes in containers started through testcontainers-go,
 // one container per server on the host's network so that cluster nodes,
-// failover and Kill/Restart behave exactly as with the binary. When none is
+// failover and Kill/Restart behave exactly as with the binary; containers
+// need a test binary that imports internal/redistest/container, a module of
+// its own so that the root module requires no container library. When none is
 // there the test fails with one message naming the ways: a test that needs
 // a server never silently skips.
 //
@@ -38,8 +40,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/testcontainers/testcontainers-go"
 )
 
 // Env variables that point the harness at servers it does not start.
@@ -70,8 +70,8 @@ type Server struct {
 	Kind string // KindRedis or KindValkey
 	dir  string
 	args []string
-	bin  string                   // server binary; "" when the server runs in ctr
-	ctr  testcontainers.Container // the container of a server the binary does not run
+	bin  string    // server binary; "" when the server runs in ctr
+	ctr  Container // the container of a server the binary does not run
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
 }
@@ -231,7 +231,7 @@ func start(extra ...string) (*Server, error) {
 			}
 			if err != nil {
 				if s.ctr != nil {
-					removeContainer(s.ctr)
+					s.ctr.Remove()
 				}
 				os.RemoveAll(dir)
 				return nil, err
@@ -285,7 +285,7 @@ func (s *Server) waitPing(exited <-chan struct{}) error {
 // what the server did when something went wrong.
 func (s *Server) LogTail() string {
 	if s.ctr != nil {
-		return containerLogTail(s.ctr, 8000)
+		return s.ctr.LogTail(8000)
 	}
 	return tail(filepath.Join(s.dir, "redis.log"), 8000)
 }
@@ -293,7 +293,7 @@ func (s *Server) LogTail() string {
 // Stop kills the server and removes its directory (or its container).
 func (s *Server) Stop() {
 	if s.ctr != nil {
-		removeContainer(s.ctr)
+		s.ctr.Remove()
 		s.ctr = nil
 	}
 	s.kill()
@@ -320,7 +320,7 @@ func (s *Server) signal(sig syscall.Signal) error {
 
 func (s *Server) kill() {
 	if s.ctr != nil {
-		if err := stopContainer(s.ctr); err != nil {
+		if err := s.ctr.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "redistest: stopping the container of %s: %v\n", s.Addr, err)
 		}
 		return
@@ -339,7 +339,7 @@ func (s *Server) kill() {
 func (s *Server) Restart() error {
 	s.kill()
 	if s.ctr != nil {
-		if err := startAgain(s.ctr); err != nil {
+		if err := s.ctr.Start(); err != nil {
 			return err
 		}
 		return s.waitPing(nil)

@@ -17,13 +17,33 @@ REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 MODULES := $(shell $(GO) work edit -json | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)",*$$/\1/p')
 PKGS    := $(addsuffix /...,$(MODULES))
 
-.PHONY: all demo setup generate check-generated tidy check-tidy lint test test-mcp-ts conformance test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-smoke bench-report eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated tidy check-tidy lint test test-mcp-ts conformance test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-stall bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
 
 ## demo: a scripted agent run through the boundary on the embedded in-memory store (no setup).
 demo:
 	$(GO) run ./cmd/toolcanon demo
+
+## ui-demo: a private redis-server on UI_DEMO_REDIS, the demo run against it three times and the UI's
+## seeded run (a call stuck past its lease, hostile text), then `toolcanon ui` on loopback with actions
+## on, printing its URL; Ctrl-C stops the UI and the server.
+UI_DEMO_REDIS  ?= 127.0.0.1:7479
+UI_DEMO_LISTEN ?= 127.0.0.1:7474
+.PHONY: ui-demo ui-screenshots
+ui-demo:
+	@dir=$$(mktemp -d); trap 'kill $$(cat $$dir/pid 2>/dev/null) 2>/dev/null; rm -rf $$dir' EXIT INT TERM; \
+		$(GO) build -o $$dir/toolcanon ./cmd/toolcanon && (cd ui && $(GO) build -o $$dir/seed ./internal/seed/cmd/seed) || exit 1; \
+		redis-server --bind 127.0.0.1 --port $(lastword $(subst :, ,$(UI_DEMO_REDIS))) --save '' --appendonly no --dir $$dir \
+			--daemonize yes --pidfile $$dir/pid >/dev/null || exit 1; \
+		for i in 1 2 3; do $$dir/toolcanon demo --redis $(UI_DEMO_REDIS) >/dev/null 2>&1 && break; sleep 0.3; done; \
+		for i in 2 3; do $$dir/toolcanon demo --redis $(UI_DEMO_REDIS) >/dev/null || exit 1; done; \
+		$$dir/seed --redis $(UI_DEMO_REDIS) || exit 1; \
+		$$dir/toolcanon ui --redis $(UI_DEMO_REDIS) --listen $(UI_DEMO_LISTEN) --allow-actions
+
+## ui-screenshots: redraw the README's screenshots of the UI (docs/ui/) in headless chromium.
+ui-screenshots:
+	TOOLCANON_UI_SCREENSHOTS=$(CURDIR)/docs/ui $(GO) test -count=1 -run '^TestBrowserScreens$$' ./ui/
 
 ## setup: install what the tests need (from Debian when missing: redis-server, and make and gcc,
 ## with which the tests build Valkey from third_party/valkey) and fetch every module's dependencies.
@@ -165,6 +185,11 @@ bench-report:
 ## redis-server) at 1 KiB, 8 KiB and 64 KiB of payload: B/record, payload-B/record, overhead-B/record.
 bench-memory:
 	$(GO) test -run='^$$' -bench='^BenchmarkRecordMemory$$' -benchtime=1x ./canonical/redisstore/
+
+## bench-stall: how long one completion of a large record blocks a fresh redis-server (SLOWLOG, commandstats,
+## LATENCY, a concurrent PING, Lua memory) at the default MaxRecordBytes, 8 MiB and the ceiling.
+bench-stall:
+	$(GO) run ./bench/cmd/stall
 
 ## bench-projection: the query-log and RAG projectors against their encoding/json baselines (same output bytes) at
 ## 1 KiB, 64 KiB, 1 MiB and 8 MiB, then the speed-up of each size. The benchmark runs BENCHCOUNT times in a row,

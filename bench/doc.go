@@ -27,4 +27,8 @@
 // The testing.B benchmarks are in this package's tests; the side-by-side
 // tables are printed by `go run ./bench/cmd/compare` (`-json` for a
 // Comparison, `-check` for the smoke test of `make bench-smoke`).
+//
+// Stall measures the other cost of a record, its size: how long one
+// completion of a large record keeps the server from serving anyone else
+// (`go run ./bench/cmd/stall`, `make bench-stall`).
 package bench

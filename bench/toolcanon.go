@@ -34,7 +34,7 @@ type Store struct {
 // nodes of a cluster) as an Impl. Its rueidis client has the options
 // redisstore.New gives its own, wrapped to count round trips.
 func NewRedisStore(name string, addrs []string, cfg Config) (*Store, error) {
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: addrs, DisableCache: true})
+	c, err := rueidis.NewClient(redisstore.Options{Addrs: addrs}.ClientOption())
 	if err != nil {
 		return nil, err
 	}

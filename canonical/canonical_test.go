@@ -87,11 +87,14 @@ func TestLimitsDefaultsAndBounds(t *testing.T) {
 	if l != canonical.DefaultLimits {
 		t.Fatalf("defaults %+v", l)
 	}
+	if l.MaxRecordBytes != 1<<20 || (canonical.Limits{MaxRecordBytes: 16 << 20}).Validate() != nil {
+		t.Fatalf("a record is bounded at 1 MiB by default and may be allowed 16 MiB: %+v", l)
+	}
 	if l := (canonical.Limits{MaxRecordBytes: 100}).WithDefaults(); l.MaxResultBytes != 100 {
 		t.Fatalf("result default must not exceed the record limit: %+v", l)
 	}
 	for _, bad := range []canonical.Limits{{MaxCallsPerRun: -1}, {MaxCallsPerTool: -1}, {MaxRunBytes: -1},
-		{MaxRecordBytes: -1}, {MaxResultBytes: -1}, {MaxRecordBytes: canonical.MaxRecordBytesCeiling + 1},
+		{MaxRecordBytes: -1}, {MaxResultBytes: -1}, {MaxRecordBytes: canonical.MaxRecordBytesCeiling + 1}, {MaxRecordBytes: 16<<20 + 1},
 		{MaxRecordBytes: 10, MaxResultBytes: 11}} {
 		if err := bad.Validate(); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
 			t.Errorf("%+v: %v", bad, err)

@@ -14,10 +14,13 @@ type Limits struct {
 	MaxResultBytes  int64 // bytes of the agent-facing result; overflow is RESULT_TOO_LARGE
 }
 
-// Hard ceilings: a record lives in one Redis value, whose size is capped by the
-// server, and a run's counters must stay exact in a Lua number.
+// Hard ceilings. A record is written by one script, and the server serves
+// no one else while a script runs: a completion of MaxRecordBytesCeiling
+// bytes blocks it for hundreds of milliseconds (a 256 MiB one for seconds,
+// past a cluster's node timeout). A run's counters must stay exact in a Lua
+// number.
 const (
-	MaxRecordBytesCeiling = 256 << 20
+	MaxRecordBytesCeiling = 16 << 20
 	MaxRunBytesCeiling    = 1 << 40
 	MaxCallsCeiling       = 1 << 30
 )
@@ -31,7 +34,7 @@ var DefaultLimits = Limits{
 	MaxCallsPerRun:  256,
 	MaxCallsPerTool: 64,
 	MaxRunBytes:     64 << 20,
-	MaxRecordBytes:  8 << 20,
+	MaxRecordBytes:  1 << 20, // a completion this large blocks the server a few milliseconds
 	MaxResultBytes:  16 << 10,
 }
 

@@ -158,6 +158,8 @@ var matrixTools = []string{"search", "slow", "secrets", "big", "fail", "empty", 
 
 func matrixConfig(t *testing.T, dir, logPath string) string {
 	cfg := baseConfig(t, stdioUpstream(t, logPath, ""), matrixTools...)
+	// largeResult keeps a 5 MiB response whole, above the default record bound.
+	cfg["run"] = map[string]any{"max_record_bytes": 8 << 20}
 	tools := cfg["tools"].([]any)
 	for i, e := range tools {
 		d := e.(gateway.DraftEntry)

@@ -27,6 +27,10 @@
 // persistence and, for failover, replicas; Check (and `toolcanon doctor`)
 // reports each of these settings and what it means.
 //
+// A command that is the store's only one waiting goes on a pooled
+// connection, written and read by its caller; one sent while others wait
+// joins the client's shared pipeline (Options.ClientOption, Store.do).
+//
 // Options are one struct, as a client's are: a store that dials a server
 // has addresses, credentials and timeouts to say, all at once, and none of
 // them changes afterwards.

@@ -67,7 +67,7 @@ func TestRecordLayout(t *testing.T) {
 	s := newStore(t, []string{addr}, redisstore.Options{})
 	ctx := context.Background()
 	run := "layout-" + canonical.NewOwner()[:8]
-	limits := canonical.Limits{MaxCallsPerRun: 100, MaxCallsPerTool: 100, MaxRunBytes: 1 << 30, MaxRecordBytes: 1 << 28,
+	limits := canonical.Limits{MaxCallsPerRun: 100, MaxCallsPerTool: 100, MaxRunBytes: 1 << 30, MaxRecordBytes: canonical.MaxRecordBytesCeiling,
 		MaxResultBytes: 1 << 24}
 	for i, n := range []int{16, 31, 32, 255, 256, 767, 768, 1024, 4096, 8192, 16384, 49152, 65536, 100000, 3<<20 + 12345} {
 		id := fmt.Sprintf("call_%02d", i)

@@ -17,19 +17,27 @@ type script struct {
 	src       string
 	sha1      string
 	retryable bool // RETRY safe: running it twice for one call has the effect of running it once
-	lua       *rueidis.Lua
 }
 
 func newScript(file string, retryable bool) *script {
 	src := lua.Source(file)
 	sum := sha1.Sum([]byte(src))
-	s := &script{file: file, src: src, sha1: hex.EncodeToString(sum[:]), retryable: retryable}
-	if retryable {
-		s.lua = rueidis.NewLuaScriptRetryable(src)
-	} else {
-		s.lua = rueidis.NewLuaScript(src)
+	return &script{file: file, src: src, sha1: hex.EncodeToString(sum[:]), retryable: retryable}
+}
+
+// command is the script's EVALSHA, or with eval its EVAL (for a server that
+// does not know it).
+func (sc *script) command(b rueidis.Builder, eval bool, keys, args []string) rueidis.Completed {
+	if eval {
+		return b.Eval().Script(sc.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	}
-	return s
+	return b.Evalsha().Sha1(sc.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+}
+
+// noScript reports whether the server did not know the script.
+func noScript(res rueidis.RedisResult) bool {
+	rerr, ok := rueidis.IsRedisErr(res.Error())
+	return ok && rerr.IsNoScript()
 }
 
 // runner sends a script to the server and returns its raw reply. *Store is

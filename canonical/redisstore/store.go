@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -93,6 +94,7 @@ type Store struct {
 	timeout   time.Duration
 	durable   Durability
 	own       bool
+	inflight  atomic.Int64 // commands sent through do and doMulti and not answered yet
 }
 
 var (
@@ -129,22 +131,59 @@ func New(opts Options) (*Store, error) {
 		if len(opts.Addrs) == 0 {
 			return nil, canonical.Errorf(canonical.CodeInvalidArgument, "Options.Addrs is empty")
 		}
-		c, err := rueidis.NewClient(rueidis.ClientOption{
-			InitAddress:       opts.Addrs,
-			Username:          opts.Username,
-			Password:          opts.Password,
-			TLSConfig:         opts.TLS,
-			ForceSingleClient: opts.Standalone,
-			// Records are read once by their owner; server-assisted client-side
-			// caching would only add CLIENT TRACKING traffic.
-			DisableCache: true,
-		})
+		c, err := rueidis.NewClient(opts.ClientOption())
 		if err != nil {
 			return nil, canonical.Wrap(canonical.CodeStoreUnavailable, err, "connect to Redis")
 		}
 		s.c, s.own = c, true
 	}
 	return s, nil
+}
+
+// ClientOption is the rueidis configuration New dials Addrs with. A caller
+// that builds the Client itself (to wrap it, say) and wants the store's
+// speed at one caller starts from it: the store pipelines a command only
+// while others are waiting (see do), which needs DisableAutoPipelining.
+func (opts Options) ClientOption() rueidis.ClientOption {
+	return rueidis.ClientOption{
+		InitAddress:       opts.Addrs,
+		Username:          opts.Username,
+		Password:          opts.Password,
+		TLSConfig:         opts.TLS,
+		ForceSingleClient: opts.Standalone,
+		// Records are read once by their owner; server-assisted client-side
+		// caching would only add CLIENT TRACKING traffic.
+		DisableCache: true,
+		// Commands go on a pooled connection, written and read by the
+		// caller's goroutine, unless do marks them for the shared pipeline.
+		DisableAutoPipelining: true,
+	}
+}
+
+// do sends cmd alone on a pooled connection when no other command of the
+// store is waiting, else on the client's shared pipeline. A pipelined
+// command is written and read by the pipeline's goroutines; once a client
+// has pipelined concurrent commands it keeps doing so, and the hand-off
+// made a lone caller's lifecycle take about 1.7 times go-redis's, while
+// many callers at once gain from sharing writes and reads. A Client given
+// in Options that pipelines everything is used as it is.
+func (s *Store) do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	if s.inflight.Add(1) > 1 {
+		cmd = cmd.ToPipe()
+	}
+	defer s.inflight.Add(-1)
+	return s.c.Do(ctx, cmd)
+}
+
+// doMulti is do for a pipeline of commands.
+func (s *Store) doMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	if s.inflight.Add(1) > 1 {
+		for i := range cmds {
+			cmds[i] = cmds[i].ToPipe()
+		}
+	}
+	defer s.inflight.Add(-1)
+	return s.c.DoMulti(ctx, cmds...)
 }
 
 // Close releases the connections the Store opened.
@@ -297,7 +336,7 @@ func (s *Store) ExpiredLeases(ctx context.Context, runID string, max int) ([]str
 	if err := canonical.ValidateMax(max); err != nil {
 		return nil, err
 	}
-	res := s.c.DoMulti(ctx,
+	res := s.doMulti(ctx,
 		s.c.B().Zrange().Key(s.keys.Leases(runID)).Min("0").Max(strconv.Itoa(max-1)).Withscores().Build(),
 		s.c.B().Time().Build())
 	leases, err := res[0].AsZScores()
@@ -378,7 +417,7 @@ func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string
 		key := s.keys.Record(runID, id)
 		cmds = append(cmds, s.c.B().Hmget().Key(key).Field(fields...).Build(), s.c.B().Pttl().Key(key).Build())
 	}
-	res := s.c.DoMulti(ctx, cmds...)
+	res := s.doMulti(ctx, cmds...)
 	for i, id := range ids {
 		vals, err := res[per*i].ToArray()
 		if err != nil {
@@ -473,7 +512,7 @@ func (s *Store) Completed(ctx context.Context, runID string, limit int) ([]strin
 		return nil, 0, err
 	}
 	key := s.keys.Index(runID)
-	res := s.c.DoMulti(ctx, s.c.B().Lrange().Key(key).Start(0).Stop(int64(limit-1)).Build(), s.c.B().Llen().Key(key).Build())
+	res := s.doMulti(ctx, s.c.B().Lrange().Key(key).Start(0).Stop(int64(limit-1)).Build(), s.c.B().Llen().Key(key).Build())
 	ids, err := res[0].AsStrSlice()
 	if err != nil {
 		return nil, 0, unavailable(err, "read completion index")
@@ -518,7 +557,7 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 		return canonical.RunUsage{}, err
 	}
 	run := s.keys.Run(runID)
-	res := s.c.DoMulti(ctx,
+	res := s.doMulti(ctx,
 		s.c.B().Hgetall().Key(run).Build(),
 		s.c.B().Pttl().Key(run).Build(),
 		s.c.B().Llen().Key(s.keys.Index(runID)).Build(),
@@ -612,7 +651,7 @@ func (s *Store) CheckPrincipal(ctx context.Context, runID, principal string) err
 	if err := canonical.ValidatePrincipal(principal); err != nil {
 		return err
 	}
-	res := s.c.DoMulti(ctx,
+	res := s.doMulti(ctx,
 		s.c.B().Hget().Key(s.keys.Run(runID)).Field(principalField).Build(),
 		s.c.B().Exists().Key(s.keys.Index(runID), s.keys.Leases(runID), s.keys.Live(runID)).Build())
 	owner, err := res[0].ToString()
@@ -638,7 +677,18 @@ func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc)
 // script and WAIT on one connection.
 func (s *Store) runScript(ctx context.Context, sc *script, keys, args []string) rueidis.RedisResult {
 	if !s.durable.waits() {
-		return sc.lua.Exec(ctx, s.c, keys, args)
+		send := func(eval bool) rueidis.RedisResult {
+			cmd := sc.command(s.c.B(), eval, keys, args)
+			if sc.retryable {
+				cmd = cmd.ToRetryable()
+			}
+			return s.do(ctx, cmd)
+		}
+		res := send(false)
+		if noScript(res) {
+			res = send(true)
+		}
+		return res
 	}
 	return s.runDurable(ctx, sc, keys, args)
 }
@@ -747,9 +797,9 @@ func (s *Store) scriptAndWait(ctx context.Context, c rueidis.Client, asking bool
 			cmds = append(cmds, script, wait)
 			return dc.DoMulti(ctx, cmds...)[len(cmds)-2:]
 		}
-		resps := send(dc.B().Evalsha().Sha1(sc.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
-		if rerr, ok := rueidis.IsRedisErr(resps[0].Error()); ok && rerr.IsNoScript() {
-			resps = send(dc.B().Eval().Script(sc.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
+		resps := send(sc.command(dc.B(), false, keys, args))
+		if noScript(resps[0]) {
+			resps = send(sc.command(dc.B(), true, keys, args))
 		}
 		res, acked = resps[0], resps[1]
 		return nil

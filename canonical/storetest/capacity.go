@@ -86,6 +86,37 @@ func testCapacity(t *testing.T, f Factory) {
 		wantCode(t, err, canonical.CodeResultTooLarge)
 	})
 
+	// The default record bound and the ceiling, in the numbers the server's
+	// blocking was measured at: a completion runs in one script, and the
+	// server serves no one else meanwhile.
+	t.Run("DefaultRecordBytesAndCeiling", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		req := beginReq(run, "c1")
+		if r := mustBegin(t, h.Store, req); r.Limits.MaxRecordBytes != 1<<20 {
+			t.Fatalf("default MaxRecordBytes %d, want 1 MiB", r.Limits.MaxRecordBytes)
+		}
+		c := ready(run, "c1", canonical.EvidenceFound)
+		c.Raw = bytes.Repeat([]byte("x"), 1<<20-len(req.Request)-len(c.Result))
+		mustComplete(t, h.Store, c)
+		if r := mustGet(t, h.Store, run, "c1"); !bytes.Equal(r.Raw, c.Raw) {
+			t.Fatalf("1 MiB record: raw %d bytes stored of %d", len(r.Raw), len(c.Raw))
+		}
+		mustBegin(t, h.Store, beginReq(run, "c2"))
+		over := ready(run, "c2", canonical.EvidenceFound)
+		over.Raw = bytes.Repeat([]byte("x"), len(c.Raw)+1)
+		_, err := h.Store.Complete(ctx(), over)
+		wantCode(t, err, canonical.CodeResultTooLarge)
+
+		req = beginReq(newRunID(t)+"c", "c1")
+		req.Limits = canonical.Limits{MaxRecordBytes: 16 << 20}
+		mustBegin(t, h.Store, req)
+		req = beginReq(newRunID(t)+"d", "c1")
+		req.Limits = canonical.Limits{MaxRecordBytes: 16<<20 + 1}
+		_, err = h.Store.Begin(ctx(), req)
+		wantCode(t, err, canonical.CodeInvalidArgument)
+	})
+
 	t.Run("ResultBytes", func(t *testing.T) {
 		h := f(t)
 		run := newRunID(t)

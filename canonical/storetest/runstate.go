@@ -45,7 +45,7 @@ func testRunState(t *testing.T, f Factory) {
 			"calls per run":  {MaxCallsPerRun: 6},
 			"calls per tool": {MaxCallsPerTool: 7},
 			"run bytes":      {MaxCallsPerRun: 5, MaxRunBytes: 4097},
-			"record bytes":   {MaxRecordBytes: 1 << 20},
+			"record bytes":   {MaxRecordBytes: 2 << 20},
 			"result bytes":   {MaxResultBytes: 100},
 		} {
 			req := beginReq(run, "c1")

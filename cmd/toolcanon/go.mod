@@ -6,6 +6,7 @@ require (
 	github.com/toolcanon/toolcanon v0.0.0-00010101000000-000000000000
 	github.com/toolcanon/toolcanon/gateway v0.0.0-00010101000000-000000000000
 	github.com/toolcanon/toolcanon/otelcanon v0.0.0-00010101000000-000000000000
+	github.com/toolcanon/toolcanon/ui v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0

@@ -71,7 +71,7 @@ func TestInspectText(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"run " + run, "calls begun 3, completed 2, in flight 1", "completion index: call_ok, call_err",
-		"settings: calls per run 256, per tool 64; bytes per run 67108864, per record 8388608, per result 16384",
+		"settings: calls per run 256, per tool 64; bytes per run 67108864, per record 1048576, per result 16384",
 		"call_ok  kb.search  READY EVIDENCE_FOUND", "call_err  kb.search  ERROR ERROR/TOOL_TIMEOUT",
 		`agent result: {"evidence":["doc-1"]}`, "raw 23 B"} {
 		if !strings.Contains(out, want) {

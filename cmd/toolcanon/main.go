@@ -12,6 +12,7 @@
 //	                  [--trace-file FILE | --trace-stdout]
 //	toolcanon gateway pin|check --config FILE
 //	toolcanon run-token --key-file FILE --run RUN --principal P [--ttl 1h]
+//	toolcanon ui      --redis ADDR[,ADDR...] [--cluster] [--listen 127.0.0.1:7474] [--show-raw] [--allow-actions]
 //
 // Exit codes: 0 success, 1 the store failed (unreachable), 2 bad usage,
 // 3 nothing found, 4 the store refused the change (a lease still runs, the
@@ -57,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return gatewayCmd(args[1:], stdout, stderr)
 	case "run-token":
 		return runTokenCmd(args[1:], stdout, stderr)
+	case "ui":
+		return uiCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return exitOK
@@ -96,6 +99,8 @@ Usage:
   toolcanon run-token --key-file FILE --run RUN --principal P [--ttl 1h]
       Print a signed token that lets principal P use run RUN through a gateway
       whose identity.run_token names the same key.
+  toolcanon ui      --redis ADDR[,ADDR...] [--cluster] [--listen 127.0.0.1:7474] [--show-raw] [--allow-actions]
+      Serve the operator UI on loopback: runs, a run's calls, a call. "toolcanon ui -h" for more.
 
 Common flags:
   --redis ADDR     Redis address, or several cluster nodes separated by commas

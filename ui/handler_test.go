@@ -1,0 +1,419 @@
+package ui_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/memstore"
+	"github.com/toolcanon/toolcanon/ui"
+	"github.com/toolcanon/toolcanon/ui/internal/seed"
+)
+
+// get serves one request and returns its status, body and headers.
+func get(h http.Handler, method, target string, body url.Values, hdr ...string) (int, string, http.Header) {
+	var r *http.Request
+	if body != nil {
+		r = httptest.NewRequest(method, target, strings.NewReader(body.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	} else {
+		r = httptest.NewRequest(method, target, nil)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Set(hdr[i], hdr[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	b, _ := io.ReadAll(w.Result().Body)
+	return w.Code, string(b), w.Header()
+}
+
+// codeOf returns the stable code an error page shows.
+func codeOf(body string) string {
+	m := regexp.MustCompile(`data-code="([A-Z_]+)"`).FindStringSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+func seeded(t testing.TB, runs ...string) *memstore.Store {
+	t.Helper()
+	s := memstore.New()
+	for _, r := range runs {
+		if err := seed.Run(context.Background(), s, r, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func TestSecurityHeadersOnEveryPage(t *testing.T) {
+	h := ui.Handler(seeded(t, "r1"), ui.Options{})
+	for _, target := range []string{"/", "/run?run=r1", "/call?run=r1&call=call_kb_1", "/nope", "/run?run=bad%20id", "/assets/style.css"} {
+		_, _, hdr := get(h, "GET", target, nil)
+		csp := hdr.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("%s: CSP %q", target, csp)
+		}
+		if hdr.Get("X-Frame-Options") != "DENY" || hdr.Get("Referrer-Policy") != "no-referrer" || hdr.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: headers %v", target, hdr)
+		}
+	}
+}
+
+func TestPagesHaveNoInlineScript(t *testing.T) {
+	h := ui.Handler(seeded(t, "r1"), ui.Options{ShowRaw: true, AllowActions: true})
+	inline := regexp.MustCompile(`<script(?:\s[^>]*)?>[^<]|<[^>]*\son[a-z]+=`)
+	for _, target := range []string{"/", "/run?run=r1", "/call?run=r1&call=" + seed.Hostile, "/confirm?do=reap&run=r1"} {
+		code, body, _ := get(h, "GET", target, nil)
+		if code != 200 {
+			t.Fatalf("%s: %d", target, code)
+		}
+		if m := inline.FindString(body); m != "" {
+			t.Errorf("%s: inline script or handler %q", target, m)
+		}
+	}
+}
+
+func TestHostilePayloadsAreEscaped(t *testing.T) {
+	h := ui.Handler(seeded(t, "r1"), ui.Options{ShowRaw: true})
+	_, body, _ := get(h, "GET", "/call?run=r1&call="+seed.Hostile, nil)
+	for _, p := range []string{seed.ScriptPayload, seed.OnerrorPayload} {
+		if strings.Contains(body, p) {
+			t.Errorf("payload %q is in the page unescaped", p)
+		}
+	}
+	if !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Error("the script payload is not shown as text")
+	}
+}
+
+func TestRawOnlyWithShowRawAndRedacted(t *testing.T) {
+	s := seeded(t, "r1")
+	rec, err := s.Get(context.Background(), "r1", "call_kb_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, off, _ := get(ui.Handler(s, ui.Options{}), "GET", "/call?run=r1&call=call_kb_1", nil)
+	if strings.Contains(off, `id="raw"`) || strings.Contains(off, `id="request"`) || strings.Contains(off, "api_key") || strings.Contains(off, "refund approval") {
+		t.Error("raw response or request shown without ShowRaw")
+	}
+	_, on, _ := get(ui.Handler(s, ui.Options{ShowRaw: true}), "GET", "/call?run=r1&call=call_kb_1", nil)
+	if !strings.Contains(on, `id="raw"`) || !strings.Contains(on, "api_key") || strings.Contains(on, seed.Secret) {
+		t.Error("with ShowRaw the raw response is not shown redacted")
+	}
+	for _, body := range []string{off, on} {
+		if strings.Contains(body, rec.Owner) {
+			t.Error("the owner token is on the page")
+		}
+	}
+	_, capped, _ := get(ui.Handler(s, ui.Options{ShowRaw: true, RawCap: 10}), "GET", "/call?run=r1&call=call_kb_1", nil)
+	if !strings.Contains(capped, "Cut at the UI's cap") || strings.Contains(capped, "Refund approval&#34;,&#34;score") {
+		t.Error("RawCap does not cut the raw response")
+	}
+}
+
+func TestActionsOffByDefault(t *testing.T) {
+	s := seeded(t, "r1")
+	h := ui.Handler(s, ui.Options{})
+	_, run, _ := get(h, "GET", "/run?run=r1", nil)
+	if strings.Contains(run, "/confirm") {
+		t.Error("the run page offers actions")
+	}
+	if code, body, _ := get(h, "GET", "/confirm?do=abandon&run=r1&call="+seed.Stuck, nil); code != 403 || codeOf(body) != string(ui.CodeActionsOff) {
+		t.Errorf("confirm without actions: %d %s", code, codeOf(body))
+	}
+	form := url.Values{"do": {"abandon"}, "confirm": {"abandon"}, "run": {"r1"}, "call": {seed.Stuck}}
+	if code, body, _ := get(h, "POST", "/act", form); code != 403 || codeOf(body) != string(ui.CodeActionsOff) {
+		t.Errorf("POST without actions: %d %s", code, codeOf(body))
+	}
+	if rec, _ := s.Get(context.Background(), "r1", seed.Stuck); rec.Status != canonical.StatusProjecting {
+		t.Error("an action ran while actions are off")
+	}
+}
+
+// csrfOf reads the token of a confirmation page.
+func csrfOf(t *testing.T, h http.Handler, query string) string {
+	t.Helper()
+	_, body, _ := get(h, "GET", "/confirm?"+query, nil)
+	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no CSRF token on the confirmation page: %s", body)
+	}
+	return m[1]
+}
+
+func TestActionsNeedTokenOriginAndConfirmation(t *testing.T) {
+	s := seeded(t, "r1")
+	h := ui.Handler(s, ui.Options{AllowActions: true})
+	tok := csrfOf(t, h, "do=abandon&run=r1&call="+seed.Stuck)
+	form := func(csrf, confirm string) url.Values {
+		return url.Values{"do": {"abandon"}, "confirm": {confirm}, "run": {"r1"}, "call": {seed.Stuck}, "csrf": {csrf}}
+	}
+	refused := []struct {
+		name string
+		form url.Values
+		hdr  []string
+		code canonical.Code
+	}{
+		{"no token", form("", "abandon"), nil, ui.CodeCSRF},
+		{"wrong token", form(strings.Repeat("0", len(tok)), "abandon"), nil, ui.CodeCSRF},
+		{"cross-site", form(tok, "abandon"), []string{"Sec-Fetch-Site", "cross-site"}, ui.CodeCSRF},
+		{"other origin", form(tok, "abandon"), []string{"Origin", "http://evil.example"}, ui.CodeCSRF},
+		{"unconfirmed", form(tok, ""), nil, ui.CodeUnconfirmed},
+	}
+	for _, c := range refused {
+		if _, body, _ := get(h, "POST", "/act", c.form, c.hdr...); codeOf(body) != string(c.code) {
+			t.Errorf("%s: answered %q, want %s", c.name, codeOf(body), c.code)
+		}
+	}
+	if rec, _ := s.Get(context.Background(), "r1", seed.Stuck); rec.Status != canonical.StatusProjecting {
+		t.Fatal("a refused action changed the call")
+	}
+	if code, body, _ := get(h, "POST", "/act", form(tok, "abandon"), "Sec-Fetch-Site", "same-origin", "Origin", "null"); code != 200 || !strings.Contains(body, `id="done"`) {
+		t.Fatalf("the confirmed abandon: %d %s", code, codeOf(body))
+	}
+	if rec, _ := s.Get(context.Background(), "r1", seed.Stuck); rec.Error != canonical.CodeExecutionAbandoned {
+		t.Errorf("after the abandon the call is %s", rec.Error)
+	}
+	// The running call's lease has not passed: the store refuses, and says so.
+	running := url.Values{"do": {"abandon"}, "confirm": {"abandon"}, "run": {"r1"}, "call": {"call_running_1"}, "csrf": {tok}}
+	if code, body, _ := get(h, "POST", "/act", running); code != 409 || codeOf(body) != string(canonical.CodeInvalidTransition) {
+		t.Errorf("abandon of a running lease: %d %s", code, codeOf(body))
+	}
+}
+
+func TestReapAndCloseARun(t *testing.T) {
+	s := seeded(t, "r1")
+	ctx := context.Background()
+	h := ui.Handler(s, ui.Options{AllowActions: true})
+	tok := csrfOf(t, h, "do=reap&run=r1")
+	if code, body, _ := get(h, "POST", "/act", url.Values{"do": {"reap"}, "confirm": {"reap"}, "run": {"r1"}, "csrf": {tok}}); code != 200 || !strings.Contains(body, seed.Stuck) {
+		t.Fatalf("reap: %d %s", code, codeOf(body))
+	}
+	if ids, _ := s.ExpiredLeases(ctx, "r1", 10); len(ids) != 0 {
+		t.Errorf("after the reap %v have passed leases", ids)
+	}
+	wrong := url.Values{"do": {"close"}, "confirm": {"close"}, "run": {"r1"}, "csrf": {tok}, "principal": {"someone-else"}}
+	if code, body, _ := get(h, "POST", "/act", wrong); code != 409 || codeOf(body) != string(canonical.CodeRunForbidden) {
+		t.Errorf("close by another principal: %d %s", code, codeOf(body))
+	}
+	right := url.Values{"do": {"close"}, "confirm": {"close"}, "run": {"r1"}, "csrf": {tok}, "principal": {seed.Principal}}
+	if code, _, _ := get(h, "POST", "/act", right); code != 200 {
+		t.Fatalf("close: %d", code)
+	}
+	if u, _ := s.Usage(ctx, "r1"); !u.Closed {
+		t.Error("the run is not closed")
+	}
+}
+
+func TestBearerTokens(t *testing.T) {
+	const tok = "0123456789abcdef-operator"
+	h := ui.Handler(seeded(t, "r1"), ui.Options{BearerTokens: []string{tok}})
+	if code, _, hdr := get(h, "GET", "/", nil); code != http.StatusSeeOther || hdr.Get("Location") != "/login" {
+		t.Errorf("no token: %d to %q", code, hdr.Get("Location"))
+	}
+	if code, body, _ := get(h, "GET", "/run?run=r1", nil, "Authorization", "Bearer wrong"); code != 401 || codeOf(body) != string(ui.CodeUnauthorized) {
+		t.Errorf("wrong token: %d %s", code, codeOf(body))
+	}
+	if code, _, _ := get(h, "GET", "/run?run=r1", nil, "Authorization", "Bearer "+tok); code != 200 {
+		t.Errorf("right token: %d", code)
+	}
+	if code, _, _ := get(h, "POST", "/login", url.Values{"token": {"wrong"}}); code != 401 {
+		t.Errorf("login with a wrong token: %d", code)
+	}
+	_, _, hdr := get(h, "POST", "/login", url.Values{"token": {tok}})
+	c := hdr.Get("Set-Cookie")
+	if !strings.Contains(c, "HttpOnly") || !strings.Contains(c, "SameSite=Strict") {
+		t.Fatalf("login cookie %q", c)
+	}
+	if code, _, _ := get(h, "GET", "/run?run=r1", nil, "Cookie", strings.SplitN(c, ";", 2)[0]); code != 200 {
+		t.Errorf("with the login cookie: %d", code)
+	}
+}
+
+func TestHostsRefuseOtherNames(t *testing.T) {
+	h := ui.Handler(seeded(t, "r1"), ui.Options{Hosts: []string{"127.0.0.1", "localhost"}})
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Host = "rebound.example:7474"
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusMisdirectedRequest || codeOf(w.Body.String()) != string(ui.CodeHost) {
+		t.Errorf("another host: %d %s", w.Code, codeOf(w.Body.String()))
+	}
+	r.Host = "localhost:7474"
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != 200 {
+		t.Errorf("localhost: %d", w.Code)
+	}
+}
+
+func TestLiveRefreshIsCapped(t *testing.T) {
+	now := time.Unix(1000, 0)
+	h := ui.Handler(seeded(t, "r1"), ui.Options{LiveInterval: 2 * time.Second, MaxLiveClients: 1, Now: func() time.Time { return now }})
+	live := func(remote string) int {
+		r := httptest.NewRequest("GET", "/run?run=r1", nil)
+		r.RemoteAddr, r.Header = remote+":5000", http.Header{"X-Toolcanon-Live": {"1"}}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	if c := live("10.0.0.1"); c != 200 {
+		t.Fatalf("first refresh: %d", c)
+	}
+	if c := live("10.0.0.1"); c != http.StatusTooManyRequests {
+		t.Errorf("a refresh within the interval: %d", c)
+	}
+	if c := live("10.0.0.2"); c != http.StatusTooManyRequests {
+		t.Errorf("a second client over the cap: %d", c)
+	}
+	if code, _, _ := get(h, "GET", "/run?run=r1", nil); code != 200 {
+		t.Errorf("a page the operator loads is refused: %d", code)
+	}
+	now = now.Add(5 * time.Second)
+	if c := live("10.0.0.2"); c != 200 {
+		t.Errorf("a client after the first went idle: %d", c)
+	}
+}
+
+// bare hides a store's Browser.
+type bare struct{ canonical.Store }
+
+func TestStoreWithoutListing(t *testing.T) {
+	h := ui.Handler(bare{seeded(t, "r1")}, ui.Options{})
+	if _, body, _ := get(h, "GET", "/", nil); !strings.Contains(body, `id="no-listing"`) {
+		t.Error("the runs page does not say the store cannot list")
+	}
+	if _, body, _ := get(h, "GET", "/run?run=r1", nil); !strings.Contains(body, "call_kb_1") {
+		t.Error("a run by id is not shown")
+	}
+}
+
+func TestRunPagesWalkTheIndex(t *testing.T) {
+	s := memstore.New()
+	if err := seed.Long(context.Background(), s, "long", 120, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	h := ui.Handler(s, ui.Options{PageSize: 50})
+	next := regexp.MustCompile(`id="next" href="/run\?([^"]+)"`) // the link the browser follows
+	q, seen := "run=long", 0
+	for pages := 0; ; pages++ {
+		_, body, _ := get(h, "GET", "/run?"+strings.ReplaceAll(q, "&amp;", "&"), nil)
+		for i := seen; i < min(seen+50, 120); i++ {
+			if !strings.Contains(body, "call="+"call_"+strconv.Itoa(i)+`"`) {
+				t.Fatalf("page %d lacks call_%d", pages, i)
+			}
+		}
+		if strings.Contains(body, "call=call_"+strconv.Itoa(seen+50)+`"`) {
+			t.Fatalf("page %d shows more than its 50", pages)
+		}
+		if pages == 0 && !strings.Contains(body, `id="last" href="/run?from=70&amp;run=long"`) {
+			t.Error("the first page has no link to the last page (from 70)")
+		}
+		m := next.FindStringSubmatch(body)
+		if m == nil {
+			if pages != 2 {
+				t.Errorf("%d pages, want 3", pages+1)
+			}
+			return
+		}
+		q, seen = m[1], seen+50
+	}
+}
+
+func TestBadParametersHaveStableCodes(t *testing.T) {
+	h := ui.Handler(seeded(t, "r1"), ui.Options{AllowActions: true})
+	for _, target := range []string{"/?state=gone", "/?cursor=zz", "/?x=1", "/?stuck=yes", "/run?run=r1&from=-1", "/run?run=r1&from=01",
+		"/run?run=a%20b", "/call?run=r1", "/confirm?do=format&run=r1", "/confirm?do=abandon&run=r1", "/run?run=r1&run=r2"} {
+		code, body, _ := get(h, "GET", target, nil)
+		if code != 400 || (codeOf(body) != string(ui.CodeBadRequest) && codeOf(body) != string(canonical.CodeInvalidArgument)) {
+			t.Errorf("%s: %d %q", target, code, codeOf(body))
+		}
+	}
+	if code, body, _ := get(h, "POST", "/run?run=r1", url.Values{}); code != 405 || codeOf(body) != string(ui.CodeMethod) {
+		t.Errorf("POST to a page: %d %q", code, codeOf(body))
+	}
+	if code, body, _ := get(h, "GET", "/nope", nil); code != 404 || codeOf(body) != string(ui.CodeNotFound) {
+		t.Errorf("no such page: %d %q", code, codeOf(body))
+	}
+	if code, body, _ := get(h, "GET", "/call?run=r1&call=nope", nil); code != 404 || codeOf(body) != string(canonical.CodeNotFound) {
+		t.Errorf("unknown call: %d %q", code, codeOf(body))
+	}
+}
+
+func FuzzRunsQuery(f *testing.F) {
+	h := ui.Handler(seeded(f, "r1"), ui.Options{})
+	for _, q := range []string{"", "state=active&stuck=1", "cursor=0-17", "principal=ops%40example&near=1", "cursor=%00", "state=closed&state=lost"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		code, body, _ := get(h, "GET", "/?"+url.PathEscape(q), nil)
+		if u, err := url.ParseQuery(q); err == nil {
+			code, body, _ = get(h, "GET", "/?"+u.Encode(), nil)
+		}
+		if code != 200 && (code != 400 || codeOf(body) == "") {
+			t.Fatalf("%q: %d %q", q, code, codeOf(body))
+		}
+	})
+}
+
+func FuzzActionForm(f *testing.F) {
+	s := seeded(f, "r1")
+	h := ui.Handler(s, ui.Options{AllowActions: true})
+	f.Add("abandon", "r1", seed.Stuck, "", "abandon")
+	f.Add("close", "r1", "", seed.Principal, "close")
+	f.Add("reap", "r1\x00", "x", "p", "")
+	f.Add("abandon", "r1", strings.Repeat("c", 9<<10), "", "abandon")
+	f.Fuzz(func(t *testing.T, do, run, call, principal, confirm string) {
+		form := url.Values{"do": {do}, "run": {run}, "call": {call}, "principal": {principal}, "confirm": {confirm}, "csrf": {"forged"}}
+		code, body, _ := get(h, "POST", "/act", form)
+		// A form past the 8 KiB bound is refused unread, before its token is looked at.
+		want, wantCode := 403, string(ui.CodeCSRF)
+		if len(form.Encode()) > 8<<10 {
+			want, wantCode = 400, string(ui.CodeBadRequest)
+		}
+		if code != want || codeOf(body) != wantCode {
+			t.Fatalf("a form without the token (%d bytes): %d %q", len(form.Encode()), code, codeOf(body))
+		}
+		q := url.Values{"do": {do}, "run": {run}, "call": {call}}
+		if code, body, _ := get(h, "GET", "/confirm?"+q.Encode(), nil); code != 200 && (code != 400 || codeOf(body) == "") {
+			t.Fatalf("confirm %v: %d %q", q, code, codeOf(body))
+		}
+	})
+}
+
+func TestRunPageShowsOutcomesAndProtocol(t *testing.T) {
+	h := ui.Handler(seeded(t, "r1"), ui.Options{})
+	_, body, _ := get(h, "GET", "/run?run=r1", nil)
+	for _, want := range []string{
+		`<title>LEASE_PASSED 1</title>`, `<title>EXECUTION_FAILED 1</title>`, `<title>EVIDENCE_FOUND 2</title>`, `<title>NO_EVIDENCE 1</title>`,
+		`2 report(s), 1 pending, 1 violation(s)`, `open: 1 invalid report(s) since the last valid one`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the run page lacks %q", want)
+		}
+	}
+}
+
+func TestRunsPageShowsLastCompletion(t *testing.T) {
+	s := seeded(t, "r1")
+	rec, err := s.Get(context.Background(), "r1", "call_ticket_1") // the last one the seed completes
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := get(ui.Handler(s, ui.Options{}), "GET", "/", nil)
+	last := regexp.MustCompile(`<td title="([^"]+)">[^<]*</td>\n</tr>`).FindStringSubmatch(body) // the row's last cell
+	if want := rec.UpdatedAt.UTC().Format("2006-01-02 15:04:05.000Z"); last == nil || last[1] != want {
+		t.Errorf("the runs page shows the last completion %q, want %q", last, want)
+	}
+}

@@ -62,7 +62,25 @@ type Envelope struct {
 	RunID      string // the run the framework says the call belongs to
 	Tool       string // agent-facing tool name, as bound
 	Input      []byte // raw JSON arguments
+	// ToolCallIDSource says who chose ToolCallID; "" says nothing. Any other
+	// value than the IDSource constants is INVALID_ARGUMENT.
+	ToolCallIDSource IDSource
 }
+
+// IDSource says where an Envelope's tool_call_id came from. It is kept in
+// the record's canonical request (as "tool_call_id_source"), so the record
+// tells an id the model chose from one a framework minted, and a replay
+// (WithReplay) matches only a call whose id came from the same source.
+type IDSource string
+
+// The sources of a tool_call_id. The zero IDSource says nothing and is left
+// out of the request.
+const (
+	IDFromModel     IDSource = "model"     // the model's own id for the call
+	IDFromFramework IDSource = "framework" // minted by the framework or adapter: the model gave none
+)
+
+func (s IDSource) valid() bool { return s == "" || s == IDFromModel || s == IDFromFramework }
 
 // Boundary runs tool calls through preflight, the canonical record, the tool
 // and its projector. It is immutable after New and safe for concurrent use.
@@ -107,24 +125,38 @@ type Option func(*Boundary) error
 // the host lists but this boundary will not run.
 func Bind(agentName, name, version string, tool Tool, projector canonical.Projector) Option {
 	return func(b *Boundary) error {
-		if err := canonical.ValidateToolName(agentName); err != nil {
-			return canonical.Wrap(canonical.CodeInvalidArgument, err, "boundary: bind: malformed agent-facing name")
-		}
-		if _, dup := b.bindings[agentName]; dup {
-			return canonical.Errorf(canonical.CodeInvalidArgument, "boundary: bind: %q is bound twice", agentName)
-		}
 		if isNilTool(tool) {
 			return canonical.Errorf(canonical.CodeInvalidArgument, "boundary: bind %q: nil tool", agentName)
 		}
-		if isNilProjector(projector) {
-			return canonical.Errorf(canonical.CodeInvalidArgument, "boundary: bind %q: nil projector", agentName)
-		}
-		if _, ok := b.reg.Lookup(name, version); !ok {
-			return canonical.Errorf(canonical.CodeUnknownTool, "boundary: bind %q: registry has no %q version %q", agentName, name, version)
-		}
-		b.bindings[agentName] = &binding{name: name, version: version, tool: tool, projector: projector}
-		return nil
+		return b.bind(agentName, name, version, tool, projector)
 	}
+}
+
+// bind adds one binding; tool is nil for BindNext.
+func (b *Boundary) bind(agentName, name, version string, tool Tool, projector canonical.Projector) error {
+	if err := canonical.ValidateToolName(agentName); err != nil {
+		return canonical.Wrap(canonical.CodeInvalidArgument, err, "boundary: bind: malformed agent-facing name")
+	}
+	if _, dup := b.bindings[agentName]; dup {
+		return canonical.Errorf(canonical.CodeInvalidArgument, "boundary: bind: %q is bound twice", agentName)
+	}
+	if isNilProjector(projector) {
+		return canonical.Errorf(canonical.CodeInvalidArgument, "boundary: bind %q: nil projector", agentName)
+	}
+	if _, ok := b.reg.Lookup(name, version); !ok {
+		return canonical.Errorf(canonical.CodeUnknownTool, "boundary: bind %q: registry has no %q version %q", agentName, name, version)
+	}
+	b.bindings[agentName] = &binding{name: name, version: version, tool: tool, projector: projector}
+	return nil
+}
+
+// BindNext exposes the registry definition (name, version) as agentName,
+// projected by projector, with no executor of its own: each call brings its
+// execution to InvokeWith (a framework's `next`). Invoke refuses such a
+// binding with INVALID_ARGUMENT before anything is written. New fails as for
+// Bind.
+func BindNext(agentName, name, version string, projector canonical.Projector) Option {
+	return func(b *Boundary) error { return b.bind(agentName, name, version, nil, projector) }
 }
 
 // WithReplay turns on Stripe-style replay of duplicates. By default a second

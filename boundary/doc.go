@@ -33,6 +33,13 @@
 // the projector reads (the registry's "only null" concerns typed output, not
 // the bytes the record keeps).
 //
+// InvokeWith runs a call the same way with the caller's execution in place
+// of the bound tool (a framework middleware's `next`, for a definition bound
+// with BindNext); InvokeAll runs one model turn's calls concurrently under a
+// bound and returns them in the turn's order. The adapters (adapters/eino,
+// adapters/openai, adapters/anthropic, modules of their own) are built on
+// these two.
+//
 // Invoke never panics and never returns raw data. The agent sees only
 // Result.AgentJSON: the bounded projection, or a fixed error object with a
 // stable code and a short fixed hint. Everything else in a Result is for the

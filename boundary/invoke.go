@@ -34,7 +34,9 @@ import (
 // runtime.Goexit, whose raw response, if any, is kept when it fits; or a raw
 // response outside the definition's declared output schema), TOOL_TIMEOUT
 // (the tool's own timeout), DEADLINE_EXCEEDED (the run's deadline, or the
-// caller's, passed while the tool ran), RESULT_TOO_LARGE (raw over the
+// caller's, passed while the tool ran), CANCELLED (the caller cancelled
+// ctx while the tool ran), the code of a NotRun error (the tool did
+// nothing; the Result says Executed false), RESULT_TOO_LARGE (raw over the
 // record's room, in which case raw is not stored and the projector is not
 // called; a declared output over the registry's output bound; a projector's
 // own RESULT_TOO_LARGE; or a projection over the agent limit) or
@@ -60,7 +62,22 @@ import (
 // STORE_UNAVAILABLE; under WithReplay a retry with the same id and request
 // then returns the stored outcome.
 func (b *Boundary) Invoke(ctx context.Context, run RunContext, env Envelope) (res Result) {
-	inv := invocation{b: b, env: &env, run: &run}
+	return b.invokeWith(ctx, run, env, nil, false)
+}
+
+// InvokeWith runs one call as Invoke does, with tool as its execution in
+// place of the bound one: a framework's middleware passes its own `next`, so
+// that it needs no table of tools beside the framework's. The binding still
+// gives the definition, the policy and the projector (see BindNext); tool
+// gets the canonical input and its answer is checked, bounded, projected
+// and recorded exactly as a bound tool's. A nil tool is INVALID_ARGUMENT,
+// refused before anything is written.
+func (b *Boundary) InvokeWith(ctx context.Context, run RunContext, env Envelope, tool Tool) Result {
+	return b.invokeWith(ctx, run, env, tool, true)
+}
+
+func (b *Boundary) invokeWith(ctx context.Context, run RunContext, env Envelope, tool Tool, with bool) (res Result) {
+	inv := invocation{b: b, env: &env, run: &run, tool: tool, with: with}
 	if canonical.ValidateToolCallID(env.ToolCallID) == nil {
 		// An invalid id is never echoed: it could carry anything.
 		inv.id = env.ToolCallID
@@ -83,6 +100,8 @@ type invocation struct {
 	env   *Envelope
 	run   *RunContext
 	id    string // validated tool_call_id, or ""
+	tool  Tool   // InvokeWith's execution; nil for Invoke
+	with  bool   // called through InvokeWith
 	owner string // set once Begin is attempted
 	begun bool   // the record exists and is ours
 	done  bool   // Complete was attempted
@@ -128,6 +147,20 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	bd := b.bindings[env.Tool]
 	if bd == nil {
 		return inv.fail(canonical.CodeUnknownTool, canonical.Errorf(canonical.CodeUnknownTool, "no tool bound as %q", env.Tool))
+	}
+	tool := bd.tool
+	switch {
+	case inv.with && isNilTool(inv.tool):
+		return inv.fail(canonical.CodeInvalidArgument, canonical.Errorf(canonical.CodeInvalidArgument, "InvokeWith %q: nil tool", env.Tool))
+	case inv.with:
+		tool = inv.tool
+	case tool == nil:
+		return inv.fail(canonical.CodeInvalidArgument, canonical.Errorf(canonical.CodeInvalidArgument,
+			"%q is bound with BindNext: its execution comes with InvokeWith", env.Tool))
+	}
+	if !env.ToolCallIDSource.valid() {
+		return inv.fail(canonical.CodeInvalidArgument, canonical.Errorf(canonical.CodeInvalidArgument,
+			"unknown tool_call_id source %q", env.ToolCallIDSource))
 	}
 	// The boundary runs only reads: PrepareRead answers NOT_READ_ONLY for any
 	// other effect before the input is parsed.
@@ -190,7 +223,8 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 
 	// 3. Execute, bounded by the tool's timeout and the run's deadline (ctx).
 	inv.ran = true
-	raw, code, err := execute(ctx, bd.tool, def.Timeout(), input)
+	raw, code, ran, err := execute(ctx, tool, def.Timeout(), input)
+	inv.ran = ran
 	inv.obs.sized(len(raw))
 	if err != nil {
 		c := canonical.Completion{Status: canonical.StatusError, Code: code}
@@ -427,31 +461,44 @@ var (
 // execute calls the tool in its own goroutine so that a tool that ignores
 // its context still cannot hold the call past its timeout; its late answer
 // is dropped. The tool's own timeout is TOOL_TIMEOUT; the run's deadline
-// (ctx) passing first is DEADLINE_EXCEEDED. A panic, an error, or a tool
-// that ends its goroutine without returning (runtime.Goexit) is
-// EXECUTION_FAILED.
-func execute(ctx context.Context, t Tool, timeout time.Duration, input []byte) ([]byte, canonical.Code, error) {
+// (ctx) passing first is DEADLINE_EXCEEDED; the caller cancelling ctx is
+// CANCELLED. A panic, an error, or a tool that ends its goroutine without
+// returning (runtime.Goexit) is EXECUTION_FAILED, and a NotRun error its
+// own code. ran is false only when the tool returned a NotRun error: a tool
+// that did not answer may have done anything. On cancellation the tool gets
+// cancelGrace to answer, so that it can say whether it had started.
+func execute(ctx context.Context, t Tool, timeout time.Duration, input []byte) (_ []byte, _ canonical.Code, ran bool, _ error) {
 	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errToolTimeout)
 	defer cancel()
 	var raw []byte
-	finished, err := runGuarded(tctx, "tool", func() error {
+	finished, err := runGuarded(tctx, "tool", cancelGrace, func() error {
 		var err error
 		raw, err = t.Call(tctx, input)
 		return err
 	})
+	if err == nil {
+		return raw, "", true, nil
+	}
+	nrCode, notRun := notRunCode(err)
+	ran = !(notRun && finished)
 	switch {
-	case err == nil:
-		return raw, "", nil
 	case tctx.Err() != nil && errors.Is(context.Cause(tctx), errToolTimeout):
-		return nil, canonical.CodeToolTimeout, canonical.Wrap(canonical.CodeToolTimeout, err, "tool")
+		return nil, canonical.CodeToolTimeout, ran, canonical.Wrap(canonical.CodeToolTimeout, err, "tool")
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return nil, canonical.CodeDeadlineExceeded, canonical.Wrap(canonical.CodeDeadlineExceeded, err, "the run's deadline passed while the tool ran")
+		return nil, canonical.CodeDeadlineExceeded, ran, canonical.Wrap(canonical.CodeDeadlineExceeded, err, "the run's deadline passed while the tool ran")
+	case errors.Is(ctx.Err(), context.Canceled):
+		return nil, canonical.CodeCancelled, ran, canonical.Wrap(canonical.CodeCancelled, err, "the caller cancelled the call")
+	case notRun && finished:
+		return nil, nrCode, false, canonical.Wrap(nrCode, err, "tool")
 	}
 	if !finished {
 		raw = nil // the tool may still write it
 	}
-	return raw, canonical.CodeExecutionFailed, canonical.Wrap(canonical.CodeExecutionFailed, err, "tool")
+	return raw, canonical.CodeExecutionFailed, true, canonical.Wrap(canonical.CodeExecutionFailed, err, "tool")
 }
+
+// cancelGrace is how long a cancelled tool may take to return.
+const cancelGrace = 5 * time.Second
 
 // checkOutput enforces a declared output schema on the raw response, within
 // the registry's output bound: a response outside the schema is the tool's
@@ -481,7 +528,7 @@ func project(ctx context.Context, p canonical.Projector, timeout time.Duration, 
 	pctx, cancel := context.WithTimeoutCause(ctx, timeout, errProjectionTimeout)
 	defer cancel()
 	var out canonical.Projection
-	_, err := runGuarded(pctx, "projector", func() error {
+	_, err := runGuarded(pctx, "projector", 0, func() error {
 		var err error
 		out, err = p.Project(pctx, call, raw)
 		return err
@@ -505,12 +552,13 @@ func projectionCode(err error) canonical.Code {
 }
 
 // runGuarded runs f in its own goroutine and waits for it or for ctx to
-// end, whichever comes first. It returns f's error, an error for a panic
+// end, whichever comes first; when ctx is cancelled (not timed out) it
+// waits up to grace more for f. It returns f's error, an error for a panic
 // or a runtime.Goexit in f, or, when ctx ends first, ctx's cause; f keeps
 // running then, and whatever it writes afterwards is never read: f must
 // only write variables that the caller reads when finished is true, which
 // says that f returned (with or without an error) before runGuarded did.
-func runGuarded(ctx context.Context, what string, f func() error) (finished bool, err error) {
+func runGuarded(ctx context.Context, what string, grace time.Duration, f func() error) (finished bool, err error) {
 	type outcome struct {
 		returned bool
 		err      error
@@ -533,12 +581,22 @@ func runGuarded(ctx context.Context, what string, f func() error) (finished bool
 	case o := <-done:
 		return o.returned, o.err
 	case <-ctx.Done():
-		select {
-		case o := <-done: // it answered just in time
-			return o.returned, o.err
-		default:
-			return false, fmt.Errorf("boundary: %s overran: %w", what, context.Cause(ctx))
+		if grace > 0 && errors.Is(ctx.Err(), context.Canceled) {
+			t := time.NewTimer(grace)
+			defer t.Stop()
+			select {
+			case o := <-done: // it answered within the grace
+				return o.returned, o.err
+			case <-t.C:
+			}
+		} else {
+			select {
+			case o := <-done: // it answered just in time
+				return o.returned, o.err
+			default:
+			}
 		}
+		return false, fmt.Errorf("boundary: %s overran: %w", what, context.Cause(ctx))
 	}
 }
 

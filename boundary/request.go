@@ -12,8 +12,11 @@ import (
 //
 //	{"action_sha256":"<hex>","agent_tool":"<bound name>","input":<canonical input>,
 //	 "input_sha256":"<hex>","project":"…","run_id":"…","subject":"…",
-//	 "tool":"<registry name>","tool_call_id":"…","version":"…"}
+//	 "tool":"<registry name>","tool_call_id":"…","tool_call_id_source":"…","version":"…"}
 //
+// tool_call_id_source is there only when the envelope says who chose the id
+// (Envelope.ToolCallIDSource), so a request of a caller that does not say is
+// what it always was.
 // Keys are in RFC 8785 order and the input is already canonical, so the
 // request is itself RFC 8785 canonical JSON: equal calls give equal bytes and
 // equal digests, which is what duplicate replay compares. The policy fence is
@@ -22,7 +25,7 @@ import (
 func buildRequest(env *Envelope, run *RunContext, b *binding, plan *registry.Plan, input []byte) []byte {
 	in, act := plan.InputDigest(), plan.ActionDigest()
 	n := 256 + len(input) + len(env.ToolCallID) + len(run.ID) + len(run.Project) + 2*len(plan.Subject()) +
-		len(env.Tool) + len(b.name) + len(b.version)
+		len(env.Tool) + len(b.name) + len(b.version) + len(env.ToolCallIDSource)
 	out := make([]byte, 0, n)
 	out = append(out, `{"action_sha256":"`...)
 	out = hex.AppendEncode(out, act[:])
@@ -42,6 +45,10 @@ func buildRequest(env *Envelope, run *RunContext, b *binding, plan *registry.Pla
 	out = strictjson.AppendQuoted(out, b.name)
 	out = append(out, `,"tool_call_id":`...)
 	out = strictjson.AppendQuoted(out, env.ToolCallID)
+	if env.ToolCallIDSource != "" {
+		out = append(out, `,"tool_call_id_source":`...)
+		out = strictjson.AppendQuoted(out, string(env.ToolCallIDSource))
+	}
 	out = append(out, `,"version":`...)
 	out = strictjson.AppendQuoted(out, b.version)
 	return append(out, '}')

@@ -83,6 +83,8 @@ var hints = map[canonical.Code]string{
 	canonical.CodeRunForbidden:          "This run is not yours; call tools only for the run you were given.",
 	canonical.CodeRateLimited:           "Too many calls at once or too many new runs; wait a moment, then call again.",
 	canonical.CodeStoreFull:             "The tool service is full; try again later with a new tool_call_id.",
+	canonical.CodeUpstreamUnavailable:   "The tool's server could not be reached and nothing ran; wait a moment, then retry with a new tool_call_id, or use another tool.",
+	canonical.CodeCancelled:             "The call was cancelled; call again with a new tool_call_id if you still need it.",
 }
 
 // fallbackHint is for a code outside the table; it cannot happen with the

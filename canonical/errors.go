@@ -58,6 +58,12 @@ const (
 	// CodeStoreFull: an in-memory store holds as many runs as it may; a
 	// call of a new run is refused until runs expire.
 	CodeStoreFull Code = "STORE_FULL"
+	// CodeUpstreamUnavailable: the server that implements the tool could not
+	// be reached or started; the tool did not run.
+	CodeUpstreamUnavailable Code = "UPSTREAM_UNAVAILABLE"
+	// CodeCancelled: the caller cancelled the call while it ran; the result
+	// says whether the tool had started.
+	CodeCancelled Code = "CANCELLED"
 )
 
 var knownCodes = map[Code]bool{
@@ -72,6 +78,7 @@ var knownCodes = map[Code]bool{
 	CodeToolCallInProgress: true, CodeExecutionAbandoned: true, CodeToolDefinitionChanged: true,
 	CodeRunForbidden: true,
 	CodeRateLimited:  true, CodeStoreFull: true,
+	CodeUpstreamUnavailable: true, CodeCancelled: true,
 }
 
 // Valid reports whether c is one of the stable codes.

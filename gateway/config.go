@@ -17,6 +17,7 @@ import (
 	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors"
+	"github.com/toolcanon/toolcanon/projectors/mcpresult"
 	"github.com/toolcanon/toolcanon/registry"
 )
 
@@ -101,6 +102,7 @@ type ProjectorConfig struct {
 	Input      map[string]string // rag and querylog: their input field -> the call's argument
 	Paths      map[string]string // rag and querylog: field paths of the response (gjson syntax)
 	SourceKind string            // querylog: the source_kind reported
+	Media      mcpresult.Media   // mcp: the images, audio and resources that pass
 }
 
 // ProgressConfig names the two built-in progress tools.
@@ -713,6 +715,10 @@ func (c *cfgParser) tool(n *jnode, ptr string, cfg *Config) (ToolConfig, error) 
 		}
 	}
 	maxResult := cfg.Run.Limits.WithDefaults().MaxResultBytes
+	if m := t.Projector.Media.MaxBytes; m > 0 && int64(t.Projector.Limits.Total+m) > maxResult {
+		return t, c.fail(n, ptr+"/projector/media/max_bytes", fmt.Sprintf(`raise /run/max_result_bytes to at least %d, or lower "max_bytes"`, t.Projector.Limits.Total+m),
+			"the projector's total budget %d and media budget %d exceed the run's max_result_bytes %d", t.Projector.Limits.Total, m, maxResult)
+	}
 	if int64(t.Projector.Limits.Total) > maxResult {
 		p := ptr + "/projector/limits/total"
 		return t, c.fail(n, p, fmt.Sprintf(`lower "total" to at most %d, or raise /run/max_result_bytes`, maxResult),
@@ -811,7 +817,7 @@ func (c *cfgParser) definition(n *jnode, ptr string) (registry.Definition, error
 
 func (c *cfgParser) projector(n *jnode, ptr string) (ProjectorConfig, error) {
 	pc := ProjectorConfig{Kind: "mcp", Limits: projectors.DefaultLimits()}
-	if err := c.obj(n, ptr, "kind", "limits", "input", "paths", "source_kind"); err != nil {
+	if err := c.obj(n, ptr, "kind", "limits", "input", "paths", "source_kind", "media"); err != nil {
 		return pc, err
 	}
 	var err error
@@ -868,6 +874,11 @@ func (c *cfgParser) projector(n *jnode, ptr string) (ProjectorConfig, error) {
 	}
 	if pc.SourceKind, err = c.optStr(n, ptr, "source_kind", "use 1-32 characters of [A-Za-z0-9._/-]", nil); err != nil {
 		return pc, err
+	}
+	if v := n.member("media"); v != nil {
+		if pc.Media, err = c.media(v, ptr+"/media", pc.Kind); err != nil {
+			return pc, err
+		}
 	}
 	if pc.SourceKind != "" && pc.Kind != "querylog" {
 		return pc, c.fail(n.member("source_kind"), ptr+"/source_kind", `remove it, or set "kind" to querylog`, "source_kind applies to the querylog projector only")
@@ -1128,5 +1139,5 @@ func oneLineOf(s string) string {
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i]
 	}
-	return cutUTF8(s, 512, "…")
+	return cutText(s, 512)
 }

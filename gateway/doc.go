@@ -67,11 +67,26 @@
 // upstream tool's digest and a draft entry for review; nothing is pinned
 // automatically.
 //
+// # Live calls
+//
+// While a call runs, the agent gets what MCP clients expect of it: the
+// upstream's progress under the agent's progressToken (each call has a
+// token of its own upstream), its log messages, and its sampling and
+// elicitation requests when the agent declared them (else a JSON-RPC
+// error); progress and log text is redacted, bounded and rate-limited per
+// call. Log messages and requests name no call, so they pass only while
+// one call is in flight on the upstream. A notifications/cancelled reaches
+// the upstream in every mode: stateless HTTP finds the call by principal
+// and JSON-RPC id, through a CancelRelay (redisstore.Store) when another
+// replica runs it. A cancelled call is CANCELLED; an upstream that cannot
+// be started or reached is UPSTREAM_UNAVAILABLE, with executed false.
+//
 // # Results
 //
 // A tool's projector is chosen per tool: the MCP-result projector (package
 // projectors/mcpresult: structuredContent or text, bounded and redacted) by
-// default, or the RAG and query-log projectors, fed with the JSON the
-// result carries. An upstream result with isError is recorded as
+// default, which also passes images, audio and resource links within
+// ProjectorConfig.Media and names what it withholds, or the RAG and
+// query-log projectors, fed with the JSON the result carries. An upstream result with isError is recorded as
 // EXECUTION_FAILED with the result kept as raw data for operators.
 package gateway

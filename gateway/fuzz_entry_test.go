@@ -108,6 +108,10 @@ func FuzzHTTPBody(f *testing.F) {
 		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`,
 		`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_meta":{"io.github.toolcanon/toolCallId":"c1","io.github.toolcanon/runId":"r1"}}}`,
 		strings.Repeat("[", 10000), `{"a":1,"a":2}`, "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}",
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"x"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"a":1}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}`, `{"jsonrpc":"2.0","id":1e400,"method":"tools/call"}`,
+		`{"jsonrpc":"2.0","id":"` + strings.Repeat("x", 300) + `","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`,
 	} {
 		f.Add(s)
 	}

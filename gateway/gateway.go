@@ -56,6 +56,10 @@ type OpenOptions struct {
 	// NoReaper switches the reaper off, e.g. where another host reaps the
 	// store.
 	NoReaper bool
+	// CancelRelay is passed to Options.CancelRelay; give the Redis store
+	// that replicas share (redisstore.Store) so that a cancel reaching any
+	// replica stops the call on the one running it.
+	CancelRelay CancelRelay
 }
 
 // Gateway fronts the upstream MCP servers of a Config: the listed tools
@@ -66,6 +70,7 @@ type Gateway struct {
 	cfg       *Config
 	b         *boundary.Boundary
 	server    *mcp.Server
+	h         *handler
 	upstreams map[string]*Upstream
 	log       *slog.Logger
 	stopReap  func() // nil without a reaper
@@ -144,6 +149,7 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 		Propagator:     opts.Propagator,
 		Logger:         log,
 		Implementation: &mcp.Implementation{Name: "toolcanon-gateway", Version: "1"},
+		CancelRelay:    opts.CancelRelay,
 	}
 	runs := hopts.Runs.(*StaticRuns)
 	if rt := cfg.Identity.RunToken; rt != nil {
@@ -159,7 +165,7 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 		hopts.Progress = &ProgressTools{Store: store, FactsTool: p.FactsTool, ReportTool: p.ReportTool,
 			Protocol: progress.ProtocolOptions{Threshold: p.Threshold}}
 	}
-	if g.server, err = NewServer(g.b, hopts); err != nil {
+	if g.server, g.h, err = newServer(g.b, hopts); err != nil {
 		return nil, err
 	}
 	if !opts.NoReaper {
@@ -272,7 +278,7 @@ func newProjector(pc ProjectorConfig) (canonical.Projector, error) {
 	switch pc.Kind {
 	case "", "mcp":
 		cfg := mcpresult.DefaultConfig()
-		cfg.Limits = pc.Limits
+		cfg.Limits, cfg.Media = pc.Limits, pc.Media
 		return mcpresult.New(cfg)
 	case "rag":
 		cfg := rag.DefaultConfig()

@@ -1,14 +1,16 @@
 package gateway
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,14 +60,20 @@ type Options struct {
 	Caps Caps
 	// Implementation names the server (NewServer only); default "toolcanon".
 	Implementation *mcp.Implementation
+	// CancelRelay, when set, carries the cancel of a stateless HTTP call
+	// to the replica running it (see CancelRelay); without it a cancel
+	// reaches only the calls of the replica that receives it.
+	CancelRelay CancelRelay
 }
 
 // handler runs tools/call requests through the boundary.
 type handler struct {
-	b    *boundary.Boundary
-	opts Options
-	log  *slog.Logger
-	caps *limiter
+	b       *boundary.Boundary
+	opts    Options
+	log     *slog.Logger
+	caps    *limiter
+	cancels *cancels
+	levels  levels
 }
 
 func newHandler(b *boundary.Boundary, opts Options) (*handler, error) {
@@ -94,7 +102,7 @@ func newHandler(b *boundary.Boundary, opts Options) (*handler, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &handler{b: b, opts: opts, log: log, caps: newLimiter(opts.Caps)}, nil
+	return &handler{b: b, opts: opts, log: log, caps: newLimiter(opts.Caps), cancels: &cancels{relay: opts.CancelRelay, log: log}}, nil
 }
 
 // call answers one tools/call. Boundary outcomes are tool results (isError
@@ -121,7 +129,13 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if release, err := h.caps.acquire(run.Principal.Subject, run.ID, start); err != nil {
 		res = boundary.Refuse(c.ToolCallID, canonical.CodeRateLimited, err)
 	} else {
+		if r := newRelay(ctx, req, h.levels.set(req.Session)); r != nil {
+			ctx = withRelay(ctx, r)
+			defer r.finish()
+		}
+		ctx, untrack := h.track(ctx, c, run)
 		res = h.invoke(ctx, c, run, req.Params.Arguments)
+		untrack()
 		release()
 	}
 	if res.Status() == canonical.StatusError {
@@ -183,19 +197,7 @@ func causeText(err error) string {
 	if err == nil {
 		return ""
 	}
-	return cutUTF8(redact.String(err.Error()), maxCauseBytes, "…")
-}
-
-// cutUTF8 returns s, or its longest prefix of at most n bytes that ends at
-// a rune boundary followed by more, when s is longer.
-func cutUTF8(s string, n int, more string) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + more
+	return cutText(redact.String(err.Error()), maxCauseBytes)
 }
 
 // toolResult turns a boundary outcome into what the agent receives: the
@@ -207,7 +209,56 @@ func toolResult(res boundary.Result) *mcp.CallToolResult {
 	if res.Status() != canonical.StatusReady {
 		r.IsError = true
 	} else if len(out) > 0 && out[0] == '{' {
-		r.StructuredContent = json.RawMessage(out)
+		text, blocks := attachments(out)
+		r.Content = append([]mcp.Content{&mcp.TextContent{Text: string(text)}}, blocks...)
+		r.StructuredContent = json.RawMessage(text)
 	}
 	return r
+}
+
+// attachments turns the "attachments" of an MCP-result projection (package
+// mcpresult, Media) into content blocks after the text, and takes the
+// "media" data that ends it out of the text: the model reads the text, the
+// client shows the blocks.
+func attachments(out []byte) (text []byte, blocks []mcp.Content) {
+	var p struct {
+		Attachments []struct {
+			Type     string `json:"type"`
+			MIMEType string `json:"mimeType"`
+			URI      string `json:"uri"`
+			Name     string `json:"name"`
+			Text     string `json:"text"`
+			Media    *int   `json:"media"`
+		} `json:"attachments"`
+		Media []string `json:"media"`
+	}
+	if !bytes.Contains(out, []byte(`"attachments":[`)) || json.Unmarshal(out, &p) != nil || len(p.Attachments) == 0 {
+		return out, nil
+	}
+	text = out
+	if len(p.Media) > 0 {
+		if i := bytes.LastIndex(out, []byte(`,"media":[`)); i > 0 {
+			text = append(append([]byte{}, out[:i]...), '}')
+		}
+	}
+	for _, a := range p.Attachments {
+		var data []byte
+		if a.Media != nil && *a.Media >= 0 && *a.Media < len(p.Media) {
+			var err error
+			if data, err = base64.StdEncoding.DecodeString(p.Media[*a.Media]); err != nil {
+				continue
+			}
+		}
+		switch {
+		case a.Type == "image" && data != nil:
+			blocks = append(blocks, &mcp.ImageContent{Data: data, MIMEType: a.MIMEType})
+		case a.Type == "audio" && data != nil:
+			blocks = append(blocks, &mcp.AudioContent{Data: data, MIMEType: a.MIMEType})
+		case a.Type == "resource_link":
+			blocks = append(blocks, &mcp.ResourceLink{URI: a.URI, Name: cmp.Or(a.Name, a.URI), MIMEType: a.MIMEType})
+		case a.Type == "resource":
+			blocks = append(blocks, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: a.URI, MIMEType: a.MIMEType, Text: a.Text}})
+		}
+	}
+	return text, blocks
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -83,8 +84,10 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 		opts.MaxSessions = DefaultMaxSessions
 	}
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
-		&mcp.StreamableHTTPOptions{Stateless: !opts.Sessions, SessionTimeout: opts.SessionTimeout})
-	var h http.Handler = &bounded{next: sdk, opts: opts, server: g.server}
+		&mcp.StreamableHTTPOptions{Stateless: !opts.Sessions, SessionTimeout: opts.SessionTimeout,
+			// 2026-07-28 and later: a client that closes the POST cancels it.
+			PropagateRequestCancellation: true})
+	var h http.Handler = &bounded{next: sdk, opts: opts, server: g.server, h: g.h}
 	if toks := g.cfg.HTTP.BearerTokens; len(toks) > 0 {
 		h = auth.RequireBearerToken(tokenVerifier(toks), nil)(h)
 	}
@@ -97,6 +100,7 @@ type bounded struct {
 	next    http.Handler
 	opts    HTTPOptions
 	server  *mcp.Server
+	h       *handler
 	opening atomic.Int64 // new sessions being opened
 }
 
@@ -117,6 +121,9 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		_ = rc.SetReadDeadline(time.Time{})
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		if !b.opts.Sessions && r.Method == http.MethodPost && b.h != nil {
+			r = b.stateless(r, body)
+		}
 	}
 	if r.Method == http.MethodPost {
 		_ = rc.SetWriteDeadline(time.Now().Add(b.opts.WriteTimeout))
@@ -133,6 +140,37 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	b.next.ServeHTTP(w, r)
 }
+
+// stateless reads what a stateless POST holds that no session keeps: the
+// JSON-RPC id of a tools/call, put in its context so that the call can be
+// cancelled, and a notifications/cancelled, which it passes to the call.
+// The SDK then serves the request as it stands.
+func (b *bounded) stateless(r *http.Request, body []byte) *http.Request {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return r
+	}
+	switch msg.Method {
+	case methodCallTool:
+		if id := rpcIDString(msg.ID); id != "" {
+			return r.WithContext(context.WithValue(r.Context(), rpcIDKey{}, id))
+		}
+	case notificationCancelled:
+		if id := rpcIDString(msg.Params.RequestID); id != "" && len(msg.ID) == 0 {
+			b.h.cancelHTTP(r, id)
+		}
+	}
+	return r
+}
+
+// notificationCancelled is the method of MCP's cancel notification.
+const notificationCancelled = "notifications/cancelled"
 
 func (b *bounded) sessions() int {
 	n := 0

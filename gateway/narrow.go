@@ -129,7 +129,7 @@ func (w *narrower) node(v any, ptr string, depth int, root bool) (map[string]any
 			case !isStr:
 				w.note(ptr, kw, false, "dropped: not a string")
 			case len(s) > registry.MaxAnnotationBytes:
-				out[kw] = cutUTF8(s, registry.MaxAnnotationBytes, "")
+				out[kw] = cutText(s, registry.MaxAnnotationBytes)
 				w.note(ptr, kw, false, "cut to %d bytes", registry.MaxAnnotationBytes)
 			default:
 				out[kw] = s

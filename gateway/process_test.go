@@ -63,6 +63,12 @@ func own(t testing.TB, cmd *exec.Cmd) {
 // stdioGateway starts `toolcanon gateway --stdio` as the client's command.
 func stdioGateway(t *testing.T, cfg string, extra ...string) (*mcp.ClientSession, *syncBuffer) {
 	t.Helper()
+	return stdioGatewayWith(t, nil, cfg, extra...)
+}
+
+// stdioGatewayWith is stdioGateway with the client's options.
+func stdioGatewayWith(t *testing.T, copts *mcp.ClientOptions, cfg string, extra ...string) (*mcp.ClientSession, *syncBuffer) {
+	t.Helper()
 	bin, _ := binaries(t)
 	cmd := exec.Command(bin, append([]string{"gateway", "--config", cfg, "--stdio"}, extra...)...)
 	stderr := &syncBuffer{}
@@ -70,7 +76,7 @@ func stdioGateway(t *testing.T, cfg string, extra ...string) (*mcp.ClientSession
 	own(t, cmd)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, copts).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, stderr)
 	}
@@ -503,11 +509,7 @@ func TestTwoGatewaysShareOneRedis(t *testing.T) {
 // a new upstream process.
 func TestUpstreamKilledMidCallStdio(t *testing.T) {
 	addr := redistest.Addr(t)
-	rs, err := redisstore.New(redisstore.Options{Addrs: []string{addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close()
+	rs := openRedisStore(t, addr)
 	dir := t.TempDir()
 	logPath, pidPath := filepath.Join(dir, "upstream.log"), filepath.Join(dir, "upstream.pid")
 	cs, stderr := stdioGateway(t, baseConfig(t, stdioUpstream(t, logPath, pidPath), "search", "slow").write(t, dir), "--redis", addr)
@@ -590,7 +592,7 @@ func TestUpstreamKilledMidCallHTTP(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatalf("the call did not end when its upstream died\n%s", g.stderr)
 	}
-	if o := mustCall(ctx, t, cs, "search", "call_h2", run, map[string]any{"query": "down"}); o.code != "EXECUTION_FAILED" {
+	if o := mustCall(ctx, t, cs, "search", "call_h2", run, map[string]any{"query": "down"}); o.code != "UPSTREAM_UNAVAILABLE" {
 		t.Fatalf("call while the upstream is down: %s", o.text)
 	}
 	startUp()
@@ -698,7 +700,7 @@ func TestPinCommandDraftsEveryTool(t *testing.T) {
 	var out struct {
 		Tools []gateway.DraftEntry `json:"tools"`
 	}
-	if err := jsonUnmarshal(stdout.Bytes(), &out); err != nil || len(out.Tools) != 14 {
+	if err := jsonUnmarshal(stdout.Bytes(), &out); err != nil || len(out.Tools) != 20 {
 		t.Fatalf("%d drafts (%v): %s", len(out.Tools), err, stdout.String())
 	}
 	ds := upstreamDrafts(t)
@@ -740,7 +742,7 @@ func TestPinCommandDraftsEveryTool(t *testing.T) {
 	if err := os.WriteFile(printed, mustMarshal(t, doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if msg, err := check(); err != nil || !strings.Contains(msg, "ok: 14 tools from 1 upstreams") {
+	if msg, err := check(); err != nil || !strings.Contains(msg, "ok: 20 tools from 1 upstreams") {
 		t.Fatalf("check after the review: %v: %s", err, msg)
 	}
 }

@@ -19,30 +19,37 @@ import (
 // (Options.Upstream), and runs every tools/call through b.Invoke. A call of a tool that is not listed is answered, like every
 // boundary refusal, as a tool result with isError (UNKNOWN_TOOL).
 func NewServer(b *boundary.Boundary, opts Options) (*mcp.Server, error) {
+	s, _, err := newServer(b, opts)
+	return s, err
+}
+
+// newServer is NewServer, with the handler that serves it.
+func newServer(b *boundary.Boundary, opts Options) (*mcp.Server, *handler, error) {
 	h, err := newHandler(b, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	impl := opts.Implementation
 	if impl == nil {
 		impl = &mcp.Implementation{Name: "toolcanon", Version: "1"}
 	}
-	s := mcp.NewServer(impl, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	// Logging: an upstream's log messages are relayed (relay.sendLog).
+	s := mcp.NewServer(impl, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}}})
 	for _, name := range b.Tools() {
 		def, _ := b.Definition(name)
 		if err := addTool(s, listing(name, def, nil), h.call); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if p := opts.Progress; p != nil {
 		for _, t := range p.listings() {
 			if err := addTool(s, t, h.call); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	s.AddReceivingMiddleware(h.unlisted(s), h.listed())
-	return s, nil
+	return s, h, nil
 }
 
 // listed rewrites each tools/list answer for its caller: what it may call,

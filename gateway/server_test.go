@@ -102,12 +102,18 @@ func newWorld(t testing.TB, opts gateway.Options) *world {
 // connect joins a go-sdk client to srv over in-memory transports.
 func connect(t testing.TB, srv *mcp.Server) *mcp.ClientSession {
 	t.Helper()
+	return connectWith(t, srv, nil, nil)
+}
+
+// connectWith is connect with the client's options and session options.
+func connectWith(t testing.TB, srv *mcp.Server, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions) *mcp.ClientSession {
+	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(context.Background(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, copts).Connect(context.Background(), ct, sopts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -78,6 +79,15 @@ type UpstreamOptions struct {
 	Propagator Propagator
 }
 
+// logs reports whether the upstream of s sends log messages.
+func logs(s *mcp.ClientSession) bool {
+	ir := s.InitializeResult()
+	return ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil
+}
+
+// upstreamProtocol is the MCP version the gateway asks of upstreams.
+const upstreamProtocol = "2025-11-25"
+
 // maxUpstreamTools bounds the tools read from one upstream listing.
 const maxUpstreamTools = 1024
 
@@ -107,6 +117,8 @@ type Upstream struct {
 	state   map[string]toolState // by upstream tool name; absent: not yet checked
 
 	verifyMu sync.Mutex // one verification at a time
+
+	inflight calls // the calls sent and not yet answered
 
 	transportOnce sync.Once
 	pool          http.RoundTripper
@@ -147,6 +159,22 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
 			// The handler runs on the session's reader: verify elsewhere.
 			go u.reverify(req.Session)
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if r := u.inflight.byToken(req.Params.ProgressToken); r != nil {
+				r.sendProgress(req.Params)
+			}
+		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			if r := u.inflight.sole(); r != nil {
+				r.sendLog(req.Params)
+			}
+		},
+		CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return forwardSampling(ctx, u.inflight.sole(), req.Params)
+		},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return forwardElicitation(ctx, u.inflight.sole(), req.Params)
 		},
 	})
 	return u, nil
@@ -207,10 +235,14 @@ func (u *Upstream) Tool(name string) boundary.Tool {
 func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte, error) {
 	s, err := u.session(ctx)
 	if err != nil {
-		return nil, err
+		// Nothing was sent: the upstream did not run.
+		if ctx.Err() != nil {
+			return nil, boundary.NotRun(canonical.CodeCancelled, err)
+		}
+		return nil, boundary.NotRun(canonical.CodeUpstreamUnavailable, err)
 	}
 	if err := u.Check(name); err != nil {
-		return nil, err
+		return nil, boundary.NotRun(canonical.CodeOf(err), err)
 	}
 	params := &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(input)}
 	if p := u.opts.Propagator; p != nil {
@@ -221,13 +253,31 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 			params.Meta = meta
 		}
 	}
+	// Each call has its own progress token upstream, never the agent's,
+	// which another agent's call may share.
+	r := relayOf(ctx)
+	tok := u.inflight.add(r)
+	if r != nil {
+		defer r.later(func() { u.inflight.remove(tok) })
+		if r.token != nil {
+			params.SetProgressToken(tok)
+		}
+	} else {
+		defer u.inflight.remove(tok)
+	}
 	cctx, cancel := withoutValues(ctx)
 	defer cancel()
 	res, err := s.CallTool(cctx, params)
+	if r != nil && (r.token != nil || r.wantsLogs && logs(s)) {
+		r.drain()
+	}
 	if err != nil {
 		if ctx.Err() == nil && transportFailed(err) {
 			// The connection failed, not the call: connect again next time.
 			u.drop(s, err)
+			if undelivered(err) {
+				return nil, boundary.NotRun(canonical.CodeUpstreamUnavailable, err)
+			}
 		}
 		return nil, err
 	}
@@ -262,6 +312,14 @@ func transportFailed(err error) bool {
 	return !errors.As(err, &rpc) || rpc.Code == codeRejectedByTransport
 }
 
+// undelivered reports whether the request cannot have reached the
+// upstream: its connection was refused. Any other failure (the SDK's
+// "rejected" code included, which it also gives a stream lost mid-call)
+// may have come after the upstream started.
+func undelivered(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED)
+}
+
 // List returns the upstream's tools (at most 1024), connecting if needed.
 func (u *Upstream) List(ctx context.Context) ([]*mcp.Tool, error) {
 	s, err := u.session(ctx)
@@ -292,7 +350,7 @@ func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	defer u.mu.Unlock()
 	switch {
 	case u.closed:
-		return nil, canonical.Errorf(canonical.CodeExecutionFailed, "gateway: upstream %q is closed", u.opts.Name)
+		return nil, canonical.Errorf(canonical.CodeUpstreamUnavailable, "gateway: upstream %q is closed", u.opts.Name)
 	case u.sess != nil:
 		return u.sess, nil
 	case time.Since(u.lastFail) < retryPause:
@@ -302,7 +360,14 @@ func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	defer cancel()
 	cctx, cancelTimeout := context.WithTimeout(cctx, u.opts.ConnectTimeout)
 	defer cancelTimeout()
-	s, err := u.client.Connect(cctx, u.transport(), nil)
+	// 2025-11-25: what the servers in use speak; an upstream's log level
+	// is its session's, and its sampling and elicitation requests reach
+	// the gateway as requests (multi round-trip results included, which the
+	// upstream's SDK turns into requests for a client of this version).
+	s, err := u.client.Connect(cctx, u.transport(), &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
+	if err == nil && logs(s) {
+		_ = s.SetLoggingLevel(cctx, &mcp.SetLoggingLevelParams{Level: "debug"}) // the agent's session filters
+	}
 	if err == nil {
 		if err = u.verify(cctx, s); err != nil {
 			_ = s.Close()
@@ -315,7 +380,7 @@ func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 		return nil, u.lastErr
 	}
 	u.sess = s
-	u.log.Info("connected")
+	u.log.Info("connected", slog.String("protocol", s.InitializeResult().ProtocolVersion))
 	go func() {
 		err := s.Wait()
 		u.drop(s, err)

@@ -105,6 +105,7 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	var store canonical.Store = memstore.New(memstore.WithMaxRuns(*maxRuns))
+	var relay gateway.CancelRelay // a cancel reaches the replica running the call
 	dbSystem := "memory"
 	if rf.addrs != "" {
 		rs, err := rf.open()
@@ -113,11 +114,11 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 			return codeExit(err)
 		}
 		defer rs.Close()
-		store, dbSystem = rs, "redis"
+		store, relay, dbSystem = rs, rs, "redis"
 	}
 	gopts := gateway.OpenOptions{Logger: log, UpstreamStderr: stderr,
 		Caps:   gateway.Caps{MaxCallsInFlight: *maxInFlight, MaxNewRunsPerMinute: *maxNewRuns},
-		Reaper: reaper.Options{Interval: *reapEvery}, NoReaper: *reapEvery == 0}
+		Reaper: reaper.Options{Interval: *reapEvery}, NoReaper: *reapEvery == 0, CancelRelay: relay}
 	if *traceFile != "" || *traceStdout {
 		tr, err := newGatewayTracing(*traceFile, stdout, dbSystem)
 		if err != nil {

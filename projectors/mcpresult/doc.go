@@ -4,8 +4,9 @@
 // The projection reads structuredContent when the result has one, else its
 // text content: a single text block that holds a JSON object or array is
 // read as JSON, any other text is read as text (several blocks joined by a
-// newline). Other content blocks (images, audio, resources) are not shown;
-// dropping them marks the result truncated. Result:
+// newline). Other content blocks (images, audio, resource links, embedded
+// resources) pass as "attachments" or are named in "withheld", as Media
+// says; anything withheld also marks the result truncated. Result:
 //
 //	{"tool_call_id":"call_1","content":<the JSON, or the text as a string>,"truncated":false}
 //

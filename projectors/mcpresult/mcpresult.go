@@ -33,6 +33,11 @@ type Config struct {
 	// MaxMembers bounds the members of one object; default
 	// DefaultMaxMembers.
 	MaxMembers int
+	// Media says which images, audio and resources pass to the agent; the
+	// zero value lets links and text resources pass and names every image
+	// and audio clip as withheld. Their data has its own budget besides
+	// Limits.Total.
+	Media Media
 }
 
 // DefaultConfig returns projectors.DefaultLimits with the default depth and
@@ -52,6 +57,9 @@ var _ projectors.Projector = (*Projector)(nil)
 // New validates cfg and returns a Projector.
 func New(cfg Config) (*Projector, error) {
 	if err := cfg.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Media.validate(); err != nil {
 		return nil, err
 	}
 	if cfg.MaxDepth == 0 {
@@ -99,8 +107,9 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 
 	lim := p.cfg.Limits
 	w := &st.w
-	w.Reset(make([]byte, 0, min(lim.Total, 256+len(raw))), lim.Total)
-	ok := w.BeginObject() && w.Key("tool_call_id") && w.String(call.ToolCallID) && w.Reserve(tail) && w.Key("content")
+	room := p.cfg.Media.room(len(pl.blocks))
+	w.Reset(make([]byte, 0, min(lim.Total+room, 256+len(raw))), lim.Total+room)
+	ok := w.BeginObject() && w.Key("tool_call_id") && w.String(call.ToolCallID) && w.Reserve(tail+room) && w.Key("content")
 	if !ok {
 		return projectors.Projection{}, canonical.Errorf(canonical.CodeResultTooLarge, "mcpresult: the tool_call_id exceeds the result budget")
 	}
@@ -119,12 +128,26 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	if !ok {
 		return projectors.Projection{}, canonical.Errorf(canonical.CodeResultTooLarge, "mcpresult: no content fits the result budget")
 	}
-	if pl.omitted > 0 {
+	w.Release(room)
+	media, reserved, attached, withheld := p.blocks(w, st, pl.blocks)
+	if withheld {
 		w.SetTruncated()
+	}
+	if attached > 0 {
+		ev = canonical.EvidenceFound
 	}
 	w.Release(tail)
 	w.Key("truncated")
 	w.Bool(w.Truncated())
+	if len(media) > 0 {
+		w.Release(reserved)
+		w.Key("media")
+		w.BeginArray()
+		for _, d := range media {
+			w.String(d)
+		}
+		w.EndArray()
+	}
 	w.EndObject()
 	return projectors.Projection{Evidence: ev, Result: w.Bytes()}, nil
 }
@@ -133,7 +156,8 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 type payload struct {
 	json    []byte   // structuredContent, or the one text block holding a JSON object or array (decoded)
 	texts   []string // undecoded contents of the text blocks
-	omitted int      // content blocks that are not text
+	blocks  [][]byte // content blocks that are not text
+	omitted int      // how many
 }
 
 // empty reports whether the payload holds nothing: no JSON or an empty
@@ -231,6 +255,7 @@ func read(raw []byte) (payload, error) {
 		}
 		if string(typ) != `"text"` {
 			pl.omitted++
+			pl.blocks = append(pl.blocks, elem)
 			return true
 		}
 		if len(text) < 2 || text[0] != '"' {
@@ -241,9 +266,6 @@ func read(raw []byte) (payload, error) {
 		return true
 	}) || bad {
 		return pl, canonical.Errorf(canonical.CodeProjectionFailed, "mcpresult: the content is not an array of content blocks")
-	}
-	if pl.omitted > 0 && pl.empty() {
-		return pl, canonical.Errorf(canonical.CodeProjectionFailed, "mcpresult: the result holds only content blocks that are not text")
 	}
 	if len(pl.texts) == 1 && pl.omitted == 0 {
 		t := bytes.TrimLeft(view.Bytes(pl.texts[0]), " \t\r\n")

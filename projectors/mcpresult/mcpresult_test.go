@@ -235,19 +235,6 @@ func TestEmptyResultIsNoEvidence(t *testing.T) {
 	}
 }
 
-func TestNonTextBlocksAreDropped(t *testing.T) {
-	p := newProjector(t, projectors.DefaultLimits())
-	raw := []byte(`{"content":[{"type":"image","data":"aGVsbG8=","mimeType":"image/png"},{"type":"text","text":"caption"}]}`)
-	got, ev := project(t, p, projectors.DefaultLimits().Total, raw)
-	if ev != canonical.EvidenceFound || string(got.Content) != `"caption"` || !got.Truncated {
-		t.Fatalf("evidence %s content %s truncated %v", ev, got.Content, got.Truncated)
-	}
-	_, err := p.Project(context.Background(), call, []byte(`{"content":[{"type":"image","data":"aGVsbG8=","mimeType":"image/png"}]}`))
-	if canonical.CodeOf(err) != canonical.CodeProjectionFailed {
-		t.Fatalf("image only: err = %v, want PROJECTION_FAILED", err)
-	}
-}
-
 func TestMalformedResultsFail(t *testing.T) {
 	p := newProjector(t, projectors.DefaultLimits())
 	for raw, code := range map[string]canonical.Code{

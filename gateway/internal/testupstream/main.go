@@ -242,6 +242,8 @@ func main() {
 			return text("meta seen"), nil
 		})
 
+	addLiveTools(s)
+
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGUSR1)
 	go func() {

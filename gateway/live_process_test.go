@@ -1,0 +1,250 @@
+package gateway_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/gateway"
+	"github.com/toolcanon/toolcanon/internal/redistest"
+)
+
+// cancelRouter is the load balancer of the two-replica test: it sends
+// every notifications/cancelled to another gateway than the call's.
+type cancelRouter struct {
+	to *url.URL
+}
+
+// RoundTrip sends r to its own URL, or a cancel to rt.to.
+func (rt cancelRouter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil && rt.to != nil {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+			r = r.Clone(r.Context())
+			r.URL.Scheme, r.URL.Host = rt.to.Scheme, rt.to.Host
+			r.Host = rt.to.Host
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// agentVia connects a go-sdk client to g, its cancels routed to other
+// (when given), speaking protocol version.
+func agentVia(t *testing.T, g *httpGateway, other *httpGateway, version string) *mcp.ClientSession {
+	t.Helper()
+	return agentWith(t, g, other, version, nil)
+}
+
+// agentWith is agentVia with the client's options.
+func agentWith(t *testing.T, g *httpGateway, other *httpGateway, version string, copts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	var to *url.URL
+	if other != nil {
+		u, err := url.Parse(other.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to = u
+	}
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, copts).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: g.url, MaxRetries: -1, HTTPClient: &http.Client{Transport: cancelRouter{to: to}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect %s: %v\n%s", g.url, err, g.stderr)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// A cancel reaches the upstream in every HTTP mode: stateless on the
+// replica running the call, stateless through another replica sharing the
+// Redis store (the cancel goes to it, the call runs on the first), and
+// with sessions. Each call ends ERROR/CANCELLED in Redis.
+func TestCancelOverHTTPInEveryMode(t *testing.T) {
+	addr := redistest.Addr(t)
+	rs := openRedisStore(t, addr)
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "upstream.log")
+	path := liveConfig(t, logPath).write(t, dir)
+	a := startHTTPGateway(t, path, "--redis", addr)
+	b := startHTTPGateway(t, path, "--redis", addr)
+	sess := startHTTPGateway(t, path, "--redis", addr, "--sessions")
+	run := "run-cx-" + canonical.NewOwner()[:8]
+	for _, c := range []struct {
+		name, id, version string
+		cs                func() *mcp.ClientSession
+	}{
+		{"stateless, one replica", "call_s1", "2025-11-25", func() *mcp.ClientSession { return agentVia(t, a, nil, "2025-11-25") }},
+		{"stateless, one replica, 2025-06-18", "call_s2", "2025-06-18", func() *mcp.ClientSession { return agentVia(t, a, nil, "2025-06-18") }},
+		{"stateless, one replica, the SDK's latest version", "call_s5", "", func() *mcp.ClientSession { return agentVia(t, a, nil, "") }},
+		{"stateless, the cancel through another replica", "call_s3", "2025-11-25", func() *mcp.ClientSession { return agentVia(t, a, b, "2025-11-25") }},
+		{"sessions", "call_s4", "2025-11-25", func() *mcp.ClientSession { return agentVia(t, sess, nil, "2025-11-25") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cs := c.cs()
+			if err := cancelMidCall(t, cs, logPath, c.id, run); err == nil {
+				t.Fatal("the cancelled call returned a result")
+			}
+			waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", c.id) == 1 }, "the upstream to see the cancel")
+			checkCancelled(t, func() (canonical.Record, error) { return rs.Get(context.Background(), run, c.id) }, c.name)
+		})
+	}
+}
+
+// openRedisStore opens a store on the Redis at addr, closed with the test.
+func openRedisStore(t *testing.T, addr string) *redisstore.Store {
+	t.Helper()
+	rs, err := redisstore.New(redisstore.Options{Addrs: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rs.Close() })
+	return rs
+}
+
+// Progress flows both ways over streamable HTTP, stateless (at the SDK's
+// latest version and at 2025-11-25) and with sessions.
+func TestProgressOverHTTP(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "upstream.log")
+	path := liveConfig(t, logPath).write(t, dir)
+	stateless := startHTTPGateway(t, path)
+	sess := startHTTPGateway(t, path, "--sessions")
+	for i, c := range []struct {
+		name    string
+		g       *httpGateway
+		version string
+	}{{"stateless", stateless, ""}, {"stateless 2025-11-25", stateless, "2025-11-25"}, {"sessions", sess, "2025-11-25"}} {
+		t.Run(c.name, func(t *testing.T) {
+			seen := &progressSeen{}
+			cs := agentWith(t, c.g, nil, c.version, &mcp.ClientOptions{ProgressNotificationHandler: seen.handler})
+			checkProgress(t, cs, seen, logPath, fmt.Sprintf("run-ph%d", i))
+		})
+	}
+}
+
+// Over HTTP with sessions, an upstream's sampling request and log messages
+// reach the agent that declared sampling and set a level; stateless, where
+// the gateway cannot send the agent a request, sampling is refused.
+func TestRelaysOverHTTP(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "upstream.log")
+	path := liveConfig(t, logPath).write(t, dir)
+	sess := startHTTPGateway(t, path, "--sessions")
+	stateless := startHTTPGateway(t, path)
+	var mu sync.Mutex
+	logs := 0
+	copts := &mcp.ClientOptions{
+		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { mu.Lock(); logs++; mu.Unlock() },
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "over http"}}, nil
+		},
+	}
+	ctx := context.Background()
+	cs := agentWith(t, sess, nil, "2025-11-25", copts)
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, mustCall(ctx, t, cs, "sample", "call_h1", "run-rh", map[string]any{"query": "hi"})); got != "sampled: over http" {
+		t.Fatalf("sampling with sessions: %q", got)
+	}
+	mustCall(ctx, t, cs, "chatty", "call_h2", "run-rh", map[string]any{"query": "job"})
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return logs >= 10 }, "log messages with sessions")
+
+	plain := agentWith(t, stateless, nil, "2025-11-25", copts)
+	if got := textOf(t, mustCall(ctx, t, plain, "sample", "call_h3", "run-rh2", map[string]any{"query": "hi"})); !strings.HasPrefix(got, "sampling refused: ") {
+		t.Fatalf("sampling stateless: %q", got)
+	}
+}
+
+// Over `toolcanon gateway --stdio`, the process: progress flows both ways
+// and a cancel reaches the upstream.
+func TestProgressAndCancelOverStdio(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "upstream.log")
+	seen := &progressSeen{}
+	cs, stderr := stdioGatewayWith(t, &mcp.ClientOptions{ProgressNotificationHandler: seen.handler}, liveConfig(t, logPath).write(t, dir))
+	checkProgress(t, cs, seen, logPath, "run-stdio")
+	if err := cancelMidCall(t, cs, logPath, "call_sc1", "run-stdio"); err == nil {
+		t.Fatal("the cancelled call returned a result")
+	}
+	waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", "call_sc1") == 1 }, "the upstream to see the cancel")
+	waitFor(t, func() bool { return strings.Contains(stderr.String(), "code=CANCELLED executed=true") }, "the gateway's log of the cancelled call")
+}
+
+// In process, so that the race detector watches the cancel tracking: two
+// gateways on one Redis, stateless HTTP, several calls cancelled at once,
+// each cancel sent to the other gateway; one call is left to finish.
+func TestStatelessCancelAcrossReplicasInProcess(t *testing.T) {
+	rs := openRedisStore(t, redistest.Addr(t))
+	logPath := filepath.Join(t.TempDir(), "upstream.log")
+	cfg := liveConfig(t, logPath)
+	var urls []string
+	for range 2 {
+		lg := openLiveOn(t, cfg, rs, gateway.OpenOptions{CancelRelay: rs})
+		srv := httptest.NewServer(lg.g.Handler(gateway.HTTPOptions{}))
+		t.Cleanup(srv.Close)
+		urls = append(urls, srv.URL)
+	}
+	a, b := &httpGateway{url: urls[0], stderr: &syncBuffer{}}, &httpGateway{url: urls[1], stderr: &syncBuffer{}}
+	run := "run-cxp-" + canonical.NewOwner()[:8]
+	cs := agentVia(t, a, b, "2025-11-25") // one client: its calls have ids of their own
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("call_x%d", i)
+			if err := cancelMidCall(t, cs, logPath, id, run); err == nil {
+				t.Errorf("%s: the cancelled call returned a result", id)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range 4 {
+		id := fmt.Sprintf("call_x%d", i)
+		waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", id) == 1 }, id+": the upstream to see the cancel")
+		checkCancelled(t, func() (canonical.Record, error) { return rs.Get(context.Background(), run, id) }, id)
+	}
+
+	// Two clients of one principal, each numbering its requests from the
+	// start, have a call in flight under one JSON-RPC id: the cancel one of
+	// them sends could name either, so it stops neither.
+	first, second := agentVia(t, a, b, "2025-11-25"), agentVia(t, a, b, "2025-11-25")
+	done := make(chan outcome, 1)
+	go func() {
+		done <- mustCall(context.Background(), t, second, "wait", "call_y2", run, map[string]any{"query": "call_y2", "ms": 1500})
+	}()
+	waitFor(t, func() bool { return countExecutions(t, logPath, "wait", "call_y2") == 1 }, "the second client's call to run")
+	if err := cancelMidCallFor(t, first, logPath, "call_y1", run, 1500); err == nil {
+		t.Fatal("the cancelled call returned a result")
+	}
+	if o := <-done; !o.ready {
+		t.Fatalf("the other client's call with the same JSON-RPC id: %s", o.text)
+	}
+	waitFor(t, func() bool {
+		rec, err := rs.Get(context.Background(), run, "call_y1")
+		return err == nil && rec.Status == canonical.StatusReady
+	}, "the ambiguous cancel to leave call_y1 running to its end")
+	if n := countExecutions(t, logPath, "cancelled", "call_y1") + countExecutions(t, logPath, "cancelled", "call_y2"); n != 0 {
+		t.Fatalf("an ambiguous cancel stopped %d calls", n)
+	}
+}

@@ -1,0 +1,348 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/projectors/redact"
+)
+
+// Bounds of what is relayed to the agent while a call runs.
+const (
+	// MaxRelayedText bounds the text of one relayed progress or log
+	// message, after redaction.
+	MaxRelayedText = 512
+	// relayBurst and relayRate bound the messages of one kind relayed for
+	// one call: a burst, then relayRate per second; the rest are dropped.
+	relayBurst = 10
+	relayRate  = 10
+	// relayTimeout bounds the sending of one relayed message.
+	relayTimeout = time.Second
+)
+
+// relay is what one call passes from its upstream to its agent: progress
+// for the agent's token, and the upstream's log messages. It lives in the
+// call's context from the handler to the upstream.
+type relay struct {
+	agent    *mcp.ServerSession
+	agentCtx context.Context // the agent's request: on HTTP it names the stream to write on
+	token    any             // the agent's progress token; nil: none asked
+	// wantsLogs: the agent set a log level, so the call waits for its
+	// upstream's last log messages.
+	wantsLogs bool
+	progress  bucket
+	logs      bucket
+
+	heard    atomic.Int64 // when the last upstream notification was read (Unix ns)
+	mu       sync.Mutex
+	finished bool
+	cleanups []func()
+}
+
+// later runs f when the agent's call is answered: an upstream's
+// notifications may be read after its answer, and are relayed until then.
+// It runs f at once when the call is answered already.
+func (r *relay) later(f func()) {
+	r.mu.Lock()
+	if !r.finished {
+		r.cleanups = append(r.cleanups, f)
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	f()
+}
+
+// finish ends the relay: nothing more reaches the agent.
+func (r *relay) finish() {
+	r.mu.Lock()
+	r.finished = true
+	fs := r.cleanups
+	r.cleanups = nil
+	r.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+func (r *relay) open() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.finished
+}
+
+type relayKey struct{}
+
+// withRelay puts the call's relay in ctx.
+func withRelay(ctx context.Context, r *relay) context.Context {
+	return context.WithValue(ctx, relayKey{}, r)
+}
+
+// relayOf returns the call's relay, or nil.
+func relayOf(ctx context.Context) *relay {
+	r, _ := ctx.Value(relayKey{}).(*relay)
+	return r
+}
+
+// newRelay is the relay of one tools/call; nil when it has no session.
+// wantsLogs says that the agent asked for log messages.
+func newRelay(ctx context.Context, req *mcp.CallToolRequest, wantsLogs bool) *relay {
+	if req.Session == nil {
+		return nil
+	}
+	if _, ok := req.Params.Meta[mcp.MetaKeyLogLevel]; ok {
+		wantsLogs = true // 2026-07-28: the level comes with the request
+	}
+	now := time.Now()
+	return &relay{agent: req.Session, agentCtx: ctx, token: req.Params.GetProgressToken(), wantsLogs: wantsLogs,
+		progress: newBucket(now), logs: newBucket(now)}
+}
+
+// levels are the agent sessions that set a log level (logging/setLevel).
+type levels struct {
+	mu sync.Mutex
+	by map[*mcp.ServerSession]bool
+}
+
+// maxLevelSessions bounds what levels remembers; past it, it starts over
+// (a forgotten session only loses the wait for its calls' last messages).
+const maxLevelSessions = 4096
+
+func (l *levels) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && method == "logging/setLevel" {
+			l.mu.Lock()
+			if l.by == nil || len(l.by) >= maxLevelSessions {
+				l.by = map[*mcp.ServerSession]bool{}
+			}
+			l.by[ss] = true
+			l.mu.Unlock()
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (l *levels) set(ss *mcp.ServerSession) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.by[ss]
+}
+
+// sendProgress relays one upstream progress notification under the
+// agent's token, its message redacted and bounded, within the rate.
+func (r *relay) sendProgress(p *mcp.ProgressNotificationParams) {
+	r.heard.Store(time.Now().UnixNano())
+	if r.token == nil || !r.open() || !r.progress.take(time.Now()) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.agentCtx, relayTimeout)
+	defer cancel()
+	_ = r.agent.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: r.token,
+		Progress: p.Progress, Total: p.Total, Message: agentText(p.Message)})
+}
+
+// Draining: the SDK reads an upstream's notifications in order but hands
+// a response to its caller at once, so the last notifications of a call
+// can be read after its answer. A call with a progress token waits until
+// none came for drainIdle, at most drainMax; so does one whose agent asked
+// for log messages of an upstream that sends them.
+const (
+	drainIdle = 25 * time.Millisecond
+	drainMax  = 250 * time.Millisecond
+)
+
+// drain waits for the upstream's notifications of the call that are still
+// being read.
+func (r *relay) drain() {
+	start := time.Now()
+	for {
+		quiet := start
+		if last := time.Unix(0, r.heard.Load()); last.After(quiet) {
+			quiet = last
+		}
+		wait := drainIdle - time.Since(quiet)
+		left := drainMax - time.Since(start)
+		if wait <= 0 || left <= 0 {
+			return
+		}
+		time.Sleep(min(wait, left))
+	}
+}
+
+// bucket is a token bucket: relayBurst at once, relayRate a second.
+type bucket struct {
+	mu     sync.Mutex
+	tokens float64
+	last   time.Time
+}
+
+func newBucket(now time.Time) bucket { return bucket{tokens: relayBurst, last: now} }
+
+func (b *bucket) take(now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.tokens = min(relayBurst, b.tokens+now.Sub(b.last).Seconds()*relayRate)
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// agentText is a third party's text as an agent may read it: redacted by
+// the projections' redactor, then cut to MaxRelayedText bytes at a rune
+// boundary. Only a bounded prefix is read, so that a message of megabytes
+// costs what its shown part costs.
+func agentText(s string) string {
+	if n := 8 * MaxRelayedText; len(s) > n {
+		// Cut at a space or line break, so that no secret is cut in two
+		// before the redactor sees it.
+		s = s[:n]
+		if i := strings.LastIndexAny(s, " \t\r\n"); i >= n/2 {
+			s = s[:i]
+		}
+	}
+	return cutText(string(redact.New().Append(nil, []byte(s))), MaxRelayedText)
+}
+
+// cutText cuts s to at most n bytes at a rune boundary, ending a cut one
+// with "…".
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// calls are an upstream's calls in flight, by the progress token the
+// gateway gave each one upstream.
+type calls struct {
+	mu sync.Mutex
+	by map[string]*relay // nil relay: a call with no agent session
+}
+
+// add registers a call and returns its upstream token.
+func (c *calls) add(r *relay) string {
+	tok := "toolcanon-" + canonical.NewOwner()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.by == nil {
+		c.by = map[string]*relay{}
+	}
+	c.by[tok] = r
+	return tok
+}
+
+func (c *calls) remove(tok string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.by, tok)
+}
+
+// byToken returns the relay of the call with upstream token tok, or nil.
+func (c *calls) byToken(tok any) *relay {
+	s, ok := tok.(string)
+	if !ok {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.by[s]
+}
+
+// sole returns the relay of the one call in flight, or nil when there are
+// none or several: an upstream's log messages and requests name no call,
+// so they are passed on only when only one call can have caused them.
+func (c *calls) sole() *relay {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.by) != 1 {
+		return nil
+	}
+	for _, r := range c.by {
+		return r
+	}
+	return nil
+}
+
+// sendLog relays one upstream log message, its logger and data redacted
+// and bounded, within the rate; the agent's session drops it below the
+// level the agent asked for.
+func (r *relay) sendLog(p *mcp.LoggingMessageParams) {
+	r.heard.Store(time.Now().UnixNano())
+	if !r.open() || !r.logs.take(time.Now()) {
+		return
+	}
+	data, ok := p.Data.(string)
+	if !ok {
+		b, err := json.Marshal(p.Data)
+		if err != nil {
+			return
+		}
+		data = string(b)
+	}
+	ctx, cancel := context.WithTimeout(r.agentCtx, relayTimeout)
+	defer cancel()
+	_ = r.agent.Log(ctx, &mcp.LoggingMessageParams{Level: p.Level, Logger: agentText(p.Logger), Data: agentText(data)})
+}
+
+// refusal is the JSON-RPC error an upstream's request gets when the gateway
+// does not pass it to an agent.
+func refusal(why string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "toolcanon: " + why}
+}
+
+// agentCan reports why the call's agent cannot be asked a request, or "".
+func agentCan(r *relay, declared func(*mcp.ClientCapabilities) bool) string {
+	if r == nil || !r.open() {
+		return "the request names no call the gateway can tell (none, or several, in flight)"
+	}
+	ip := r.agent.InitializeParams()
+	switch {
+	case ip == nil || ip.Capabilities == nil || !declared(ip.Capabilities):
+		return "the agent did not declare this capability"
+	case ip.ProtocolVersion >= "2026-07-28":
+		return "the agent's protocol version takes such requests only as multi round-trip results, which a recorded call cannot give"
+	}
+	return ""
+}
+
+// forwardSampling passes an upstream's sampling/createMessage to the
+// call's agent when it declared sampling, else refuses it.
+func forwardSampling(ctx context.Context, r *relay, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	if why := agentCan(r, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil }); why != "" {
+		return nil, refusal(why)
+	}
+	return r.agent.CreateMessage(relayed(ctx, r), p)
+}
+
+// forwardElicitation passes an upstream's elicitation/create to the call's
+// agent when it declared elicitation, else refuses it.
+func forwardElicitation(ctx context.Context, r *relay, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if why := agentCan(r, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil }); why != "" {
+		return nil, refusal(why)
+	}
+	return r.agent.Elicit(relayed(ctx, r), p)
+}
+
+// relayed is the context of a request passed to the agent: the agent's
+// request (for its stream), ended when the upstream's request is.
+func relayed(ctx context.Context, r *relay) context.Context {
+	out, cancel := context.WithCancel(r.agentCtx)
+	context.AfterFunc(ctx, cancel)
+	return out
+}

@@ -4,6 +4,7 @@
 // reached with the official TypeScript SDK's client over stdio and
 // streamable HTTP. Every process is stopped when the test ends.
 import { spawn, execFileSync } from "node:child_process";
+import http from "node:http";
 import { mkdtempSync, writeFileSync, readFileSync, rmSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -179,4 +180,30 @@ let seq = 0;
 // id returns a tool_call_id no other call of this process uses.
 export function id(prefix = "call") {
   return `${prefix}_${process.pid}_${Date.now()}_${++seq}`;
+}
+
+// balancer starts a relay in front of replicas, as a load balancer of
+// stateless replicas: each request goes to urls[route(message)], message
+// being the JSON-RPC message a POST carries (undefined for other requests).
+// It returns the relay's URL.
+export async function balancer(t, urls, route) {
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      let msg;
+      try { msg = JSON.parse(body); } catch { msg = undefined; }
+      const target = new URL(urls[route(msg)]);
+      const up = http.request(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (ur) => {
+        res.writeHead(ur.statusCode, ur.headers);
+        ur.pipe(res);
+      });
+      up.on("error", () => { if (!res.headersSent) res.writeHead(502); res.end(); });
+      up.end(body);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise((resolve) => { server.closeAllConnections?.(); server.close(() => resolve()); }));
+  return `http://127.0.0.1:${server.address().port}/mcp`;
 }

@@ -16,8 +16,9 @@ import (
 // caller may call (read tools that Options.Guard and Options.Visible do not
 // refuse), with their registry definitions (name, description, input
 // schema, and readOnlyHint true) and the upstream's title and annotations
-// (Options.Upstream), and runs every tools/call through b.Invoke. A call of a tool that is not listed is answered, like every
-// boundary refusal, as a tool result with isError (UNKNOWN_TOOL).
+// (Options.Upstream), and runs every tools/call through b.Invoke. A call
+// of a tool that is not listed is answered, like every boundary refusal,
+// as a tool result with isError (UNKNOWN_TOOL).
 func NewServer(b *boundary.Boundary, opts Options) (*mcp.Server, error) {
 	s, _, err := newServer(b, opts)
 	return s, err
@@ -48,7 +49,7 @@ func newServer(b *boundary.Boundary, opts Options) (*mcp.Server, *handler, error
 			}
 		}
 	}
-	s.AddReceivingMiddleware(h.unlisted(s), h.listed())
+	s.AddReceivingMiddleware(h.unlisted(s), h.levels.middleware, h.listed())
 	return s, h, nil
 }
 

@@ -274,7 +274,7 @@ func (g *GoRedisLua) Name() string { return "goredis-lua" }
 
 // Begin implements Impl.
 func (g *GoRedisLua) Begin(ctx context.Context, c Call, request []byte) (bool, error) {
-	args := make([]any, 0, 19)
+	args := make([]any, 0, 21)
 	for _, a := range beginArgs(c, request, g.cfg) {
 		args = append(args, a)
 	}
@@ -287,10 +287,13 @@ func (g *GoRedisLua) Begin(ctx context.Context, c Call, request []byte) (bool, e
 
 // Complete implements Impl.
 func (g *GoRedisLua) Complete(ctx context.Context, c Call, raw, result []byte) (bool, error) {
-	comp := canonical.Completion{Status: canonical.StatusReady, Evidence: canonical.EvidenceFound, Raw: raw, Result: result}
+	var args []any
+	for _, a := range completeArgs(c, raw, result) {
+		args = append(args, a)
+	}
 	o, err := scriptOutcome(goRedisComplete.Run(ctx, g.c,
 		[]string{g.keys.Record(c.RunID, c.ToolCallID), g.keys.Run(c.RunID), g.keys.Index(c.RunID), g.keys.Leases(c.RunID)},
-		c.Owner, string(comp.Status), string(comp.Evidence), "", raw, result, comp.Digest()))
+		args...))
 	return o == "OK" || o == "EXISTS", err
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -97,9 +98,14 @@ type Result struct {
 	// RoundTrips is the round trips per lifecycle over every timed
 	// lifecycle of every pass (see RoundTripCounter), or -1 when not
 	// counted.
-	RoundTrips  float64 `json:"round_trips_per_lifecycle"`
-	Passes      []Pass  `json:"passes"`
-	Correctness Columns `json:"correctness"`
+	RoundTrips float64 `json:"round_trips_per_lifecycle"`
+	// ServerCommands is the commands the server ran per lifecycle over
+	// every timed lifecycle (INFO commandstats deltas around each pass:
+	// scripts and the commands they call, transactions and what they
+	// queue), or -1 for a store that makes no round trip to a server.
+	ServerCommands float64 `json:"server_commands_per_lifecycle"`
+	Passes         []Pass  `json:"passes"`
+	Correctness    Columns `json:"correctness"`
 }
 
 // Pass is one implementation's throughput and latency at one caller count.
@@ -341,7 +347,8 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 	}
 
 	out.Results = make([]Result, len(impls))
-	sums := make([][]Rate, len(impls)) // [impl][pass]: the sum of its repetitions
+	sums := make([][]Rate, len(impls))    // [impl][pass]: the sum of its repetitions
+	commands := make([]int64, len(impls)) // [impl]: server commands over its timed passes
 	for i, m := range makers {
 		out.Results[i] = Result{Name: m.name, Ours: m.ours, InProcess: m.inProcess, Passes: make([]Pass, len(o.Callers))}
 		sums[i] = make([]Rate, len(o.Callers))
@@ -386,9 +393,12 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 		for k, callers := range o.Callers {
 			for _, i := range runOrder {
 				impl := impls[i]
+				before, err := ServerCommands(o.Addr)
+				if err != nil {
+					return out, err
+				}
 				pctx, cancel := context.WithTimeout(ctx, o.Timeout)
 				var r Rate
-				var err error
 				if o.Duration > 0 {
 					r, err = ThroughputFor(pctx, impl, NewCalls("t"), p, o.Duration, callers)
 				} else {
@@ -398,6 +408,11 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 				if err != nil {
 					return out, fmt.Errorf("%s at %d callers: %w", impl.Name(), callers, err)
 				}
+				after, err := ServerCommands(o.Addr)
+				if err != nil {
+					return out, err
+				}
+				commands[i] += after - before
 				pass := &out.Results[i].Passes[k]
 				pass.Rates = append(pass.Rates, r.PerSecond())
 				sums[i][k].add(r)
@@ -419,6 +434,10 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 			all.add(Rate{Lifecycles: sum.Lifecycles, RoundTrips: sum.RoundTrips})
 		}
 		res.RoundTrips = all.RoundTripsPerLifecycle()
+		res.ServerCommands = -1
+		if !res.InProcess && all.Lifecycles > 0 {
+			res.ServerCommands = float64(commands[i]) / float64(all.Lifecycles)
+		}
 	}
 
 	for i, impl := range impls {
@@ -449,7 +468,8 @@ func (c Comparison) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "lifecycle = Begin + Complete(READY): request %d B, raw %d B, result %d B; ceiling pipelines %d lifecycles per round trip\n",
 		c.RequestBytes, c.RawBytes, c.ResultBytes, c.CeilingBatch)
 	fmt.Fprintf(w, "lifecycles/s: median of the reps; p50/p99: lifecycle latency over every rep (the ceiling's: its batch's);\n")
-	fmt.Fprintf(w, "round trips: waits for the server per lifecycle, counted in each client\n\n")
+	fmt.Fprintf(w, "round trips: waits for the server per lifecycle, counted in each client;\n")
+	fmt.Fprintf(w, "server commands: commands the server ran per lifecycle, scripts' own calls included (INFO commandstats)\n\n")
 	if err := writeTabs(w, c.SpeedTable()); err != nil {
 		return err
 	}
@@ -469,18 +489,19 @@ func writeTabs(w io.Writer, rows [][]string) error {
 }
 
 // SpeedTable returns the throughput and latency table, a head row then a
-// row per implementation: its round trips per lifecycle and, at each caller
+// row per implementation: its round trips and server commands per
+// lifecycle and, at each caller
 // count, its median rate, that rate's ratio to redisstore's, and its p50
 // and p99 latency.
 func (c Comparison) SpeedTable() [][]string {
-	head := []string{"implementation", "round trips"}
+	head := []string{"implementation", "round trips", "server commands"}
 	for _, n := range c.Callers {
 		head = append(head, fmt.Sprintf("lifecycles/s @%d", n), "vs redisstore", fmt.Sprintf("p50 @%d", n), fmt.Sprintf("p99 @%d", n))
 	}
 	rows := [][]string{head}
 	ref, _ := c.Result(NameRedisStore)
 	for _, r := range c.Results {
-		row := []string{r.Name, formatRoundTrips(r.RoundTrips)}
+		row := []string{r.Name, formatRoundTrips(r.RoundTrips), formatRoundTrips(r.ServerCommands)}
 		for _, n := range c.Callers {
 			p, _ := r.Pass(n)
 			rp, _ := ref.Pass(n)
@@ -538,4 +559,31 @@ func formatMs(d time.Duration) string {
 		return fmt.Sprintf("%.1f ms", ms)
 	}
 	return fmt.Sprintf("%.0f ms", ms)
+}
+
+// ServerCommands returns how many commands the server at addr has run
+// since its statistics were last reset, by INFO commandstats: every
+// command, those a script calls included, but INFO itself.
+func ServerCommands(addr string) (int64, error) {
+	info, err := redistest.Command(addr, "INFO", "commandstats")
+	if err != nil {
+		return 0, fmt.Errorf("commandstats of %s: %w", addr, err)
+	}
+	var n int64
+	for _, l := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(l), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+				c, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					return 0, fmt.Errorf("commandstats line %q: %w", l, err)
+				}
+				n += c
+			}
+		}
+	}
+	return n, nil
 }

@@ -182,7 +182,7 @@ func TestWriteText(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, s := range []string{"lifecycles/s @1", "p99 @64", "round trips", "900", "2.00x", "1.00 ms", "3.00 ms",
+	for _, s := range []string{"lifecycles/s @1", "p99 @64", "round trips", "server commands", "900", "2.00x", "1.00 ms", "3.00 ms",
 		"300 / 0", "390 / 0", bench.NameMemStore, "duplicates executed"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("table lacks %q:\n%s", s, out)
@@ -258,5 +258,11 @@ func TestCompare(t *testing.T) {
 	ms, _ := back.Result(bench.NameMemStore)
 	if rs.RoundTrips != 2 || ms.RoundTrips != 0 {
 		t.Errorf("round trips: redisstore %v, memstore %v", rs.RoundTrips, ms.RoundTrips)
+	}
+	// At least its two scripts and the commands they call; no count for a
+	// store in process. (Other tests share the server: no upper bound here,
+	// test/servercommands_test.go holds one on a server of its own.)
+	if rs.ServerCommands < 10 || ms.ServerCommands != -1 {
+		t.Errorf("server commands per lifecycle: redisstore %v, memstore %v", rs.ServerCommands, ms.ServerCommands)
 	}
 }

@@ -3,8 +3,6 @@ package bench
 import (
 	"context"
 	"crypto/sha1"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"strconv"
@@ -16,6 +14,7 @@ import (
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/memstore"
 	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/internal/record"
 	"github.com/toolcanon/toolcanon/lua"
 )
 
@@ -171,15 +170,11 @@ func (p *Probe) Expiry(ctx context.Context, key string) (Expiry, error) {
 	return Expiry{Lo: t1.Val().UnixMilli() + ms, Hi: t2.Val().UnixMilli() + ms}, nil
 }
 
-// rawParts are the fields that hold a record's raw response, in order: a
-// payload is cut into at most 8 parts (see redisstore's layout).
-var rawParts = []string{"raw", "raw.2", "raw.3", "raw.4", "raw.5", "raw.6", "raw.7", "raw.8"}
-
 // Raw returns the raw response of the record at key as toolcanon's scripts
 // lay it out: its parts joined, up to the first absent one; redis.Nil when
 // the record holds none.
 func (p *Probe) Raw(ctx context.Context, key string) ([]byte, error) {
-	parts, err := p.c.HMGet(ctx, key, rawParts...).Result()
+	parts, err := p.c.HMGet(ctx, key, record.RawFields...).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -288,11 +283,9 @@ func (x *Ceiling) beginCmd(c Call, request []byte) rueidis.Completed {
 }
 
 func (x *Ceiling) completeCmd(c Call, raw, result []byte) rueidis.Completed {
-	comp := canonical.Completion{Status: canonical.StatusReady, Evidence: canonical.EvidenceFound, Raw: raw, Result: result}
 	return x.c.B().Evalsha().Sha1(x.complete).Numkeys(4).
 		Key(x.keys.Record(c.RunID, c.ToolCallID), x.keys.Run(c.RunID), x.keys.Index(c.RunID), x.keys.Leases(c.RunID)).
-		Arg(c.Owner, string(comp.Status), string(comp.Evidence), "",
-			rueidis.BinaryString(raw), rueidis.BinaryString(result), comp.Digest()).
+		Arg(completeArgs(c, raw, result)...).
 		Build()
 }
 
@@ -300,24 +293,44 @@ func (x *Ceiling) completeCmd(c Call, raw, result []byte) rueidis.Completed {
 // them: the configured limits are the run's (its first Begin fixes them).
 func beginArgs(c Call, request []byte, cfg Config) []string {
 	lim, ttl := cfg.Limits.WithDefaults(), strconv.FormatInt(cfg.TTL.Milliseconds(), 10)
-	args := []string{c.ToolCallID, Tool, c.Owner, rueidis.BinaryString(request), canonical.RequestDigest(request), ttl, ttl}
+	head, tail, err := record.BeginHeader(c.Owner, Tool, record.IdentityTag(c.RunID, c.ToolCallID),
+		canonical.RequestDigest(request), int64(len(request)))
+	if err != nil {
+		panic(err) // the bench's own calls always encode
+	}
+	args := []string{c.ToolCallID, Tool, head, tail}
+	for _, p := range record.Cut(request) {
+		args = append(args, rueidis.BinaryString(p))
+	}
+	args = append(args, ttl, ttl)
 	for range 2 { // the caller's limits, then a new run's
 		args = append(args, strconv.FormatInt(lim.MaxCallsPerRun, 10), strconv.FormatInt(lim.MaxCallsPerTool, 10),
 			strconv.FormatInt(lim.MaxRunBytes, 10), strconv.FormatInt(lim.MaxRecordBytes, 10),
 			strconv.FormatInt(lim.MaxResultBytes, 10))
 	}
 	// The generation a new run takes: random per Begin, as redisstore offers.
-	return append(args, idTag(c.RunID, c.ToolCallID), canonical.PrincipalTag(""), canonical.NewOwner()[:16])
+	return append(args, canonical.PrincipalTag(""), record.NewGeneration())
 }
 
-// idTag is the record's identity tag as redisstore writes it in the meta
-// line (ARGV[18] of begin.lua), so that the server does the same work.
-func idTag(runID, toolCallID string) string {
-	h := sha256.New()
-	h.Write([]byte(runID))
-	h.Write([]byte{0})
-	h.Write([]byte(toolCallID))
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:6])
+// completeArgs are the ARGV of complete.lua for a READY completion, as
+// redisstore sends them.
+func completeArgs(c Call, raw, result []byte) []string {
+	comp := canonical.Completion{Status: canonical.StatusReady, Evidence: canonical.EvidenceFound, Raw: raw, Result: result}
+	digest := record.CompletionDigest(comp.Digest())
+	segment, err := record.Segment(string(comp.Status), string(comp.Evidence), "", false, int64(len(raw)), int64(len(result)), digest)
+	if err != nil {
+		panic(err)
+	}
+	overflow, err := record.OverflowSegment(digest)
+	if err != nil {
+		panic(err)
+	}
+	args := []string{c.ToolCallID, record.OwnerWord(c.Owner), segment, overflow, digest}
+	r, s := record.Cut(raw), record.Cut(result)
+	for _, p := range append(r[:], s[:]...) {
+		args = append(args, rueidis.BinaryString(p))
+	}
+	return args
 }
 
 // outcome is the first element of a script's reply.

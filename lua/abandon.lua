@@ -5,7 +5,7 @@
 -- complete is then refused. Nothing of the run's counters changes: the call
 -- was begun and stays counted.
 --
--- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a meta line and the payloads' parts
+-- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 -- KEYS[2] index   <prefix>:{<run_id>}:done                 LIST
 -- KEYS[3] leases  <prefix>:{<run_id>}:leases               ZSET
 --
@@ -14,58 +14,52 @@
 -- RETRY safe    a resent abandon finds the record it abandoned and returns it; the lease is checked again
 --
 -- RETURNS
---   {"OK"|"EXISTS", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, lease_ms int, owner string, tool string, request_sha256 string, request_len int, raw_len int}
---     OK: abandoned now; EXISTS: abandoned before (the stored outcome), its meta line written back unchanged, so
+--   {"OK"|"EXISTS", header string, pttl int}
+--     OK: abandoned now; EXISTS: abandoned before (the stored outcome), its header written back unchanged, so
 --     that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only what its
 --     connection propagated
 --   {"LEASE_ACTIVE", remaining_ms int}
 --     the lease has not passed: nothing changed
---   {"INVALID_TRANSITION", status string}
+--   {"INVALID_TRANSITION", header string}
 --     the record was completed by its owner: nothing changed
 --   {"NOT_FOUND"}
 --     no record (never begun, or expired); a leftover lease entry is dropped
 
--- #include layout.lib
+-- #include format.lib
 
-local m = redis.call('HGET', KEYS[1], 'meta')
+local m = redis.call('HGET', KEYS[1], HEADER)
 if not m then
   redis.call('ZREM', KEYS[3], ARGV[1])
   return {'NOT_FOUND'}
 end
-local cur = decode(m)
-local function reply(outcome, pttl)
-  return {outcome, cur.status, cur.evidence, cur.error or '', tonumber(cur.created), tonumber(cur.updated), pttl,
-    tonumber(cur.lease or '0'), cur.owner, cur.tool, cur.request_sha256, cur.size[1], cur.size[2]}
-end
-if cur.status ~= 'PROJECTING' then
-  if cur.completion == 'abandoned' then
-    redis.call('HSET', KEYS[1], 'meta', m)
-    return reply('EXISTS', redis.call('PTTL', KEYS[1]))
+if string.sub(m, H_STATUS, H_STATUS) ~= PROJECTING then
+  if string.sub(m, H_COMPLETION, H_COMPLETION_END) == ABANDONED then
+    redis.call('HSET', KEYS[1], HEADER, m)
+    return {'EXISTS', m, redis.call('PTTL', KEYS[1])}
   end
-  return {'INVALID_TRANSITION', cur.status}
+  return {'INVALID_TRANSITION', m}
 end
 
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
-if not cur.lease then
+local lease = tonumber(string.sub(m, H_LEASE, H_LEASE_END))
+if lease == 0 then
   -- Begun without a lease: it runs until the record expires.
   return {'LEASE_ACTIVE', redis.call('PTTL', KEYS[1])}
 end
-local lease = tonumber(cur.lease)
 if now < lease then
   return {'LEASE_ACTIVE', lease - now}
 end
 
-cur.status, cur.evidence, cur.error, cur.updated, cur.completion = 'ERROR', 'ERROR', 'EXECUTION_ABANDONED', now,
-  'abandoned'
-redis.call('HSET', KEYS[1], 'meta', encode(cur))
-local pttl = redis.call('PTTL', KEYS[1])
+local h = string.format('%s%s%013d%s', string.sub(m, 1, H_STATUS - 1), ABANDONED_SEGMENT, now, string.sub(m, H_CREATED))
+redis.call('HSET', KEYS[1], HEADER, h)
+local expires = redis.call('PEXPIRETIME', KEYS[1])
+local pttl = expires - now
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('RPUSH', KEYS[2], ARGV[1])
 -- The index expires with the record it now lists (one absolute time),
 -- unless it expires later already.
-local expires = redis.call('PEXPIRETIME', KEYS[1])
 if redis.call('PEXPIRETIME', KEYS[2]) < expires then
   redis.call('PEXPIREAT', KEYS[2], expires)
 end
-return reply('OK', pttl)
+return {'OK', h, pttl}

@@ -11,42 +11,44 @@
 -- A run whose state is gone (evicted, deleted) while its live marker, index
 -- or leases live is lost: it is refused, never restarted with fresh budgets.
 --
--- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a meta line and the payloads' parts
+-- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
 -- KEYS[3] index   <prefix>:{<run_id>}:done                 LIST  read only: tells a lost run state from a new run
 -- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
 -- KEYS[5] live    <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
 --
 -- ARGV[1]  tool_call_id      string  the id in KEYS[1], for the run's leases
--- ARGV[2]  tool              string
--- ARGV[3]  owner             string  no spaces (stored in the record's meta line)
--- ARGV[4]  request           bytes   complete canonical request (a JSON object)
--- ARGV[5]  request_sha256    string  no spaces
--- ARGV[6]  ttl_ms            int     > 0; set once here, never extended
--- ARGV[7]  lease_ms          int     1..ttl_ms: time until abandon may close the call
--- ARGV[8]  calls_run         int     the caller's limits; 0 means the run's
--- ARGV[9]  calls_tool        int
--- ARGV[10] run_bytes         int
--- ARGV[11] record_bytes      int
--- ARGV[12] result_bytes      int
--- ARGV[13] new_calls_run     int     the limits a run without any takes (the caller's, defaulted)
--- ARGV[14] new_calls_tool    int
--- ARGV[15] new_run_bytes     int
--- ARGV[16] new_record_bytes  int
--- ARGV[17] new_result_bytes  int
--- ARGV[18] id_tag            string  no spaces: binds the record to its run_id and tool_call_id (stored in the meta line)
--- ARGV[19] principal         string  the caller's principal tag (64 hex): the run's owner once the run has one
--- ARGV[20] generation        string  no spaces: the generation a run without one takes (random per Begin)
+-- ARGV[2]  tool              string  for the run's count of the tool's calls
+-- ARGV[3]  head              string  the new record's header up to H_UPDATED, as Go encodes it
+-- ARGV[4]  tail              string  the header from H_ID_TAG on (identity tag, request length and digest, owner, tool)
+-- ARGV[5]  request           bytes   the request's first part (complete canonical request: a JSON object)
+-- ARGV[6]  request_2         bytes   its second part, or empty
+-- ARGV[7]  request_3         bytes   its third part, or empty
+-- ARGV[8]  ttl_ms            int     > 0; set once here (as an absolute expiry), never extended
+-- ARGV[9]  lease_ms          int     1..ttl_ms: time until abandon may close the call
+-- ARGV[10] calls_run         int     the caller's limits; 0 means the run's
+-- ARGV[11] calls_tool        int
+-- ARGV[12] run_bytes         int
+-- ARGV[13] record_bytes      int
+-- ARGV[14] result_bytes      int
+-- ARGV[15] new_calls_run     int     the limits a run without any takes (the caller's, defaulted)
+-- ARGV[16] new_calls_tool    int
+-- ARGV[17] new_run_bytes     int
+-- ARGV[18] new_record_bytes  int
+-- ARGV[19] new_result_bytes  int
+-- ARGV[20] principal         string  the caller's principal tag (64 hex): the run's owner once the run has one
+-- ARGV[21] generation        string  11 bytes: the generation a run without one takes (random per Begin)
 --
 -- RETRY safe    a resent begin by the same owner with the same request finds its own record
 --
 -- RETURNS
 --   {"OK", created_ms int, ttl_ms int, lease_ms int, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
 --     created; the limits are the run's
---   {"EXISTS", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, lease_ms int, raw_len int, result bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
---     the same owner retried the same request (same tool and request digest): the record as it is, nothing counted again;
---     limits are 0 when the run's state is gone. The meta line is written back unchanged, so that the reply
---     follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only what its connection propagated
+--   {"EXISTS", header string, pttl int, result bytes, result_2 bytes, result_3 bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
+--     the same owner retried the same request (the header's tail is ARGV[4]): the record as it is (its header and
+--     its result's parts), nothing counted again; limits are 0 when the run's state is gone. The header is written
+--     back unchanged, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only
+--     what its connection propagated
 --   {"RUN_FORBIDDEN"}
 --     the run belongs to another principal; checked before anything else, so it tells nothing of the run
 --   {"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
@@ -57,62 +59,41 @@
 --     a non-zero limit differs from the run's
 --   refusals write nothing
 
--- #include layout.lib
+-- #include format.lib
 
--- get returns the payload name: its parts, read in one HMGET, up to the
--- first absent one.
-local function get(name)
-  local fields = {}
-  for i = 1, PARTS do
-    fields[i] = part(name, i)
-  end
-  local v, out = redis.call('HMGET', KEYS[1], unpack(fields)), {}
-  for i = 1, PARTS do
-    if not v[i] then break end
-    out[i] = v[i]
-  end
-  return table.concat(out)
-end
-
--- The run's owner first: another principal learns nothing, not even
--- whether the call id is taken. A run whose state is lost has no owner any
--- more, and is refused below (RUN_INACTIVE "lost") to every principal.
-local principal = redis.call('HGET', KEYS[2], 'principal')
-if principal and principal ~= ARGV[19] then
+-- The run's state in one read; its owner is checked first: another
+-- principal learns nothing, not even whether the call id is taken. A run
+-- whose state is lost has no owner any more, and is refused below
+-- (RUN_INACTIVE "lost") to every principal.
+local tool_field = 'tool:' .. ARGV[2]
+local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
+  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'lost', 'gen', 'principal')
+if run[12] and run[12] ~= ARGV[20] then
   return {'RUN_FORBIDDEN'}
 end
-
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
 
 -- A new call finds no key: one EXISTS, and the record is read only when
 -- there is one.
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  local m = redis.call('HGET', KEYS[1], 'meta')
+  local m = redis.call('HGET', KEYS[1], HEADER)
   if not m then
-    -- A hash under the record's key without a meta line is no record this
+    -- A hash under the record's key without a header is no record this
     -- layout wrote: never write over it.
     return {'DUPLICATE_TOOL_CALL'}
   end
-  local cur = decode(m)
-  if cur.owner == ARGV[3] and cur.tool == ARGV[2] and cur.request_sha256 == ARGV[5] then
-    redis.call('HSET', KEYS[1], 'meta', m)
-    local lim = redis.call('HMGET', KEYS[2], 'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes',
-      'lim_result_bytes')
-    return {'EXISTS', cur.status, cur.evidence, cur.error or '', tonumber(cur.created), tonumber(cur.updated),
-      redis.call('PTTL', KEYS[1]), tonumber(cur.lease or '0'), cur.size[2], get('result'),
-      tonumber(lim[1] or '0'), tonumber(lim[2] or '0'), tonumber(lim[3] or '0'), tonumber(lim[4] or '0'),
-      tonumber(lim[5] or '0')}
+  if string.sub(m, H_ID_TAG) == ARGV[4] then
+    redis.call('HSET', KEYS[1], HEADER, m)
+    local res = redis.call('HMGET', KEYS[1], unpack(RESULT_PARTS))
+    return {'EXISTS', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or '',
+      tonumber(run[5] or '0'), tonumber(run[6] or '0'), tonumber(run[7] or '0'), tonumber(run[8] or '0'),
+      tonumber(run[9] or '0')}
   end
-  if cur.status == 'PROJECTING' then
+  if string.sub(m, H_STATUS, H_STATUS) == PROJECTING then
     return {'TOOL_CALL_IN_PROGRESS'}
   end
   return {'DUPLICATE_TOOL_CALL'}
 end
 
-local tool_field = 'tool:' .. ARGV[2]
-local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
-  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'lost', 'gen')
 if run[10] then
   return {'RUN_INACTIVE', 'lost'}
 end
@@ -125,7 +106,7 @@ local gen = run[11]
 if run[5] then
   for i = 1, 5 do
     lim[i] = tonumber(run[4 + i])
-    local given = tonumber(ARGV[7 + i])
+    local given = tonumber(ARGV[9 + i])
     if given ~= 0 and given ~= lim[i] then
       return {'INVALID_ARGUMENT', names[i]}
     end
@@ -138,37 +119,52 @@ else
     return {'RUN_INACTIVE', 'lost'}
   end
   for i = 1, 5 do
-    lim[i] = tonumber(ARGV[12 + i])
+    lim[i] = tonumber(ARGV[14 + i])
   end
-  gen = ARGV[20]
+  gen = ARGV[21]
 end
 if tonumber(run[2] or '0') >= lim[1] or tonumber(run[3] or '0') >= lim[2] then
   return {'BUDGET_EXHAUSTED'}
 end
-local size = string.len(ARGV[4])
+local size = string.len(ARGV[5]) + string.len(ARGV[6]) + string.len(ARGV[7])
 if size > lim[4] or tonumber(run[4] or '0') + size > lim[3] then
   return {'RESULT_TOO_LARGE'}
 end
 
-local ttl = tonumber(ARGV[6])
-local lease = now + tonumber(ARGV[7])
-local args = {'meta', encode({status = 'PROJECTING', evidence = 'UNKNOWN', id = ARGV[18], tool = ARGV[2], owner = ARGV[3],
-  created = now, updated = now, lease = lease, size = {size, 0, 0}, request_sha256 = ARGV[5], gen = gen})}
-put(args, 'request', ARGV[4])
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local ttl = tonumber(ARGV[8])
+local lease = now + tonumber(ARGV[9])
+-- One absolute expiry for the record and every key that covers it, from
+-- one clock read.
+local expires = now + ttl
+-- The header Go encoded, with the server's clock and the run's generation
+-- written between its head and its tail.
+local args = {HEADER, string.format('%s%013d%013d%013d%s%s', ARGV[3], now, now, lease, gen, ARGV[4])}
+put(args, REQUEST_PARTS, 5)
 redis.call('HSET', KEYS[1], unpack(args))
-redis.call('PEXPIRE', KEYS[1], ttl)
-local expires = redis.call('PEXPIRETIME', KEYS[1])
+redis.call('PEXPIREAT', KEYS[1], expires)
 
-redis.call('HINCRBY', KEYS[2], 'calls', 1)
-redis.call('HINCRBY', KEYS[2], tool_field, 1)
-redis.call('HINCRBY', KEYS[2], 'bytes', size)
+-- The counters are the ones read above, in this script: one HSET writes
+-- them (and a run's first begin, its limits and generation).
+local counts = {'calls', tonumber(run[2] or '0') + 1, tool_field, tonumber(run[3] or '0') + 1,
+  'bytes', tonumber(run[4] or '0') + size}
 if not run[5] then
-  redis.call('HSET', KEYS[2], 'lim_calls_run', lim[1], 'lim_calls_tool', lim[2], 'lim_run_bytes', lim[3],
-    'lim_record_bytes', lim[4], 'lim_result_bytes', lim[5], 'gen', gen)
+  for i, f in ipairs({'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes'}) do
+    counts[#counts + 1] = f
+    counts[#counts + 1] = lim[i]
+  end
+  counts[#counts + 1] = 'gen'
+  counts[#counts + 1] = gen
 end
-redis.call('HSETNX', KEYS[2], 'state', 'open')
-redis.call('HSETNX', KEYS[2], 'principal', ARGV[19])
-redis.call('HSETNX', KEYS[2], 'created_ms', now)
+redis.call('HSET', KEYS[2], unpack(counts))
+if not run[5] then
+  -- A run's first begin: the state a progress report or a close may have
+  -- made before it keeps what it has.
+  redis.call('HSETNX', KEYS[2], 'state', 'open')
+  redis.call('HSETNX', KEYS[2], 'principal', ARGV[20])
+  redis.call('HSETNX', KEYS[2], 'created_ms', now)
+end
 -- The run's state, leases and live marker must outlive every record they
 -- count, and expire together: each is set to the record's expiry as an
 -- absolute time unless it expires later already, so that none expires a
@@ -180,8 +176,9 @@ redis.call('ZADD', KEYS[4], lease, ARGV[1])
 if redis.call('PEXPIRETIME', KEYS[4]) < expires then
   redis.call('PEXPIREAT', KEYS[4], expires)
 end
-redis.call('SET', KEYS[5], gen, 'NX')
+-- The marker holds the run's generation; setting it with its expiry is
+-- one command.
 if redis.call('PEXPIRETIME', KEYS[5]) < expires then
-  redis.call('PEXPIREAT', KEYS[5], expires)
+  redis.call('SET', KEYS[5], gen, 'PXAT', expires)
 end
 return {'OK', now, ttl, lease, lim[1], lim[2], lim[3], lim[4], lim[5]}

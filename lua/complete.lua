@@ -8,78 +8,68 @@
 -- index is set to expire with the record (PEXPIRETIME, PEXPIREAT: one
 -- absolute time, no second clock read), unless it expires later already.
 --
--- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a meta line and the payloads' parts
+-- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
 -- KEYS[3] index   <prefix>:{<run_id>}:done                 LIST
 -- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET
 --
--- ARGV[1] owner      string  must equal the record's owner
--- ARGV[2] status     string  READY | ERROR
--- ARGV[3] evidence   string  READY: EVIDENCE_FOUND | NO_EVIDENCE; ERROR: ERROR
--- ARGV[4] code       string  ERROR: stable error code; READY: empty
--- ARGV[5] raw        bytes   complete raw tool response (may be empty for ERROR)
--- ARGV[6] result     bytes   READY: agent-facing result; ERROR: empty
--- ARGV[7] digest     string  digest of ARGV[2..6], to recognise a retry; no spaces
+-- ARGV[1]  tool_call_id  string  the id in KEYS[1], for the run's leases and index
+-- ARGV[2]  owner         string  the owner as the header keeps it, and a space: must be the header's at H_OWNER
+-- ARGV[3]  segment       string  the header from H_STATUS to H_UPDATED that the completion writes, as Go encodes it
+-- ARGV[4]  overflow      string  the same for the completion refused for its size (ERROR/RESULT_TOO_LARGE, no payload)
+-- ARGV[5]  digest        string  the completion's digest, as in both segments: recognises a retry
+-- ARGV[6]  raw           bytes   the raw response's first part (may be empty for ERROR)
+-- ARGV[7]  raw_2         bytes   its second part, or empty
+-- ARGV[8]  raw_3         bytes   its third part, or empty
+-- ARGV[9]  result        bytes   READY: the agent-facing result's first part; ERROR: empty
+-- ARGV[10] result_2      bytes
+-- ARGV[11] result_3      bytes
 --
 -- RETRY safe    a resent completion by the same owner is recognised by its digest
 --
 -- RETURNS
---   {"OK"|"EXISTS"|"RESULT_TOO_LARGE", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, tool string, request_sha256 string, overflow int, lease_ms int, request_len int, raw_len int}
+--   {"OK"|"EXISTS"|"RESULT_TOO_LARGE", header string, pttl int}
 --     OK: the transition asked for was made; EXISTS: the same owner already made this completion (the stored outcome),
---     its meta line written back unchanged, so that the reply follows a write of this script's own: WAIT
+--     its header written back unchanged, so that the reply follows a write of this script's own: WAIT
 --     (Redis 7.2+, Valkey) counts only what its connection propagated;
---     RESULT_TOO_LARGE: over a byte limit, the record is now ERROR/RESULT_TOO_LARGE with no raw or result;
---     overflow is 1 when the completion was refused for its size, else 0; raw_len is the raw response stored
+--     RESULT_TOO_LARGE: over a byte limit, the record is now ERROR/RESULT_TOO_LARGE with no raw or result
 --   {"NOT_FOUND"}
 --     no record (never begun, or expired)
---   {"INVALID_TRANSITION", status string}
+--   {"INVALID_TRANSITION", header string}
 --     wrong owner, terminal record (abandoned included), or a malformed completion: nothing changed
 
--- #include layout.lib
+-- #include format.lib
 
--- The tool_call_id is the key's: after the run's hash tag and "call:".
-local id = string.match(KEYS[1], '}:call:(.+)$')
-
-local m = redis.call('HGET', KEYS[1], 'meta')
+local m = redis.call('HGET', KEYS[1], HEADER)
 if not m then
   return {'NOT_FOUND'}
 end
-local cur = decode(m)
-if cur.owner ~= ARGV[1] then
-  return {'INVALID_TRANSITION', cur.status}
+if string.sub(m, H_OWNER, H_OWNER + string.len(ARGV[2]) - 1) ~= ARGV[2] then
+  return {'INVALID_TRANSITION', m}
 end
-if cur.status ~= 'PROJECTING' then
-  if cur.completion == ARGV[7] then
-    redis.call('HSET', KEYS[1], 'meta', m)
-    return {'EXISTS', cur.status, cur.evidence, cur.error or '', tonumber(cur.created), tonumber(cur.updated),
-      redis.call('PTTL', KEYS[1]), cur.tool, cur.request_sha256, tonumber(cur.overflow or '0'),
-      tonumber(cur.lease or '0'), cur.size[1], cur.size[2]}
+if string.sub(m, H_STATUS, H_STATUS) ~= PROJECTING then
+  if string.sub(m, H_COMPLETION, H_COMPLETION_END) == ARGV[5] then
+    redis.call('HSET', KEYS[1], HEADER, m)
+    return {'EXISTS', m, redis.call('PTTL', KEYS[1])}
   end
-  return {'INVALID_TRANSITION', cur.status}
+  return {'INVALID_TRANSITION', m}
 end
-
-local status, evidence, code = ARGV[2], ARGV[3], ARGV[4]
-local raw_len, result_len = string.len(ARGV[5]), string.len(ARGV[6])
-if status == 'READY' then
-  if (evidence ~= 'EVIDENCE_FOUND' and evidence ~= 'NO_EVIDENCE') or code ~= '' or result_len == 0 then
-    return {'INVALID_TRANSITION', cur.status}
-  end
-elseif status == 'ERROR' then
-  if evidence ~= 'ERROR' or code == '' or result_len ~= 0 then
-    return {'INVALID_TRANSITION', cur.status}
-  end
-else
-  return {'INVALID_TRANSITION', cur.status}
+local status = string.sub(ARGV[3], 1, 1)
+local width = H_UPDATED - H_STATUS
+if (status ~= READY and status ~= ERROR) or string.len(ARGV[3]) ~= width or string.len(ARGV[4]) ~= width then
+  return {'INVALID_TRANSITION', m}
 end
 
+local raw_len = string.len(ARGV[6]) + string.len(ARGV[7]) + string.len(ARGV[8])
+local result_len = string.len(ARGV[9]) + string.len(ARGV[10]) + string.len(ARGV[11])
+local req_len = tonumber(string.sub(m, H_REQUEST_LEN, H_REQUEST_LEN_END))
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local pttl = redis.call('PTTL', KEYS[1])
 local expires = redis.call('PEXPIRETIME', KEYS[1])
-local req_len = cur.size[1]
+local pttl = expires - now
 local run = redis.call('HMGET', KEYS[2], 'bytes', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'gen')
-local outcome, overflow = 'OK', 0
-if not run[2] or (cur.gen and run[5] and cur.gen ~= run[5]) then
+local outcome, segment = 'OK', ARGV[3]
+if not run[2] or (run[5] and string.sub(m, H_GEN, H_GEN_END) ~= run[5]) then
   -- The run's state is gone while its record lives, or the state is a new
   -- one a begin made after it was lost: record the outcome all the same
   -- (the record is the canonical one), and mark the run lost and closed, so
@@ -92,36 +82,27 @@ if not run[2] or (cur.gen and run[5] and cur.gen ~= run[5]) then
 elseif result_len > tonumber(run[4]) or req_len + raw_len + result_len > tonumber(run[3])
     or tonumber(run[1] or '0') + raw_len + result_len > tonumber(run[2]) then
   -- Never truncate: refuse the payload and record why.
-  outcome, overflow, status, evidence, code = 'RESULT_TOO_LARGE', 1, 'ERROR', 'ERROR', 'RESULT_TOO_LARGE'
+  outcome, segment = 'RESULT_TOO_LARGE', ARGV[4]
 end
 
-cur.status, cur.evidence, cur.updated, cur.completion = status, evidence, now, ARGV[7]
-if code ~= '' then
-  cur.error = code
-end
-local stored_raw = 0
-local args = {'meta', ''}
-if overflow == 1 then
-  cur.overflow = 1
-elseif status == 'READY' then
-  cur.size[2], cur.size[3] = raw_len, result_len
-  put(args, 'raw', ARGV[5])
-  put(args, 'result', ARGV[6])
+-- The header keeps its first byte and everything from H_CREATED on; Go's
+-- segment and the server's clock replace the rest.
+local h = string.format('%s%s%013d%s', string.sub(m, 1, H_STATUS - 1), segment, now, string.sub(m, H_CREATED))
+local args = {HEADER, h}
+if outcome == 'OK' then
+  put(args, RAW_PARTS, 6)
+  if status == READY then
+    put(args, RESULT_PARTS, 9)
+  else
+    result_len = 0
+  end
   redis.call('HINCRBY', KEYS[2], 'bytes', raw_len + result_len)
-  stored_raw = raw_len
-else
-  cur.size[2] = raw_len
-  put(args, 'raw', ARGV[5])
-  redis.call('HINCRBY', KEYS[2], 'bytes', raw_len)
-  stored_raw = raw_len
 end
-args[2] = encode(cur)
 redis.call('HSET', KEYS[1], unpack(args))
 
-redis.call('ZREM', KEYS[4], id)
-redis.call('RPUSH', KEYS[3], id)
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('RPUSH', KEYS[3], ARGV[1])
 if redis.call('PEXPIRETIME', KEYS[3]) < expires then
   redis.call('PEXPIREAT', KEYS[3], expires)
 end
-return {outcome, status, evidence, code, tonumber(cur.created), now, pttl, cur.tool, cur.request_sha256, overflow,
-  tonumber(cur.lease or '0'), req_len, stored_raw}
+return {outcome, h, pttl}

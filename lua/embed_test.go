@@ -10,14 +10,14 @@ import (
 )
 
 // Every shipped script expands whole: no include line is left, and the
-// record's layout, written once in layout.lib, is in each script that
+// record's layout, generated into format.lib, is in each script that
 // includes it.
 func TestShippedScriptsExpand(t *testing.T) {
 	entries, err := lua.FS.ReadDir(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib, err := lua.FS.ReadFile("layout.lib")
+	lib, err := lua.FS.ReadFile("format.lib")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,17 +34,17 @@ func TestShippedScriptsExpand(t *testing.T) {
 		if strings.HasPrefix(src, "-- #include ") || strings.Contains(src, "\n-- #include ") {
 			t.Errorf("%s: an include line is left", e.Name())
 		}
-		if strings.Contains(string(raw), "-- #include layout.lib\n") {
+		if strings.Contains(string(raw), "-- #include format.lib\n") {
 			including++
 			if !strings.Contains(src, string(lib)) {
-				t.Errorf("%s: layout.lib is not in the expanded script", e.Name())
+				t.Errorf("%s: format.lib is not in the expanded script", e.Name())
 			}
 		} else if src != string(raw) {
 			t.Errorf("%s: a script without includes changed", e.Name())
 		}
 	}
 	if including < 3 {
-		t.Errorf("%d scripts include layout.lib; begin, complete and abandon do", including)
+		t.Errorf("%d scripts include format.lib; begin, complete and abandon do", including)
 	}
 }
 

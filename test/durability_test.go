@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/internal/record"
 	"github.com/toolcanon/toolcanon/internal/redistest"
 )
 
@@ -270,12 +271,15 @@ func masterOf(t *testing.T, addrs []string, run string) int {
 }
 
 // recordStatus reads a record's status on one server, bypassing the store:
-// the first word of the record's meta line.
+// the status its header says.
 func recordStatus(addr, key string) (string, error) {
-	line, err := redistest.Command(addr, "HGET", key, "meta")
+	line, err := redistest.Command(addr, "HGET", key, record.HeaderField)
 	if err != nil {
 		return "", err
 	}
-	status, _, _ := strings.Cut(line, " ")
-	return status, nil
+	h, err := record.Decode(line)
+	if err != nil {
+		return "", err
+	}
+	return h.Status, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/internal/record"
 	"github.com/toolcanon/toolcanon/internal/redistest"
 )
 
@@ -64,8 +65,8 @@ func TestClusterDurabilityFollowsASlotMove(t *testing.T) {
 	if _, err := s.Complete(ctx, readyFor(run, "c2")); err != nil {
 		t.Errorf("complete while the slot moves (ASK): %v", err)
 	}
-	if got, err := redistest.Pipeline(dst.Addr, []string{"ASKING"}, []string{"HGET", keys.Record(run, "c2"), "meta"}); err != nil ||
-		!strings.HasPrefix(got[1], "READY ") {
+	if got, err := redistest.Pipeline(dst.Addr, []string{"ASKING"}, []string{"HGET", keys.Record(run, "c2"), record.HeaderField}); err != nil ||
+		!isReady(got[1]) {
 		t.Errorf("c2 on the target master: %q, %v", got, err)
 	}
 	// A new call's record is on neither master: TRYAGAIN until the move
@@ -95,8 +96,8 @@ func TestClusterDurabilityFollowsASlotMove(t *testing.T) {
 		return
 	}
 	for _, id := range []string{"c1", "c2", "c3"} {
-		got, err := redistest.Pipeline(reps[to].Addr, []string{"READONLY"}, []string{"HGET", keys.Record(run, id), "meta"})
-		if err != nil || !strings.HasPrefix(got[1], "READY ") {
+		got, err := redistest.Pipeline(reps[to].Addr, []string{"READONLY"}, []string{"HGET", keys.Record(run, id), record.HeaderField})
+		if err != nil || !isReady(got[1]) {
 			t.Fatalf("%s on the new master's replica: %q, %v", id, got, err)
 		}
 	}
@@ -118,4 +119,10 @@ func cmd(t *testing.T, addr string, args ...string) string {
 		t.Fatalf("%s %v: %v", addr, args, err)
 	}
 	return out
+}
+
+// isReady reports whether a record's header says READY.
+func isReady(header string) bool {
+	h, err := record.Decode(header)
+	return err == nil && h.Status == "READY"
 }

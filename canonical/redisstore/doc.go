@@ -1,9 +1,10 @@
 // Package redisstore is the canonical Store on Redis and Redis Cluster,
 // through rueidis.
 //
-// Records are HASHes of a meta line and the payloads' parts (layout.go
-// describes them: run_id and tool_call_id are the key's, a payload is cut
-// where an allocator size class ends); every transition is one Lua script
+// Records are HASHes of a fixed-width header and the payloads' parts
+// (internal/record defines them, once, for Go and for the scripts: run_id
+// and tool_call_id are the key's, a payload is cut in Go where an allocator
+// size class ends); every transition is one Lua script
 // from package lua, called through wrappers generated from the scripts'
 // headers, whose replies
 // are decoded into typed structs exactly as each script's RETURNS declares;
@@ -36,4 +37,4 @@
 // them changes afterwards.
 package redisstore
 
-//go:generate go run ../../internal/scripts_gen -lua ../../lua -out scripts_gen.go -pkg redisstore
+//go:generate go run ../../internal/scripts_gen -lua ../../lua -out scripts_gen.go -pkg redisstore -format ../../lua/format.lib

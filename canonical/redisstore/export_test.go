@@ -12,6 +12,3 @@ func ScriptFiles() map[string]string {
 	}
 	return m
 }
-
-// IdentityTag is identityTag, for the layout tests.
-var IdentityTag = identityTag

@@ -11,34 +11,9 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/internal/record"
 	"github.com/toolcanon/toolcanon/internal/redistest"
 )
-
-// sdsAlloc is what Redis asks the allocator for to hold an n-byte string.
-func sdsAlloc(n int) int {
-	switch {
-	case n < 32:
-		return n + 2
-	case n < 256:
-		return n + 4
-	case n < 65536:
-		return n + 6
-	}
-	return n + 10
-}
-
-// jemallocClass is the size class an allocation of n bytes takes.
-func jemallocClass(n int) int {
-	if n <= 64 {
-		return (n + 7) / 8 * 8
-	}
-	g := 64
-	for g*2 < n {
-		g *= 2
-	}
-	step := g / 4
-	return (n + step - 1) / step * step
-}
 
 // hgetall reads a hash without going through the store. Values must not
 // hold a newline.
@@ -60,8 +35,8 @@ func hgetall(t *testing.T, addr, key string) map[string]string {
 }
 
 // Every payload comes back byte for byte, whatever parts it was cut into;
-// the record holds no field the key already says; each part but the last
-// fills its allocation's size class exactly, and the last wastes little.
+// the record holds no field the key already says, and its header decodes
+// to the record; each payload is stored in the parts record.Cut gives.
 func TestRecordLayout(t *testing.T) {
 	addr := redistest.Addr(t)
 	s := newStore(t, []string{addr}, redisstore.Options{})
@@ -100,17 +75,19 @@ func TestRecordLayout(t *testing.T) {
 		}
 
 		h := hgetall(t, addr, s.Keys().Record(run, id))
-		for _, f := range []string{"run_id", "tool_call_id", "status", "owner"} {
+		for _, f := range []string{"run_id", "tool_call_id", "status", "owner", "meta"} {
 			if _, ok := h[f]; ok {
 				t.Errorf("%s: the record keeps a field %q", id, f)
 			}
 		}
-		wantMeta := "READY EVIDENCE_FOUND id=" + redisstore.IdentityTag(run, id) + " tool=kb.search owner=~"
-		if !strings.HasPrefix(h["meta"], wantMeta) || !strings.Contains(h["meta"], fmt.Sprintf(" sizes=%d,%d,%d ", len(req), len(raw), len(res))) {
-			t.Errorf("%s: meta %q", id, h["meta"])
+		hd, err := record.Decode(h[record.HeaderField])
+		if err != nil || hd.Status != "READY" || hd.Evidence != "EVIDENCE_FOUND" || hd.IDTag != record.IdentityTag(run, id) ||
+			hd.Tool != "kb.search" || hd.Owner != owner || hd.RequestLen != int64(len(req)) || hd.RawLen != int64(len(raw)) ||
+			hd.ResultLen != int64(len(res)) || hd.Created == 0 || hd.Updated < hd.Created || hd.Lease < hd.Created {
+			t.Errorf("%s: header %q decodes to %+v, %v", id, h[record.HeaderField], hd, err)
 		}
 		fields := 1
-		for name, payload := range map[string][]byte{"request": req, "raw": raw, "result": res} {
+		for name, payload := range map[string][]byte{"req": req, "raw": raw, "res": res} {
 			var joined []byte
 			var parts []int
 			for p := 1; ; p++ {
@@ -125,23 +102,27 @@ func TestRecordLayout(t *testing.T) {
 				joined, parts = append(joined, v...), append(parts, len(v))
 			}
 			fields += len(parts)
-			if !bytes.Equal(joined, payload) || len(parts) > 8 {
-				t.Fatalf("%s: %s is %d bytes in parts %v, want %d bytes in at most 8", id, name, len(joined), parts, len(payload))
+			if !bytes.Equal(joined, payload) {
+				t.Fatalf("%s: %s is %d bytes in parts %v, want %d bytes", id, name, len(joined), parts, len(payload))
 			}
+			// The parts Go cut (record's tests hold them to the size classes).
+			cut := record.Cut(payload)
 			for j, p := range parts {
-				a := sdsAlloc(p)
-				if waste := jemallocClass(a) - a; j < len(parts)-1 && waste != 0 || j == len(parts)-1 && j < 7 && waste > 48 {
-					t.Errorf("%s: %s part %d of %v (%d bytes) wastes %d bytes of its class", id, name, j+1, parts, p, waste)
+				if p != len(cut[j]) {
+					t.Errorf("%s: %s in parts %v, record.Cut gives %d bytes for part %d", id, name, parts, len(cut[j]), j+1)
 				}
+			}
+			if len(parts) < record.MaxParts && len(cut[len(parts)]) != 0 {
+				t.Errorf("%s: %s in parts %v, record.Cut gives more", id, name, parts)
 			}
 		}
 		if fields != len(h) {
-			t.Errorf("%s: %d fields, want meta and the parts (%d)", id, len(h), fields)
+			t.Errorf("%s: %d fields, want the header and the parts (%d)", id, len(h), fields)
 		}
 	}
 }
 
-// A hash under a record's key that has no meta line (a record of an older
+// A hash under a record's key that has no header (a record of an older
 // layout, or anything else) is never written over by Begin.
 func TestBeginKeepsAHashWithoutMeta(t *testing.T) {
 	addr := redistest.Addr(t)
@@ -157,7 +138,7 @@ func TestBeginKeepsAHashWithoutMeta(t *testing.T) {
 	_, err := s.Begin(context.Background(), canonical.BeginRequest{RunID: run, ToolCallID: "c1", Tool: "kb.search", Owner: "o",
 		Request: []byte(`{}`), TTL: time.Hour})
 	if canonical.CodeOf(err) != canonical.CodeDuplicateToolCall {
-		t.Fatalf("begin over a hash without meta: %v, want DUPLICATE_TOOL_CALL", err)
+		t.Fatalf("begin over a hash without a header: %v, want DUPLICATE_TOOL_CALL", err)
 	}
 	if h := hgetall(t, addr, key); len(h) != 2 || h["raw"] != "kept" {
 		t.Fatalf("the hash was changed: %v", h)

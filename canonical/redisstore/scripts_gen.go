@@ -33,7 +33,7 @@ var declaredOutcomes = map[string][]string{
 
 // abandonKeys are the KEYS of abandon.lua.
 type abandonKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a meta line and the payloads' parts
+	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 	Index  string // KEYS[2] <prefix>:{<run_id>}:done                 LIST
 	Leases string // KEYS[3] <prefix>:{<run_id>}:leases               ZSET
 }
@@ -46,31 +46,21 @@ type abandonArgs struct {
 // abandonReply is a reply of abandon.lua, as its RETURNS declares:
 //
 //	RETURNS
-//	{"OK"|"EXISTS", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, lease_ms int, owner string, tool string, request_sha256 string, request_len int, raw_len int}
-//	OK: abandoned now; EXISTS: abandoned before (the stored outcome), its meta line written back unchanged, so
+//	{"OK"|"EXISTS", header string, pttl int}
+//	OK: abandoned now; EXISTS: abandoned before (the stored outcome), its header written back unchanged, so
 //	that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only what its
 //	connection propagated
 //	{"LEASE_ACTIVE", remaining_ms int}
 //	the lease has not passed: nothing changed
-//	{"INVALID_TRANSITION", status string}
+//	{"INVALID_TRANSITION", header string}
 //	the record was completed by its owner: nothing changed
 //	{"NOT_FOUND"}
 //	no record (never begun, or expired); a leftover lease entry is dropped
 type abandonReply struct {
-	Outcome       string // the reply's first element
-	Status        string // status, in OK, EXISTS, INVALID_TRANSITION
-	Evidence      string // evidence, in OK, EXISTS
-	Error         string // error, in OK, EXISTS
-	CreatedMs     int64  // created_ms, in OK, EXISTS
-	UpdatedMs     int64  // updated_ms, in OK, EXISTS
-	PTTL          int64  // pttl, in OK, EXISTS
-	LeaseMs       int64  // lease_ms, in OK, EXISTS
-	Owner         string // owner, in OK, EXISTS
-	Tool          string // tool, in OK, EXISTS
-	RequestSHA256 string // request_sha256, in OK, EXISTS
-	RequestLen    int64  // request_len, in OK, EXISTS
-	RawLen        int64  // raw_len, in OK, EXISTS
-	RemainingMs   int64  // remaining_ms, in LEASE_ACTIVE
+	Outcome     string // the reply's first element
+	Header      string // header, in OK, EXISTS, INVALID_TRANSITION
+	PTTL        int64  // pttl, in OK, EXISTS
+	RemainingMs int64  // remaining_ms, in LEASE_ACTIVE
 }
 
 // decodeAbandonReply decodes a reply of abandon.lua. Any reply its RETURNS does not
@@ -85,25 +75,15 @@ func decodeAbandonReply(res rueidis.RedisResult) (abandonReply, error) {
 	r.Outcome = d.outcome
 	switch d.outcome {
 	case "OK", "EXISTS":
-		d.length(13)
-		r.Status = d.str(1, "status")
-		r.Evidence = d.str(2, "evidence")
-		r.Error = d.str(3, "error")
-		r.CreatedMs = d.num(4, "created_ms")
-		r.UpdatedMs = d.num(5, "updated_ms")
-		r.PTTL = d.num(6, "pttl")
-		r.LeaseMs = d.num(7, "lease_ms")
-		r.Owner = d.str(8, "owner")
-		r.Tool = d.str(9, "tool")
-		r.RequestSHA256 = d.str(10, "request_sha256")
-		r.RequestLen = d.num(11, "request_len")
-		r.RawLen = d.num(12, "raw_len")
+		d.length(3)
+		r.Header = d.str(1, "header")
+		r.PTTL = d.num(2, "pttl")
 	case "LEASE_ACTIVE":
 		d.length(2)
 		r.RemainingMs = d.num(1, "remaining_ms")
 	case "INVALID_TRANSITION":
 		d.length(2)
-		r.Status = d.str(1, "status")
+		r.Header = d.str(1, "header")
 	case "NOT_FOUND":
 		d.length(1)
 	default:
@@ -121,7 +101,7 @@ func execAbandon(ctx context.Context, r runner, k abandonKeys, a abandonArgs) (a
 
 // beginKeys are the KEYS of begin.lua.
 type beginKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a meta line and the payloads' parts
+	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
 	Index  string // KEYS[3] <prefix>:{<run_id>}:done                 LIST  read only: tells a lost run state from a new run
 	Leases string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
@@ -131,25 +111,26 @@ type beginKeys struct {
 // beginArgs are the ARGV of begin.lua.
 type beginArgs struct {
 	ToolCallID     string // ARGV[1] the id in KEYS[1], for the run's leases
-	Tool           string // ARGV[2]
-	Owner          string // ARGV[3] no spaces (stored in the record's meta line)
-	Request        []byte // ARGV[4] complete canonical request (a JSON object)
-	RequestSHA256  string // ARGV[5] no spaces
-	TTLMs          int64  // ARGV[6] > 0; set once here, never extended
-	LeaseMs        int64  // ARGV[7] 1..ttl_ms: time until abandon may close the call
-	CallsRun       int64  // ARGV[8] the caller's limits; 0 means the run's
-	CallsTool      int64  // ARGV[9]
-	RunBytes       int64  // ARGV[10]
-	RecordBytes    int64  // ARGV[11]
-	ResultBytes    int64  // ARGV[12]
-	NewCallsRun    int64  // ARGV[13] the limits a run without any takes (the caller's, defaulted)
-	NewCallsTool   int64  // ARGV[14]
-	NewRunBytes    int64  // ARGV[15]
-	NewRecordBytes int64  // ARGV[16]
-	NewResultBytes int64  // ARGV[17]
-	IDTag          string // ARGV[18] no spaces: binds the record to its run_id and tool_call_id (stored in the meta line)
-	Principal      string // ARGV[19] the caller's principal tag (64 hex): the run's owner once the run has one
-	Generation     string // ARGV[20] no spaces: the generation a run without one takes (random per Begin)
+	Tool           string // ARGV[2] for the run's count of the tool's calls
+	Head           string // ARGV[3] the new record's header up to H_UPDATED, as Go encodes it
+	Tail           string // ARGV[4] the header from H_ID_TAG on (identity tag, request length and digest, owner, tool)
+	Request        []byte // ARGV[5] the request's first part (complete canonical request: a JSON object)
+	Request2       []byte // ARGV[6] its second part, or empty
+	Request3       []byte // ARGV[7] its third part, or empty
+	TTLMs          int64  // ARGV[8] > 0; set once here (as an absolute expiry), never extended
+	LeaseMs        int64  // ARGV[9] 1..ttl_ms: time until abandon may close the call
+	CallsRun       int64  // ARGV[10] the caller's limits; 0 means the run's
+	CallsTool      int64  // ARGV[11]
+	RunBytes       int64  // ARGV[12]
+	RecordBytes    int64  // ARGV[13]
+	ResultBytes    int64  // ARGV[14]
+	NewCallsRun    int64  // ARGV[15] the limits a run without any takes (the caller's, defaulted)
+	NewCallsTool   int64  // ARGV[16]
+	NewRunBytes    int64  // ARGV[17]
+	NewRecordBytes int64  // ARGV[18]
+	NewResultBytes int64  // ARGV[19]
+	Principal      string // ARGV[20] the caller's principal tag (64 hex): the run's owner once the run has one
+	Generation     string // ARGV[21] 11 bytes: the generation a run without one takes (random per Begin)
 }
 
 // beginReply is a reply of begin.lua, as its RETURNS declares:
@@ -157,10 +138,11 @@ type beginArgs struct {
 //	RETURNS
 //	{"OK", created_ms int, ttl_ms int, lease_ms int, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
 //	created; the limits are the run's
-//	{"EXISTS", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, lease_ms int, raw_len int, result bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
-//	the same owner retried the same request (same tool and request digest): the record as it is, nothing counted again;
-//	limits are 0 when the run's state is gone. The meta line is written back unchanged, so that the reply
-//	follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only what its connection propagated
+//	{"EXISTS", header string, pttl int, result bytes, result_2 bytes, result_3 bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
+//	the same owner retried the same request (the header's tail is ARGV[4]): the record as it is (its header and
+//	its result's parts), nothing counted again; limits are 0 when the run's state is gone. The header is written
+//	back unchanged, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only
+//	what its connection propagated
 //	{"RUN_FORBIDDEN"}
 //	the run belongs to another principal; checked before anything else, so it tells nothing of the run
 //	{"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
@@ -172,21 +154,19 @@ type beginArgs struct {
 //	refusals write nothing
 type beginReply struct {
 	Outcome     string // the reply's first element
-	CreatedMs   int64  // created_ms, in OK, EXISTS
+	CreatedMs   int64  // created_ms, in OK
 	TTLMs       int64  // ttl_ms, in OK
-	LeaseMs     int64  // lease_ms, in OK, EXISTS
+	LeaseMs     int64  // lease_ms, in OK
 	CallsRun    int64  // calls_run, in OK, EXISTS
 	CallsTool   int64  // calls_tool, in OK, EXISTS
 	RunBytes    int64  // run_bytes, in OK, EXISTS
 	RecordBytes int64  // record_bytes, in OK, EXISTS
 	ResultBytes int64  // result_bytes, in OK, EXISTS
-	Status      string // status, in EXISTS
-	Evidence    string // evidence, in EXISTS
-	Error       string // error, in EXISTS
-	UpdatedMs   int64  // updated_ms, in EXISTS
+	Header      string // header, in EXISTS
 	PTTL        int64  // pttl, in EXISTS
-	RawLen      int64  // raw_len, in EXISTS
 	Result      []byte // result, in EXISTS
+	Result2     []byte // result_2, in EXISTS
+	Result3     []byte // result_3, in EXISTS
 	Reason      string // reason, in RUN_INACTIVE
 	Field       string // field, in INVALID_ARGUMENT
 }
@@ -213,21 +193,17 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 		r.RecordBytes = d.num(7, "record_bytes")
 		r.ResultBytes = d.num(8, "result_bytes")
 	case "EXISTS":
-		d.length(15)
-		r.Status = d.str(1, "status")
-		r.Evidence = d.str(2, "evidence")
-		r.Error = d.str(3, "error")
-		r.CreatedMs = d.num(4, "created_ms")
-		r.UpdatedMs = d.num(5, "updated_ms")
-		r.PTTL = d.num(6, "pttl")
-		r.LeaseMs = d.num(7, "lease_ms")
-		r.RawLen = d.num(8, "raw_len")
-		r.Result = d.bin(9, "result")
-		r.CallsRun = d.num(10, "calls_run")
-		r.CallsTool = d.num(11, "calls_tool")
-		r.RunBytes = d.num(12, "run_bytes")
-		r.RecordBytes = d.num(13, "record_bytes")
-		r.ResultBytes = d.num(14, "result_bytes")
+		d.length(11)
+		r.Header = d.str(1, "header")
+		r.PTTL = d.num(2, "pttl")
+		r.Result = d.bin(3, "result")
+		r.Result2 = d.bin(4, "result_2")
+		r.Result3 = d.bin(5, "result_3")
+		r.CallsRun = d.num(6, "calls_run")
+		r.CallsTool = d.num(7, "calls_tool")
+		r.RunBytes = d.num(8, "run_bytes")
+		r.RecordBytes = d.num(9, "record_bytes")
+		r.ResultBytes = d.num(10, "result_bytes")
 	case "RUN_FORBIDDEN":
 		d.length(1)
 	case "TOOL_CALL_IN_PROGRESS":
@@ -255,9 +231,11 @@ func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginRe
 	return decodeBeginReply(r.runScript(ctx, beginScript, []string{k.Record, k.Run, k.Index, k.Leases, k.Live}, []string{
 		a.ToolCallID,
 		a.Tool,
-		a.Owner,
+		a.Head,
+		a.Tail,
 		rueidis.BinaryString(a.Request),
-		a.RequestSHA256,
+		rueidis.BinaryString(a.Request2),
+		rueidis.BinaryString(a.Request3),
 		strconv.FormatInt(a.TTLMs, 10),
 		strconv.FormatInt(a.LeaseMs, 10),
 		strconv.FormatInt(a.CallsRun, 10),
@@ -270,7 +248,6 @@ func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginRe
 		strconv.FormatInt(a.NewRunBytes, 10),
 		strconv.FormatInt(a.NewRecordBytes, 10),
 		strconv.FormatInt(a.NewResultBytes, 10),
-		a.IDTag,
 		a.Principal,
 		a.Generation,
 	}))
@@ -334,7 +311,7 @@ func execCloseRun(ctx context.Context, r runner, k closeRunKeys, a closeRunArgs)
 
 // completeKeys are the KEYS of complete.lua.
 type completeKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a meta line and the payloads' parts
+	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
 	Index  string // KEYS[3] <prefix>:{<run_id>}:done                 LIST
 	Leases string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET
@@ -342,42 +319,35 @@ type completeKeys struct {
 
 // completeArgs are the ARGV of complete.lua.
 type completeArgs struct {
-	Owner    string // ARGV[1] must equal the record's owner
-	Status   string // ARGV[2] READY | ERROR
-	Evidence string // ARGV[3] READY: EVIDENCE_FOUND | NO_EVIDENCE; ERROR: ERROR
-	Code     string // ARGV[4] ERROR: stable error code; READY: empty
-	Raw      []byte // ARGV[5] complete raw tool response (may be empty for ERROR)
-	Result   []byte // ARGV[6] READY: agent-facing result; ERROR: empty
-	Digest   string // ARGV[7] digest of ARGV[2..6], to recognise a retry; no spaces
+	ToolCallID string // ARGV[1] the id in KEYS[1], for the run's leases and index
+	Owner      string // ARGV[2] the owner as the header keeps it, and a space: must be the header's at H_OWNER
+	Segment    string // ARGV[3] the header from H_STATUS to H_UPDATED that the completion writes, as Go encodes it
+	Overflow   string // ARGV[4] the same for the completion refused for its size (ERROR/RESULT_TOO_LARGE, no payload)
+	Digest     string // ARGV[5] the completion's digest, as in both segments: recognises a retry
+	Raw        []byte // ARGV[6] the raw response's first part (may be empty for ERROR)
+	Raw2       []byte // ARGV[7] its second part, or empty
+	Raw3       []byte // ARGV[8] its third part, or empty
+	Result     []byte // ARGV[9] READY: the agent-facing result's first part; ERROR: empty
+	Result2    []byte // ARGV[10]
+	Result3    []byte // ARGV[11]
 }
 
 // completeReply is a reply of complete.lua, as its RETURNS declares:
 //
 //	RETURNS
-//	{"OK"|"EXISTS"|"RESULT_TOO_LARGE", status string, evidence string, error string, created_ms int, updated_ms int, pttl int, tool string, request_sha256 string, overflow int, lease_ms int, request_len int, raw_len int}
+//	{"OK"|"EXISTS"|"RESULT_TOO_LARGE", header string, pttl int}
 //	OK: the transition asked for was made; EXISTS: the same owner already made this completion (the stored outcome),
-//	its meta line written back unchanged, so that the reply follows a write of this script's own: WAIT
+//	its header written back unchanged, so that the reply follows a write of this script's own: WAIT
 //	(Redis 7.2+, Valkey) counts only what its connection propagated;
-//	RESULT_TOO_LARGE: over a byte limit, the record is now ERROR/RESULT_TOO_LARGE with no raw or result;
-//	overflow is 1 when the completion was refused for its size, else 0; raw_len is the raw response stored
+//	RESULT_TOO_LARGE: over a byte limit, the record is now ERROR/RESULT_TOO_LARGE with no raw or result
 //	{"NOT_FOUND"}
 //	no record (never begun, or expired)
-//	{"INVALID_TRANSITION", status string}
+//	{"INVALID_TRANSITION", header string}
 //	wrong owner, terminal record (abandoned included), or a malformed completion: nothing changed
 type completeReply struct {
-	Outcome       string // the reply's first element
-	Status        string // status, in OK, EXISTS, RESULT_TOO_LARGE, INVALID_TRANSITION
-	Evidence      string // evidence, in OK, EXISTS, RESULT_TOO_LARGE
-	Error         string // error, in OK, EXISTS, RESULT_TOO_LARGE
-	CreatedMs     int64  // created_ms, in OK, EXISTS, RESULT_TOO_LARGE
-	UpdatedMs     int64  // updated_ms, in OK, EXISTS, RESULT_TOO_LARGE
-	PTTL          int64  // pttl, in OK, EXISTS, RESULT_TOO_LARGE
-	Tool          string // tool, in OK, EXISTS, RESULT_TOO_LARGE
-	RequestSHA256 string // request_sha256, in OK, EXISTS, RESULT_TOO_LARGE
-	Overflow      int64  // overflow, in OK, EXISTS, RESULT_TOO_LARGE
-	LeaseMs       int64  // lease_ms, in OK, EXISTS, RESULT_TOO_LARGE
-	RequestLen    int64  // request_len, in OK, EXISTS, RESULT_TOO_LARGE
-	RawLen        int64  // raw_len, in OK, EXISTS, RESULT_TOO_LARGE
+	Outcome string // the reply's first element
+	Header  string // header, in OK, EXISTS, RESULT_TOO_LARGE, INVALID_TRANSITION
+	PTTL    int64  // pttl, in OK, EXISTS, RESULT_TOO_LARGE
 }
 
 // decodeCompleteReply decodes a reply of complete.lua. Any reply its RETURNS does not
@@ -392,24 +362,14 @@ func decodeCompleteReply(res rueidis.RedisResult) (completeReply, error) {
 	r.Outcome = d.outcome
 	switch d.outcome {
 	case "OK", "EXISTS", "RESULT_TOO_LARGE":
-		d.length(13)
-		r.Status = d.str(1, "status")
-		r.Evidence = d.str(2, "evidence")
-		r.Error = d.str(3, "error")
-		r.CreatedMs = d.num(4, "created_ms")
-		r.UpdatedMs = d.num(5, "updated_ms")
-		r.PTTL = d.num(6, "pttl")
-		r.Tool = d.str(7, "tool")
-		r.RequestSHA256 = d.str(8, "request_sha256")
-		r.Overflow = d.num(9, "overflow")
-		r.LeaseMs = d.num(10, "lease_ms")
-		r.RequestLen = d.num(11, "request_len")
-		r.RawLen = d.num(12, "raw_len")
+		d.length(3)
+		r.Header = d.str(1, "header")
+		r.PTTL = d.num(2, "pttl")
 	case "NOT_FOUND":
 		d.length(1)
 	case "INVALID_TRANSITION":
 		d.length(2)
-		r.Status = d.str(1, "status")
+		r.Header = d.str(1, "header")
 	default:
 		d.undeclared()
 	}
@@ -419,13 +379,17 @@ func decodeCompleteReply(res rueidis.RedisResult) (completeReply, error) {
 // execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and append it to the run's completion index, in one step. The record's TTL is kept exactly (HSET does not touch it); the index is extended only to cover the record. The completion is checked against the run's limits. When the run's state is gone (evicted, deleted), or is another generation than the record's (it was lost and a later begin made a new one), the outcome is still recorded, and the run is marked lost and closed, with a TTL no longer than the record's. The index is set to expire with the record (PEXPIRETIME, PEXPIREAT: one absolute time, no second clock read), unless it expires later already.
 func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs) (completeReply, error) {
 	return decodeCompleteReply(r.runScript(ctx, completeScript, []string{k.Record, k.Run, k.Index, k.Leases}, []string{
+		a.ToolCallID,
 		a.Owner,
-		a.Status,
-		a.Evidence,
-		a.Code,
-		rueidis.BinaryString(a.Raw),
-		rueidis.BinaryString(a.Result),
+		a.Segment,
+		a.Overflow,
 		a.Digest,
+		rueidis.BinaryString(a.Raw),
+		rueidis.BinaryString(a.Raw2),
+		rueidis.BinaryString(a.Raw3),
+		rueidis.BinaryString(a.Result),
+		rueidis.BinaryString(a.Result2),
+		rueidis.BinaryString(a.Result3),
 	}))
 }
 

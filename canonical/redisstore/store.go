@@ -13,6 +13,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/internal/record"
 )
 
 // DefaultClosedRunRetention is Options.ClosedRunRetention when it is zero.
@@ -209,18 +210,23 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		return canonical.Record{}, err
 	}
 	digest := canonical.RequestDigest(req.Request)
+	head, tail, err := record.BeginHeader(req.Owner, req.Tool, record.IdentityTag(req.RunID, req.ToolCallID), digest,
+		int64(len(req.Request)))
+	if err != nil {
+		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "begin")
+	}
+	parts := record.Cut(req.Request)
 	r, err := execBegin(ctx, s, beginKeys{
 		Record: s.keys.Record(req.RunID, req.ToolCallID), Run: s.keys.Run(req.RunID),
 		Index: s.keys.Index(req.RunID), Leases: s.keys.Leases(req.RunID), Live: s.keys.Live(req.RunID),
 	}, beginArgs{
-		ToolCallID: req.ToolCallID, Tool: req.Tool, Owner: storeOwner(req.Owner),
-		Request: req.Request, RequestSHA256: storeDigest(digest), TTLMs: a.TTL.Milliseconds(), LeaseMs: a.Lease.Milliseconds(),
+		ToolCallID: req.ToolCallID, Tool: req.Tool, Head: head, Tail: tail,
+		Request: parts[0], Request2: parts[1], Request3: parts[2], TTLMs: a.TTL.Milliseconds(), LeaseMs: a.Lease.Milliseconds(),
 		CallsRun: a.Limits.MaxCallsPerRun, CallsTool: a.Limits.MaxCallsPerTool, RunBytes: a.Limits.MaxRunBytes,
 		RecordBytes: a.Limits.MaxRecordBytes, ResultBytes: a.Limits.MaxResultBytes,
 		NewCallsRun: a.NewRun.MaxCallsPerRun, NewCallsTool: a.NewRun.MaxCallsPerTool, NewRunBytes: a.NewRun.MaxRunBytes,
 		NewRecordBytes: a.NewRun.MaxRecordBytes, NewResultBytes: a.NewRun.MaxResultBytes,
-		IDTag: identityTag(req.RunID, req.ToolCallID), Principal: canonical.PrincipalTag(req.Principal),
-		Generation: newGeneration(),
+		Principal: canonical.PrincipalTag(req.Principal), Generation: record.NewGeneration(),
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "begin")
@@ -238,9 +244,21 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		rec.LeaseUntil, rec.TTL = msTime(r.LeaseMs), msDuration(r.TTLMs)
 		return rec, nil
 	case "EXISTS":
-		rec.Status, rec.Evidence, rec.Error = canonical.Status(r.Status), canonical.Evidence(r.Evidence), canonical.Code(r.Error)
-		rec.CreatedAt, rec.UpdatedAt, rec.LeaseUntil = msTime(r.CreatedMs), msTime(r.UpdatedMs), msTime(r.LeaseMs)
-		rec.TTL, rec.RawLen, rec.Result = msDuration(r.PTTL), int(r.RawLen), r.Result
+		h, err := s.header(r.Header, "begin")
+		if err != nil {
+			return canonical.Record{}, err
+		}
+		result := append(append(r.Result, r.Result2...), r.Result3...)
+		if int64(len(result)) != h.ResultLen {
+			return canonical.Record{}, canonical.Errorf(canonical.CodeStoreUnavailable,
+				"begin: the result's parts hold %d bytes, the header says %d", len(result), h.ResultLen)
+		}
+		rec.Status, rec.Evidence, rec.Error = canonical.Status(h.Status), canonical.Evidence(h.Evidence), canonical.Code(h.Error)
+		rec.CreatedAt, rec.UpdatedAt, rec.LeaseUntil = msTime(h.Created), msTime(h.Updated), leaseTime(h.Lease)
+		rec.TTL, rec.RawLen = msDuration(r.PTTL), int(h.RawLen)
+		if len(result) > 0 {
+			rec.Result = result
+		}
 		return rec, nil
 	case "RUN_INACTIVE":
 		return canonical.Record{}, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is %s", r.Reason)
@@ -248,6 +266,24 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidArgument, "begin: limit %s differs from the run's", r.Field)
 	}
 	return canonical.Record{}, refusal(r.Outcome, "begin")
+}
+
+// header decodes a header a script returned: a header that is not one is
+// STORE_UNAVAILABLE, as any reply not as declared.
+func (s *Store) header(h, op string) (record.Header, error) {
+	d, err := record.Decode(h)
+	if err != nil {
+		return d, canonical.Wrap(canonical.CodeStoreUnavailable, err, op)
+	}
+	return d, nil
+}
+
+// leaseTime is a header's lease: the zero time when it has none.
+func leaseTime(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return msTime(ms)
 }
 
 // Complete implements canonical.Store.
@@ -260,12 +296,23 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 	if err := c.Validate(); err != nil {
 		return canonical.Record{}, err
 	}
+	digest := record.CompletionDigest(c.Digest())
+	code := string(c.Code)
+	segment, err := record.Segment(string(c.Status), string(c.Evidence), code, false, int64(len(c.Raw)), int64(len(c.Result)), digest)
+	if err != nil {
+		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "complete")
+	}
+	overflow, err := record.OverflowSegment(digest)
+	if err != nil {
+		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "complete")
+	}
+	raw, result := record.Cut(c.Raw), record.Cut(c.Result)
 	r, err := execComplete(ctx, s, completeKeys{
 		Record: s.keys.Record(c.RunID, c.ToolCallID), Run: s.keys.Run(c.RunID),
 		Index: s.keys.Index(c.RunID), Leases: s.keys.Leases(c.RunID),
 	}, completeArgs{
-		Owner: storeOwner(c.Owner), Status: string(c.Status), Evidence: string(c.Evidence), Code: string(c.Code),
-		Raw: c.Raw, Result: c.Result, Digest: completionDigest(&c),
+		ToolCallID: c.ToolCallID, Owner: record.OwnerWord(c.Owner), Segment: segment, Overflow: overflow, Digest: digest,
+		Raw: raw[0], Raw2: raw[1], Raw3: raw[2], Result: result[0], Result2: result[1], Result3: result[2],
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "complete")
@@ -273,19 +320,32 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 	switch r.Outcome {
 	case "OK", "EXISTS", "RESULT_TOO_LARGE":
 	case "INVALID_TRANSITION":
-		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", r.Status)
+		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "complete: record is %s or owned by another invocation", statusOf(r.Header))
 	default:
 		return canonical.Record{}, refusal(r.Outcome, "complete")
 	}
-	rec := canonical.Record{
-		RunID: c.RunID, ToolCallID: c.ToolCallID, Owner: c.Owner, Tool: r.Tool, RequestDigest: loadDigest(r.RequestSHA256),
-		Status: canonical.Status(r.Status), Evidence: canonical.Evidence(r.Evidence), Error: canonical.Code(r.Error),
-		CreatedAt: msTime(r.CreatedMs), UpdatedAt: msTime(r.UpdatedMs), LeaseUntil: msTime(r.LeaseMs),
-		TTL: msDuration(r.PTTL), RequestLen: int(r.RequestLen),
+	h, err := s.header(r.Header, "complete")
+	if err != nil {
+		return canonical.Record{}, err
 	}
-	rec, err = canonical.FinishCompletion(rec, c, r.Overflow == 1)
-	rec.RawLen = int(r.RawLen)
+	rec := canonical.Record{
+		RunID: c.RunID, ToolCallID: c.ToolCallID, Owner: c.Owner, Tool: h.Tool, RequestDigest: h.RequestSHA256,
+		Status: canonical.Status(h.Status), Evidence: canonical.Evidence(h.Evidence), Error: canonical.Code(h.Error),
+		CreatedAt: msTime(h.Created), UpdatedAt: msTime(h.Updated), LeaseUntil: leaseTime(h.Lease),
+		TTL: msDuration(r.PTTL), RequestLen: int(h.RequestLen),
+	}
+	rec, err = canonical.FinishCompletion(rec, c, h.Overflow)
+	rec.RawLen = int(h.RawLen)
 	return rec, err
+}
+
+// statusOf is the status a header says, for a message; "unknown" when it
+// is no header.
+func statusOf(h string) string {
+	if d, err := record.Decode(h); err == nil {
+		return d.Status
+	}
+	return "unknown"
 }
 
 // Abandon implements canonical.Store.
@@ -310,16 +370,20 @@ func (s *Store) abandon(ctx context.Context, runID, toolCallID string) (_ canoni
 	}
 	switch r.Outcome {
 	case "OK", "EXISTS":
+		h, err := s.header(r.Header, "abandon")
+		if err != nil {
+			return canonical.Record{}, false, err
+		}
 		return canonical.Record{
-			RunID: runID, ToolCallID: toolCallID, Tool: r.Tool, Owner: loadOwner(r.Owner), RequestDigest: loadDigest(r.RequestSHA256),
-			Status: canonical.Status(r.Status), Evidence: canonical.Evidence(r.Evidence), Error: canonical.Code(r.Error),
-			CreatedAt: msTime(r.CreatedMs), UpdatedAt: msTime(r.UpdatedMs), LeaseUntil: msTime(r.LeaseMs),
-			TTL: msDuration(r.PTTL), RequestLen: int(r.RequestLen), RawLen: int(r.RawLen),
+			RunID: runID, ToolCallID: toolCallID, Tool: h.Tool, Owner: h.Owner, RequestDigest: h.RequestSHA256,
+			Status: canonical.Status(h.Status), Evidence: canonical.Evidence(h.Evidence), Error: canonical.Code(h.Error),
+			CreatedAt: msTime(h.Created), UpdatedAt: msTime(h.Updated), LeaseUntil: leaseTime(h.Lease),
+			TTL: msDuration(r.PTTL), RequestLen: int(h.RequestLen), RawLen: int(h.RawLen),
 		}, r.Outcome == "OK", nil
 	case "LEASE_ACTIVE":
 		return canonical.Record{}, false, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: the lease runs for %v more", msDuration(r.RemainingMs))
 	case "INVALID_TRANSITION":
-		return canonical.Record{}, false, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: record is %s", r.Status)
+		return canonical.Record{}, false, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: record is %s", statusOf(r.Header))
 	}
 	return canonical.Record{}, false, refusal(r.Outcome, "abandon")
 }
@@ -388,12 +452,12 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 	if err := canonical.ValidateRead(runID, ids); err != nil {
 		return nil, err
 	}
-	fields := append([]string{metaField}, resultParts...)
+	fields := append([]string{record.HeaderField}, record.ResultFields...)
 	if opts.Request {
-		fields = append(fields, requestParts...)
+		fields = append(fields, record.RequestFields...)
 	}
 	if opts.Raw {
-		fields = append(fields, rawParts...)
+		fields = append(fields, record.RawFields...)
 	}
 	batch := GetManyBatch
 	if opts.Request || opts.Raw {
@@ -434,44 +498,41 @@ func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string
 		if err != nil || pttl == -2 {
 			continue // missing or expired between the two commands
 		}
-		m, ok := parseMeta(line)
-		if !ok {
-			return canonical.Errorf(canonical.CodeStoreUnavailable, "read records: %s has no valid meta line: %q", s.keys.Record(runID, id), line)
+		h, err := record.Decode(line)
+		if err != nil {
+			return canonical.Wrap(canonical.CodeStoreUnavailable, err, "read records: "+s.keys.Record(runID, id)+" has no valid header")
 		}
 		recRun, recID := runID, id
-		if m.idTag != identityTag(runID, id) {
+		if h.IDTag != record.IdentityTag(runID, id) {
 			// Not the record its key names: copied under this key by a writer
 			// outside the store. Its own ids are unknown.
 			recRun, recID = "", ""
 		}
 		rec := &canonical.Record{
-			RunID: recRun, ToolCallID: recID, Tool: m.tool, Owner: m.owner,
-			Status: canonical.Status(m.status), Evidence: canonical.Evidence(m.evidence), Error: canonical.Code(m.errCode),
-			RequestDigest: m.requestDigest, RequestLen: int(m.sizes[0]), RawLen: int(m.sizes[1]),
-			CreatedAt: msTime(m.created), UpdatedAt: msTime(m.updated), TTL: msDuration(pttl),
-		}
-		if m.lease != 0 {
-			rec.LeaseUntil = msTime(m.lease)
+			RunID: recRun, ToolCallID: recID, Tool: h.Tool, Owner: h.Owner,
+			Status: canonical.Status(h.Status), Evidence: canonical.Evidence(h.Evidence), Error: canonical.Code(h.Error),
+			RequestDigest: h.RequestSHA256, RequestLen: int(h.RequestLen), RawLen: int(h.RawLen),
+			CreatedAt: msTime(h.Created), UpdatedAt: msTime(h.Updated), TTL: msDuration(pttl), LeaseUntil: leaseTime(h.Lease),
 		}
 		next := 1
 		payload := func(name string, size int64) ([]byte, error) {
-			b, err := joinParts(vals[next:next+maxParts], size)
-			next += maxParts
+			b, err := joinParts(vals[next:next+record.MaxParts], size)
+			next += record.MaxParts
 			if err != nil {
 				return nil, canonical.Wrap(canonical.CodeStoreUnavailable, err, "read records: "+s.keys.Record(runID, id)+" "+name)
 			}
 			return b, nil
 		}
-		if rec.Result, err = payload("result", m.sizes[2]); err != nil {
+		if rec.Result, err = payload("result", h.ResultLen); err != nil {
 			return err
 		}
 		if opts.Request {
-			if rec.Request, err = payload("request", m.sizes[0]); err != nil {
+			if rec.Request, err = payload("request", h.RequestLen); err != nil {
 				return err
 			}
 		}
 		if opts.Raw {
-			if rec.Raw, err = payload("raw", m.sizes[1]); err != nil {
+			if rec.Raw, err = payload("raw", h.RawLen); err != nil {
 				return err
 			}
 		}
@@ -495,7 +556,7 @@ func joinParts(parts []rueidis.RedisMessage, size int64) ([]byte, error) {
 		b = append(b, v...)
 	}
 	if int64(len(b)) != size {
-		return nil, fmt.Errorf("parts hold %d bytes, the meta line says %d", len(b), size)
+		return nil, fmt.Errorf("parts hold %d bytes, the header says %d", len(b), size)
 	}
 	return b, nil
 }

@@ -16,7 +16,11 @@
 //
 // Usage (from a go:generate line):
 //
-//	go run ../../internal/scripts_gen -lua ../../lua -out scripts_gen.go -pkg redisstore
+//	go run ../../internal/scripts_gen -lua ../../lua -out scripts_gen.go -pkg redisstore -format ../../lua/format.lib
+//
+// With -format, it first writes the record layout's Lua constants
+// (record.LuaLib, from internal/record) to that file, which the scripts
+// include: the layout's one definition is Go's.
 package main
 
 import (
@@ -26,6 +30,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/toolcanon/toolcanon/internal/record"
 	"github.com/toolcanon/toolcanon/lua"
 )
 
@@ -45,7 +50,14 @@ func main() {
 	luaDir := flag.String("lua", "lua", "directory of *.lua scripts")
 	out := flag.String("out", "scripts_gen.go", "output Go file")
 	pkg := flag.String("pkg", "redisstore", "package name of the output")
+	formatLib := flag.String("format", "", "write the record layout's Lua constants to this file first")
 	flag.Parse()
+
+	if *formatLib != "" {
+		if err := os.WriteFile(*formatLib, []byte(record.LuaLib()), 0o644); err != nil {
+			fatalf("%v", err)
+		}
+	}
 
 	paths, err := filepath.Glob(filepath.Join(*luaDir, "*.lua"))
 	if err != nil || len(paths) == 0 {

@@ -51,6 +51,20 @@ func readLines(tb testing.TB, path string) [][]byte {
 	return out
 }
 
+// splice joins one to four random pieces of lines, each followed by one
+// byte of seps.
+func splice(rnd *rand.Rand, lines [][]byte, seps string) []byte {
+	var msg []byte
+	for k := 1 + rnd.IntN(4); k > 0; k-- {
+		l := lines[rnd.IntN(len(lines))]
+		a := rnd.IntN(len(l) + 1)
+		b := a + rnd.IntN(len(l)-a+1)
+		msg = append(msg, l[a:b]...)
+		msg = append(msg, seps[rnd.IntN(len(seps))])
+	}
+	return msg
+}
+
 // TestGatesOnlySaveTime checks that the features and gates that let passes
 // be skipped never skip one that would have changed the text: on the
 // corpora, on every literal the redactor keys on, and on random splices of
@@ -79,15 +93,7 @@ func TestGatesOnlySaveTime(t *testing.T) {
 	}
 	rnd := rand.New(rand.NewPCG(3, 4))
 	for n := 0; n < 20000; n++ {
-		var msg []byte
-		for k := 1 + rnd.IntN(4); k > 0; k-- {
-			l := lines[rnd.IntN(len(lines))]
-			a := rnd.IntN(len(l) + 1)
-			b := a + rnd.IntN(len(l)-a+1)
-			msg = append(msg, l[a:b]...)
-			msg = append(msg, " \t\n=:-(@"[rnd.IntN(8)])
-		}
-		check(msg)
+		check(splice(rnd, lines, " \t\n=:-(@"))
 	}
 	// The comparison means something only if many lines are redacted.
 	if changed < len(lines)/10 {

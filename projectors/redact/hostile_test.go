@@ -101,3 +101,19 @@ func TestRedactLinearPositionGate(t *testing.T) {
 		}
 	}
 }
+
+// The shapes that the credential-position gate reads past: angle brackets
+// and placeholders, which hasElement looks at one by one, and colons in
+// one run or spread over words, which hasPgpassRun counts.
+func TestRedactLinearOnPositionGateShapes(t *testing.T) {
+	unit := func(s string) func(int) [][]byte {
+		return func(size int) [][]byte { return [][]byte{[]byte(strings.Repeat(s, max(1, size/len(s))))} }
+	}
+	projtest.CheckLinear(t, "redact", []projtest.Hostile{
+		{Name: "open brackets", Messages: unit("<a")},
+		{Name: "placeholders", Messages: unit("<SECRET>")},
+		{Name: "elements", Messages: unit("<abcdefghijklmnopqrstuvwxyz0123456789 ")},
+		{Name: "colons in one run", Messages: unit("a:b*")},
+		{Name: "colons over words", Messages: unit("a:b:c ")},
+	}, nil, redactAll(redact.New()))
+}

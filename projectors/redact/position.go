@@ -333,11 +333,8 @@ func processID(rw *rewriter, vs int) int {
 // <password>X</password>.
 func xmlSecret(rw *rewriter, i int) int {
 	src := rw.src
-	e := i + 1
-	for e < len(src) && e-i <= 32 && isKeyByte(src[e]) {
-		e++
-	}
-	if e >= len(src) || src[e] != '>' || e == i+1 {
+	e := elementEnd(src, i)
+	if e < 0 {
 		return 0
 	}
 	w := lowerASCII(src[i+1 : e])
@@ -354,6 +351,52 @@ func xmlSecret(rw *rewriter, i int) int {
 	}
 	rw.replace(vs, ve, Secret)
 	return ve
+}
+
+// elementEnd returns the index of the '>' that closes the element name
+// opened by the '<' at src[i] (<password>), or -1.
+func elementEnd(src []byte, i int) int {
+	e := i + 1
+	for e < len(src) && e-i <= 32 && isKeyByte(src[e]) {
+		e++
+	}
+	if e >= len(src) || src[e] != '>' || e == i+1 {
+		return -1
+	}
+	return e
+}
+
+// hasElement reports whether src holds a '<' that opens an element name
+// and is not one of our placeholders: where xmlSecret can start.
+func hasElement(src []byte) bool {
+	for off := 0; ; {
+		k := bytes.IndexByte(src[off:], '<')
+		if k < 0 {
+			return false
+		}
+		k += off
+		if !isPlaceholder(src[k:]) && elementEnd(src, k) >= 0 {
+			return true
+		}
+		off = k + 1
+	}
+}
+
+// hasPgpassRun reports whether a run of src that pgpass reads as one line
+// (no space, '"' or ')') holds four colons or more.
+func hasPgpassRun(src []byte) bool {
+	n := 0
+	for _, c := range src {
+		switch {
+		case c == ':':
+			if n++; n == 4 {
+				return true
+			}
+		case isSpace(c) || c == '"' || c == ')':
+			n = 0
+		}
+	}
+	return false
 }
 
 // userPassAt redacts user/password@database (sqlplus, expdp, rman, Oracle
@@ -444,7 +487,8 @@ func pgpass(rw *rewriter, i int) int {
 }
 
 // cloudPathWords name a cloud resource path whose next segment is an
-// account, subscription, tenant or project id.
+// account, subscription, tenant or project id. Each ends in 's', which
+// gatePositions relies on.
 var cloudPathWords = []string{"subscriptions", "projects", "tenants", "accounts", "organizations", "folders", "billingaccounts"}
 
 func cloudPath(rw *rewriter, i, e int) int {
@@ -668,15 +712,17 @@ var gateByFirst = func() (t [256][]string) {
 }()
 
 // gatePositions reports whether redactPositions may replace anything in
-// src, a test that costs a table lookup a byte: an XML element or a
-// pgpass '*' needs its byte, a pgpass line four colons, user/password@db
+// src, a test that costs a table lookup a byte: an XML element needs a
+// '<' that opens one and is no placeholder, a pgpass line (from a word
+// or a '*') four colons in one run, user/password@db
 // a '/' and an '@', a cloud resource path a plural before a '/'
 // (subscriptions/), and a keyword one of gateLiterals.
 func gatePositions(src []byte, f features) bool {
-	if bytes.IndexByte(src, '<') >= 0 || bytes.IndexByte(src, '*') >= 0 {
+	if bytes.IndexByte(src, '<') >= 0 && hasElement(src) {
 		return true
 	}
-	if f&fColon != 0 && bytes.Count(src, []byte(":")) >= 4 {
+	// pgpass, from a word or a '*', needs four colons in one run.
+	if f&fColon != 0 && hasPgpassRun(src) {
 		return true
 	}
 	if f&fSlash != 0 {
@@ -689,18 +735,28 @@ func gatePositions(src []byte, f features) bool {
 				break
 			}
 			k += off
-			for _, p := range cloudPathWords {
-				if k >= len(p) && hasPrefixFold(src[k-len(p):k], p) {
-					return true
+			// Every cloud path word is a plural: most '/' follow no 's'.
+			if k > 0 && lower(src[k-1]) == 's' {
+				for _, p := range cloudPathWords {
+					if k >= len(p) && hasPrefixFold(src[k-len(p):k], p) {
+						return true
+					}
 				}
 			}
 			off = k + 1
 		}
 	}
-	for k := 0; k+1 < len(src); k++ {
-		if gatePairs[src[k]]&letterBit[src[k+1]] == 0 {
+	// The pair test reads each byte once, carried from one step to the
+	// next, so that a byte costs two table loads and no bounds check.
+	skip := 0
+	var prev byte
+	for n, c := range src {
+		pair := gatePairs[prev] & letterBit[c]
+		prev = c
+		if pair == 0 || n <= skip { // no literal starts with a NUL: pair is 0 at n == 0
 			continue
 		}
+		k := n - 1
 		for _, s := range gateByFirst[lower(src[k])] {
 			if s[1] != lower(src[k+1]) || !hasPrefixFold(src[k:], s) {
 				continue
@@ -717,7 +773,7 @@ func gatePositions(src []byte, f features) bool {
 			if e-i > 64 || !refusedKeyword[string(lowerASCII(src[i:e]))] {
 				return true
 			}
-			k = e - 1
+			skip = e // resume with the pair that starts at src[e]
 			break
 		}
 	}

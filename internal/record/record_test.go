@@ -1,0 +1,220 @@
+package record_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toolcanon/toolcanon/internal/record"
+	"github.com/toolcanon/toolcanon/lua"
+)
+
+// The scripts' constants are this package's: the committed lua/format.lib
+// is what LuaLib writes, so a change to one side alone fails here.
+func TestFormatLibIsGenerated(t *testing.T) {
+	got, err := lua.FS.ReadFile("format.lib")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != record.LuaLib() {
+		t.Fatal("lua/format.lib differs from record.LuaLib(): run 'make generate' and commit both")
+	}
+	for _, f := range record.Fields {
+		want := "local H_" + strings.ToUpper(f.Name) + ", H_" + strings.ToUpper(f.Name) + "_END = "
+		if !strings.Contains(string(got), want) {
+			t.Errorf("format.lib has no %q", want)
+		}
+	}
+}
+
+// The fields tile the fixed part of the header, in order, without a gap.
+func TestFieldsTile(t *testing.T) {
+	off := 0
+	for _, f := range record.Fields {
+		if f.Off != off || f.Len < 1 {
+			t.Fatalf("field %s at %d (%d bytes), want it at %d", f.Name, f.Off, f.Len, off)
+		}
+		off += f.Len
+	}
+	if off != record.OffOwner {
+		t.Fatalf("the fields end at %d, the owner starts at %d", off, record.OffOwner)
+	}
+}
+
+func sample() record.Header {
+	return record.Header{Status: "READY", Evidence: "EVIDENCE_FOUND", RawLen: 1234, ResultLen: 56,
+		Completion: record.CompletionDigest(strings.Repeat("ab", 32)), Updated: 1700000000002, Created: 1700000000001,
+		Lease: 1700000030001, Gen: record.NewGeneration(), IDTag: record.IdentityTag("run-1", "call-1"), RequestLen: 78,
+		RequestSHA256: strings.Repeat("0f", 32), Owner: strings.Repeat("9a", 16), Tool: "kb.search"}
+}
+
+func TestEncodeDecode(t *testing.T) {
+	h := sample()
+	s, err := record.Encode(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s) != record.OffOwner+23+1+len("kb.search") || s[0] != record.Version || s[record.OffStatus] != 'R' {
+		t.Fatalf("header %q", s)
+	}
+	got, err := record.Decode(s)
+	if err != nil || got != h {
+		t.Fatalf("Decode(Encode(h)) = %+v, %v; want %+v", got, err, h)
+	}
+	// An error code is kept; owners of another form are kept as given.
+	h.Status, h.Evidence, h.Error, h.Owner, h.Overflow = "ERROR", "ERROR", "RESULT_TOO_LARGE", "worker-1", true
+	s, _ = record.Encode(h)
+	if got, err := record.Decode(s); err != nil || got != h {
+		t.Fatalf("Decode(Encode(%+v)) = %+v, %v", h, got, err)
+	}
+}
+
+// What a script splices is what Encode writes at the same offsets.
+func TestSegmentsAreTheHeadersBytes(t *testing.T) {
+	h := sample()
+	full, _ := record.Encode(h)
+	seg, err := record.Segment(h.Status, h.Evidence, h.Error, h.Overflow, h.RawLen, h.ResultLen, h.Completion)
+	if err != nil || seg != full[record.OffStatus:record.OffUpdated] {
+		t.Fatalf("Segment = %q, %v; the header holds %q", seg, err, full[record.OffStatus:record.OffUpdated])
+	}
+	p := h
+	p.Status, p.Evidence, p.RawLen, p.ResultLen, p.Completion = "PROJECTING", "UNKNOWN", 0, 0, record.NoCompletion
+	pfull, _ := record.Encode(p)
+	head, tail, err := record.BeginHeader(p.Owner, p.Tool, p.IDTag, p.RequestSHA256, p.RequestLen)
+	if err != nil || head != pfull[:record.OffUpdated] || tail != pfull[record.OffIDTag:] {
+		t.Fatalf("BeginHeader = %q, %q, %v; the header is %q", head, tail, err, pfull)
+	}
+	if w := record.OwnerWord(p.Owner); !strings.HasPrefix(pfull[record.OffOwner:], w) {
+		t.Fatalf("OwnerWord %q is not at the header's owner: %q", w, pfull[record.OffOwner:])
+	}
+	a, _ := record.Decode(pfull[:record.OffStatus] + record.AbandonedSegment + pfull[record.OffUpdated:])
+	if a.Status != "ERROR" || a.Error != "EXECUTION_ABANDONED" || a.Completion != record.Abandoned {
+		t.Fatalf("abandoned header decodes to %+v", a)
+	}
+}
+
+func TestEncodeRefuses(t *testing.T) {
+	for name, f := range map[string]func(*record.Header){
+		"status":     func(h *record.Header) { h.Status = "DONE" },
+		"evidence":   func(h *record.Header) { h.Evidence = "MAYBE" },
+		"negative":   func(h *record.Header) { h.RawLen = -1 },
+		"too large":  func(h *record.Header) { h.RawLen = 1e10 },
+		"code":       func(h *record.Header) { h.Error = strings.Repeat("X", 27) },
+		"generation": func(h *record.Header) { h.Gen = "short" },
+		"owner":      func(h *record.Header) { h.Owner = "a b" },
+		"tool":       func(h *record.Header) { h.Tool = "" },
+	} {
+		h := sample()
+		f(&h)
+		if s, err := record.Encode(h); err == nil {
+			t.Errorf("%s: encoded %q", name, s)
+		}
+	}
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	good, _ := record.Encode(sample())
+	for name, s := range map[string]string{
+		"empty":    "",
+		"version":  "2" + good[1:],
+		"status":   good[:1] + "X" + good[2:],
+		"evidence": good[:2] + "X" + good[3:],
+		"overflow": good[:3] + "2" + good[4:],
+		"digits":   good[:record.OffRawLen] + "x" + good[record.OffRawLen+1:],
+		"no tool":  good[:record.OffOwner] + "owner",
+		"short":    good[:record.OffOwner],
+	} {
+		if _, err := record.Decode(s); !errors.Is(err, record.ErrHeader) {
+			t.Errorf("%s: Decode(%q) = %v, want ErrHeader", name, s, err)
+		}
+	}
+}
+
+// waste is what an allocation of a string of n bytes leaves unused, from
+// Redis's sds headers (and NUL) and jemalloc's size classes, written from
+// their definitions so that Cut is checked against them, not itself.
+func waste(n int) int {
+	a := n
+	for _, t := range []struct{ below, header int }{{32, 2}, {256, 4}, {65536, 6}, {1 << 32, 10}} {
+		if n < t.below {
+			a = n + t.header
+			break
+		}
+	}
+	c := 8
+	for step := 8; c < a; c += step {
+		if c >= 64 && c&(c-1) == 0 {
+			step = c / 4 // four classes per doubling above 64
+		}
+	}
+	return c - a
+}
+
+// Cut keeps every byte, in order, in at most MaxParts parts; every part
+// but the last fills its size class, and the last wastes little unless it
+// is the MaxParts-th.
+func TestCut(t *testing.T) {
+	for n := 0; n < 300000; n = n*9/8 + 1 {
+		p := bytes.Repeat([]byte("x"), n)
+		for i := range p {
+			p[i] = byte(i)
+		}
+		parts := record.Cut(p)
+		var joined []byte
+		used := 0
+		for i, q := range parts {
+			if len(q) == 0 {
+				for _, r := range parts[i:] {
+					if len(r) != 0 {
+						t.Fatalf("%d bytes: an empty part before a full one: %v", n, lens(parts))
+					}
+				}
+				break
+			}
+			used++
+			joined = append(joined, q...)
+		}
+		if !bytes.Equal(joined, p) {
+			t.Fatalf("%d bytes: parts %v do not join to the payload", n, lens(parts))
+		}
+		for i := 0; i < used; i++ {
+			w := waste(len(parts[i]))
+			if i < used-1 && w != 0 || i == used-1 && used < record.MaxParts && w > 48 {
+				t.Fatalf("%d bytes: part %d of %v wastes %d bytes", n, i+1, lens(parts), w)
+			}
+		}
+	}
+}
+
+func lens(p [record.MaxParts][]byte) []int {
+	var out []int
+	for _, q := range p {
+		out = append(out, len(q))
+	}
+	return out
+}
+
+// A header read back from Redis may be anything a writer put there: Decode
+// never panics, and what it accepts encodes back to the same bytes (when
+// its owner and digest are in their stored forms).
+func FuzzDecode(f *testing.F) {
+	good, _ := record.Encode(sample())
+	f.Add(good)
+	f.Add(good[:record.OffOwner] + "worker-1 kb.search")
+	f.Add("")
+	f.Add(strings.Repeat("1", record.OffOwner+3))
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := record.Decode(s)
+		if err != nil {
+			return
+		}
+		again, err := record.Encode(h)
+		if err != nil {
+			return // e.g. an error code with trailing bytes Encode refuses
+		}
+		if _, err := record.Decode(again); err != nil {
+			t.Fatalf("Decode(Encode(Decode(%q))) failed: %v", s, err)
+		}
+	})
+}

@@ -1,0 +1,127 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/internal/redistest"
+)
+
+// serverCommandsPerLifecycle bounds, per kind of lifecycle, the commands
+// the server runs for one: the scripts sent (evalsha) and every command a
+// script calls, as INFO commandstats counts them, averaged over
+// lifecyclesPerRun calls in each of several runs (a run's first Begin does
+// more: it makes the run's state). README's "Server work per lifecycle"
+// states the same numbers; a change that adds work to a script fails here.
+var serverCommandsPerLifecycle = map[string]map[string]float64{
+	// begin: HMGET run, EXISTS record, TIME, HSET and PEXPIREAT record, HSET
+	// run (its counters), PEXPIRETIME (and PEXPIREAT) of the run, ZADD and
+	// PEXPIRETIME (and PEXPIREAT) of the leases, PEXPIRETIME (and SET) of the
+	// live marker: 13 at most, and a run's first begin 4 more (EXISTS of the
+	// run's other keys, 3 HSETNX). complete: HGET header, TIME, PEXPIRETIME,
+	// HMGET run, HSET record, HINCRBY, ZREM, RPUSH, PEXPIRETIME (and
+	// PEXPIREAT) of the index: 10 at most. With the 2 EVALSHA: 25.4.
+	"ready": {"evalsha": 2, "total": 25.4},
+	"error": {"evalsha": 2, "total": 25.4},
+	// abandon: HGET header, TIME, HSET header, PEXPIRETIME, ZREM, RPUSH,
+	// PEXPIRETIME (and PEXPIREAT) of the index: 8 at most.
+	"abandon": {"evalsha": 2, "total": 23.4},
+}
+
+// lifecyclesPerRun is how many calls each run of the count holds.
+const lifecyclesPerRun = 10
+
+// The commands each lifecycle costs the server are counted and held to
+// serverCommandsPerLifecycle: begin→complete READY, begin→complete ERROR,
+// begin→abandon after the lease, each on a server of its own so that
+// nothing else is counted.
+func TestServerCommandsPerLifecycle(t *testing.T) {
+	for _, kind := range []string{"ready", "error", "abandon"} {
+		t.Run(kind, func(t *testing.T) {
+			perLifecycle, cmds := countLifecycles(t, kind, 5, lifecyclesPerRun)
+			var names []string
+			for c := range cmds {
+				names = append(names, c)
+			}
+			sort.Strings(names)
+			var b strings.Builder
+			for _, c := range names {
+				fmt.Fprintf(&b, " %s=%.1f", c, cmds[c])
+			}
+			t.Logf("%s: %.1f commands per lifecycle:%s", kind, perLifecycle, b.String())
+			limits := serverCommandsPerLifecycle[kind]
+			if perLifecycle > limits["total"] {
+				t.Errorf("%s: %.2f commands per lifecycle, over the stated %.1f", kind, perLifecycle, limits["total"])
+			}
+			if cmds["evalsha"] != limits["evalsha"] {
+				t.Errorf("%s: %.2f scripts per lifecycle, want %.0f", kind, cmds["evalsha"], limits["evalsha"])
+			}
+		})
+	}
+}
+
+// countLifecycles runs runs×perRun lifecycles of kind on a fresh server
+// and returns the commands per lifecycle, in all and by name (INFO itself
+// excluded).
+func countLifecycles(t *testing.T, kind string, runs, perRun int) (float64, map[string]float64) {
+	t.Helper()
+	srv, err := redistest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	s := open(t, redisstore.Options{Addrs: []string{srv.Addr}, Standalone: true})
+	// The scripts are loaded before the count (a first EVALSHA of each
+	// fails NOSCRIPT and is sent again as EVAL).
+	lifecycle(t, s, kind, "warmup-"+canonical.NewOwner()[:8], "c0")
+	before := commandStats(t, srv.Addr)
+	for r := range runs {
+		run := fmt.Sprintf("count-%s-%d-%s", kind, r, canonical.NewOwner()[:8])
+		for i := range perRun {
+			lifecycle(t, s, kind, run, fmt.Sprintf("c%d", i))
+		}
+	}
+	after := commandStats(t, srv.Addr)
+	n := float64(runs * perRun)
+	out, total := map[string]float64{}, 0.0
+	for c, v := range after {
+		if d := v - before[c]; d > 0 && c != "info" {
+			out[c] = float64(d) / n
+			total += float64(d)
+		}
+	}
+	return total / n, out
+}
+
+// lifecycle runs one call of kind through the store.
+func lifecycle(t *testing.T, s *redisstore.Store, kind, run, id string) {
+	t.Helper()
+	ctx := context.Background()
+	req := begin(run, id)
+	if kind == "abandon" {
+		req.Lease = time.Millisecond
+	}
+	if _, err := s.Begin(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	switch kind {
+	case "ready":
+		_, err = s.Complete(ctx, readyFor(run, id))
+	case "error":
+		_, err = s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: id, Owner: "o-" + id,
+			Status: canonical.StatusError, Code: canonical.CodeProjectionFailed, Raw: []byte(`{"e":1}`)})
+	case "abandon":
+		time.Sleep(2 * time.Millisecond)
+		_, err = s.Abandon(ctx, run, id)
+	}
+	if err != nil {
+		t.Fatalf("%s %s/%s: %v", kind, run, id, err)
+	}
+}

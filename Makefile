@@ -17,7 +17,7 @@ REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 MODULES := $(shell $(GO) work edit -json | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)",*$$/\1/p')
 PKGS    := $(addsuffix /...,$(MODULES))
 
-.PHONY: all demo setup generate check-generated tidy check-tidy lint test test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-stall bench-smoke bench-report eval-patterns eval-redaction
+.PHONY: all demo setup generate check-generated tidy check-tidy lint test test-mcp-ts conformance test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-stall bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
 
@@ -100,6 +100,30 @@ test: lint
 		fi; \
 		echo "tests: $$(cat $$log $$vlog | grep -cE '^\s*--- PASS') passed, $$(cat $$log $$vlog | grep -cE '^\s*--- FAIL') failed, $$(cat $$log $$vlog | grep -cE '^\s*--- SKIP') skipped"; \
 		rm -f $$log $$vlog; exit $$rc
+	@$(MAKE) --no-print-directory test-mcp-ts
+
+## test-mcp-ts: the gateway driven by the official MCP TypeScript SDK in front of server-everything
+## (test/mcp-ts, pinned by its package-lock.json, installed with npm ci), on a redis-server it starts.
+## Needs node and npm (Debian: apt-get install -y nodejs npm); without them it says so and runs nothing.
+MCP_TS_DIR ?= test/mcp-ts
+test-mcp-ts:
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+		echo "node $$(node --version), npm $$(npm --version): npm ci && node --test in $(MCP_TS_DIR)"; \
+		mkdir -p bin && $(GO) build -o bin/toolcanon ./cmd/toolcanon && \
+		cd $(MCP_TS_DIR) && npm ci --no-audit --no-fund --loglevel=error && \
+		TOOLCANON_BIN=$(CURDIR)/bin/toolcanon node --test --test-concurrency=1 --test-reporter=spec *.test.mjs; \
+	else \
+		echo "test-mcp-ts: NOT RUN: node and npm are not on PATH (Debian: apt-get install -y nodejs npm); the TypeScript-SDK tests of the gateway were skipped"; \
+	fi
+
+## conformance: the server scenarios of @modelcontextprotocol/conformance 0.1.16 through the gateway, stateless and
+## with --sessions, in front of the suite's reference server (test/mcp-ts/conformance; Node 22 from the npm package
+## "node"); prints each scenario with the reason of each failed check, and fails when the outcomes leave baseline.yml.
+## Needs npm; not part of make test (about 30 s to install, 15 s to run).
+conformance:
+	@mkdir -p bin && $(GO) build -o bin/toolcanon ./cmd/toolcanon
+	@cd test/mcp-ts/conformance && npm ci --no-audit --no-fund --loglevel=error && \
+		TOOLCANON_BIN=$(CURDIR)/bin/toolcanon node_modules/.bin/node run.mjs
 
 ## test-short: the tests of every module without the race detector or fuzzing.
 test-short:

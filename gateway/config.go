@@ -412,7 +412,45 @@ func (c *cfgParser) config(root *jnode) (*Config, error) {
 			return nil, err
 		}
 	}
+	if err := c.grantNames(root, cfg); err != nil {
+		return nil, err
+	}
 	return cfg, nil
+}
+
+// grantNames refuses a grant of tool.call:<name> where name is what agents
+// call a tool but not its registry name: the policy is asked for
+// tool.call:<definition.name>, so the grant would allow nothing.
+func (c *cfgParser) grantNames(root *jnode, cfg *Config) error {
+	regName := map[string]string{}
+	for _, t := range cfg.Tools {
+		regName[t.Name] = t.Definition.Name
+	}
+	for _, t := range cfg.Tools {
+		delete(regName, t.Definition.Name)
+	}
+	if p := cfg.Progress; p != nil {
+		delete(regName, p.FactsTool)
+		delete(regName, p.ReportTool)
+	}
+	for i, g := range cfg.Policy {
+		for j, perm := range append(append([]string{}, g.Allow...), g.RequireApproval...) {
+			name, ok := strings.CutPrefix(perm, registry.CallPermissionPrefix)
+			reg, agentName := regName[name]
+			if !ok || !agentName {
+				continue
+			}
+			key := "allow"
+			if j >= len(g.Allow) {
+				key, j = "require_approval", j-len(g.Allow)
+			}
+			ptr := fmt.Sprintf("/policy/grants/%d/%s/%d", i, key, j)
+			n := root.member("policy").member("grants").elems[i].member(key).elems[j]
+			return c.fail(n, ptr, fmt.Sprintf("write %q", registry.CallPermissionPrefix+reg),
+				"%q names the tool as agents call it; grants name a tool by its definition's name, which the policy is asked for", perm)
+		}
+	}
+	return nil
 }
 
 func (c *cfgParser) upstreams(n *jnode, ptr string) (map[string]UpstreamConfig, error) {
@@ -614,6 +652,10 @@ func (c *cfgParser) tools(n *jnode, ptr string, cfg *Config) ([]ToolConfig, erro
 
 func (c *cfgParser) tool(n *jnode, ptr string, cfg *Config) (ToolConfig, error) {
 	var t ToolConfig
+	if v := n.member("unbounded"); v != nil && n.kind == jObject {
+		return t, c.fail(v, ptr+"/unbounded", "review the draft's input_schema, narrowed from the upstream's (`toolcanon gateway pin` printed each feature it left out, with its JSON pointer), then delete this member",
+			"the draft is marked for review: %s", oneLineOf(v.str))
+	}
 	if err := c.obj(n, ptr, "name", "upstream", "upstream_tool", "pin", "definition", "projector", "ttl"); err != nil {
 		return t, err
 	}
@@ -1090,4 +1132,12 @@ func validPin(s string) bool {
 	}
 	_, err := hex.DecodeString(h)
 	return err == nil && strings.ToLower(h) == h
+}
+
+// oneLineOf cuts s at its first line break and 512 bytes, for a message.
+func oneLineOf(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	return cutText(s, 512)
 }

@@ -145,6 +145,10 @@ func TestBadConfigsNameThePlaceAndTheFix(t *testing.T) {
 			"/identity/run_token", "exactly one of key_file and key_env", "key_file"},
 		{"run token required not a bool", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"key_env": "K", "required": "yes"}`), 0,
 			"/identity/run_token/required", "true or false", "required"},
+		// The policy is asked for tool.call:<definition.name>: a grant of the
+		// name agents call used to load and allow nothing.
+		{"grant of an agent-facing name", edit(t, `"allow": ["tool.call:*", "kb.read"]`, `"allow": ["kb.read", "tool.call:search_docs"]`), 0,
+			"/policy/grants/0/allow/1", `"tool.call:search_docs" names the tool as agents call it`, `write "tool.call:kb.search"`},
 		{"not an object", `[]`, 1, "/", "expected an object", "{…}"},
 		{"trailing data", goodConfig + "{}", 0, "", "after the end", "strict JSON"},
 		{"invalid utf8", strings.Replace(goodConfig, "Query the logs.", "Query \xff logs.", 1), 0, "", "not valid UTF-8", "strict JSON"},

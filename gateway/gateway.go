@@ -140,6 +140,10 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 			t := route[tool]
 			return ups[t.Upstream].Check(t.UpstreamTool)
 		},
+		Upstream: func(tool string) *mcp.Tool {
+			t := route[tool]
+			return ups[t.Upstream].Listed(t.UpstreamTool)
+		},
 		Observe:        opts.Observe,
 		Caps:           opts.Caps,
 		Propagator:     opts.Propagator,
@@ -147,12 +151,15 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 		Implementation: &mcp.Implementation{Name: "toolcanon-gateway", Version: "1"},
 		CancelRelay:    opts.CancelRelay,
 	}
+	runs := hopts.Runs.(*StaticRuns)
 	if rt := cfg.Identity.RunToken; rt != nil {
-		runs := hopts.Runs.(*StaticRuns)
 		if runs.RunTokenKey, err = rt.Key(); err != nil {
 			return nil, err
 		}
 		runs.RequireRunToken = rt.Required
+	}
+	hopts.Visible = func(ctx context.Context, c *Call, tool string, def *registry.Tool) bool {
+		return mayCall(ctx, policy, runs, c, tool, def)
 	}
 	if p := cfg.Progress; p != nil {
 		hopts.Progress = &ProgressTools{Store: store, FactsTool: p.FactsTool, ReportTool: p.ReportTool,
@@ -342,4 +349,37 @@ func sortedNames[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// mayCall reports whether the policy allows the principal of a tools/list
+// request every permission a call of tool asks for (tool.call:<registry
+// name> and the definition's permissions; tool.call:<tool> for a progress
+// tool, whose def is nil): a tool it would deny or hold for an approval is
+// not listed. The principal is found as for a call: a valid run token's,
+// else the bearer token's subject, else the configured one.
+func mayCall(ctx context.Context, p registry.Policy, runs *StaticRuns, c *Call, tool string, def *registry.Tool) bool {
+	subject := runs.Subject
+	if c.Token != nil && c.Token.UserID != "" {
+		subject = c.Token.UserID
+	}
+	if runs.RunTokenKey != nil {
+		if rt, ok, err := runs.runToken(c, time.Now()); err == nil && ok {
+			subject = rt.Principal
+		}
+	}
+	if subject == "" {
+		return false
+	}
+	perms := []string{registry.CallPermissionPrefix + tool}
+	if def != nil {
+		perms = append([]string{registry.CallPermissionPrefix + def.Name()}, def.Permissions()...)
+	}
+	pr := registry.Principal{Subject: subject, ExpiresAt: time.Now().Add(DefaultPrincipalTTL)}
+	for _, perm := range perms {
+		d, err := p.Authorize(ctx, runs.Project, pr, perm)
+		if err != nil || d.Verdict != registry.VerdictAllow {
+			return false
+		}
+	}
+	return true
 }

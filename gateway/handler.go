@@ -18,6 +18,7 @@ import (
 	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors/redact"
+	"github.com/toolcanon/toolcanon/registry"
 )
 
 // Options configure NewServer and Middleware.
@@ -31,6 +32,16 @@ type Options struct {
 	// stable code; an error without one is TOOL_DEFINITION_CHANGED (an
 	// upstream tool that no longer matches its pin).
 	Guard func(ctx context.Context, tool string) error
+	// Visible, when set, is asked at each tools/list for each tool the
+	// server would list (def is nil for the progress tools); false leaves
+	// the tool out of what this caller sees, as for a tool its principal
+	// may never call. Tools whose effect is not read and those Guard
+	// refuses are never listed, since every call of them is refused.
+	Visible func(ctx context.Context, call *Call, tool string, def *registry.Tool) bool
+	// Upstream, when set, returns the upstream's definition of a bound
+	// tool, or nil: its title and annotations are listed with the tool
+	// (readOnlyHint true for a read tool, whatever the upstream says).
+	Upstream func(tool string) *mcp.Tool
 	// Progress, when set, adds the two built-in progress tools.
 	Progress *ProgressTools
 	// Observe, when set, is called after each call of a bound tool with its

@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,7 +36,11 @@ type Draft struct {
 	// schema is outside the bounded subset (no maxLength, an open object,
 	// $ref…), or the definition cannot be pinned.
 	Problem string
-	Entry   DraftEntry
+	// Notes lists every change the draft made to the upstream's input
+	// schema to bring it into the subset, each with its JSON pointer; those
+	// marked Refused are features the subset cannot express.
+	Notes []SchemaNote
+	Entry DraftEntry
 }
 
 // DraftEntry is a tools[] entry of the configuration. Unbounded carries the
@@ -90,6 +96,17 @@ func Drafts(ctx context.Context, cfg *Config, opts OpenOptions) ([]Draft, error)
 			out = append(out, draft(name, t, pinned[[2]string{name, t.Name}]))
 		}
 	}
+	// Two upstreams may list the same name: agents then call each by its
+	// registry name.
+	seen := map[string]int{}
+	for _, d := range out {
+		seen[d.Entry.Name]++
+	}
+	for i := range out {
+		if seen[out[i].Entry.Name] > 1 {
+			out[i].Entry.Name = out[i].Entry.Definition.Name
+		}
+	}
 	return out, nil
 }
 
@@ -107,7 +124,8 @@ func draft(upstream string, t *mcp.Tool, pinned string) Draft {
 	default:
 		d.State = PinChanged
 	}
-	schema, _ := json.Marshal(t.InputSchema)
+	schema, notes := narrowSchema(t.InputSchema)
+	d.Notes = notes
 	def := registry.Definition{
 		Name: draftRegistryName(upstream, t.Name), Version: "1.0.0", Description: t.Description,
 		Effect: registry.EffectWrite, Risk: registry.RiskHigh, Timeout: 30 * time.Second, InputSchema: schema,
@@ -125,6 +143,10 @@ func draft(upstream string, t *mcp.Tool, pinned string) Draft {
 		} else {
 			d.Problem = strings.TrimPrefix(errMsg(err), "registry: ")
 		}
+	}
+	if refused := notesText(notes); refused != "" && d.Problem == "" {
+		d.Problem = "the upstream's input schema has features the subset cannot express, and the draft's is narrowed: " + refused +
+			"; review the draft's input_schema, then delete this member"
 	}
 	name := t.Name
 	if canonical.ValidateToolName(name) != nil {
@@ -174,4 +196,95 @@ func draftRegistryName(upstream, tool string) string {
 		return "upstream.tool"
 	}
 	return s
+}
+
+// DraftConfig returns the configuration file that `toolcanon gateway pin`
+// prints: file's members as written, with "tools" holding, for each draft,
+// the file's own entry when it still matches its pin and the draft's entry
+// otherwise. A file without "identity" or "policy" gets draft ones: the
+// project "default", the principal "local-agent", and a grant of each read
+// tool by its registry name (tool.call:<definition.name>, the permission
+// the policy is asked; none when no tool is a read). file must be a
+// configuration LoadPinConfig accepted. The result is accepted by
+// ParseConfig unless a draft has a Problem, whose entry carries
+// "unbounded" until it is reviewed.
+func DraftConfig(file []byte, drafts []Draft) ([]byte, error) {
+	root, err := parseTree(file)
+	if err != nil || root.kind != jObject {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: the configuration is not a JSON object")
+	}
+	kept := map[[2]string]json.RawMessage{}
+	if tools := root.member("tools"); tools != nil {
+		for _, e := range tools.elems {
+			up, ut := e.member("upstream"), e.member("upstream_tool")
+			if up != nil && ut != nil {
+				kept[[2]string{up.str, ut.str}] = e.raw
+			}
+		}
+	}
+	entries := make([]json.RawMessage, 0, len(drafts))
+	var reads []string
+	for _, d := range drafts {
+		if raw, ok := kept[[2]string{d.Upstream, d.Tool}]; ok && d.State == PinMatches {
+			entries = append(entries, raw)
+			continue
+		}
+		b, err := marshalEntry(d.Entry)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, b)
+		if d.Entry.Definition.Effect == string(registry.EffectRead) && d.Problem == "" {
+			reads = append(reads, registry.CallPermissionPrefix+d.Entry.Definition.Name)
+		}
+	}
+	members := map[string]json.RawMessage{}
+	for i, k := range root.keys {
+		members[k] = root.vals[i].raw
+	}
+	project := "default"
+	if members["identity"] == nil {
+		members["identity"] = json.RawMessage(`{"project": "default", "principal": "local-agent"}`)
+	} else if p := root.member("identity").member("project"); p != nil {
+		project = p.str
+	}
+	if members["policy"] == nil && len(reads) > 0 {
+		members["policy"], _ = json.Marshal(map[string]any{"grants": []map[string]any{{
+			"principals": []string{"*"}, "projects": []string{project}, "allow": reads,
+		}}})
+	}
+	tools, _ := json.Marshal(entries)
+	members["tools"] = tools
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	for _, k := range []string{"upstreams", "identity", "run", "tools", "policy", "progress", "http"} {
+		if members[k] == nil {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.WriteString(strconv.Quote(k) + ":")
+		b.Write(members[k])
+	}
+	b.WriteByte('}')
+	var out bytes.Buffer
+	if err := json.Indent(&out, b.Bytes(), "", "  "); err != nil {
+		return nil, canonical.Wrap(canonical.CodeInvalidArgument, err, "gateway: drafting the configuration")
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// marshalEntry writes an entry without HTML escaping, as an operator reads it.
+func marshalEntry(e DraftEntry) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, canonical.Wrap(canonical.CodeInvalidArgument, err, "gateway: drafting a tool entry")
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

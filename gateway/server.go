@@ -12,11 +12,13 @@ import (
 	"github.com/toolcanon/toolcanon/registry"
 )
 
-// NewServer returns an MCP server that lists exactly the tools bound in b,
-// with their registry definitions (name, description, input schema, and
-// readOnlyHint for read tools), and runs every tools/call through
-// b.Invoke. A call of a tool that is not listed is answered, like every
-// boundary refusal, as a tool result with isError (UNKNOWN_TOOL).
+// NewServer returns an MCP server that lists the tools bound in b that the
+// caller may call (read tools that Options.Guard and Options.Visible do not
+// refuse), with their registry definitions (name, description, input
+// schema, and readOnlyHint true) and the upstream's title and annotations
+// (Options.Upstream), and runs every tools/call through b.Invoke. A call
+// of a tool that is not listed is answered, like every boundary refusal,
+// as a tool result with isError (UNKNOWN_TOOL).
 func NewServer(b *boundary.Boundary, opts Options) (*mcp.Server, error) {
 	s, _, err := newServer(b, opts)
 	return s, err
@@ -47,25 +49,81 @@ func newServer(b *boundary.Boundary, opts Options) (*mcp.Server, *handler, error
 			}
 		}
 	}
-	s.AddReceivingMiddleware(h.unlisted(s), h.levels.middleware)
+	s.AddReceivingMiddleware(h.unlisted(s), h.levels.middleware, h.listed())
 	return s, h, nil
 }
 
-// listing is how a bound tool is listed: what the registry holds, never
-// what an upstream says. from, when given, lends its title and icons.
+// listed rewrites each tools/list answer for its caller: what it may call,
+// each as the registry defines it with the upstream's title and
+// annotations.
+func (h *handler) listed() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			lr, ok := res.(*mcp.ListToolsResult)
+			if err != nil || !ok || method != methodListTools {
+				return res, err
+			}
+			c := &Call{}
+			if extra := req.GetExtra(); extra != nil {
+				c.Header, c.Token = extra.Header, extra.TokenInfo
+			}
+			out := *lr
+			out.Tools = make([]*mcp.Tool, 0, len(lr.Tools))
+			for _, t := range lr.Tools {
+				if t = h.visible(ctx, c, t); t != nil {
+					out.Tools = append(out.Tools, t)
+				}
+			}
+			return &out, nil
+		}
+	}
+}
+
+// visible returns t as caller c sees it, or nil when c may not call it.
+func (h *handler) visible(ctx context.Context, c *Call, t *mcp.Tool) *mcp.Tool {
+	def, bound := h.b.Definition(t.Name)
+	if !bound {
+		if h.opts.Visible != nil && !h.opts.Visible(ctx, c, t.Name, nil) {
+			return nil
+		}
+		return t
+	}
+	if def.Effect() != registry.EffectRead {
+		return nil
+	}
+	if h.opts.Guard != nil && h.opts.Guard(ctx, t.Name) != nil {
+		return nil
+	}
+	if h.opts.Visible != nil && !h.opts.Visible(ctx, c, t.Name, def) {
+		return nil
+	}
+	var from *mcp.Tool
+	if h.opts.Upstream != nil {
+		from = h.opts.Upstream(t.Name)
+	}
+	return listing(t.Name, def, from)
+}
+
+// listing is how a bound tool is listed: its name, description and input
+// schema as the registry holds them, never as an upstream says. from, when
+// given, lends its title, icons and annotations, which are not pinned;
+// readOnlyHint follows the registry's effect.
 func listing(name string, def *registry.Tool, from *mcp.Tool) *mcp.Tool {
 	t := &mcp.Tool{
 		Name:        name,
 		Description: def.Description(),
 		InputSchema: json.RawMessage(def.InputSchema()),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: def.Effect() == registry.EffectRead},
+		Annotations: &mcp.ToolAnnotations{},
 	}
 	if from != nil {
 		t.Title, t.Icons = from.Title, from.Icons
 		if from.Annotations != nil {
-			t.Annotations.Title = from.Annotations.Title
+			a := *from.Annotations
+			t.Annotations = &a
 		}
 	}
+	t.Annotations.ReadOnlyHint = def.Effect() == registry.EffectRead
 	return t
 }
 

@@ -129,6 +129,13 @@ type toolState struct {
 	ok     bool
 	seen   string // digest seen ("" when gone or unpinnable)
 	reason string
+	def    *mcp.Tool // the upstream's definition, when ok
+}
+
+// same reports whether two states say the same, whatever definition
+// object each carries.
+func (s toolState) same(o toolState) bool {
+	return s.ok == o.ok && s.seen == o.seen && s.reason == o.reason
 }
 
 // NewUpstream checks opts and returns an Upstream; nothing is started
@@ -205,6 +212,15 @@ func (u *Upstream) Check(name string) error {
 		return nil
 	}
 	return canonical.Errorf(canonical.CodeToolDefinitionChanged, "gateway: upstream %q tool %q: %s", u.opts.Name, name, st.reason)
+}
+
+// Listed returns the upstream's definition of the pinned tool name as the
+// last verification found it matching its pin; nil before any, or when it
+// did not match. Its title and annotations are not pinned.
+func (u *Upstream) Listed(name string) *mcp.Tool {
+	u.stateMu.RLock()
+	defer u.stateMu.RUnlock()
+	return u.state[name].def
 }
 
 // Tool returns the boundary.Tool that calls the upstream tool name. Its
@@ -492,7 +508,7 @@ func (u *Upstream) verify(ctx context.Context, s *mcp.ClientSession) error {
 		case d != pin:
 			st.seen, st.reason = d, "its definition changed since it was pinned"
 		default:
-			st.seen, st.ok = d, true
+			st.seen, st.ok, st.def = d, true, t
 		}
 		next[name] = st
 	}
@@ -501,7 +517,7 @@ func (u *Upstream) verify(ctx context.Context, s *mcp.ClientSession) error {
 	u.state = next
 	u.stateMu.Unlock()
 	for name, st := range next {
-		if old, known := prev[name]; known && old == st {
+		if old, known := prev[name]; known && old.same(st) {
 			continue
 		}
 		if st.ok {

@@ -83,6 +83,7 @@ func TestUpstreamParallelCallsDuringAChange(t *testing.T) {
 					errs <- err
 				}
 				_ = u.Check("search")
+				_ = u.Listed("search")
 			}
 		}()
 	}
@@ -104,5 +105,12 @@ func TestUpstreamParallelCallsDuringAChange(t *testing.T) {
 	}
 	if err := u.Check("echo"); err != nil {
 		t.Fatalf("echo did not change: %v", err)
+	}
+	// A tool that no longer matches its pin lends nothing to a listing.
+	if got := u.Listed("search"); got != nil {
+		t.Errorf("the changed search is still listed as %+v", got)
+	}
+	if got := u.Listed("echo"); got == nil || got.Name != "echo" {
+		t.Errorf("echo is listed as %+v", got)
 	}
 }

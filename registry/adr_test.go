@@ -167,7 +167,7 @@ func TestADR02_ExportedSurfaceIsExactlyTheContract(t *testing.T) {
 		"MaxSchemaNodes", "MaxStringLength", "MaxTimeout", "MaxVersionBytes", "MinTimeout", "New",
 		"Plan", "Plan.ActionDigest", "Plan.Fence", "Plan.Input", "Plan.InputDigest",
 		"Plan.Permissions", "Plan.Project", "Plan.Status", "Plan.Subject", "Plan.Tool",
-		"Policy", "PolicyFunc", "PolicyFunc.Authorize", "Principal", "Registry", "Registry.Len",
+		"Policy", "PolicyFunc", "PolicyFunc.Authorize", "Principal", "RefusedKeyword", "Registry", "Registry.Len",
 		"Registry.Lookup", "Registry.Prepare", "Registry.PrepareRead", "Registry.Tools", "Request", "Risk", "Risk.Valid",
 		"RiskCritical", "RiskHigh", "RiskLow", "RiskMedium", "SchemaError", "SchemaError.Error",
 		"SchemaError.Unwrap", "Status", "StatusApprovalRequired", "StatusReady", "SyntaxError",

@@ -85,6 +85,13 @@ var refused = map[string]string{
 	"maxContains":           "not in the subset",
 }
 
+// RefusedKeyword returns why the subset leaves out the JSON Schema keyword
+// kw; false for a keyword it does not name (in the subset, or unknown).
+func RefusedKeyword(kw string) (reason string, ok bool) {
+	reason, ok = refused[kw]
+	return reason, ok
+}
+
 // node is one compiled schema node. A nil *node admits any value; the strict
 // compiler never produces one.
 type node struct {

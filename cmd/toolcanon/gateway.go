@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,8 +36,12 @@ const gatewayUsage = `Usage:
       the child of the traceparent in the request's _meta, and the call
       passes its own to the upstream in the same way.
   toolcanon gateway pin --config FILE
-      Connect to the upstreams and print, for each tool, its pin and a
-      draft configuration entry to review. Nothing is pinned automatically.
+      Connect to the upstreams and print the configuration with a draft
+      entry for each tool (its pin, and its input schema brought into the
+      bounded subset), to review; on stderr each tool's state and every
+      change made to its schema, with its JSON pointer. Entries already
+      pinned and matching are kept as written. Nothing is pinned
+      automatically.
   toolcanon gateway check --config FILE
       Check the configuration and exit.
 `
@@ -230,24 +233,40 @@ func gatewayPinCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolcanon gateway pin: %v\n", err)
 		return exitFailure
 	}
-	out := struct {
-		Tools []gateway.DraftEntry `json:"tools"`
-	}{Tools: []gateway.DraftEntry{}}
 	for _, d := range drafts {
 		line := fmt.Sprintf("%s/%s: %s %s", d.Upstream, d.Tool, d.State, d.Pin)
 		if d.State == gateway.PinChanged {
 			line += " (the configuration pins " + d.Pinned + "; review the change before pinning it)"
 		}
-		if d.Problem != "" {
+		refused := 0
+		for _, n := range d.Notes {
+			if n.Refused {
+				refused++
+			}
+		}
+		switch {
+		case refused > 0:
+			line += fmt.Sprintf("; the subset cannot express %d features of its input schema (below): the draft is narrowed and marked \"unbounded\" for review", refused)
+		case d.Problem != "":
 			line += "; cannot be used as drafted: " + d.Problem
 		}
 		fmt.Fprintln(stderr, line)
-		out.Tools = append(out.Tools, d.Entry)
+		for _, n := range d.Notes {
+			fmt.Fprintf(stderr, "  %s\n", n)
+		}
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
+	// Read again for the members as written; LoadPinConfig checked the file.
+	data, err := os.ReadFile(*config)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon gateway pin: %v\n", err)
+		return exitFailure
+	}
+	out, err := gateway.DraftConfig(data, drafts)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon gateway pin: %v\n", err)
+		return exitFailure
+	}
+	if _, err := stdout.Write(out); err != nil {
 		return exitFailure
 	}
 	return exitOK

@@ -10,7 +10,9 @@
 // structured content full of credentials), big (a text of size_kib KiB),
 // fail (an isError result), slow (sleeps ms milliseconds), empty (no
 // content), logs (a log-query result), write (not read-only), unlisted,
-// unbounded (an input schema outside the bounded subset), and meta, which
+// unbounded (an input schema outside the bounded subset), typed (a schema
+// the SDK infers from a Go type), refused (a schema with features the
+// subset refuses), and meta, which
 // logs the _meta it was sent: "meta <query> traceparent=… tracestate=…
 // baggage=… keys=<every key, sorted, comma-separated>".
 package main
@@ -92,8 +94,8 @@ func handler(name string, f func(ctx context.Context, a args) (*mcp.CallToolResu
 }
 
 func searchTool(description string) *mcp.Tool {
-	return &mcp.Tool{Name: "search", Description: description, InputSchema: schema(queryProp, "query"),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}
+	return &mcp.Tool{Name: "search", Title: "Knowledge base search", Description: description, InputSchema: schema(queryProp, "query"),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false), Title: "Search"}}
 }
 
 func search(_ context.Context, a args) (*mcp.CallToolResult, error) {
@@ -106,6 +108,20 @@ func search(_ context.Context, a args) (*mcp.CallToolResult, error) {
 	r := text("2 documents")
 	r.StructuredContent = body
 	return r, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// typedInput is the input of the typed tool; the SDK infers its schema.
+type typedInput struct {
+	Query  string            `json:"query" jsonschema:"what to look for"`
+	Limit  int               `json:"limit,omitempty"`
+	Tags   []string          `json:"tags,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+	Near   *struct {
+		Lat float64 `json:"lat"`
+		Lon float64 `json:"lon"`
+	} `json:"near,omitempty"`
 }
 
 func main() {
@@ -187,6 +203,26 @@ func main() {
 	s.AddTool(&mcp.Tool{Name: "unbounded", Description: "A schema outside the subset.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`), Annotations: ro},
 		handler("unbounded", func(_ context.Context, a args) (*mcp.CallToolResult, error) { return text("ok"), nil }))
+
+	// Two schemas as go-sdk servers write them: one inferred from a Go type
+	// (type lists for pointers and slices, maps), one with the features the
+	// subset refuses.
+	mcp.AddTool(s, &mcp.Tool{Name: "typed", Description: "A tool whose schema the SDK infers.", Annotations: ro},
+		func(_ context.Context, _ *mcp.CallToolRequest, in typedInput) (*mcp.CallToolResult, any, error) {
+			record("typed", in.Query)
+			return text("typed ok"), nil, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "refused", Description: "A schema with features the subset refuses.", Annotations: ro,
+		InputSchema: json.RawMessage(`{"type":"object","required":["id","mode"],"properties":{` +
+			`"id":{"type":"string","pattern":"^[a-z]+$"},` +
+			`"mode":{"const":"fast"},` +
+			`"filter":{"anyOf":[{"type":"string"},{"type":"integer"}]},` +
+			`"ref":{"$ref":"#/$defs/x"},` +
+			`"score":{"type":"number","exclusiveMinimum":0},` +
+			`"count":{"type":"integer","exclusiveMinimum":0,"maximum":10},` +
+			`"tags":{"type":"array","items":{"type":"string","format":"email"}}},` +
+			`"$defs":{"x":{"type":"string"}}}`)},
+		handler("refused", func(_ context.Context, a args) (*mcp.CallToolResult, error) { return text("refused ran"), nil }))
 
 	s.AddTool(&mcp.Tool{Name: "meta", Description: "Report the request's metadata.", InputSchema: schema(queryProp, "query"), Annotations: ro},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

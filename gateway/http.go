@@ -158,9 +158,11 @@ func (b *bounded) stateless(r *http.Request, body []byte) *http.Request {
 	}
 	switch msg.Method {
 	case methodCallTool:
+		ctx := context.WithValue(r.Context(), statelessKey{}, true)
 		if id := rpcIDString(msg.ID); id != "" {
-			return r.WithContext(context.WithValue(r.Context(), rpcIDKey{}, id))
+			ctx = context.WithValue(ctx, rpcIDKey{}, id)
 		}
+		return r.WithContext(ctx)
 	case notificationCancelled:
 		if id := rpcIDString(msg.Params.RequestID); id != "" && len(msg.ID) == 0 {
 			b.h.cancelHTTP(r, id)
@@ -168,6 +170,13 @@ func (b *bounded) stateless(r *http.Request, body []byte) *http.Request {
 	}
 	return r
 }
+
+// statelessKey marks, in its context, a tools/call of a stateless HTTP
+// request. Such a request's session logs at info from its start (the
+// SDK's level for a session it cannot remember a logging/setLevel of), so
+// its call waits for its upstream's last log messages as one whose agent
+// set a level does.
+type statelessKey struct{}
 
 // notificationCancelled is the method of MCP's cancel notification.
 const notificationCancelled = "notifications/cancelled"

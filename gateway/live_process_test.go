@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -172,6 +173,26 @@ func TestRelaysOverHTTP(t *testing.T) {
 	plain := agentWith(t, stateless, nil, "2025-11-25", copts)
 	if got := textOf(t, mustCall(ctx, t, plain, "sample", "call_h3", "run-rh2", map[string]any{"query": "hi"})); !strings.HasPrefix(got, "sampling refused: ") {
 		t.Fatalf("sampling stateless: %q", got)
+	}
+
+	// Stateless, a session logs at info from its start: each call's log
+	// messages reach the agent, the last one sent just before the answer
+	// too, although no logging/setLevel came with the call.
+	var notes sync.Map // query -> *atomic.Int32
+	nopts := &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+		if s, ok := req.Params.Data.(string); ok {
+			if _, q, ok := strings.Cut(s, " of 3 on "); ok {
+				n, _ := notes.LoadOrStore(q, new(atomic.Int32))
+				n.(*atomic.Int32).Add(1)
+			}
+		}
+	}}
+	quiet := agentWith(t, stateless, nil, "2025-11-25", nopts)
+	for i := range 5 {
+		q := fmt.Sprintf("n%d", i)
+		mustCall(ctx, t, quiet, "note", fmt.Sprintf("call_h%d", 10+i), "run-rh3", map[string]any{"query": q})
+		n, _ := notes.LoadOrStore(q, new(atomic.Int32))
+		waitFor(t, func() bool { return n.(*atomic.Int32).Load() == 3 }, "the three notes of call "+q)
 	}
 }
 

@@ -130,7 +130,7 @@ func TestUnreachableUpstreamIsUpstreamUnavailable(t *testing.T) {
 }
 
 // liveTools are the test upstream's tools these tests expose.
-var liveTools = []string{"echo", "wait", "progress", "media", "chatty", "sample", "elicit"}
+var liveTools = []string{"echo", "wait", "progress", "media", "chatty", "note", "sample", "elicit"}
 
 // liveConfig exposes liveTools of the test upstream as a command logging
 // to logPath.

@@ -42,7 +42,8 @@ type relay struct {
 	progress  bucket
 	logs      bucket
 
-	heard    atomic.Int64 // when the last upstream notification was read (Unix ns)
+	heard    atomic.Int64 // when the last upstream notification was read or relayed (Unix ns)
+	busy     atomic.Int32 // notifications being relayed now
 	mu       sync.Mutex
 	finished bool
 	cleanups []func()
@@ -140,7 +141,7 @@ func (l *levels) set(ss *mcp.ServerSession) bool {
 // sendProgress relays one upstream progress notification under the
 // agent's token, its message redacted and bounded, within the rate.
 func (r *relay) sendProgress(p *mcp.ProgressNotificationParams) {
-	r.heard.Store(time.Now().UnixNano())
+	defer r.hear()()
 	if r.token == nil || !r.open() || !r.progress.take(time.Now()) {
 		return
 	}
@@ -160,14 +161,28 @@ const (
 	drainMax  = 250 * time.Millisecond
 )
 
+// hear notes a notification being relayed; the returned func notes its
+// end. drain counts a call busy until then.
+func (r *relay) hear() func() {
+	r.busy.Add(1)
+	r.heard.Store(time.Now().UnixNano())
+	return func() {
+		r.heard.Store(time.Now().UnixNano())
+		r.busy.Add(-1)
+	}
+}
+
 // drain waits for the upstream's notifications of the call that are still
-// being read.
+// being read or relayed.
 func (r *relay) drain() {
 	start := time.Now()
 	for {
 		quiet := start
 		if last := time.Unix(0, r.heard.Load()); last.After(quiet) {
 			quiet = last
+		}
+		if r.busy.Load() > 0 {
+			quiet = time.Now()
 		}
 		wait := drainIdle - time.Since(quiet)
 		left := drainMax - time.Since(start)
@@ -283,7 +298,7 @@ func (c *calls) sole() *relay {
 // and bounded, within the rate; the agent's session drops it below the
 // level the agent asked for.
 func (r *relay) sendLog(p *mcp.LoggingMessageParams) {
-	r.heard.Store(time.Now().UnixNano())
+	defer r.hear()()
 	if !r.open() || !r.logs.take(time.Now()) {
 		return
 	}

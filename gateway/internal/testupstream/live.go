@@ -17,7 +17,9 @@ import (
 //     "progress <token kind>";
 //   - media: an image, an audio clip, a resource link, an embedded text
 //     resource (with a secret) and an embedded blob;
-//   - chatty: sends log notifications (with a secret) at every level;
+//   - chatty: sends 30 info log notifications (with a secret);
+//   - note: sends three log notifications naming its query, the last just
+//     before it answers;
 //   - sample, elicit: ask the client for a model completion or for input,
 //     and answer with what came back or the error.
 func addLiveTools(s *mcp.Server) {
@@ -77,6 +79,14 @@ func addLiveTools(s *mcp.Server) {
 					Data: fmt.Sprintf("working %d on %s, password=hunter2", i, a.Query)})
 			}
 			return text("logged"), nil
+		}))
+	s.AddTool(&mcp.Tool{Name: "note", Description: "Log three notes.", InputSchema: schema(queryProp, "query"), Annotations: ro},
+		withSession("note", func(ctx context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
+			for i := range 3 {
+				_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "upstream",
+					Data: fmt.Sprintf("note %d of 3 on %s", i+1, a.Query)})
+			}
+			return text("noted"), nil
 		}))
 	s.AddTool(&mcp.Tool{Name: "sample", Description: "Ask the client's model.", InputSchema: schema(queryProp, "query"), Annotations: ro},
 		withSession("sample", func(ctx context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {

@@ -222,6 +222,15 @@ func Project(ctx context.Context, store canonical.Store, runID string, opts Opti
 	return p, nil
 }
 
+// Classify says what Project makes of rec, the record read under runID and
+// toolCallID for an entry of the run's completion index (nil: none was
+// found): a fact (ok true), or the reason it is left out. A viewer that
+// reads a page of the index can so show each entry as Project would count
+// it without reading the rest of the index.
+func Classify(rec *canonical.Record, runID, toolCallID string) (reason Reason, ok bool) {
+	return exclude(rec, runID, toolCallID)
+}
+
 // exclude returns the reason rec, read as runID/id, is not a fact; ok is true
 // when it is one.
 func exclude(rec *canonical.Record, runID, id string) (Reason, bool) {

@@ -371,3 +371,26 @@ func TestProjectReadsAtMostMaxCalls(t *testing.T) {
 		}
 	})
 }
+
+// Classify says of one record what Project says of its index entry.
+func TestClassify(t *testing.T) {
+	ready := &canonical.Record{RunID: "r", ToolCallID: "c", Status: canonical.StatusReady, Evidence: canonical.EvidenceFound}
+	failed := &canonical.Record{RunID: "r", ToolCallID: "c", Status: canonical.StatusError, Evidence: canonical.EvidenceError}
+	running := &canonical.Record{RunID: "r", ToolCallID: "c", Status: canonical.StatusProjecting}
+	for _, c := range []struct {
+		rec    *canonical.Record
+		run    string
+		reason progress.Reason
+		ok     bool
+	}{
+		{ready, "r", "", true},
+		{ready, "other", progress.ReasonCrossRun, false},
+		{failed, "r", progress.ReasonError, false},
+		{running, "r", progress.ReasonProjecting, false},
+		{nil, "r", progress.ReasonExpired, false},
+	} {
+		if reason, ok := progress.Classify(c.rec, c.run, "c"); reason != c.reason || ok != c.ok {
+			t.Errorf("Classify(%+v, %q) = %q, %v; want %q, %v", c.rec, c.run, reason, ok, c.reason, c.ok)
+		}
+	}
+}

@@ -398,10 +398,15 @@ func TestRunPageShowsOutcomesAndProtocol(t *testing.T) {
 	for _, want := range []string{
 		`<title>LEASE_PASSED 1</title>`, `<title>EXECUTION_FAILED 1</title>`, `<title>EVIDENCE_FOUND 2</title>`, `<title>NO_EVIDENCE 1</title>`,
 		`2 report(s), 1 pending, 1 violation(s)`, `open: 1 invalid report(s) since the last valid one`,
+		// Three READY calls are progress facts; the failed one is left out.
+		`Progress facts on this page: 3; left out: ERROR 1 ·`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the run page lacks %q", want)
 		}
+	}
+	if n, m := strings.Count(body, `<td class="fact">fact</td>`), strings.Count(body, `<td class="fact">ERROR</td>`); n != 3 || m != 1 {
+		t.Errorf("the completed calls show %d facts and %d left out as ERROR, want 3 and 1", n, m)
 	}
 }
 

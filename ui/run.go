@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/progress"
 )
 
 // runRow reads one run of the runs list: its Usage and, when it has calls
@@ -97,6 +98,9 @@ type callRow struct {
 	LeaseUntil time.Time
 	Expired    bool // in flight with its lease passed: Abandon may close it
 	Gone       bool // the record has expired
+	// Fact is what progress.Project makes of a completed call's index
+	// entry: "fact", or the reason it is left out; "" in flight.
+	Fact string
 }
 
 // runView is a run's page.
@@ -111,6 +115,10 @@ type runView struct {
 	Calls      []callRow
 	From, Last int // positions of the page's first and last completed call
 	Completed  int
+	// Facts and Excluded count the page's completed calls that progress
+	// facts are made of and those left out, by reason.
+	Facts      int
+	Excluded   map[progress.Reason]int
 	Prev, Next template.URL // links to the neighbouring pages; "" when none
 	First, End template.URL // links to the first and the last page; "" on them
 	Timeline   timeline
@@ -188,7 +196,19 @@ func (s *server) runView(ctx context.Context, q url.Values) (string, any, error)
 		}
 	}
 	for i, id := range ids {
-		v.Calls = append(v.Calls, rowOf(recs[len(leases)+i], id, from+i, now))
+		rec := recs[len(leases)+i]
+		c := rowOf(rec, id, from+i, now)
+		if reason, ok := progress.Classify(rec, runID, id); ok {
+			c.Fact = "fact"
+			v.Facts++
+		} else {
+			c.Fact = string(reason)
+			if v.Excluded == nil {
+				v.Excluded = map[progress.Reason]int{}
+			}
+			v.Excluded[reason]++
+		}
+		v.Calls = append(v.Calls, c)
 	}
 	page := func(at int) template.URL {
 		return template.URL("/run?" + url.Values{"run": {runID}, "from": {strconv.Itoa(at)}}.Encode())

@@ -37,8 +37,8 @@
 // of the bound tool (a framework middleware's `next`, for a definition bound
 // with BindNext); InvokeAll runs one model turn's calls concurrently under a
 // bound and returns them in the turn's order. The adapters (adapters/eino,
-// adapters/openai, adapters/anthropic, modules of their own) are built on
-// these two.
+// adapters/openai, adapters/anthropic, adapters/mcpgo, modules of their
+// own) are built on these two.
 //
 // Invoke never panics and never returns raw data. The agent sees only
 // Result.AgentJSON: the bounded projection, or a fixed error object with a

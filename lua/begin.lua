@@ -168,17 +168,27 @@ end
 -- The run's state, leases and live marker must outlive every record they
 -- count, and expire together: each is set to the record's expiry as an
 -- absolute time unless it expires later already, so that none expires a
--- millisecond before another from a second clock read.
+-- millisecond before another from a second clock read. The run's state
+-- expires last of the three (only begin extends leases and marker, always
+-- with the state; close extends state and marker together), so when the
+-- state's expiry is extended, as a begin in a later millisecond than the
+-- run's last of the same TTL does, the other two expire earlier still and
+-- are set without reading theirs. Otherwise each is read and set on its
+-- own; a key found without an expiry gets one either way.
 if redis.call('PEXPIRETIME', KEYS[2]) < expires then
   redis.call('PEXPIREAT', KEYS[2], expires)
-end
-redis.call('ZADD', KEYS[4], lease, ARGV[1])
-if redis.call('PEXPIRETIME', KEYS[4]) < expires then
+  redis.call('ZADD', KEYS[4], lease, ARGV[1])
   redis.call('PEXPIREAT', KEYS[4], expires)
-end
--- The marker holds the run's generation; setting it with its expiry is
--- one command.
-if redis.call('PEXPIRETIME', KEYS[5]) < expires then
+  -- The marker holds the run's generation; setting it with its expiry is
+  -- one command.
   redis.call('SET', KEYS[5], gen, 'PXAT', expires)
+else
+  redis.call('ZADD', KEYS[4], lease, ARGV[1])
+  if redis.call('PEXPIRETIME', KEYS[4]) < expires then
+    redis.call('PEXPIREAT', KEYS[4], expires)
+  end
+  if redis.call('PEXPIRETIME', KEYS[5]) < expires then
+    redis.call('SET', KEYS[5], gen, 'PXAT', expires)
+  end
 end
 return {'OK', now, ttl, lease, lim[1], lim[2], lim[3], lim[4], lim[5]}

@@ -101,8 +101,9 @@ end
 redis.call('HSET', KEYS[1], unpack(args))
 
 redis.call('ZREM', KEYS[4], ARGV[1])
-redis.call('RPUSH', KEYS[3], ARGV[1])
-if redis.call('PEXPIRETIME', KEYS[3]) < expires then
+-- An index this RPUSH made has no expiry yet, and gets the record's; an
+-- older one is extended to it unless it expires later already.
+if redis.call('RPUSH', KEYS[3], ARGV[1]) == 1 or redis.call('PEXPIRETIME', KEYS[3]) < expires then
   redis.call('PEXPIREAT', KEYS[3], expires)
 end
 return {outcome, h, pttl}

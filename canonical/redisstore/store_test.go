@@ -254,6 +254,97 @@ func TestCheckReportsEveryMaster(t *testing.T) {
 	}
 }
 
+// Within one run, the run's state, leases and live marker expire with the
+// run's latest-expiring record, and the completion index with its
+// latest-expiring completed one, through every path a begin or complete
+// takes: a run's first begin, a begin that extends (the run's keys are
+// then set without reading theirs), one whose record expires earlier, a
+// leases key or index made anew, and keys an operator left without an
+// expiry (PERSIST), which get one back.
+func TestCoveringKeysFollowTheLatestRecord(t *testing.T) {
+	addr := redistest.Addr(t)
+	s := newStore(t, []string{addr}, redisstore.Options{})
+	keys := s.Keys()
+	ctx := context.Background()
+	run := "follow-" + canonical.NewOwner()[:8]
+	redis := func(t *testing.T, cmds ...[]string) []string {
+		t.Helper()
+		out, err := redistest.Pipeline(addr, cmds...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	expiry := func(t *testing.T, ks ...string) []string {
+		t.Helper()
+		cmds := make([][]string, len(ks))
+		for i, k := range ks {
+			cmds[i] = []string{"PEXPIRETIME", k}
+		}
+		return redis(t, cmds...)
+	}
+	begin := func(t *testing.T, id string, ttl time.Duration) {
+		t.Helper()
+		if _, err := s.Begin(ctx, canonical.BeginRequest{RunID: run, ToolCallID: id, Tool: "kb.search", Owner: "o",
+			Request: []byte(`{}`), TTL: ttl}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	complete := func(t *testing.T, id string) {
+		t.Helper()
+		if _, err := s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: id, Owner: "o",
+			Status: canonical.StatusError, Code: canonical.CodeExecutionFailed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// covered checks that the run's keys expire with latest's record and,
+	// when done is set, the index with done's.
+	covered := func(t *testing.T, step, latest, done string) {
+		t.Helper()
+		want := expiry(t, keys.Record(run, latest))[0]
+		if e := expiry(t, keys.Run(run), keys.Live(run)); e[0] != want || e[1] != want {
+			t.Errorf("%s: state and marker expire at %v, want %s (%s)", step, e, want, latest)
+		}
+		if n := redis(t, []string{"EXISTS", keys.Leases(run)})[0]; n == "1" {
+			if e := expiry(t, keys.Leases(run))[0]; e != want {
+				t.Errorf("%s: leases expire at %s, want %s (%s)", step, e, want, latest)
+			}
+		}
+		if done != "" {
+			if e, w := expiry(t, keys.Index(run))[0], expiry(t, keys.Record(run, done))[0]; e != w {
+				t.Errorf("%s: the index expires at %s, want %s (%s)", step, e, w, done)
+			}
+		}
+	}
+	begin(t, "c1", time.Hour)
+	covered(t, "first begin", "c1", "")
+	begin(t, "c2", 2*time.Hour)
+	covered(t, "a begin that extends", "c2", "")
+	complete(t, "c1")
+	covered(t, "a new index", "c2", "c1")
+	complete(t, "c2")
+	covered(t, "an index extended", "c2", "c2")
+	begin(t, "c3", 3*time.Hour) // no call in flight: the leases key is made anew
+	covered(t, "new leases", "c3", "c2")
+	begin(t, "c4", 30*time.Minute)
+	covered(t, "a begin that expires earlier", "c3", "c2")
+	complete(t, "c4")
+	covered(t, "a completion that expires earlier", "c3", "c2")
+	redis(t, []string{"PERSIST", keys.Leases(run)}, []string{"PERSIST", keys.Live(run)})
+	begin(t, "c5", 4*time.Hour)
+	covered(t, "leases and marker without an expiry", "c5", "c2")
+	redis(t, []string{"PERSIST", keys.Run(run)}, []string{"PERSIST", keys.Index(run)})
+	begin(t, "c6", 5*time.Hour)
+	covered(t, "a state without an expiry", "c6", "") // the index is left without one until a completion
+	complete(t, "c3")
+	covered(t, "an index without an expiry", "c6", "c3")
+	for _, k := range []string{keys.Run(run), keys.Live(run), keys.Leases(run), keys.Index(run)} {
+		if e := expiry(t, k)[0]; e == "-1" {
+			t.Errorf("%s has no expiry", k)
+		}
+	}
+}
+
 // A key set to cover a record expires exactly with it, never a millisecond
 // past: the completion index (after Complete or Abandon) and the run's
 // state, leases and live marker (after Begin). The index used to be set from

@@ -27,8 +27,9 @@ type Browser interface {
 	// completion index from position start (>= 0), and the index's length.
 	CompletedRange(ctx context.Context, runID string, start, max int) (ids []string, length int, err error)
 	// InFlight returns up to max (1..MaxIndexRead) of the run's PROJECTING
-	// calls, earliest lease first, and how many there are.
-	InFlight(ctx context.Context, runID string, max int) (calls []Lease, count int, err error)
+	// calls, earliest lease first, from position start (>= 0) in that
+	// order, and how many there are.
+	InFlight(ctx context.Context, runID string, start, max int) (calls []Lease, count int, err error)
 }
 
 // RunInfo is one run as a listing finds it.

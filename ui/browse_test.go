@@ -197,9 +197,26 @@ func TestIndexAndLeaseSlicesAreBounded(t *testing.T) {
 					t.Errorf("CompletedRange(%d, %d) = %v, %d, %v", c.start, c.max, ids, n, err)
 				}
 			}
-			leases, n, err := b.InFlight(ctx, "r", 2)
+			leases, n, err := b.InFlight(ctx, "r", 0, 2)
 			if err != nil || n != 5 || len(leases) != 2 || leases[0].ToolCallID != "open_4" || !leases[0].Until.Before(leases[1].Until) {
-				t.Errorf("InFlight(2) = %v, %d, %v", leases, n, err)
+				t.Errorf("InFlight(0, 2) = %v, %d, %v", leases, n, err)
+			}
+			// Later slices go on in lease order; past the end, none.
+			for _, c := range []struct {
+				start, max int
+				want       []string
+			}{{2, 2, []string{"open_2", "open_1"}}, {4, 10, []string{"open_0"}}, {5, 1, nil}, {99, 3, nil}} {
+				leases, n, err := b.InFlight(ctx, "r", c.start, c.max)
+				var got []string
+				for _, l := range leases {
+					got = append(got, l.ToolCallID)
+				}
+				if err != nil || n != 5 || strings.Join(got, ",") != strings.Join(c.want, ",") {
+					t.Errorf("InFlight(%d, %d) = %v, %d, %v; want %v", c.start, c.max, got, n, err, c.want)
+				}
+			}
+			if _, _, err := b.InFlight(ctx, "r", -1, 10); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+				t.Errorf("InFlight with a negative start: %v", err)
 			}
 			if _, _, err := b.CompletedRange(ctx, "r", -1, 10); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
 				t.Errorf("a negative start: %v", err)

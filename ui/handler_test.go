@@ -422,3 +422,52 @@ func TestRunsPageShowsLastCompletion(t *testing.T) {
 		t.Errorf("the runs page shows the last completion %q, want %q", last, want)
 	}
 }
+
+// Calls in flight past the first page are reached through their own
+// pager, earliest lease first, keeping the completion index's page.
+func TestInFlightPages(t *testing.T) {
+	s := seeded(t, "r1") // two calls in flight: the stuck one, then the running one
+	for i := range 5 {
+		if _, err := s.Begin(context.Background(), canonical.BeginRequest{RunID: "r1", ToolCallID: "open_" + strconv.Itoa(i),
+			Tool: "kb.search", Owner: canonical.NewOwner(), Principal: seed.Principal, Request: []byte(`{}`), TTL: time.Hour,
+			Lease: time.Duration(i+1) * time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := ui.Handler(s, ui.Options{PageSize: 3})
+	inflight := regexp.MustCompile(`<tr class="(?:stuck)?"><td><a href="/call\?run=r1&amp;call=([a-z_0-9]+)">`)
+	rows := func(body string) []string {
+		var ids []string
+		for _, m := range inflight.FindAllStringSubmatch(body, -1) {
+			ids = append(ids, m[1])
+		}
+		return ids
+	}
+	next := regexp.MustCompile(`id="inflight-next" href="([^"]+)"`)
+	var seen []string
+	target := "/run?run=r1&from=1"
+	for page := 0; target != ""; page++ {
+		if page > 5 {
+			t.Fatal("the pages of calls in flight do not end")
+		}
+		code, body, _ := get(h, "GET", target, nil)
+		if code != 200 {
+			t.Fatalf("%s: %d", target, code)
+		}
+		if !strings.Contains(body, "Positions 1–") {
+			t.Errorf("%s: the completion index's page was not kept", target)
+		}
+		seen = append(seen, rows(body)...)
+		target = ""
+		if m := next.FindStringSubmatch(body); m != nil {
+			target = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+	}
+	want := "call_stuck_1,open_0,open_1,open_2,open_3,open_4,call_running_1"
+	if got := strings.Join(seen, ","); got != want {
+		t.Errorf("calls in flight over the pages: %s, want %s", got, want)
+	}
+	if code, body, _ := get(h, "GET", "/run?run=r1&inflight=-1", nil); code != 400 || codeOf(body) != string(ui.CodeBadRequest) {
+		t.Errorf("a negative position: %d %s", code, codeOf(body))
+	}
+}

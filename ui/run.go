@@ -105,16 +105,20 @@ type callRow struct {
 
 // runView is a run's page.
 type runView struct {
-	RunID      string
-	Usage      canonical.RunUsage
-	Row        runRow
-	Protocol   canonical.ProtocolState
-	Release    string // what the protocol state alone decides of the release
-	InFlight   []callRow
-	InFlightN  int
-	Calls      []callRow
-	From, Last int // positions of the page's first and last completed call
-	Completed  int
+	RunID     string
+	Usage     canonical.RunUsage
+	Row       runRow
+	Protocol  canonical.ProtocolState
+	Release   string // what the protocol state alone decides of the release
+	InFlight  []callRow
+	InFlightN int
+	// InFrom is the position of the page's first call in flight, in lease
+	// order; InPrev and InNext link to the neighbouring pages of them.
+	InFrom, InLast int
+	InPrev, InNext template.URL
+	Calls          []callRow
+	From, Last     int // positions of the page's first and last completed call
+	Completed      int
 	// Facts and Excluded count the page's completed calls that progress
 	// facts are made of and those left out, by reason.
 	Facts      int
@@ -126,31 +130,42 @@ type runView struct {
 	NoBrowser  bool
 }
 
-// parseRunQuery reads ?run=ID[&from=N].
-func parseRunQuery(q url.Values) (run string, from int, err error) {
+// parseRunQuery reads ?run=ID[&from=N][&inflight=M]: the page of the
+// completion index from position N, and of the calls in flight from M.
+func parseRunQuery(q url.Values) (run string, from, inFrom int, err error) {
 	for k, v := range q {
-		if len(v) != 1 || (k != "run" && k != "from") {
-			return "", 0, canonical.Errorf(CodeBadRequest, "unexpected parameter %q", k)
+		if len(v) != 1 || (k != "run" && k != "from" && k != "inflight") {
+			return "", 0, 0, canonical.Errorf(CodeBadRequest, "unexpected parameter %q", k)
 		}
 	}
 	run = q.Get("run")
 	if err := canonical.ValidateRunID(run); err != nil {
-		return "", 0, canonical.Errorf(CodeBadRequest, "run must be 1-%d bytes of [A-Za-z0-9_.-]", canonical.MaxIDLen)
+		return "", 0, 0, canonical.Errorf(CodeBadRequest, "run must be 1-%d bytes of [A-Za-z0-9_.-]", canonical.MaxIDLen)
 	}
-	if f := q.Get("from"); f != "" {
+	position := func(name string) (int, error) {
+		f := q.Get(name)
+		if f == "" {
+			return 0, nil
+		}
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 0 || n > canonical.MaxIndexRead || strconv.Itoa(n) != f {
-			return "", 0, canonical.Errorf(CodeBadRequest, "from must be a position in 0..%d", canonical.MaxIndexRead)
+			return 0, canonical.Errorf(CodeBadRequest, "%s must be a position in 0..%d", name, canonical.MaxIndexRead)
 		}
-		from = n
+		return n, nil
 	}
-	return run, from, nil
+	if from, err = position("from"); err != nil {
+		return "", 0, 0, err
+	}
+	if inFrom, err = position("inflight"); err != nil {
+		return "", 0, 0, err
+	}
+	return run, from, inFrom, nil
 }
 
 // runView reads a run: its usage, its calls in flight (first page), one
 // page of its completion index, and their timeline and outcome codes.
 func (s *server) runView(ctx context.Context, q url.Values) (string, any, error) {
-	runID, from, err := parseRunQuery(q)
+	runID, from, inFrom, err := parseRunQuery(q)
 	if err != nil {
 		return "", nil, err
 	}
@@ -159,13 +174,13 @@ func (s *server) runView(ctx context.Context, q url.Values) (string, any, error)
 		return "", nil, err
 	}
 	now := s.opts.Now()
-	v := runView{RunID: runID, Usage: u, Protocol: u.Protocol, From: from, Release: releaseNote(u.Protocol)}
+	v := runView{RunID: runID, Usage: u, Protocol: u.Protocol, From: from, InFrom: inFrom, Release: releaseNote(u.Protocol)}
 	v.Row.fill(u)
 	size := s.opts.PageSize
 	var leases []canonical.Lease
 	var ids []string
 	if s.browser != nil {
-		if leases, v.InFlightN, err = s.browser.InFlight(ctx, runID, size); err == nil {
+		if leases, v.InFlightN, err = s.browser.InFlight(ctx, runID, inFrom, size); err == nil {
 			ids, v.Completed, err = s.browser.CompletedRange(ctx, runID, from, size)
 		}
 	} else {
@@ -211,7 +226,25 @@ func (s *server) runView(ctx context.Context, q url.Values) (string, any, error)
 		v.Calls = append(v.Calls, c)
 	}
 	page := func(at int) template.URL {
-		return template.URL("/run?" + url.Values{"run": {runID}, "from": {strconv.Itoa(at)}}.Encode())
+		q := url.Values{"run": {runID}, "from": {strconv.Itoa(at)}}
+		if inFrom > 0 {
+			q.Set("inflight", strconv.Itoa(inFrom))
+		}
+		return template.URL("/run?" + q.Encode())
+	}
+	inPage := func(at int) template.URL {
+		q := url.Values{"run": {runID}, "inflight": {strconv.Itoa(at)}}
+		if from > 0 {
+			q.Set("from", strconv.Itoa(from))
+		}
+		return template.URL("/run?" + q.Encode())
+	}
+	v.InLast = inFrom + len(leases) - 1
+	if inFrom > 0 {
+		v.InPrev = inPage(max(inFrom-size, 0))
+	}
+	if inFrom+len(leases) < v.InFlightN {
+		v.InNext = inPage(inFrom + len(leases))
 	}
 	if from > 0 {
 		v.Prev, v.First = page(max(from-size, 0)), page(0)

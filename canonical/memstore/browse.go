@@ -89,12 +89,15 @@ func lenOf(x *index) int {
 
 // InFlight implements canonical.Browser. It sorts the run's leases: a cost
 // in the calls the run has in flight, which its limits bound.
-func (s *Store) InFlight(ctx context.Context, runID string, max int) ([]canonical.Lease, int, error) {
+func (s *Store) InFlight(ctx context.Context, runID string, start, max int) ([]canonical.Lease, int, error) {
 	if err := enter(ctx, runID, "read leases"); err != nil {
 		return nil, 0, err
 	}
 	if err := canonical.ValidateMax(max); err != nil {
 		return nil, 0, err
+	}
+	if start < 0 {
+		return nil, 0, canonical.Errorf(canonical.CodeInvalidArgument, "start must not be negative")
 	}
 	sh, now := s.lockForRead(runID)
 	l := sh.liveLeases(runID, now)
@@ -112,5 +115,5 @@ func (s *Store) InFlight(ctx context.Context, runID string, max int) ([]canonica
 		return out[i].ToolCallID < out[j].ToolCallID
 	})
 	n := len(out)
-	return out[:min(max, n)], n, nil
+	return out[min(start, n):min(start+max, n)], n, nil
 }

@@ -168,18 +168,21 @@ func (s *Store) CompletedRange(ctx context.Context, runID string, start, max int
 
 // InFlight implements canonical.Browser: ZRANGE WITHSCORES and ZCARD of
 // the run's leases, in one round trip.
-func (s *Store) InFlight(ctx context.Context, runID string, max int) ([]canonical.Lease, int, error) {
+func (s *Store) InFlight(ctx context.Context, runID string, start, max int) ([]canonical.Lease, int, error) {
 	if err := canonical.ValidateRunID(runID); err != nil {
 		return nil, 0, err
 	}
 	if err := canonical.ValidateMax(max); err != nil {
 		return nil, 0, err
 	}
+	if start < 0 {
+		return nil, 0, canonical.Errorf(canonical.CodeInvalidArgument, "start must not be negative")
+	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	k := s.keys.Leases(runID)
 	res := s.c.DoMulti(ctx,
-		s.c.B().Zrange().Key(k).Min("0").Max(strconv.Itoa(max-1)).Withscores().Build(),
+		s.c.B().Zrange().Key(k).Min(strconv.Itoa(start)).Max(strconv.Itoa(start+max-1)).Withscores().Build(),
 		s.c.B().Zcard().Key(k).Build())
 	zs, err := res[0].AsZScores()
 	n, err2 := res[1].AsInt64()

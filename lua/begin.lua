@@ -175,15 +175,14 @@ end
 -- run's last of the same TTL does, the other two expire earlier still and
 -- are set without reading theirs. Otherwise each is read and set on its
 -- own; a key found without an expiry gets one either way.
+redis.call('ZADD', KEYS[4], lease, ARGV[1])
 if redis.call('PEXPIRETIME', KEYS[2]) < expires then
   redis.call('PEXPIREAT', KEYS[2], expires)
-  redis.call('ZADD', KEYS[4], lease, ARGV[1])
   redis.call('PEXPIREAT', KEYS[4], expires)
   -- The marker holds the run's generation; setting it with its expiry is
   -- one command.
   redis.call('SET', KEYS[5], gen, 'PXAT', expires)
 else
-  redis.call('ZADD', KEYS[4], lease, ARGV[1])
   if redis.call('PEXPIRETIME', KEYS[4]) < expires then
     redis.call('PEXPIREAT', KEYS[4], expires)
   end

@@ -208,7 +208,7 @@ func Project(ctx context.Context, store canonical.Store, runID string, opts Opti
 			k++
 		}
 		rec := recs[i]
-		if reason, ok := exclude(rec, runID, e.id); !ok {
+		if reason, ok := Classify(rec, runID, e.id); !ok {
 			p.Excluded = append(p.Excluded, Exclusion{Position: e.pos, ToolCallID: e.id, Reason: reason})
 			continue
 		}
@@ -223,17 +223,11 @@ func Project(ctx context.Context, store canonical.Store, runID string, opts Opti
 }
 
 // Classify says what Project makes of rec, the record read under runID and
-// toolCallID for an entry of the run's completion index (nil: none was
-// found): a fact (ok true), or the reason it is left out. A viewer that
-// reads a page of the index can so show each entry as Project would count
-// it without reading the rest of the index.
-func Classify(rec *canonical.Record, runID, toolCallID string) (reason Reason, ok bool) {
-	return exclude(rec, runID, toolCallID)
-}
-
-// exclude returns the reason rec, read as runID/id, is not a fact; ok is true
-// when it is one.
-func exclude(rec *canonical.Record, runID, id string) (Reason, bool) {
+// id for an entry of the run's completion index (nil: none was found): a
+// fact (ok true), or the reason it is left out. A viewer that reads a page
+// of the index can so show each entry as Project would count it without
+// reading the rest of the index.
+func Classify(rec *canonical.Record, runID, id string) (reason Reason, ok bool) {
 	switch {
 	case rec == nil:
 		return ReasonExpired, false

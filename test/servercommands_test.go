@@ -21,7 +21,7 @@ import (
 // states the same numbers; a change that adds work to a script fails here.
 var serverCommandsPerLifecycle = map[string]map[string]float64{
 	// begin: HMGET run, EXISTS record, TIME, HSET and PEXPIREAT record, HSET
-	// run (its counters), PEXPIRETIME of the run, ZADD, then either
+	// run (its counters), ZADD, PEXPIRETIME of the run, then either
 	// PEXPIREAT of run and leases and SET of the live marker (the run's
 	// expiry extended) or PEXPIRETIME (and PEXPIREAT) of the leases and
 	// PEXPIRETIME (and SET) of the marker: 12 at most, and a run's first

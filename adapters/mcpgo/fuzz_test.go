@@ -10,6 +10,7 @@ import (
 
 	mcpgocanon "github.com/toolcanon/toolcanon/adapters/mcpgo"
 	"github.com/toolcanon/toolcanon/boundary"
+	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/memstore"
 	"github.com/toolcanon/toolcanon/internal/agenttest"
 )
@@ -61,12 +62,16 @@ func FuzzMiddleware(f *testing.F) {
 		if !ok || !gjson.Valid(text.Text) {
 			t.Fatalf("content %#v is not JSON text", res.Content[0])
 		}
-		if got := gjson.Get(text.Text, "tool_call_id"); !got.Exists() && res.IsError && gjson.Get(text.Text, "error_code").String() != "INVALID_TOOL_CALL_ID" {
+		if got := gjson.Get(text.Text, "tool_call_id"); !got.Exists() && res.IsError && gjson.Get(text.Text, "error_code").String() != string(canonical.CodeInvalidToolCallID) {
 			t.Fatalf("an error without the call's id: %s", text.Text)
 		}
 		// The handler never fails, so a READY answer ran it once and an
 		// ERROR one (a refusal: invalid input or id, a repeat) never did.
-		if want := before + map[bool]int{false: 1, true: 0}[res.IsError]; ran != want {
+		want := before + 1
+		if res.IsError {
+			want = before
+		}
+		if ran != want {
 			t.Fatalf("isError=%v after %d executions of the handler, want %d: %s", res.IsError, ran-before, want-before, text.Text)
 		}
 	})

@@ -60,7 +60,7 @@ var errNoResult = errors.New("mcpgocanon: the tool's handler returned no result"
 
 type config struct {
 	source boundary.IDSource
-	keys   []string
+	keys   []string // the _meta keys of the id, MetaToolCallID first
 }
 
 // Option configures Middleware.
@@ -80,13 +80,14 @@ func WithIDKeys(keys ...string) Option {
 // Middleware returns the middleware that runs every tools/call of an
 // mcp-go server through b, in the run runs names.
 func Middleware(b *boundary.Boundary, runs RunResolver, opts ...Option) server.ToolHandlerMiddleware {
-	c := config{source: boundary.IDFromModel}
+	c := config{source: boundary.IDFromModel, keys: []string{MetaToolCallID}}
 	for _, o := range opts {
 		o(&c)
 	}
+	unusable := b == nil || runs == nil
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			if b == nil || runs == nil {
+			if unusable {
 				return nil, canonical.Errorf(canonical.CodeInvalidArgument, "mcpgocanon: nil boundary or run resolver")
 			}
 			run, err := runs(ctx, req)
@@ -115,7 +116,7 @@ func (c config) id(meta *mcp.Meta) string {
 	if meta == nil {
 		return ""
 	}
-	for _, k := range append([]string{MetaToolCallID}, c.keys...) {
+	for _, k := range c.keys {
 		v, ok := meta.AdditionalFields[k]
 		if !ok {
 			continue

@@ -244,3 +244,32 @@ func TestReplay(t *testing.T) {
 		t.Errorf("an unbound tool: %s, ran %d times", text, kit.Calls(agenttest.Broken))
 	}
 }
+
+// WithIDKeys reads the id under a client's own key when MetaToolCallID is
+// absent, and MetaToolCallID first when both are sent.
+func TestIDKeys(t *testing.T) {
+	kit := agenttest.New(t)
+	store := agenttest.Redis(t)
+	b := kit.Boundary(t, store, boundary.BindNext(agenttest.Search, "kb.search", "1.0.0", fromResult))
+	run := agenttest.Run(10)
+	c := serve(t, kit, b, run, mcpgocanon.WithIDKeys("x-call-id"))
+	for _, m := range []struct {
+		meta map[string]any
+		want string
+	}{
+		{map[string]any{"x-call-id": "call_own"}, "call_own"},
+		{map[string]any{"x-call-id": "call_other", mcpgocanon.MetaToolCallID: "call_ours"}, "call_ours"},
+	} {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = agenttest.Search, map[string]any{"query": "q"}
+		req.Params.Meta = mcp.NewMetaFromMap(m.meta)
+		res, err := c.CallTool(context.Background(), req)
+		if err != nil || res.IsError {
+			t.Fatalf("%v: %v %+v", m.meta, err, res)
+		}
+		if got := gjson.Get(res.Content[0].(mcp.TextContent).Text, "tool_call_id").String(); got != m.want {
+			t.Errorf("%v: the call ran as %q, want %q", m.meta, got, m.want)
+		}
+		agenttest.Record(t, store, run, m.want)
+	}
+}

@@ -115,5 +115,8 @@ func (s *Store) InFlight(ctx context.Context, runID string, start, max int) ([]c
 		return out[i].ToolCallID < out[j].ToolCallID
 	})
 	n := len(out)
-	return out[min(start, n):min(start+max, n)], n, nil
+	if start >= n {
+		return []canonical.Lease{}, n, nil
+	}
+	return out[start:min(start+max, n)], n, nil
 }

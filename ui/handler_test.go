@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -469,5 +470,32 @@ func TestInFlightPages(t *testing.T) {
 	}
 	if code, body, _ := get(h, "GET", "/run?run=r1&inflight=-1", nil); code != 400 || codeOf(body) != string(ui.CodeBadRequest) {
 		t.Errorf("a negative position: %d %s", code, codeOf(body))
+	}
+
+	// The reap action abandons every passed lease of the run: each page of
+	// calls in flight offers it while one is passed, though only the first
+	// page shows the passed call, and none offers it once it is gone.
+	acts := ui.Handler(s, ui.Options{PageSize: 3, AllowActions: true})
+	reapOffered := func() []int {
+		var at []int
+		for _, from := range []int{0, 3, 6} {
+			code, body, _ := get(acts, "GET", "/run?run=r1&inflight="+strconv.Itoa(from), nil)
+			if code != 200 {
+				t.Fatalf("inflight=%d: %d", from, code)
+			}
+			if strings.Contains(body, `id="reap-run"`) {
+				at = append(at, from)
+			}
+		}
+		return at
+	}
+	if got := reapOffered(); !slices.Equal(got, []int{0, 3, 6}) {
+		t.Errorf("with call_stuck_1's lease passed, the pages of calls in flight from %v offer to reap, want [0 3 6]", got)
+	}
+	if _, err := s.Abandon(context.Background(), "r1", "call_stuck_1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := reapOffered(); len(got) != 0 {
+		t.Errorf("with no lease passed, the pages from %v offer to reap", got)
 	}
 }

@@ -128,6 +128,9 @@ type runView struct {
 	Timeline   timeline
 	Outcomes   []outcomeBar
 	NoBrowser  bool
+	// Reapable says that some lease of the run has passed, on this page
+	// of calls in flight or not: the reap action abandons them all.
+	Reapable bool
 }
 
 // parseRunQuery reads ?run=ID[&from=N][&inflight=M]: the page of the
@@ -209,6 +212,17 @@ func (s *server) runView(ctx context.Context, q url.Values) (string, any, error)
 		if c.Expired {
 			v.Row.Expired++
 		}
+	}
+	// Leases come earliest first, so the first page of calls in flight
+	// shows a passed lease whenever the run has one; a later page, or a
+	// store that lists none, asks the store for the earliest one.
+	v.Reapable = v.Row.Expired > 0
+	if !v.Reapable && u.InFlight > 0 && (inFrom > 0 || v.NoBrowser) {
+		passed, err := s.store.ExpiredLeases(ctx, runID, 1)
+		if err != nil {
+			return "", nil, err
+		}
+		v.Reapable = len(passed) > 0
 	}
 	for i, id := range ids {
 		rec := recs[len(leases)+i]

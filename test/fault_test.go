@@ -146,7 +146,10 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		"prefix too long":  {Addrs: []string{"127.0.0.1:1"}, Prefix: strings.Repeat("p", 65)},
 		"negative TTL":     {Addrs: []string{"127.0.0.1:1"}, DefaultTTL: -time.Second},
 		"negative timeout": {Addrs: []string{"127.0.0.1:1"}, Timeout: -time.Second},
-		"prefix non-ASCII": {Addrs: []string{"127.0.0.1:1"}, Prefix: "tç"},
+		// PEXPIRE 0 deletes at once: an expiry under 1 ms would close nothing.
+		"TTL under 1ms":       {Addrs: []string{"127.0.0.1:1"}, DefaultTTL: 500 * time.Microsecond},
+		"retention under 1ms": {Addrs: []string{"127.0.0.1:1"}, ClosedRunRetention: 999 * time.Microsecond},
+		"prefix non-ASCII":    {Addrs: []string{"127.0.0.1:1"}, Prefix: "tç"},
 		// WAIT n 0 would block forever: a wait under 1 ms is no bound.
 		"durability wait under 1ms": {Addrs: []string{"127.0.0.1:1"}, Durability: redisstore.Durability{Replicas: 1, Timeout: 999 * time.Microsecond}},
 		"durability without a wait": {Addrs: []string{"127.0.0.1:1"}, Durability: redisstore.Durability{Replicas: 1}},

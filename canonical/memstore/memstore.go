@@ -46,16 +46,27 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 
 // WithDefaultTTL sets the TTL used by a Begin whose TTL is zero (default:
 // none, every Begin must give one), and of the state of a run that a
-// progress report reaches first (default: the closed-run retention).
-func WithDefaultTTL(d time.Duration) Option { return func(s *Store) { s.ttl = d } }
+// progress report reaches first (default: the closed-run retention),
+// rounded up to whole milliseconds.
+func WithDefaultTTL(d time.Duration) Option { return func(s *Store) { s.ttl = wholeMs(d) } }
+
+// wholeMs rounds a positive duration up to whole milliseconds, the unit
+// the store keeps time in, so that no expiry under 1ms is read as 0 (at
+// once), as redisstore refuses one.
+func wholeMs(d time.Duration) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	return (d + time.Millisecond - 1).Truncate(time.Millisecond)
+}
 
 // WithClosedRunRetention sets how long a closed run stays closed at least,
 // whatever its records' TTLs (default DefaultClosedRunRetention; d <= 0
-// keeps the default).
+// keeps the default), rounded up to whole milliseconds.
 func WithClosedRunRetention(d time.Duration) Option {
 	return func(s *Store) {
 		if d > 0 {
-			s.retention = d
+			s.retention = wholeMs(d)
 		}
 	}
 }

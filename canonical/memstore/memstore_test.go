@@ -62,6 +62,29 @@ func TestDefaultTTL(t *testing.T) {
 	}
 }
 
+// The store keeps time in milliseconds: a default TTL or a retention
+// under 1ms is rounded up, never read as 0, which expires at once.
+func TestSubMillisecondOptionsRoundUp(t *testing.T) {
+	clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
+	s := memstore.New(memstore.WithClock(clock.Now), memstore.WithDefaultTTL(500*time.Microsecond),
+		memstore.WithClosedRunRetention(500*time.Microsecond))
+	ctx := context.Background()
+	rec, err := s.Begin(ctx, canonical.BeginRequest{
+		RunID: "run1", ToolCallID: "c1", Tool: "t", Owner: "o", Request: []byte(`{}`),
+	})
+	if err != nil || rec.TTL != time.Millisecond {
+		t.Fatalf("rec TTL %v, err %v; want 1ms", rec.TTL, err)
+	}
+	if err := s.CloseRun(ctx, "run2", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Begin(ctx, canonical.BeginRequest{RunID: "run2", ToolCallID: "c1", Tool: "t", Owner: "o",
+		Principal: "alice", Request: []byte(`{}`), TTL: time.Hour})
+	if canonical.CodeOf(err) != canonical.CodeRunInactive {
+		t.Fatalf("begin on a run closed with a 500µs retention: %v, want RUN_INACTIVE", err)
+	}
+}
+
 func TestSweepDropsExpired(t *testing.T) {
 	clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
 	s := memstore.New(memstore.WithClock(clock.Now))

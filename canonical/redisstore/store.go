@@ -41,10 +41,11 @@ type Options struct {
 	Prefix string
 	// DefaultTTL is used by a Begin whose TTL is zero (0: every Begin must
 	// give its own TTL), and for the state of a run that a progress report
-	// reaches first (0: ClosedRunRetention).
+	// reaches first (0: ClosedRunRetention). Otherwise at least 1ms.
 	DefaultTTL time.Duration
 	// ClosedRunRetention is how long a closed run stays closed at least,
 	// whatever its records' TTLs (default DefaultClosedRunRetention).
+	// Otherwise at least 1ms.
 	ClosedRunRetention time.Duration
 	// Durability, when Replicas is set, makes every state change wait for
 	// that many replicas to acknowledge it before it succeeds.
@@ -114,6 +115,11 @@ func New(opts Options) (*Store, error) {
 	}
 	if opts.DefaultTTL < 0 || opts.Timeout < 0 || opts.ClosedRunRetention < 0 {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "DefaultTTL, ClosedRunRetention and Timeout must not be negative")
+	}
+	// Expiries are whole milliseconds: a shorter one would be PEXPIRE 0,
+	// which deletes the key at once (a close that closes nothing).
+	if opts.DefaultTTL > 0 && opts.DefaultTTL < time.Millisecond || opts.ClosedRunRetention > 0 && opts.ClosedRunRetention < time.Millisecond {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "DefaultTTL and ClosedRunRetention must be 0 or at least 1ms")
 	}
 	s := &Store{c: opts.Client, keys: keys, ttl: opts.DefaultTTL, retention: opts.ClosedRunRetention,
 		timeout: opts.Timeout, durable: opts.Durability}

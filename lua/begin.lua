@@ -54,7 +54,8 @@
 --   {"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
 --     another call has the id (still PROJECTING, or finished), or the run's limits refuse it
 --   {"RUN_INACTIVE", reason string}
---     reason "closed": the run was closed; "lost": its state is gone while its live marker, index or leases live
+--     reason "closed": the run was closed; "lost": its state is gone while its live marker, index, leases or
+--     the call's record live
 --   {"INVALID_ARGUMENT", field string}
 --     a non-zero limit differs from the run's
 --   refusals write nothing
@@ -76,17 +77,23 @@ end
 -- there is one.
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local m = redis.call('HGET', KEYS[1], HEADER)
-  if not m then
-    -- A hash under the record's key without a header is no record this
-    -- layout wrote: never write over it.
-    return {'DUPLICATE_TOOL_CALL'}
-  end
-  if string.sub(m, H_ID_TAG) == ARGV[4] then
+  if m and string.sub(m, H_ID_TAG) == ARGV[4] then
     redis.call('HSET', KEYS[1], HEADER, m)
     local res = redis.call('HMGET', KEYS[1], unpack(RESULT_PARTS))
     return {'EXISTS', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or '',
       tonumber(run[5] or '0'), tonumber(run[6] or '0'), tonumber(run[7] or '0'), tonumber(run[8] or '0'),
       tonumber(run[9] or '0')}
+  end
+  if not m then
+    -- A hash under the record's key without a header is no record this
+    -- layout wrote: never write over it.
+    return {'DUPLICATE_TOOL_CALL'}
+  end
+  -- A record while the run's state has no limits: the state is lost (it
+  -- outlives every record it counts), and with it the run's owner. Refused
+  -- as lost to every principal, before telling whether the id is taken.
+  if not run[5] then
+    return {'RUN_INACTIVE', 'lost'}
   end
   if string.sub(m, H_STATUS, H_STATUS) == PROJECTING then
     return {'TOOL_CALL_IN_PROGRESS'}

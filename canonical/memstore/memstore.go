@@ -292,6 +292,13 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 			}
 			return out, -1, nil
 		}
+		// A record while the run's state has no limits: the state is lost
+		// (it outlives every record it counts), and with it the run's
+		// owner. Refused as lost to every principal, before telling whether
+		// the id is taken.
+		if r := sh.liveRun(req.RunID, now); r == nil || !r.hasLimits {
+			return canonical.Record{}, -1, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is lost")
+		}
 		if cur.rec.Status == canonical.StatusProjecting {
 			return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeToolCallInProgress, Msg: "begin"}
 		}

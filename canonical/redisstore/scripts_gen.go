@@ -148,7 +148,8 @@ type beginArgs struct {
 //	{"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
 //	another call has the id (still PROJECTING, or finished), or the run's limits refuse it
 //	{"RUN_INACTIVE", reason string}
-//	reason "closed": the run was closed; "lost": its state is gone while its live marker, index or leases live
+//	reason "closed": the run was closed; "lost": its state is gone while its live marker, index, leases or
+//	the call's record live
 //	{"INVALID_ARGUMENT", field string}
 //	a non-zero limit differs from the run's
 //	refusals write nothing

@@ -108,6 +108,14 @@ func testLoss(t *testing.T, f Factory) {
 			case detected:
 				wantLost(t, err)
 				wantCode(t, h.Store.CheckPrincipal(ctx(), run, "another-principal"), canonical.CodeRunForbidden)
+				// Nor does it tell anybody which ids it holds: a finished
+				// id and one in flight are refused as the unused one is.
+				for _, id := range []string{"c1", "c2"} {
+					req := asPrincipal(beginReq(run, id), "another-principal")
+					req.Owner = "owner-other-" + id
+					_, err := h.Store.Begin(ctx(), req)
+					wantLost(t, err)
+				}
 			case !lost[keyRun]:
 				wantCode(t, err, canonical.CodeRunForbidden)
 			}

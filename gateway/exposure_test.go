@@ -115,39 +115,70 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 	g := openTestGateway(t, nil)
 	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{BodyTimeout: 300 * time.Millisecond}))
 	defer srv.Close()
+	const bodyLen = 400 // at 50ms a byte, 20s if nothing cuts it
+	got, elapsed := trickle(t, srv, fmt.Sprintf("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", bodyLen),
+		" ", bodyLen)
+	if elapsed > 3*time.Second {
+		t.Fatalf("cut off after %v", elapsed)
+	}
+	if got != "" && !strings.Contains(got, " 408 ") {
+		t.Fatalf("answered %q, want 408 or a closed connection", got)
+	}
+}
+
+// trickle sends head to srv, then more, one at a time every 50ms, at most
+// n times, and returns what the server answered (until it closed the
+// connection; "" when a write failed first) and when. It fails the test
+// when all n are sent without an answer.
+func trickle(t *testing.T, srv *httptest.Server, head, more string, n int) (string, time.Duration) {
+	t.Helper()
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	const bodyLen = 400 // at 50ms a byte, 20s if nothing cuts it
-	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n", bodyLen)
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
 	answered := make(chan string, 1)
 	go func() {
 		b, _ := io.ReadAll(conn)
 		answered <- string(b)
 	}()
 	start := time.Now()
-	for i := 0; i < bodyLen; i++ {
+	for i := 0; i < n; i++ {
 		select {
 		case got := <-answered:
-			elapsed := time.Since(start)
-			if elapsed > 3*time.Second {
-				t.Fatalf("cut off after %v", elapsed)
-			}
-			if got != "" && !strings.Contains(got, " 408 ") {
-				t.Fatalf("answered %q, want 408 or a closed connection", got)
-			}
-			t.Logf("cut off after %v, %d bytes sent: %q", elapsed, i, strings.SplitN(got, "\r\n", 2)[0])
-			return
+			t.Logf("answered after %v, %d sent: %q", time.Since(start), i, strings.SplitN(got, "\r\n", 2)[0])
+			return got, time.Since(start)
 		case <-time.After(50 * time.Millisecond):
 		}
-		if _, err := conn.Write([]byte{' '}); err != nil {
+		if _, err := io.WriteString(conn, more); err != nil {
 			t.Logf("writes fail after %v: %v", time.Since(start), err)
-			return
+			return "", time.Since(start)
 		}
 	}
-	t.Fatalf("the whole body was trickled in %v without being cut off", time.Since(start))
+	t.Fatalf("no answer in %v to a request whose body trickles", time.Since(start))
+	return "", 0
+}
+
+// postRPC posts body to url as an MCP client does, with token as its
+// bearer token unless it is empty, and returns the answer and its body.
+func postRPC(t *testing.T, url, token, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
 }
 
 // A body over the cap is refused with 413 and a JSON-RPC error.
@@ -156,21 +187,13 @@ func TestLargeBodyIsRefused(t *testing.T) {
 	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{MaxBodyBytes: 1 << 10}))
 	defer srv.Close()
 	body := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2<<10) + `"}}`
-	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp, b := postRPC(t, srv.URL, "", body)
 	var msg struct {
 		ID    any `json:"id"`
 		Error struct {
 			Code int64 `json:"code"`
 		} `json:"error"`
 	}
-	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || json.Unmarshal(b, &msg) != nil || msg.Error.Code != -32600 || msg.ID != nil {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
@@ -311,5 +334,94 @@ func TestReadmeGatewayIsAuthenticated(t *testing.T) {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools/list has %v, not %s", names, want)
 		}
+	}
+}
+
+// withToken configures one bearer token, "secret-token", for alice.
+func withToken(cfg configDoc) {
+	sum := sha256.Sum256([]byte("secret-token"))
+	cfg["http"] = map[string]any{"bearer_tokens": []any{map[string]any{"sha256": hex.EncodeToString(sum[:]), "subject": "alice"}}}
+}
+
+// A request refused before it is authenticated, or sent to a path the
+// server does not serve, is answered once the body timeout passes, however
+// slowly its body comes: before, the server read what was left of the body
+// with no deadline before it answered, and a byte now and then held the
+// connection for ever.
+func TestUnauthenticatedSlowBodyIsAnswered(t *testing.T) {
+	g := openTestGateway(t, withToken)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g.Handler(gateway.HTTPOptions{BodyTimeout: 300 * time.Millisecond}))
+	srv := httptest.NewServer(gateway.BoundBodies(mux, 300*time.Millisecond, gateway.DefaultMaxBodyBytes))
+	defer srv.Close()
+	for _, path := range []string{"/mcp", "/elsewhere"} {
+		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
+			// 200 chunks at 50ms: 10s if nothing answers.
+			_, elapsed := trickle(t, srv, "POST "+path+" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n",
+				"1\r\n \r\n", 200)
+			if elapsed > 5*time.Second {
+				t.Fatalf("answered after %v", elapsed)
+			}
+		})
+	}
+}
+
+// Every HTTP failure is a JSON-RPC error with a fixed message, never a
+// decoder's or the SDK's plain text; a 401 names the scheme it wants; a
+// batch is refused as over stdio.
+func TestHTTPFailuresAreJSONRPCErrors(t *testing.T) {
+	g := openTestGateway(t, withToken)
+	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{}))
+	defer srv.Close()
+	for _, c := range []struct {
+		name, token, body string
+		status            int
+		code              int64
+		id                any
+	}{
+		{"no token", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 401, -32600, nil},
+		{"wrong token", "nope", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, 401, -32600, nil},
+		{"not JSON", "secret-token", `{`, 400, -32700, nil},
+		{"too deep", "secret-token", strings.Repeat("[", 2000) + strings.Repeat("]", 2000), 400, -32700, nil},
+		{"batch", "secret-token", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, 400, -32600, nil},
+		{"no jsonrpc", "secret-token", `{"id":7,"method":"ping"}`, 400, -32600, float64(7)},
+		{"unknown method", "secret-token", `{"jsonrpc":"2.0","id":3,"method":"nope"}`, 400, -32600, nil},
+	} {
+		resp, b := postRPC(t, srv.URL, c.token, c.body)
+		var msg struct {
+			ID    any `json:"id"`
+			Error struct {
+				Code    int64  `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if resp.StatusCode != c.status || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+			json.Unmarshal(b, &msg) != nil || msg.Error.Code != c.code || msg.ID != c.id {
+			t.Errorf("%s: %d %s %s, want %d and a JSON-RPC error %d of id %v", c.name, resp.StatusCode, resp.Header.Get("Content-Type"), b, c.status, c.code, c.id)
+			continue
+		}
+		for _, leak := range []string{"json:", "unmarshal", "jsonrpc message", "not handled", "token"} {
+			if c.status != 401 && strings.Contains(msg.Error.Message, leak) {
+				t.Errorf("%s: the message %q carries %q", c.name, msg.Error.Message, leak)
+			}
+		}
+		if c.status == 401 && resp.Header.Get("WWW-Authenticate") != "Bearer" {
+			t.Errorf("%s: WWW-Authenticate %q, want Bearer", c.name, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+}
+
+// tools/list answers with the principal's own tools: it is marked private,
+// so that no shared cache serves it to another principal.
+func TestToolListIsPrivate(t *testing.T) {
+	g := openTestGateway(t, nil)
+	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{}))
+	defer srv.Close()
+	resp, b := postRPC(t, srv.URL, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"tools"`) {
+		t.Fatalf("tools/list: %d %s", resp.StatusCode, b)
+	}
+	if strings.Contains(string(b), `"cacheScope":"public"`) || !strings.Contains(string(b), `"cacheScope":"private"`) {
+		t.Errorf("tools/list is not marked private: %s", b)
 	}
 }

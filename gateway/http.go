@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -91,7 +92,95 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 	if toks := g.cfg.HTTP.BearerTokens; len(toks) > 0 {
 		h = auth.RequireBearerToken(tokenVerifier(toks), nil)(h)
 	}
-	return h
+	return BoundBodies(jsonErrors{h}, opts.BodyTimeout, opts.MaxBodyBytes)
+}
+
+// BoundBodies bounds the body of every request h serves, before anything
+// reads it: at most maxBytes bytes, received within timeout. A handler
+// that answers without reading a body (a request refused before it is
+// authenticated, a path nobody serves) would otherwise leave the server
+// reading what is left of it before it answers, with no deadline: a
+// client sending a byte now and then would hold its connection for ever.
+// The deadline ends when h clears it (Handler does once it has read the
+// body); an event stream, whose request has no body, gets none. Handler
+// applies it; a server that routes other paths beside Handler wraps its
+// whole router too.
+func BoundBodies(h http.Handler, timeout time.Duration, maxBytes int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
+			r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// jsonErrors answers, in place of a plain-text error of the SDK or of the
+// bearer-token check (whose texts may carry a decoder's message), a
+// JSON-RPC error of id null with the same status and a fixed message; a
+// 401 also says which scheme it wants (WWW-Authenticate: Bearer, RFC 6750).
+type jsonErrors struct{ next http.Handler }
+
+func (j jsonErrors) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	j.next.ServeHTTP(&errorWriter{ResponseWriter: w}, r)
+}
+
+// errorWriter is jsonErrors' ResponseWriter.
+type errorWriter struct {
+	http.ResponseWriter
+	replaced bool // the error body was written: the handler's is dropped
+}
+
+func (e *errorWriter) WriteHeader(status int) {
+	h := e.Header()
+	if status < 400 || e.replaced || !strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
+		e.ResponseWriter.WriteHeader(status)
+		return
+	}
+	e.replaced = true
+	h.Del("Content-Length")
+	if status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
+		h.Set("WWW-Authenticate", "Bearer")
+	}
+	code := int64(jsonrpc.CodeInvalidRequest)
+	if status >= 500 {
+		code = jsonrpc.CodeInternalError
+	}
+	httpRPCError(e.ResponseWriter, status, code, httpErrorMessage(status))
+}
+
+func (e *errorWriter) Write(p []byte) (int, error) {
+	if e.replaced {
+		return len(p), nil
+	}
+	return e.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection (deadlines,
+// flushes of event streams).
+func (e *errorWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
+
+// httpErrorMessage is the fixed message of an HTTP error status.
+func httpErrorMessage(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "Bad request: not a request this MCP endpoint accepts (its Accept and Content-Type headers, Mcp-Session-Id, protocol version or message)"
+	case http.StatusUnauthorized:
+		return "Unauthorized: a valid bearer token is required"
+	case http.StatusForbidden:
+		return "Forbidden: the session belongs to another principal, or the Host header is not allowed"
+	case http.StatusNotFound:
+		return "Not found: no such session (it expired or was closed); initialize a new one"
+	case http.StatusMethodNotAllowed:
+		return "Method not allowed"
+	case http.StatusConflict:
+		return "Conflict: the session's event stream is open already"
+	case http.StatusRequestEntityTooLarge:
+		return "Request entity too large"
+	case http.StatusUnsupportedMediaType:
+		return "Unsupported media type: Content-Type must be application/json"
+	}
+	return http.StatusText(status)
 }
 
 // bounded reads each request's body within its bounds before the SDK sees
@@ -120,6 +209,16 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_ = rc.SetReadDeadline(time.Time{})
+		// Screened as stdio screens a line: no batch (MCP 2025-06-18
+		// removed them, and a call in one could not be cancelled), nothing
+		// but one strict JSON-RPC message, answered with a JSON-RPC error
+		// rather than a decoder's text.
+		if r.Method == http.MethodPost {
+			if ok, id, code, msg := classify(body); !ok {
+				httpRPCErrorID(w, http.StatusBadRequest, id, code, msg)
+				return
+			}
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if !b.opts.Sessions && r.Method == http.MethodPost && b.h != nil {
 			r = b.stateless(r, body)
@@ -191,7 +290,18 @@ func (b *bounded) sessions() int {
 
 // httpRPCError answers a request with a JSON-RPC error of id null.
 func httpRPCError(w http.ResponseWriter, status int, code int64, msg string) {
-	body := []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":`)
+	httpRPCErrorID(w, status, nil, code, msg)
+}
+
+// httpRPCErrorID answers a request with a JSON-RPC error of the given id
+// (null when it has none).
+func httpRPCErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	body := []byte(`{"jsonrpc":"2.0","id":`)
+	body = append(body, id...)
+	body = append(body, `,"error":{"code":`...)
 	body = strconv.AppendInt(body, code, 10)
 	body = append(body, `,"message":`...)
 	body = strictjson.AppendQuoted(body, msg)

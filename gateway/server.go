@@ -35,7 +35,10 @@ func newServer(b *boundary.Boundary, opts Options) (*mcp.Server, *handler, error
 		impl = &mcp.Implementation{Name: "toolcanon", Version: "1"}
 	}
 	// Logging: an upstream's log messages are relayed (relay.sendLog).
-	s := mcp.NewServer(impl, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}}})
+	s := mcp.NewServer(impl, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
+		// tools/list is the principal's own: no intermediary may serve one
+		// principal's list to another.
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" }})
 	for _, name := range b.Tools() {
 		def, _ := b.Definition(name)
 		if err := addTool(s, listing(name, def, nil), h.call); err != nil {

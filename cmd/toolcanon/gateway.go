@@ -161,7 +161,9 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 		mux.Handle("/mcp", g.Handler(gateway.HTTPOptions{Sessions: *sessions, MaxSessions: *maxSessions, SessionTimeout: *sessionTimeout}))
 		// No server-wide ReadTimeout or WriteTimeout: they would cut event
 		// streams; the handler sets deadlines per request instead.
-		srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+		// The paths beside /mcp (answered 404) have their bodies bounded too.
+		srv = &http.Server{Handler: gateway.BoundBodies(mux, gateway.DefaultBodyTimeout, gateway.DefaultMaxBodyBytes),
+			ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 		mode := "stateless"
 		if *sessions {
 			mode = "with sessions"

@@ -18,7 +18,7 @@ const (
 // not served a call of it for ten minutes). Over either, a call is refused
 // at once with RATE_LIMITED as a tool result: nothing is recorded or run,
 // and nothing waits. Zero fields take the defaults; a negative field is no
-// cap. The progress tools are not counted.
+// cap. The progress tools are counted as any tool.
 type Caps struct {
 	MaxCallsInFlight    int
 	MaxNewRunsPerMinute int

@@ -39,6 +39,24 @@ func TestNewRunsPerMinuteAreCapped(t *testing.T) {
 	}
 }
 
+// The progress tools count against the caps as any tool does: a facts
+// projection reads a run's whole index, so that they must not be a way
+// around them.
+func TestProgressToolsAreCapped(t *testing.T) {
+	w := newWorld(t, gateway.Options{Progress: &gateway.ProgressTools{}, Caps: gateway.Caps{MaxNewRunsPerMinute: 2}})
+	for i := 0; i < 2; i++ {
+		if o := mustCall(w.ctx, t, w.cs, "progress_facts", "facts-"+strconv.Itoa(i), "run-"+strconv.Itoa(i), map[string]any{}); o.code != "" {
+			t.Fatalf("facts of run %d: %s", i, o.text)
+		}
+	}
+	if o := mustCall(w.ctx, t, w.cs, "progress_facts", "facts-9", "run-9", map[string]any{}); o.code != "RATE_LIMITED" {
+		t.Fatalf("facts of a third new run: %s", o.text)
+	}
+	if o := mustCall(w.ctx, t, w.cs, "search", "call-9", "run-8", map[string]any{"query": "x"}); o.code != "RATE_LIMITED" {
+		t.Fatalf("a call of a fourth new run: %s", o.text)
+	}
+}
+
 // A principal with as many calls in flight as its cap is refused at once
 // with RATE_LIMITED; when one ends, the next call goes through.
 func TestCallsInFlightAreCapped(t *testing.T) {

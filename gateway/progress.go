@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -117,8 +118,15 @@ func (h *handler) progress(ctx context.Context, c *Call, args json.RawMessage) (
 	if c.RunID != "" && c.RunID != run.ID {
 		return toolResult(boundary.Refuse(c.ToolCallID, canonical.CodeRunMismatch, canonical.Errorf(canonical.CodeRunMismatch, "the call names another run"))), nil
 	}
-	// Like every tool: the policy first, then only the run's own principal
-	// reads or reports on it (RUN_FORBIDDEN before any record is read).
+	// Like every tool: counted in the principal's caps (a facts projection
+	// reads a run's whole index), the policy first, then only the run's own
+	// principal reads or reports on it (RUN_FORBIDDEN before any record is
+	// read).
+	release, err := h.caps.acquire(run.Principal.Subject, run.ID, time.Now())
+	if err != nil {
+		return toolResult(boundary.Refuse(c.ToolCallID, canonical.CodeRateLimited, err)), nil
+	}
+	defer release()
 	if err := h.b.Authorize(ctx, run, c.Tool); err != nil {
 		h.log.WarnContext(ctx, "progress tool refused", "tool", c.Tool, "code", string(canonical.CodeOf(err)), "cause", causeText(err))
 		return toolResult(boundary.Refuse(c.ToolCallID, canonical.CodeOf(err), err)), nil

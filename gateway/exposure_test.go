@@ -425,3 +425,55 @@ func TestToolListIsPrivate(t *testing.T) {
 		t.Errorf("tools/list is not marked private: %s", b)
 	}
 }
+
+// With sessions, no principal holds more than its share: past it, its new
+// sessions are refused while another principal's open; once one of its
+// sessions closes, it may open another.
+func TestSessionsArePerPrincipal(t *testing.T) {
+	token := func(secret, subject string) map[string]any {
+		sum := sha256.Sum256([]byte(secret))
+		return map[string]any{"sha256": hex.EncodeToString(sum[:]), "subject": subject}
+	}
+	g := openTestGateway(t, func(cfg configDoc) {
+		cfg["http"] = map[string]any{"bearer_tokens": []any{token("alice-token", "alice"), token("bob-token", "bob")}}
+	})
+	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{Sessions: true, MaxSessions: 5, MaxSessionsPerPrincipal: 2}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dial := func(secret string) (*mcp.ClientSession, error) {
+		hc := &http.Client{Transport: bearerTransport{token: secret}}
+		return mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: -1}, nil)
+	}
+	var open []*mcp.ClientSession
+	defer func() {
+		for _, cs := range open {
+			_ = cs.Close()
+		}
+	}()
+	for i := 0; i < 2; i++ {
+		cs, err := dial("bob-token")
+		if err != nil {
+			t.Fatalf("bob's session %d: %v", i, err)
+		}
+		open = append(open, cs)
+	}
+	if cs, err := dial("bob-token"); err == nil {
+		cs.Close()
+		t.Fatal("bob opened a third session past his cap of 2")
+	}
+	cs, err := dial("alice-token")
+	if err != nil {
+		t.Fatalf("alice's session while bob holds his cap: %v", err)
+	}
+	open = append(open, cs)
+	_ = open[0].Close()
+	waitFor(t, func() bool {
+		cs, err := dial("bob-token")
+		if err == nil {
+			open[0] = cs
+		}
+		return err == nil
+	}, "bob's session to open after one of his closed")
+}

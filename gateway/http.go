@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,9 @@ const (
 	DefaultBodyTimeout    = 30 * time.Second
 	DefaultSessionTimeout = 10 * time.Minute
 	DefaultMaxSessions    = 1024
+	// DefaultMaxSessionsPerPrincipal is a quarter of DefaultMaxSessions:
+	// no principal holds every session.
+	DefaultMaxSessionsPerPrincipal = 256
 )
 
 // HTTPOptions configure Gateway.Handler. Zero fields take the defaults.
@@ -53,6 +57,11 @@ type HTTPOptions struct {
 	// MaxSessions bounds the sessions open at once (sessions mode); a new
 	// one over it is refused with 503 and a JSON-RPC error.
 	MaxSessions int
+	// MaxSessionsPerPrincipal bounds the sessions one principal (the
+	// verified bearer token's subject; every request without a token is
+	// one) has open at once, so that none can take all MaxSessions; a new
+	// one over it is refused with 503 and a JSON-RPC error.
+	MaxSessionsPerPrincipal int
 }
 
 // Handler serves the gateway over streamable HTTP, with the bearer tokens
@@ -84,11 +93,15 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
 	}
+	if opts.MaxSessionsPerPrincipal <= 0 {
+		opts.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{Stateless: !opts.Sessions, SessionTimeout: opts.SessionTimeout,
 			// 2026-07-28 and later: a client that closes the POST cancels it.
 			PropagateRequestCancellation: true})
-	var h http.Handler = &bounded{next: sdk, opts: opts, server: g.server, h: g.h}
+	var h http.Handler = &bounded{next: sdk, opts: opts, server: g.server, h: g.h,
+		owners: map[string]string{}, openingBy: map[string]int{}}
 	if toks := g.cfg.HTTP.BearerTokens; len(toks) > 0 {
 		h = auth.RequireBearerToken(tokenVerifier(toks), nil)(h)
 	}
@@ -191,6 +204,10 @@ type bounded struct {
 	server  *mcp.Server
 	h       *handler
 	opening atomic.Int64 // new sessions being opened
+
+	mu        sync.Mutex
+	owners    map[string]string // session id -> principal, of the sessions opened here
+	openingBy map[string]int    // principal -> its new sessions being opened
 }
 
 func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -236,8 +253,59 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				"toolcanon: too many open sessions; try again later")
 			return
 		}
+		who := ""
+		if tok := auth.TokenInfoFromContext(r.Context()); tok != nil {
+			who = tok.UserID
+		}
+		if !b.openFor(who) {
+			httpRPCError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError,
+				"toolcanon: this principal has too many open sessions; close one or try again later")
+			return
+		}
+		// The id is read once the SDK has answered: it is in the answer's
+		// headers.
+		defer func() { b.openedFor(who, w.Header().Get("Mcp-Session-Id")) }()
 	}
 	b.next.ServeHTTP(w, r)
+}
+
+// openFor counts a new session of principal who as being opened, unless
+// who has MaxSessionsPerPrincipal sessions open or being opened already.
+// Sessions that are gone (closed, timed out) are forgotten here.
+func (b *bounded) openFor(who string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	live := map[string]bool{}
+	for ss := range b.server.Sessions() {
+		live[ss.ID()] = true
+	}
+	n := b.openingBy[who]
+	for id, owner := range b.owners {
+		switch {
+		case !live[id]:
+			delete(b.owners, id)
+		case owner == who:
+			n++
+		}
+	}
+	if n >= b.opts.MaxSessionsPerPrincipal {
+		return false
+	}
+	b.openingBy[who]++
+	return true
+}
+
+// openedFor ends an opening of openFor: the session id the answer gave
+// (none when it opened none) is who's from now on.
+func (b *bounded) openedFor(who, id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if id != "" {
+		b.owners[id] = who
+	}
+	if b.openingBy[who]--; b.openingBy[who] <= 0 {
+		delete(b.openingBy, who)
+	}
 }
 
 // stateless reads what a stateless POST holds that no session keeps: the

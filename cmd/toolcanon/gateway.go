@@ -71,6 +71,7 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 	reapEvery := fs.Duration("reap-interval", reaper.DefaultInterval, "time between passes of the reaper over the store's runs (0: no reaper)")
 	insecure := fs.Bool("insecure-no-auth", false, "with --listen: serve a non-loopback address without bearer tokens, to anyone who reaches it")
 	maxSessions := fs.Int("max-sessions", gateway.DefaultMaxSessions, "with --sessions: the most sessions open at once")
+	maxSessionsEach := fs.Int("max-sessions-per-principal", gateway.DefaultMaxSessionsPerPrincipal, "with --sessions: the most sessions one principal has open at once")
 	sessionTimeout := fs.Duration("session-timeout", gateway.DefaultSessionTimeout, "with --sessions: close a session idle this long")
 	maxInFlight := fs.Int("max-calls-in-flight", gateway.DefaultMaxCallsInFlight, "the most calls one principal has in flight (-1: no cap)")
 	maxNewRuns := fs.Int("max-new-runs-per-minute", gateway.DefaultMaxNewRunsPerMinute, "the most new runs one principal starts per minute (-1: no cap)")
@@ -158,7 +159,8 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		mux := http.NewServeMux()
-		mux.Handle("/mcp", g.Handler(gateway.HTTPOptions{Sessions: *sessions, MaxSessions: *maxSessions, SessionTimeout: *sessionTimeout}))
+		mux.Handle("/mcp", g.Handler(gateway.HTTPOptions{Sessions: *sessions, MaxSessions: *maxSessions,
+			MaxSessionsPerPrincipal: *maxSessionsEach, SessionTimeout: *sessionTimeout}))
 		// No server-wide ReadTimeout or WriteTimeout: they would cut event
 		// streams; the handler sets deadlines per request instead.
 		// The paths beside /mcp (answered 404) have their bodies bounded too.

@@ -4,7 +4,9 @@
 -- completion is checked against the run's limits. When the run's state is gone
 -- (evicted, deleted), or is another generation than the record's (it was lost
 -- and a later begin made a new one), the outcome is still recorded, and the
--- run is marked lost and closed, with a TTL no longer than the record's. The
+-- run is marked lost and closed, with a TTL no longer than the record's; a
+-- state of another generation loses its owner and limits, as a lost one has
+-- none. The
 -- index is set to expire with the record (PEXPIRETIME, PEXPIREAT: one
 -- absolute time, no second clock read), unless it expires later already.
 --
@@ -75,6 +77,14 @@ if not run[2] or (run[5] and string.sub(m, H_GEN, H_GEN_END) ~= run[5]) then
   -- (the record is the canonical one), and mark the run lost and closed, so
   -- that its budgets never silently start again from zero.
   redis.call('HSET', KEYS[2], 'state', 'closed', 'lost', 1)
+  if run[5] then
+    -- Another generation's state: its owner restarted a run it could not
+    -- know was lost, and is not this record's. The state becomes what a
+    -- lost one is, with no owner and no limits, so that nobody reads the
+    -- run from now on, nor claims it.
+    redis.call('HDEL', KEYS[2], 'principal', 'gen', 'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes',
+      'lim_record_bytes', 'lim_result_bytes')
+  end
   redis.call('HSETNX', KEYS[2], 'created_ms', now)
   if redis.call('PEXPIRETIME', KEYS[2]) < expires then
     redis.call('PEXPIREAT', KEYS[2], expires)

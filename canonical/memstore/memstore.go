@@ -433,6 +433,13 @@ func (s *Store) complete(c canonical.Completion, digest string, raw, result []by
 		} else if r.expires < cur.expires {
 			r.expires = cur.expires
 		}
+		if r.hasLimits {
+			// Another generation's state: its owner restarted a run it
+			// could not know was lost, and is not this record's. The state
+			// becomes what a lost one is, with no owner and no limits, so
+			// that nobody reads the run from now on, nor claims it.
+			r.principal, r.hasLimits, r.limits, r.gen = "", false, canonical.Limits{}, 0
+		}
 		r.closed, r.lost = true, true
 	} else if resultLen > r.limits.MaxResultBytes || int64(len(cur.rec.Request))+rawLen+resultLen > r.limits.MaxRecordBytes ||
 		r.bytes+rawLen+resultLen > r.limits.MaxRunBytes {

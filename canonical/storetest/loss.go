@@ -231,6 +231,42 @@ func testLoss(t *testing.T, f Factory) {
 			wantCode(t, err, canonical.CodeRunInactive) // closed, and lost
 		}
 	})
+
+	// Every key but the records gone, with a call in flight: another
+	// principal's Begin restarts the run, unknowing, and owns it. Once the
+	// orphan's Complete finds the restart, the run is lost with no owner:
+	// its new owner no more reads it (the orphan's outcome included) than
+	// its old one, and nobody claims it back.
+	t.Run("RestartedRunIsOwnedByNobodyOnceDetected", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		const alice, bob = "alice", "bob"
+		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
+		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
+		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c2"), alice)) // in flight
+		for _, k := range []string{keyRun, keyLeases, keyDone, keyLive} {
+			h.Evict(t, run, k)
+		}
+		mustBegin(t, h.Store, asPrincipal(beginReq(run, "b1"), bob))
+		if err := h.Store.CheckPrincipal(ctx(), run, bob); err != nil {
+			t.Fatalf("the restarted run before the orphan completes: %v; want bob its owner (the documented gap)", err)
+		}
+		mustComplete(t, h.Store, ready(run, "c2", canonical.NoEvidence))
+		if _, err := h.progress(t).ObserveProgress(ctx(), run, bob, true, 3); err != nil {
+			t.Fatalf("a progress report on the lost run: %v", err)
+		}
+		if err := h.Store.CloseRun(ctx(), run, bob); err != nil {
+			t.Fatalf("closing the lost run: %v", err)
+		}
+		for _, p := range []string{alice, bob} {
+			wantCode(t, h.Store.CheckPrincipal(ctx(), run, p), canonical.CodeRunForbidden)
+			_, err := h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c3-"+p), p))
+			wantLost(t, err)
+		}
+		if u, err := h.Store.Usage(ctx(), run); err != nil || !u.Lost || !u.Closed {
+			t.Fatalf("usage = %+v, %v; want it lost and closed", u, err)
+		}
+	})
 }
 
 // wantLost fails unless err is the RUN_INACTIVE of a lost run.

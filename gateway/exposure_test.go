@@ -386,6 +386,7 @@ func TestHTTPFailuresAreJSONRPCErrors(t *testing.T) {
 		{"batch", "secret-token", `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, 400, -32600, nil},
 		{"no jsonrpc", "secret-token", `{"id":7,"method":"ping"}`, 400, -32600, float64(7)},
 		{"unknown method", "secret-token", `{"jsonrpc":"2.0","id":3,"method":"nope"}`, 400, -32600, nil},
+		{"params not an object", "secret-token", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":5}`, 400, -32602, float64(4)},
 	} {
 		resp, b := postRPC(t, srv.URL, c.token, c.body)
 		var msg struct {

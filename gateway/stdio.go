@@ -28,7 +28,8 @@ const DefaultMaxLineBytes = 4 << 20
 // MCP 2025-06-18 removed), a value that is not an object, a message without
 // "jsonrpc": "2.0" or one the SDK cannot decode, and a line longer than
 // MaxLineBytes, with an invalid request (-32600, the message's id when it
-// has a usable one, else null). Blank lines are skipped. Only a failure to
+// has a usable one, else null); params that are not an object, with
+// invalid params (-32602). Blank lines are skipped. Only a failure to
 // read or write the streams ends the session with an error.
 type StdioTransport struct {
 	Reader       io.Reader // nil: os.Stdin
@@ -162,6 +163,15 @@ func classify(line []byte) (forward bool, id json.RawMessage, code int64, msg st
 	}
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
 		return false, head.ID, jsonrpc.CodeInvalidRequest, "Invalid request: not a JSON-RPC request, notification or response"
+	}
+	// MCP's params are an object: any other value would be answered with
+	// the decoder's own words.
+	var shape struct {
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(line, &shape)
+	if p := shape.Params; len(p) > 0 && p[0] != '{' && string(p) != "null" {
+		return false, head.ID, jsonrpc.CodeInvalidParams, "Invalid params: params is a JSON object"
 	}
 	return true, nil, 0, ""
 }

@@ -90,6 +90,7 @@ func TestStdioSurvivesMalformedLines(t *testing.T) {
 		{`this is not json`, "null", -32700},
 		{`{"id":7,"method":"tools/list"}`, "7", -32600},
 		{`[{"jsonrpc":"2.0","id":8,"method":"ping"}]`, "null", -32600},
+		{`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":5}`, "10", -32602},
 	}
 	for _, b := range bad {
 		send(b.line)

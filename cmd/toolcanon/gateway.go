@@ -71,6 +71,7 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 	reapEvery := fs.Duration("reap-interval", reaper.DefaultInterval, "time between passes of the reaper over the store's runs (0: no reaper)")
 	insecure := fs.Bool("insecure-no-auth", false, "with --listen: serve a non-loopback address without bearer tokens, to anyone who reaches it")
 	maxSessions := fs.Int("max-sessions", gateway.DefaultMaxSessions, "with --sessions: the most sessions open at once")
+	maxConns := fs.Int("max-connections", defaultMaxConnections, "with --listen: the most HTTP connections open at once; past it new ones wait (0: no cap)")
 	maxSessionsEach := fs.Int("max-sessions-per-principal", gateway.DefaultMaxSessionsPerPrincipal, "with --sessions: the most sessions one principal has open at once")
 	sessionTimeout := fs.Duration("session-timeout", gateway.DefaultSessionTimeout, "with --sessions: close a session idle this long")
 	maxInFlight := fs.Int("max-calls-in-flight", gateway.DefaultMaxCallsInFlight, "the most calls one principal has in flight (-1: no cap)")
@@ -158,6 +159,7 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, openListenerRefused, ln.Addr(), *config)
 			return exitUsage
 		}
+		ln = newLimitListener(ln, *maxConns)
 		mux := http.NewServeMux()
 		mux.Handle("/mcp", g.Handler(gateway.HTTPOptions{Sessions: *sessions, MaxSessions: *maxSessions,
 			MaxSessionsPerPrincipal: *maxSessionsEach, SessionTimeout: *sessionTimeout}))

@@ -22,7 +22,7 @@ var leastPrivilege = []string{
 	"+hello", "+auth", "+ping",
 	"+evalsha", "+eval",
 	"+hmget", "+hgetall", "+pttl", "+lrange", "+llen", "+zrange", "+zcard",
-	"+time", "+hset", "+hsetnx", "+hget", "+hincrby", "+pexpire", "+rpush", "+exists", "+zadd", "+zrem",
+	"+time", "+hset", "+hsetnx", "+hget", "+hincrby", "+hdel", "+pexpire", "+rpush", "+exists", "+zadd", "+zrem",
 	"+pexpiretime", "+pexpireat", "+set",
 	"+wait", // only with Options.Durability
 	"+scan", // only for Reap, which finds the runs with calls in flight

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -196,25 +195,27 @@ func httpErrorMessage(status int) string {
 	return http.StatusText(status)
 }
 
-// bounded reads each request's body within its bounds before the SDK sees
-// it, and keeps the sessions under their cap.
+// bounded reads each request's body (within the bounds BoundBodies set)
+// before the SDK sees it, screens it, and keeps the sessions under their
+// caps.
 type bounded struct {
-	next    http.Handler
-	opts    HTTPOptions
-	server  *mcp.Server
-	h       *handler
-	opening atomic.Int64 // new sessions being opened
+	next   http.Handler
+	opts   HTTPOptions
+	server *mcp.Server
+	h      *handler
 
 	mu        sync.Mutex
-	owners    map[string]string // session id -> principal, of the sessions opened here
+	opening   int               // new sessions being opened
 	openingBy map[string]int    // principal -> its new sessions being opened
+	owners    map[string]string // session id -> principal, of the sessions opened here
 }
 
 func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	if r.Body != nil && r.Body != http.NoBody {
-		_ = rc.SetReadDeadline(time.Now().Add(b.opts.BodyTimeout))
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, b.opts.MaxBodyBytes))
+		// BoundBodies, outside the token check, has set the body's deadline
+		// and cap.
+		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			if errors.As(err, new(*http.MaxBytesError)) {
 				httpRPCError(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest,
@@ -245,21 +246,12 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = rc.SetWriteDeadline(time.Now().Add(b.opts.WriteTimeout))
 	}
 	if b.opts.Sessions && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-		// Counted before the SDK opens the session and until it is among
-		// the server's, so that concurrent openings never pass the cap.
-		defer b.opening.Add(-1)
-		if b.opening.Add(1)+int64(b.sessions()) > int64(b.opts.MaxSessions) {
-			httpRPCError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError,
-				"toolcanon: too many open sessions; try again later")
-			return
-		}
 		who := ""
 		if tok := auth.TokenInfoFromContext(r.Context()); tok != nil {
 			who = tok.UserID
 		}
-		if !b.openFor(who) {
-			httpRPCError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError,
-				"toolcanon: this principal has too many open sessions; close one or try again later")
+		if refused := b.openFor(who); refused != "" {
+			httpRPCError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, refused)
 			return
 		}
 		// The id is read once the SDK has answered: it is in the answer's
@@ -269,15 +261,21 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.next.ServeHTTP(w, r)
 }
 
-// openFor counts a new session of principal who as being opened, unless
-// who has MaxSessionsPerPrincipal sessions open or being opened already.
-// Sessions that are gone (closed, timed out) are forgotten here.
-func (b *bounded) openFor(who string) bool {
+// openFor counts a new session of principal who as being opened, or says
+// why it may not open: the server has MaxSessions sessions open or being
+// opened, or who MaxSessionsPerPrincipal. An opening counts from before
+// the SDK opens the session until it is among the server's and who's, so
+// that concurrent openings never pass a cap. Sessions that are gone
+// (closed, timed out) are forgotten here.
+func (b *bounded) openFor(who string) (refused string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	live := map[string]bool{}
 	for ss := range b.server.Sessions() {
 		live[ss.ID()] = true
+	}
+	if len(live)+b.opening >= b.opts.MaxSessions {
+		return "toolcanon: too many open sessions; try again later"
 	}
 	n := b.openingBy[who]
 	for id, owner := range b.owners {
@@ -289,10 +287,11 @@ func (b *bounded) openFor(who string) bool {
 		}
 	}
 	if n >= b.opts.MaxSessionsPerPrincipal {
-		return false
+		return "toolcanon: this principal has too many open sessions; close one or try again later"
 	}
+	b.opening++
 	b.openingBy[who]++
-	return true
+	return ""
 }
 
 // openedFor ends an opening of openFor: the session id the answer gave
@@ -303,6 +302,7 @@ func (b *bounded) openedFor(who, id string) {
 	if id != "" {
 		b.owners[id] = who
 	}
+	b.opening--
 	if b.openingBy[who]--; b.openingBy[who] <= 0 {
 		delete(b.openingBy, who)
 	}
@@ -347,14 +347,6 @@ type statelessKey struct{}
 
 // notificationCancelled is the method of MCP's cancel notification.
 const notificationCancelled = "notifications/cancelled"
-
-func (b *bounded) sessions() int {
-	n := 0
-	for range b.server.Sessions() {
-		n++
-	}
-	return n
-}
 
 // httpRPCError answers a request with a JSON-RPC error of id null.
 func httpRPCError(w http.ResponseWriter, status int, code int64, msg string) {

@@ -148,17 +148,18 @@ func classify(line []byte) (forward bool, id json.RawMessage, code int64, msg st
 	default:
 		return false, nil, jsonrpc.CodeInvalidRequest, "Invalid request: a message is a JSON object"
 	}
+	// One decoding of what the screen reads; a "jsonrpc" that is no string
+	// fails it, and the other members are still read.
 	var head struct {
-		ID json.RawMessage `json:"id"`
+		ID      json.RawMessage `json:"id"`
+		JSONRPC *string         `json:"jsonrpc"`
+		Params  json.RawMessage `json:"params"`
 	}
-	_ = json.Unmarshal(line, &head)
+	err := json.Unmarshal(line, &head)
 	if !usableID(head.ID) {
 		head.ID = nil
 	}
-	var tag struct {
-		JSONRPC *string `json:"jsonrpc"`
-	}
-	if err := json.Unmarshal(line, &tag); err != nil || tag.JSONRPC == nil || *tag.JSONRPC != "2.0" {
+	if err != nil || head.JSONRPC == nil || *head.JSONRPC != "2.0" {
 		return false, head.ID, jsonrpc.CodeInvalidRequest, `Invalid request: a message carries "jsonrpc": "2.0"`
 	}
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
@@ -166,11 +167,7 @@ func classify(line []byte) (forward bool, id json.RawMessage, code int64, msg st
 	}
 	// MCP's params are an object: any other value would be answered with
 	// the decoder's own words.
-	var shape struct {
-		Params json.RawMessage `json:"params"`
-	}
-	_ = json.Unmarshal(line, &shape)
-	if p := shape.Params; len(p) > 0 && p[0] != '{' && string(p) != "null" {
+	if p := head.Params; len(p) > 0 && p[0] != '{' && string(p) != "null" {
 		return false, head.ID, jsonrpc.CodeInvalidParams, "Invalid params: params is a JSON object"
 	}
 	return true, nil, 0, ""

@@ -6,9 +6,8 @@
 -- and a later begin made a new one), the outcome is still recorded, and the
 -- run is marked lost and closed, with a TTL no longer than the record's; a
 -- state of another generation loses its owner and limits, as a lost one has
--- none. The
--- index is set to expire with the record (PEXPIRETIME, PEXPIREAT: one
--- absolute time, no second clock read), unless it expires later already.
+-- none. The index is set to expire with the record (PEXPIRETIME, PEXPIREAT:
+-- one absolute time, no second clock read), unless it expires later already.
 --
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH

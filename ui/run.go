@@ -165,7 +165,7 @@ func parseRunQuery(q url.Values) (run string, from, inFrom int, err error) {
 	return run, from, inFrom, nil
 }
 
-// runView reads a run: its usage, its calls in flight (first page), one
+// runView reads a run: its usage, one page of its calls in flight, one
 // page of its completion index, and their timeline and outcome codes.
 func (s *server) runView(ctx context.Context, q url.Values) (string, any, error) {
 	runID, from, inFrom, err := parseRunQuery(q)

@@ -278,16 +278,17 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 	tag := canonical.PrincipalTag(req.Principal)
 	sh, now := s.lock(req.RunID)
 	defer sh.mu.Unlock()
-	// The run's owner first: another principal learns nothing, not even
-	// whether the call id is taken.
-	if sh.liveRun(req.RunID, now).forbids(tag) {
+	// The run's state in one read; its owner first: another principal
+	// learns nothing, not even whether the call id is taken.
+	r := sh.liveRun(req.RunID, now)
+	if r.forbids(tag) {
 		return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "begin"}
 	}
 	k := recordKey{req.RunID, req.ToolCallID}
 	if cur := sh.liveRecord(k, now); cur != nil {
 		if cur.rec.Owner == req.Owner && cur.rec.Tool == req.Tool && cur.rec.RequestDigest == digest {
 			out := snapshot(cur, now, true, false)
-			if r := sh.liveRun(req.RunID, now); r != nil && r.hasLimits {
+			if r != nil && r.hasLimits {
 				out.Limits = r.limits
 			}
 			return out, -1, nil
@@ -296,7 +297,7 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 		// (it outlives every record it counts), and with it the run's
 		// owner. Refused as lost to every principal, before telling whether
 		// the id is taken.
-		if r := sh.liveRun(req.RunID, now); r == nil || !r.hasLimits {
+		if r == nil || !r.hasLimits {
 			return canonical.Record{}, -1, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is lost")
 		}
 		if cur.rec.Status == canonical.StatusProjecting {
@@ -304,7 +305,6 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 		}
 		return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin"}
 	}
-	r := sh.liveRun(req.RunID, now)
 	switch {
 	case r != nil && r.lost:
 		return canonical.Record{}, -1, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is lost")

@@ -219,17 +219,9 @@ func testLoss(t *testing.T, f Factory) {
 		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
 		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
 		h.Evict(t, run, keyRun)
-		if _, err := h.progress(t).ObserveProgress(ctx(), run, bob, true, 3); err != nil {
-			t.Fatalf("a progress report on the lost run: %v", err)
-		}
-		if err := h.Store.CloseRun(ctx(), run, bob); err != nil {
-			t.Fatalf("closing the lost run: %v", err)
-		}
-		for _, p := range []string{alice, bob} {
-			wantCode(t, h.Store.CheckPrincipal(ctx(), run, p), canonical.CodeRunForbidden)
-			_, err := h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c2-"+p), p))
+		claimByNobody(t, h, run, bob, []string{alice, bob}, "c2-", func(t *testing.T, err error) {
 			wantCode(t, err, canonical.CodeRunInactive) // closed, and lost
-		}
+		})
 	})
 
 	// Every key but the records gone, with a call in flight: another
@@ -252,21 +244,30 @@ func testLoss(t *testing.T, f Factory) {
 			t.Fatalf("the restarted run before the orphan completes: %v; want bob its owner (the documented gap)", err)
 		}
 		mustComplete(t, h.Store, ready(run, "c2", canonical.NoEvidence))
-		if _, err := h.progress(t).ObserveProgress(ctx(), run, bob, true, 3); err != nil {
-			t.Fatalf("a progress report on the lost run: %v", err)
-		}
-		if err := h.Store.CloseRun(ctx(), run, bob); err != nil {
-			t.Fatalf("closing the lost run: %v", err)
-		}
-		for _, p := range []string{alice, bob} {
-			wantCode(t, h.Store.CheckPrincipal(ctx(), run, p), canonical.CodeRunForbidden)
-			_, err := h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c3-"+p), p))
-			wantLost(t, err)
-		}
+		claimByNobody(t, h, run, bob, []string{alice, bob}, "c3-", wantLost)
 		if u, err := h.Store.Usage(ctx(), run); err != nil || !u.Lost || !u.Closed {
 			t.Fatalf("usage = %+v, %v; want it lost and closed", u, err)
 		}
 	})
+}
+
+// claimByNobody has claimant report progress on the lost run and close it,
+// which must make nobody its owner: each of principals is then refused the
+// run (RUN_FORBIDDEN), and its Begin of a new id (prefix and the principal)
+// is an error that refused accepts.
+func claimByNobody(t *testing.T, h Harness, run, claimant string, principals []string, prefix string, refused func(*testing.T, error)) {
+	t.Helper()
+	if _, err := h.progress(t).ObserveProgress(ctx(), run, claimant, true, 3); err != nil {
+		t.Fatalf("a progress report on the lost run: %v", err)
+	}
+	if err := h.Store.CloseRun(ctx(), run, claimant); err != nil {
+		t.Fatalf("closing the lost run: %v", err)
+	}
+	for _, p := range principals {
+		wantCode(t, h.Store.CheckPrincipal(ctx(), run, p), canonical.CodeRunForbidden)
+		_, err := h.Store.Begin(ctx(), asPrincipal(beginReq(run, prefix+p), p))
+		refused(t, err)
+	}
 }
 
 // wantLost fails unless err is the RUN_INACTIVE of a lost run.

@@ -254,18 +254,43 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			httpRPCError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, refused)
 			return
 		}
-		// The id is read once the SDK has answered: it is in the answer's
-		// headers.
-		defer func() { b.openedFor(who, w.Header().Get("Mcp-Session-Id")) }()
+		// The opening ends when the SDK answers, before the client can
+		// read the answer and ask again: the session id is in its headers.
+		ow := &openingWriter{ResponseWriter: w, end: func() { b.openedFor(who, w.Header().Get("Mcp-Session-Id")) }}
+		defer ow.finish()
+		w = ow
 	}
 	b.next.ServeHTTP(w, r)
 }
 
+// openingWriter ends an opening of a session (bounded.openFor) once, when
+// its answer starts, or when the handler returns without one.
+type openingWriter struct {
+	http.ResponseWriter
+	end  func()
+	once sync.Once
+}
+
+func (o *openingWriter) finish() { o.once.Do(o.end) }
+
+func (o *openingWriter) WriteHeader(status int) {
+	o.finish()
+	o.ResponseWriter.WriteHeader(status)
+}
+
+func (o *openingWriter) Write(p []byte) (int, error) {
+	o.finish()
+	return o.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (o *openingWriter) Unwrap() http.ResponseWriter { return o.ResponseWriter }
+
 // openFor counts a new session of principal who as being opened, or says
 // why it may not open: the server has MaxSessions sessions open or being
 // opened, or who MaxSessionsPerPrincipal. An opening counts from before
-// the SDK opens the session until it is among the server's and who's, so
-// that concurrent openings never pass a cap. Sessions that are gone
+// the SDK opens the session until it is among the server's and who's (the
+// SDK's answer starts), so that concurrent openings never pass a cap. Sessions that are gone
 // (closed, timed out) are forgotten here.
 func (b *bounded) openFor(who string) (refused string) {
 	b.mu.Lock()

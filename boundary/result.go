@@ -85,6 +85,10 @@ var hints = map[canonical.Code]string{
 	canonical.CodeStoreFull:             "The tool service is full; try again later with a new tool_call_id.",
 	canonical.CodeUpstreamUnavailable:   "The tool's server could not be reached and nothing ran; wait a moment, then retry with a new tool_call_id, or use another tool.",
 	canonical.CodeCancelled:             "The call was cancelled; call again with a new tool_call_id if you still need it.",
+	canonical.CodeHandleUnknown:         "A <KIND:id> handle in the arguments is not one this run's tools returned; use a handle exactly as a tool of this run gave it, with a new tool_call_id.",
+	canonical.CodeHandleForbidden:       "A <KIND:id> handle in the arguments may not be passed to this tool; do not retry it with that handle.",
+	canonical.CodeAuditBacklog:          "The tool service cannot record calls right now; try again later with a new tool_call_id.",
+	canonical.CodeLayoutMismatch:        "The tool service is being upgraded; try again later with a new tool_call_id.",
 }
 
 // fallbackHint is for a code outside the table; it cannot happen with the

@@ -64,6 +64,19 @@ const (
 	// CodeCancelled: the caller cancelled the call while it ran; the result
 	// says whether the tool had started.
 	CodeCancelled Code = "CANCELLED"
+	// CodeHandleUnknown: a call's arguments hold a handle that no completed
+	// call of this run minted (another run's, expired, or made up); nothing
+	// ran.
+	CodeHandleUnknown Code = "HANDLE_UNKNOWN"
+	// CodeHandleForbidden: a call's arguments hold a handle of this run whose
+	// value may not flow into this tool (the handle policy); nothing ran.
+	CodeHandleForbidden Code = "HANDLE_FORBIDDEN"
+	// CodeAuditBacklog: the store holds as many audit events not yet
+	// exported as it may; new calls are refused rather than events dropped.
+	CodeAuditBacklog Code = "AUDIT_BACKLOG"
+	// CodeLayoutMismatch: the store holds a run or record written in
+	// another layout version than this release reads; nothing was changed.
+	CodeLayoutMismatch Code = "LAYOUT_MISMATCH"
 )
 
 var knownCodes = map[Code]bool{
@@ -79,6 +92,7 @@ var knownCodes = map[Code]bool{
 	CodeRunForbidden: true,
 	CodeRateLimited:  true, CodeStoreFull: true,
 	CodeUpstreamUnavailable: true, CodeCancelled: true,
+	CodeHandleUnknown: true, CodeHandleForbidden: true, CodeAuditBacklog: true, CodeLayoutMismatch: true,
 }
 
 // Valid reports whether c is one of the stable codes.

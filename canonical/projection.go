@@ -16,6 +16,10 @@ type Call struct {
 	ToolCallID string
 	Tool       string // agent-facing tool name
 	Input      []byte // the canonical input JSON the tool was called with
+	// Mask is what the projector's redactor writes in place of a masked
+	// value: the boundary gives each call a Masker that mints the run's
+	// handles. Nil means Placeholders.
+	Mask Masker
 }
 
 // Projection is a projector's output.

@@ -5,6 +5,8 @@
 package storeimpl
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"time"
 
@@ -102,4 +104,31 @@ func FinishCompletion(rec canonical.Record, c canonical.Completion, overflow boo
 		rec.Result = c.Result
 	}
 	return rec, nil
+}
+
+// ValidateHandleRead checks the arguments of a HandleSources read.
+func ValidateHandleRead(runID, principal string, ids []string) error {
+	if err := canonical.ValidateRunID(runID); err != nil {
+		return err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return err
+	}
+	if len(ids) > canonical.MaxHandlesPerCall {
+		return canonical.Errorf(canonical.CodeInvalidArgument, "at most %d handle ids at once (got %d)", canonical.MaxHandlesPerCall, len(ids))
+	}
+	for _, id := range ids {
+		if !canonical.ValidHandleID(id) {
+			return canonical.Errorf(canonical.CodeInvalidArgument, "%q is not a handle id", id)
+		}
+	}
+	return nil
+}
+
+// NewRunSecret returns a secret for a run that has none: 16 random bytes in
+// base64url, the key with which the run's handles are minted.
+func NewRunSecret() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }

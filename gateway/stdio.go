@@ -188,16 +188,6 @@ func usableID(raw json.RawMessage) bool {
 
 // answer writes one JSON-RPC error response, with id or null.
 func answer(out io.Writer, id json.RawMessage, code int64, msg string) error {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	b := []byte(`{"jsonrpc":"2.0","id":`)
-	b = append(b, id...)
-	b = append(b, `,"error":{"code":`...)
-	b = strconv.AppendInt(b, code, 10)
-	b = append(b, `,"message":`...)
-	b = strictjson.AppendQuoted(b, msg)
-	b = append(b, "}}\n"...)
-	_, err := out.Write(b)
+	_, err := out.Write(rpcError(id, code, msg))
 	return err
 }

@@ -29,6 +29,10 @@ const gatewayUsage = `Usage:
       Store: in memory, or Redis (several gateways may share one).
       --listen beyond loopback needs http.bearer_tokens in the
       configuration, or --insecure-no-auth to serve without them.
+      An HTTP answer to a request that did not authenticate closes its
+      connection; a connection has --auth-timeout (5s) to authenticate;
+      past --max-connections (4096) or --max-connections-per-source (256)
+      a new connection is answered 503 and closed.
       A reaper abandons the calls of any run whose lease passed (a gateway
       died mid-call), a pass every --reap-interval, logged; 0 switches it off.
       --trace-file FILE (or --trace-stdout, not with --stdio) exports the
@@ -71,7 +75,9 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 	reapEvery := fs.Duration("reap-interval", reaper.DefaultInterval, "time between passes of the reaper over the store's runs (0: no reaper)")
 	insecure := fs.Bool("insecure-no-auth", false, "with --listen: serve a non-loopback address without bearer tokens, to anyone who reaches it")
 	maxSessions := fs.Int("max-sessions", gateway.DefaultMaxSessions, "with --sessions: the most sessions open at once")
-	maxConns := fs.Int("max-connections", defaultMaxConnections, "with --listen: the most HTTP connections open at once; past it new ones wait (0: no cap)")
+	maxConns := fs.Int("max-connections", defaultMaxConnections, "with --listen: the most HTTP connections open at once; past it a new one is answered 503 and closed (0: no cap)")
+	maxConnsEach := fs.Int("max-connections-per-source", defaultMaxConnectionsPerSource, "with --listen: the most HTTP connections open at once from one address (an IPv6 /64), loopback included; past it a new one is answered 503 and closed (0: no cap)")
+	authTimeout := fs.Duration("auth-timeout", defaultAuthTimeout, "with --listen: the time a new HTTP connection has to send a request that passes authentication; then the server's own timeouts apply")
 	maxSessionsEach := fs.Int("max-sessions-per-principal", gateway.DefaultMaxSessionsPerPrincipal, "with --sessions: the most sessions one principal has open at once")
 	sessionTimeout := fs.Duration("session-timeout", gateway.DefaultSessionTimeout, "with --sessions: close a session idle this long")
 	maxInFlight := fs.Int("max-calls-in-flight", gateway.DefaultMaxCallsInFlight, "the most calls one principal has in flight (-1: no cap)")
@@ -93,6 +99,9 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	case *reapEvery < 0 || *reapEvery > 0 && *reapEvery < reaper.MinInterval:
 		fmt.Fprintf(stderr, "toolcanon gateway: --reap-interval must be 0 (no reaper) or at least %v\n\n"+gatewayUsage, reaper.MinInterval)
+		return exitUsage
+	case *authTimeout <= 0 || *maxConns < 0 || *maxConnsEach < 0:
+		fmt.Fprint(stderr, "toolcanon gateway: --auth-timeout must be positive, --max-connections and --max-connections-per-source at least 0\n\n"+gatewayUsage)
 		return exitUsage
 	}
 	cfg, err := gateway.LoadConfig(*config)
@@ -159,15 +168,19 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, openListenerRefused, ln.Addr(), *config)
 			return exitUsage
 		}
-		ln = newLimitListener(ln, *maxConns)
+		gl := newGuardListener(ln, *maxConns, *maxConnsEach, *authTimeout)
+		ln = gl
 		mux := http.NewServeMux()
 		mux.Handle("/mcp", g.Handler(gateway.HTTPOptions{Sessions: *sessions, MaxSessions: *maxSessions,
 			MaxSessionsPerPrincipal: *maxSessionsEach, SessionTimeout: *sessionTimeout}))
 		// No server-wide ReadTimeout or WriteTimeout: they would cut event
-		// streams; the handler sets deadlines per request instead.
-		// The paths beside /mcp (answered 404) have their bodies bounded too.
-		srv = &http.Server{Handler: gateway.BoundBodies(mux, gateway.DefaultBodyTimeout, gateway.DefaultMaxBodyBytes),
-			ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+		// streams; the handler sets deadlines per request instead, and the
+		// listener holds a connection to --auth-timeout until it has
+		// authenticated. The paths beside /mcp (answered 404) have their
+		// bodies bounded and their connections closed too.
+		srv = &http.Server{Handler: gateway.BoundBodies(gateway.CloseUnauthenticated(mux), gateway.DefaultBodyTimeout, gateway.DefaultMaxBodyBytes),
+			ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+			ConnContext: gl.ConnContext}
 		mode := "stateless"
 		if *sessions {
 			mode = "with sessions"

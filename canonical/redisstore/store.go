@@ -104,6 +104,8 @@ type Store struct {
 	retention time.Duration
 	timeout   time.Duration
 	durable   Durability
+	tls       *tls.Config // as Options.TLS, for Check
+	user      string      // as Options.Username, for Check
 	own       bool
 	inflight  atomic.Int64 // commands sent through do and doMulti and not answered yet
 }
@@ -133,7 +135,7 @@ func New(opts Options) (*Store, error) {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "Standalone, Cluster and SentinelMaster exclude each other")
 	}
 	s := &Store{c: opts.Client, keys: keys, ttl: opts.DefaultTTL, retention: opts.ClosedRunRetention,
-		timeout: opts.Timeout, durable: opts.Durability}
+		timeout: opts.Timeout, durable: opts.Durability, tls: opts.TLS, user: opts.Username}
 	if s.timeout == 0 {
 		s.timeout = DefaultTimeout
 	}

@@ -51,4 +51,11 @@ func TestSentinelMaster(t *testing.T) {
 	if n, err := redistest.Command(master.Addr, "EXISTS", "tc:{"+run+"}:call:c1"); err != nil || n != "1" {
 		t.Fatalf("the record is not on the master: %q, %v", n, err)
 	}
+	rep, err := s.Check(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := rep.Findings[1]; f.Setting != "topology" || f.Value != "sentinel" || len(rep.Nodes) != 1 || rep.Nodes[0].Addr != master.Addr {
+		t.Fatalf("check through the sentinel: %+v", rep)
+	}
 }

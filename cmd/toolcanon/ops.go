@@ -58,6 +58,10 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
+	fmt.Fprintf(stdout, "Connection to %s\n", rf.spec)
+	for _, f := range rep.Findings {
+		fmt.Fprintf(stdout, "  %s\n", f)
+	}
 	for _, n := range rep.Nodes {
 		fmt.Fprintf(stdout, "Redis at %s\n", n.Addr)
 		for _, f := range n.Findings {

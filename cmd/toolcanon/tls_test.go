@@ -250,3 +250,45 @@ func TestGatewayConfigRedisOverTLS(t *testing.T) {
 		t.Fatalf("the call's record, read over TLS: exit %d:\n%s%s", code, out, errs)
 	}
 }
+
+// The README's one example of a managed Redis with TLS and an ACL user
+// works as printed against a server that serves TLS: only the server's
+// name and port are this test's, its CA in server-ca.pem and the user's
+// password in redis.password, as the README says.
+func TestReadmeManagedRedisExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const host = "redis.example.com:6380"
+	var line string
+	for l := range strings.Lines(string(readme)) {
+		if strings.HasPrefix(l, "toolcanon ") && strings.Contains(l, "rediss://toolcanon@"+host) {
+			if line != "" {
+				t.Fatalf("the README shows more than one managed-Redis example:\n%s%s", line, l)
+			}
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatal("the README shows no managed-Redis example")
+	}
+	r := startTLSRedis(t)
+	dir := t.TempDir()
+	for name, from := range map[string]string{"server-ca.pem": r.files.CA, "redis.password": r.pwFile} {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	args := strings.Fields(strings.ReplaceAll(line, host, r.srv.TLSAddr))
+	code, out, stderr := runCmd(args[1:]...)
+	if code != exitOK || !strings.Contains(out, "OK      tls                on") ||
+		!strings.Contains(out, `user "toolcanon" may run every command`) {
+		t.Fatalf("%s: exit %d:\n%s%s", strings.Join(args, " "), code, out, stderr)
+	}
+}

@@ -421,6 +421,9 @@ func (c *cfgParser) config(root *jnode) (*Config, error) {
 			return nil, err
 		}
 	}
+	if err := c.redisSecretStays(root, cfg); err != nil {
+		return nil, err
+	}
 	if err := c.grantNames(root, cfg); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"path/filepath"
+	"strconv"
 
 	"github.com/toolcanon/toolcanon/canonical/redisstore/redisconn"
 )
@@ -65,4 +66,32 @@ func specMessage(err error) string {
 		return (&redisconn.Error{Msg: e.Msg}).Error()
 	}
 	return err.Error()
+}
+
+// redisSecretStays refuses an upstream that would be handed the Redis
+// password: an inherit_env (the command's environment) or bearer_token_env
+// (sent to the upstream's URL) that names the variable it is read from.
+func (c *cfgParser) redisSecretStays(root *jnode, cfg *Config) error {
+	secret := map[string]bool{redisconn.EnvPassword: true}
+	if cfg.Redis != nil && cfg.Redis.PasswordEnv != "" {
+		secret[cfg.Redis.PasswordEnv] = true
+	}
+	ups := root.member("upstreams")
+	for i, name := range ups.keys {
+		u := ups.vals[i]
+		p := "/upstreams/" + escapePointer(name)
+		if ie := u.member("inherit_env"); ie != nil {
+			for j, e := range ie.elems {
+				if secret[e.str] {
+					return c.fail(e, p+"/inherit_env/"+strconv.Itoa(j), "remove it: the upstream needs no access to the store",
+						"$%s holds the Redis password: the upstream's process would get it", e.str)
+				}
+			}
+		}
+		if b := u.member("bearer_token_env"); b != nil && secret[b.str] {
+			return c.fail(b, p+"/bearer_token_env", "name the variable that holds the upstream's own token",
+				"$%s holds the Redis password: it would be sent to the upstream as a bearer token", b.str)
+		}
+	}
+	return nil
 }

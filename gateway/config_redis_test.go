@@ -66,3 +66,27 @@ func TestConfigRedisRefusals(t *testing.T) {
 		}
 	}
 }
+
+// No upstream is handed the Redis password: not in its environment, not as
+// its bearer token.
+func TestConfigKeepsTheRedisPasswordFromUpstreams(t *testing.T) {
+	for _, c := range []struct{ name, doc, pointer string }{
+		{"inherit_env", edit(t, `"env": {"KB_MODE": "ro"}`, `"env": {"KB_MODE": "ro"}, "inherit_env": ["HOME", "TOOLCANON_REDIS_PASSWORD"]`),
+			"/upstreams/kb/inherit_env/1"},
+		{"bearer token", edit(t, `"bearer_token_env": "LOGS_TOKEN"`, `"bearer_token_env": "TOOLCANON_REDIS_PASSWORD"`),
+			"/upstreams/logs/bearer_token_env"},
+		{"password_env", withRedis(t, `{"url": "h:1", "password_env": "REDIS_PW"}`),
+			""},
+	} {
+		doc := c.doc
+		if c.name == "password_env" {
+			doc = strings.Replace(doc, `"bearer_token_env": "LOGS_TOKEN"`, `"bearer_token_env": "REDIS_PW"`, 1)
+			c.pointer = "/upstreams/logs/bearer_token_env"
+		}
+		_, err := gateway.ParseConfig("g.json", []byte(doc))
+		var ce *gateway.ConfigError
+		if !errors.As(err, &ce) || ce.Pointer != c.pointer || !strings.Contains(ce.Msg, "holds the Redis password") {
+			t.Errorf("%s: %v, want a refusal at %s", c.name, err, c.pointer)
+		}
+	}
+}

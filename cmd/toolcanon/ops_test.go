@@ -215,3 +215,35 @@ func TestDoctorOverTLS(t *testing.T) {
 		t.Fatalf("with a client certificate: exit %d: %s\n%s", code, stderr, out)
 	}
 }
+
+// The durability flags reach the store: doctor judges them against the
+// replicas connected (none here), and fails.
+func TestDoctorChecksTheDurabilityAsked(t *testing.T) {
+	addr := redistest.Addr(t)
+	code, out, stderr := runCmd("doctor", "--redis", addr, "--durability-replicas", "1", "--durability-timeout", "100ms")
+	if code != exitFailure || !strings.Contains(out, "FAIL    durability         wait 1 100ms   1 replica(s) asked for, 0 connected") {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	code, _, stderr = runCmd("doctor", "--redis", addr, "--durability-replicas", "1")
+	if code != exitUsage || !strings.Contains(stderr, "--durability-timeout: required with --durability-replicas") {
+		t.Fatalf("no timeout: exit %d: %s", code, stderr)
+	}
+}
+
+// Through Redis Sentinel: the sentinels' address and the master set's name.
+func TestDoctorThroughASentinel(t *testing.T) {
+	master, err := redistest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(master.Stop)
+	sentinel, err := redistest.StartSentinel(master, "mymaster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sentinel.Stop)
+	code, out, stderr := runCmd("doctor", "--redis", sentinel.Addr, "--sentinel-master", "mymaster")
+	if code != exitOK || !strings.Contains(out, "OK      topology           sentinel") || !strings.Contains(out, "Redis at "+master.Addr) {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+}

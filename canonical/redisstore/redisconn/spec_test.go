@@ -50,7 +50,7 @@ func TestParseURLRefusals(t *testing.T) {
 		{"rediss://toolcanon:s3cr3t@h:6380", "carries a password"},
 		{"redis://:s3cr3t@h", "carries a password"},
 		{"http://h:1", `scheme "http"`},
-		{"unix:///tmp/redis.sock", `scheme "unix"`},
+		{"unix:///run/redis.sock", `scheme "unix"`},
 		{"redis://h:1/2", "names a database"},
 		{"redis://h:1?ssl_cert_reqs=none", "has a query"},
 		{"redis://h:1/#x", "fragment"},

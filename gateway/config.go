@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/redisstore/redisconn"
 	"github.com/toolcanon/toolcanon/projectors"
 	"github.com/toolcanon/toolcanon/projectors/mcpresult"
 	"github.com/toolcanon/toolcanon/registry"
@@ -42,6 +43,9 @@ type Config struct {
 	Policy    []Grant
 	Progress  *ProgressConfig // nil: no progress tools
 	HTTP      HTTPConfig
+	// Redis is the "redis" object: how the gateway reaches its store (nil:
+	// the command's flags say, or the store is in memory).
+	Redis *redisconn.Spec
 	// Version is a digest of the file's bytes; the static policy's fence
 	// carries it, so that decisions name the configuration they came from.
 	Version string
@@ -364,7 +368,7 @@ func (c *cfgParser) duration(n *jnode, ptr string, lo, hi time.Duration, fix str
 }
 
 func (c *cfgParser) config(root *jnode) (*Config, error) {
-	if err := c.obj(root, "", "upstreams", "identity", "run", "tools", "policy", "progress", "http"); err != nil {
+	if err := c.obj(root, "", "upstreams", "identity", "run", "tools", "policy", "progress", "http", "redis"); err != nil {
 		return nil, err
 	}
 	cfg := &Config{File: c.file}
@@ -411,6 +415,14 @@ func (c *cfgParser) config(root *jnode) (*Config, error) {
 		if cfg.HTTP, err = c.http(n, "/http"); err != nil {
 			return nil, err
 		}
+	}
+	if n = root.member("redis"); n != nil {
+		if cfg.Redis, err = c.redis(n, "/redis"); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.redisSecretStays(root, cfg); err != nil {
+		return nil, err
 	}
 	if err := c.grantNames(root, cfg); err != nil {
 		return nil, err

@@ -37,6 +37,14 @@ type Options struct {
 	// Standalone skips cluster discovery; use it with a server that is known
 	// not to be a cluster, e.g. under an ACL user that may not run CLUSTER.
 	Standalone bool
+	// Cluster requires Addrs to be nodes of a Redis Cluster: New fails
+	// rather than use one server alone when they are not.
+	Cluster bool
+	// SentinelMaster, when set, is the master set that Redis Sentinel
+	// watches: Addrs are then the sentinels', and the store follows the
+	// master they name through failovers. Sentinels are reached with TLS
+	// when it is set, and without a password.
+	SentinelMaster string
 	// Prefix is the key prefix ("" means canonical.DefaultPrefix).
 	Prefix string
 	// DefaultTTL is used by a Begin whose TTL is zero (0: every Begin must
@@ -96,6 +104,8 @@ type Store struct {
 	retention time.Duration
 	timeout   time.Duration
 	durable   Durability
+	tls       *tls.Config // as Options.TLS, for Check
+	user      string      // as Options.Username, for Check
 	own       bool
 	inflight  atomic.Int64 // commands sent through do and doMulti and not answered yet
 }
@@ -121,8 +131,11 @@ func New(opts Options) (*Store, error) {
 	if opts.DefaultTTL > 0 && opts.DefaultTTL < time.Millisecond || opts.ClosedRunRetention > 0 && opts.ClosedRunRetention < time.Millisecond {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "DefaultTTL and ClosedRunRetention must be 0 or at least 1ms")
 	}
+	if opts.Cluster && opts.Standalone || opts.SentinelMaster != "" && (opts.Cluster || opts.Standalone) {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "Standalone, Cluster and SentinelMaster exclude each other")
+	}
 	s := &Store{c: opts.Client, keys: keys, ttl: opts.DefaultTTL, retention: opts.ClosedRunRetention,
-		timeout: opts.Timeout, durable: opts.Durability}
+		timeout: opts.Timeout, durable: opts.Durability, tls: opts.TLS, user: opts.Username}
 	if s.timeout == 0 {
 		s.timeout = DefaultTimeout
 	}
@@ -143,6 +156,11 @@ func New(opts Options) (*Store, error) {
 		if err != nil {
 			return nil, canonical.Wrap(canonical.CodeStoreUnavailable, err, "connect to Redis")
 		}
+		if opts.Cluster && c.Mode() != rueidis.ClientModeCluster {
+			c.Close()
+			return nil, canonical.Errorf(canonical.CodeInvalidArgument,
+				"Cluster is set, but %s is not a Redis Cluster node (cluster_enabled:0)", strings.Join(opts.Addrs, ","))
+		}
 		s.c, s.own = c, true
 	}
 	return s, nil
@@ -159,6 +177,7 @@ func (opts Options) ClientOption() rueidis.ClientOption {
 		Password:          opts.Password,
 		TLSConfig:         opts.TLS,
 		ForceSingleClient: opts.Standalone,
+		Sentinel:          rueidis.SentinelOption{MasterSet: opts.SentinelMaster, TLSConfig: opts.TLS},
 		// Records are read once by their owner; server-assisted client-side
 		// caching would only add CLIENT TRACKING traffic.
 		DisableCache: true,

@@ -51,6 +51,13 @@ const gatewayUsage = `Usage:
 `
 
 func gatewayCmd(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return gatewayServe(ctx, args, stdout, stderr)
+}
+
+// gatewayServe runs the gateway command until ctx ends.
+func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "pin":
@@ -104,10 +111,21 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, "toolcanon gateway: --auth-timeout must be positive, --max-connections and --max-connections-per-source at least 0\n\n"+gatewayUsage)
 		return exitUsage
 	}
+	if err := rf.check(); err != nil {
+		fmt.Fprintf(stderr, "toolcanon gateway: %v\n", err)
+		return exitUsage
+	}
 	cfg, err := gateway.LoadConfig(*config)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcanon gateway: %v\n", err)
 		return exitUsage
+	}
+	if cfg.Redis != nil {
+		if !rf.spec.IsZero() {
+			fmt.Fprintf(stderr, "toolcanon gateway: %s names its Redis (\"redis\"), and so do the flags: give one\n", *config)
+			return exitUsage
+		}
+		rf.spec, rf.config = *cfg.Redis, *config
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
@@ -118,7 +136,7 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 	var store canonical.Store = memstore.New(memstore.WithMaxRuns(*maxRuns))
 	var relay gateway.CancelRelay // a cancel reaches the replica running the call
 	dbSystem := "memory"
-	if rf.addrs != "" {
+	if rf.given() {
 		rs, err := rf.open()
 		if err != nil {
 			fmt.Fprintf(stderr, "toolcanon gateway: %v\n", err)
@@ -145,7 +163,7 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 		gopts.Observer, gopts.Propagator = tr.obs, tr.prop
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	g, err := gateway.Open(ctx, cfg, store, gopts)
 	if err != nil {

@@ -3,6 +3,7 @@ module github.com/toolcanon/toolcanon/cmd/toolcanon
 go 1.26.0
 
 require (
+	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/toolcanon/toolcanon v0.0.0-00010101000000-000000000000
 	github.com/toolcanon/toolcanon/gateway v0.0.0-00010101000000-000000000000
 	github.com/toolcanon/toolcanon/otelcanon v0.0.0-00010101000000-000000000000
@@ -21,7 +22,6 @@ require (
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	github.com/redis/rueidis v1.0.80 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect

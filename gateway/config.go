@@ -40,6 +40,8 @@ type Config struct {
 	Identity  IdentityConfig
 	Run       RunConfig
 	Tools     []ToolConfig
+	Prompts   []PromptConfig   // the upstream prompts exposed
+	Resources []ResourceConfig // the upstream resources and resource templates exposed
 	Policy    []Grant
 	Progress  *ProgressConfig // nil: no progress tools
 	HTTP      HTTPConfig
@@ -368,7 +370,7 @@ func (c *cfgParser) duration(n *jnode, ptr string, lo, hi time.Duration, fix str
 }
 
 func (c *cfgParser) config(root *jnode) (*Config, error) {
-	if err := c.obj(root, "", "upstreams", "identity", "run", "tools", "policy", "progress", "http", "redis"); err != nil {
+	if err := c.obj(root, "", "upstreams", "identity", "run", "tools", "prompts", "resources", "policy", "progress", "http", "redis"); err != nil {
 		return nil, err
 	}
 	cfg := &Config{File: c.file}
@@ -396,6 +398,16 @@ func (c *cfgParser) config(root *jnode) (*Config, error) {
 		return nil, err
 	} else if n != nil {
 		if cfg.Tools, err = c.tools(n, "/tools", cfg); err != nil {
+			return nil, err
+		}
+	}
+	if n = root.member("prompts"); n != nil {
+		if cfg.Prompts, err = c.prompts(n, "/prompts", cfg); err != nil {
+			return nil, err
+		}
+	}
+	if n = root.member("resources"); n != nil {
+		if cfg.Resources, err = c.resources(n, "/resources", cfg); err != nil {
 			return nil, err
 		}
 	}

@@ -130,6 +130,13 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 	if g.b, err = boundary.New(store, reg, policy, bindOpts...); err != nil {
 		return nil, err
 	}
+	var sf *surface
+	if len(cfg.Prompts) > 0 || len(cfg.Resources) > 0 {
+		sf = &surface{prompts: cfg.Prompts, resources: cfg.Resources, ups: ups, policy: policy}
+		for _, u := range ups {
+			u.opts.OnResourceUpdated = sf.updated
+		}
+	}
 	hopts := Options{
 		Identity: Identity{ToolCallIDKeys: cfg.Identity.ToolCallIDKeys, RunIDKeys: cfg.Identity.RunIDKeys},
 		Runs: &StaticRuns{
@@ -152,6 +159,10 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 		CancelRelay:    opts.CancelRelay,
 	}
 	runs := hopts.Runs.(*StaticRuns)
+	if sf != nil {
+		sf.runs = runs
+		hopts.surface = sf
+	}
 	if rt := cfg.Identity.RunToken; rt != nil {
 		if runs.RunTokenKey, err = rt.Key(); err != nil {
 			return nil, err
@@ -183,6 +194,24 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 
 func newUpstreams(cfg *Config, opts OpenOptions, log *slog.Logger) (map[string]*Upstream, error) {
 	pins := map[string]map[string]string{}
+	promptPins, templatePins, uris := map[string]map[string]string{}, map[string]map[string]string{}, map[string][]string{}
+	for _, p := range cfg.Prompts {
+		if promptPins[p.Upstream] == nil {
+			promptPins[p.Upstream] = map[string]string{}
+		}
+		promptPins[p.Upstream][p.UpstreamPrompt] = p.Pin
+	}
+	for _, r := range cfg.Resources {
+		switch {
+		case r.URITemplate != "":
+			if templatePins[r.Upstream] == nil {
+				templatePins[r.Upstream] = map[string]string{}
+			}
+			templatePins[r.Upstream][r.URITemplate] = r.Pin
+		default:
+			uris[r.Upstream] = append(uris[r.Upstream], r.URI)
+		}
+	}
 	for _, t := range cfg.Tools {
 		if pins[t.Upstream] == nil {
 			pins[t.Upstream] = map[string]string{}
@@ -196,6 +225,7 @@ func newUpstreams(cfg *Config, opts OpenOptions, log *slog.Logger) (map[string]*
 	for name, uc := range cfg.Upstreams {
 		o := UpstreamOptions{
 			Name: name, Command: uc.Command, Env: uc.Env, InheritEnv: uc.InheritEnv, Dir: uc.Dir, URL: uc.URL, Pins: pins[name],
+			PromptPins: promptPins[name], TemplatePins: templatePins[name], ResourceURIs: uris[name],
 			ConnectTimeout: opts.ConnectTimeout, Stderr: opts.UpstreamStderr, Logger: log,
 			Propagator: opts.Propagator,
 		}
@@ -218,7 +248,7 @@ func newUpstreams(cfg *Config, opts OpenOptions, log *slog.Logger) (map[string]*
 func (g *Gateway) connectAll(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, u := range g.upstreams {
-		if len(u.opts.Pins) == 0 {
+		if len(u.opts.Pins) == 0 && len(u.opts.PromptPins) == 0 && len(u.opts.TemplatePins) == 0 && len(u.opts.ResourceURIs) == 0 {
 			continue
 		}
 		wg.Add(1)

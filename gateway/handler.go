@@ -64,6 +64,8 @@ type Options struct {
 	// to the replica running it (see CancelRelay); without it a cancel
 	// reaches only the calls of the replica that receives it.
 	CancelRelay CancelRelay
+
+	surface *surface // the prompts, resources and completions a Gateway serves
 }
 
 // handler runs tools/call requests through the boundary.

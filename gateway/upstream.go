@@ -67,6 +67,15 @@ type UpstreamOptions struct {
 	// Pins maps each upstream tool the gateway exposes to its pinned digest.
 	// A tool not pinned is never called.
 	Pins map[string]string
+	// PromptPins and TemplatePins map each upstream prompt (by name) and
+	// resource template (by URI template) the gateway exposes to its pin
+	// (PromptDigest, TemplateDigest); ResourceURIs lists the resources it
+	// exposes, whose listing it keeps.
+	PromptPins, TemplatePins map[string]string
+	ResourceURIs             []string
+	// OnResourceUpdated, when set, is told of each resource the upstream
+	// says was updated (notifications/resources/updated).
+	OnResourceUpdated func(uri string)
 	// ConnectTimeout bounds one connection attempt with its tool listing;
 	// default 10s.
 	ConnectTimeout time.Duration
@@ -120,6 +129,9 @@ type Upstream struct {
 
 	inflight calls // the calls sent and not yet answered
 
+	surf surfaceState // guarded by stateMu
+	surfaceSubs
+
 	transportOnce sync.Once
 	pool          http.RoundTripper
 }
@@ -159,6 +171,17 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
 			// The handler runs on the session's reader: verify elsewhere.
 			go u.reverify(req.Session)
+		},
+		PromptListChangedHandler: func(_ context.Context, req *mcp.PromptListChangedRequest) {
+			go u.reverify(req.Session)
+		},
+		ResourceListChangedHandler: func(_ context.Context, req *mcp.ResourceListChangedRequest) {
+			go u.reverify(req.Session)
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if f := u.opts.OnResourceUpdated; f != nil && req.Params != nil {
+				f(req.Params.URI)
+			}
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			if r := u.inflight.byToken(req.Params.ProgressToken); r != nil {
@@ -527,5 +550,6 @@ func (u *Upstream) verify(ctx context.Context, s *mcp.ClientSession) error {
 		u.log.Error("tool refused: TOOL_DEFINITION_CHANGED", slog.String("tool", name),
 			slog.String("pinned", u.opts.Pins[name]), slog.String("seen", st.seen), slog.String("reason", st.reason))
 	}
+	u.verifySurface(ctx, s)
 	return nil
 }

@@ -272,6 +272,9 @@ func gatewayPinCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, d := range drafts {
 		line := fmt.Sprintf("%s/%s: %s %s", d.Upstream, d.Tool, d.State, d.Pin)
+		if d.Kind != "" {
+			line = fmt.Sprintf("%s %s/%s: %s %s", d.Kind, d.Upstream, d.Tool, d.State, d.Pin)
+		}
 		if d.State == gateway.PinChanged {
 			line += " (the configuration pins " + d.Pinned + "; review the change before pinning it)"
 		}
@@ -325,6 +328,13 @@ func gatewayCheckCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolcanon gateway check: %v\n", err)
 		return exitUsage
 	}
-	fmt.Fprintf(stdout, "%s: ok: %d tools from %d upstreams\n", *config, len(cfg.Tools), len(cfg.Upstreams))
+	surface := ""
+	if n := len(cfg.Prompts); n > 0 {
+		surface += fmt.Sprintf(", %d prompts", n)
+	}
+	if n := len(cfg.Resources); n > 0 {
+		surface += fmt.Sprintf(", %d resources", n)
+	}
+	fmt.Fprintf(stdout, "%s: ok: %d tools%s from %d upstreams\n", *config, len(cfg.Tools), surface, len(cfg.Upstreams))
 	return exitOK
 }

@@ -70,6 +70,10 @@ type UpstreamConfig struct {
 	Dir            string
 	URL            string // streamable HTTP endpoint
 	BearerTokenEnv string // environment variable holding a bearer token for URL
+	// LongRunning marks every tool of the upstream as long-running: a call
+	// of it from an agent that declared the tasks extension is answered
+	// with a task (see ToolConfig.LongRunning).
+	LongRunning bool
 }
 
 // IdentityConfig says who the calls act for and where their identity is
@@ -99,6 +103,10 @@ type ToolConfig struct {
 	Definition   registry.Definition // what the registry holds and the agent sees
 	Projector    ProjectorConfig
 	TTL          time.Duration // record TTL of this tool's calls; 0: the run's
+	// LongRunning: a call from an agent that declared the tasks extension
+	// (io.modelcontextprotocol/tasks) is answered with a task once its
+	// record exists, and runs on; the agent polls tasks/get.
+	LongRunning bool
 }
 
 // ProjectorConfig chooses and configures a tool's projector.
@@ -357,6 +365,13 @@ func (c *cfgParser) int(n *jnode, ptr string, lo, hi int64, fix string) (int64, 
 	return v, nil
 }
 
+func (c *cfgParser) boolean(n *jnode, ptr string) (bool, error) {
+	if n.kind != jBool {
+		return false, c.fail(n, ptr, "write true or false", "expected a boolean, found %s", n.kind)
+	}
+	return n.str == "true", nil
+}
+
 func (c *cfgParser) duration(n *jnode, ptr string, lo, hi time.Duration, fix string) (time.Duration, error) {
 	s, err := c.str(n, ptr, fix)
 	if err != nil {
@@ -489,10 +504,16 @@ func (c *cfgParser) upstreams(n *jnode, ptr string) (map[string]UpstreamConfig, 
 		if !upstreamName(name) {
 			return nil, c.fail(v, p, fix, "upstream name %q is not valid", name)
 		}
-		if err := c.obj(v, p, "command", "env", "inherit_env", "url", "bearer_token_env"); err != nil {
+		if err := c.obj(v, p, "command", "env", "inherit_env", "url", "bearer_token_env", "long_running"); err != nil {
 			return nil, err
 		}
 		var u UpstreamConfig
+		if lr := v.member("long_running"); lr != nil {
+			var err error
+			if u.LongRunning, err = c.boolean(lr, p+"/long_running"); err != nil {
+				return nil, err
+			}
+		}
 		cmd, url := v.member("command"), v.member("url")
 		switch {
 		case (cmd == nil) == (url == nil):
@@ -680,8 +701,14 @@ func (c *cfgParser) tool(n *jnode, ptr string, cfg *Config) (ToolConfig, error) 
 		return t, c.fail(v, ptr+"/unbounded", "review the draft's input_schema, narrowed from the upstream's (`toolcanon gateway pin` printed each feature it left out, with its JSON pointer), then delete this member",
 			"the draft is marked for review: %s", oneLineOf(v.str))
 	}
-	if err := c.obj(n, ptr, "name", "upstream", "upstream_tool", "pin", "definition", "projector", "ttl"); err != nil {
+	if err := c.obj(n, ptr, "name", "upstream", "upstream_tool", "pin", "definition", "projector", "ttl", "long_running"); err != nil {
 		return t, err
+	}
+	if lr := n.member("long_running"); lr != nil {
+		var err error
+		if t.LongRunning, err = c.boolean(lr, ptr+"/long_running"); err != nil {
+			return t, err
+		}
 	}
 	v, err := c.required(n, ptr, "name", `add "name": "search_docs", the name agents call`)
 	if err != nil {

@@ -118,7 +118,7 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 		if err != nil {
 			return nil, err
 		}
-		bindOpts = append(bindOpts, boundary.Bind(t.Name, t.Definition.Name, t.Definition.Version, ups[t.Upstream].Tool(t.UpstreamTool), p))
+		bindOpts = append(bindOpts, boundary.Bind(t.Name, t.Definition.Name, t.Definition.Version, begunTool{ups[t.Upstream].Tool(t.UpstreamTool)}, p))
 		route[t.Name] = t
 		if t.TTL > 0 {
 			ttl[t.Name] = t.TTL
@@ -157,6 +157,12 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 		Logger:         log,
 		Implementation: &mcp.Implementation{Name: "toolcanon-gateway", Version: "1"},
 		CancelRelay:    opts.CancelRelay,
+	}
+	hopts.tasks = &tasks{longRunning: map[string]bool{}}
+	for _, t := range cfg.Tools {
+		if t.LongRunning || cfg.Upstreams[t.Upstream].LongRunning {
+			hopts.tasks.longRunning[t.Name] = true
+		}
 	}
 	runs := hopts.Runs.(*StaticRuns)
 	if sf != nil {
@@ -293,6 +299,9 @@ func tokenVerifier(toks []BearerToken) auth.TokenVerifier {
 // Close stops the reaper and closes every upstream; stdio servers are
 // stopped.
 func (g *Gateway) Close() error {
+	// Tasks still running get a moment to finish, then are cancelled:
+	// their records end before the upstreams go.
+	g.h.tasks.close()
 	if g.stopReap != nil {
 		g.stopReap()
 	}

@@ -66,6 +66,7 @@ type Options struct {
 	CancelRelay CancelRelay
 
 	surface *surface // the prompts, resources and completions a Gateway serves
+	tasks   *tasks   // a Gateway's tasks
 }
 
 // handler runs tools/call requests through the boundary.
@@ -76,6 +77,7 @@ type handler struct {
 	caps    *limiter
 	cancels *cancels
 	levels  levels
+	tasks   *tasks // nil: no tasks (NewServer, Middleware)
 }
 
 func newHandler(b *boundary.Boundary, opts Options) (*handler, error) {
@@ -104,7 +106,7 @@ func newHandler(b *boundary.Boundary, opts Options) (*handler, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &handler{b: b, opts: opts, log: log, caps: newLimiter(opts.Caps), cancels: &cancels{relay: opts.CancelRelay, log: log}}, nil
+	return &handler{b: b, opts: opts, log: log, caps: newLimiter(opts.Caps), cancels: &cancels{relay: opts.CancelRelay, log: log}, tasks: opts.tasks}, nil
 }
 
 // call answers one tools/call. Boundary outcomes are tool results (isError
@@ -206,9 +208,13 @@ func causeText(err error) string {
 // agent JSON as text (and as structured content when READY), isError for
 // ERROR, so that the model reads the code and its hint.
 func toolResult(res boundary.Result) *mcp.CallToolResult {
-	out := res.AgentJSON()
+	return toolResultOf(res.Status(), res.AgentJSON())
+}
+
+// toolResultOf is toolResult of an outcome's status and agent JSON.
+func toolResultOf(status canonical.Status, out []byte) *mcp.CallToolResult {
 	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}
-	if res.Status() != canonical.StatusReady {
+	if status != canonical.StatusReady {
 		r.IsError = true
 	} else if len(out) > 0 && out[0] == '{' {
 		text, blocks := attachments(out)

@@ -275,6 +275,7 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				httpRPCErrorID(w, http.StatusBadRequest, id, code, msg)
 				return
 			}
+			body = liftTask(body)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if !b.opts.Sessions && r.Method == http.MethodPost && b.h != nil {

@@ -44,6 +44,9 @@ func newServer(b *boundary.Boundary, opts Options) (*mcp.Server, *handler, error
 		sf.h = h
 		sf.configure(so)
 	}
+	if h.tasks != nil {
+		so.Capabilities.AddExtension(ExtensionTasks, nil)
+	}
 	s := mcp.NewServer(impl, so)
 	for _, name := range b.Tools() {
 		def, _ := b.Definition(name)
@@ -59,6 +62,15 @@ func newServer(b *boundary.Boundary, opts Options) (*mcp.Server, *handler, error
 		}
 	}
 	s.AddReceivingMiddleware(h.unlisted(s), h.levels.middleware, h.listed())
+	if h.tasks != nil {
+		if err := h.registerTaskMethods(s); err != nil {
+			return nil, nil, err
+		}
+		// Around the others (each call wraps what is there): it declares
+		// tasks on the list listed() made, and answers a task-asking call
+		// before the SDK's own tool dispatch.
+		s.AddReceivingMiddleware(h.taskMiddleware)
+	}
 	if sf != nil {
 		sf.server = s
 		s.AddReceivingMiddleware(sf.middleware)

@@ -92,7 +92,7 @@ func screen(r io.Reader, pw *io.PipeWriter, out io.Writer, limit int) {
 			fwd, id, code, msg := classify(line)
 			var werr error
 			if fwd {
-				_, werr = pw.Write(append(line, '\n'))
+				_, werr = pw.Write(append(liftTask(line), '\n'))
 			} else {
 				werr = answer(out, id, code, msg)
 			}

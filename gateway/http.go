@@ -275,6 +275,18 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				httpRPCErrorID(w, http.StatusBadRequest, id, code, msg)
 				return
 			}
+			h, _ := readHead(body)
+			if !headersAgree(r.Header, h) {
+				id := h.ID
+				if !usableID(id) {
+					id = nil
+				}
+				httpRPCErrorID(w, http.StatusBadRequest, id, codeHeaderMismatch, headerMismatch)
+				return
+			}
+			if !b.opts.Sessions && h.Method == "initialize" {
+				w = &initializeWriter{ResponseWriter: w}
+			}
 			body = liftTask(body)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))

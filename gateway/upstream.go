@@ -484,8 +484,10 @@ type headerTransport struct {
 	header http.Header
 }
 
-// RoundTrip sends r with the fixed headers.
+// RoundTrip sends r with the fixed headers and its routing headers
+// (Mcp-Method, Mcp-Name).
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = routingHeaders(r)
 	if len(t.header) > 0 {
 		r = r.Clone(r.Context())
 		for k, vs := range t.header {

@@ -101,10 +101,13 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 			PropagateRequestCancellation: true})
 	var h http.Handler = &bounded{next: sdk, opts: opts, server: g.server, h: g.h,
 		owners: map[string]string{}, openingBy: map[string]int{}}
-	if toks := g.cfg.HTTP.BearerTokens; len(toks) > 0 {
+	switch toks := g.cfg.HTTP.BearerTokens; {
+	case g.oauth != nil:
+		h = g.oauth.authenticate(h, toks)
+	case len(toks) > 0:
 		h = auth.RequireBearerToken(tokenVerifier(toks), nil)(h)
 	}
-	return BoundBodies(jsonErrors{h}, opts.BodyTimeout, opts.MaxBodyBytes)
+	return g.oauth.withMetadata(BoundBodies(jsonErrors{h}, opts.BodyTimeout, opts.MaxBodyBytes))
 }
 
 // BoundBodies bounds the body of every request h serves, before anything

@@ -64,8 +64,9 @@ type HTTPOptions struct {
 }
 
 // Handler serves the gateway over streamable HTTP, with the bearer tokens
-// of the configuration (when it lists any) checked before anything else,
-// and the bounds of opts.
+// of the configuration (when it lists any), and its OAuth access tokens
+// (http.oauth, whose metadata it serves at MetadataPaths), checked before
+// anything else, and the bounds of opts.
 //
 // Stateless (the default), every request stands alone, which is what lets
 // several gateway processes sit behind one load balancer: a tools/call is
@@ -107,7 +108,7 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 	case len(toks) > 0:
 		h = auth.RequireBearerToken(tokenVerifier(toks), nil)(h)
 	}
-	return g.oauth.withMetadata(BoundBodies(jsonErrors{h}, opts.BodyTimeout, opts.MaxBodyBytes))
+	return BoundBodies(g.oauth.withMetadata(jsonErrors{h}), opts.BodyTimeout, opts.MaxBodyBytes)
 }
 
 // BoundBodies bounds the body of every request h serves, before anything

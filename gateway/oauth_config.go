@@ -14,13 +14,12 @@ const (
 	DefaultOAuthClockSkew   = 30 * time.Second
 	MaxOAuthClockSkew       = 5 * time.Minute
 	DefaultOAuthJWKSRefresh = 10 * time.Minute
-	MaxScopesPerGrant       = 64
 	maxScopeLen             = 128
 )
 
-// DefaultOAuthAlgorithms are the JWS algorithms an access token may be
+// defaultOAuthAlgorithms are the JWS algorithms an access token may be
 // signed with when the configuration names none.
-var DefaultOAuthAlgorithms = []string{"RS256", "ES256"}
+var defaultOAuthAlgorithms = []string{"RS256", "ES256"}
 
 // oauthAlgorithms are those a configuration may name: asymmetric only.
 // HMAC would need the issuer's secret, and "none" signs nothing.
@@ -74,7 +73,7 @@ func (c *cfgParser) oauth(n *jnode, ptr string) (*OAuthConfig, error) {
 		return nil, err
 	}
 	o := &OAuthConfig{ClockSkew: DefaultOAuthClockSkew, JWKSRefresh: DefaultOAuthJWKSRefresh, SubjectClaim: "sub",
-		Algorithms: slices.Clone(DefaultOAuthAlgorithms)}
+		Algorithms: slices.Clone(defaultOAuthAlgorithms)}
 	const httpsFix = "an https URL (http only on loopback), without a fragment"
 	for _, f := range []struct {
 		key, fix string

@@ -38,6 +38,7 @@ type oauthWorld struct {
 	gw       *gateway.Gateway
 	base     string // the gateway's origin
 	resource string // its MCP endpoint, the resource tokens are for
+	sessions bool   // serve MCP sessions instead of stateless requests
 	skew     atomic.Int64
 }
 
@@ -71,7 +72,7 @@ func newOAuthWorld(t *testing.T, edit func(cfg configDoc, w *oauthWorld)) *oauth
 	}
 	t.Cleanup(func() { _ = w.gw.Close() })
 	gateway.SetOAuthClock(w.gw, func() time.Time { return time.Now().Add(time.Duration(w.skew.Load())) })
-	srv.Config.Handler = w.gw.Handler(gateway.HTTPOptions{})
+	srv.Config.Handler = w.gw.Handler(gateway.HTTPOptions{Sessions: w.sessions})
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return w
@@ -104,9 +105,18 @@ func challenge(t *testing.T, resp *http.Response) map[string]string {
 // metadata, which names the provider; the token it gets lists and calls.
 // Asked for tools.read only, it sees echo alone; calling search gets a 403
 // insufficient_scope naming tools.search, and the client's step-up
-// authorization gets a token with both, with which the call goes through.
+// authorization gets a token with both, with which the call goes through,
+// stateless and in a session (whose event stream the token opens too).
 func TestOAuthAuthorizationCodeFlow(t *testing.T) {
-	w := newOAuthWorld(t, nil)
+	for _, sessions := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stateless", true: "sessions"}[sessions], func(t *testing.T) {
+			authorizationCodeFlow(t, sessions)
+		})
+	}
+}
+
+func authorizationCodeFlow(t *testing.T, sessions bool) {
+	w := newOAuthWorld(t, func(_ configDoc, w *oauthWorld) { w.sessions = sessions })
 	var flows atomic.Int32
 	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
 		PreregisteredClient: &oauthex.ClientCredentials{ClientID: opClientID},

@@ -148,6 +148,15 @@ func TestOAuthAccessTokenClaims(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
+	// The principal may come from another claim.
+	a.subjectClaim = "email"
+	if _, err := a.verify(context.Background(), sign(hdr, goodClaims)); !errors.Is(err, refusedSubject) {
+		t.Errorf("no email claim: %v", err)
+	}
+	if ti, err := a.verify(context.Background(), sign(hdr, edit(`"sub":"alice"`, `"sub":"alice","email":"alice@example.com"`))); err != nil || ti.UserID != "alice@example.com" {
+		t.Errorf("the email claim: %v %v", ti, err)
+	}
+	a.subjectClaim = "sub"
 	// Within the skew past exp the token passes; exactly at exp+skew not.
 	a.now = func() time.Time { return time.Unix(1800000329, 0) }
 	if _, err := a.verify(context.Background(), sign(hdr, goodClaims)); err != nil {

@@ -521,3 +521,17 @@ func segment(t *testing.T, tok string, i int) map[string]any {
 	}
 	return m
 }
+
+// While the issuer's keys have never been fetched (its server is down), a
+// token cannot be verified: the answer is 503 with Retry-After, not a 401
+// that would send the client to authorize again.
+func TestOAuthKeysUnavailable(t *testing.T) {
+	w := newOAuthWorld(t, func(cfg configDoc, _ *oauthWorld) {
+		cfg["http"].(map[string]any)["oauth"].(map[string]any)["issuer"] = "http://127.0.0.1:1"
+	})
+	resp, body := postRPC(t, w.resource, w.op.token(t, w.resource, "tools.read"), listBody)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+		!strings.Contains(string(body), "keys are unavailable") {
+		t.Errorf("%d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+}

@@ -121,6 +121,8 @@ type HTTPConfig struct {
 	// BearerTokens, when any, are the only tokens accepted; each names the
 	// principal it authenticates. Only their SHA-256 digests are stored.
 	BearerTokens []BearerToken
+	// OAuth, when set, accepts OAuth access tokens too (http.oauth).
+	OAuth *OAuthConfig
 }
 
 // BearerToken is one accepted token, by digest.
@@ -425,6 +427,9 @@ func (c *cfgParser) config(root *jnode) (*Config, error) {
 		return nil, err
 	}
 	if err := c.grantNames(root, cfg); err != nil {
+		return nil, err
+	}
+	if err := c.oauthScopes(root, cfg); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -916,7 +921,7 @@ func (c *cfgParser) policy(n *jnode, ptr string) ([]Grant, error) {
 	var out []Grant
 	for i, e := range g.elems {
 		p := ptr + "/grants/" + strconv.Itoa(i)
-		if err := c.obj(e, p, "principals", "projects", "allow", "require_approval"); err != nil {
+		if err := c.obj(e, p, "principals", "projects", "scopes", "allow", "require_approval"); err != nil {
 			return nil, err
 		}
 		var gr Grant
@@ -928,6 +933,7 @@ func (c *cfgParser) policy(n *jnode, ptr string) ([]Grant, error) {
 		}{
 			{"principals", &gr.Principals, true, func(s string) bool { return s == "*" || subject(s) }},
 			{"projects", &gr.Projects, true, func(s string) bool { return s == "*" || canonical.ValidateRunID(s) == nil }},
+			{"scopes", &gr.Scopes, false, scopeToken},
 			{"allow", &gr.Allow, false, validPattern},
 			{"require_approval", &gr.RequireApproval, false, validPattern},
 		} {
@@ -990,8 +996,14 @@ func (c *cfgParser) progress(n *jnode, ptr string, cfg *Config) (*ProgressConfig
 
 func (c *cfgParser) http(n *jnode, ptr string) (HTTPConfig, error) {
 	var h HTTPConfig
-	if err := c.obj(n, ptr, "bearer_tokens"); err != nil {
+	if err := c.obj(n, ptr, "bearer_tokens", "oauth"); err != nil {
 		return h, err
+	}
+	if v := n.member("oauth"); v != nil {
+		var err error
+		if h.OAuth, err = c.oauth(v, ptr+"/oauth"); err != nil {
+			return h, err
+		}
 	}
 	v := n.member("bearer_tokens")
 	if v == nil {

@@ -42,6 +42,16 @@
 // MetaRunToken in _meta. A token is a credential for that run until it
 // expires: keep it as secret as a bearer token.
 //
+// # OAuth
+//
+// With http.oauth (OAuthConfig) the HTTP listener is an OAuth 2.1
+// resource server: it verifies JWT access tokens against the issuer's key
+// set, for its own resource only, serves its protected resource metadata
+// (MetadataPaths) and names it in every 401, and answers a token whose
+// scopes fall short with 403 insufficient_scope. A Grant with Scopes
+// covers only calls with such a token carrying one of them. The token is
+// never passed to an upstream.
+//
 // # Trace context
 //
 // The gateway takes a Propagator (Options.Propagator, and

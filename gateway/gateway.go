@@ -73,7 +73,8 @@ type Gateway struct {
 	h         *handler
 	upstreams map[string]*Upstream
 	log       *slog.Logger
-	stopReap  func() // nil without a reaper
+	stopReap  func()       // nil without a reaper
+	oauth     *oauthServer // nil without http.oauth
 }
 
 // Open builds the gateway of cfg over store and connects to every upstream,
@@ -167,6 +168,13 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 	}
 	if g.server, g.h, err = newServer(g.b, hopts); err != nil {
 		return nil, err
+	}
+	if cfg.HTTP.OAuth != nil {
+		var progressTools []string
+		if p := hopts.Progress; p != nil {
+			progressTools = []string{p.FactsTool, p.ReportTool}
+		}
+		g.oauth = newOAuthServer(cfg, toolPerms(g.b.Definition, progressTools), log)
 	}
 	if !opts.NoReaper {
 		ro := opts.Reaper
@@ -358,6 +366,7 @@ func sortedNames[V any](m map[string]V) []string {
 // not listed. The principal is found as for a call: a valid run token's,
 // else the bearer token's subject, else the configured one.
 func mayCall(ctx context.Context, p registry.Policy, runs *StaticRuns, c *Call, tool string, def *registry.Tool) bool {
+	ctx = withCallToken(ctx, c.Token)
 	subject := runs.Subject
 	if c.Token != nil && c.Token.UserID != "" {
 		subject = c.Token.UserID

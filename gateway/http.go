@@ -64,8 +64,9 @@ type HTTPOptions struct {
 }
 
 // Handler serves the gateway over streamable HTTP, with the bearer tokens
-// of the configuration (when it lists any) checked before anything else,
-// and the bounds of opts.
+// of the configuration (when it lists any), and its OAuth access tokens
+// (http.oauth, whose metadata it serves at MetadataPaths), checked before
+// anything else, and the bounds of opts.
 //
 // Stateless (the default), every request stands alone, which is what lets
 // several gateway processes sit behind one load balancer: a tools/call is
@@ -103,10 +104,13 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 		owners: map[string]string{}, openingBy: map[string]int{}}
 	// What reaches here passed authentication (if any is configured).
 	h = authenticated{h}
-	if toks := g.cfg.HTTP.BearerTokens; len(toks) > 0 {
+	switch toks := g.cfg.HTTP.BearerTokens; {
+	case g.oauth != nil:
+		h = g.oauth.authenticate(h, toks)
+	case len(toks) > 0:
 		h = auth.RequireBearerToken(tokenVerifier(toks), nil)(h)
 	}
-	return BoundBodies(CloseUnauthenticated(jsonErrors{h}), opts.BodyTimeout, opts.MaxBodyBytes)
+	return BoundBodies(CloseUnauthenticated(g.oauth.withMetadata(jsonErrors{h})), opts.BodyTimeout, opts.MaxBodyBytes)
 }
 
 // CloseUnauthenticated closes the connection after every answer h gives to

@@ -27,8 +27,8 @@ const gatewayUsage = `Usage:
       Serve the configured upstream tools to agents over stdio and/or
       streamable HTTP (at http://ADDR/mcp, stateless unless --sessions).
       Store: in memory, or Redis (several gateways may share one).
-      --listen beyond loopback needs http.bearer_tokens in the
-      configuration, or --insecure-no-auth to serve without them.
+      --listen beyond loopback needs http.bearer_tokens or http.oauth in
+      the configuration, or --insecure-no-auth to serve without them.
       An HTTP answer to a request that did not authenticate closes its
       connection; a connection has --auth-timeout (5s) to authenticate;
       past --max-connections (4096) or --max-connections-per-source (256)
@@ -129,7 +129,7 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	if *listen != "" && len(cfg.HTTP.BearerTokens) == 0 && !*insecure && !gateway.LoopbackOnly(context.Background(), *listen) {
+	if *listen != "" && !cfg.HTTP.Authenticated() && !*insecure && !gateway.LoopbackOnly(context.Background(), *listen) {
 		fmt.Fprintf(stderr, openListenerRefused, *listen, *config)
 		return exitUsage
 	}
@@ -181,7 +181,7 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			fmt.Fprintf(stderr, "toolcanon gateway: cannot listen on %s: %v\n", *listen, err)
 			return exitFailure
 		}
-		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && len(cfg.HTTP.BearerTokens) == 0 && !*insecure && !tcp.IP.IsLoopback() {
+		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !cfg.HTTP.Authenticated() && !*insecure && !tcp.IP.IsLoopback() {
 			ln.Close()
 			fmt.Fprintf(stderr, openListenerRefused, ln.Addr(), *config)
 			return exitUsage
@@ -189,8 +189,12 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		gl := newGuardListener(ln, *maxConns, *maxConnsEach, *authTimeout)
 		ln = gl
 		mux := http.NewServeMux()
-		mux.Handle("/mcp", g.Handler(gateway.HTTPOptions{Sessions: *sessions, MaxSessions: *maxSessions,
-			MaxSessionsPerPrincipal: *maxSessionsEach, SessionTimeout: *sessionTimeout}))
+		h := g.Handler(gateway.HTTPOptions{Sessions: *sessions, MaxSessions: *maxSessions,
+			MaxSessionsPerPrincipal: *maxSessionsEach, SessionTimeout: *sessionTimeout})
+		mux.Handle("/mcp", h)
+		for _, p := range g.MetadataPaths() { // OAuth: the protected resource metadata
+			mux.Handle(p, h)
+		}
 		// No server-wide ReadTimeout or WriteTimeout: they would cut event
 		// streams; the handler sets deadlines per request instead, and the
 		// listener holds a connection to --auth-timeout until it has
@@ -243,6 +247,7 @@ const defaultMemoryRuns = 10000
 const openListenerRefused = `toolcanon gateway: refusing to serve %s without authentication: it is not only a loopback address, and the configuration lists no bearer tokens.
   Either list tokens in %s: "http": {"bearer_tokens": [{"sha256": "<hex SHA-256 of the token>", "subject": "alice"}]}
   (printf %%s "$TOKEN" | sha256sum), and clients send "Authorization: Bearer $TOKEN";
+  or accept your authorization server's access tokens: "http": {"oauth": {"resource": "https://…/mcp", "issuer": "https://…"}};
   or listen on loopback (--listen 127.0.0.1:8080);
   or pass --insecure-no-auth to serve every tool to anyone who can reach the address.
 `
@@ -325,6 +330,10 @@ func gatewayCheckCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolcanon gateway check: %v\n", err)
 		return exitUsage
 	}
-	fmt.Fprintf(stdout, "%s: ok: %d tools from %d upstreams\n", *config, len(cfg.Tools), len(cfg.Upstreams))
+	fmt.Fprintf(stdout, "%s: ok: %d tools from %d upstreams", *config, len(cfg.Tools), len(cfg.Upstreams))
+	if o := cfg.HTTP.OAuth; o != nil {
+		fmt.Fprintf(stdout, "; OAuth resource %s, tokens of %s, metadata at %s", o.Resource, o.Issuer, o.MetadataURL())
+	}
+	fmt.Fprintln(stdout)
 	return exitOK
 }

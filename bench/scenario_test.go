@@ -43,11 +43,12 @@ func check(t *testing.T, impl bench.Impl) bench.Correctness {
 
 // TestCorrectness asserts the correctness columns for every implementation
 // that promises them: toolcanon's stores, its scripts run by other clients,
-// and the WATCH/MULTI baseline, whose compare-and-set is correct by
-// construction (it is slower, not wrong).
+// the WATCH/MULTI baseline, whose compare-and-set is correct by
+// construction (it is slower, not wrong), and the PostgreSQL idempotency
+// table, whose unique key and conditional UPDATE are too.
 func TestCorrectness(t *testing.T) {
 	addrs := []string{redistest.Addr(t)}
-	for _, name := range []string{"memstore", "redisstore", "goredis-lua", "ceiling", "watch"} {
+	for _, name := range []string{"memstore", "redisstore", "goredis-lua", "ceiling", "watch", "postgres"} {
 		t.Run(name, func(t *testing.T) {
 			c := check(t, newImpl(t, name, addrs))
 			if c.Duplicates.Executed != c.Rounds || c.DuplicatesExecuted() != 0 {

@@ -209,6 +209,17 @@ func TestCompareSection(t *testing.T) {
 			t.Errorf("the throughput chart has no %s bar label", name)
 		}
 	}
+	// Eight rows widen the charts, so that their names stay apart.
+	for _, name := range []string{"a", "b", "c", "d"} {
+		r := c.Results[1]
+		r.Name = name
+		c.Results = append(c.Results, r)
+	}
+	for _, ch := range compareSection(c, "cmd", nil).Charts {
+		if !bytes.Contains(ch.SVG, []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="1200" `)) {
+			t.Errorf("%s with 8 rows is not 1200 px wide: %.120s", ch.File, ch.SVG)
+		}
+	}
 	if s := compareSection(nil, "cmd", errors.New("no redis")); s.Body != "Not measured: no redis\n" || len(s.Charts) != 0 {
 		t.Errorf("failed comparison: %+v", s)
 	}

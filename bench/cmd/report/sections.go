@@ -131,8 +131,11 @@ func compareSection(c *bench.Comparison, command string, err error) section {
 	for i, r := range c.Results {
 		names[i] = r.Name
 	}
-	tput := svgchart.Chart{Title: "Lifecycle throughput", XLabel: "implementation", YLabel: "lifecycles/s (median)", Categories: names, Width: 900}
-	lat := svgchart.Chart{Title: "Lifecycle latency", XLabel: "implementation", YLabel: "ms (log scale)", Categories: names, LogY: true, Width: 900}
+	// Wide enough that the longest name ("memstore (in process)") does not
+	// run into its neighbours'.
+	width := max(900, 150*len(names))
+	tput := svgchart.Chart{Title: "Lifecycle throughput", XLabel: "implementation", YLabel: "lifecycles/s (median)", Categories: names, Width: width}
+	lat := svgchart.Chart{Title: "Lifecycle latency", XLabel: "implementation", YLabel: "ms (log scale)", Categories: names, LogY: true, Width: width}
 	for _, n := range c.Callers {
 		s := svgchart.Series{Name: callersName(n)}
 		p50 := svgchart.Series{Name: "p50, " + callersName(n)}

@@ -317,8 +317,9 @@ func beginArgs(c Call, request []byte, cfg Config) []string {
 			strconv.FormatInt(lim.MaxRunBytes, 10), strconv.FormatInt(lim.MaxRecordBytes, 10),
 			strconv.FormatInt(lim.MaxResultBytes, 10))
 	}
-	// The generation a new run takes: random per Begin, as redisstore offers.
-	return append(args, canonical.PrincipalTag(""), record.NewGeneration())
+	// The generation and secret a new run takes: random per Begin, as
+	// redisstore offers.
+	return append(args, canonical.PrincipalTag(""), record.NewGeneration(), record.NewRunSecret())
 }
 
 // completeArgs are the ARGV of complete.lua for a READY completion, as
@@ -339,7 +340,7 @@ func completeArgs(c Call, raw, result []byte) []string {
 	for _, p := range append(r[:], s[:]...) {
 		args = append(args, rueidis.BinaryString(p))
 	}
-	return args
+	return append(args, "") // no handles
 }
 
 // outcome is the first element of a script's reply.

@@ -32,6 +32,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/internal/storeimpl"
+	layout "github.com/toolcanon/toolcanon/internal/record"
 )
 
 // DefaultClosedRunRetention is how long a closed run stays closed at least
@@ -373,7 +374,7 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 	}
 	rec.gen = r.gen
 	if r.secret == "" {
-		r.secret = storeimpl.NewRunSecret()
+		r.secret = layout.NewRunSecret()
 	}
 	r.claim(tag)
 	l := sh.liveLeases(req.RunID, now)

@@ -252,7 +252,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		RecordBytes: a.Limits.MaxRecordBytes, ResultBytes: a.Limits.MaxResultBytes,
 		NewCallsRun: a.NewRun.MaxCallsPerRun, NewCallsTool: a.NewRun.MaxCallsPerTool, NewRunBytes: a.NewRun.MaxRunBytes,
 		NewRecordBytes: a.NewRun.MaxRecordBytes, NewResultBytes: a.NewRun.MaxResultBytes,
-		Principal: canonical.PrincipalTag(req.Principal), Generation: record.NewGeneration(), Secret: storeimpl.NewRunSecret(),
+		Principal: canonical.PrincipalTag(req.Principal), Generation: record.NewGeneration(), Secret: record.NewRunSecret(),
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "begin")

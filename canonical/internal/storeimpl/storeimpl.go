@@ -5,8 +5,6 @@
 package storeimpl
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"time"
 
@@ -123,12 +121,4 @@ func ValidateHandleRead(runID, principal string, ids []string) error {
 		}
 	}
 	return nil
-}
-
-// NewRunSecret returns a secret for a run that has none: 16 random bytes in
-// base64url, the key with which the run's handles are minted.
-func NewRunSecret() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }

@@ -275,8 +275,8 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// but one strict JSON-RPC message, answered with a JSON-RPC error
 		// rather than a decoder's text.
 		if r.Method == http.MethodPost {
-			if ok, id, code, msg := classify(body); !ok {
-				httpRPCErrorID(w, http.StatusBadRequest, id, code, msg)
+			if v := classify(body); !v.forward {
+				httpRPCErrorID(w, http.StatusBadRequest, echoID(v.id), v.code, v.msg)
 				return
 			}
 		}

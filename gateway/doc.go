@@ -37,9 +37,9 @@
 // RUN_FORBIDDEN for tools/call and for the progress tools, which also ask
 // the policy for tool.call:<name> like every tool. A host that mints run
 // ids hands the gateway a run with a signed run token (MintRunToken,
-// VerifyRunToken; StaticRuns.RunTokenKey): HMAC-SHA256 over the run id,
-// the principal and an expiry, sent in the RunTokenHeader header or under
-// MetaRunToken in _meta. A token is a credential for that run until it
+// VerifyRunToken; StaticRuns.RunTokens): HMAC-SHA256, under a key named by
+// its id, over the gateway's audience, the run id, the principal and an
+// expiry, sent in the RunTokenHeader header or under MetaRunToken in _meta. A token is a credential for that run until it
 // expires: keep it as secret as a bearer token.
 //
 // # OAuth

@@ -154,7 +154,7 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 	}
 	runs := hopts.Runs.(*StaticRuns)
 	if rt := cfg.Identity.RunToken; rt != nil {
-		if runs.RunTokenKey, err = rt.Key(); err != nil {
+		if runs.RunTokens, err = rt.Verifier(); err != nil {
 			return nil, err
 		}
 		runs.RequireRunToken = rt.Required
@@ -371,7 +371,7 @@ func mayCall(ctx context.Context, p registry.Policy, runs *StaticRuns, c *Call, 
 	if c.Token != nil && c.Token.UserID != "" {
 		subject = c.Token.UserID
 	}
-	if runs.RunTokenKey != nil {
+	if runs.RunTokens != nil {
 		if rt, ok, err := runs.runToken(c, time.Now()); err == nil && ok {
 			subject = rt.Principal
 		}

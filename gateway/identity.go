@@ -122,12 +122,12 @@ const DefaultPrincipalTTL = time.Hour
 // RunHeader when the HTTP request carries it, else from _meta, else
 // DefaultRun.
 //
-// With RunTokenKey, a call that carries a run token (header RunTokenHeader
+// With RunTokens, a call that carries a run token (header RunTokenHeader
 // or _meta MetaRunToken) gets the token's run and principal instead, once
 // the token is verified (VerifyRunToken); a bad token, one for another
 // principal than the verified bearer token's, or a run header naming
 // another run is ErrUnauthenticated, and so is a call without a token when
-// RequireRunToken is set. Without RunTokenKey tokens are not read.
+// RequireRunToken is set. Without RunTokens tokens are not read.
 type StaticRuns struct {
 	Project    string
 	Subject    string // principal of calls without a verified token; "" refuses them (ErrUnauthenticated)
@@ -136,9 +136,9 @@ type StaticRuns struct {
 	Limits     canonical.Limits
 	TTL        time.Duration            // record TTL
 	ToolTTL    map[string]time.Duration // per tool, overriding TTL
-	// RunTokenKey verifies run tokens (at least MinRunTokenKey bytes); nil
+	// RunTokens verify run tokens: this gateway's audience and keys; nil
 	// reads none.
-	RunTokenKey     []byte
+	RunTokens       *RunTokenKeys
 	RequireRunToken bool // refuse calls without a valid run token
 }
 
@@ -158,7 +158,7 @@ func (s *StaticRuns) ResolveRun(_ context.Context, call *Call) (boundary.RunCont
 	if s.RunHeader != "" && call.Header != nil {
 		id = call.Header.Get(s.RunHeader)
 	}
-	if s.RunTokenKey != nil {
+	if s.RunTokens != nil {
 		rt, ok, err := s.runToken(call, now)
 		switch {
 		case err != nil:
@@ -213,7 +213,7 @@ func (s *StaticRuns) runToken(call *Call, now time.Time) (RunToken, bool, error)
 	if tok == "" {
 		return RunToken{}, false, nil
 	}
-	rt, err := VerifyRunToken(s.RunTokenKey, tok, now)
+	rt, err := VerifyRunToken(s.RunTokens, tok, now)
 	if err != nil {
 		return RunToken{}, false, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}

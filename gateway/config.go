@@ -43,6 +43,7 @@ type Config struct {
 	Policy    []Grant
 	Progress  *ProgressConfig // nil: no progress tools
 	HTTP      HTTPConfig
+	Handles   HandlesConfig // the "handles" object
 	// Redis is the "redis" object: how the gateway reaches its store (nil:
 	// the command's flags say, or the store is in memory).
 	Redis *redisconn.Spec
@@ -97,6 +98,9 @@ type ToolConfig struct {
 	Definition   registry.Definition // what the registry holds and the agent sees
 	Projector    ProjectorConfig
 	TTL          time.Duration // record TTL of this tool's calls; 0: the run's
+	// Group is the tool's handle group ("group"); "" means its upstream's
+	// name (see HandlesConfig).
+	Group string
 }
 
 // ProjectorConfig chooses and configures a tool's projector.
@@ -370,7 +374,7 @@ func (c *cfgParser) duration(n *jnode, ptr string, lo, hi time.Duration, fix str
 }
 
 func (c *cfgParser) config(root *jnode) (*Config, error) {
-	if err := c.obj(root, "", "upstreams", "identity", "run", "tools", "policy", "progress", "http", "redis"); err != nil {
+	if err := c.obj(root, "", "upstreams", "identity", "run", "tools", "policy", "progress", "http", "redis", "handles"); err != nil {
 		return nil, err
 	}
 	cfg := &Config{File: c.file}
@@ -420,6 +424,11 @@ func (c *cfgParser) config(root *jnode) (*Config, error) {
 	}
 	if n = root.member("redis"); n != nil {
 		if cfg.Redis, err = c.redis(n, "/redis"); err != nil {
+			return nil, err
+		}
+	}
+	if n = root.member("handles"); n != nil {
+		if cfg.Handles, err = c.handles(n, "/handles", cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -673,7 +682,7 @@ func (c *cfgParser) tool(n *jnode, ptr string, cfg *Config) (ToolConfig, error) 
 		return t, c.fail(v, ptr+"/unbounded", "review the draft's input_schema, narrowed from the upstream's (`toolcanon gateway pin` printed each feature it left out, with its JSON pointer), then delete this member",
 			"the draft is marked for review: %s", oneLineOf(v.str))
 	}
-	if err := c.obj(n, ptr, "name", "upstream", "upstream_tool", "pin", "definition", "projector", "ttl"); err != nil {
+	if err := c.obj(n, ptr, "name", "upstream", "upstream_tool", "pin", "definition", "projector", "ttl", "group"); err != nil {
 		return t, err
 	}
 	v, err := c.required(n, ptr, "name", `add "name": "search_docs", the name agents call`)
@@ -748,6 +757,9 @@ func (c *cfgParser) tool(n *jnode, ptr string, cfg *Config) (ToolConfig, error) 
 			return t, err
 		}
 		ttl, at, node = t.TTL, ptr+"/ttl", v
+	}
+	if t.Group, err = c.optStr(n, ptr, "group", "name the tool's handle group with 1-128 characters of [A-Za-z0-9_.-]", validGroup); err != nil {
+		return t, err
 	}
 	if need := boundary.MinRecordTTL(t.Definition.Timeout); ttl < need {
 		return t, c.fail(node, at, fmt.Sprintf(`raise the ttl to at least %v, or lower the tool's timeout`, need),

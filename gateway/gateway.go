@@ -128,6 +128,7 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 	if opts.Observer != nil {
 		bindOpts = append(bindOpts, boundary.WithObserver(opts.Observer))
 	}
+	bindOpts = append(bindOpts, cfg.handleOptions()...)
 	if g.b, err = boundary.New(store, reg, policy, bindOpts...); err != nil {
 		return nil, err
 	}

@@ -62,11 +62,12 @@ func wholeMs(d time.Duration) time.Duration {
 
 // WithClosedRunRetention sets how long a closed run stays closed at least,
 // whatever its records' TTLs (default DefaultClosedRunRetention; d <= 0
-// keeps the default), rounded up to whole milliseconds.
+// keeps the default), rounded up to whole milliseconds, and at most
+// canonical.MaxTTL.
 func WithClosedRunRetention(d time.Duration) Option {
 	return func(s *Store) {
 		if d > 0 {
-			s.retention = wholeMs(d)
+			s.retention = wholeMs(min(d, canonical.MaxTTL))
 		}
 	}
 }

@@ -41,11 +41,12 @@ type Options struct {
 	Prefix string
 	// DefaultTTL is used by a Begin whose TTL is zero (0: every Begin must
 	// give its own TTL), and for the state of a run that a progress report
-	// reaches first (0: ClosedRunRetention). Otherwise at least 1ms.
+	// reaches first (0: ClosedRunRetention). Otherwise at least 1ms, and at
+	// most canonical.MaxTTL.
 	DefaultTTL time.Duration
 	// ClosedRunRetention is how long a closed run stays closed at least,
 	// whatever its records' TTLs (default DefaultClosedRunRetention).
-	// Otherwise at least 1ms.
+	// Otherwise at least 1ms, and at most canonical.MaxTTL.
 	ClosedRunRetention time.Duration
 	// Durability, when Replicas is set, makes every state change wait for
 	// that many replicas to acknowledge it before it succeeds.
@@ -120,6 +121,9 @@ func New(opts Options) (*Store, error) {
 	// which deletes the key at once (a close that closes nothing).
 	if opts.DefaultTTL > 0 && opts.DefaultTTL < time.Millisecond || opts.ClosedRunRetention > 0 && opts.ClosedRunRetention < time.Millisecond {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "DefaultTTL and ClosedRunRetention must be 0 or at least 1ms")
+	}
+	if opts.DefaultTTL > canonical.MaxTTL || opts.ClosedRunRetention > canonical.MaxTTL {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "DefaultTTL and ClosedRunRetention must be at most %v", canonical.MaxTTL)
 	}
 	s := &Store{c: opts.Client, keys: keys, ttl: opts.DefaultTTL, retention: opts.ClosedRunRetention,
 		timeout: opts.Timeout, durable: opts.Durability}

@@ -89,6 +89,9 @@ func Run(t *testing.T, factory Factory) {
 	t.Run("Principal", func(t *testing.T) { testPrincipal(t, f) })
 	t.Run("Handles", func(t *testing.T) { testHandles(t, f) })
 	// The cases of lost keys need a harness that can lose them.
+	if f(t).DropRunState != nil {
+		t.Run("LostState", func(t *testing.T) { testLostState(t, f) })
+	}
 	if f(t).Evict != nil {
 		t.Run("Loss", func(t *testing.T) { testLoss(t, f) })
 	}

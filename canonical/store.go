@@ -152,7 +152,8 @@ type ProgressObserver interface {
 	// is lost the caller gets STORE_UNAVAILABLE and the report may or may
 	// not have been counted. Only the run's principal may report on it
 	// (else RUN_FORBIDDEN, counting nothing); a run with no state gets
-	// principal as its owner.
+	// principal as its owner. A lost run (see RunUsage.Lost) has no owner
+	// and counts no report: RUN_INACTIVE, counting nothing.
 	ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (ProtocolState, error)
 }
 

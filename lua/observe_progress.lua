@@ -22,15 +22,20 @@
 --   {"OK", reports int, pending int, violations int, violated int}
 --   {"RUN_FORBIDDEN"}
 --     the run belongs to another principal; nothing is counted
+--   {"RUN_INACTIVE", reason string}
+--     reason "lost": the run's state is lost while a key only a begun run has lives; nothing is counted, so that
+--     no counter outlives the loss into the next run of the id
 
 local principal = redis.call('HGET', KEYS[1], 'principal')
 if principal and principal ~= ARGV[4] then
   return {'RUN_FORBIDDEN'}
 end
 -- A lost run (no limits while a key only a begun run has lives) has no
--- owner any more, and a report makes nobody its owner.
-local lost = not principal and not redis.call('HGET', KEYS[1], 'lim_calls_run')
-  and redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0
+-- owner any more: its reports are refused, counting nothing.
+if not principal and not redis.call('HGET', KEYS[1], 'lim_calls_run')
+    and redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0 then
+  return {'RUN_INACTIVE', 'lost'}
+end
 local created = redis.call('EXISTS', KEYS[1]) == 0
 local reports = redis.call('HINCRBY', KEYS[1], 'pp_reports', 1)
 local threshold = tonumber(ARGV[2])
@@ -56,9 +61,7 @@ if created then
   local t = redis.call('TIME')
   redis.call('HSET', KEYS[1], 'calls', 0, 'bytes', 0, 'state', 'open', 'created_ms', t[1] * 1000 + math.floor(t[2] / 1000))
 end
-if not lost then
-  redis.call('HSETNX', KEYS[1], 'principal', ARGV[4])
-end
+redis.call('HSETNX', KEYS[1], 'principal', ARGV[4])
 -- A new state, or one some other writer left without a TTL, gets one.
 if redis.call('PTTL', KEYS[1]) < 0 then
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))

@@ -763,10 +763,14 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 	if r.forbids(tag) {
 		return canonical.ProtocolState{}, &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "observe progress"}
 	}
+	if sh.ownerLost(r, runID, now) {
+		// Counted nowhere: the counters would outlive the loss into the
+		// next run of the id.
+		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeRunInactive, "observe progress: the run is lost")
+	}
 	if r == nil && s.full(sh, now) {
 		return canonical.ProtocolState{}, errFull("observe progress", s.maxRuns)
 	}
-	lost := sh.ownerLost(r, runID, now)
 	if r == nil {
 		ttl := s.ttl
 		if ttl == 0 {
@@ -774,9 +778,7 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 		}
 		r = sh.newRun(runID, now, now+ttl.Milliseconds())
 	}
-	if !lost {
-		r.claim(tag)
-	}
+	r.claim(tag)
 	p := &r.protocol
 	p.Reports++
 	if valid {

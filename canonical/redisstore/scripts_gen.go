@@ -28,7 +28,7 @@ var declaredOutcomes = map[string][]string{
 	"begin.lua":            {"OK", "EXISTS", "RUN_FORBIDDEN", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT"},
 	"close_run.lua":        {"OK", "RUN_FORBIDDEN"},
 	"complete.lua":         {"OK", "EXISTS", "RESULT_TOO_LARGE", "NOT_FOUND", "INVALID_TRANSITION"},
-	"observe_progress.lua": {"OK", "RUN_FORBIDDEN"},
+	"observe_progress.lua": {"OK", "RUN_FORBIDDEN", "RUN_INACTIVE"},
 }
 
 // abandonKeys are the KEYS of abandon.lua.
@@ -423,12 +423,16 @@ type observeProgressArgs struct {
 //	{"OK", reports int, pending int, violations int, violated int}
 //	{"RUN_FORBIDDEN"}
 //	the run belongs to another principal; nothing is counted
+//	{"RUN_INACTIVE", reason string}
+//	reason "lost": the run's state is lost while a key only a begun run has lives; nothing is counted, so that
+//	no counter outlives the loss into the next run of the id
 type observeProgressReply struct {
 	Outcome    string // the reply's first element
 	Reports    int64  // reports, in OK
 	Pending    int64  // pending, in OK
 	Violations int64  // violations, in OK
 	Violated   int64  // violated, in OK
+	Reason     string // reason, in RUN_INACTIVE
 }
 
 // decodeObserveProgressReply decodes a reply of observe_progress.lua. Any reply its RETURNS does not
@@ -450,6 +454,9 @@ func decodeObserveProgressReply(res rueidis.RedisResult) (observeProgressReply, 
 		r.Violated = d.num(4, "violated")
 	case "RUN_FORBIDDEN":
 		d.length(1)
+	case "RUN_INACTIVE":
+		d.length(2)
+		r.Reason = d.str(1, "reason")
 	default:
 		d.undeclared()
 	}

@@ -709,7 +709,11 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 	if err != nil {
 		return canonical.ProtocolState{}, unavailable(err, "observe progress")
 	}
-	if r.Outcome != "OK" {
+	switch r.Outcome {
+	case "OK":
+	case "RUN_INACTIVE":
+		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeRunInactive, "observe progress: the run is %s", r.Reason)
+	default:
 		return canonical.ProtocolState{}, refusal(r.Outcome, "observe progress")
 	}
 	return canonical.ProtocolState{Reports: r.Reports, Pending: r.Pending, Violations: r.Violations, Violated: r.Violated == 1}, nil

@@ -251,15 +251,15 @@ func testLoss(t *testing.T, f Factory) {
 	})
 }
 
-// claimByNobody has claimant report progress on the lost run and close it,
-// which must make nobody its owner: each of principals is then refused the
-// run (RUN_FORBIDDEN), and its Begin of a new id (prefix and the principal)
-// is an error that refused accepts.
+// claimByNobody has claimant report progress on the lost run (refused,
+// RUN_INACTIVE: a lost run counts no report) and close it, which must make
+// nobody its owner: each of principals is then refused the run
+// (RUN_FORBIDDEN), and its Begin of a new id (prefix and the principal) is
+// an error that refused accepts.
 func claimByNobody(t *testing.T, h Harness, run, claimant string, principals []string, prefix string, refused func(*testing.T, error)) {
 	t.Helper()
-	if _, err := h.progress(t).ObserveProgress(ctx(), run, claimant, true, 3); err != nil {
-		t.Fatalf("a progress report on the lost run: %v", err)
-	}
+	_, err := h.progress(t).ObserveProgress(ctx(), run, claimant, true, 3)
+	wantCode(t, err, canonical.CodeRunInactive)
 	if err := h.Store.CloseRun(ctx(), run, claimant); err != nil {
 		t.Fatalf("closing the lost run: %v", err)
 	}

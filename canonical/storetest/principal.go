@@ -194,4 +194,29 @@ func testLostState(t *testing.T, f Factory) {
 			wantCode(t, h.Store.CheckPrincipal(ctx(), run, p), canonical.CodeRunForbidden)
 		}
 	})
+
+	// A lost run counts no progress report: the counters would live on
+	// in a state without owner, and the next run of that id would inherit
+	// them (a Violated it never earned).
+	t.Run("LostRunCountsNoProgress", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
+		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
+		h.DropRunState(t, run)
+		keys := runKeys(t, h, run)
+		for _, p := range []string{alice, bob} {
+			for range 3 {
+				_, err := h.progress(t).ObserveProgress(ctx(), run, p, false, 2)
+				wantCode(t, err, canonical.CodeRunInactive)
+			}
+		}
+		if got := runKeys(t, h, run); len(got) != len(keys) {
+			t.Fatalf("a refused report wrote: keys %v -> %v", keys, got)
+		}
+		u, err := h.Store.Usage(ctx(), run)
+		if err != nil || !u.Lost || u.Protocol != (canonical.ProtocolState{}) {
+			t.Fatalf("usage of the lost run: %+v, %v", u, err)
+		}
+	})
 }

@@ -27,6 +27,7 @@ import (
 	"context"
 	"hash/maphash"
 	"sort"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -206,6 +207,7 @@ var (
 	_ canonical.ProgressObserver = (*Store)(nil)
 	_ canonical.DefaultTTLer     = (*Store)(nil)
 	_ canonical.HandleIndex      = (*Store)(nil)
+	_ canonical.OwnedReader      = (*Store)(nil)
 )
 
 // New returns an empty Store.
@@ -710,6 +712,11 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	}
 	sh, now := s.lockForRead(runID)
 	defer sh.mu.Unlock()
+	return sh.usage(runID, now)
+}
+
+// usage is Usage under the run's shard lock.
+func (sh *shard) usage(runID string, now int64) (canonical.RunUsage, error) {
 	r := sh.liveRun(runID, now)
 	// What Begin reads as a lost run: no limits while a key only a begun run
 	// has lives.
@@ -841,6 +848,112 @@ func (s *Store) HandleSources(ctx context.Context, runID, principal string, ids 
 		out.Calls[i] = r.handles[id]
 	}
 	return out, nil
+}
+
+// checkOwner is CheckPrincipal under the run's shard lock: the run's state
+// (nil when none) and nil when principal may read the run.
+func (sh *shard) checkOwner(runID, principal string, now int64) (*runState, error) {
+	r := sh.liveRun(runID, now)
+	owner := ""
+	if r != nil {
+		owner = r.principal
+	}
+	return r, canonical.CheckOwner(owner, owner != "", sh.begun(runID, now), principal)
+}
+
+// genOf is the generation of a run's state as OwnedReader names it: ""
+// for none.
+func genOf(r *runState) string {
+	if r == nil || r.gen == 0 {
+		return ""
+	}
+	return strconv.FormatUint(r.gen, 10)
+}
+
+// ReadIndex implements canonical.OwnedReader, under one lock.
+func (s *Store) ReadIndex(ctx context.Context, runID, principal string, limit int) (canonical.RunIndex, error) {
+	if err := enter(ctx, runID, "read completion index"); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	if err := canonical.ValidateMax(limit); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	sh, now := s.lockForRead(runID)
+	r, err := sh.checkOwner(runID, principal, now)
+	if err != nil {
+		sh.mu.Unlock()
+		return canonical.RunIndex{}, err
+	}
+	out := canonical.RunIndex{IDs: []string{}, Gen: genOf(r)}
+	var ids []string
+	if x := sh.liveIndex(runID, now); x != nil {
+		n := min(limit, len(x.ids))
+		ids, out.Length = x.ids[:n:n], len(x.ids)
+	}
+	sh.mu.Unlock()
+	// The index is only ever appended to: its first ids are copied outside
+	// the lock.
+	out.IDs = append(out.IDs, ids...)
+	return out, nil
+}
+
+// ReadRecords implements canonical.OwnedReader, under one lock.
+func (s *Store) ReadRecords(ctx context.Context, runID, principal, gen string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
+	if err := canonical.ValidateRead(runID, ids); err != nil {
+		return nil, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, canonical.Wrap(canonical.CodeStoreUnavailable, err, "read records")
+	}
+	out := make([]*canonical.Record, len(ids))
+	sh, now := s.lockForRead(runID)
+	r, err := sh.checkOwner(runID, principal, now)
+	if err == nil {
+		if gen == "" {
+			gen = genOf(r)
+		}
+		for i, id := range ids {
+			// A record of another generation of the run's state is not
+			// the reader's: the run was lost, or expired and was begun
+			// again, since.
+			if rec := sh.liveRecord(recordKey{runID, id}, now); rec != nil && strconv.FormatUint(rec.gen, 10) == gen {
+				v := snapshot(rec, now, opts.Request, opts.Raw)
+				out[i] = &v
+			}
+		}
+	}
+	sh.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range out {
+		if r != nil {
+			detach(r)
+		}
+	}
+	return out, nil
+}
+
+// ReadUsage implements canonical.OwnedReader, under one lock.
+func (s *Store) ReadUsage(ctx context.Context, runID, principal string) (canonical.RunUsage, error) {
+	if err := enter(ctx, runID, "read run"); err != nil {
+		return canonical.RunUsage{}, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return canonical.RunUsage{}, err
+	}
+	sh, now := s.lockForRead(runID)
+	defer sh.mu.Unlock()
+	if _, err := sh.checkOwner(runID, principal, now); err != nil {
+		return canonical.RunUsage{}, err
+	}
+	return sh.usage(runID, now)
 }
 
 // enter checks a run id and the caller's context before a call touches the

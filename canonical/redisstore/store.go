@@ -105,6 +105,7 @@ var (
 	_ canonical.Store            = (*Store)(nil)
 	_ canonical.ProgressObserver = (*Store)(nil)
 	_ canonical.DefaultTTLer     = (*Store)(nil)
+	_ canonical.OwnedReader      = (*Store)(nil)
 )
 
 // New connects to Redis and returns a Store. It fails with INVALID_ARGUMENT
@@ -462,6 +463,20 @@ const (
 // a time (GetManyPayloadBatch when Request or Raw is read), all on the
 // run's slot. Round trips: ceil(len(ids) / batch).
 func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
+	return s.getMany(ctx, runID, ids, opts, &ownerRead{})
+}
+
+// ReadRecords implements canonical.OwnedReader: GetMany, with the run's
+// owner and generation read in its first pipeline.
+func (s *Store) ReadRecords(ctx context.Context, runID, principal, gen string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return nil, err
+	}
+	return s.getMany(ctx, runID, ids, opts, &ownerRead{on: true, principal: principal, gen: gen, first: true})
+}
+
+// getMany is GetMany, on a principal's behalf when owner says so.
+func (s *Store) getMany(ctx context.Context, runID string, ids []string, opts canonical.ReadOptions, owner *ownerRead) ([]*canonical.Record, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	if err := canonical.ValidateRead(runID, ids); err != nil {
@@ -481,22 +496,79 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 	out := make([]*canonical.Record, len(ids))
 	for from := 0; from < len(ids); from += batch {
 		to := min(from+batch, len(ids))
-		if err := s.getBatch(ctx, runID, ids[from:to], fields, opts, out[from:to]); err != nil {
+		if err := s.getBatch(ctx, runID, ids[from:to], fields, opts, out[from:to], owner); err != nil {
 			return nil, err
 		}
+		// The owner is checked once, in the first batch; the generation it
+		// found is required of every record.
+		owner.first = false
 	}
 	return out, nil
 }
 
-// getBatch reads one pipeline of records into out.
-func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string, opts canonical.ReadOptions, out []*canonical.Record) error {
+// ownerRead is what a read on a principal's behalf checks: the run's owner,
+// in the first batch of the read, and the generation of every record.
+type ownerRead struct {
+	on        bool   // the read is on a principal's behalf
+	principal string // the reader
+	gen       string // the generation every record must have ("": the run's, as the first batch finds it)
+	first     bool   // the next batch is the first
+}
+
+// ownerCommands are the reads of a run's owner check: its owner and
+// generation (HMGET of the state) and whether it has calls (EXISTS of its
+// index, leases and live marker).
+func (s *Store) ownerCommands(runID string) []rueidis.Completed {
+	return []rueidis.Completed{
+		s.c.B().Hmget().Key(s.keys.Run(runID)).Field(principalField, genField).Build(),
+		s.c.B().Exists().Key(s.keys.Index(runID), s.keys.Leases(runID), s.keys.Live(runID)).Build(),
+	}
+}
+
+// checkOwnerReply checks principal against the replies of ownerCommands and
+// returns the run's generation ("" when it has none).
+func checkOwnerReply(state, calls rueidis.RedisResult, principal string) (string, error) {
+	vals, err := state.ToArray()
+	if err != nil || len(vals) != 2 {
+		return "", unavailable(replyErr(err, "HMGET of the run"), "read run owner")
+	}
+	n, err := calls.AsInt64()
+	if err != nil {
+		return "", unavailable(err, "read run owner")
+	}
+	owner, oerr := vals[0].ToString()
+	if err := canonical.CheckOwner(owner, oerr == nil, n > 0, principal); err != nil {
+		return "", err
+	}
+	gen, _ := vals[1].ToString()
+	return gen, nil
+}
+
+// getBatch reads one pipeline of records into out; on a principal's
+// behalf, the first batch checks the run's owner too, and every record of
+// another generation is left nil.
+func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string, opts canonical.ReadOptions, out []*canonical.Record, owner *ownerRead) error {
 	const per = 2 // HMGET and PTTL, per id
-	cmds := make(rueidis.Commands, 0, per*len(ids))
+	cmds := make(rueidis.Commands, 0, per*len(ids)+2)
+	check := owner.on && owner.first
+	if check {
+		cmds = append(cmds, s.ownerCommands(runID)...)
+	}
 	for _, id := range ids {
 		key := s.keys.Record(runID, id)
 		cmds = append(cmds, s.c.B().Hmget().Key(key).Field(fields...).Build(), s.c.B().Pttl().Key(key).Build())
 	}
 	res := s.doMulti(ctx, cmds...)
+	if check {
+		gen, err := checkOwnerReply(res[0], res[1], owner.principal)
+		if err != nil {
+			return err
+		}
+		if owner.gen == "" {
+			owner.gen = gen
+		}
+		res = res[2:]
+	}
 	for i, id := range ids {
 		vals, err := res[per*i].ToArray()
 		if err != nil {
@@ -522,6 +594,10 @@ func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string
 			// Not the record its key names: copied under this key by a writer
 			// outside the store. Its own ids are unknown.
 			recRun, recID = "", ""
+		} else if owner.on && h.Gen != owner.gen {
+			// Counted in another generation of the run's state: the run was
+			// lost, or expired and was begun again, since. Not the reader's.
+			continue
 		}
 		rec := &canonical.Record{
 			RunID: recRun, ToolCallID: recID, Tool: h.Tool, Owner: h.Owner,
@@ -632,6 +708,26 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	if err := canonical.ValidateRunID(runID); err != nil {
 		return canonical.RunUsage{}, err
 	}
+	return s.usage(ctx, runID, nil)
+}
+
+// ReadUsage implements canonical.OwnedReader: Usage's round trip, whose
+// HGETALL of the run's state has its owner, and whose LLEN, ZCARD and
+// EXISTS say whether it has calls.
+func (s *Store) ReadUsage(ctx context.Context, runID, principal string) (canonical.RunUsage, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	if err := canonical.ValidateRunID(runID); err != nil {
+		return canonical.RunUsage{}, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return canonical.RunUsage{}, err
+	}
+	return s.usage(ctx, runID, &principal)
+}
+
+// usage is Usage; on principal's behalf when principal is not nil.
+func (s *Store) usage(ctx context.Context, runID string, principal *string) (canonical.RunUsage, error) {
 	run := s.keys.Run(runID)
 	res := s.doMulti(ctx,
 		s.c.B().Hgetall().Key(run).Build(),
@@ -649,6 +745,12 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	live, err4 := res[4].AsInt64()
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return canonical.RunUsage{}, unavailable(err, "read run")
+	}
+	if principal != nil {
+		owner, has := m[principalField]
+		if err := canonical.CheckOwner(owner, has, n > 0 || open > 0 || live > 0, *principal); err != nil {
+			return canonical.RunUsage{}, err
+		}
 	}
 	// What Begin reads as a lost run: no limits (no state, or one a progress
 	// report or a close made) while a key only a begun run has lives.
@@ -717,6 +819,40 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 		return canonical.ProtocolState{}, refusal(r.Outcome, "observe progress")
 	}
 	return canonical.ProtocolState{Reports: r.Reports, Pending: r.Pending, Violations: r.Violations, Violated: r.Violated == 1}, nil
+}
+
+// ReadIndex implements canonical.OwnedReader: the run's owner and
+// generation (HMGET), whether it has calls (EXISTS), and the index's LRANGE
+// and LLEN, in one round trip on the run's slot.
+func (s *Store) ReadIndex(ctx context.Context, runID, principal string, limit int) (canonical.RunIndex, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	if err := canonical.ValidateRunID(runID); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	if err := canonical.ValidateMax(limit); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	key := s.keys.Index(runID)
+	cmds := append(s.ownerCommands(runID),
+		s.c.B().Lrange().Key(key).Start(0).Stop(int64(limit-1)).Build(), s.c.B().Llen().Key(key).Build())
+	res := s.doMulti(ctx, cmds...)
+	gen, err := checkOwnerReply(res[0], res[1], principal)
+	if err != nil {
+		return canonical.RunIndex{}, err
+	}
+	ids, err := res[2].AsStrSlice()
+	if err != nil {
+		return canonical.RunIndex{}, unavailable(err, "read completion index")
+	}
+	n, err := res[3].AsInt64()
+	if err != nil {
+		return canonical.RunIndex{}, unavailable(err, "read completion index")
+	}
+	return canonical.RunIndex{IDs: ids, Length: int(max(n, int64(len(ids)))), Gen: gen}, nil
 }
 
 // CheckPrincipal implements canonical.Store: an HGET of the run's owner and
@@ -799,6 +935,7 @@ func replyErr(err error, what string) error {
 // secret, and the prefix of its handle index's fields.
 const (
 	principalField = "principal"
+	genField       = "gen"
 	secretField    = "secret"
 	handleField    = "h:"
 )

@@ -398,11 +398,16 @@ func MinRecordTTL(toolTimeout time.Duration) time.Duration {
 }
 
 // recordLife is the shortest record TTL that outlives a call of a tool
-// with this timeout: the tool, its projection, then Complete with all its
-// retries.
+// with this timeout: the tool, its projection (or, for a cancelled tool,
+// the grace it has to return, when that is longer), then Complete with all
+// its retries.
 func (b *Boundary) recordLife(toolTimeout time.Duration) time.Duration {
-	return toolTimeout + b.projTimeout + b.storeBudget()
+	return toolTimeout + b.afterTool() + b.storeBudget()
 }
+
+// afterTool is the longest a call may take between its tool's timeout and
+// its Complete: the projection, or a cancelled tool's grace.
+func (b *Boundary) afterTool() time.Duration { return max(b.projTimeout, cancelGrace) }
 
 // replay answers a duplicate under WithReplay: the stored outcome of an
 // identical, completed request, else DUPLICATE_TOOL_CALL.

@@ -28,6 +28,7 @@ import (
 	"hash/maphash"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -127,7 +128,7 @@ type recordKey struct{ run, id string }
 type record struct {
 	expiry
 	rec      canonical.Record // TTL and Limits unused here; computed on read
-	cdigest  string           // digest of the completion made, "abandoned" after Abandon
+	cdigest  string           // digest of the completion made, abandoned and the claim after Abandon
 	overflow bool
 	gen      uint64 // generation of the run state the call was counted in
 }
@@ -199,8 +200,12 @@ type marker struct {
 	expiry
 }
 
-// abandoned marks a record closed by Abandon; no completion digest equals it.
-const abandoned = "abandoned"
+// abandoned starts the completion digest of a record closed by Abandon,
+// followed by the abandon's claim; no completion digest starts with it.
+const abandoned = "abandoned:"
+
+// newClaim returns a claim for one Abandon, or one reap pass.
+func newClaim() string { return canonical.NewOwner()[:10] }
 
 var (
 	_ canonical.Store            = (*Store)(nil)
@@ -495,7 +500,7 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 	if err := ctx.Err(); err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeStoreUnavailable, err, "abandon")
 	}
-	out, _, err := s.abandon(runID, toolCallID)
+	out, _, err := s.abandon(runID, toolCallID, newClaim())
 	if err != nil {
 		return canonical.Record{}, err
 	}
@@ -504,9 +509,10 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 }
 
 // abandon is Abandon under the run's shard lock; the record it returns
-// shares its payloads with the store. fresh is true when this call
-// abandoned the record, false when it had been abandoned before.
-func (s *Store) abandon(runID, toolCallID string) (_ canonical.Record, fresh bool, _ error) {
+// shares its payloads with the store. fresh is true when the record was
+// abandoned under claim (by this call, or an earlier one with the same
+// claim), false when under another.
+func (s *Store) abandon(runID, toolCallID, claim string) (_ canonical.Record, fresh bool, _ error) {
 	sh, now := s.lock(runID)
 	defer sh.mu.Unlock()
 	cur := sh.liveRecord(recordKey{runID, toolCallID}, now)
@@ -515,8 +521,8 @@ func (s *Store) abandon(runID, toolCallID string) (_ canonical.Record, fresh boo
 		return canonical.Record{}, false, &canonical.Error{Code: canonical.CodeNotFound, Msg: "abandon"}
 	}
 	if cur.rec.Status != canonical.StatusProjecting {
-		if cur.cdigest == abandoned {
-			return snapshot(cur, now, false, false), false, nil
+		if strings.HasPrefix(cur.cdigest, abandoned) {
+			return snapshot(cur, now, false, false), cur.cdigest == abandoned+claim, nil
 		}
 		return canonical.Record{}, false, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: record is %s", cur.rec.Status)
 	}
@@ -526,7 +532,7 @@ func (s *Store) abandon(runID, toolCallID string) (_ canonical.Record, fresh boo
 	}
 	cur.rec.Status, cur.rec.Evidence, cur.rec.Error = canonical.StatusError, canonical.EvidenceError, canonical.CodeExecutionAbandoned
 	cur.rec.UpdatedAt = time.UnixMilli(now)
-	cur.cdigest = abandoned
+	cur.cdigest = abandoned + claim
 	sh.dropLease(runID, toolCallID, now)
 	sh.appendIndex(runID, toolCallID, cur.expires, now)
 	return snapshot(cur, now, false, false), true, nil

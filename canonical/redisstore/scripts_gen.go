@@ -41,15 +41,17 @@ type abandonKeys struct {
 // abandonArgs are the ARGV of abandon.lua.
 type abandonArgs struct {
 	ToolCallID string // ARGV[1] the record's id, dropped from the leases when the record is gone
+	Claim      string // ARGV[2] CLAIM_LEN base64url characters: kept in the header of the record this abandons
 }
 
 // abandonReply is a reply of abandon.lua, as its RETURNS declares:
 //
 //	RETURNS
 //	{"OK"|"EXISTS", header string, pttl int}
-//	OK: abandoned now; EXISTS: abandoned before (the stored outcome), its header written back unchanged, so
-//	that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only what its
-//	connection propagated
+//	OK: abandoned by this claim, now or by an earlier send whose reply was lost; EXISTS: abandoned under
+//	another claim (the stored outcome). Either way the header is written back unchanged when it was
+//	abandoned before, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey)
+//	counts only what its connection propagated
 //	{"LEASE_ACTIVE", remaining_ms int}
 //	the lease has not passed: nothing changed
 //	{"INVALID_TRANSITION", header string}
@@ -96,6 +98,7 @@ func decodeAbandonReply(res rueidis.RedisResult) (abandonReply, error) {
 func execAbandon(ctx context.Context, r runner, k abandonKeys, a abandonArgs) (abandonReply, error) {
 	return decodeAbandonReply(r.runScript(ctx, abandonScript, []string{k.Record, k.Index, k.Leases}, []string{
 		a.ToolCallID,
+		a.Claim,
 	}))
 }
 

@@ -371,16 +371,18 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 	if err := canonical.ValidateRead(runID, []string{toolCallID}); err != nil {
 		return canonical.Record{}, err
 	}
-	rec, _, err := s.abandon(ctx, runID, toolCallID)
+	rec, _, err := s.abandon(ctx, runID, toolCallID, record.NewClaim())
 	return rec, err
 }
 
-// abandon runs abandon.lua on valid ids; fresh is true when this call
-// abandoned the record (OK), false when it had been before (EXISTS).
-func (s *Store) abandon(ctx context.Context, runID, toolCallID string) (_ canonical.Record, fresh bool, _ error) {
+// abandon runs abandon.lua on valid ids under claim (record.NewClaim);
+// fresh is true when the record was abandoned under this claim, by this
+// call or by an earlier send of it whose reply was lost (OK), false when
+// under another (EXISTS).
+func (s *Store) abandon(ctx context.Context, runID, toolCallID, claim string) (_ canonical.Record, fresh bool, _ error) {
 	r, err := execAbandon(ctx, s, abandonKeys{
 		Record: s.keys.Record(runID, toolCallID), Index: s.keys.Index(runID), Leases: s.keys.Leases(runID),
-	}, abandonArgs{ToolCallID: toolCallID})
+	}, abandonArgs{ToolCallID: toolCallID, Claim: claim})
 	if err != nil {
 		return canonical.Record{}, false, unavailable(err, "abandon")
 	}

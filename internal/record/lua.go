@@ -26,8 +26,10 @@ func LuaLib() string {
 	w("local H_OWNER = %d -- the owner, one space, the tool\n", OffOwner+1)
 	w("local HEADER = %q\n", HeaderField)
 	w("local PROJECTING, READY, ERROR = %q, %q, %q\n", string(rune(StatusProjecting)), string(rune(StatusReady)), string(rune(StatusError)))
-	w("local ABANDONED = %q -- the completion field of an abandoned record\n", Abandoned)
-	w("local ABANDONED_SEGMENT = %q -- what an abandonment writes from H_STATUS to H_UPDATED\n", AbandonedSegment)
+	w("local NO_COMPLETION, ABANDON_MARK, CLAIM_LEN = %q, %q, %d -- the completion field: none yet; an abandonment's mark and claim\n",
+		NoCompletion, AbandonMark, ClaimLen)
+	w("local ABANDONED_HEAD, ABANDONED_TAIL = %q, %q -- an abandonment's bytes from H_STATUS to H_UPDATED, around its claim\n",
+		abandonedHead, abandonedTail)
 	w("local PARTS = %d\n", MaxParts)
 	for _, p := range []struct {
 		name   string

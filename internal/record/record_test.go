@@ -88,9 +88,20 @@ func TestSegmentsAreTheHeadersBytes(t *testing.T) {
 	if w := record.OwnerWord(p.Owner); !strings.HasPrefix(pfull[record.OffOwner:], w) {
 		t.Fatalf("OwnerWord %q is not at the header's owner: %q", w, pfull[record.OffOwner:])
 	}
-	a, _ := record.Decode(pfull[:record.OffStatus] + record.AbandonedSegment + pfull[record.OffUpdated:])
-	if a.Status != "ERROR" || a.Error != "EXECUTION_ABANDONED" || a.Completion != record.Abandoned {
+	claim := record.NewClaim()
+	seg, err2 := record.AbandonedSegment(claim)
+	if err2 != nil {
+		t.Fatal(err2)
+	}
+	a, _ := record.Decode(pfull[:record.OffStatus] + seg + pfull[record.OffUpdated:])
+	if a.Status != "ERROR" || a.Error != "EXECUTION_ABANDONED" || a.Completion != record.AbandonMark+claim || !record.IsAbandoned(a.Completion) {
 		t.Fatalf("abandoned header decodes to %+v", a)
+	}
+	if record.IsAbandoned(record.NoCompletion) || !record.ValidClaim(claim) || record.ValidClaim(claim+"x") || record.ValidClaim("~~~~~~~~~~") {
+		t.Fatal("IsAbandoned or ValidClaim takes what is not")
+	}
+	if _, err := record.AbandonedSegment("short"); err == nil {
+		t.Fatal("AbandonedSegment took a claim of another width")
 	}
 }
 

@@ -410,19 +410,27 @@ func (b *Boundary) recordLife(toolTimeout time.Duration) time.Duration {
 func (b *Boundary) afterTool() time.Duration { return max(b.projTimeout, cancelGrace) }
 
 // replay answers a duplicate under WithReplay: the stored outcome of an
-// identical, completed request, else DUPLICATE_TOOL_CALL.
+// identical, completed request, else DUPLICATE_TOOL_CALL. The outcome is
+// the one the Begin's duplicate carries (canonical.Replayable), which a
+// durable store's wait covered; a store that carries none is read.
 func (inv *invocation) replay(ctx context.Context, request []byte, dup error) Result {
-	ctx, cancel := context.WithTimeout(ctx, inv.b.storeTimeout)
-	defer cancel()
-	recs, err := safeGetMany(ctx, inv.b.store, inv.run.ID, []string{inv.env.ToolCallID})
-	if err != nil {
-		code := canonical.CodeOf(err)
-		if code != canonical.CodeStoreUnavailable {
-			code = canonical.CodeDuplicateToolCall
+	var rec *canonical.Record
+	if first, ok := canonical.ReplayableOf(dup); ok {
+		// Read by the Begin itself: the store's durability wait covered it.
+		rec = &first
+	} else {
+		ctx, cancel := context.WithTimeout(ctx, inv.b.storeTimeout)
+		defer cancel()
+		recs, err := safeGetMany(ctx, inv.b.store, inv.run.ID, []string{inv.env.ToolCallID})
+		if err != nil {
+			code := canonical.CodeOf(err)
+			if code != canonical.CodeStoreUnavailable {
+				code = canonical.CodeDuplicateToolCall
+			}
+			return inv.fail(code, errors.Join(dup, err))
 		}
-		return inv.fail(code, errors.Join(dup, err))
+		rec = recs[0]
 	}
-	rec := recs[0]
 	switch {
 	case rec == nil:
 		return inv.fail(canonical.CodeDuplicateToolCall, errors.Join(dup, errors.New("boundary: replay: the first record is gone")))

@@ -136,7 +136,10 @@ func TestAbandonedCallIsClosedAndReplayed(t *testing.T) {
 		// The lease is kb.slow's 1s timeout and 50ms, shorter than any
 		// margin the boundary accepts (which covers a cancelled tool's 5s
 		// grace), so that the test need not wait for it.
-		fx.rebuild(func(s canonical.Store) canonical.Store { fs.Store = leaseOf{s, time.Second + 50*time.Millisecond}; return fs },
+		fx.rebuild(func(s canonical.Store) canonical.Store {
+			fs.Store = leaseOf{s, time.Second + 50*time.Millisecond}
+			return fs
+		},
 			boundary.WithReplay(),
 			boundary.WithProjectionTimeout(20*time.Millisecond), boundary.WithStoreAttempts(1), boundary.WithStoreTimeout(20*time.Millisecond))
 		res := fx.b.Invoke(fx.ctx, fx.run, fx.envelope("call_ab", "kb.slow", okInput))

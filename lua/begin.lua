@@ -50,6 +50,10 @@
 --     its result's parts), nothing counted again; limits are 0 and the secret empty when the run's state is gone. The header is written
 --     back unchanged, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only
 --     what its connection propagated
+--   {"REPLAYABLE", header string, pttl int, result bytes, result_2 bytes, result_3 bytes}
+--     another owner began the same tool and request under the id, and the call is finished: the record as it is,
+--     for a host that replays duplicates; its header is written back unchanged, so that the reply follows a write
+--     of this script's own and a WAIT covers what a replay shows
 --   {"RUN_FORBIDDEN"}
 --     the run belongs to another principal; checked before anything else, so it tells nothing of the run
 --   {"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
@@ -98,6 +102,14 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   end
   if string.sub(m, H_STATUS, H_STATUS) == PROJECTING then
     return {'TOOL_CALL_IN_PROGRESS'}
+  end
+  -- The same request and tool (the tail but its owner; the owner holds no
+  -- space, so the tool is what follows the header's last one).
+  if string.sub(m, H_ID_TAG, H_OWNER - 1) == string.sub(ARGV[4], 1, H_OWNER - H_ID_TAG)
+      and string.sub(m, -(string.len(ARGV[2]) + 1)) == ' ' .. ARGV[2] then
+    redis.call('HSET', KEYS[1], HEADER, m)
+    local res = redis.call('HMGET', KEYS[1], unpack(RESULT_PARTS))
+    return {'REPLAYABLE', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or ''}
   end
   return {'DUPLICATE_TOOL_CALL'}
 end

@@ -328,6 +328,14 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 		if cur.rec.Status == canonical.StatusProjecting {
 			return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeToolCallInProgress, Msg: "begin"}
 		}
+		if cur.rec.Tool == req.Tool && cur.rec.RequestDigest == digest {
+			// A finished call of the same tool and request: the record, for
+			// a host that replays duplicates (its payloads copied by detach).
+			first := snapshot(cur, now, false, false)
+			detach(&first)
+			return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin",
+				Err: &canonical.Replayable{Record: first}}
+		}
 		return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin"}
 	}
 	switch {

@@ -25,7 +25,7 @@ var allScripts = []*script{abandonScript, beginScript, closeRunScript, completeS
 // declaredOutcomes lists, per script, every outcome its RETURNS declares.
 var declaredOutcomes = map[string][]string{
 	"abandon.lua":          {"OK", "EXISTS", "LEASE_ACTIVE", "INVALID_TRANSITION", "NOT_FOUND"},
-	"begin.lua":            {"OK", "EXISTS", "RUN_FORBIDDEN", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT"},
+	"begin.lua":            {"OK", "EXISTS", "REPLAYABLE", "RUN_FORBIDDEN", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT"},
 	"close_run.lua":        {"OK", "RUN_FORBIDDEN"},
 	"complete.lua":         {"OK", "EXISTS", "RESULT_TOO_LARGE", "NOT_FOUND", "INVALID_TRANSITION"},
 	"observe_progress.lua": {"OK", "RUN_FORBIDDEN", "RUN_INACTIVE"},
@@ -147,6 +147,10 @@ type beginArgs struct {
 //	its result's parts), nothing counted again; limits are 0 and the secret empty when the run's state is gone. The header is written
 //	back unchanged, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only
 //	what its connection propagated
+//	{"REPLAYABLE", header string, pttl int, result bytes, result_2 bytes, result_3 bytes}
+//	another owner began the same tool and request under the id, and the call is finished: the record as it is,
+//	for a host that replays duplicates; its header is written back unchanged, so that the reply follows a write
+//	of this script's own and a WAIT covers what a replay shows
 //	{"RUN_FORBIDDEN"}
 //	the run belongs to another principal; checked before anything else, so it tells nothing of the run
 //	{"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
@@ -168,11 +172,11 @@ type beginReply struct {
 	RecordBytes int64  // record_bytes, in OK, EXISTS
 	ResultBytes int64  // result_bytes, in OK, EXISTS
 	Secret      string // secret, in OK, EXISTS
-	Header      string // header, in EXISTS
-	PTTL        int64  // pttl, in EXISTS
-	Result      []byte // result, in EXISTS
-	Result2     []byte // result_2, in EXISTS
-	Result3     []byte // result_3, in EXISTS
+	Header      string // header, in EXISTS, REPLAYABLE
+	PTTL        int64  // pttl, in EXISTS, REPLAYABLE
+	Result      []byte // result, in EXISTS, REPLAYABLE
+	Result2     []byte // result_2, in EXISTS, REPLAYABLE
+	Result3     []byte // result_3, in EXISTS, REPLAYABLE
 	Reason      string // reason, in RUN_INACTIVE
 	Field       string // field, in INVALID_ARGUMENT
 }
@@ -212,6 +216,13 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 		r.RecordBytes = d.num(9, "record_bytes")
 		r.ResultBytes = d.num(10, "result_bytes")
 		r.Secret = d.str(11, "secret")
+	case "REPLAYABLE":
+		d.length(6)
+		r.Header = d.str(1, "header")
+		r.PTTL = d.num(2, "pttl")
+		r.Result = d.bin(3, "result")
+		r.Result2 = d.bin(4, "result_2")
+		r.Result3 = d.bin(5, "result_3")
 	case "RUN_FORBIDDEN":
 		d.length(1)
 	case "TOOL_CALL_IN_PROGRESS":

@@ -275,6 +275,25 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 			rec.Result = result
 		}
 		return rec, nil
+	case "REPLAYABLE":
+		h, err := s.header(r.Header, "begin")
+		if err != nil {
+			return canonical.Record{}, err
+		}
+		result := append(append(r.Result, r.Result2...), r.Result3...)
+		if int64(len(result)) != h.ResultLen {
+			return canonical.Record{}, canonical.Errorf(canonical.CodeStoreUnavailable,
+				"begin: the result's parts hold %d bytes, the header says %d", len(result), h.ResultLen)
+		}
+		first := canonical.Record{RunID: req.RunID, ToolCallID: req.ToolCallID, Tool: h.Tool, Owner: h.Owner,
+			RequestDigest: h.RequestSHA256, RequestLen: int(h.RequestLen), RawLen: int(h.RawLen),
+			Status: canonical.Status(h.Status), Evidence: canonical.Evidence(h.Evidence), Error: canonical.Code(h.Error),
+			CreatedAt: msTime(h.Created), UpdatedAt: msTime(h.Updated), LeaseUntil: leaseTime(h.Lease), TTL: msDuration(r.PTTL)}
+		if len(result) > 0 {
+			first.Result = result
+		}
+		return canonical.Record{}, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin",
+			Err: &canonical.Replayable{Record: first}}
 	case "RUN_INACTIVE":
 		return canonical.Record{}, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is %s", r.Reason)
 	case "INVALID_ARGUMENT":

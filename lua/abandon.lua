@@ -26,13 +26,23 @@
 --     the record was completed by its owner: nothing changed
 --   {"NOT_FOUND"}
 --     no record (never begun, or expired); a leftover lease entry is dropped
+--   {"LAYOUT_MISMATCH"}
+--     the record is of another layout (an earlier release's): nothing changed
 
 -- #include format.lib
 
 local m = redis.call('HGET', KEYS[1], HEADER)
 if not m then
+  -- A hash without a header under the record's key is another layout's:
+  -- its lease is that layout's reaper's to keep.
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    return {'LAYOUT_MISMATCH'}
+  end
   redis.call('ZREM', KEYS[3], ARGV[1])
   return {'NOT_FOUND'}
+end
+if string.sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
+  return {'LAYOUT_MISMATCH'}
 end
 if string.sub(m, H_STATUS, H_STATUS) ~= PROJECTING then
   local c = string.sub(m, H_COMPLETION, H_COMPLETION_END)

@@ -63,6 +63,8 @@
 --     the call's record live
 --   {"INVALID_ARGUMENT", field string}
 --     a non-zero limit differs from the run's
+--   {"LAYOUT_MISMATCH"}
+--     the run's state, or a hash under the record's key, is of another layout (an earlier release's)
 --   refusals write nothing
 
 -- #include format.lib
@@ -73,7 +75,12 @@
 -- (RUN_INACTIVE "lost") to every principal.
 local tool_field = 'tool:' .. ARGV[2]
 local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
-  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'lost', 'gen', 'principal', 'secret')
+  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', RUN_GONE_FIELD, 'gen',
+  'principal', 'secret', RUN_LAYOUT_FIELD)
+-- A state of another layout is read no further.
+if other_layout(run, 1, 14) then
+  return {'LAYOUT_MISMATCH'}
+end
 if run[12] and run[12] ~= ARGV[20] then
   return {'RUN_FORBIDDEN'}
 end
@@ -82,17 +89,17 @@ end
 -- there is one.
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local m = redis.call('HGET', KEYS[1], HEADER)
-  if m and string.sub(m, H_ID_TAG) == ARGV[4] then
+  if not m or string.sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
+    -- A hash under the record's key without a header of this layout is
+    -- no record this layout wrote: never write over it.
+    return {'LAYOUT_MISMATCH'}
+  end
+  if string.sub(m, H_ID_TAG) == ARGV[4] then
     redis.call('HSET', KEYS[1], HEADER, m)
     local res = redis.call('HMGET', KEYS[1], unpack(RESULT_PARTS))
     return {'EXISTS', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or '',
       tonumber(run[5] or '0'), tonumber(run[6] or '0'), tonumber(run[7] or '0'), tonumber(run[8] or '0'),
       tonumber(run[9] or '0'), run[13] or ''}
-  end
-  if not m then
-    -- A hash under the record's key without a header is no record this
-    -- layout wrote: never write over it.
-    return {'DUPLICATE_TOOL_CALL'}
   end
   -- A record while the run's state has no limits: the state is lost (it
   -- outlives every record it counts), and with it the run's owner. Refused
@@ -176,6 +183,8 @@ if not run[5] then
   end
   counts[#counts + 1] = 'gen'
   counts[#counts + 1] = gen
+  counts[#counts + 1] = RUN_LAYOUT_FIELD
+  counts[#counts + 1] = RUN_LAYOUT
 end
 -- The run's secret, the key of its handles, is fixed by the first begin
 -- that finds none: no agent ever reads it.

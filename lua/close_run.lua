@@ -19,21 +19,28 @@
 --     created is 1 when the run had no state before
 --   {"RUN_FORBIDDEN"}
 --     the run belongs to another principal; nothing is written
+--   {"LAYOUT_MISMATCH"}
+--     the run's state is of another layout (an earlier release's); nothing is written
 
-local principal = redis.call('HGET', KEYS[1], 'principal')
+-- #include format.lib
+
+local run = redis.call('HMGET', KEYS[1], 'principal', 'lim_calls_run', 'state', RUN_LAYOUT_FIELD)
+if other_layout(run, 3, 4) then
+  return {'LAYOUT_MISMATCH'}
+end
+local principal = run[1]
 if principal and principal ~= ARGV[2] then
   return {'RUN_FORBIDDEN'}
 end
 -- A lost run (no limits while a key only a begun run has lives) has no
 -- owner any more, and closing it makes nobody its owner.
-local lost = not principal and not redis.call('HGET', KEYS[1], 'lim_calls_run')
-  and redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0
+local lost = not principal and not run[2] and redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local created = 0
 if redis.call('EXISTS', KEYS[1]) == 0 then
   created = 1
-  redis.call('HSET', KEYS[1], 'calls', 0, 'bytes', 0, 'created_ms', now)
+  redis.call('HSET', KEYS[1], 'calls', 0, 'bytes', 0, 'created_ms', now, RUN_LAYOUT_FIELD, RUN_LAYOUT)
 end
 redis.call('HSET', KEYS[1], 'state', 'closed', 'closed_ms', now)
 if not lost then

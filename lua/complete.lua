@@ -40,12 +40,21 @@
 --     no record (never begun, or expired)
 --   {"INVALID_TRANSITION", header string}
 --     wrong owner, terminal record (abandoned included), or a malformed completion: nothing changed
+--   {"LAYOUT_MISMATCH"}
+--     the record or the run's state is of another layout (an earlier release's): nothing changed
 
 -- #include format.lib
 
 local m = redis.call('HGET', KEYS[1], HEADER)
 if not m then
+  -- A hash without a header under the record's key is another layout's.
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    return {'LAYOUT_MISMATCH'}
+  end
   return {'NOT_FOUND'}
+end
+if string.sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
+  return {'LAYOUT_MISMATCH'}
 end
 if string.sub(m, H_OWNER, H_OWNER + string.len(ARGV[2]) - 1) ~= ARGV[2] then
   return {'INVALID_TRANSITION', m}
@@ -70,14 +79,18 @@ local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local expires = redis.call('PEXPIRETIME', KEYS[1])
 local pttl = expires - now
-local run = redis.call('HMGET', KEYS[2], 'bytes', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'gen')
+local run = redis.call('HMGET', KEYS[2], 'bytes', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'gen', 'state',
+  RUN_LAYOUT_FIELD)
+if other_layout(run, 6, 7) then
+  return {'LAYOUT_MISMATCH'}
+end
 local outcome, segment = 'OK', ARGV[3]
 if not run[2] or (run[5] and string.sub(m, H_GEN, H_GEN_END) ~= run[5]) then
   -- The run's state is gone while its record lives, or the state is a new
   -- one a begin made after it was lost: record the outcome all the same
   -- (the record is the canonical one), and mark the run lost and closed, so
   -- that its budgets never silently start again from zero.
-  redis.call('HSET', KEYS[2], 'state', 'closed', 'lost', 1)
+  redis.call('HSET', KEYS[2], 'state', 'closed', RUN_GONE_FIELD, 1, RUN_LAYOUT_FIELD, RUN_LAYOUT)
   if run[5] then
     -- Another generation's state: its owner restarted a run it could not
     -- know was lost, and is not this record's. The state becomes what a

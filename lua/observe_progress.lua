@@ -22,18 +22,25 @@
 --   {"OK", reports int, pending int, violations int, violated int}
 --   {"RUN_FORBIDDEN"}
 --     the run belongs to another principal; nothing is counted
+--   {"LAYOUT_MISMATCH"}
+--     the run's state is of another layout (an earlier release's); nothing is counted
 --   {"RUN_INACTIVE", reason string}
 --     reason "lost": the run's state is lost while a key only a begun run has lives; nothing is counted, so that
 --     no counter outlives the loss into the next run of the id
 
-local principal = redis.call('HGET', KEYS[1], 'principal')
+-- #include format.lib
+
+local run = redis.call('HMGET', KEYS[1], 'principal', 'lim_calls_run', 'state', RUN_LAYOUT_FIELD)
+if other_layout(run, 3, 4) then
+  return {'LAYOUT_MISMATCH'}
+end
+local principal = run[1]
 if principal and principal ~= ARGV[4] then
   return {'RUN_FORBIDDEN'}
 end
 -- A lost run (no limits while a key only a begun run has lives) has no
 -- owner any more: its reports are refused, counting nothing.
-if not principal and not redis.call('HGET', KEYS[1], 'lim_calls_run')
-    and redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0 then
+if not principal and not run[2] and redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0 then
   return {'RUN_INACTIVE', 'lost'}
 end
 local created = redis.call('EXISTS', KEYS[1]) == 0
@@ -59,7 +66,8 @@ if violations >= threshold or redis.call('HGET', KEYS[1], 'pp_violated') == '1' 
 end
 if created then
   local t = redis.call('TIME')
-  redis.call('HSET', KEYS[1], 'calls', 0, 'bytes', 0, 'state', 'open', 'created_ms', t[1] * 1000 + math.floor(t[2] / 1000))
+  redis.call('HSET', KEYS[1], 'calls', 0, 'bytes', 0, 'state', 'open', 'created_ms', t[1] * 1000 + math.floor(t[2] / 1000),
+    RUN_LAYOUT_FIELD, RUN_LAYOUT)
 end
 redis.call('HSETNX', KEYS[1], 'principal', ARGV[4])
 -- A new state, or one some other writer left without a TTL, gets one.

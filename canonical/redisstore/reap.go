@@ -271,7 +271,7 @@ func (r *reaping) abandon(ctx context.Context, passed []passedLease) int {
 			defer func() { <-sem; wg.Done() }()
 			rec, fresh, err := r.abandonOne(ctx, p)
 			code := canonical.CodeOf(err)
-			if err != nil && code != canonical.CodeNotFound && code != canonical.CodeInvalidTransition {
+			if err != nil && code != canonical.CodeNotFound && code != canonical.CodeInvalidTransition && code != canonical.CodeLayoutMismatch {
 				r.fail(fmt.Errorf("abandon %s/%s: %w", p.run, p.id, err))
 				return
 			}
@@ -284,7 +284,7 @@ func (r *reaping) abandon(ctx context.Context, passed []passedLease) int {
 					Tool: rec.Tool, LeaseUntil: rec.LeaseUntil, AbandonedAt: rec.UpdatedAt})
 			case code == canonical.CodeNotFound:
 				r.rep.Gone++
-			default: // abandoned by another reaper, completed, or not passed on the record's node
+			default: // abandoned by another reaper, completed, not passed on the record's node, or another layout's
 				r.rep.Skipped++
 			}
 		}()

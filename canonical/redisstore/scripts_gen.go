@@ -24,11 +24,11 @@ var allScripts = []*script{abandonScript, beginScript, closeRunScript, completeS
 
 // declaredOutcomes lists, per script, every outcome its RETURNS declares.
 var declaredOutcomes = map[string][]string{
-	"abandon.lua":          {"OK", "EXISTS", "LEASE_ACTIVE", "INVALID_TRANSITION", "NOT_FOUND"},
-	"begin.lua":            {"OK", "EXISTS", "REPLAYABLE", "RUN_FORBIDDEN", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT"},
-	"close_run.lua":        {"OK", "RUN_FORBIDDEN"},
-	"complete.lua":         {"OK", "EXISTS", "RESULT_TOO_LARGE", "NOT_FOUND", "INVALID_TRANSITION"},
-	"observe_progress.lua": {"OK", "RUN_FORBIDDEN", "RUN_INACTIVE"},
+	"abandon.lua":          {"OK", "EXISTS", "LEASE_ACTIVE", "INVALID_TRANSITION", "NOT_FOUND", "LAYOUT_MISMATCH"},
+	"begin.lua":            {"OK", "EXISTS", "REPLAYABLE", "RUN_FORBIDDEN", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT", "LAYOUT_MISMATCH"},
+	"close_run.lua":        {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH"},
+	"complete.lua":         {"OK", "EXISTS", "RESULT_TOO_LARGE", "NOT_FOUND", "INVALID_TRANSITION", "LAYOUT_MISMATCH"},
+	"observe_progress.lua": {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH", "RUN_INACTIVE"},
 }
 
 // abandonKeys are the KEYS of abandon.lua.
@@ -58,6 +58,8 @@ type abandonArgs struct {
 //	the record was completed by its owner: nothing changed
 //	{"NOT_FOUND"}
 //	no record (never begun, or expired); a leftover lease entry is dropped
+//	{"LAYOUT_MISMATCH"}
+//	the record is of another layout (an earlier release's): nothing changed
 type abandonReply struct {
 	Outcome     string // the reply's first element
 	Header      string // header, in OK, EXISTS, INVALID_TRANSITION
@@ -87,6 +89,8 @@ func decodeAbandonReply(res rueidis.RedisResult) (abandonReply, error) {
 		d.length(2)
 		r.Header = d.str(1, "header")
 	case "NOT_FOUND":
+		d.length(1)
+	case "LAYOUT_MISMATCH":
 		d.length(1)
 	default:
 		d.undeclared()
@@ -160,6 +164,8 @@ type beginArgs struct {
 //	the call's record live
 //	{"INVALID_ARGUMENT", field string}
 //	a non-zero limit differs from the run's
+//	{"LAYOUT_MISMATCH"}
+//	the run's state, or a hash under the record's key, is of another layout (an earlier release's)
 //	refusals write nothing
 type beginReply struct {
 	Outcome     string // the reply's first element
@@ -239,6 +245,8 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 	case "INVALID_ARGUMENT":
 		d.length(2)
 		r.Field = d.str(1, "field")
+	case "LAYOUT_MISMATCH":
+		d.length(1)
 	default:
 		d.undeclared()
 	}
@@ -294,6 +302,8 @@ type closeRunArgs struct {
 //	created is 1 when the run had no state before
 //	{"RUN_FORBIDDEN"}
 //	the run belongs to another principal; nothing is written
+//	{"LAYOUT_MISMATCH"}
+//	the run's state is of another layout (an earlier release's); nothing is written
 type closeRunReply struct {
 	Outcome string // the reply's first element
 	Created int64  // created, in OK
@@ -314,6 +324,8 @@ func decodeCloseRunReply(res rueidis.RedisResult) (closeRunReply, error) {
 		d.length(2)
 		r.Created = d.num(1, "created")
 	case "RUN_FORBIDDEN":
+		d.length(1)
+	case "LAYOUT_MISMATCH":
 		d.length(1)
 	default:
 		d.undeclared()
@@ -365,6 +377,8 @@ type completeArgs struct {
 //	no record (never begun, or expired)
 //	{"INVALID_TRANSITION", header string}
 //	wrong owner, terminal record (abandoned included), or a malformed completion: nothing changed
+//	{"LAYOUT_MISMATCH"}
+//	the record or the run's state is of another layout (an earlier release's): nothing changed
 type completeReply struct {
 	Outcome string // the reply's first element
 	Header  string // header, in OK, EXISTS, RESULT_TOO_LARGE, INVALID_TRANSITION
@@ -391,6 +405,8 @@ func decodeCompleteReply(res rueidis.RedisResult) (completeReply, error) {
 	case "INVALID_TRANSITION":
 		d.length(2)
 		r.Header = d.str(1, "header")
+	case "LAYOUT_MISMATCH":
+		d.length(1)
 	default:
 		d.undeclared()
 	}
@@ -437,6 +453,8 @@ type observeProgressArgs struct {
 //	{"OK", reports int, pending int, violations int, violated int}
 //	{"RUN_FORBIDDEN"}
 //	the run belongs to another principal; nothing is counted
+//	{"LAYOUT_MISMATCH"}
+//	the run's state is of another layout (an earlier release's); nothing is counted
 //	{"RUN_INACTIVE", reason string}
 //	reason "lost": the run's state is lost while a key only a begun run has lives; nothing is counted, so that
 //	no counter outlives the loss into the next run of the id
@@ -467,6 +485,8 @@ func decodeObserveProgressReply(res rueidis.RedisResult) (observeProgressReply, 
 		r.Violations = d.num(3, "violations")
 		r.Violated = d.num(4, "violated")
 	case "RUN_FORBIDDEN":
+		d.length(1)
+	case "LAYOUT_MISMATCH":
 		d.length(1)
 	case "RUN_INACTIVE":
 		d.length(2)

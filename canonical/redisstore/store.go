@@ -541,7 +541,7 @@ type ownerRead struct {
 // index, leases and live marker).
 func (s *Store) ownerCommands(runID string) []rueidis.Completed {
 	return []rueidis.Completed{
-		s.c.B().Hmget().Key(s.keys.Run(runID)).Field(principalField, genField).Build(),
+		s.c.B().Hmget().Key(s.keys.Run(runID)).Field(principalField, genField, stateField, record.RunLayoutField).Build(),
 		s.c.B().Exists().Key(s.keys.Index(runID), s.keys.Leases(runID), s.keys.Live(runID)).Build(),
 	}
 }
@@ -550,12 +550,15 @@ func (s *Store) ownerCommands(runID string) []rueidis.Completed {
 // returns the run's generation ("" when it has none).
 func checkOwnerReply(state, calls rueidis.RedisResult, principal string) (string, error) {
 	vals, err := state.ToArray()
-	if err != nil || len(vals) != 2 {
+	if err != nil || len(vals) != 4 {
 		return "", unavailable(replyErr(err, "HMGET of the run"), "read run owner")
 	}
 	n, err := calls.AsInt64()
 	if err != nil {
 		return "", unavailable(err, "read run owner")
+	}
+	if err := checkLayout(vals[2], vals[3]); err != nil {
+		return "", err
 	}
 	owner, oerr := vals[0].ToString()
 	if err := canonical.CheckOwner(owner, oerr == nil, n > 0, principal); err != nil {
@@ -563,6 +566,24 @@ func checkOwnerReply(state, calls rueidis.RedisResult, principal string) (string
 	}
 	gen, _ := vals[1].ToString()
 	return gen, nil
+}
+
+// checkLayout refuses, with LAYOUT_MISMATCH, a run state (its fields state
+// and record.RunLayoutField, as read) of another layout.
+func checkLayout(state, layout rueidis.RedisMessage) error {
+	if _, err := state.ToString(); err != nil {
+		return nil // no state
+	}
+	if v, _ := layout.ToString(); v != record.RunLayout {
+		return errLayout("the run's state")
+	}
+	return nil
+}
+
+// errLayout is the LAYOUT_MISMATCH of what, written by another layout.
+func errLayout(what string) error {
+	return canonical.Errorf(canonical.CodeLayoutMismatch,
+		"%s is of another layout (an earlier release's): see the README's Upgrading", what)
 }
 
 // getBatch reads one pipeline of records into out; on a principal's
@@ -603,10 +624,16 @@ func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string
 			return canonical.Errorf(canonical.CodeStoreUnavailable, "read records: HMGET returned %d values for %d fields", len(vals), len(fields))
 		}
 		line, err := vals[0].ToString()
-		if err != nil || pttl == -2 {
-			continue // missing or expired between the two commands
+		if pttl == -2 {
+			continue // missing, or expired between the two commands
+		}
+		if err != nil {
+			return errLayout("record " + id) // a hash without a header: another layout's
 		}
 		h, err := record.Decode(line)
+		if errors.Is(err, record.ErrLayout) {
+			return errLayout("record " + id)
+		}
 		if err != nil {
 			return canonical.Wrap(canonical.CodeStoreUnavailable, err, "read records: "+s.keys.Record(runID, id)+" has no valid header")
 		}
@@ -767,6 +794,9 @@ func (s *Store) usage(ctx context.Context, runID string, principal *string) (can
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return canonical.RunUsage{}, unavailable(err, "read run")
 	}
+	if _, has := m[stateField]; has && m[record.RunLayoutField] != record.RunLayout {
+		return canonical.RunUsage{}, errLayout("the run's state")
+	}
 	if principal != nil {
 		owner, has := m[principalField]
 		if err := canonical.CheckOwner(owner, has, n > 0 || open > 0 || live > 0, *principal); err != nil {
@@ -785,7 +815,7 @@ func (s *Store) usage(ctx context.Context, runID string, principal *string) (can
 	}
 	u := canonical.RunUsage{
 		RunID: runID, ToolCalls: map[string]int64{}, Completed: n, InFlight: open,
-		Calls: atoi(m["calls"]), Bytes: atoi(m["bytes"]), Closed: m["state"] == "closed" || lost, Lost: m["lost"] == "1" || lost,
+		Calls: atoi(m["calls"]), Bytes: atoi(m["bytes"]), Closed: m[stateField] == "closed" || lost, Lost: m[record.RunGoneField] == "1" || lost,
 		TTL: msDuration(pttl),
 		Limits: canonical.Limits{
 			MaxCallsPerRun: atoi(m["lim_calls_run"]), MaxCallsPerTool: atoi(m["lim_calls_tool"]),
@@ -888,18 +918,9 @@ func (s *Store) CheckPrincipal(ctx context.Context, runID, principal string) err
 	if err := canonical.ValidatePrincipal(principal); err != nil {
 		return err
 	}
-	res := s.doMulti(ctx,
-		s.c.B().Hget().Key(s.keys.Run(runID)).Field(principalField).Build(),
-		s.c.B().Exists().Key(s.keys.Index(runID), s.keys.Leases(runID), s.keys.Live(runID)).Build())
-	owner, err := res[0].ToString()
-	if err != nil && !rueidis.IsRedisNil(err) {
-		return unavailable(err, "read run owner")
-	}
-	calls, err2 := res[1].AsInt64()
-	if err2 != nil {
-		return unavailable(err2, "read run owner")
-	}
-	return canonical.CheckOwner(owner, err == nil, calls > 0, principal)
+	res := s.doMulti(ctx, s.ownerCommands(runID)...)
+	_, err := checkOwnerReply(res[0], res[1], principal)
+	return err
 }
 
 // HandleSources implements canonical.HandleIndex: the run's owner, its
@@ -912,8 +933,8 @@ func (s *Store) HandleSources(ctx context.Context, runID, principal string, ids 
 	if err := storeimpl.ValidateHandleRead(runID, principal, ids); err != nil {
 		return canonical.HandleSources{}, err
 	}
-	fields := make([]string, 0, 2+len(ids))
-	fields = append(fields, principalField, secretField)
+	fields := make([]string, 0, 4+len(ids))
+	fields = append(fields, principalField, secretField, stateField, record.RunLayoutField)
 	for _, id := range ids {
 		fields = append(fields, handleField+id)
 	}
@@ -928,6 +949,9 @@ func (s *Store) HandleSources(ctx context.Context, runID, principal string, ids 
 	if err != nil {
 		return canonical.HandleSources{}, unavailable(err, "read handles")
 	}
+	if err := checkLayout(vals[2], vals[3]); err != nil {
+		return canonical.HandleSources{}, err
+	}
 	owner, oerr := vals[0].ToString()
 	if err := canonical.CheckOwner(owner, oerr == nil, calls > 0, principal); err != nil {
 		return canonical.HandleSources{}, err
@@ -937,7 +961,7 @@ func (s *Store) HandleSources(ctx context.Context, runID, principal string, ids 
 		out.RunSecret = []byte(secret)
 	}
 	for i := range ids {
-		if call, err := vals[2+i].ToString(); err == nil {
+		if call, err := vals[4+i].ToString(); err == nil {
 			out.Calls[i] = call
 		}
 	}
@@ -957,6 +981,7 @@ func replyErr(err error, what string) error {
 const (
 	principalField = "principal"
 	genField       = "gen"
+	stateField     = "state"
 	secretField    = "secret"
 	handleField    = "h:"
 )

@@ -139,6 +139,7 @@ func TestConformanceStandalone(t *testing.T) {
 			Isolated: isolated([]string{addr}, "tc", redisstore.Options{Client: rec}),
 		}
 	})
+	reachLayoutMismatch(t, addr, newStore(t, nil, redisstore.Options{Client: rec}))
 	for file, declared := range redisstore.DeclaredOutcomes() {
 		for _, o := range declared {
 			if !rec.seen[file][o] {
@@ -405,4 +406,57 @@ func TestCoveringKeysExpireWithTheirRecord(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d indexes expire other than their record", past, completions+abandons)
+}
+
+// reachLayoutMismatch plants a run state and a record of layout 1 (no
+// layout field; a header whose first byte is 1) and has every script meet
+// them: each refuses with LAYOUT_MISMATCH, the suite's one outcome that
+// only another release's keys reach. test/upgrade_test.go runs the
+// previous releases' own scripts.
+func reachLayoutMismatch(t *testing.T, addr string, s *redisstore.Store) {
+	t.Helper()
+	ctx := context.Background()
+	run := "layout1-" + canonical.NewOwner()[:8]
+	keys := s.Keys()
+	rec, err := s.Begin(ctx, canonical.BeginRequest{RunID: run + "-new", ToolCallID: "c1", Tool: "t", Owner: "o",
+		Request: []byte(`{}`), TTL: time.Minute})
+	if err != nil || rec.Status != canonical.StatusProjecting {
+		t.Fatal(err)
+	}
+	header, err := redistest.Command(addr, "HGET", keys.Record(run+"-new", "c1"), "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{
+		{"HSET", keys.Run(run), "state", "open", "calls", "1", "bytes", "2", "lim_calls_run", "256"},
+		{"PEXPIRE", keys.Run(run), "60000"},
+		{"HSET", keys.Record(run, "c1"), "h", "1" + header[1:]},
+		{"PEXPIRE", keys.Record(run, "c1"), "60000"},
+	} {
+		if _, err := redistest.Command(addr, cmd...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = s.Begin(ctx, canonical.BeginRequest{RunID: run, ToolCallID: "c2", Tool: "t", Owner: "o", Request: []byte(`{}`), TTL: time.Minute})
+	wantLayout(t, "begin", err)
+	_, err = s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: "c1", Owner: "o", Status: canonical.StatusError,
+		Code: canonical.CodeExecutionFailed})
+	wantLayout(t, "complete", err)
+	_, err = s.Abandon(ctx, run, "c1")
+	wantLayout(t, "abandon", err)
+	wantLayout(t, "close", s.CloseRun(ctx, run, ""))
+	_, err = s.ObserveProgress(ctx, run, "", true, 3)
+	wantLayout(t, "progress", err)
+	_, err = s.Get(ctx, run, "c1")
+	wantLayout(t, "get", err)
+	_, err = s.Usage(ctx, run)
+	wantLayout(t, "usage", err)
+	wantLayout(t, "check", s.CheckPrincipal(ctx, run, ""))
+}
+
+func wantLayout(t *testing.T, op string, err error) {
+	t.Helper()
+	if canonical.CodeOf(err) != canonical.CodeLayoutMismatch {
+		t.Errorf("%s on layout 1: %v, want LAYOUT_MISMATCH", op, err)
+	}
 }

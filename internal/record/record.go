@@ -32,8 +32,24 @@ import (
 	"strings"
 )
 
-// Version is the header's first byte: the layout it follows.
-const Version = '1'
+// Version is the header's first byte: the layout it follows. Layout 1
+// (the header before claims and the run state's fence) and the meta line
+// before it are refused by every script of this layout (LAYOUT_MISMATCH).
+const Version = '2'
+
+// RunLayout is what a run state of this layout keeps in its field
+// RunLayoutField, and what every script compares before it reads the
+// state further: a state without it is another layout's (LAYOUT_MISMATCH).
+// The field is the one the earlier layouts kept their lost flag in, so
+// that a worker of an earlier release refuses a run of this layout (as
+// lost) instead of writing into it.
+const (
+	RunLayout      = "layout 2"
+	RunLayoutField = "lost"
+	// RunGoneField is 1 in a run state found lost (the earlier layouts'
+	// "lost").
+	RunGoneField = "gone"
+)
 
 // HeaderField is the hash field of the header.
 const HeaderField = "h"
@@ -84,7 +100,7 @@ type Field struct {
 // Fields lists the header's fixed fields in order; the owner and the tool
 // follow at OffOwner.
 var Fields = []Field{
-	{"version", OffVersion, 1, "layout version: 1"},
+	{"version", OffVersion, 1, "layout version: 2"},
 	{"status", OffStatus, 1, "P PROJECTING, R READY, E ERROR"},
 	{"evidence", OffEvidence, 1, "U UNKNOWN, F EVIDENCE_FOUND, N NO_EVIDENCE, E ERROR"},
 	{"overflow", OffOverflow, 1, "1: the completion was refused for its size (RESULT_TOO_LARGE), else 0"},
@@ -192,12 +208,18 @@ type Header struct {
 }
 
 // ErrHeader is the error of a header that is not one.
-var ErrHeader = errors.New("record: not a header of layout 1")
+var ErrHeader = errors.New("record: not a header of layout " + string(rune(Version)))
 
-// Decode reads a header. It fails with ErrHeader, wrapped, for anything
-// that is not one.
+// ErrLayout is the error of a header of another layout version.
+var ErrLayout = errors.New("record: a header of another layout")
+
+// Decode reads a header. It fails with ErrLayout, wrapped, for a header of
+// another layout version, and ErrHeader for anything else that is not one.
 func Decode(h string) (Header, error) {
 	var r Header
+	if len(h) > 0 && h[OffVersion] != Version && h[OffVersion] >= '0' && h[OffVersion] <= '9' {
+		return r, fmt.Errorf("%w: version %q, this is %q", ErrLayout, h[OffVersion], Version)
+	}
 	if len(h) < OffOwner+3 || h[OffVersion] != Version {
 		return r, fmt.Errorf("%w: %d bytes", ErrHeader, len(h))
 	}

@@ -128,7 +128,7 @@ func TestDecodeRefuses(t *testing.T) {
 	good, _ := record.Encode(sample())
 	for name, s := range map[string]string{
 		"empty":    "",
-		"version":  "2" + good[1:],
+		"version":  "X" + good[1:],
 		"status":   good[:1] + "X" + good[2:],
 		"evidence": good[:2] + "X" + good[3:],
 		"overflow": good[:3] + "2" + good[4:],
@@ -139,6 +139,10 @@ func TestDecodeRefuses(t *testing.T) {
 		if _, err := record.Decode(s); !errors.Is(err, record.ErrHeader) {
 			t.Errorf("%s: Decode(%q) = %v, want ErrHeader", name, s, err)
 		}
+	}
+	// A header of layout 1 is another layout's, told apart from garbage.
+	if _, err := record.Decode("1" + good[1:]); !errors.Is(err, record.ErrLayout) {
+		t.Errorf("a layout 1 header: %v, want ErrLayout", err)
 	}
 }
 

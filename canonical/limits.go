@@ -33,6 +33,15 @@ const (
 // lifetime could overflow; no agent's call needs a longer one.
 const MaxTTL = 10 * 365 * 24 * time.Hour
 
+// ExpiryGranule is how much later than its latest record a run's own keys
+// (its state, leases, index, live marker) may expire on a store that
+// extends them a granule at a time, so that the calls of the next granule
+// extend none of them: a sixteenth of the record's TTL, at most a second.
+// memstore extends them exactly.
+func ExpiryGranule(ttl time.Duration) time.Duration {
+	return min(ttl/16, time.Second).Truncate(time.Millisecond)
+}
+
 // MaxIndexRead is the most ids one read of a run may name or return
 // (Completed, ExpiredLeases, GetMany).
 const MaxIndexRead = 1 << 20

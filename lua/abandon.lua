@@ -77,10 +77,9 @@ redis.call('HSET', KEYS[1], HEADER, h)
 local expires = redis.call('PEXPIRETIME', KEYS[1])
 local pttl = expires - now
 redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('RPUSH', KEYS[2], ARGV[1])
--- The index expires with the record it now lists (one absolute time),
--- unless it expires later already.
-if redis.call('PEXPIRETIME', KEYS[2]) < expires then
+-- An index this RPUSH made gets the record's expiry; an older one expires
+-- with the run's keys, which cover the record already.
+if redis.call('RPUSH', KEYS[2], ARGV[1]) == 1 then
   redis.call('PEXPIREAT', KEYS[2], expires)
 end
 return {'OK', h, pttl}

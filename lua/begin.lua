@@ -2,19 +2,20 @@
 --
 -- The run's first begin fixes the run's limits and its generation in the
 -- run's state; every later begin is checked against those, and each record
--- keeps the generation it was counted in. Every key written gets the
--- record's expiry as an absolute time (PEXPIREAT), unless it already expires
--- later; a key found without one gets it too. So the run's state, leases and
--- live marker expire at the same moment, the latest of their records'
--- (a close extends state and marker alike).
+-- keeps the generation it was counted in. The record gets its expiry as an
+-- absolute time (PEXPIREAT). The run's state, leases, index and live marker
+-- expire together, at the absolute time the state keeps in its field "exp":
+-- at most a granule (a sixteenth of the TTL, at most a second) after their
+-- latest record, set only when a record would outlive them (a close extends
+-- state and marker alike).
 --
 -- A run whose state is gone (evicted, deleted) while its live marker, index
 -- or leases live is lost: it is refused, never restarted with fresh budgets.
 --
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
--- KEYS[3] index   <prefix>:{<run_id>}:done                 LIST  read only: tells a lost run state from a new run
--- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+-- KEYS[3] index   <prefix>:{<run_id>}:done                 LIST  tells a lost run state from a new run; extended with the state
+-- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
 -- KEYS[5] live    <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
 --
 -- ARGV[1]  tool_call_id      string  the id in KEYS[1], for the run's leases
@@ -76,7 +77,7 @@
 local tool_field = 'tool:' .. ARGV[2]
 local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
   'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', RUN_GONE_FIELD, 'gen',
-  'principal', 'secret', RUN_LAYOUT_FIELD)
+  'principal', 'secret', RUN_LAYOUT_FIELD, 'exp', 'created_ms')
 -- A state of another layout is read no further.
 if other_layout(run, 1, 14) then
   return {'LAYOUT_MISMATCH'}
@@ -194,37 +195,49 @@ if not secret then
   counts[#counts + 1] = 'secret'
   counts[#counts + 1] = secret
 end
-redis.call('HSET', KEYS[2], unpack(counts))
+-- A run's first begin writes what a progress report or a close may have
+-- made before it only where they made nothing: the same one HSET.
 if not run[5] then
-  -- A run's first begin: the state a progress report or a close may have
-  -- made before it keeps what it has.
-  redis.call('HSETNX', KEYS[2], 'state', 'open')
-  redis.call('HSETNX', KEYS[2], 'principal', ARGV[20])
-  redis.call('HSETNX', KEYS[2], 'created_ms', now)
+  if not run[1] then
+    counts[#counts + 1] = 'state'
+    counts[#counts + 1] = 'open'
+  end
+  if not run[12] then
+    counts[#counts + 1] = 'principal'
+    counts[#counts + 1] = ARGV[20]
+  end
+  if not run[16] then
+    counts[#counts + 1] = 'created_ms'
+    counts[#counts + 1] = now
+  end
 end
--- The run's state, leases and live marker must outlive every record they
--- count, and expire together: each is set to the record's expiry as an
--- absolute time unless it expires later already, so that none expires a
--- millisecond before another from a second clock read. The run's state
--- expires last of the three (only begin extends leases and marker, always
--- with the state; close extends state and marker together), so when the
--- state's expiry is extended, as a begin in a later millisecond than the
--- run's last of the same TTL does, the other two expire earlier still and
--- are set without reading theirs. Otherwise each is read and set on its
--- own; a key found without an expiry gets one either way.
-redis.call('ZADD', KEYS[4], lease, ARGV[1])
-if redis.call('PEXPIRETIME', KEYS[2]) < expires then
-  redis.call('PEXPIREAT', KEYS[2], expires)
-  redis.call('PEXPIREAT', KEYS[4], expires)
+-- The run's state, leases, index and live marker must outlive every record
+-- they count, and expire together: at the absolute time the state keeps in
+-- its field "exp". When the new record expires later, all four are set to
+-- its expiry and a granule more (a sixteenth of its TTL, at most a second),
+-- so that the begins of the next granule find them covering already and
+-- write none of them; the first begin of a run sets them all. The leases
+-- keep a member of their own ("~", scored +inf) that no call removes, so
+-- that they are never deleted while the run lives and a ZADD that creates
+-- them (2 added) tells they were lost.
+local run_exp = tonumber(run[15] or '0')
+local extend = not run[5] or run_exp < expires
+if extend then
+  run_exp = math.max(run_exp, expires + math.min(math.floor(ttl / 16), 1000))
+  counts[#counts + 1] = 'exp'
+  counts[#counts + 1] = run_exp
+end
+redis.call('HSET', KEYS[2], unpack(counts))
+local added = redis.call('ZADD', KEYS[4], lease, ARGV[1], 'inf', '~')
+if extend then
+  redis.call('PEXPIREAT', KEYS[2], run_exp)
+  redis.call('PEXPIREAT', KEYS[4], run_exp)
+  redis.call('PEXPIREAT', KEYS[3], run_exp)
   -- The marker holds the run's generation; setting it with its expiry is
   -- one command.
-  redis.call('SET', KEYS[5], gen, 'PXAT', expires)
-else
-  if redis.call('PEXPIRETIME', KEYS[4]) < expires then
-    redis.call('PEXPIREAT', KEYS[4], expires)
-  end
-  if redis.call('PEXPIRETIME', KEYS[5]) < expires then
-    redis.call('SET', KEYS[5], gen, 'PXAT', expires)
-  end
+  redis.call('SET', KEYS[5], gen, 'PXAT', run_exp)
+elseif added == 2 then
+  -- The leases were lost, and made again by this ZADD.
+  redis.call('PEXPIREAT', KEYS[4], run_exp)
 end
 return {'OK', now, ttl, lease, lim[1], lim[2], lim[3], lim[4], lim[5], secret}

@@ -2,7 +2,7 @@
 --
 -- A closed run stays closed for the retention, whatever its records' TTLs:
 -- the run's state (and its live marker) is kept at least that long, and
--- never shortened.
+-- never shortened; the state keeps the expiry in its field "exp".
 --
 -- KEYS[1] run   <prefix>:{<run_id>}:run   HASH
 -- KEYS[2] live    <prefix>:{<run_id>}:live    STRING  when the run has one, kept as long as the run's state
@@ -24,7 +24,7 @@
 
 -- #include format.lib
 
-local run = redis.call('HMGET', KEYS[1], 'principal', 'lim_calls_run', 'state', RUN_LAYOUT_FIELD)
+local run = redis.call('HMGET', KEYS[1], 'principal', 'lim_calls_run', 'state', RUN_LAYOUT_FIELD, 'exp')
 if other_layout(run, 3, 4) then
   return {'LAYOUT_MISMATCH'}
 end
@@ -46,15 +46,15 @@ redis.call('HSET', KEYS[1], 'state', 'closed', 'closed_ms', now)
 if not lost then
   redis.call('HSETNX', KEYS[1], 'principal', ARGV[2])
 end
-local retention = tonumber(ARGV[1])
-if redis.call('PTTL', KEYS[1]) < retention then
-  redis.call('PEXPIRE', KEYS[1], retention)
-end
+-- The state keeps its absolute expiry in "exp" (0: a state made above).
 -- A begun run's live marker expires with its state, so that a closed run
 -- whose state is lost is still refused (as lost) for the retention. A run
--- never begun gets none: its state alone says it is closed.
-local expires = redis.call('PEXPIRETIME', KEYS[1])
-if redis.call('PEXPIRETIME', KEYS[2]) ~= -2 and redis.call('PEXPIRETIME', KEYS[2]) < expires then
-  redis.call('PEXPIREAT', KEYS[2], expires)
+-- never begun has none, and PEXPIREAT makes none: its state alone says it
+-- is closed.
+local keep = now + tonumber(ARGV[1])
+if tonumber(run[5] or '0') < keep then
+  redis.call('HSET', KEYS[1], 'exp', keep)
+  redis.call('PEXPIREAT', KEYS[1], keep)
+  redis.call('PEXPIREAT', KEYS[2], keep)
 end
 return {'OK', created}

@@ -6,8 +6,8 @@
 -- and a later begin made a new one), the outcome is still recorded, and the
 -- run is marked lost and closed, with a TTL no longer than the record's; a
 -- state of another generation loses its owner and limits, as a lost one has
--- none. The index is set to expire with the record (PEXPIRETIME, PEXPIREAT:
--- one absolute time, no second clock read), unless it expires later already.
+-- none. The index expires with the run's other keys (the state keeps their
+-- absolute expiry, which begin sets); one this script makes gets it.
 --
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
@@ -80,7 +80,11 @@ local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local expires = redis.call('PEXPIRETIME', KEYS[1])
 local pttl = expires - now
 local run = redis.call('HMGET', KEYS[2], 'bytes', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'gen', 'state',
-  RUN_LAYOUT_FIELD)
+  RUN_LAYOUT_FIELD, 'exp')
+-- The expiry of the run's keys, which cover this record: the state's own
+-- (begin sets it and them together), else, for a state made below, the
+-- record's.
+local run_exp = tonumber(run[8] or '0')
 if other_layout(run, 6, 7) then
   return {'LAYOUT_MISMATCH'}
 end
@@ -100,8 +104,10 @@ if not run[2] or (run[5] and string.sub(m, H_GEN, H_GEN_END) ~= run[5]) then
       'lim_record_bytes', 'lim_result_bytes')
   end
   redis.call('HSETNX', KEYS[2], 'created_ms', now)
-  if redis.call('PEXPIRETIME', KEYS[2]) < expires then
-    redis.call('PEXPIREAT', KEYS[2], expires)
+  if run_exp < expires then
+    run_exp = expires
+    redis.call('HSET', KEYS[2], 'exp', run_exp)
+    redis.call('PEXPIREAT', KEYS[2], run_exp)
   end
 elseif result_len > tonumber(run[4]) or req_len + raw_len + result_len > tonumber(run[3])
     or tonumber(run[1] or '0') + raw_len + result_len > tonumber(run[2]) then
@@ -136,9 +142,9 @@ end
 redis.call('HSET', KEYS[1], unpack(args))
 
 redis.call('ZREM', KEYS[4], ARGV[1])
--- An index this RPUSH made has no expiry yet, and gets the record's; an
--- older one is extended to it unless it expires later already.
-if redis.call('RPUSH', KEYS[3], ARGV[1]) == 1 or redis.call('PEXPIRETIME', KEYS[3]) < expires then
-  redis.call('PEXPIREAT', KEYS[3], expires)
+-- An index this RPUSH made has no expiry yet, and gets the run's keys'; an
+-- older one has it already (begin extends it with the state).
+if redis.call('RPUSH', KEYS[3], ARGV[1]) == 1 then
+  redis.call('PEXPIREAT', KEYS[3], math.max(run_exp, expires))
 end
 return {outcome, h, pttl}

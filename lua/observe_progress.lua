@@ -64,14 +64,16 @@ if violations >= threshold or redis.call('HGET', KEYS[1], 'pp_violated') == '1' 
   violated = 1
   redis.call('HSET', KEYS[1], 'pp_violated', 1)
 end
-if created then
-  local t = redis.call('TIME')
-  redis.call('HSET', KEYS[1], 'calls', 0, 'bytes', 0, 'state', 'open', 'created_ms', t[1] * 1000 + math.floor(t[2] / 1000),
-    RUN_LAYOUT_FIELD, RUN_LAYOUT)
-end
 redis.call('HSETNX', KEYS[1], 'principal', ARGV[4])
--- A new state, or one some other writer left without a TTL, gets one.
-if redis.call('PTTL', KEYS[1]) < 0 then
+if created then
+  -- A new state gets its expiry, kept in "exp" as every state keeps it.
+  local t = redis.call('TIME')
+  local now = t[1] * 1000 + math.floor(t[2] / 1000)
+  redis.call('HSET', KEYS[1], 'calls', 0, 'bytes', 0, 'state', 'open', 'created_ms', now,
+    RUN_LAYOUT_FIELD, RUN_LAYOUT, 'exp', now + tonumber(ARGV[3]))
+  redis.call('PEXPIREAT', KEYS[1], now + tonumber(ARGV[3]))
+elseif redis.call('PTTL', KEYS[1]) < 0 then
+  -- One some other writer left without a TTL gets one.
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
 end
 return {'OK', reports, pending, violations, violated}

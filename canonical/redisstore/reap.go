@@ -248,7 +248,7 @@ func (r *reaping) passed(ctx context.Context, n rueidis.Client, runs []string) (
 		}
 		var ids []string
 		for _, l := range leases {
-			if int64(l.Score) > now {
+			if l.Score > float64(now) { // the "~" member is +inf
 				break
 			}
 			ids = append(ids, l.Member)

@@ -110,8 +110,8 @@ func execAbandon(ctx context.Context, r runner, k abandonKeys, a abandonArgs) (a
 type beginKeys struct {
 	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
-	Index  string // KEYS[3] <prefix>:{<run_id>}:done                 LIST  read only: tells a lost run state from a new run
-	Leases string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+	Index  string // KEYS[3] <prefix>:{<run_id>}:done                 LIST  tells a lost run state from a new run; extended with the state
+	Leases string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
 	Live   string // KEYS[5] <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
 }
 
@@ -413,7 +413,7 @@ func decodeCompleteReply(res rueidis.RedisResult) (completeReply, error) {
 	return r, d.err
 }
 
-// execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and append it to the run's completion index, in one step. The record's TTL is kept exactly (HSET does not touch it); the index is extended only to cover the record. The completion is checked against the run's limits. When the run's state is gone (evicted, deleted), or is another generation than the record's (it was lost and a later begin made a new one), the outcome is still recorded, and the run is marked lost and closed, with a TTL no longer than the record's; a state of another generation loses its owner and limits, as a lost one has none. The index is set to expire with the record (PEXPIRETIME, PEXPIREAT: one absolute time, no second clock read), unless it expires later already.
+// execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and append it to the run's completion index, in one step. The record's TTL is kept exactly (HSET does not touch it); the index is extended only to cover the record. The completion is checked against the run's limits. When the run's state is gone (evicted, deleted), or is another generation than the record's (it was lost and a later begin made a new one), the outcome is still recorded, and the run is marked lost and closed, with a TTL no longer than the record's; a state of another generation loses its owner and limits, as a lost one has none. The index expires with the run's other keys (the state keeps their absolute expiry, which begin sets); one this script makes gets it.
 func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs) (completeReply, error) {
 	return decodeCompleteReply(r.runScript(ctx, completeScript, []string{k.Record, k.Run, k.Index, k.Leases}, []string{
 		a.ToolCallID,

@@ -451,7 +451,7 @@ func (s *Store) ExpiredLeases(ctx context.Context, runID string, max int) ([]str
 	now := atoi(t[0])*1000 + atoi(t[1])/1000
 	ids := []string{}
 	for _, l := range leases {
-		if int64(l.Score) > now {
+		if l.Score > float64(now) { // the "~" member is +inf
 			break
 		}
 		ids = append(ids, l.Member)
@@ -781,8 +781,8 @@ func (s *Store) usage(ctx context.Context, runID string, principal *string) (can
 		s.c.B().Hgetall().Key(run).Build(),
 		s.c.B().Pttl().Key(run).Build(),
 		s.c.B().Llen().Key(s.keys.Index(runID)).Build(),
-		s.c.B().Zcard().Key(s.keys.Leases(runID)).Build(),
-		s.c.B().Exists().Key(s.keys.Live(runID)).Build())
+		s.c.B().Zcard().Key(s.keys.Leases(runID)).Build(),                      // the calls and the "~" member
+		s.c.B().Exists().Key(s.keys.Live(runID), s.keys.Leases(runID)).Build()) // leases kept while the run lives
 	m, err := res[0].AsStrMap()
 	if err != nil {
 		return canonical.RunUsage{}, unavailable(err, "read run")
@@ -794,6 +794,7 @@ func (s *Store) usage(ctx context.Context, runID string, principal *string) (can
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return canonical.RunUsage{}, unavailable(err, "read run")
 	}
+	open = max(open-1, 0) // leases made by a begin hold "~" beside the calls
 	if _, has := m[stateField]; has && m[record.RunLayoutField] != record.RunLayout {
 		return canonical.RunUsage{}, errLayout("the run's state")
 	}

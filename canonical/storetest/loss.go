@@ -138,9 +138,10 @@ func testLoss(t *testing.T, f Factory) {
 		})
 	}
 
-	// No call in flight: the run has no leases. The run of the issue: one
-	// call, one refusal, then keys gone while the record lives.
-	for _, lost := range subsets(keyRun, keyDone, keyLive) {
+	// No call in flight (the leases are kept, empty, while the run lives).
+	// The run of the issue: one call, one refusal, then keys gone while the
+	// record lives.
+	for _, lost := range subsets(keyRun, keyLeases, keyDone, keyLive) {
 		t.Run("Completed/"+lost.String(), func(t *testing.T) {
 			h := f(t)
 			run := newRunID(t)
@@ -153,7 +154,7 @@ func testLoss(t *testing.T, f Factory) {
 			for k := range lost {
 				h.Evict(t, run, k)
 			}
-			all := len(lost) == 3
+			all := len(lost) == 4
 			detected := lost[keyRun] && !all
 			rec, err := h.Store.Begin(ctx(), beginReq(run, "c2"))
 			switch {
@@ -170,7 +171,7 @@ func testLoss(t *testing.T, f Factory) {
 			case err != nil || rec.Limits != canonical.DefaultLimits:
 				// The documented gap: only the record survives, and no Begin
 				// can know it.
-				t.Fatalf("begin after state, index and marker are gone: %+v, %v; want a new run with the defaults", rec.Limits, err)
+				t.Fatalf("begin after state, leases, index and marker are gone: %+v, %v; want a new run with the defaults", rec.Limits, err)
 			}
 		})
 	}

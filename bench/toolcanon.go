@@ -308,8 +308,9 @@ func beginArgs(c Call, request []byte, cfg Config) []string {
 			strconv.FormatInt(lim.MaxRunBytes, 10), strconv.FormatInt(lim.MaxRecordBytes, 10),
 			strconv.FormatInt(lim.MaxResultBytes, 10))
 	}
-	// The generation a new run takes: random per Begin, as redisstore offers.
-	return append(args, canonical.PrincipalTag(""), record.NewGeneration())
+	// The generation and the secret a new run takes: random per Begin, as
+	// redisstore offers them.
+	return append(args, canonical.PrincipalTag(""), record.NewGeneration(), record.NewGeneration())
 }
 
 // completeArgs are the ARGV of complete.lua for a READY completion, as
@@ -330,7 +331,7 @@ func completeArgs(c Call, raw, result []byte) []string {
 	for _, p := range append(r[:], s[:]...) {
 		args = append(args, rueidis.BinaryString(p))
 	}
-	return args
+	return append(args, "") // no handles
 }
 
 // outcome is the first element of a script's reply.

@@ -109,10 +109,46 @@ type Store interface {
 	// belongs to another principal or its owner is unknown (its state was
 	// lost while its calls live). It reads the run's owner only, no record.
 	// The other reads (Get, GetMany, Completed, Usage) check nothing: a
-	// host that reads on behalf of a caller calls CheckPrincipal first, as
-	// the boundary and package progress do. A run's owner never changes
-	// while the run has state.
+	// host that reads on behalf of a caller reads through OwnedReader, which
+	// checks the owner in the read itself, or calls CheckPrincipal first
+	// (then a run that expires and is begun again by another principal
+	// between the check and the reads hands over the newcomer's records).
+	// A run's owner never changes while the run has state.
 	CheckPrincipal(ctx context.Context, runID, principal string) error
+}
+
+// OwnedReader is implemented by a Store that reads a run on a principal's
+// behalf with the owner check in the read itself, rather than in a
+// CheckPrincipal before it: a run that expires and is begun again by
+// another principal between a check and the reads would otherwise hand the
+// reader the newcomer's records. memstore and redisstore implement it; the
+// boundary and package progress read through it when a store does.
+//
+// Each method refuses as CheckPrincipal does: RUN_FORBIDDEN for another
+// principal's run or one whose owner is lost, NOT_FOUND for a run with no
+// owner and no calls (nothing to read).
+type OwnedReader interface {
+	// ReadIndex reads the first max ids (1..MaxIndexRead) of the run's
+	// completion index and its length, with the run's owner and
+	// generation, in one read. Gen is opaque: ReadRecords takes it.
+	ReadIndex(ctx context.Context, runID, principal string, max int) (RunIndex, error)
+
+	// ReadRecords is GetMany on principal's behalf, the owner checked in
+	// the first read. A record counted in another generation of the run's
+	// state than gen (gen "": the generation the same read finds) is not
+	// the reader's, and is nil, as a missing one is.
+	ReadRecords(ctx context.Context, runID, principal, gen string, ids []string, opts ReadOptions) ([]*Record, error)
+
+	// ReadUsage is Usage on principal's behalf, the owner checked in the
+	// same read.
+	ReadUsage(ctx context.Context, runID, principal string) (RunUsage, error)
+}
+
+// RunIndex is what OwnedReader.ReadIndex read.
+type RunIndex struct {
+	IDs    []string // the first ids of the completion index, in completion order
+	Length int      // the index's length
+	Gen    string   // the generation of the run's state, for ReadRecords ("" when it has none)
 }
 
 // HandleIndex is implemented by a Store that keeps each run's handle index:
@@ -152,7 +188,8 @@ type ProgressObserver interface {
 	// is lost the caller gets STORE_UNAVAILABLE and the report may or may
 	// not have been counted. Only the run's principal may report on it
 	// (else RUN_FORBIDDEN, counting nothing); a run with no state gets
-	// principal as its owner.
+	// principal as its owner. A lost run (see RunUsage.Lost) has no owner
+	// and counts no report: RUN_INACTIVE, counting nothing.
 	ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (ProtocolState, error)
 }
 

@@ -22,15 +22,27 @@
 --   {"OK", reports int, pending int, violations int, violated int}
 --   {"RUN_FORBIDDEN"}
 --     the run belongs to another principal; nothing is counted
+--   {"LAYOUT_MISMATCH"}
+--     the run's state is of another layout (an earlier release's); nothing is counted
+--   {"RUN_INACTIVE", reason string}
+--     reason "lost": the run's state is lost while a key only a begun run has lives; nothing is counted, so that
+--     no counter outlives the loss into the next run of the id
 
-local principal = redis.call('HGET', KEYS[1], 'principal')
+-- #include format.lib
+
+local run = redis.call('HMGET', KEYS[1], 'principal', 'lim_calls_run', 'state', RUN_LAYOUT_FIELD)
+if other_layout(run, 3, 4) then
+  return {'LAYOUT_MISMATCH'}
+end
+local principal = run[1]
 if principal and principal ~= ARGV[4] then
   return {'RUN_FORBIDDEN'}
 end
 -- A lost run (no limits while a key only a begun run has lives) has no
--- owner any more, and a report makes nobody its owner.
-local lost = not principal and not redis.call('HGET', KEYS[1], 'lim_calls_run')
-  and redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0
+-- owner any more: its reports are refused, counting nothing.
+if not principal and not run[2] and redis.call('EXISTS', KEYS[2], KEYS[3], KEYS[4]) > 0 then
+  return {'RUN_INACTIVE', 'lost'}
+end
 local created = redis.call('EXISTS', KEYS[1]) == 0
 local reports = redis.call('HINCRBY', KEYS[1], 'pp_reports', 1)
 local threshold = tonumber(ARGV[2])
@@ -52,15 +64,16 @@ if violations >= threshold or redis.call('HGET', KEYS[1], 'pp_violated') == '1' 
   violated = 1
   redis.call('HSET', KEYS[1], 'pp_violated', 1)
 end
+redis.call('HSETNX', KEYS[1], 'principal', ARGV[4])
 if created then
+  -- A new state gets its expiry, kept in "exp" as every state keeps it.
   local t = redis.call('TIME')
-  redis.call('HSET', KEYS[1], 'calls', 0, 'bytes', 0, 'state', 'open', 'created_ms', t[1] * 1000 + math.floor(t[2] / 1000))
-end
-if not lost then
-  redis.call('HSETNX', KEYS[1], 'principal', ARGV[4])
-end
--- A new state, or one some other writer left without a TTL, gets one.
-if redis.call('PTTL', KEYS[1]) < 0 then
+  local now = t[1] * 1000 + math.floor(t[2] / 1000)
+  redis.call('HSET', KEYS[1], 'calls', 0, 'bytes', 0, 'state', 'open', 'created_ms', now,
+    RUN_LAYOUT_FIELD, RUN_LAYOUT, 'exp', now + tonumber(ARGV[3]))
+  redis.call('PEXPIREAT', KEYS[1], now + tonumber(ARGV[3]))
+elseif redis.call('PTTL', KEYS[1]) < 0 then
+  -- One some other writer left without a TTL gets one.
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
 end
 return {'OK', reports, pending, violations, violated}

@@ -27,6 +27,8 @@ import (
 	"context"
 	"hash/maphash"
 	"sort"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -63,11 +65,12 @@ func wholeMs(d time.Duration) time.Duration {
 
 // WithClosedRunRetention sets how long a closed run stays closed at least,
 // whatever its records' TTLs (default DefaultClosedRunRetention; d <= 0
-// keeps the default), rounded up to whole milliseconds.
+// keeps the default), rounded up to whole milliseconds, and at most
+// canonical.MaxTTL.
 func WithClosedRunRetention(d time.Duration) Option {
 	return func(s *Store) {
 		if d > 0 {
-			s.retention = wholeMs(d)
+			s.retention = wholeMs(min(d, canonical.MaxTTL))
 		}
 	}
 }
@@ -126,7 +129,7 @@ type recordKey struct{ run, id string }
 type record struct {
 	expiry
 	rec      canonical.Record // TTL and Limits unused here; computed on read
-	cdigest  string           // digest of the completion made, "abandoned" after Abandon
+	cdigest  string           // digest of the completion made, abandoned and the claim after Abandon
 	overflow bool
 	gen      uint64 // generation of the run state the call was counted in
 }
@@ -198,14 +201,19 @@ type marker struct {
 	expiry
 }
 
-// abandoned marks a record closed by Abandon; no completion digest equals it.
-const abandoned = "abandoned"
+// abandoned starts the completion digest of a record closed by Abandon,
+// followed by the abandon's claim; no completion digest starts with it.
+const abandoned = "abandoned:"
+
+// newClaim returns a claim for one Abandon, or one reap pass.
+func newClaim() string { return canonical.NewOwner()[:10] }
 
 var (
 	_ canonical.Store            = (*Store)(nil)
 	_ canonical.ProgressObserver = (*Store)(nil)
 	_ canonical.DefaultTTLer     = (*Store)(nil)
 	_ canonical.HandleIndex      = (*Store)(nil)
+	_ canonical.OwnedReader      = (*Store)(nil)
 )
 
 // New returns an empty Store.
@@ -320,6 +328,14 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 		}
 		if cur.rec.Status == canonical.StatusProjecting {
 			return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeToolCallInProgress, Msg: "begin"}
+		}
+		if cur.rec.Tool == req.Tool && cur.rec.RequestDigest == digest {
+			// A finished call of the same tool and request: the record, for
+			// a host that replays duplicates (its payloads copied by detach).
+			first := snapshot(cur, now, false, false)
+			detach(&first)
+			return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin",
+				Err: &canonical.Replayable{Record: first}}
 		}
 		return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin"}
 	}
@@ -493,7 +509,7 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 	if err := ctx.Err(); err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeStoreUnavailable, err, "abandon")
 	}
-	out, _, err := s.abandon(runID, toolCallID)
+	out, _, err := s.abandon(runID, toolCallID, newClaim())
 	if err != nil {
 		return canonical.Record{}, err
 	}
@@ -502,9 +518,10 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 }
 
 // abandon is Abandon under the run's shard lock; the record it returns
-// shares its payloads with the store. fresh is true when this call
-// abandoned the record, false when it had been abandoned before.
-func (s *Store) abandon(runID, toolCallID string) (_ canonical.Record, fresh bool, _ error) {
+// shares its payloads with the store. fresh is true when the record was
+// abandoned under claim (by this call, or an earlier one with the same
+// claim), false when under another.
+func (s *Store) abandon(runID, toolCallID, claim string) (_ canonical.Record, fresh bool, _ error) {
 	sh, now := s.lock(runID)
 	defer sh.mu.Unlock()
 	cur := sh.liveRecord(recordKey{runID, toolCallID}, now)
@@ -513,8 +530,8 @@ func (s *Store) abandon(runID, toolCallID string) (_ canonical.Record, fresh boo
 		return canonical.Record{}, false, &canonical.Error{Code: canonical.CodeNotFound, Msg: "abandon"}
 	}
 	if cur.rec.Status != canonical.StatusProjecting {
-		if cur.cdigest == abandoned {
-			return snapshot(cur, now, false, false), false, nil
+		if strings.HasPrefix(cur.cdigest, abandoned) {
+			return snapshot(cur, now, false, false), cur.cdigest == abandoned+claim, nil
 		}
 		return canonical.Record{}, false, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: record is %s", cur.rec.Status)
 	}
@@ -524,7 +541,7 @@ func (s *Store) abandon(runID, toolCallID string) (_ canonical.Record, fresh boo
 	}
 	cur.rec.Status, cur.rec.Evidence, cur.rec.Error = canonical.StatusError, canonical.EvidenceError, canonical.CodeExecutionAbandoned
 	cur.rec.UpdatedAt = time.UnixMilli(now)
-	cur.cdigest = abandoned
+	cur.cdigest = abandoned + claim
 	sh.dropLease(runID, toolCallID, now)
 	sh.appendIndex(runID, toolCallID, cur.expires, now)
 	return snapshot(cur, now, false, false), true, nil
@@ -710,6 +727,11 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	}
 	sh, now := s.lockForRead(runID)
 	defer sh.mu.Unlock()
+	return sh.usage(runID, now)
+}
+
+// usage is Usage under the run's shard lock.
+func (sh *shard) usage(runID string, now int64) (canonical.RunUsage, error) {
 	r := sh.liveRun(runID, now)
 	// What Begin reads as a lost run: no limits while a key only a begun run
 	// has lives.
@@ -763,10 +785,14 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 	if r.forbids(tag) {
 		return canonical.ProtocolState{}, &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "observe progress"}
 	}
+	if sh.ownerLost(r, runID, now) {
+		// Counted nowhere: the counters would outlive the loss into the
+		// next run of the id.
+		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeRunInactive, "observe progress: the run is lost")
+	}
 	if r == nil && s.full(sh, now) {
 		return canonical.ProtocolState{}, errFull("observe progress", s.maxRuns)
 	}
-	lost := sh.ownerLost(r, runID, now)
 	if r == nil {
 		ttl := s.ttl
 		if ttl == 0 {
@@ -774,9 +800,7 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 		}
 		r = sh.newRun(runID, now, now+ttl.Milliseconds())
 	}
-	if !lost {
-		r.claim(tag)
-	}
+	r.claim(tag)
 	p := &r.protocol
 	p.Reports++
 	if valid {
@@ -839,6 +863,112 @@ func (s *Store) HandleSources(ctx context.Context, runID, principal string, ids 
 		out.Calls[i] = r.handles[id]
 	}
 	return out, nil
+}
+
+// checkOwner is CheckPrincipal under the run's shard lock: the run's state
+// (nil when none) and nil when principal may read the run.
+func (sh *shard) checkOwner(runID, principal string, now int64) (*runState, error) {
+	r := sh.liveRun(runID, now)
+	owner := ""
+	if r != nil {
+		owner = r.principal
+	}
+	return r, canonical.CheckOwner(owner, owner != "", sh.begun(runID, now), principal)
+}
+
+// genOf is the generation of a run's state as OwnedReader names it: ""
+// for none.
+func genOf(r *runState) string {
+	if r == nil || r.gen == 0 {
+		return ""
+	}
+	return strconv.FormatUint(r.gen, 10)
+}
+
+// ReadIndex implements canonical.OwnedReader, under one lock.
+func (s *Store) ReadIndex(ctx context.Context, runID, principal string, limit int) (canonical.RunIndex, error) {
+	if err := enter(ctx, runID, "read completion index"); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	if err := canonical.ValidateMax(limit); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	sh, now := s.lockForRead(runID)
+	r, err := sh.checkOwner(runID, principal, now)
+	if err != nil {
+		sh.mu.Unlock()
+		return canonical.RunIndex{}, err
+	}
+	out := canonical.RunIndex{IDs: []string{}, Gen: genOf(r)}
+	var ids []string
+	if x := sh.liveIndex(runID, now); x != nil {
+		n := min(limit, len(x.ids))
+		ids, out.Length = x.ids[:n:n], len(x.ids)
+	}
+	sh.mu.Unlock()
+	// The index is only ever appended to: its first ids are copied outside
+	// the lock.
+	out.IDs = append(out.IDs, ids...)
+	return out, nil
+}
+
+// ReadRecords implements canonical.OwnedReader, under one lock.
+func (s *Store) ReadRecords(ctx context.Context, runID, principal, gen string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
+	if err := canonical.ValidateRead(runID, ids); err != nil {
+		return nil, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, canonical.Wrap(canonical.CodeStoreUnavailable, err, "read records")
+	}
+	out := make([]*canonical.Record, len(ids))
+	sh, now := s.lockForRead(runID)
+	r, err := sh.checkOwner(runID, principal, now)
+	if err == nil {
+		if gen == "" {
+			gen = genOf(r)
+		}
+		for i, id := range ids {
+			// A record of another generation of the run's state is not
+			// the reader's: the run was lost, or expired and was begun
+			// again, since.
+			if rec := sh.liveRecord(recordKey{runID, id}, now); rec != nil && strconv.FormatUint(rec.gen, 10) == gen {
+				v := snapshot(rec, now, opts.Request, opts.Raw)
+				out[i] = &v
+			}
+		}
+	}
+	sh.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range out {
+		if r != nil {
+			detach(r)
+		}
+	}
+	return out, nil
+}
+
+// ReadUsage implements canonical.OwnedReader, under one lock.
+func (s *Store) ReadUsage(ctx context.Context, runID, principal string) (canonical.RunUsage, error) {
+	if err := enter(ctx, runID, "read run"); err != nil {
+		return canonical.RunUsage{}, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return canonical.RunUsage{}, err
+	}
+	sh, now := s.lockForRead(runID)
+	defer sh.mu.Unlock()
+	if _, err := sh.checkOwner(runID, principal, now); err != nil {
+		return canonical.RunUsage{}, err
+	}
+	return sh.usage(runID, now)
 }
 
 // enter checks a run id and the caller's context before a call touches the

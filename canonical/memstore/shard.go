@@ -212,11 +212,10 @@ func (sh *shard) cover(runID string, expires, now int64) {
 // dropLease removes id from the run's leases; an empty set is gone, as an
 // empty ZSET is on Redis.
 func (sh *shard) dropLease(runID, id string, now int64) {
+	// An empty set is kept until it expires, as Redis keeps the leases
+	// with their "~" member: they prove the run began calls.
 	if l := sh.liveLeases(runID, now); l != nil {
 		delete(l.until, id)
-		if len(l.until) == 0 {
-			sh.drop(&l.expiry)
-		}
 	}
 }
 

@@ -161,21 +161,6 @@ func testPrincipal(t *testing.T, f Factory) {
 		}
 	})
 
-	t.Run("LostRunHasNoOwner", func(t *testing.T) {
-		h := f(t)
-		if h.DropRunState == nil {
-			t.Skip("the harness cannot drop a run's state")
-		}
-		run := newRunID(t)
-		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
-		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
-		h.DropRunState(t, run)
-		// Its records live, its owner is gone: nobody may read them.
-		for _, p := range []string{alice, bob} {
-			wantCode(t, h.Store.CheckPrincipal(ctx(), run, p), canonical.CodeRunForbidden)
-		}
-	})
-
 	t.Run("PrincipalIsBounded", func(t *testing.T) {
 		h := f(t)
 		run := newRunID(t)
@@ -191,6 +176,47 @@ func testPrincipal(t *testing.T, f Factory) {
 		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), long[1:]))
 		if err := h.Store.CheckPrincipal(ctx(), run, long[1:]); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// testLostState: the cases of a run whose state is lost while its records
+// live, for a harness that can drop a run's state (Harness.DropRunState).
+func testLostState(t *testing.T, f Factory) {
+	t.Run("LostRunHasNoOwner", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
+		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
+		h.DropRunState(t, run)
+		// Its records live, its owner is gone: nobody may read them.
+		for _, p := range []string{alice, bob} {
+			wantCode(t, h.Store.CheckPrincipal(ctx(), run, p), canonical.CodeRunForbidden)
+		}
+	})
+
+	// A lost run counts no progress report: the counters would live on
+	// in a state without owner, and the next run of that id would inherit
+	// them (a Violated it never earned).
+	t.Run("LostRunCountsNoProgress", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
+		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
+		h.DropRunState(t, run)
+		keys := runKeys(t, h, run)
+		for _, p := range []string{alice, bob} {
+			for range 3 {
+				_, err := h.progress(t).ObserveProgress(ctx(), run, p, false, 2)
+				wantCode(t, err, canonical.CodeRunInactive)
+			}
+		}
+		if got := runKeys(t, h, run); len(got) != len(keys) {
+			t.Fatalf("a refused report wrote: keys %v -> %v", keys, got)
+		}
+		u, err := h.Store.Usage(ctx(), run)
+		if err != nil || !u.Lost || u.Protocol != (canonical.ProtocolState{}) {
+			t.Fatalf("usage of the lost run: %+v, %v", u, err)
 		}
 	})
 }

@@ -233,10 +233,10 @@ func testLostRunState(t *testing.T, f Factory) {
 		if _, err := h.Store.Get(ctx(), run, "c3"); canonical.CodeOf(err) != canonical.CodeNotFound {
 			t.Fatalf("a refused Begin left a record: %v", err)
 		}
-		// A progress report in between does not make the run new again.
-		if _, err := h.progress(t).ObserveProgress(ctx(), run, "", true, 3); err != nil {
-			t.Fatal(err)
-		}
+		// A progress report in between is refused, and does not make the
+		// run new again.
+		_, err = h.progress(t).ObserveProgress(ctx(), run, "", true, 3)
+		wantCode(t, err, canonical.CodeRunInactive)
 		_, err = h.Store.Begin(ctx(), beginReq(run, "c3"))
 		wantCode(t, err, canonical.CodeRunInactive)
 		// The call in flight still completes.

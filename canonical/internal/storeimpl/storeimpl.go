@@ -52,7 +52,12 @@ func ValidateBegin(req *canonical.BeginRequest, ttlDefault time.Duration) (Begin
 	if ttl < time.Millisecond {
 		return a, canonical.Errorf(canonical.CodeInvalidArgument, "TTL must be at least 1ms (got %v)", req.TTL)
 	}
+	if ttl > canonical.MaxTTL {
+		return a, canonical.Errorf(canonical.CodeInvalidArgument, "TTL must be at most %v (got %v)", canonical.MaxTTL, ttl)
+	}
 	switch {
+	case req.Lease > canonical.MaxTTL:
+		return a, canonical.Errorf(canonical.CodeInvalidArgument, "lease must be at most %v (got %v)", canonical.MaxTTL, req.Lease)
 	case req.Lease < 0:
 		return a, canonical.Errorf(canonical.CodeInvalidArgument, "lease must not be negative (got %v)", req.Lease)
 	case req.Lease > 0 && req.Lease < time.Millisecond:

@@ -32,15 +32,20 @@
 //
 // # Runs and principals
 //
-// A run belongs to the principal of its first write (canonical.Store):
-// another principal naming it, in _meta, a header or a token, gets
-// RUN_FORBIDDEN for tools/call and for the progress tools, which also ask
-// the policy for tool.call:<name> like every tool. A host that mints run
+// A run belongs to the principal of its first call (canonical.Store); a
+// progress report or a close claims no run. Which principal may begin
+// which run is the RunResolver's to say: StaticRuns puts the run an agent
+// names in its principal's own namespace (PrincipalRun), so that naming a
+// run first claims nothing of another principal's. A host that mints run
 // ids hands the gateway a run with a signed run token (MintRunToken,
 // VerifyRunToken; StaticRuns.RunTokenKey): HMAC-SHA256 over the run id,
 // the principal and an expiry, sent in the RunTokenHeader header or under
-// MetaRunToken in _meta. A token is a credential for that run until it
-// expires: keep it as secret as a bearer token.
+// MetaRunToken in _meta; the token's run is the store's run id as it is. A
+// token is a credential for that run until it expires: keep it as secret
+// as a bearer token. Another principal that reaches a run gets
+// RUN_FORBIDDEN for tools/call and for the progress tools, which also ask
+// the policy for tool.call:<name> like every tool. Caps bound each
+// principal's calls in flight, new runs per minute and live runs.
 //
 // # Trace context
 //

@@ -105,7 +105,7 @@ func TestCancelOverHTTPInEveryMode(t *testing.T) {
 				t.Fatal("the cancelled call returned a result")
 			}
 			waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", c.id) == 1 }, "the upstream to see the cancel")
-			checkCancelled(t, func() (canonical.Record, error) { return rs.Get(context.Background(), run, c.id) }, c.name)
+			checkCancelled(t, func() (canonical.Record, error) { return rs.Get(context.Background(), agentRun(run), c.id) }, c.name)
 		})
 	}
 }
@@ -243,7 +243,7 @@ func TestStatelessCancelAcrossReplicasInProcess(t *testing.T) {
 	for i := range 4 {
 		id := fmt.Sprintf("call_x%d", i)
 		waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", id) == 1 }, id+": the upstream to see the cancel")
-		checkCancelled(t, func() (canonical.Record, error) { return rs.Get(context.Background(), run, id) }, id)
+		checkCancelled(t, func() (canonical.Record, error) { return rs.Get(context.Background(), agentRun(run), id) }, id)
 	}
 
 	// Two clients of one principal, each numbering its requests from the
@@ -262,7 +262,7 @@ func TestStatelessCancelAcrossReplicasInProcess(t *testing.T) {
 		t.Fatalf("the other client's call with the same JSON-RPC id: %s", o.text)
 	}
 	waitFor(t, func() bool {
-		rec, err := rs.Get(context.Background(), run, "call_y1")
+		rec, err := rs.Get(context.Background(), agentRun(run), "call_y1")
 		return err == nil && rec.Status == canonical.StatusReady
 	}, "the ambiguous cancel to leave call_y1 running to its end")
 	if n := countExecutions(t, logPath, "cancelled", "call_y1") + countExecutions(t, logPath, "cancelled", "call_y2"); n != 0 {

@@ -78,9 +78,12 @@
 // upstream's progress under the agent's progressToken (each call has a
 // token of its own upstream), its log messages, and its sampling and
 // elicitation requests when the agent declared them (else a JSON-RPC
-// error); progress and log text is redacted, bounded and rate-limited per
-// call. Log messages and requests name no call, so they pass only while
-// one call is in flight on the upstream. A notifications/cancelled reaches
+// error); progress, log and request text is redacted, bounded and
+// rate-limited per call. Log messages and requests name no call, so they
+// pass only to the agent of the call they came with: over HTTP, the call
+// on whose response stream they arrived; over stdio, the agent session
+// whose own upstream process sent them (a stdio upstream runs one for each
+// agent session that asked for them). Any other is dropped, or refused. A notifications/cancelled reaches
 // the upstream in every mode: stateless HTTP finds the call by principal
 // and JSON-RPC id, through a CancelRelay (redisstore.Store) when another
 // replica runs it. A cancelled call is CANCELLED; an upstream that cannot

@@ -129,7 +129,7 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if release, err := h.caps.acquire(run.Principal.Subject, run.ID, h.liveFor(run), start); err != nil {
 		res = boundary.Refuse(c.ToolCallID, canonical.CodeOf(err), err)
 	} else {
-		if r := newRelay(ctx, req, h.levels.set(req.Session) || ctx.Value(statelessKey{}) != nil); r != nil {
+		if r := newRelay(ctx, req, h.levels.set(req.Session), ctx.Value(statelessKey{}) != nil); r != nil {
 			ctx = withRelay(ctx, r)
 			defer r.finish()
 		}

@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -177,7 +179,15 @@ func TestRelaysOverHTTP(t *testing.T) {
 
 	// Stateless, a session logs at info from its start: each call's log
 	// messages reach the agent, the last one sent just before the answer
-	// too, although no logging/setLevel came with the call.
+	// too, although no logging/setLevel came with the call — from an HTTP
+	// upstream, where each came on the call's own stream. A stdio
+	// upstream's are dropped: the call asked for none, and its connection
+	// is shared.
+	upPath := filepath.Join(t.TempDir(), "gateway.json")
+	if err := os.WriteFile(upPath, mustMarshal(t, baseConfig(t, httpUpstream(t, logPath), "note")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	overHTTP := startHTTPGateway(t, upPath)
 	var notes sync.Map // query -> *atomic.Int32
 	nopts := &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 		if s, ok := req.Params.Data.(string); ok {
@@ -187,12 +197,18 @@ func TestRelaysOverHTTP(t *testing.T) {
 			}
 		}
 	}}
-	quiet := agentWith(t, stateless, nil, "2025-11-25", nopts)
+	quiet := agentWith(t, overHTTP, nil, "2025-11-25", nopts)
 	for i := range 5 {
 		q := fmt.Sprintf("n%d", i)
 		mustCall(ctx, t, quiet, "note", fmt.Sprintf("call_h%d", 10+i), "run-rh3", map[string]any{"query": q})
 		n, _ := notes.LoadOrStore(q, new(atomic.Int32))
 		waitFor(t, func() bool { return n.(*atomic.Int32).Load() == 3 }, "the three notes of call "+q)
+	}
+	shared := agentWith(t, stateless, nil, "2025-11-25", nopts)
+	mustCall(ctx, t, shared, "note", "call_h20", "run-rh3", map[string]any{"query": "shared"})
+	time.Sleep(300 * time.Millisecond)
+	if n, _ := notes.LoadOrStore("shared", new(atomic.Int32)); n.(*atomic.Int32).Load() != 0 {
+		t.Fatal("a stdio upstream's log message on its shared connection reached an agent")
 	}
 }
 

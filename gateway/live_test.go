@@ -427,10 +427,12 @@ func TestUpstreamRequestsAndLogsAreRelayed(t *testing.T) {
 		t.Fatalf("30 log messages at once: %d relayed, want the rate limit's", n)
 	}
 
+	// An agent that declared neither has no connection of its own: a
+	// request on the shared one cannot be told to be its call's.
 	plain := lg.agent(t, nil, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	for _, c := range []struct{ tool, want string }{{"sample", "sampling refused: "}, {"elicit", "elicitation refused: "}} {
 		got := textOf(t, mustCall(ctx, t, plain, c.tool, "call_r4_"+c.tool, "run-r", map[string]any{"query": "q"}))
-		if !strings.HasPrefix(got, c.want) || !strings.Contains(got, "did not declare") {
+		if !strings.HasPrefix(got, c.want) || !strings.Contains(got, "cannot tell which call") {
 			t.Fatalf("%s from an agent without the capability: %q", c.tool, got)
 		}
 	}

@@ -700,7 +700,7 @@ func TestPinCommandDraftsEveryTool(t *testing.T) {
 	var out struct {
 		Tools []gateway.DraftEntry `json:"tools"`
 	}
-	if err := jsonUnmarshal(stdout.Bytes(), &out); err != nil || len(out.Tools) != 21 {
+	if err := jsonUnmarshal(stdout.Bytes(), &out); err != nil || len(out.Tools) != 22 {
 		t.Fatalf("%d drafts (%v): %s", len(out.Tools), err, stdout.String())
 	}
 	ds := upstreamDrafts(t)
@@ -742,7 +742,7 @@ func TestPinCommandDraftsEveryTool(t *testing.T) {
 	if err := os.WriteFile(printed, mustMarshal(t, doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if msg, err := check(); err != nil || !strings.Contains(msg, "ok: 21 tools from 1 upstreams") {
+	if msg, err := check(); err != nil || !strings.Contains(msg, "ok: 22 tools from 1 upstreams") {
 		t.Fatalf("check after the review: %v: %s", err, msg)
 	}
 }

@@ -99,7 +99,7 @@ func agentContent(c mcp.Content) mcp.Content {
 // agentElicit is an upstream's elicitation request as the agent gets it:
 // its message redacted and cut to MaxRelayedRequestText, its requested
 // schema at most 8 KiB (else refused) with every title and description
-// redacted and cut to MaxRelayedText; no _meta. A URL elicitation is
+// redacted and cut to MaxRelayedText (at most 16 KiB then); no _meta. A URL elicitation is
 // refused: its URL is a third party's, which the gateway can neither
 // redact nor pass on unread.
 func agentElicit(p *mcp.ElicitParams) (*mcp.ElicitParams, string) {
@@ -120,6 +120,10 @@ func agentElicit(p *mcp.ElicitParams) (*mcp.ElicitParams, string) {
 			return nil, "the requested schema is not JSON of at most 8 KiB"
 		}
 		q.RequestedSchema = redactSchema(schema)
+		// Redaction may lengthen a text ("<SECRET>"): bounded again.
+		if b, err := json.Marshal(q.RequestedSchema); err != nil || len(b) > 2*maxRelayedSchemaBytes {
+			return nil, "the requested schema is not JSON of at most 8 KiB"
+		}
 	}
 	return q, ""
 }

@@ -39,6 +39,25 @@ var relayedMethods = map[string]bool{
 	"elicitation/create":     true,
 }
 
+// mentionsRelayed reports whether b may be a message of a relayed method,
+// so that it must be decoded: it names one plainly, or holds an escape,
+// which could spell one (or a forged mark) otherwise. Anything else — a
+// result, a progress notification — passes without being decoded.
+func mentionsRelayed(b []byte) bool {
+	if bytes.IndexByte(b, '\\') >= 0 {
+		return true
+	}
+	if !bytes.Contains(b, []byte(`"method"`)) {
+		return false
+	}
+	for m := range relayedMethods {
+		if bytes.Contains(b, []byte(m)) {
+			return true
+		}
+	}
+	return false
+}
+
 // callMarkKey carries, in the context of an upstream tools/call, the mark
 // of the call, for the transport to stamp.
 type callMarkKey struct{}
@@ -142,6 +161,9 @@ func (m *markedStream) fill() {
 // lines become one, the message with mark in its params' _meta (or without
 // the member when mark is ""). Any other event is returned as it is.
 func rewriteEvent(raw []byte, mark string) []byte {
+	if !mentionsRelayed(raw) {
+		return raw // a response, a progress notification: not parsed
+	}
 	var data [][]byte
 	name := ""
 	for _, line := range bytes.SplitAfter(raw, []byte("\n")) {
@@ -182,8 +204,8 @@ func rewriteEvent(raw []byte, mark string) []byte {
 // mark "") under metaCallMark in its params' _meta, when it is a message of
 // a relayed method; ok is false for anything else, which is left as it is.
 func markMessage(data []byte, mark string) (out []byte, ok bool) {
-	if !bytes.Contains(data, []byte(`"method"`)) {
-		return nil, false // a response: the common case, not decoded
+	if !mentionsRelayed(data) {
+		return nil, false
 	}
 	var msg map[string]json.RawMessage
 	if json.Unmarshal(data, &msg) != nil {

@@ -3,7 +3,6 @@ GO        ?= go
 # Fuzzing is bounded by executions, not seconds: a time bound can end a
 # run mid-input on a loaded machine and report a spurious failure.
 FUZZTIME  ?= 40000x
-REDIS_PKG ?= redis-server
 # The benchmark smoke: passes timed for a fixed time (the same for every
 # implementation, so the run's length does not depend on the slowest), five
 # interleaved repetitions whose best is compared, one contention round.
@@ -17,7 +16,7 @@ REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 MODULES := $(shell $(GO) work edit -json | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)",*$$/\1/p')
 PKGS    := $(addsuffix /...,$(MODULES))
 
-.PHONY: all demo setup generate check-generated tidy check-tidy lint test test-mcp-ts conformance test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-stall bench-smoke bench-report eval-patterns eval-redaction
+.PHONY: all demo setup deps generate check-generated tidy check-tidy lint test test-mcp-ts conformance test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-stall bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
 
@@ -45,14 +44,11 @@ ui-demo:
 ui-screenshots:
 	TOOLCANON_UI_SCREENSHOTS=$(CURDIR)/docs/ui $(GO) test -count=1 -run '^TestBrowserScreens$$' ./ui/
 
-## setup: install what the tests need (from Debian when missing: redis-server, and make and gcc,
-## with which the tests build Valkey from third_party/valkey) and fetch every module's dependencies.
+## setup: install what the tests need beyond Go and make, from Debian with apt-get as root where missing (the
+## list is .ci/deps: redis-server, gcc, make, git, nodejs, npm, chromium, postgresql), and fetch every module's
+## dependencies.
 setup:
-	@missing=""; command -v redis-server >/dev/null 2>&1 || missing="$$missing $(REDIS_PKG)"; \
-		command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; command -v make >/dev/null 2>&1 || missing="$$missing make"; \
-		if [ -n "$$missing" ]; then \
-			if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-			else echo "missing:$$missing: sudo apt-get install -y$$missing"; exit 1; fi; fi
+	@./.ci/deps install
 	@set -e; for m in $(MODULES); do echo "go mod download ($$m)"; (cd $$m && $(GO) mod download); done
 
 ## generate: regenerate the Go wrappers of the Lua scripts.
@@ -79,13 +75,14 @@ lint:
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@set -e; for m in $(MODULES); do echo "go vet ./... ($$m)"; (cd $$m && $(GO) vet ./...); done
 
-## test: lint, short fuzz runs, then every test of every module under the race detector against real Redis
+## test: what the tests need (.ci/deps: installed with apt-get as root, else it stops at once naming the one command
+## that installs it), lint, short fuzz runs, then every test of every module under the race detector against real Redis
 ## (a redis-server and a 3-master cluster that the tests start), then the store, durability
 ## and cluster suites (VALKEY_PKGS) again on Valkey 8, which the harness builds once from
 ## third_party/valkey into the user's cache directory; ends with a count line over both.
 ## Without a redis-server every test runs on Valkey in the first pass, and the second is not needed.
 VALKEY_PKGS ?= ./internal/redistest/ ./canonical/redisstore/ ./test/
-test: lint
+test: deps lint
 	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
 	@echo "go test -race -count=1 $(PKGS)"
 	@log=$$(mktemp); vlog=$$(mktemp); $(GO) test -race -count=1 -v $(PKGS) >$$log 2>&1; rc=$$?; \
@@ -104,17 +101,19 @@ test: lint
 
 ## test-mcp-ts: the gateway driven by the official MCP TypeScript SDK in front of server-everything
 ## (test/mcp-ts, pinned by its package-lock.json, installed with npm ci), on a redis-server it starts.
-## Needs node and npm (Debian: apt-get install -y nodejs npm); without them it says so and runs nothing.
+## Needs node and npm (.ci/deps installs them as root, else names the command that does).
 MCP_TS_DIR ?= test/mcp-ts
 test-mcp-ts:
-	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
-		echo "node $$(node --version), npm $$(npm --version): npm ci && node --test in $(MCP_TS_DIR)"; \
-		mkdir -p bin && $(GO) build -o bin/toolcanon ./cmd/toolcanon && \
-		cd $(MCP_TS_DIR) && npm ci --no-audit --no-fund --loglevel=error && \
-		TOOLCANON_BIN=$(CURDIR)/bin/toolcanon node --test --test-concurrency=1 --test-reporter=spec *.test.mjs; \
-	else \
-		echo "test-mcp-ts: NOT RUN: node and npm are not on PATH (Debian: apt-get install -y nodejs npm); the TypeScript-SDK tests of the gateway were skipped"; \
-	fi
+	@./.ci/deps ensure nodejs npm redis-server
+	@echo "node $$(node --version), npm $$(npm --version): npm ci && node --test in $(MCP_TS_DIR)"
+	@mkdir -p bin && $(GO) build -o bin/toolcanon ./cmd/toolcanon
+	@cd $(MCP_TS_DIR) && npm ci --no-audit --no-fund --loglevel=error && \
+		TOOLCANON_BIN=$(CURDIR)/bin/toolcanon node --test --test-concurrency=1 --test-reporter=spec *.test.mjs
+
+## deps: stop at once, naming the one command to run, when something the tests need is missing (as root with
+## apt-get: install it instead).
+deps:
+	@./.ci/deps ensure
 
 ## conformance: the server scenarios of @modelcontextprotocol/conformance 0.1.16 through the gateway, stateless and
 ## with --sessions, in front of the suite's reference server (test/mcp-ts/conformance; Node 22 from the npm package
@@ -143,7 +142,8 @@ fuzz:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 
-## bench-compare: our store against the seed's design, WATCH/MULTI and go-redis+Lua, side by side on one server.
+## bench-compare: our store against the seed's design, WATCH/MULTI and go-redis+Lua, side by side on one server, with the
+## floor (plain HSETs of the same bytes) and a PostgreSQL idempotency table it starts; prints redisstore ÷ floor and ÷ postgres.
 bench-compare:
 	$(GO) run ./bench/cmd/compare
 
@@ -170,7 +170,7 @@ bench-memstore:
 				printf "memstore scaling: median lifecycles/s %.0f at GOMAXPROCS 1, %.0f at 2: GOMAXPROCS 2 / 1 = %.2fx\n", m1, m2, m2 / m1; \
 				printf "memstore scaling: median lifecycles per CPU-second %.0f at GOMAXPROCS 1, %.0f at 2\n", median(cone, n1), median(ctwo, n2) }'
 
-## bench-smoke: a short comparison (SMOKE_FLAGS), bounded at SMOKE_TIMEOUT seconds once built; prints the tables and
+## bench-smoke: a short comparison (SMOKE_FLAGS), bounded at SMOKE_TIMEOUT seconds once built; prints the tables, the ratios and
 ## fails when a correctness column of toolcanon's stores is not zero or redisstore is slower than go-redis running the same scripts at 64 callers.
 bench-smoke:
 	@mkdir -p bin && $(GO) build -o bin/compare ./bench/cmd/compare

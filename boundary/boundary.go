@@ -95,6 +95,10 @@ type Boundary struct {
 	leaseMargin   time.Duration
 	observer      observe.Observer // nil: none (see WithObserver)
 	projTimeout   time.Duration
+	noHandles     bool                       // WithoutHandles
+	groups        map[string]string          // agent-facing name -> handle group (Group)
+	flows         map[string]map[string]bool // handle group -> groups its values may flow into
+	sinks         map[string]bool            // agent-facing names no handle resolves into
 }
 
 // binding is one agent-facing name: the exact definition it runs and the
@@ -269,6 +273,9 @@ func New(store canonical.Store, reg *registry.Registry, policy registry.Policy, 
 		if err := o(b); err != nil {
 			return nil, err
 		}
+	}
+	if err := b.checkHandleConfig(); err != nil {
+		return nil, err
 	}
 	// Checked once every option is known: the bound depends on three.
 	if need := b.projTimeout + b.storeBudget(); b.leaseMargin < need {

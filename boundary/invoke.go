@@ -198,7 +198,14 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 			"record TTL %v is shorter than the tool timeout, the projection timeout and the store retry budget (%v)", ttl, need))
 	}
 	input := plan.Input()
-	request := buildRequest(env, run, bd, plan, input)
+	// Handles in the arguments (as the model sent them) are resolved into
+	// the values they stand for before anything is written; the record keeps
+	// the arguments as sent, and which call each handle's value came from.
+	exec, handles, err := inv.resolveInput(ctx, plan, input)
+	if err != nil {
+		return inv.fail(canonical.CodeOf(err), err)
+	}
+	request := buildRequest(env, run, bd, plan, input, handles)
 	inv.obs.next(observe.Begin, len(input))
 
 	// 2. The record exists before anything runs. Its lease lets a reaper
@@ -219,11 +226,18 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	if limits == (canonical.Limits{}) {
 		limits = run.Limits.WithDefaults()
 	}
+	// The run's handles: the tool may mask what it shows while it runs with
+	// the same key (MaskerFrom), the projection mints the result's.
+	var mask *minter
+	if !b.noHandles && len(rec.RunSecret) > 0 {
+		mask = newMinter(rec.RunSecret, false)
+		ctx = context.WithValue(ctx, maskerKey{}, canonical.Masker(newMinter(rec.RunSecret, false)))
+	}
 	inv.obs.next(observe.Tool, len(request))
 
 	// 3. Execute, bounded by the tool's timeout and the run's deadline (ctx).
 	inv.ran = true
-	raw, code, ran, err := execute(ctx, tool, def.Timeout(), input)
+	raw, code, ran, err := execute(ctx, tool, def.Timeout(), exec)
 	inv.ran = ran
 	inv.obs.sized(len(raw))
 	if err != nil {
@@ -248,6 +262,9 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	// 5. Project.
 	inv.obs.next(observe.Projection, len(raw))
 	call := canonical.Call{RunID: run.ID, ToolCallID: env.ToolCallID, Tool: env.Tool, Input: input}
+	if mask != nil {
+		call.Mask = mask
+	}
 	p, err := project(ctx, bd.projector, b.projTimeout, call, raw)
 	inv.obs.sized(len(p.Result))
 	if err == nil && !p.Evidence.Ready() {
@@ -265,8 +282,13 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 		return inv.complete(canonical.Completion{Status: canonical.StatusError, Code: canonical.CodeOf(err), Raw: raw}, err)
 	}
 
-	// 6. READY: the agent gets the bounded result, and only once it is stored.
-	return inv.complete(canonical.Completion{Status: canonical.StatusReady, Evidence: p.Evidence, Raw: raw, Result: p.Result}, nil)
+	// 6. READY: the agent gets the bounded result, and only once it is stored
+	// with the handles it holds, so that a later call can pass them back.
+	c := canonical.Completion{Status: canonical.StatusReady, Evidence: p.Evidence, Raw: raw, Result: p.Result}
+	if mask != nil {
+		c.Handles = mask.minted()
+	}
+	return inv.complete(c, nil)
 }
 
 // preflightCode keeps the registry's code; an unclassified error (which the
@@ -614,12 +636,21 @@ func safeComplete(ctx context.Context, s canonical.Store, c canonical.Completion
 }
 
 func safeGetMany(ctx context.Context, s canonical.Store, runID string, ids []string) (recs []*canonical.Record, err error) {
+	return safeRead(ctx, s, runID, ids, canonical.ReadOptions{})
+}
+
+func safeRead(ctx context.Context, s canonical.Store, runID string, ids []string, opts canonical.ReadOptions) (recs []*canonical.Record, err error) {
 	defer recoverStore(&err, "read")
-	recs, err = s.GetMany(ctx, runID, ids, canonical.ReadOptions{})
+	recs, err = s.GetMany(ctx, runID, ids, opts)
 	if err == nil && len(recs) != len(ids) {
 		err = canonical.Errorf(canonical.CodeStoreUnavailable, "read returned %d records for %d ids", len(recs), len(ids))
 	}
 	return recs, err
+}
+
+func safeHandleSources(ctx context.Context, x canonical.HandleIndex, runID, principal string, ids []string) (src canonical.HandleSources, err error) {
+	defer recoverStore(&err, "read handles")
+	return x.HandleSources(ctx, runID, principal, ids)
 }
 
 func recoverStore(err *error, op string) {

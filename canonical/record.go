@@ -39,6 +39,10 @@ type Record struct {
 	// found them; other methods leave them zero (they belong to the run,
 	// not to the record: see RunUsage).
 	Limits Limits
+	// RunSecret is the run's secret, returned by Begin only: the key with
+	// which the boundary mints the run's handles. It is never exported
+	// (MarshalJSON leaves it out) and never shown to an agent.
+	RunSecret []byte
 }
 
 // RequestDigest returns the hex SHA-256 of a canonical request, as stored in

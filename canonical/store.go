@@ -120,6 +120,27 @@ type Store interface {
 	CheckPrincipal(ctx context.Context, runID, principal string) error
 }
 
+// HandleIndex is implemented by a Store that keeps each run's handle index:
+// for every handle a completed call's result holds (Completion.Handles), the
+// call whose raw response holds its value. memstore and redisstore
+// implement it; the boundary resolves handles through it.
+type HandleIndex interface {
+	// HandleSources reads, on principal's behalf, the run's secret (the key
+	// of its handles, as Record.RunSecret) and, for each id, the
+	// tool_call_id of the call that minted it, "" for an id no call of the
+	// run minted. The owner is checked in the same read, as CheckPrincipal
+	// does: RUN_FORBIDDEN for another principal's run or one whose owner is
+	// lost, NOT_FOUND for a run with no owner and no calls. At most
+	// MaxHandlesPerCall ids.
+	HandleSources(ctx context.Context, runID, principal string, ids []string) (HandleSources, error)
+}
+
+// HandleSources is what HandleIndex.HandleSources read.
+type HandleSources struct {
+	RunSecret []byte   // the run's secret; empty when the run has none
+	Calls     []string // per id asked for, the call that minted it, or ""
+}
+
 // ProgressObserver keeps the progress protocol's per-run counters (package
 // progress). It is apart from Store, which holds the records only: memstore
 // and redisstore implement both, and the callers that count progress reports
@@ -210,7 +231,14 @@ type Completion struct {
 	Code       Code     // ERROR only: the stable reason
 	Raw        []byte   // complete raw tool response (READY; ERROR may keep it as harness-only data)
 	Result     []byte   // READY only: the bounded agent-facing result, valid JSON
+	// Handles are the ids of the handles Result holds (READY only, at most
+	// MaxHandlesPerCall): the store indexes each under the run, naming this
+	// call as the one whose raw response holds its value (see HandleIndex).
+	Handles []string
 }
+
+// MaxHandlesPerCall bounds the handles one completion indexes.
+const MaxHandlesPerCall = 1024
 
 // Validate checks the completion's shape without touching a store.
 func (c *Completion) Validate() error {
@@ -244,8 +272,19 @@ func (c *Completion) Validate() error {
 		if len(c.Result) != 0 {
 			return Errorf(CodeInvalidTransition, "ERROR carries no result")
 		}
+		if len(c.Handles) != 0 {
+			return Errorf(CodeInvalidTransition, "ERROR carries no handles")
+		}
 	default:
 		return Errorf(CodeInvalidTransition, "a completion is READY or ERROR (got %q)", c.Status)
+	}
+	if len(c.Handles) > MaxHandlesPerCall {
+		return Errorf(CodeInvalidArgument, "a completion indexes at most %d handles (got %d)", MaxHandlesPerCall, len(c.Handles))
+	}
+	for _, id := range c.Handles {
+		if !ValidHandleID(id) {
+			return Errorf(CodeInvalidArgument, "%q is not a handle id", id)
+		}
 	}
 	return nil
 }

@@ -135,8 +135,8 @@ func TestCancelFindsARunTokenCall(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := liveConfig(t, logPath)
-		cfg["identity"] = map[string]any{"project": "support",
-			"run_token": map[string]any{"key_file": filepath.Join(dir, "run.key"), "required": true}}
+		cfg["identity"] = map[string]any{"project": "support", "run_token": map[string]any{"audience": "support-test",
+			"keys": []any{map[string]any{"id": "k1", "key_file": filepath.Join(dir, "run.key")}}, "required": true}}
 		if bearers {
 			cfg["http"] = map[string]any{"bearer_tokens": []any{
 				map[string]any{"sha256": tokenDigest("tok-alice"), "subject": "alice"},
@@ -148,7 +148,7 @@ func TestCancelFindsARunTokenCall(t *testing.T) {
 		return lg, srv.URL + "/mcp", logPath
 	}
 	mint := func(run, principal string) string {
-		tok, err := gateway.MintRunToken(key, run, principal, time.Hour, time.Now())
+		tok, err := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: key}, "support-test", run, principal, time.Hour, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/redisstore/redisconn"
 	"github.com/toolcanon/toolcanon/projectors"
 	"github.com/toolcanon/toolcanon/projectors/mcpresult"
 	"github.com/toolcanon/toolcanon/registry"
@@ -42,6 +43,10 @@ type Config struct {
 	Policy    []Grant
 	Progress  *ProgressConfig // nil: no progress tools
 	HTTP      HTTPConfig
+	Handles   HandlesConfig // the "handles" object
+	// Redis is the "redis" object: how the gateway reaches its store (nil:
+	// the command's flags say, or the store is in memory).
+	Redis *redisconn.Spec
 	// Version is a digest of the file's bytes; the static policy's fence
 	// carries it, so that decisions name the configuration they came from.
 	Version string
@@ -93,6 +98,9 @@ type ToolConfig struct {
 	Definition   registry.Definition // what the registry holds and the agent sees
 	Projector    ProjectorConfig
 	TTL          time.Duration // record TTL of this tool's calls; 0: the run's
+	// Group is the tool's handle group ("group"); "" means its upstream's
+	// name (see HandlesConfig).
+	Group string
 }
 
 // ProjectorConfig chooses and configures a tool's projector.
@@ -117,6 +125,8 @@ type HTTPConfig struct {
 	// BearerTokens, when any, are the only tokens accepted; each names the
 	// principal it authenticates. Only their SHA-256 digests are stored.
 	BearerTokens []BearerToken
+	// OAuth, when set, accepts OAuth access tokens too (http.oauth).
+	OAuth *OAuthConfig
 }
 
 // BearerToken is one accepted token, by digest.
@@ -364,7 +374,7 @@ func (c *cfgParser) duration(n *jnode, ptr string, lo, hi time.Duration, fix str
 }
 
 func (c *cfgParser) config(root *jnode) (*Config, error) {
-	if err := c.obj(root, "", "upstreams", "identity", "run", "tools", "policy", "progress", "http"); err != nil {
+	if err := c.obj(root, "", "upstreams", "identity", "run", "tools", "policy", "progress", "http", "redis", "handles"); err != nil {
 		return nil, err
 	}
 	cfg := &Config{File: c.file}
@@ -412,7 +422,23 @@ func (c *cfgParser) config(root *jnode) (*Config, error) {
 			return nil, err
 		}
 	}
+	if n = root.member("redis"); n != nil {
+		if cfg.Redis, err = c.redis(n, "/redis"); err != nil {
+			return nil, err
+		}
+	}
+	if n = root.member("handles"); n != nil {
+		if cfg.Handles, err = c.handles(n, "/handles", cfg); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.redisSecretStays(root, cfg); err != nil {
+		return nil, err
+	}
 	if err := c.grantNames(root, cfg); err != nil {
+		return nil, err
+	}
+	if err := c.oauthScopes(root, cfg); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -656,7 +682,7 @@ func (c *cfgParser) tool(n *jnode, ptr string, cfg *Config) (ToolConfig, error) 
 		return t, c.fail(v, ptr+"/unbounded", "review the draft's input_schema, narrowed from the upstream's (`toolcanon gateway pin` printed each feature it left out, with its JSON pointer), then delete this member",
 			"the draft is marked for review: %s", oneLineOf(v.str))
 	}
-	if err := c.obj(n, ptr, "name", "upstream", "upstream_tool", "pin", "definition", "projector", "ttl"); err != nil {
+	if err := c.obj(n, ptr, "name", "upstream", "upstream_tool", "pin", "definition", "projector", "ttl", "group"); err != nil {
 		return t, err
 	}
 	v, err := c.required(n, ptr, "name", `add "name": "search_docs", the name agents call`)
@@ -731,6 +757,9 @@ func (c *cfgParser) tool(n *jnode, ptr string, cfg *Config) (ToolConfig, error) 
 			return t, err
 		}
 		ttl, at, node = t.TTL, ptr+"/ttl", v
+	}
+	if t.Group, err = c.optStr(n, ptr, "group", "name the tool's handle group with 1-128 characters of [A-Za-z0-9_.-]", validGroup); err != nil {
+		return t, err
 	}
 	if need := boundary.MinRecordTTL(t.Definition.Timeout); ttl < need {
 		return t, c.fail(node, at, fmt.Sprintf(`raise the ttl to at least %v, or lower the tool's timeout`, need),
@@ -904,7 +933,7 @@ func (c *cfgParser) policy(n *jnode, ptr string) ([]Grant, error) {
 	var out []Grant
 	for i, e := range g.elems {
 		p := ptr + "/grants/" + strconv.Itoa(i)
-		if err := c.obj(e, p, "principals", "projects", "allow", "require_approval"); err != nil {
+		if err := c.obj(e, p, "principals", "projects", "scopes", "allow", "require_approval"); err != nil {
 			return nil, err
 		}
 		var gr Grant
@@ -916,6 +945,7 @@ func (c *cfgParser) policy(n *jnode, ptr string) ([]Grant, error) {
 		}{
 			{"principals", &gr.Principals, true, func(s string) bool { return s == "*" || subject(s) }},
 			{"projects", &gr.Projects, true, func(s string) bool { return s == "*" || canonical.ValidateRunID(s) == nil }},
+			{"scopes", &gr.Scopes, false, scopeToken},
 			{"allow", &gr.Allow, false, validPattern},
 			{"require_approval", &gr.RequireApproval, false, validPattern},
 		} {
@@ -978,8 +1008,14 @@ func (c *cfgParser) progress(n *jnode, ptr string, cfg *Config) (*ProgressConfig
 
 func (c *cfgParser) http(n *jnode, ptr string) (HTTPConfig, error) {
 	var h HTTPConfig
-	if err := c.obj(n, ptr, "bearer_tokens"); err != nil {
+	if err := c.obj(n, ptr, "bearer_tokens", "oauth"); err != nil {
 		return h, err
+	}
+	if v := n.member("oauth"); v != nil {
+		var err error
+		if h.OAuth, err = c.oauth(v, ptr+"/oauth"); err != nil {
+			return h, err
+		}
 	}
 	v := n.member("bearer_tokens")
 	if v == nil {

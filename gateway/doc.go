@@ -38,14 +38,25 @@
 // names in its principal's own namespace (PrincipalRun), so that naming a
 // run first claims nothing of another principal's. A host that mints run
 // ids hands the gateway a run with a signed run token (MintRunToken,
-// VerifyRunToken; StaticRuns.RunTokenKey): HMAC-SHA256 over the run id,
-// the principal and an expiry, sent in the RunTokenHeader header or under
-// MetaRunToken in _meta; the token's run is the store's run id as it is. A
-// token is a credential for that run until it expires: keep it as secret
-// as a bearer token. Another principal that reaches a run gets
-// RUN_FORBIDDEN for tools/call and for the progress tools, which also ask
-// the policy for tool.call:<name> like every tool. Caps bound each
-// principal's calls in flight, new runs per minute and live runs.
+// VerifyRunToken; StaticRuns.RunTokens): HMAC-SHA256, under a key named by
+// its id, over the gateway's audience, the run id, the principal and an
+// expiry, sent in the RunTokenHeader header or under MetaRunToken in _meta;
+// the token's run is the store's run id as it is. A token is a credential
+// for that run until it expires: keep it as secret as a bearer token.
+// Another principal that reaches a run gets RUN_FORBIDDEN for tools/call
+// and for the progress tools, which also ask the policy for
+// tool.call:<name> like every tool. Caps bound each principal's calls in
+// flight, new runs per minute and live runs.
+//
+// # OAuth
+//
+// With http.oauth (OAuthConfig) the HTTP listener is an OAuth 2.1
+// resource server: it verifies JWT access tokens against the issuer's key
+// set, for its own resource only, serves its protected resource metadata
+// (MetadataPaths) and names it in every 401, and answers a token whose
+// scopes fall short with 403 insufficient_scope. A Grant with Scopes
+// covers only calls with such a token carrying one of them. The token is
+// never passed to an upstream.
 //
 // # Trace context
 //

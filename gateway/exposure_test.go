@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -477,4 +478,88 @@ func TestSessionsArePerPrincipal(t *testing.T) {
 		}
 		return err == nil
 	}, "bob's session to open after one of his closed")
+}
+
+// The README's exposure checklist — the "Safe to expose" paragraph and the
+// limits table — names every flag with the default the command has: each
+// "`--flag` (value)" of the paragraph, and each row of the table that
+// names flags, its values in the flags' order.
+func TestReadmeExposureChecklistMatchesFlags(t *testing.T) {
+	bin, _ := binaries(t)
+	out, _ := exec.Command(bin, "gateway", "--readme-check-unknown-flag").CombinedOutput()
+	defaults := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^  -([a-z-]+) [a-z]+\n[^\n]*\(default ([^)]+)\)$`).FindAllStringSubmatch(string(out), -1) {
+		defaults[m[1]] = m[2]
+	}
+	if len(defaults) < 10 {
+		t.Fatalf("read %d flag defaults from:\n%s", len(defaults), out)
+	}
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, para, _ := strings.Cut(string(b), "**Safe to expose.**")
+	para, _, _ = strings.Cut(para, "\n\n")
+	_, table, _ := strings.Cut(string(b), "## Limits and defaults")
+	table, _, _ = strings.Cut(strings.TrimLeft(table, "\n"), "\n\n")
+	checked := 0
+	check := func(where, flag, value string) {
+		t.Helper()
+		def, ok := defaults[flag]
+		if !ok {
+			t.Errorf("%s: --%s is no flag of toolcanon gateway with a default", where, flag)
+			return
+		}
+		if readmeValue(value) != readmeValue(def) {
+			t.Errorf("%s: --%s is %q in the README, %q in the command", where, flag, value, def)
+		}
+		checked++
+	}
+	for _, m := range regexp.MustCompile("`--([a-z-]+)`\\s+\\(([^)]+)\\)").FindAllStringSubmatch(para, -1) {
+		check("Safe to expose", m[1], m[2])
+	}
+	flagRE := regexp.MustCompile("`--([a-z-]+)`")
+	for _, row := range strings.Split(table, "\n") {
+		cells := strings.Split(row, " | ")
+		if len(cells) != 3 {
+			continue
+		}
+		flags := flagRE.FindAllStringSubmatch(cells[2], -1)
+		if len(flags) == 0 {
+			continue
+		}
+		value, _, _ := strings.Cut(cells[1], ";")
+		if _, inGateway, ok := strings.Cut(value, "(gateway: "); ok {
+			value, _, _ = strings.Cut(inGateway, ")")
+		}
+		values := strings.Split(value, " / ")
+		if len(values) != len(flags) {
+			t.Errorf("the limits table's row %q: %d values for %d flags", row, len(values), len(flags))
+			continue
+		}
+		for i, f := range flags {
+			v, _, _ := strings.Cut(values[i], " (")
+			check("the limits table", f[1], v)
+		}
+	}
+	if checked < 12 {
+		t.Errorf("checked %d flags of the README only", checked)
+	}
+}
+
+// readmeValue writes a README value or a flag's default one way: a count
+// without its thousands commas, a duration as Go prints it.
+func readmeValue(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), ",", "")
+	for unit, d := range map[string]time.Duration{" s": time.Second, " min": time.Minute, " h": time.Hour} {
+		if n, ok := strings.CutSuffix(s, unit); ok {
+			if v, err := strconv.Atoi(n); err == nil {
+				return (time.Duration(v) * d).String()
+			}
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return d.String()
+	}
+	return s
 }

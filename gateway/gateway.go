@@ -77,7 +77,8 @@ type Gateway struct {
 	h         *handler
 	upstreams map[string]*Upstream
 	log       *slog.Logger
-	stopReap  func() // nil without a reaper
+	stopReap  func()       // nil without a reaper
+	oauth     *oauthServer // nil without http.oauth
 }
 
 // Open builds the gateway of cfg over store and connects to every upstream,
@@ -131,6 +132,7 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 	if opts.Observer != nil {
 		bindOpts = append(bindOpts, boundary.WithObserver(opts.Observer))
 	}
+	bindOpts = append(bindOpts, cfg.handleOptions()...)
 	if g.b, err = boundary.New(store, reg, policy, bindOpts...); err != nil {
 		return nil, err
 	}
@@ -157,7 +159,7 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 	}
 	runs := hopts.Runs.(*StaticRuns)
 	if rt := cfg.Identity.RunToken; rt != nil {
-		if runs.RunTokenKey, err = rt.Key(); err != nil {
+		if runs.RunTokens, err = rt.Verifier(); err != nil {
 			return nil, err
 		}
 		runs.RequireRunToken = rt.Required
@@ -171,6 +173,13 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 	}
 	if g.server, g.h, err = newServer(g.b, hopts); err != nil {
 		return nil, err
+	}
+	if cfg.HTTP.OAuth != nil {
+		var progressTools []string
+		if p := hopts.Progress; p != nil {
+			progressTools = []string{p.FactsTool, p.ReportTool}
+		}
+		g.oauth = newOAuthServer(cfg, toolPerms(g.b.Definition, progressTools), log)
 	}
 	if !opts.NoReaper {
 		ro := opts.Reaper
@@ -362,11 +371,12 @@ func sortedNames[V any](m map[string]V) []string {
 // not listed. The principal is found as for a call: a valid run token's,
 // else the bearer token's subject, else the configured one.
 func mayCall(ctx context.Context, p registry.Policy, runs *StaticRuns, c *Call, tool string, def *registry.Tool) bool {
+	ctx = withCallToken(ctx, c.Token)
 	subject := runs.Subject
 	if c.Token != nil && c.Token.UserID != "" {
 		subject = c.Token.UserID
 	}
-	if runs.RunTokenKey != nil {
+	if runs.RunTokens != nil {
 		if rt, ok, err := runs.runToken(c, time.Now()); err == nil && ok {
 			subject = rt.Principal
 		}

@@ -117,6 +117,7 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if extra := req.Extra; extra != nil {
 		c.Header, c.Token = extra.Header, extra.TokenInfo
 	}
+	ctx = withCallToken(ctx, c.Token) // the policy reads an OAuth token's scopes
 	if p := h.opts.Progress; p != nil && (c.Tool == p.FactsTool || c.Tool == p.ReportTool) {
 		return h.progress(ctx, c, req.Params.Arguments)
 	}

@@ -64,8 +64,9 @@ type HTTPOptions struct {
 }
 
 // Handler serves the gateway over streamable HTTP, with the bearer tokens
-// of the configuration (when it lists any) checked before anything else,
-// and the bounds of opts.
+// of the configuration (when it lists any), and its OAuth access tokens
+// (http.oauth, whose metadata it serves at MetadataPaths), checked before
+// anything else, and the bounds of opts.
 //
 // Stateless (the default), every request stands alone, which is what lets
 // several gateway processes sit behind one load balancer: a tools/call is
@@ -104,10 +105,52 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 			CrossOriginProtection: http.NewCrossOriginProtection()})
 	var h http.Handler = &bounded{next: sdk, opts: opts, server: g.server, h: g.h,
 		owners: map[string]string{}, openingBy: map[string]int{}}
-	if toks := g.cfg.HTTP.BearerTokens; len(toks) > 0 {
+	// What reaches here passed authentication (if any is configured).
+	h = authenticated{h}
+	switch toks := g.cfg.HTTP.BearerTokens; {
+	case g.oauth != nil:
+		h = g.oauth.authenticate(h, toks)
+	case len(toks) > 0:
 		h = auth.RequireBearerToken(tokenVerifier(toks), nil)(h)
 	}
-	return BoundBodies(jsonErrors{h}, opts.BodyTimeout, opts.MaxBodyBytes)
+	return BoundBodies(CloseUnauthenticated(g.oauth.withMetadata(jsonErrors{h})), opts.BodyTimeout, opts.MaxBodyBytes)
+}
+
+// CloseUnauthenticated closes the connection after every answer h gives to
+// a request that did not pass Handler's authentication (a 401, a path
+// nobody serves): a client without a token holds no connection open
+// between requests. Handler applies it; a server that routes other paths
+// beside Handler wraps its whole router too.
+func CloseUnauthenticated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Go's server closes after an answer whose header says so;
+		// authenticated takes it back.
+		w.Header().Set("Connection", "close")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// OnAuthenticated returns a context in which Handler calls f each time a
+// request passes authentication (every request, when the configuration
+// lists no bearer tokens). A server gives it to the context of each
+// connection (http.Server.ConnContext) to learn which connections have
+// authenticated, e.g. to hold the others to a shorter timeout.
+func OnAuthenticated(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, onAuthKey{}, f)
+}
+
+type onAuthKey struct{}
+
+// authenticated serves a request that passed authentication: its
+// connection stays open (CloseUnauthenticated), and is told (OnAuthenticated).
+type authenticated struct{ next http.Handler }
+
+func (a authenticated) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Del("Connection")
+	if f, ok := r.Context().Value(onAuthKey{}).(func()); ok {
+		f()
+	}
+	a.next.ServeHTTP(w, r)
 }
 
 // BoundBodies bounds the body of every request h serves, before anything
@@ -235,8 +278,8 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// but one strict JSON-RPC message, answered with a JSON-RPC error
 		// rather than a decoder's text.
 		if r.Method == http.MethodPost {
-			if ok, id, code, msg := classify(body); !ok {
-				httpRPCErrorID(w, http.StatusBadRequest, id, code, msg)
+			if v := classify(body); !v.forward {
+				httpRPCErrorID(w, http.StatusBadRequest, echoID(v.id), v.code, v.msg)
 				return
 			}
 		}
@@ -420,19 +463,28 @@ func httpRPCError(w http.ResponseWriter, status int, code int64, msg string) {
 // httpRPCErrorID answers a request with a JSON-RPC error of the given id
 // (null when it has none).
 func httpRPCErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(rpcError(id, code, msg))
+}
+
+// RPCError is the body of a JSON-RPC error of id null, code and message, as
+// every HTTP failure of Handler is answered: for a server that answers
+// outside Handler (e.g. a connection refused at its listener's cap).
+func RPCError(code int64, msg string) []byte { return rpcError(nil, code, msg) }
+
+// rpcError is one JSON-RPC error response, with id or null, and a newline.
+func rpcError(id json.RawMessage, code int64, msg string) []byte {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	body := []byte(`{"jsonrpc":"2.0","id":`)
-	body = append(body, id...)
-	body = append(body, `,"error":{"code":`...)
-	body = strconv.AppendInt(body, code, 10)
-	body = append(body, `,"message":`...)
-	body = strictjson.AppendQuoted(body, msg)
-	body = append(body, "}}\n"...)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	b := []byte(`{"jsonrpc":"2.0","id":`)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, code, 10)
+	b = append(b, `,"message":`...)
+	b = strictjson.AppendQuoted(b, msg)
+	return append(b, "}}\n"...)
 }
 
 // LoopbackOnly reports whether every address addr (host:port, as for

@@ -161,14 +161,13 @@ func sameRun(name string, run boundary.RunContext) bool {
 // never a claim on another principal's run, and DefaultRun is one run per
 // principal.
 //
-// With RunTokenKey, a call that carries a run token (header RunTokenHeader
+// With RunTokens, a call that carries a run token (header RunTokenHeader
 // or _meta MetaRunToken) gets the token's run, as it is, and principal
 // instead, once the token is verified (VerifyRunToken): the host that
 // signed it vouches that the run is that principal's. A bad token, one for
 // another principal than the verified bearer token's, or a run header
 // naming another run is ErrUnauthenticated, and so is a call without a
-// token when RequireRunToken is set. Without RunTokenKey tokens are not
-// read.
+// token when RequireRunToken is set. Without RunTokens tokens are not read.
 type StaticRuns struct {
 	Project    string
 	Subject    string // principal of calls without a verified token; "" refuses them (ErrUnauthenticated)
@@ -177,9 +176,9 @@ type StaticRuns struct {
 	Limits     canonical.Limits
 	TTL        time.Duration            // record TTL
 	ToolTTL    map[string]time.Duration // per tool, overriding TTL
-	// RunTokenKey verifies run tokens (at least MinRunTokenKey bytes); nil
+	// RunTokens verify run tokens: this gateway's audience and keys; nil
 	// reads none.
-	RunTokenKey     []byte
+	RunTokens       *RunTokenKeys
 	RequireRunToken bool // refuse calls without a valid run token
 }
 
@@ -199,7 +198,7 @@ func (s *StaticRuns) ResolveRun(_ context.Context, call *Call) (boundary.RunCont
 	if s.RunHeader != "" && call.Header != nil {
 		named = call.Header.Get(s.RunHeader)
 	}
-	if s.RunTokenKey != nil {
+	if s.RunTokens != nil {
 		rt, ok, err := s.runToken(call, now)
 		switch {
 		case err != nil:
@@ -253,7 +252,7 @@ func (s *StaticRuns) runToken(call *Call, now time.Time) (RunToken, bool, error)
 	if tok == "" {
 		return RunToken{}, false, nil
 	}
-	rt, err := VerifyRunToken(s.RunTokenKey, tok, now)
+	rt, err := VerifyRunToken(s.RunTokens, tok, now)
 	if err != nil {
 		return RunToken{}, false, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}

@@ -263,13 +263,13 @@ func TestSignedRunTokenWithTheSDKClient(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := cfg["identity"].(map[string]any)
-		id["run_token"] = map[string]any{"key_file": "run.key", "required": true}
+		id["run_token"] = map[string]any{"audience": "support-test", "keys": []any{map[string]any{"id": "k1", "key_file": "run.key"}}, "required": true}
 	})
 	ctx := context.Background()
 	now := time.Now()
 	mint := func(run, principal string, ttl time.Duration, at time.Time) string {
 		t.Helper()
-		tok, err := gateway.MintRunToken(key, run, principal, ttl, at)
+		tok, err := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: key}, "support-test", run, principal, ttl, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,6 +296,12 @@ func TestSignedRunTokenWithTheSDKClient(t *testing.T) {
 	if o := progressCall(t, alice, "progress_facts", "", map[string]any{}); !o.ready || !strings.Contains(o.text, "call_t1") {
 		t.Fatalf("progress_facts with a run token: %s", o.text)
 	}
+	// Expired 10 s ago, within the 30 s of clock skew the token tolerates:
+	// the call runs, not only the token's check.
+	skewed := w.client(t, withToken("alice", mint("run-host-7", "alice", time.Second, now.Add(-11*time.Second))))
+	if o := mustCall(ctx, t, skewed, "echo", "call_t4", "", map[string]any{"text": "hi"}); !o.ready {
+		t.Fatalf("a call with a token within the skew: %s", o.text)
+	}
 	// The same token in _meta instead of the header.
 	plain := w.client(t, bearer("alice"))
 	res, err := plain.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"},
@@ -312,7 +318,7 @@ func TestSignedRunTokenWithTheSDKClient(t *testing.T) {
 		"expired":                   w.client(t, withToken("alice", mint("run-host-7", "alice", time.Minute, now.Add(-time.Hour)))),
 		"tampered":                  w.client(t, withToken("alice", string(tampered))),
 		"another key": w.client(t, withToken("alice", func() string {
-			other, _ := gateway.MintRunToken([]byte(strings.Repeat("x", 40)), "run-host-7", "alice", time.Hour, now)
+			other, _ := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: []byte(strings.Repeat("x", 40))}, "support-test", "run-host-7", "alice", time.Hour, now)
 			return other
 		}())),
 	}
@@ -337,7 +343,8 @@ func TestTokenRunCannotBeSquatted(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "run.key"), key, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		cfg["identity"].(map[string]any)["run_token"] = map[string]any{"key_file": "run.key"}
+		cfg["identity"].(map[string]any)["run_token"] = map[string]any{"audience": "support-test",
+			"keys": []any{map[string]any{"id": "k1", "key_file": "run.key"}}}
 	})
 	ctx := context.Background()
 	bob := w.client(t, bearer("bob"))
@@ -346,7 +353,7 @@ func TestTokenRunCannotBeSquatted(t *testing.T) {
 	}
 	bad := map[string]any{"claims": []any{map[string]any{"text": "x", "kind": "positive", "cites": []string{"nope"}}}}
 	progressCall(t, bob, "progress_report", "run-host-9", bad)
-	tok, err := gateway.MintRunToken(key, "run-host-9", "alice", time.Hour, time.Now())
+	tok, err := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: key}, "support-test", "run-host-9", "alice", time.Hour, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,12 +379,14 @@ func TestRunTokenMintedByTheCommandOverStdio(t *testing.T) {
 	}
 	cfg := baseConfig(t, stdioUpstream(t, filepath.Join(dir, "upstream.log"), ""), "echo")
 	// No principal of its own: over stdio only a run token says who calls.
-	cfg["identity"] = map[string]any{"project": "support", "run_token": map[string]any{"key_file": "run.key", "required": true}}
+	cfg["identity"] = map[string]any{"project": "support", "run_token": map[string]any{"audience": "support-stdio",
+		"keys": []any{map[string]any{"id": "k1", "key_file": "run.key"}}, "required": true}}
 	cfg["progress"] = map[string]any{}
-	cs, stderr := stdioGateway(t, cfg.write(t, dir))
+	path := cfg.write(t, dir)
+	cs, stderr := stdioGateway(t, path)
 
 	bin, _ := binaries(t)
-	out, err := exec.Command(bin, "run-token", "--key-file", keyFile, "--run", "run-stdio", "--principal", "alice", "--ttl", "5m").Output()
+	out, err := exec.Command(bin, "run-token", "--config", path, "--run", "run-stdio", "--principal", "alice", "--ttl", "5m").Output()
 	if err != nil {
 		t.Fatalf("run-token: %v", err)
 	}

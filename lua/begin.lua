@@ -38,15 +38,16 @@
 -- ARGV[19] new_result_bytes  int
 -- ARGV[20] principal         string  the caller's principal tag (64 hex): the run's owner once the run has one
 -- ARGV[21] generation        string  11 bytes: the generation a run without one takes (random per Begin)
+-- ARGV[22] secret            string  the secret a run without one takes (random per Begin): the key of the run's handles
 --
 -- RETRY safe    a resent begin by the same owner with the same request finds its own record
 --
 -- RETURNS
---   {"OK", created_ms int, ttl_ms int, lease_ms int, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
---     created; the limits are the run's
---   {"EXISTS", header string, pttl int, result bytes, result_2 bytes, result_3 bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
+--   {"OK", created_ms int, ttl_ms int, lease_ms int, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int, secret string}
+--     created; the limits and the secret are the run's
+--   {"EXISTS", header string, pttl int, result bytes, result_2 bytes, result_3 bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int, secret string}
 --     the same owner retried the same request (the header's tail is ARGV[4]): the record as it is (its header and
---     its result's parts), nothing counted again; limits are 0 when the run's state is gone. The header is written
+--     its result's parts), nothing counted again; limits are 0 and the secret empty when the run's state is gone. The header is written
 --     back unchanged, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only
 --     what its connection propagated
 --   {"RUN_FORBIDDEN"}
@@ -68,7 +69,7 @@
 -- (RUN_INACTIVE "lost") to every principal.
 local tool_field = 'tool:' .. ARGV[2]
 local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
-  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'lost', 'gen', 'principal')
+  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'lost', 'gen', 'principal', 'secret')
 if run[12] and run[12] ~= ARGV[20] then
   return {'RUN_FORBIDDEN'}
 end
@@ -82,7 +83,7 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
     local res = redis.call('HMGET', KEYS[1], unpack(RESULT_PARTS))
     return {'EXISTS', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or '',
       tonumber(run[5] or '0'), tonumber(run[6] or '0'), tonumber(run[7] or '0'), tonumber(run[8] or '0'),
-      tonumber(run[9] or '0')}
+      tonumber(run[9] or '0'), run[13] or ''}
   end
   if not m then
     -- A hash under the record's key without a header is no record this
@@ -164,6 +165,14 @@ if not run[5] then
   counts[#counts + 1] = 'gen'
   counts[#counts + 1] = gen
 end
+-- The run's secret, the key of its handles, is fixed by the first begin
+-- that finds none: no agent ever reads it.
+local secret = run[13]
+if not secret then
+  secret = ARGV[22]
+  counts[#counts + 1] = 'secret'
+  counts[#counts + 1] = secret
+end
 redis.call('HSET', KEYS[2], unpack(counts))
 if not run[5] then
   -- A run's first begin: the state a progress report or a close may have
@@ -197,4 +206,4 @@ else
     redis.call('SET', KEYS[5], gen, 'PXAT', expires)
   end
 end
-return {'OK', now, ttl, lease, lim[1], lim[2], lim[3], lim[4], lim[5]}
+return {'OK', now, ttl, lease, lim[1], lim[2], lim[3], lim[4], lim[5], secret}

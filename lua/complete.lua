@@ -25,6 +25,8 @@
 -- ARGV[9]  result        bytes   READY: the agent-facing result's first part; ERROR: empty
 -- ARGV[10] result_2      bytes
 -- ARGV[11] result_3      bytes
+-- ARGV[12] handles       string  READY: the ids of the handles the result holds, space-separated, or empty: each
+--                                becomes the run's field "h:<id>" naming this call (the run's handle index)
 --
 -- RETRY safe    a resent completion by the same owner is recognised by its digest
 --
@@ -81,7 +83,7 @@ if not run[2] or (run[5] and string.sub(m, H_GEN, H_GEN_END) ~= run[5]) then
     -- know was lost, and is not this record's. The state becomes what a
     -- lost one is, with no owner and no limits, so that nobody reads the
     -- run from now on, nor claims it.
-    redis.call('HDEL', KEYS[2], 'principal', 'gen', 'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes',
+    redis.call('HDEL', KEYS[2], 'principal', 'gen', 'secret', 'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes',
       'lim_record_bytes', 'lim_result_bytes')
   end
   redis.call('HSETNX', KEYS[2], 'created_ms', now)
@@ -105,7 +107,18 @@ if outcome == 'OK' then
   else
     result_len = 0
   end
-  redis.call('HINCRBY', KEYS[2], 'bytes', raw_len + result_len)
+  -- The bytes read above, and the run's handle index: for each handle the
+  -- result holds, the call whose raw response holds its value. The index
+  -- is the state's, so it lives as the state does, longer than every
+  -- record it names, and is lost with the run's secret.
+  local fields = {'bytes', tonumber(run[1] or '0') + raw_len + result_len}
+  if status == READY then
+    for id in string.gmatch(ARGV[12], '%S+') do
+      fields[#fields + 1] = 'h:' .. id
+      fields[#fields + 1] = ARGV[1]
+    end
+  end
+  redis.call('HSET', KEYS[2], unpack(fields))
 end
 redis.call('HSET', KEYS[1], unpack(args))
 

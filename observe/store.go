@@ -57,6 +57,7 @@ var (
 	opExpiredLeases   = storeOp{"ExpiredLeases", "", "ZRANGE"}
 	opReap            = storeOp{"Reap", "", "SCAN"}
 	opCheckPrincipal  = storeOp{"CheckPrincipal", "", "HGET"}
+	opHandleSources   = storeOp{"HandleSources", "", "HMGET"}
 )
 
 type storeOp struct{ method, script, command string }
@@ -83,6 +84,7 @@ var (
 	_ canonical.Store            = (*observedStore)(nil)
 	_ canonical.ProgressObserver = (*observedStore)(nil)
 	_ canonical.DefaultTTLer     = (*observedStore)(nil)
+	_ canonical.HandleIndex      = (*observedStore)(nil)
 )
 
 // DefaultTTL is the decorated store's default record TTL (0 when it has
@@ -133,6 +135,15 @@ func (s *observedStore) ObserveProgress(ctx context.Context, runID, principal st
 		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeInvalidArgument, "the store does not count progress reports (canonical.ProgressObserver)")
 	}
 	return p.ObserveProgress(ctx, runID, principal, valid, threshold)
+}
+
+func (s *observedStore) HandleSources(ctx context.Context, runID, principal string, ids []string) (_ canonical.HandleSources, err error) {
+	defer s.report(ctx, opHandleSources, runID, "", len(ids), time.Now(), &err)
+	x, ok := s.next.(canonical.HandleIndex)
+	if !ok {
+		return canonical.HandleSources{}, canonical.Errorf(canonical.CodeInvalidArgument, "the store keeps no handle index (canonical.HandleIndex)")
+	}
+	return x.HandleSources(ctx, runID, principal, ids)
 }
 
 func (s *observedStore) CheckPrincipal(ctx context.Context, runID, principal string) (err error) {

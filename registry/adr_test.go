@@ -165,7 +165,7 @@ func TestADR02_ExportedSurfaceIsExactlyTheContract(t *testing.T) {
 		"MaxEnum", "MaxInputBytes", "MaxJSONDepth", "MaxNameBytes", "MaxOutputBytes",
 		"MaxPermissionLen", "MaxPermissions", "MaxProperties", "MaxSafeInteger", "MaxSchemaDepth",
 		"MaxSchemaNodes", "MaxStringLength", "MaxTimeout", "MaxVersionBytes", "MinTimeout", "New",
-		"Plan", "Plan.ActionDigest", "Plan.Fence", "Plan.Input", "Plan.InputDigest",
+		"Plan", "Plan.ActionDigest", "Plan.CanonicalInput", "Plan.Fence", "Plan.Input", "Plan.InputDigest",
 		"Plan.Permissions", "Plan.Project", "Plan.Status", "Plan.Subject", "Plan.Tool",
 		"Policy", "PolicyFunc", "PolicyFunc.Authorize", "Principal", "RefusedKeyword", "Registry", "Registry.Len",
 		"Registry.Lookup", "Registry.Prepare", "Registry.PrepareRead", "Registry.Tools", "Request", "Risk", "Risk.Valid",

@@ -71,6 +71,13 @@ func (p *Plan) Permissions() []string { return slices.Clone(p.tool.callPermissio
 // Input returns a copy of the canonical (RFC 8785) input bytes.
 func (p *Plan) Input() []byte { return slices.Clone(p.input) }
 
+// CanonicalInput checks raw, another rendering of the plan's input (its
+// handles resolved to the values they stand for, say), against the tool's
+// input schema and bounds, and returns its canonical form, or the
+// INVALID_INPUT error Prepare would have returned. It authorizes nothing:
+// the plan's decision covers the call, and its digests stay the input's.
+func (p *Plan) CanonicalInput(raw []byte) ([]byte, error) { return p.tool.canonicalInput(raw) }
+
 // InputDigest returns the SHA-256 of the canonical input.
 func (p *Plan) InputDigest() [32]byte { return p.inputDigest }
 

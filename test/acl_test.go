@@ -15,20 +15,13 @@ import (
 )
 
 // leastPrivilege is the ACL a toolcanon worker needs: its key prefix only,
-// the connection handshake, the script commands, the reads the store makes,
-// and the commands the scripts run. Nothing else.
-var leastPrivilege = []string{
-	"resetkeys", "~tcacl:*", "resetchannels", "-@all",
-	"+hello", "+auth", "+ping",
-	"+evalsha", "+eval",
-	"+hmget", "+hgetall", "+pttl", "+lrange", "+llen", "+zrange", "+zcard",
-	"+time", "+hset", "+hsetnx", "+hget", "+hincrby", "+hdel", "+pexpire", "+rpush", "+exists", "+zadd", "+zrem",
-	"+pexpiretime", "+pexpireat", "+set",
-	"+wait", // only with Options.Durability
-	"+scan", // only for Reap, which finds the runs with calls in flight
-}
+// and the commands redisstore.ACL lists for a worker, with Durability
+// (WAIT) and reaping (SCAN). Nothing else.
+var leastPrivilege = append([]string{"resetkeys", "~tcacl:*", "resetchannels", "-@all"},
+	redisstore.ACLGrants(redisstore.ACLWorker, redisstore.ACLDurability, redisstore.ACLReap)...)
 
-// The README's ACL grants the commands the tests grant, no more, no less.
+// The README's ACL grants the commands the tests grant, no more, no less:
+// redisstore.ACL's, which doctor checks a user against.
 func TestReadmeACLIsTheTestedOne(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {

@@ -45,7 +45,7 @@ func newBrowser(t *testing.T) *browser {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Fatalf("chromium is not installed (apt-get install -y chromium): %v", err)
+		t.Fatalf("chromium is not installed: run 'make setup' as root (sudo make setup), which installs it with apt-get: %v", err)
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,

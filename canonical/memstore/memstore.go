@@ -32,6 +32,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/internal/storeimpl"
+	layout "github.com/toolcanon/toolcanon/internal/record"
 )
 
 // DefaultClosedRunRetention is how long a closed run stays closed at least
@@ -170,13 +171,26 @@ type runState struct {
 	gen           uint64 // set with the limits by the run's first Begin
 	createdMillis int64
 	protocol      canonical.ProtocolState
-	principal     string // the owner's canonical.PrincipalTag; "" before the run has one
+	principal     string            // the owner's canonical.PrincipalTag; "" before the run has one
+	secret        string            // the key of the run's handles, fixed by the first Begin that finds none
+	handles       map[string]string // the run's handle index: handle id -> the call whose result minted it
 }
 
 // forbids reports whether the run belongs to a principal other than the one
 // of tag.
 func (r *runState) forbids(tag string) bool {
 	return r != nil && r.principal != "" && r.principal != tag
+}
+
+// index names call as the source of each handle id in the run's handle
+// index.
+func (r *runState) index(ids []string, call string) {
+	if len(ids) > 0 && r.handles == nil {
+		r.handles = make(map[string]string, len(ids))
+	}
+	for _, id := range ids {
+		r.handles[id] = call
+	}
 }
 
 // claim makes tag the owner of run r when it has none, counting it in the
@@ -222,6 +236,7 @@ var (
 	_ canonical.Store            = (*Store)(nil)
 	_ canonical.ProgressObserver = (*Store)(nil)
 	_ canonical.DefaultTTLer     = (*Store)(nil)
+	_ canonical.HandleIndex      = (*Store)(nil)
 )
 
 // New returns an empty Store.
@@ -322,6 +337,9 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 			if r != nil && r.hasLimits {
 				out.Limits = r.limits
 			}
+			if r != nil && r.secret != "" {
+				out.RunSecret = []byte(r.secret)
+			}
 			return out, -1, nil
 		}
 		// A record while the run's state has no limits: the state is lost
@@ -390,6 +408,9 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 		r.limits, r.hasLimits, r.gen = lim, true, s.gens.Add(1)
 	}
 	rec.gen = r.gen
+	if r.secret == "" {
+		r.secret = layout.NewRunSecret()
+	}
 	sh.claim(r, tag)
 	l := sh.liveLeases(req.RunID, now)
 	if l == nil {
@@ -400,7 +421,7 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 	l.until[req.ToolCallID] = rec.rec.LeaseUntil.UnixMilli()
 	sh.cover(req.RunID, rec.expires, now)
 	out := snapshot(rec, now, true, false)
-	out.Limits = lim
+	out.Limits, out.RunSecret = lim, []byte(r.secret)
 	visit := -1
 	if sh.begins++; sh.begins%sweepEvery == 0 {
 		self := s.shardOf(req.RunID)
@@ -474,7 +495,7 @@ func (s *Store) complete(c canonical.Completion, digest string, raw, result []by
 			// becomes what a lost one is, with no owner and no limits, so
 			// that nobody reads the run from now on, nor claims it.
 			sh.disown(r)
-			r.hasLimits, r.limits, r.gen = false, canonical.Limits{}, 0
+			r.hasLimits, r.limits, r.gen, r.secret = false, canonical.Limits{}, 0, ""
 		}
 		r.closed, r.lost = true, true
 	} else if resultLen > r.limits.MaxResultBytes || int64(len(cur.rec.Request))+rawLen+resultLen > r.limits.MaxRecordBytes ||
@@ -492,6 +513,7 @@ func (s *Store) complete(c canonical.Completion, digest string, raw, result []by
 		if c.Status == canonical.StatusReady {
 			cur.rec.Result = result
 			r.bytes += resultLen
+			r.index(c.Handles, c.ToolCallID)
 		}
 	}
 	sh.dropLease(c.RunID, c.ToolCallID, now)
@@ -809,6 +831,35 @@ func (s *Store) CheckPrincipal(ctx context.Context, runID, principal string) err
 	calls := sh.begun(runID, now)
 	sh.mu.Unlock()
 	return canonical.CheckOwner(owner, owner != "", calls, principal)
+}
+
+// HandleSources implements canonical.HandleIndex, checking the run's owner
+// as CheckPrincipal does under the same lock.
+func (s *Store) HandleSources(ctx context.Context, runID, principal string, ids []string) (canonical.HandleSources, error) {
+	if err := storeimpl.ValidateHandleRead(runID, principal, ids); err != nil {
+		return canonical.HandleSources{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return canonical.HandleSources{}, canonical.Wrap(canonical.CodeStoreUnavailable, err, "read handles")
+	}
+	sh, now := s.lockForRead(runID)
+	defer sh.mu.Unlock()
+	r := sh.liveRun(runID, now)
+	owner := ""
+	if r != nil {
+		owner = r.principal
+	}
+	if err := canonical.CheckOwner(owner, owner != "", sh.begun(runID, now), principal); err != nil {
+		return canonical.HandleSources{}, err
+	}
+	out := canonical.HandleSources{Calls: make([]string, len(ids))}
+	if r.secret != "" {
+		out.RunSecret = []byte(r.secret)
+	}
+	for i, id := range ids {
+		out.Calls[i] = r.handles[id]
+	}
+	return out, nil
 }
 
 // enter checks a run id and the caller's context before a call touches the

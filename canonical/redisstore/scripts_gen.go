@@ -131,16 +131,17 @@ type beginArgs struct {
 	NewResultBytes int64  // ARGV[19]
 	Principal      string // ARGV[20] the caller's principal tag (64 hex): the run's owner once the run has one
 	Generation     string // ARGV[21] 11 bytes: the generation a run without one takes (random per Begin)
+	Secret         string // ARGV[22] the secret a run without one takes (random per Begin): the key of the run's handles
 }
 
 // beginReply is a reply of begin.lua, as its RETURNS declares:
 //
 //	RETURNS
-//	{"OK", created_ms int, ttl_ms int, lease_ms int, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
-//	created; the limits are the run's
-//	{"EXISTS", header string, pttl int, result bytes, result_2 bytes, result_3 bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int}
+//	{"OK", created_ms int, ttl_ms int, lease_ms int, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int, secret string}
+//	created; the limits and the secret are the run's
+//	{"EXISTS", header string, pttl int, result bytes, result_2 bytes, result_3 bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int, secret string}
 //	the same owner retried the same request (the header's tail is ARGV[4]): the record as it is (its header and
-//	its result's parts), nothing counted again; limits are 0 when the run's state is gone. The header is written
+//	its result's parts), nothing counted again; limits are 0 and the secret empty when the run's state is gone. The header is written
 //	back unchanged, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only
 //	what its connection propagated
 //	{"RUN_FORBIDDEN"}
@@ -163,6 +164,7 @@ type beginReply struct {
 	RunBytes    int64  // run_bytes, in OK, EXISTS
 	RecordBytes int64  // record_bytes, in OK, EXISTS
 	ResultBytes int64  // result_bytes, in OK, EXISTS
+	Secret      string // secret, in OK, EXISTS
 	Header      string // header, in EXISTS
 	PTTL        int64  // pttl, in EXISTS
 	Result      []byte // result, in EXISTS
@@ -184,7 +186,7 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 	r.Outcome = d.outcome
 	switch d.outcome {
 	case "OK":
-		d.length(9)
+		d.length(10)
 		r.CreatedMs = d.num(1, "created_ms")
 		r.TTLMs = d.num(2, "ttl_ms")
 		r.LeaseMs = d.num(3, "lease_ms")
@@ -193,8 +195,9 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 		r.RunBytes = d.num(6, "run_bytes")
 		r.RecordBytes = d.num(7, "record_bytes")
 		r.ResultBytes = d.num(8, "result_bytes")
+		r.Secret = d.str(9, "secret")
 	case "EXISTS":
-		d.length(11)
+		d.length(12)
 		r.Header = d.str(1, "header")
 		r.PTTL = d.num(2, "pttl")
 		r.Result = d.bin(3, "result")
@@ -205,6 +208,7 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 		r.RunBytes = d.num(8, "run_bytes")
 		r.RecordBytes = d.num(9, "record_bytes")
 		r.ResultBytes = d.num(10, "result_bytes")
+		r.Secret = d.str(11, "secret")
 	case "RUN_FORBIDDEN":
 		d.length(1)
 	case "TOOL_CALL_IN_PROGRESS":
@@ -251,6 +255,7 @@ func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginRe
 		strconv.FormatInt(a.NewResultBytes, 10),
 		a.Principal,
 		a.Generation,
+		a.Secret,
 	}))
 }
 
@@ -331,6 +336,7 @@ type completeArgs struct {
 	Result     []byte // ARGV[9] READY: the agent-facing result's first part; ERROR: empty
 	Result2    []byte // ARGV[10]
 	Result3    []byte // ARGV[11]
+	Handles    string // ARGV[12] READY: the ids of the handles the result holds, space-separated, or empty: each
 }
 
 // completeReply is a reply of complete.lua, as its RETURNS declares:
@@ -391,6 +397,7 @@ func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs)
 		rueidis.BinaryString(a.Result),
 		rueidis.BinaryString(a.Result2),
 		rueidis.BinaryString(a.Result3),
+		a.Handles,
 	}))
 }
 

@@ -37,6 +37,14 @@ type Options struct {
 	// Standalone skips cluster discovery; use it with a server that is known
 	// not to be a cluster, e.g. under an ACL user that may not run CLUSTER.
 	Standalone bool
+	// Cluster requires Addrs to be nodes of a Redis Cluster: New fails
+	// rather than use one server alone when they are not.
+	Cluster bool
+	// SentinelMaster, when set, is the master set that Redis Sentinel
+	// watches: Addrs are then the sentinels', and the store follows the
+	// master they name through failovers. Sentinels are reached with TLS
+	// when it is set, and without a password.
+	SentinelMaster string
 	// Prefix is the key prefix ("" means canonical.DefaultPrefix).
 	Prefix string
 	// DefaultTTL is used by a Begin whose TTL is zero (0: every Begin must
@@ -95,6 +103,8 @@ type Store struct {
 	retention time.Duration
 	timeout   time.Duration
 	durable   Durability
+	tls       *tls.Config // as Options.TLS, for Check
+	user      string      // as Options.Username, for Check
 	own       bool
 	inflight  atomic.Int64 // commands sent through do and doMulti and not answered yet
 }
@@ -120,8 +130,11 @@ func New(opts Options) (*Store, error) {
 	if opts.DefaultTTL > 0 && opts.DefaultTTL < time.Millisecond || opts.ClosedRunRetention > 0 && opts.ClosedRunRetention < time.Millisecond {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "DefaultTTL and ClosedRunRetention must be 0 or at least 1ms")
 	}
+	if opts.Cluster && opts.Standalone || opts.SentinelMaster != "" && (opts.Cluster || opts.Standalone) {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "Standalone, Cluster and SentinelMaster exclude each other")
+	}
 	s := &Store{c: opts.Client, keys: keys, ttl: opts.DefaultTTL, retention: opts.ClosedRunRetention,
-		timeout: opts.Timeout, durable: opts.Durability}
+		timeout: opts.Timeout, durable: opts.Durability, tls: opts.TLS, user: opts.Username}
 	if s.timeout == 0 {
 		s.timeout = DefaultTimeout
 	}
@@ -142,6 +155,11 @@ func New(opts Options) (*Store, error) {
 		if err != nil {
 			return nil, canonical.Wrap(canonical.CodeStoreUnavailable, err, "connect to Redis")
 		}
+		if opts.Cluster && c.Mode() != rueidis.ClientModeCluster {
+			c.Close()
+			return nil, canonical.Errorf(canonical.CodeInvalidArgument,
+				"Cluster is set, but %s is not a Redis Cluster node (cluster_enabled:0)", strings.Join(opts.Addrs, ","))
+		}
 		s.c, s.own = c, true
 	}
 	return s, nil
@@ -158,6 +176,7 @@ func (opts Options) ClientOption() rueidis.ClientOption {
 		Password:          opts.Password,
 		TLSConfig:         opts.TLS,
 		ForceSingleClient: opts.Standalone,
+		Sentinel:          rueidis.SentinelOption{MasterSet: opts.SentinelMaster, TLSConfig: opts.TLS},
 		// Records are read once by their owner; server-assisted client-side
 		// caching would only add CLIENT TRACKING traffic.
 		DisableCache: true,
@@ -232,7 +251,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		RecordBytes: a.Limits.MaxRecordBytes, ResultBytes: a.Limits.MaxResultBytes,
 		NewCallsRun: a.NewRun.MaxCallsPerRun, NewCallsTool: a.NewRun.MaxCallsPerTool, NewRunBytes: a.NewRun.MaxRunBytes,
 		NewRecordBytes: a.NewRun.MaxRecordBytes, NewResultBytes: a.NewRun.MaxResultBytes,
-		Principal: canonical.PrincipalTag(req.Principal), Generation: record.NewGeneration(),
+		Principal: canonical.PrincipalTag(req.Principal), Generation: record.NewGeneration(), Secret: record.NewRunSecret(),
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "begin")
@@ -242,6 +261,9 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		Request: req.Request, RequestDigest: digest, RequestLen: len(req.Request),
 		Limits: canonical.Limits{MaxCallsPerRun: r.CallsRun, MaxCallsPerTool: r.CallsTool, MaxRunBytes: r.RunBytes,
 			MaxRecordBytes: r.RecordBytes, MaxResultBytes: r.ResultBytes},
+	}
+	if r.Secret != "" {
+		rec.RunSecret = []byte(r.Secret)
 	}
 	switch r.Outcome {
 	case "OK":
@@ -319,6 +341,7 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 	}, completeArgs{
 		ToolCallID: c.ToolCallID, Owner: record.OwnerWord(c.Owner), Segment: segment, Overflow: overflow, Digest: digest,
 		Raw: raw[0], Raw2: raw[1], Raw3: raw[2], Result: result[0], Result2: result[1], Result3: result[2],
+		Handles: strings.Join(c.Handles, " "),
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "complete")
@@ -726,8 +749,63 @@ func (s *Store) CheckPrincipal(ctx context.Context, runID, principal string) err
 	return canonical.CheckOwner(owner, err == nil, calls > 0, principal)
 }
 
-// principalField is the run hash's field of the owner's PrincipalTag.
-const principalField = "principal"
+// HandleSources implements canonical.HandleIndex: the run's owner, its
+// secret and its handle index (fields "h:<id>" of the run's state) in one
+// HMGET, and whether the run has calls (EXISTS), in one round trip on the
+// run's slot; the index is answered only when the owner is principal.
+func (s *Store) HandleSources(ctx context.Context, runID, principal string, ids []string) (canonical.HandleSources, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	if err := storeimpl.ValidateHandleRead(runID, principal, ids); err != nil {
+		return canonical.HandleSources{}, err
+	}
+	fields := make([]string, 0, 2+len(ids))
+	fields = append(fields, principalField, secretField)
+	for _, id := range ids {
+		fields = append(fields, handleField+id)
+	}
+	res := s.doMulti(ctx,
+		s.c.B().Hmget().Key(s.keys.Run(runID)).Field(fields...).Build(),
+		s.c.B().Exists().Key(s.keys.Index(runID), s.keys.Leases(runID), s.keys.Live(runID)).Build())
+	vals, err := res[0].ToArray()
+	if err != nil || len(vals) != len(fields) {
+		return canonical.HandleSources{}, unavailable(replyErr(err, "HMGET of the run"), "read handles")
+	}
+	calls, err := res[1].AsInt64()
+	if err != nil {
+		return canonical.HandleSources{}, unavailable(err, "read handles")
+	}
+	owner, oerr := vals[0].ToString()
+	if err := canonical.CheckOwner(owner, oerr == nil, calls > 0, principal); err != nil {
+		return canonical.HandleSources{}, err
+	}
+	out := canonical.HandleSources{Calls: make([]string, len(ids))}
+	if secret, err := vals[1].ToString(); err == nil {
+		out.RunSecret = []byte(secret)
+	}
+	for i := range ids {
+		if call, err := vals[2+i].ToString(); err == nil {
+			out.Calls[i] = call
+		}
+	}
+	return out, nil
+}
+
+// replyErr is err, or an error saying the reply of what was not as expected.
+func replyErr(err error, what string) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("the reply of %s is not as expected", what)
+}
+
+// The run hash's fields of the owner's PrincipalTag and of the run's
+// secret, and the prefix of its handle index's fields.
+const (
+	principalField = "principal"
+	secretField    = "secret"
+	handleField    = "h:"
+)
 
 // bound applies the store's timeout to ctx.
 func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {

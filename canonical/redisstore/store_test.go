@@ -243,13 +243,15 @@ func TestCheckReportsEveryMaster(t *testing.T) {
 		for _, f := range n.Findings {
 			got[f.Setting] = f.Level
 		}
-		want := map[string]redisstore.Level{"redis_version": redisstore.LevelOK, "maxmemory-policy": redisstore.LevelOK,
-			"appendonly": redisstore.LevelWarn, "save": redisstore.LevelWarn, "connected_replicas": redisstore.LevelWarn}
+		want := map[string]redisstore.Level{"redis_version": redisstore.LevelOK, "scripting": redisstore.LevelOK,
+			"acl": redisstore.LevelOK, "maxmemory-policy": redisstore.LevelOK, "appendonly": redisstore.LevelWarn,
+			"save": redisstore.LevelWarn, "connected_replicas": redisstore.LevelWarn, "durability": redisstore.LevelWarn,
+			"cluster_state": redisstore.LevelOK}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%s: %v, want %v", n.Addr, got, want)
 		}
 	}
-	if rep.Warnings() != 3*len(addrs) {
+	if rep.Warnings() != 4*len(addrs) {
 		t.Fatalf("%d warnings", rep.Warnings())
 	}
 }

@@ -1,7 +1,7 @@
 // Package storetest is the conformance suite every canonical.Store must pass,
 // unchanged: Run(t, factory) exercises the lifecycle, ownership, TTL,
 // capacity, run state and limits, leases and abandon, completion index,
-// reads, concurrency, replies, reaping, run ownership and argument validation through the Store
+// reads, concurrency, replies, reaping, run ownership, handle index and argument validation through the Store
 // interface, and after every case checks through the harness that the
 // backend holds no key without a TTL. One area per file.
 package storetest
@@ -87,6 +87,7 @@ func Run(t *testing.T, factory Factory) {
 	t.Run("Lease", func(t *testing.T) { testLease(t, f) })
 	t.Run("Reap", func(t *testing.T) { testReap(t, f) })
 	t.Run("Principal", func(t *testing.T) { testPrincipal(t, f) })
+	t.Run("Handles", func(t *testing.T) { testHandles(t, f) })
 	// The cases of lost keys need a harness that can lose them.
 	if f(t).Evict != nil {
 		t.Run("Loss", func(t *testing.T) { testLoss(t, f) })

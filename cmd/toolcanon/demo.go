@@ -140,22 +140,22 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if rf.password != "" {
-		fmt.Fprintf(stderr, "toolcanon demo: %v\n", errPasswordFlag)
+	if err := rf.check(); err != nil {
+		fmt.Fprintf(stderr, "toolcanon demo: %v\n", err)
 		return exitUsage
 	}
 	var store canonical.Store = memstore.New()
 	storeName := "in-memory store (embedded default)"
 	runID := "demo-run"
 	dbSystem := "memory"
-	if rf.addrs != "" {
+	if rf.given() {
 		rs, err := rf.open()
 		if err != nil {
 			fmt.Fprintf(stderr, "toolcanon demo: %v\n", err)
 			return codeExit(err)
 		}
 		defer rs.Close()
-		store, storeName, dbSystem = rs, "Redis at "+rf.addrs, "redis"
+		store, storeName, dbSystem = rs, "Redis at "+rf.spec.String(), "redis"
 		runID = "demo-run-" + canonical.NewOwner()[:8] // each demo on a shared Redis gets its own run
 	}
 	var tr *tracing

@@ -27,8 +27,12 @@ const gatewayUsage = `Usage:
       Serve the configured upstream tools to agents over stdio and/or
       streamable HTTP (at http://ADDR/mcp, stateless unless --sessions).
       Store: in memory, or Redis (several gateways may share one).
-      --listen beyond loopback needs http.bearer_tokens in the
-      configuration, or --insecure-no-auth to serve without them.
+      --listen beyond loopback needs http.bearer_tokens or http.oauth in
+      the configuration, or --insecure-no-auth to serve without them.
+      An HTTP answer to a request that did not authenticate closes its
+      connection; a connection has --auth-timeout (5s) to authenticate;
+      past --max-connections (4096) or --max-connections-per-source (256)
+      a new connection is answered 503 and closed.
       A reaper abandons the calls of any run whose lease passed (a gateway
       died mid-call), a pass every --reap-interval, logged; 0 switches it off.
       --trace-file FILE (or --trace-stdout, not with --stdio) exports the
@@ -47,6 +51,13 @@ const gatewayUsage = `Usage:
 `
 
 func gatewayCmd(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return gatewayServe(ctx, args, stdout, stderr)
+}
+
+// gatewayServe runs the gateway command until ctx ends.
+func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "pin":
@@ -71,7 +82,9 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 	reapEvery := fs.Duration("reap-interval", reaper.DefaultInterval, "time between passes of the reaper over the store's runs (0: no reaper)")
 	insecure := fs.Bool("insecure-no-auth", false, "with --listen: serve a non-loopback address without bearer tokens, to anyone who reaches it")
 	maxSessions := fs.Int("max-sessions", gateway.DefaultMaxSessions, "with --sessions: the most sessions open at once")
-	maxConns := fs.Int("max-connections", defaultMaxConnections, "with --listen: the most HTTP connections open at once; past it new ones wait (0: no cap)")
+	maxConns := fs.Int("max-connections", defaultMaxConnections, "with --listen: the most HTTP connections open at once; past it a new one is answered 503 and closed (0: no cap)")
+	maxConnsEach := fs.Int("max-connections-per-source", defaultMaxConnectionsPerSource, "with --listen: the most HTTP connections open at once from one address (an IPv6 /64), loopback included; past it a new one is answered 503 and closed (0: no cap)")
+	authTimeout := fs.Duration("auth-timeout", defaultAuthTimeout, "with --listen: the time a new HTTP connection has to send a request that passes authentication; then the server's own timeouts apply")
 	maxSessionsEach := fs.Int("max-sessions-per-principal", gateway.DefaultMaxSessionsPerPrincipal, "with --sessions: the most sessions one principal has open at once")
 	sessionTimeout := fs.Duration("session-timeout", gateway.DefaultSessionTimeout, "with --sessions: close a session idle this long")
 	maxInFlight := fs.Int("max-calls-in-flight", gateway.DefaultMaxCallsInFlight, "the most calls one principal has in flight (-1: no cap)")
@@ -95,22 +108,36 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 	case *reapEvery < 0 || *reapEvery > 0 && *reapEvery < reaper.MinInterval:
 		fmt.Fprintf(stderr, "toolcanon gateway: --reap-interval must be 0 (no reaper) or at least %v\n\n"+gatewayUsage, reaper.MinInterval)
 		return exitUsage
+	case *authTimeout <= 0 || *maxConns < 0 || *maxConnsEach < 0:
+		fmt.Fprint(stderr, "toolcanon gateway: --auth-timeout must be positive, --max-connections and --max-connections-per-source at least 0\n\n"+gatewayUsage)
+		return exitUsage
+	}
+	if err := rf.check(); err != nil {
+		fmt.Fprintf(stderr, "toolcanon gateway: %v\n", err)
+		return exitUsage
 	}
 	cfg, err := gateway.LoadConfig(*config)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcanon gateway: %v\n", err)
 		return exitUsage
 	}
+	if cfg.Redis != nil {
+		if !rf.spec.IsZero() {
+			fmt.Fprintf(stderr, "toolcanon gateway: %s names its Redis (\"redis\"), and so do the flags: give one\n", *config)
+			return exitUsage
+		}
+		rf.spec, rf.config = *cfg.Redis, *config
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	if *listen != "" && len(cfg.HTTP.BearerTokens) == 0 && !*insecure && !gateway.LoopbackOnly(context.Background(), *listen) {
+	if *listen != "" && !cfg.HTTP.Authenticated() && !*insecure && !gateway.LoopbackOnly(context.Background(), *listen) {
 		fmt.Fprintf(stderr, openListenerRefused, *listen, *config)
 		return exitUsage
 	}
 	var store canonical.Store = memstore.New(memstore.WithMaxRuns(*maxRuns), memstore.WithMaxRunsPerPrincipal(*maxLiveRuns))
 	var relay gateway.CancelRelay // a cancel reaches the replica running the call
 	dbSystem := "memory"
-	if rf.addrs != "" {
+	if rf.given() {
 		rs, err := rf.open()
 		if err != nil {
 			fmt.Fprintf(stderr, "toolcanon gateway: %v\n", err)
@@ -137,7 +164,7 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 		gopts.Observer, gopts.Propagator = tr.obs, tr.prop
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	g, err := gateway.Open(ctx, cfg, store, gopts)
 	if err != nil {
@@ -155,20 +182,28 @@ func gatewayCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "toolcanon gateway: cannot listen on %s: %v\n", *listen, err)
 			return exitFailure
 		}
-		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && len(cfg.HTTP.BearerTokens) == 0 && !*insecure && !tcp.IP.IsLoopback() {
+		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !cfg.HTTP.Authenticated() && !*insecure && !tcp.IP.IsLoopback() {
 			ln.Close()
 			fmt.Fprintf(stderr, openListenerRefused, ln.Addr(), *config)
 			return exitUsage
 		}
-		ln = newLimitListener(ln, *maxConns)
+		gl := newGuardListener(ln, *maxConns, *maxConnsEach, *authTimeout)
+		ln = gl
 		mux := http.NewServeMux()
-		mux.Handle("/mcp", g.Handler(gateway.HTTPOptions{Sessions: *sessions, MaxSessions: *maxSessions,
-			MaxSessionsPerPrincipal: *maxSessionsEach, SessionTimeout: *sessionTimeout}))
+		h := g.Handler(gateway.HTTPOptions{Sessions: *sessions, MaxSessions: *maxSessions,
+			MaxSessionsPerPrincipal: *maxSessionsEach, SessionTimeout: *sessionTimeout})
+		mux.Handle("/mcp", h)
+		for _, p := range g.MetadataPaths() { // OAuth: the protected resource metadata
+			mux.Handle(p, h)
+		}
 		// No server-wide ReadTimeout or WriteTimeout: they would cut event
-		// streams; the handler sets deadlines per request instead.
-		// The paths beside /mcp (answered 404) have their bodies bounded too.
-		srv = &http.Server{Handler: gateway.BoundBodies(mux, gateway.DefaultBodyTimeout, gateway.DefaultMaxBodyBytes),
-			ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+		// streams; the handler sets deadlines per request instead, and the
+		// listener holds a connection to --auth-timeout until it has
+		// authenticated. The paths beside /mcp (answered 404) have their
+		// bodies bounded and their connections closed too.
+		srv = &http.Server{Handler: gateway.BoundBodies(gateway.CloseUnauthenticated(mux), gateway.DefaultBodyTimeout, gateway.DefaultMaxBodyBytes),
+			ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+			ConnContext: gl.ConnContext}
 		mode := "stateless"
 		if *sessions {
 			mode = "with sessions"
@@ -213,6 +248,7 @@ const defaultMemoryRuns = 10000
 const openListenerRefused = `toolcanon gateway: refusing to serve %s without authentication: it is not only a loopback address, and the configuration lists no bearer tokens.
   Either list tokens in %s: "http": {"bearer_tokens": [{"sha256": "<hex SHA-256 of the token>", "subject": "alice"}]}
   (printf %%s "$TOKEN" | sha256sum), and clients send "Authorization: Bearer $TOKEN";
+  or accept your authorization server's access tokens: "http": {"oauth": {"resource": "https://…/mcp", "issuer": "https://…"}};
   or listen on loopback (--listen 127.0.0.1:8080);
   or pass --insecure-no-auth to serve every tool to anyone who can reach the address.
 `
@@ -295,6 +331,10 @@ func gatewayCheckCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolcanon gateway check: %v\n", err)
 		return exitUsage
 	}
-	fmt.Fprintf(stdout, "%s: ok: %d tools from %d upstreams\n", *config, len(cfg.Tools), len(cfg.Upstreams))
+	fmt.Fprintf(stdout, "%s: ok: %d tools from %d upstreams", *config, len(cfg.Tools), len(cfg.Upstreams))
+	if o := cfg.HTTP.OAuth; o != nil {
+		fmt.Fprintf(stdout, "; OAuth resource %s, tokens of %s, metadata at %s", o.Resource, o.Issuer, o.MetadataURL())
+	}
+	fmt.Fprintln(stdout)
 	return exitOK
 }

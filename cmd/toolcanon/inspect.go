@@ -7,95 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/toolcanon/toolcanon/canonical"
-	"github.com/toolcanon/toolcanon/canonical/redisstore"
 	"github.com/toolcanon/toolcanon/internal/strictjson"
 )
-
-// EnvRedisPassword names the environment variable that holds the Redis
-// password. A password is never taken from the command line, where ps and
-// shell history would show it.
-const EnvRedisPassword = "TOOLCANON_REDIS_PASSWORD"
-
-// maxPasswordFile bounds what --password-file reads.
-const maxPasswordFile = 4 << 10
-
-// redisFlags are the connection flags shared by the commands.
-type redisFlags struct {
-	addrs, user, prefix string
-	passwordFile        string
-	password            string // only to refuse it
-	standalone          bool
-}
-
-func (f *redisFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.addrs, "redis", "", "Redis address, or cluster nodes separated by commas")
-	fs.StringVar(&f.user, "user", "", "Redis ACL user")
-	fs.StringVar(&f.passwordFile, "password-file", "", "file holding the Redis password (else $"+EnvRedisPassword+")")
-	fs.StringVar(&f.password, "password", "", "refused: use $"+EnvRedisPassword+" or --password-file")
-	fs.StringVar(&f.prefix, "prefix", canonical.DefaultPrefix, "key prefix")
-	fs.BoolVar(&f.standalone, "standalone", false, "skip cluster discovery (for an ACL user that may not run CLUSTER)")
-}
-
-// errPasswordFlag is the message for --password.
-var errPasswordFlag = errors.New("--password is refused: a password on the command line shows in ps output and shell history; " +
-	"set " + EnvRedisPassword + " or use --password-file FILE")
-
-// secret returns the Redis password: from --password-file when given (one
-// line; a trailing newline is dropped), else from TOOLCANON_REDIS_PASSWORD.
-// A password given with --password is refused, never used.
-func (f *redisFlags) secret() (string, error) {
-	if f.password != "" {
-		return "", errPasswordFlag
-	}
-	if f.passwordFile == "" {
-		return os.Getenv(EnvRedisPassword), nil
-	}
-	file, err := os.Open(f.passwordFile)
-	if err != nil {
-		return "", fmt.Errorf("cannot read --password-file: %v", err)
-	}
-	defer file.Close()
-	b, err := io.ReadAll(io.LimitReader(file, maxPasswordFile+1))
-	if err != nil {
-		return "", fmt.Errorf("cannot read --password-file: %v", err)
-	}
-	if len(b) > maxPasswordFile {
-		return "", fmt.Errorf("--password-file is over %d bytes", maxPasswordFile)
-	}
-	pw := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
-	if pw == "" || strings.ContainsAny(pw, "\r\n") {
-		return "", errors.New("--password-file must hold the password on one line")
-	}
-	return pw, nil
-}
-
-// open connects, turning failures into messages a person understands.
-func (f *redisFlags) open() (*redisstore.Store, error) {
-	password, err := f.secret()
-	if err != nil {
-		return nil, canonical.Wrap(canonical.CodeInvalidArgument, err, "redis password")
-	}
-	var addrs []string
-	for _, a := range strings.Split(f.addrs, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			addrs = append(addrs, a)
-		}
-	}
-	s, err := redisstore.New(redisstore.Options{Addrs: addrs, Username: f.user, Password: password, Prefix: f.prefix,
-		Standalone: f.standalone})
-	if err != nil {
-		if canonical.CodeOf(err) == canonical.CodeStoreUnavailable {
-			return nil, fmt.Errorf("cannot reach Redis at %s: %v", f.addrs, rootCause(err))
-		}
-		return nil, err
-	}
-	return s, nil
-}
 
 func rootCause(err error) error {
 	for {
@@ -182,11 +99,11 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	onBehalf := false
 	fs.Visit(func(f *flag.Flag) { onBehalf = onBehalf || f.Name == "principal" })
-	if rf.password != "" {
-		fmt.Fprintf(stderr, "toolcanon inspect: %v\n", errPasswordFlag)
+	if err := rf.check(); err != nil {
+		fmt.Fprintf(stderr, "toolcanon inspect: %v\n", err)
 		return exitUsage
 	}
-	if rf.addrs == "" || *runID == "" {
+	if !rf.given() || *runID == "" {
 		fmt.Fprintln(stderr, "toolcanon inspect: --redis and --run are required")
 		return exitUsage
 	}

@@ -238,7 +238,7 @@ func TestInspectPasswordNeverOnTheCommandLine(t *testing.T) {
 			t.Errorf("%s password file: exit %d, %q", name, code, stderr)
 		}
 	}
-	if code, _, stderr := runCmd("inspect", "--redis", srv.Addr, "--run", run, "--password-file", filepath.Join(dir, "missing")); code != exitUsage || !strings.Contains(stderr, "cannot read --password-file") {
+	if code, _, stderr := runCmd("inspect", "--redis", srv.Addr, "--run", run, "--password-file", filepath.Join(dir, "missing")); code != exitUsage || !strings.Contains(stderr, "--password-file: cannot read") {
 		t.Errorf("missing password file: exit %d, %q", code, stderr)
 	}
 }

@@ -1,36 +1,43 @@
 package main
 
 import (
+	"bufio"
+	"io"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 )
 
-// Past its cap, the listener accepts a connection only once another
-// closes.
-func TestLimitListenerWaitsForAClose(t *testing.T) {
+// Past its cap, the listener answers a new connection 503 and closes it,
+// and Accept goes on to the next one; a closed connection frees its place
+// once, however often it is closed.
+func TestGuardListenerRefusesPastItsCap(t *testing.T) {
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := newLimitListener(inner, 2)
+	ln := newGuardListener(inner, 2, 0, time.Minute)
 	defer ln.Close()
-	accepted := make(chan net.Conn, 4)
+	accepted := make(chan net.Conn, 8)
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
+				close(accepted)
 				return
 			}
 			accepted <- c
 		}
 	}()
-	for range 4 {
+	dial := func() net.Conn {
+		t.Helper()
 		c, err := net.Dial("tcp", inner.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.Close()
+		t.Cleanup(func() { _ = c.Close() })
+		return c
 	}
 	accept := func(what string) net.Conn {
 		t.Helper()
@@ -42,38 +49,87 @@ func TestLimitListenerWaitsForAClose(t *testing.T) {
 			return nil
 		}
 	}
-	refuse := func(what string) {
+	refused := func(what string) {
 		t.Helper()
+		c := dial()
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		_, _ = io.WriteString(c, "GET /mcp HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("%s: %v %v, want 503 with Retry-After", what, resp, err)
+		}
 		select {
 		case <-accepted:
-			t.Fatalf("%s was accepted", what)
-		case <-time.After(200 * time.Millisecond):
+			t.Fatalf("%s reached the server", what)
+		default:
 		}
 	}
+	dial()
+	dial()
 	first, second := accept("the first connection"), accept("the second connection")
-	refuse("a third connection past the cap of 2")
+	refused("a third connection past the cap of 2")
+	refused("a fourth connection past the cap of 2")
 	_ = first.Close()
 	_ = first.Close() // a second close frees nothing more
-	defer accept("the third connection, after one closed").Close()
-	refuse("a fourth connection, as if the second close had freed a slot again")
+	dial()
+	accept("a connection after one closed")
+	refused("a connection past the cap again, as if the second close had freed a place")
 	_ = second.Close()
-	defer accept("the fourth connection, after another closed").Close()
+	dial()
+	accept("a connection after another closed")
 
-	// Full again: an Accept waiting for a slot ends when the listener
-	// closes (a server's Shutdown does not wait for a connection to end).
-	waiting := make(chan error, 1)
-	go func() {
-		_, err := ln.Accept()
-		waiting <- err
-	}()
-	time.Sleep(50 * time.Millisecond)
 	_ = ln.Close()
 	select {
-	case err := <-waiting:
-		if err == nil {
-			t.Fatal("Accept on a closed, full listener returned a connection")
+	case _, open := <-accepted:
+		if open {
+			t.Fatal("the closed listener returned a connection")
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("an Accept waiting for a slot did not end when the listener closed")
+		t.Fatal("Accept did not end when the listener closed")
+	}
+}
+
+// Until it authenticates, a connection's reads wait no longer than its
+// auth timeout from its accept, whatever deadline the server sets; once
+// authenticated, the server's deadline holds again.
+func TestGuardedConnWaitsForAuthentication(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := newGuardListener(inner, 0, 0, 300*time.Millisecond)
+	defer ln.Close()
+	read := func(authenticate bool) time.Duration {
+		t.Helper()
+		client, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer client.Close()
+		c, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetReadDeadline(time.Now().Add(time.Minute)) // as a server's header timeout
+		if authenticate {
+			c.(*guardedConn).authenticated()
+		}
+		start := time.Now()
+		done := make(chan struct{})
+		go func() { _, _ = c.Read(make([]byte, 1)); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(time.Second):
+			_ = client.Close() // ends the read
+			<-done
+		}
+		return time.Since(start)
+	}
+	if took := read(false); took > 800*time.Millisecond {
+		t.Errorf("an unauthenticated connection's read waited %v, past its 300ms auth timeout", took)
+	}
+	if took := read(true); took < time.Second {
+		t.Errorf("an authenticated connection's read ended after %v, before the server's deadline", took)
 	}
 }

@@ -11,7 +11,7 @@
 //	toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
 //	                  [--trace-file FILE | --trace-stdout]
 //	toolcanon gateway pin|check --config FILE
-//	toolcanon run-token --key-file FILE --run RUN --principal P [--ttl 1h]
+//	toolcanon run-token --config FILE --run RUN --principal P [--ttl 1h]
 //	toolcanon ui      --redis ADDR[,ADDR...] [--cluster] [--listen 127.0.0.1:7474] [--show-raw] [--allow-actions]
 //
 // Exit codes: 0 success, 1 the store failed (unreachable), 2 bad usage,
@@ -81,8 +81,10 @@ Usage:
       Show a run's settings, records and completion index. Raw payloads only with --raw.
       With --principal, only a run that belongs to P is shown (else exit 4).
   toolcanon doctor  --redis ADDR[,ADDR...] [--json]
-      Report the server settings the guarantees assume: version, maxmemory-policy,
-      persistence (appendonly, save) and replicas, and what each means.
+      Report what the guarantees assume, and what each finding means: TLS,
+      scripting (Lua, EVALSHA and EVAL allowed), the ACL user's commands,
+      maxmemory-policy, persistence, replicas and Durability, cluster state.
+      Exit 1 when one breaks a guarantee.
   toolcanon reap    --redis ADDR[,ADDR...] --run RUN [--max N]
       Abandon every call of the run whose lease has passed (its worker died):
       each becomes ERROR/EXECUTION_ABANDONED. Prints what it did.
@@ -96,20 +98,33 @@ Usage:
       Put toolcanon in front of MCP servers: every tools/call of an agent
       through the boundary. "toolcanon gateway help" for pin, check and
       tracing (--trace-file FILE, --trace-stdout).
-  toolcanon run-token --key-file FILE --run RUN --principal P [--ttl 1h]
-      Print a signed token that lets principal P use run RUN through a gateway
-      whose identity.run_token names the same key.
+  toolcanon run-token --config FILE --run RUN --principal P [--ttl 1h]
+      Print a signed token that lets principal P use run RUN through the
+      gateway of that configuration (its identity.run_token: the audience
+      and the "mint" key); or, without the configuration, --key-file FILE
+      --key-id ID --audience AUD.
   toolcanon ui      --redis ADDR[,ADDR...] [--cluster] [--listen 127.0.0.1:7474] [--show-raw] [--allow-actions]
       Serve the operator UI on loopback: runs, a run's calls, a call. "toolcanon ui -h" for more.
 
-Common flags:
-  --redis ADDR     Redis address, or several cluster nodes separated by commas
-  --user, --prefix  Redis ACL user, and key prefix (default tc)
-  --password-file FILE
-                   file holding the Redis password; without it the password
-                   comes from $TOOLCANON_REDIS_PASSWORD. --password is refused:
-                   a command line shows in ps output and shell history.
-  --standalone     skip cluster discovery (an ACL user that may not run CLUSTER)
+Connection flags (every command; the gateway's configuration takes them as its "redis" object):
+  --redis URL      rediss://[user@]host:port (TLS), redis://[user@]host:port, or
+                   host:port[,host:port...] (several: cluster seeds, or the sentinels)
+  --user NAME      Redis ACL user, when the URL names none
+  --password-file FILE, --password-env NAME
+                   where the password is; default $TOOLCANON_REDIS_PASSWORD.
+                   --password and a password in the URL are refused: a command
+                   line shows in ps output and shell history.
+  --tls-ca-file, --tls-cert-file, --tls-key-file FILE, --tls-server-name NAME
+                   the CA that signed the server's certificate (default: the
+                   system's roots), a client certificate and its key, and the
+                   name the server's certificate carries
+  --standalone | --cluster | --sentinel-master NAME
+                   skip cluster discovery (an ACL user that may not run CLUSTER),
+                   require a cluster, or find the master through Redis Sentinel
+  --durability-replicas N, --durability-timeout D, --durability-aof
+                   wait until N replicas (and their append-only files) have
+                   each change
+  --prefix P       key prefix (default tc); --redis-timeout D bounds each store call
 
 Exit codes: 0 ok, 1 store failure, 2 bad usage, 3 not found, 4 refused (lease still running, call complete, another principal's run).
 `)

@@ -29,7 +29,11 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if rf.addrs == "" {
+	if err := rf.check(); err != nil {
+		fmt.Fprintf(stderr, "toolcanon doctor: %v\n", err)
+		return exitUsage
+	}
+	if !rf.given() || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "toolcanon doctor: --redis is required")
 		return exitUsage
 	}
@@ -43,7 +47,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	rep, err := store.Check(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "toolcanon doctor: cannot check Redis at %s: %v\n", rf.addrs, rootCause(err))
+		fmt.Fprintf(stderr, "toolcanon doctor: cannot check Redis at %s: %v\n", rf.spec, rootCause(err))
 		return codeExit(err)
 	}
 	if *asJSON {
@@ -53,6 +57,10 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 			return exitFailure
 		}
 		return exitOK
+	}
+	fmt.Fprintf(stdout, "Connection to %s\n", rf.spec)
+	for _, f := range rep.Findings {
+		fmt.Fprintf(stdout, "  %s\n", f)
 	}
 	for _, n := range rep.Nodes {
 		fmt.Fprintf(stdout, "Redis at %s\n", n.Addr)
@@ -91,7 +99,11 @@ func reapCmd(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if rf.addrs == "" || (*runID == "") == !*all || (*once && !*all) || fs.NArg() > 0 {
+	if err := rf.check(); err != nil {
+		fmt.Fprintf(stderr, "toolcanon reap: %v\n", err)
+		return exitUsage
+	}
+	if !rf.given() || (*runID == "") == !*all || (*once && !*all) || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, "toolcanon reap: --redis and one of --run and --all are required")
 		return exitUsage
 	}
@@ -217,7 +229,11 @@ func abandonCmd(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if rf.addrs == "" || *runID == "" || *call == "" {
+	if err := rf.check(); err != nil {
+		fmt.Fprintf(stderr, "toolcanon abandon: %v\n", err)
+		return exitUsage
+	}
+	if !rf.given() || *runID == "" || *call == "" {
 		fmt.Fprintln(stderr, "toolcanon abandon: --redis, --run and --call are required")
 		return exitUsage
 	}

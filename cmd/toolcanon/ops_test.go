@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,9 +27,11 @@ func TestDoctorReportsTheServersSettings(t *testing.T) {
 		}
 	}
 	// The test server runs without persistence and without replicas.
-	for _, want := range []string{"Redis at " + addr, "OK      redis_version      " + v,
+	for _, want := range []string{"Connection to " + addr, "OK      tls                off            plain TCP, on loopback only",
+		"OK      topology           standalone", "Redis at " + addr, "OK      redis_version      " + v,
+		"OK      scripting          available", `OK      acl                ok             user "default" may run every command`,
 		"OK      maxmemory-policy   noeviction", "WARN    appendonly         no", `WARN    save               ""`,
-		"WARN    connected_replicas 0", "3 warning(s)"} {
+		"WARN    connected_replicas 0", "WARN    durability         off", "4 warning(s)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}
@@ -65,10 +68,14 @@ func TestDoctorFailsOnAnEvictingPolicy(t *testing.T) {
 	}
 }
 
+// A worker's user, without the commands only doctor needs: every setting
+// INFO or CONFIG GET would show is unknown, and what the user may run is
+// still checked (in a script: it may not run ACL DRYRUN).
 func TestDoctorWithoutInfoOrConfigSaysUnknown(t *testing.T) {
 	addr := redistest.Addr(t)
-	if _, err := redistest.Command(addr, "ACL", "SETUSER", "doctor-min", "reset", "on", ">pw-doctor", "resetkeys",
-		"-@all", "+hello", "+auth", "+ping"); err != nil {
+	args := append([]string{"ACL", "SETUSER", "doctor-min", "reset", "on", ">pw-doctor", "resetkeys", "~tc:*", "-@all"},
+		redisstore.ACLGrants(redisstore.ACLWorker, redisstore.ACLReap)...)
+	if _, err := redistest.Command(addr, args...); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = redistest.Command(addr, "ACL", "DELUSER", "doctor-min") })
@@ -77,8 +84,9 @@ func TestDoctorWithoutInfoOrConfigSaysUnknown(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if n := strings.Count(out, "UNKNOWN "); n != 5 || strings.Contains(out, "WARN ") {
-		t.Fatalf("want 5 unknown settings and no warning, got:\n%s", out)
+	if n := strings.Count(out, "UNKNOWN "); n != 5 || strings.Count(out, "WARN ") != 1 || !strings.Contains(out, "WARN    durability         off") ||
+		!strings.Contains(out, `OK      acl                ok             user "doctor-min" may run every command this store sends (checked with redis.acl_check_cmd)`) {
+		t.Fatalf("want 5 unknown settings, the user's commands checked, and only durability off as a warning, got:\n%s", out)
 	}
 }
 
@@ -154,5 +162,88 @@ func TestAbandonOneCall(t *testing.T) {
 		if code, _, _ := runCmd(args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
 		}
+	}
+}
+
+// doctor against a server whose ACL denies EVALSHA to the user: exit 1, and
+// one line says so, what it means and what to grant.
+func TestDoctorFailsWhenTheACLDeniesEVALSHA(t *testing.T) {
+	addr := redistest.Addr(t)
+	grants := slices.DeleteFunc(redisstore.ACLGrants(redisstore.ACLWorker, redisstore.ACLReap, redisstore.ACLCheck),
+		func(g string) bool { return g == "+evalsha" })
+	args := append([]string{"ACL", "SETUSER", "doctor-noevalsha", "reset", "on", ">pw-doctor", "resetkeys", "~tc:*", "-@all"}, grants...)
+	if _, err := redistest.Command(addr, args...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = redistest.Command(addr, "ACL", "DELUSER", "doctor-noevalsha") })
+	t.Setenv(EnvRedisPassword, "pw-doctor")
+	code, out, stderr := runCmd("doctor", "--redis", "redis://doctor-noevalsha@"+addr)
+	if code != exitFailure {
+		t.Fatalf("exit %d, want %d: %s\n%s", code, exitFailure, stderr, out)
+	}
+	var fails []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "FAIL ") {
+			fails = append(fails, line)
+		}
+	}
+	want := "FAIL    scripting          denied         the ACL user may not run EVALSHA: no state change can be made: " +
+		"every call fails with STORE_UNAVAILABLE and no tool runs; grant +evalsha"
+	if len(fails) != 1 || strings.TrimSpace(fails[0]) != want || !strings.Contains(out, "1 failure(s)") {
+		t.Fatalf("want the one line\n%s\ngot:\n%s", want, out)
+	}
+}
+
+// doctor over TLS as an ACL user: the connection is encrypted, and the
+// user has every command of the README's ACL.
+func TestDoctorOverTLS(t *testing.T) {
+	r := startTLSRedis(t)
+	code, out, stderr := runCmd(append([]string{"doctor"}, r.flags()...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	for _, want := range []string{"Connection to " + r.url, "OK      tls                on             connections are encrypted and the server's certificate is verified",
+		`OK      acl                ok             user "toolcanon" may run every command this store sends (checked with redis.acl_check_cmd)`,
+		"OK      scripting          available"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, out)
+		}
+	}
+	r2 := startTLSRedis(t, "--tls-auth-clients", "yes")
+	code, out, stderr = runCmd(append([]string{"doctor"}, r2.flags("--tls-cert-file", r2.files.ClientCert, "--tls-key-file", r2.files.ClientKey)...)...)
+	if code != exitOK || !strings.Contains(out, "verified; a client certificate is presented") {
+		t.Fatalf("with a client certificate: exit %d: %s\n%s", code, stderr, out)
+	}
+}
+
+// The durability flags reach the store: doctor judges them against the
+// replicas connected (none here), and fails.
+func TestDoctorChecksTheDurabilityAsked(t *testing.T) {
+	addr := redistest.Addr(t)
+	code, out, stderr := runCmd("doctor", "--redis", addr, "--durability-replicas", "1", "--durability-timeout", "100ms")
+	if code != exitFailure || !strings.Contains(out, "FAIL    durability         wait 1 100ms   1 replica(s) asked for, 0 connected") {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	code, _, stderr = runCmd("doctor", "--redis", addr, "--durability-replicas", "1")
+	if code != exitUsage || !strings.Contains(stderr, "--durability-timeout: required with --durability-replicas") {
+		t.Fatalf("no timeout: exit %d: %s", code, stderr)
+	}
+}
+
+// Through Redis Sentinel: the sentinels' address and the master set's name.
+func TestDoctorThroughASentinel(t *testing.T) {
+	master, err := redistest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(master.Stop)
+	sentinel, err := redistest.StartSentinel(master, "mymaster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sentinel.Stop)
+	code, out, stderr := runCmd("doctor", "--redis", sentinel.Addr, "--sentinel-master", "mymaster")
+	if code != exitOK || !strings.Contains(out, "OK      topology           sentinel") || !strings.Contains(out, "Redis at "+master.Addr) {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
 	}
 }

@@ -50,7 +50,6 @@ func uiServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var rf redisFlags
 	rf.register(fs)
-	cluster := fs.Bool("cluster", false, "the addresses are Redis Cluster nodes (the topology is discovered; refuses --standalone)")
 	listen := fs.String("listen", "127.0.0.1:7474", "serve HTTP on ADDR (host:port)")
 	showRaw := fs.Bool("show-raw", false, "show raw responses and requests, redacted and capped")
 	rawCap := fs.Int("raw-cap", ui.DefaultRawCap, "with --show-raw: the most bytes of a raw response or request shown")
@@ -65,12 +64,12 @@ func uiServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	switch {
-	case rf.addrs == "" || fs.NArg() > 0:
-		fmt.Fprint(stderr, "toolcanon ui: --redis is required\n\n"+uiUsage)
+	switch err := rf.check(); {
+	case err != nil:
+		fmt.Fprintf(stderr, "toolcanon ui: %v\n\n"+uiUsage, err)
 		return exitUsage
-	case *cluster && rf.standalone:
-		fmt.Fprint(stderr, "toolcanon ui: --cluster and --standalone exclude each other\n\n"+uiUsage)
+	case !rf.given() || fs.NArg() > 0:
+		fmt.Fprint(stderr, "toolcanon ui: --redis is required\n\n"+uiUsage)
 		return exitUsage
 	case *live < ui.MinLiveInterval || *pageSize < 1 || *pageSize > ui.MaxPageSize || *rawCap < 1 || *rawCap > ui.MaxRawCap ||
 		*sessionTTL < time.Minute || *sessionTTL > 30*24*time.Hour:

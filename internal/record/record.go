@@ -415,6 +415,14 @@ func NewGeneration() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
+// NewRunSecret returns a secret for a run that has none: 16 random bytes
+// in base64url, the key with which the run's handles are minted.
+func NewRunSecret() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
 // lowerHex decodes s when it is exactly n bytes in lowercase hex, the form
 // that encodes back to s.
 func lowerHex(s string, n int) ([]byte, bool) {

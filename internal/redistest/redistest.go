@@ -65,15 +65,16 @@ const (
 // Server is one running server process started by the harness, on this
 // machine or in a container.
 type Server struct {
-	Addr string
-	Port int
-	Kind string // KindRedis or KindValkey
-	dir  string
-	args []string
-	bin  string    // server binary; "" when the server runs in ctr
-	ctr  Container // the container of a server the binary does not run
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
+	Addr    string
+	Port    int
+	Kind    string // KindRedis or KindValkey
+	TLSAddr string // the TLS port's address, of a server StartTLSServer started
+	dir     string
+	args    []string
+	bin     string    // server binary; "" when the server runs in ctr
+	ctr     Container // the container of a server the binary does not run
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when the process has exited
 }
 
 var (

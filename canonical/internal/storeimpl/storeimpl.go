@@ -103,3 +103,22 @@ func FinishCompletion(rec canonical.Record, c canonical.Completion, overflow boo
 	}
 	return rec, nil
 }
+
+// ValidateHandleRead checks the arguments of a HandleSources read.
+func ValidateHandleRead(runID, principal string, ids []string) error {
+	if err := canonical.ValidateRunID(runID); err != nil {
+		return err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return err
+	}
+	if len(ids) > canonical.MaxHandlesPerCall {
+		return canonical.Errorf(canonical.CodeInvalidArgument, "at most %d handle ids at once (got %d)", canonical.MaxHandlesPerCall, len(ids))
+	}
+	for _, id := range ids {
+		if !canonical.ValidHandleID(id) {
+			return canonical.Errorf(canonical.CodeInvalidArgument, "%q is not a handle id", id)
+		}
+	}
+	return nil
+}

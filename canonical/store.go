@@ -31,10 +31,14 @@ type Store interface {
 	// closed, or lost (its state gone while its live marker, index or
 	// leases live: see RunUsage.Lost), is RUN_INACTIVE.
 	//
-	// The first write to a run (a Begin, CloseRun or ObserveProgress) makes
-	// its principal the run's owner. A Begin by another principal is
-	// RUN_FORBIDDEN, checked before anything else, so that it learns
-	// nothing of the run and writes nothing.
+	// The first Begin of a run makes its principal the run's owner; only a
+	// Begin creates a run (CloseRun and ObserveProgress on a run nobody
+	// began are NOT_FOUND), so a run is claimed only by a call in it. A
+	// Begin by another principal is RUN_FORBIDDEN, checked before anything
+	// else, so that it learns nothing of the run and writes nothing. Which
+	// principal may begin which run id is the host's to decide before it
+	// calls Begin: a store cannot tell a run's intended owner from the
+	// first principal to name it.
 	Begin(ctx context.Context, req BeginRequest) (Record, error)
 
 	// Complete moves a PROJECTING record to READY or ERROR and appends its id to
@@ -92,8 +96,9 @@ type Store interface {
 	// already begun may still complete. A closed run stays closed for the
 	// store's retention (24h by default), or longer while its records live,
 	// whatever its records' TTLs. Closing is idempotent. Only the run's
-	// principal may close it (else RUN_FORBIDDEN); closing a run that has
-	// no state yet makes principal its owner.
+	// principal may close it (else RUN_FORBIDDEN). A run with no state
+	// (nobody began it, or its state is lost) is NOT_FOUND and nothing is
+	// written: a close claims no run.
 	CloseRun(ctx context.Context, runID, principal string) error
 
 	// Usage returns the run's counters, or NOT_FOUND for a run with no state.
@@ -182,14 +187,13 @@ type ProgressObserver interface {
 	// progress protocol and returns the run's protocol state after it. An
 	// invalid report raises Pending and Violations; a valid one resets
 	// Pending only. Violations saturates at threshold (> 0), where Violated
-	// becomes true for good. A run with no state gets one (with the store's
-	// default TTL, else its closed-run retention). Unlike the lifecycle
+	// becomes true for good. Unlike the lifecycle
 	// calls it is not idempotent, so stores never resend it: when its reply
 	// is lost the caller gets STORE_UNAVAILABLE and the report may or may
 	// not have been counted. Only the run's principal may report on it
-	// (else RUN_FORBIDDEN, counting nothing); a run with no state gets
-	// principal as its owner. A lost run (see RunUsage.Lost) has no owner
-	// and counts no report: RUN_INACTIVE, counting nothing.
+	// (else RUN_FORBIDDEN, counting nothing). A run with no state is
+	// NOT_FOUND, and a lost one (see RunUsage.Lost) RUN_INACTIVE, both
+	// counting nothing: only a Begin claims a run.
 	ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (ProtocolState, error)
 }
 

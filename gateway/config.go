@@ -596,7 +596,7 @@ func (c *cfgParser) identity(n *jnode, ptr string) (IdentityConfig, error) {
 	if id.RunHeader, err = c.optStr(n, ptr, "run_header", `name an HTTP header such as "X-Toolcanon-Run"`, headerName); err != nil {
 		return id, err
 	}
-	if id.DefaultRun, err = c.optStr(n, ptr, "default_run", "use 1-128 characters of [A-Za-z0-9_.-]", func(s string) bool { return canonical.ValidateRunID(s) == nil }); err != nil {
+	if id.DefaultRun, err = c.optStr(n, ptr, "default_run", fmt.Sprintf("use 1-%d characters of [A-Za-z0-9_.-]", MaxRunName), func(s string) bool { return len(s) <= MaxRunName && canonical.ValidateRunID(s) == nil }); err != nil {
 		return id, err
 	}
 	if v := n.member("run_token"); v != nil {

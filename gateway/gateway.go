@@ -60,6 +60,10 @@ type OpenOptions struct {
 	// that replicas share (redisstore.Store) so that a cancel reaching any
 	// replica stops the call on the one running it.
 	CancelRelay CancelRelay
+	// MaxAgentConnections is every stdio upstream's
+	// UpstreamOptions.MaxAgentConnections: the most processes it runs of
+	// one agent session each, for the sessions that want its messages.
+	MaxAgentConnections int
 }
 
 // Gateway fronts the upstream MCP servers of a Config: the listed tools
@@ -206,7 +210,7 @@ func newUpstreams(cfg *Config, opts OpenOptions, log *slog.Logger) (map[string]*
 		o := UpstreamOptions{
 			Name: name, Command: uc.Command, Env: uc.Env, InheritEnv: uc.InheritEnv, Dir: uc.Dir, URL: uc.URL, Pins: pins[name],
 			ConnectTimeout: opts.ConnectTimeout, Stderr: opts.UpstreamStderr, Logger: log,
-			Propagator: opts.Propagator,
+			Propagator: opts.Propagator, MaxAgentConnections: opts.MaxAgentConnections,
 		}
 		if uc.BearerTokenEnv != "" {
 			tok := os.Getenv(uc.BearerTokenEnv)

@@ -99,7 +99,10 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{Stateless: !opts.Sessions, SessionTimeout: opts.SessionTimeout,
 			// 2026-07-28 and later: a client that closes the POST cancels it.
-			PropagateRequestCancellation: true})
+			PropagateRequestCancellation: true,
+			// A browser's request from another origin is refused (403), as
+			// a foreign Host on loopback is.
+			CrossOriginProtection: http.NewCrossOriginProtection()})
 	var h http.Handler = &bounded{next: sdk, opts: opts, server: g.server, h: g.h,
 		owners: map[string]string{}, openingBy: map[string]int{}}
 	// What reaches here passed authentication (if any is configured).
@@ -282,7 +285,18 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if !b.opts.Sessions && r.Method == http.MethodPost && b.h != nil {
-			r = b.stateless(r, body)
+			var cancel *statelessCancel
+			if r, cancel = b.stateless(r, body); cancel != nil {
+				// Acted on only once the SDK accepted the message (202),
+				// after the checks every message passes: Host, Origin,
+				// Content-Type, Accept.
+				aw := &acceptWriter{ResponseWriter: w}
+				b.next.ServeHTTP(aw, r)
+				if aw.status == http.StatusAccepted {
+					b.h.cancelHTTP(r, cancel)
+				}
+				return
+			}
 		}
 	}
 	if r.Method == http.MethodPost {
@@ -378,18 +392,20 @@ func (b *bounded) openedFor(who, id string) {
 
 // stateless reads what a stateless POST holds that no session keeps: the
 // JSON-RPC id of a tools/call, put in its context so that the call can be
-// cancelled, and a notifications/cancelled, which it passes to the call.
-// The SDK then serves the request as it stands.
-func (b *bounded) stateless(r *http.Request, body []byte) *http.Request {
+// cancelled, and a notifications/cancelled, returned to be passed to its
+// call once the SDK has accepted it. The SDK serves the request as it
+// stands.
+func (b *bounded) stateless(r *http.Request, body []byte) (*http.Request, *statelessCancel) {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params struct {
 			RequestID json.RawMessage `json:"requestId"`
+			Meta      mcp.Meta        `json:"_meta"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &msg) != nil {
-		return r
+		return r, nil
 	}
 	switch msg.Method {
 	case methodCallTool:
@@ -397,14 +413,37 @@ func (b *bounded) stateless(r *http.Request, body []byte) *http.Request {
 		if id := rpcIDString(msg.ID); id != "" {
 			ctx = context.WithValue(ctx, rpcIDKey{}, id)
 		}
-		return r.WithContext(ctx)
+		return r.WithContext(ctx), nil
 	case notificationCancelled:
 		if id := rpcIDString(msg.Params.RequestID); id != "" && len(msg.ID) == 0 {
-			b.h.cancelHTTP(r, id)
+			return r, &statelessCancel{rpcID: id, meta: msg.Params.Meta}
 		}
 	}
-	return r
+	return r, nil
 }
+
+// acceptWriter notes the status the SDK answered.
+type acceptWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (a *acceptWriter) WriteHeader(status int) {
+	if a.status == 0 {
+		a.status = status
+	}
+	a.ResponseWriter.WriteHeader(status)
+}
+
+func (a *acceptWriter) Write(p []byte) (int, error) {
+	if a.status == 0 {
+		a.status = http.StatusOK
+	}
+	return a.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (a *acceptWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // statelessKey marks, in its context, a tools/call of a stateless HTTP
 // request. Such a request's session logs at info from its start (the

@@ -126,6 +126,10 @@ func scenarios() []scenario {
 			}},
 		{name: "closed run", code: canonical.CodeRunInactive, children: []string{pre, fail(begin, canonical.CodeRunInactive)},
 			setup: func(w *world, c *call) {
+				// A close finds only a run that was begun.
+				first := c.env
+				first.ToolCallID = "call_first"
+				c.invoke(first)
 				if err := w.store.CloseRun(context.Background(), c.run.ID, c.run.Principal.Subject); err != nil {
 					w.t.Fatal(err)
 				}

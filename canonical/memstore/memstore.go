@@ -48,9 +48,7 @@ type Option func(*Store)
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
 // WithDefaultTTL sets the TTL used by a Begin whose TTL is zero (default:
-// none, every Begin must give one), and of the state of a run that a
-// progress report reaches first (default: the closed-run retention),
-// rounded up to whole milliseconds.
+// none, every Begin must give one), rounded up to whole milliseconds.
 func WithDefaultTTL(d time.Duration) Option { return func(s *Store) { s.ttl = wholeMs(d) } }
 
 // wholeMs rounds a positive duration up to whole milliseconds, the unit
@@ -80,14 +78,27 @@ func WithClosedRunRetention(d time.Duration) Option {
 const DefaultMaxRuns = 1 << 20
 
 // WithMaxRuns bounds the runs the store holds (default DefaultMaxRuns;
-// n <= 0 keeps the default). A Begin, CloseRun or ObserveProgress that would
-// create one more run state is refused with STORE_FULL until runs expire;
-// calls of runs the store already holds go on. Expired runs are dropped
-// first, a bounded batch per shard, so a full store is one of live runs.
+// n <= 0 keeps the default). A Begin that would create one more run state
+// is refused with STORE_FULL until runs expire; calls of runs the store
+// already holds go on. Expired runs are dropped first, a bounded batch per
+// shard, so a full store is one of live runs.
 func WithMaxRuns(n int) Option {
 	return func(s *Store) {
 		if n > 0 {
 			s.maxRuns = int64(n)
+		}
+	}
+}
+
+// WithMaxRunsPerPrincipal bounds the live runs one principal owns (default:
+// no bound but WithMaxRuns; n <= 0 keeps the default), so that no principal
+// can fill the store for the others: a Begin that would create one more
+// run for a principal that owns n already is refused with STORE_FULL until
+// one of its runs expires. Other principals' runs go on being created.
+func WithMaxRunsPerPrincipal(n int) Option {
+	return func(s *Store) {
+		if n > 0 {
+			s.maxOwned = int64(n)
 		}
 	}
 }
@@ -98,7 +109,9 @@ type Store struct {
 	ttl       time.Duration
 	retention time.Duration
 	maxRuns   int64
+	maxOwned  int64        // live runs one principal may own; 0: no bound but maxRuns
 	runs      atomic.Int64 // run states held, over every shard
+	owned     owners       // live run states by owner
 	seed      maphash.Seed
 	gens      atomic.Uint64 // the last run generation handed out
 	shards    [shardCount]shard
@@ -122,6 +135,22 @@ func (s *Store) full(sh *shard, now int64) bool {
 // errFull is the refusal of a new run by a full store.
 func errFull(op string, max int64) error {
 	return canonical.Errorf(canonical.CodeStoreFull, "%s: the store holds %d runs, its maximum (memstore.WithMaxRuns)", op, max)
+}
+
+// shareFull reports whether the principal of tag may not own one more
+// run, after dropping a bounded batch of what has expired in every shard
+// (as full does). sh is locked.
+func (s *Store) shareFull(sh *shard, tag string, now int64) bool {
+	if s.maxOwned == 0 || s.owned.count(tag) < s.maxOwned {
+		return false
+	}
+	sh.expire(now, sweepBatch)
+	for i := range s.shards {
+		if &s.shards[i] != sh {
+			s.visit(i)
+		}
+	}
+	return s.owned.count(tag) >= s.maxOwned
 }
 
 type recordKey struct{ run, id string }
@@ -156,14 +185,6 @@ func (r *runState) forbids(tag string) bool {
 	return r != nil && r.principal != "" && r.principal != tag
 }
 
-// ownerLost reports whether the run r (its state, nil when none) is a lost
-// one with no owner: no owner and no limits while a key only a begun run
-// has lives. Nothing may claim such a run: CloseRun and ObserveProgress
-// then make nobody its owner.
-func (sh *shard) ownerLost(r *runState, runID string, now int64) bool {
-	return (r == nil || r.principal == "" && !r.hasLimits) && sh.begun(runID, now)
-}
-
 // index names call as the source of each handle id in the run's handle
 // index.
 func (r *runState) index(ids []string, call string) {
@@ -175,10 +196,20 @@ func (r *runState) index(ids []string, call string) {
 	}
 }
 
-// claim makes tag the run's owner when it has none.
-func (r *runState) claim(tag string) {
+// claim makes tag the owner of run r when it has none, counting it in the
+// owner's share.
+func (sh *shard) claim(r *runState, tag string) {
 	if r.principal == "" {
 		r.principal = tag
+		sh.owned.add(tag, 1)
+	}
+}
+
+// disown takes r's owner away, as a lost run has none.
+func (sh *shard) disown(r *runState) {
+	if r.principal != "" {
+		sh.owned.add(r.principal, -1)
+		r.principal = ""
 	}
 }
 
@@ -221,7 +252,7 @@ func New(opts ...Option) *Store {
 	s := &Store{now: time.Now, retention: DefaultClosedRunRetention, maxRuns: DefaultMaxRuns, seed: maphash.MakeSeed()}
 	for i := range s.shards {
 		s.shards[i].init()
-		s.shards[i].runCount = &s.runs
+		s.shards[i].runCount, s.shards[i].owned = &s.runs, &s.owned
 	}
 	for _, o := range opts {
 		o(s)
@@ -357,6 +388,10 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 	if r == nil && s.full(sh, now) {
 		return canonical.Record{}, -1, errFull("begin", s.maxRuns)
 	}
+	if r == nil && s.shareFull(sh, tag, now) {
+		return canonical.Record{}, -1, canonical.Errorf(canonical.CodeStoreFull,
+			"begin: the principal owns %d live runs, its share (memstore.WithMaxRunsPerPrincipal)", s.maxOwned)
+	}
 	var calls, toolCalls, bytesUsed int64
 	if r != nil {
 		calls, toolCalls, bytesUsed = r.calls, r.toolCalls[req.Tool], r.bytes
@@ -392,7 +427,7 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 	if r.secret == "" {
 		r.secret = layout.NewRunSecret()
 	}
-	r.claim(tag)
+	sh.claim(r, tag)
 	l := sh.liveLeases(req.RunID, now)
 	if l == nil {
 		l = sh.newLeases(req.RunID, rec.expires)
@@ -475,7 +510,8 @@ func (s *Store) complete(c canonical.Completion, digest string, raw, result []by
 			// could not know was lost, and is not this record's. The state
 			// becomes what a lost one is, with no owner and no limits, so
 			// that nobody reads the run from now on, nor claims it.
-			r.principal, r.hasLimits, r.limits, r.gen, r.secret = "", false, canonical.Limits{}, 0, ""
+			sh.disown(r)
+			r.hasLimits, r.limits, r.gen, r.secret = false, canonical.Limits{}, 0, ""
 		}
 		r.closed, r.lost = true, true
 	} else if resultLen > r.limits.MaxResultBytes || int64(len(cur.rec.Request))+rawLen+resultLen > r.limits.MaxRecordBytes ||
@@ -700,19 +736,14 @@ func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	if r.forbids(tag) {
 		return &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "close run"}
 	}
-	if r == nil && s.full(sh, now) {
-		return errFull("close run", s.maxRuns)
-	}
-	lost := sh.ownerLost(r, runID, now)
 	if r == nil {
-		r = sh.newRun(runID, now, keep)
-	} else if r.expires < keep {
+		// Nobody began it (or its state is lost): a close claims no run.
+		return canonical.Errorf(canonical.CodeNotFound, "close run: run %s has no state", runID)
+	}
+	if r.expires < keep {
 		r.expires = keep
 	}
 	r.closed = true
-	if !lost {
-		r.claim(tag)
-	}
 	// A begun run's live marker expires with its state.
 	if m := sh.liveMarker(runID, now); m != nil && m.expires < r.expires {
 		m.expires = r.expires
@@ -785,22 +816,16 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 	if r.forbids(tag) {
 		return canonical.ProtocolState{}, &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "observe progress"}
 	}
-	if sh.ownerLost(r, runID, now) {
-		// Counted nowhere: the counters would outlive the loss into the
-		// next run of the id.
+	if r == nil {
+		// Nobody began it (or its state is lost): a report claims no run.
+		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeNotFound, "observe progress: run %s has no state", runID)
+	}
+	if r.principal == "" {
+		// A state without an owner is what a complete leaves after the
+		// run's state was lost: counted nowhere, so that the counters do not
+		// outlive the loss into the next run of the id.
 		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeRunInactive, "observe progress: the run is lost")
 	}
-	if r == nil && s.full(sh, now) {
-		return canonical.ProtocolState{}, errFull("observe progress", s.maxRuns)
-	}
-	if r == nil {
-		ttl := s.ttl
-		if ttl == 0 {
-			ttl = s.retention
-		}
-		r = sh.newRun(runID, now, now+ttl.Milliseconds())
-	}
-	r.claim(tag)
 	p := &r.protocol
 	p.Reports++
 	if valid {

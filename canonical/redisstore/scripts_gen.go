@@ -26,9 +26,9 @@ var allScripts = []*script{abandonScript, beginScript, closeRunScript, completeS
 var declaredOutcomes = map[string][]string{
 	"abandon.lua":          {"OK", "EXISTS", "LEASE_ACTIVE", "INVALID_TRANSITION", "NOT_FOUND", "LAYOUT_MISMATCH"},
 	"begin.lua":            {"OK", "EXISTS", "REPLAYABLE", "RUN_FORBIDDEN", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT", "LAYOUT_MISMATCH"},
-	"close_run.lua":        {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH"},
+	"close_run.lua":        {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH", "NOT_FOUND"},
 	"complete.lua":         {"OK", "EXISTS", "RESULT_TOO_LARGE", "NOT_FOUND", "INVALID_TRANSITION", "LAYOUT_MISMATCH"},
-	"observe_progress.lua": {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH", "RUN_INACTIVE"},
+	"observe_progress.lua": {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH", "NOT_FOUND", "RUN_INACTIVE"},
 }
 
 // abandonKeys are the KEYS of abandon.lua.
@@ -283,10 +283,8 @@ func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginRe
 
 // closeRunKeys are the KEYS of close_run.lua.
 type closeRunKeys struct {
-	Run    string // KEYS[1] <prefix>:{<run_id>}:run   HASH
-	Live   string // KEYS[2] <prefix>:{<run_id>}:live    STRING  when the run has one, kept as long as the run's state
-	Index  string // KEYS[3] <prefix>:{<run_id>}:done    LIST    read only: tells a lost run from a new one
-	Leases string // KEYS[4] <prefix>:{<run_id>}:leases  ZSET    read only: likewise
+	Run  string // KEYS[1] <prefix>:{<run_id>}:run   HASH
+	Live string // KEYS[2] <prefix>:{<run_id>}:live  STRING  when the run has one, kept as long as the run's state
 }
 
 // closeRunArgs are the ARGV of close_run.lua.
@@ -298,15 +296,16 @@ type closeRunArgs struct {
 // closeRunReply is a reply of close_run.lua, as its RETURNS declares:
 //
 //	RETURNS
-//	{"OK", created int}
-//	created is 1 when the run had no state before
+//	{"OK"}
 //	{"RUN_FORBIDDEN"}
 //	the run belongs to another principal; nothing is written
 //	{"LAYOUT_MISMATCH"}
 //	the run's state is of another layout (an earlier release's); nothing is written
+//	{"NOT_FOUND"}
+//	the run has no state: nobody began it (or its state is lost); nothing
+//	is written, so that a close claims no run
 type closeRunReply struct {
 	Outcome string // the reply's first element
-	Created int64  // created, in OK
 }
 
 // decodeCloseRunReply decodes a reply of close_run.lua. Any reply its RETURNS does not
@@ -321,11 +320,12 @@ func decodeCloseRunReply(res rueidis.RedisResult) (closeRunReply, error) {
 	r.Outcome = d.outcome
 	switch d.outcome {
 	case "OK":
-		d.length(2)
-		r.Created = d.num(1, "created")
+		d.length(1)
 	case "RUN_FORBIDDEN":
 		d.length(1)
 	case "LAYOUT_MISMATCH":
+		d.length(1)
+	case "NOT_FOUND":
 		d.length(1)
 	default:
 		d.undeclared()
@@ -335,7 +335,7 @@ func decodeCloseRunReply(res rueidis.RedisResult) (closeRunReply, error) {
 
 // execCloseRun runs close_run.lua: mark a run closed so that it accepts no new begin. Idempotent.
 func execCloseRun(ctx context.Context, r runner, k closeRunKeys, a closeRunArgs) (closeRunReply, error) {
-	return decodeCloseRunReply(r.runScript(ctx, closeRunScript, []string{k.Run, k.Live, k.Index, k.Leases}, []string{
+	return decodeCloseRunReply(r.runScript(ctx, closeRunScript, []string{k.Run, k.Live}, []string{
 		strconv.FormatInt(a.RetentionMs, 10),
 		a.Principal,
 	}))
@@ -433,18 +433,14 @@ func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs)
 
 // observeProgressKeys are the KEYS of observe_progress.lua.
 type observeProgressKeys struct {
-	Run    string // KEYS[1] <prefix>:{<run_id>}:run     HASH
-	Live   string // KEYS[2] <prefix>:{<run_id>}:live    STRING  read only: tells a lost run from a new one
-	Index  string // KEYS[3] <prefix>:{<run_id>}:done    LIST    read only: likewise
-	Leases string // KEYS[4] <prefix>:{<run_id>}:leases  ZSET    read only: likewise
+	Run string // KEYS[1] <prefix>:{<run_id>}:run     HASH
 }
 
 // observeProgressArgs are the ARGV of observe_progress.lua.
 type observeProgressArgs struct {
 	Valid     int64  // ARGV[1] 1 for a valid report, 0 for an invalid one
 	Threshold int64  // ARGV[2] > 0: violations at which the protocol is violated
-	TTLMs     int64  // ARGV[3] lifetime of the run's state if it has none yet; an existing TTL is kept
-	Principal string // ARGV[4] the caller's principal tag (64 hex): only the run's owner reports on it
+	Principal string // ARGV[3] the caller's principal tag (64 hex): only the run's owner reports on it
 }
 
 // observeProgressReply is a reply of observe_progress.lua, as its RETURNS declares:
@@ -455,9 +451,12 @@ type observeProgressArgs struct {
 //	the run belongs to another principal; nothing is counted
 //	{"LAYOUT_MISMATCH"}
 //	the run's state is of another layout (an earlier release's); nothing is counted
+//	{"NOT_FOUND"}
+//	the run has no state: nobody began it (or its state is lost); nothing
+//	is written, so that a report claims no run
 //	{"RUN_INACTIVE", reason string}
-//	reason "lost": the run's state is lost while a key only a begun run has lives; nothing is counted, so that
-//	no counter outlives the loss into the next run of the id
+//	reason "lost": the state has no owner, as a complete leaves it after the run's state was lost; nothing is
+//	counted, so that no counter outlives the loss into the next run of the id
 type observeProgressReply struct {
 	Outcome    string // the reply's first element
 	Reports    int64  // reports, in OK
@@ -488,6 +487,8 @@ func decodeObserveProgressReply(res rueidis.RedisResult) (observeProgressReply, 
 		d.length(1)
 	case "LAYOUT_MISMATCH":
 		d.length(1)
+	case "NOT_FOUND":
+		d.length(1)
 	case "RUN_INACTIVE":
 		d.length(2)
 		r.Reason = d.str(1, "reason")
@@ -499,10 +500,9 @@ func decodeObserveProgressReply(res rueidis.RedisResult) (observeProgressReply, 
 
 // execObserveProgress runs observe_progress.lua: count one progress report of a run against the progress protocol, atomically for every worker of the run.
 func execObserveProgress(ctx context.Context, r runner, k observeProgressKeys, a observeProgressArgs) (observeProgressReply, error) {
-	return decodeObserveProgressReply(r.runScript(ctx, observeProgressScript, []string{k.Run, k.Live, k.Index, k.Leases}, []string{
+	return decodeObserveProgressReply(r.runScript(ctx, observeProgressScript, []string{k.Run}, []string{
 		strconv.FormatInt(a.Valid, 10),
 		strconv.FormatInt(a.Threshold, 10),
-		strconv.FormatInt(a.TTLMs, 10),
 		a.Principal,
 	}))
 }

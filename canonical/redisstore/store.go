@@ -48,9 +48,8 @@ type Options struct {
 	// Prefix is the key prefix ("" means canonical.DefaultPrefix).
 	Prefix string
 	// DefaultTTL is used by a Begin whose TTL is zero (0: every Begin must
-	// give its own TTL), and for the state of a run that a progress report
-	// reaches first (0: ClosedRunRetention). Otherwise at least 1ms, and at
-	// most canonical.MaxTTL.
+	// give its own TTL). Otherwise at least 1ms, and at most
+	// canonical.MaxTTL.
 	DefaultTTL time.Duration
 	// ClosedRunRetention is how long a closed run stays closed at least,
 	// whatever its records' TTLs (default DefaultClosedRunRetention).
@@ -753,8 +752,7 @@ func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	if err := canonical.ValidatePrincipal(principal); err != nil {
 		return err
 	}
-	r, err := execCloseRun(ctx, s, closeRunKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID),
-		Index: s.keys.Index(runID), Leases: s.keys.Leases(runID)},
+	r, err := execCloseRun(ctx, s, closeRunKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID)},
 		closeRunArgs{RetentionMs: s.retention.Milliseconds(), Principal: canonical.PrincipalTag(principal)})
 	if err != nil {
 		return unavailable(err, "close run")
@@ -823,8 +821,8 @@ func (s *Store) usage(ctx context.Context, runID string, principal *string) (can
 			return canonical.RunUsage{}, err
 		}
 	}
-	// What Begin reads as a lost run: no limits (no state, or one a progress
-	// report or a close made) while a key only a begun run has lives.
+	// What Begin reads as a lost run: no limits (no state, or one a
+	// complete made after a loss) while a key only a begun run has lives.
 	lost := m["lim_calls_run"] == "" && (live > 0 || n > 0 || open > 0)
 	if len(m) == 0 {
 		if lost {
@@ -868,17 +866,12 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 	if threshold <= 0 {
 		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeInvalidArgument, "progress threshold must be positive")
 	}
-	ttl := s.ttl
-	if ttl == 0 {
-		ttl = s.retention
-	}
 	v := int64(0)
 	if valid {
 		v = 1
 	}
-	r, err := execObserveProgress(ctx, s, observeProgressKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID),
-		Index: s.keys.Index(runID), Leases: s.keys.Leases(runID)},
-		observeProgressArgs{Valid: v, Threshold: threshold, TTLMs: ttl.Milliseconds(), Principal: canonical.PrincipalTag(principal)})
+	r, err := execObserveProgress(ctx, s, observeProgressKeys{Run: s.keys.Run(runID)},
+		observeProgressArgs{Valid: v, Threshold: threshold, Principal: canonical.PrincipalTag(principal)})
 	if err != nil {
 		return canonical.ProtocolState{}, unavailable(err, "observe progress")
 	}

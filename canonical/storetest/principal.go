@@ -136,19 +136,29 @@ func testPrincipal(t *testing.T, f Factory) {
 		wantCode(t, err, canonical.CodeRunInactive)
 	})
 
-	t.Run("FirstWriterOwnsTheRun", func(t *testing.T) {
+	t.Run("OnlyABeginClaimsTheRun", func(t *testing.T) {
 		h := f(t)
 		closed, observed, begun := newRunID(t), newRunID(t)+"o", newRunID(t)+"b"
 		// A run nobody wrote has nothing to read, for anybody.
 		wantCode(t, h.Store.CheckPrincipal(ctx(), closed, bob), canonical.CodeNotFound)
-		if err := h.Store.CloseRun(ctx(), closed, bob); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.progress(t).ObserveProgress(ctx(), observed, bob, true, 3); err != nil {
-			t.Fatal(err)
+		// A close or a progress report of a run nobody began claims
+		// nothing: it is NOT_FOUND and writes nothing, so that a cheap
+		// write cannot squat a run its intended owner begins later.
+		wantCode(t, h.Store.CloseRun(ctx(), closed, bob), canonical.CodeNotFound)
+		_, err := h.progress(t).ObserveProgress(ctx(), observed, bob, true, 3)
+		wantCode(t, err, canonical.CodeNotFound)
+		assertNothingStored(t, h, closed)
+		assertNothingStored(t, h, observed)
+		for _, run := range []string{closed, observed} {
+			mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
+			if err := h.Store.CheckPrincipal(ctx(), run, alice); err != nil {
+				t.Fatalf("the first Begin's principal does not own the run: %v", err)
+			}
+			_, err := h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c2"), bob))
+			wantCode(t, err, canonical.CodeRunForbidden)
 		}
 		mustBegin(t, h.Store, beginReq(begun, "c1")) // the empty principal
-		for _, run := range []string{closed, observed, begun} {
+		for _, run := range []string{begun} {
 			_, err := h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c9"), alice))
 			wantCode(t, err, canonical.CodeRunForbidden)
 			_, err = h.progress(t).ObserveProgress(ctx(), run, alice, true, 3)

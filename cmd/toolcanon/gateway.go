@@ -90,6 +90,7 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	maxInFlight := fs.Int("max-calls-in-flight", gateway.DefaultMaxCallsInFlight, "the most calls one principal has in flight (-1: no cap)")
 	maxNewRuns := fs.Int("max-new-runs-per-minute", gateway.DefaultMaxNewRunsPerMinute, "the most new runs one principal starts per minute (-1: no cap)")
 	maxRuns := fs.Int("max-memory-runs", defaultMemoryRuns, "without --redis: the most runs the in-memory store holds")
+	maxLiveRuns := fs.Int("max-live-runs-per-principal", gateway.DefaultMaxLiveRuns, "the most live runs one principal has (in the in-memory store, and begun through this process) (-1: no cap)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -133,7 +134,7 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, openListenerRefused, *listen, *config)
 		return exitUsage
 	}
-	var store canonical.Store = memstore.New(memstore.WithMaxRuns(*maxRuns))
+	var store canonical.Store = memstore.New(memstore.WithMaxRuns(*maxRuns), memstore.WithMaxRunsPerPrincipal(*maxLiveRuns))
 	var relay gateway.CancelRelay // a cancel reaches the replica running the call
 	dbSystem := "memory"
 	if rf.given() {
@@ -146,7 +147,7 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		store, relay, dbSystem = rs, rs, "redis"
 	}
 	gopts := gateway.OpenOptions{Logger: log, UpstreamStderr: stderr,
-		Caps:   gateway.Caps{MaxCallsInFlight: *maxInFlight, MaxNewRunsPerMinute: *maxNewRuns},
+		Caps:   gateway.Caps{MaxCallsInFlight: *maxInFlight, MaxNewRunsPerMinute: *maxNewRuns, MaxLiveRuns: *maxLiveRuns},
 		Reaper: reaper.Options{Interval: *reapEvery}, NoReaper: *reapEvery == 0, CancelRelay: relay}
 	if *traceFile != "" || *traceStdout {
 		tr, err := newGatewayTracing(*traceFile, stdout, dbSystem)

@@ -90,7 +90,7 @@ func scenarios() []scenario {
 			children: []string{pre, fail(begin, canonical.CodeDuplicateToolCall)},
 			setup:    func(w *world, c *call) { c.invoke(c.env) }},
 		{name: "replayed duplicate", id: "call_rep", evidence: canonical.EvidenceFound, replayed: true,
-			opts:     []boundary.Option{boundary.WithReplay()},
+			opts: []boundary.Option{boundary.WithReplay()},
 			// The duplicate's begin carries the finished record it replays:
 			// no read of its own.
 			children: []string{pre, fail(begin, canonical.CodeDuplicateToolCall)},

@@ -142,7 +142,8 @@ fuzz:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
 
-## bench-compare: our store against the seed's design, WATCH/MULTI and go-redis+Lua, side by side on one server.
+## bench-compare: our store against the seed's design, WATCH/MULTI and go-redis+Lua, side by side on one server, with the
+## floor (plain HSETs of the same bytes) and a PostgreSQL idempotency table it starts; prints redisstore ÷ floor and ÷ postgres.
 bench-compare:
 	$(GO) run ./bench/cmd/compare
 
@@ -169,7 +170,7 @@ bench-memstore:
 				printf "memstore scaling: median lifecycles/s %.0f at GOMAXPROCS 1, %.0f at 2: GOMAXPROCS 2 / 1 = %.2fx\n", m1, m2, m2 / m1; \
 				printf "memstore scaling: median lifecycles per CPU-second %.0f at GOMAXPROCS 1, %.0f at 2\n", median(cone, n1), median(ctwo, n2) }'
 
-## bench-smoke: a short comparison (SMOKE_FLAGS), bounded at SMOKE_TIMEOUT seconds once built; prints the tables and
+## bench-smoke: a short comparison (SMOKE_FLAGS), bounded at SMOKE_TIMEOUT seconds once built; prints the tables, the ratios and
 ## fails when a correctness column of toolcanon's stores is not zero or redisstore is slower than go-redis running the same scripts at 64 callers.
 bench-smoke:
 	@mkdir -p bin && $(GO) build -o bin/compare ./bench/cmd/compare

@@ -3,14 +3,23 @@ package bench_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 
 	"github.com/toolcanon/toolcanon/bench"
+	"github.com/toolcanon/toolcanon/internal/pgtest"
 	"github.com/toolcanon/toolcanon/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+// TestMain stops the servers the tests started: Redis, and the PostgreSQL of
+// the postgres row.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	redistest.StopAll()
+	pgtest.StopShared()
+	os.Exit(code)
+}
 
 // parallelism multiplies GOMAXPROCS for the /parallel variants: the work is
 // network-bound, so a few goroutines per core keep the server busy.
@@ -58,6 +67,11 @@ func newImpl(tb testing.TB, name string, addrs []string) bench.Impl {
 		impl, err = bench.NewGoRedisLua(addrs, cfg)
 	case "ceiling":
 		impl, err = bench.NewCeiling(name, addrs[0], cfg)
+	case "floor":
+		impl, err = bench.NewFloor(addrs, cfg)
+	case "postgres":
+		impl, err = bench.NewPostgres(context.Background(), pgtest.Database(tb), cfg, 0)
+		addrs = nil
 	default:
 		tb.Fatalf("no implementation %q", name)
 	}
@@ -150,9 +164,10 @@ func BenchmarkLifecycle(b *testing.B) {
 }
 
 // BenchmarkBaseline measures the same lifecycle done the other ways, on the
-// same server as BenchmarkLifecycle/redisstore.
+// same server as BenchmarkLifecycle/redisstore (postgres on a PostgreSQL
+// server of its own).
 func BenchmarkBaseline(b *testing.B) {
-	for _, name := range []string{"seed", "watch", "goredis-lua", "ceiling"} {
+	for _, name := range []string{"seed", "watch", "goredis-lua", "ceiling", "floor", "postgres"} {
 		b.Run(name, func(b *testing.B) { benchLifecycles(b, newImpl(b, name, []string{redistest.Addr(b)}), false) })
 		b.Run(name+"/parallel", func(b *testing.B) {
 			benchLifecycles(b, newImpl(b, name, []string{redistest.Addr(b)}), true)

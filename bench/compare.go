@@ -29,12 +29,21 @@ const (
 	NameWatch      = "watch"
 	NameGoRedisLua = "goredis-lua"
 	NameCeiling    = "ceiling"
+	NameFloor      = "floor"
+	NamePostgres   = "postgres"
 )
 
 // CompareOptions says what Compare runs.
 type CompareOptions struct {
 	// Addr is the standalone Redis server every implementation shares.
 	Addr string
+	// PostgresDSN is the PostgreSQL database of the postgres row, which
+	// creates its tables in a schema of its own there and drops it at the
+	// end.
+	PostgresDSN string
+	// PostgresConns is the postgres row's connection pool
+	// (DefaultPostgresConns when 0).
+	PostgresConns int
 	// Lifecycles is the number of lifecycles timed per implementation,
 	// caller count and repetition, unless Duration is set.
 	Lifecycles int
@@ -68,9 +77,11 @@ func DefaultCompareOptions(addr string) CompareOptions {
 // Comparison is the outcome of Compare: what was run, on what, and one
 // Result per implementation. It is what `compare -json` prints.
 type Comparison struct {
-	RedisVersion string `json:"redis_version"`
-	Addr         string `json:"addr"`
-	GOMAXPROCS   int    `json:"gomaxprocs"`
+	RedisVersion    string `json:"redis_version"`
+	Addr            string `json:"addr"`
+	PostgresVersion string `json:"postgres_version"`
+	PostgresConns   int    `json:"postgres_conns"`
+	GOMAXPROCS      int    `json:"gomaxprocs"`
 	// Lifecycles is the number timed per implementation, caller count and
 	// repetition, or 0 when passes were timed for PassDuration instead.
 	Lifecycles   int           `json:"lifecycles"`
@@ -95,6 +106,9 @@ type Result struct {
 	Ours bool `json:"ours"`
 	// InProcess is true for a store that makes no round trip to a server.
 	InProcess bool `json:"in_process"`
+	// Server is the server the implementation runs on: "redis",
+	// "postgres", or "" in process.
+	Server string `json:"server"`
 	// RoundTrips is the round trips per lifecycle over every timed
 	// lifecycle of every pass (see RoundTripCounter), or -1 when not
 	// counted.
@@ -102,7 +116,7 @@ type Result struct {
 	// ServerCommands is the commands the server ran per lifecycle over
 	// every timed lifecycle (INFO commandstats deltas around each pass:
 	// scripts and the commands they call, transactions and what they
-	// queue), or -1 for a store that makes no round trip to a server.
+	// queue), or -1 for a store that makes no round trip to Redis.
 	ServerCommands float64 `json:"server_commands_per_lifecycle"`
 	Passes         []Pass  `json:"passes"`
 	Correctness    Columns `json:"correctness"`
@@ -147,6 +161,8 @@ func (p Pass) Best() float64 {
 // Columns are the correctness columns of one implementation, summed over
 // the rounds of each contention scenario.
 type Columns struct {
+	// Rounds is 0 for an implementation the scenarios were not run on
+	// (the floor, which promises nothing).
 	Rounds int `json:"rounds"`
 	// Beginners began one id per round; DuplicatesExecuted of them beyond
 	// one per round were told to execute.
@@ -268,13 +284,17 @@ func (c Comparison) Failures(callers int) []string {
 }
 
 // Compare runs toolcanon's lifecycle and its baselines side by side on one
-// server: for each repetition and caller count, a timed pass of every
-// implementation in turn (the first repetition after a warm-up pass), then
-// the contention scenarios of every implementation. Keys are removed after
-// each pass.
+// Redis server (and the postgres row on one PostgreSQL database): for each
+// repetition and caller count, a timed pass of every implementation in turn
+// (the first repetition after a warm-up pass), then the contention
+// scenarios of every implementation but the floor. Keys and rows are
+// removed after each pass.
 func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 	if o.Lifecycles < 1 && o.Duration <= 0 || o.Reps < 1 || len(o.Callers) == 0 || o.Contention.Rounds < 1 || o.Timeout <= 0 {
 		return Comparison{}, errors.New("bench: Compare needs Lifecycles, Reps, Callers, Contention.Rounds and Timeout")
+	}
+	if o.PostgresDSN == "" {
+		return Comparison{}, errors.New("bench: Compare needs PostgresDSN, the database of the postgres row")
 	}
 	for _, n := range o.Callers {
 		if n < 1 {
@@ -298,9 +318,12 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 	}
 	p := DefaultPayload()
 	out := Comparison{RedisVersion: version, Addr: o.Addr, GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Reps: o.Reps, Callers: slices.Clone(o.Callers),
+		PostgresConns: o.PostgresConns, Reps: o.Reps, Callers: slices.Clone(o.Callers),
 		RequestBytes: len(p.Request), RawBytes: len(p.Raw), ResultBytes: len(p.Result),
 		CeilingBatch: CeilingBatch, Contention: o.Contention}
+	if out.PostgresConns <= 0 {
+		out.PostgresConns = DefaultPostgresConns
+	}
 	if o.Duration > 0 {
 		out.PassDuration = o.Duration
 	} else {
@@ -308,17 +331,25 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 	}
 
 	addrs := []string{o.Addr}
-	makers := []struct { // the rows' order; see runOrder for the order of the passes
-		name            string
-		ours, inProcess bool
-		create          func(cfg Config) (Impl, error)
-	}{
-		{NameRedisStore, true, false, func(cfg Config) (Impl, error) { return NewRedisStore(NameRedisStore, addrs, cfg) }},
-		{NameMemStore, true, true, func(cfg Config) (Impl, error) { return NewMemStore(NameMemStore, cfg), nil }},
-		{NameSeed, false, false, func(cfg Config) (Impl, error) { return NewSeed(addrs, cfg), nil }},
-		{NameWatch, false, false, func(cfg Config) (Impl, error) { return NewWatch(addrs, cfg) }},
-		{NameGoRedisLua, false, false, func(cfg Config) (Impl, error) { return NewGoRedisLua(addrs, cfg) }},
-		{NameCeiling, false, false, func(cfg Config) (Impl, error) { return NewCeiling(NameCeiling, o.Addr, cfg) }},
+	const onRedis, onPostgres, inProcess = "redis", "postgres", ""
+	type maker struct {
+		name    string
+		ours    bool
+		server  string
+		checked bool // the contention scenarios are run on it
+		create  func(cfg Config) (Impl, error)
+	}
+	makers := []maker{ // the rows' order; see runOrder for the order of the passes
+		{NameRedisStore, true, onRedis, true, func(cfg Config) (Impl, error) { return NewRedisStore(NameRedisStore, addrs, cfg) }},
+		{NameMemStore, true, inProcess, true, func(cfg Config) (Impl, error) { return NewMemStore(NameMemStore, cfg), nil }},
+		{NameSeed, false, onRedis, true, func(cfg Config) (Impl, error) { return NewSeed(addrs, cfg), nil }},
+		{NameWatch, false, onRedis, true, func(cfg Config) (Impl, error) { return NewWatch(addrs, cfg) }},
+		{NameGoRedisLua, false, onRedis, true, func(cfg Config) (Impl, error) { return NewGoRedisLua(addrs, cfg) }},
+		{NameCeiling, false, onRedis, true, func(cfg Config) (Impl, error) { return NewCeiling(NameCeiling, o.Addr, cfg) }},
+		{NameFloor, false, onRedis, false, func(cfg Config) (Impl, error) { return NewFloor(addrs, cfg) }},
+		{NamePostgres, false, onPostgres, true, func(cfg Config) (Impl, error) {
+			return NewPostgres(ctx, o.PostgresDSN, cfg, out.PostgresConns)
+		}},
 	}
 	probe := NewProbe(addrs)
 	defer probe.Close()
@@ -333,24 +364,34 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 		}
 		defer impl.Close()
 		impls[i], prefixes[i] = impl, cfg.Prefix
+		if pg, ok := impl.(*Postgres); ok {
+			if out.PostgresVersion, err = pg.ServerVersion(ctx); err != nil {
+				return out, fmt.Errorf("%s: %w", m.name, err)
+			}
+		}
 	}
 	clean := func(i int) error {
-		if makers[i].inProcess {
-			return nil
-		}
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
-		if _, err := probe.DeletePrefix(ctx, prefixes[i]); err != nil {
-			return fmt.Errorf("remove %s keys: %w", makers[i].name, err)
+		switch makers[i].server {
+		case onRedis:
+			if _, err := probe.DeletePrefix(ctx, prefixes[i]); err != nil {
+				return fmt.Errorf("remove %s keys: %w", makers[i].name, err)
+			}
+		case onPostgres:
+			if err := impls[i].(*Postgres).Reset(ctx); err != nil {
+				return fmt.Errorf("remove %s rows: %w", makers[i].name, err)
+			}
 		}
 		return nil
 	}
 
 	out.Results = make([]Result, len(impls))
 	sums := make([][]Rate, len(impls))    // [impl][pass]: the sum of its repetitions
-	commands := make([]int64, len(impls)) // [impl]: server commands over its timed passes
+	commands := make([]int64, len(impls)) // [impl]: Redis commands over its timed passes
 	for i, m := range makers {
-		out.Results[i] = Result{Name: m.name, Ours: m.ours, InProcess: m.inProcess, Passes: make([]Pass, len(o.Callers))}
+		out.Results[i] = Result{Name: m.name, Ours: m.ours, InProcess: m.server == inProcess, Server: m.server,
+			Passes: make([]Pass, len(o.Callers))}
 		sums[i] = make([]Rate, len(o.Callers))
 		for k, n := range o.Callers {
 			out.Results[i].Passes[k].Callers = n
@@ -378,15 +419,17 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 			}
 		}
 	}
-	// Within a repetition, the two implementations that Failures compares
+	// Within a repetition, the implementations whose ratios are printed
 	// run one right after the other, so that the same moment of a shared
-	// machine falls on both.
+	// machine falls on them alike: the floor, redisstore, the smoke's
+	// baseline, postgres; then the others in the rows' order.
 	var runOrder []int
-	for pass := 0; pass < 2; pass++ {
-		for i, m := range makers {
-			if paired := m.name == NameRedisStore || m.name == SmokeBaseline; paired == (pass == 0) {
-				runOrder = append(runOrder, i)
-			}
+	for _, name := range []string{NameFloor, NameRedisStore, SmokeBaseline, NamePostgres} {
+		runOrder = append(runOrder, slices.IndexFunc(makers, func(m maker) bool { return m.name == name }))
+	}
+	for i := range makers {
+		if !slices.Contains(runOrder, i) {
+			runOrder = append(runOrder, i)
 		}
 	}
 	for rep := 0; rep < o.Reps; rep++ {
@@ -435,12 +478,15 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 		}
 		res.RoundTrips = all.RoundTripsPerLifecycle()
 		res.ServerCommands = -1
-		if !res.InProcess && all.Lifecycles > 0 {
+		if res.Server == onRedis && all.Lifecycles > 0 {
 			res.ServerCommands = float64(commands[i]) / float64(all.Lifecycles)
 		}
 	}
 
 	for i, impl := range impls {
+		if !makers[i].checked {
+			continue
+		}
 		cctx, cancel := context.WithTimeout(ctx, o.Timeout)
 		c, err := Check(cctx, impl, p, o.Contention)
 		cancel()
@@ -463,20 +509,59 @@ func (c Comparison) WriteText(w io.Writer) error {
 	if c.PassDuration > 0 {
 		size = fmt.Sprintf("passes of %v", c.PassDuration)
 	}
-	fmt.Fprintf(w, "redis %s at %s; GOMAXPROCS=%d; %s x %d reps per implementation and caller count\n",
-		c.RedisVersion, c.Addr, c.GOMAXPROCS, size, c.Reps)
-	fmt.Fprintf(w, "lifecycle = Begin + Complete(READY): request %d B, raw %d B, result %d B; ceiling pipelines %d lifecycles per round trip\n",
+	fmt.Fprintf(w, "redis %s at %s, postgresql %s (a pool of %d connections); GOMAXPROCS=%d; %s x %d reps per implementation and caller count\n",
+		c.RedisVersion, c.Addr, c.PostgresVersion, c.PostgresConns, c.GOMAXPROCS, size, c.Reps)
+	fmt.Fprintf(w, "lifecycle = Begin + Complete(READY): request %d B, raw %d B, result %d B; ceiling pipelines %d lifecycles per round trip;\n",
 		c.RequestBytes, c.RawBytes, c.ResultBytes, c.CeilingBatch)
+	fmt.Fprintf(w, "floor: one plain HSET per transition, no script; postgres: an idempotency table, one statement per transition\n")
 	fmt.Fprintf(w, "lifecycles/s: median of the reps; p50/p99: lifecycle latency over every rep (the ceiling's: its batch's);\n")
 	fmt.Fprintf(w, "round trips: waits for the server per lifecycle, counted in each client;\n")
-	fmt.Fprintf(w, "server commands: commands the server ran per lifecycle, scripts' own calls included (INFO commandstats)\n\n")
+	fmt.Fprintf(w, "server commands: commands the Redis server ran per lifecycle, scripts' own calls included (INFO commandstats)\n\n")
 	if err := writeTabs(w, c.SpeedTable()); err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "\n%s\n", c.RatioLine())
 	cs := c.Contention
 	fmt.Fprintf(w, "\ncontention, %d rounds: %d goroutines begin one id; %d complete one record; %d records completed at once between expiry reads\n\n",
 		cs.Rounds, cs.Beginners, cs.Completers, cs.Records)
 	return writeTabs(w, c.CorrectnessTable())
+}
+
+// Ratio returns redisstore's median lifecycles/s at callers over name's,
+// both measured in this run, or 0 when either is missing.
+func (c Comparison) Ratio(name string, callers int) float64 {
+	ours, ok1 := c.Result(NameRedisStore)
+	other, ok2 := c.Result(name)
+	op, ok3 := ours.Pass(callers)
+	xp, ok4 := other.Pass(callers)
+	if !ok1 || !ok2 || !ok3 || !ok4 || xp.Median() <= 0 {
+		return 0
+	}
+	return op.Median() / xp.Median()
+}
+
+// RatioNames are the rows whose ratio redisstore ÷ row is printed:
+// the floor (what the server can do with the same bytes) and postgres
+// (what would be built instead).
+var RatioNames = []string{NameFloor, NamePostgres}
+
+// RatioLine returns redisstore ÷ floor and redisstore ÷ postgres at each
+// caller count, in one line: "redisstore ÷ floor: 0.40x @1, 0.35x @64;
+// redisstore ÷ postgres: ...".
+func (c Comparison) RatioLine() string {
+	var parts []string
+	for _, name := range RatioNames {
+		var at []string
+		for _, n := range c.Callers {
+			r := "-"
+			if v := c.Ratio(name, n); v > 0 {
+				r = fmt.Sprintf("%.2fx", v)
+			}
+			at = append(at, fmt.Sprintf("%s @%d", r, n))
+		}
+		parts = append(parts, fmt.Sprintf("%s ÷ %s: %s", NameRedisStore, name, strings.Join(at, ", ")))
+	}
+	return strings.Join(parts, "; ") + " (medians of the reps)"
 }
 
 // writeTabs writes rows as a table aligned to the right.
@@ -513,11 +598,16 @@ func (c Comparison) SpeedTable() [][]string {
 }
 
 // CorrectnessTable returns the correctness table, a head row then a row per
-// implementation: each column as "n / out of", the largest extension in ms.
+// implementation: each column as "n / out of", the largest extension in ms;
+// "-" in every column of a row whose scenarios were not run.
 func (c Comparison) CorrectnessTable() [][]string {
 	rows := [][]string{{"implementation", "duplicates executed", "lost updates", "winner stored", "TTL extended", "max extension"}}
 	for _, r := range c.Results {
 		k := r.Correctness
+		if k.Rounds == 0 {
+			rows = append(rows, []string{r.Name, "-", "-", "-", "-", "-"})
+			continue
+		}
 		rows = append(rows, []string{r.Name,
 			fmt.Sprintf("%d / %d", k.DuplicatesExecuted, k.Beginners), fmt.Sprintf("%d / %d", k.LostUpdates, k.Completers),
 			fmt.Sprintf("%d / %d", k.WinnerStored, k.Rounds), fmt.Sprintf("%d / %d", k.TTLExtended, k.Records),

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolcanon/toolcanon/bench"
+	"github.com/toolcanon/toolcanon/internal/pgtest"
 	"github.com/toolcanon/toolcanon/internal/redistest"
 )
 
@@ -41,7 +44,7 @@ func TestRoundTripsCounted(t *testing.T) {
 	addrs := []string{redistest.Addr(t)}
 	const n = 2 * bench.CeilingBatch
 	got := map[string]float64{}
-	for _, name := range []string{"memstore", "redisstore", "seed", "watch", "goredis-lua", "ceiling"} {
+	for _, name := range []string{"memstore", "redisstore", "seed", "watch", "goredis-lua", "ceiling", "floor", "postgres"} {
 		impl := newImpl(t, name, addrs)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		// Warm-up: a first EVALSHA of go-redis finds no script and sends EVAL.
@@ -70,6 +73,8 @@ func TestRoundTripsCounted(t *testing.T) {
 		"goredis-lua": 2,
 		"seed":        5,                                   // EXISTS, SET; GET, PTTL, SET
 		"ceiling":     2.0 / float64(2*bench.CeilingBatch), // one DoMulti per batch
+		"floor":       2,                                   // one HSET per transition
+		"postgres":    2,                                   // one statement per transition
 	} {
 		if got[name] != want {
 			t.Errorf("%s: %v round trips per lifecycle, want %v", name, got[name], want)
@@ -127,6 +132,8 @@ func comparison() bench.Comparison {
 		{Name: bench.SmokeBaseline, RoundTrips: 2, Passes: []bench.Pass{pass(1, 40, 40, 40), pass(64, 10, 800, 850)}, Correctness: ok},
 		{Name: bench.NameSeed, RoundTrips: 5, Passes: []bench.Pass{pass(1, 99), pass(64, 9999)},
 			Correctness: bench.Columns{Rounds: 2, DuplicatesExecuted: 300, LostUpdates: 60, WinnerStored: 2, TTLExtended: 390}},
+		{Name: bench.NameFloor, RoundTrips: 2, Passes: []bench.Pass{pass(1, 40), pass(64, 3600)}},
+		{Name: bench.NamePostgres, RoundTrips: 2, Passes: []bench.Pass{pass(1, 8, 4, 5), pass(64, 125)}, Correctness: ok},
 	}}
 }
 
@@ -183,13 +190,36 @@ func TestWriteText(t *testing.T) {
 	}
 	out := b.String()
 	for _, s := range []string{"lifecycles/s @1", "p99 @64", "round trips", "server commands", "900", "2.00x", "1.00 ms", "3.00 ms",
-		"300 / 0", "390 / 0", bench.NameMemStore, "duplicates executed"} {
+		"300 / 0", "390 / 0", bench.NameMemStore, "duplicates executed",
+		"\nredisstore ÷ floor: 0.50x @1, 0.25x @64; redisstore ÷ postgres: 4.00x @1, 7.20x @64 (medians of the reps)\n"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("table lacks %q:\n%s", s, out)
 		}
 	}
+	// The floor's scenarios were not run: its correctness row says so.
+	if !regexp.MustCompile(`\n +floor +- +- +- +- +-\n`).MatchString(out) {
+		t.Errorf("the floor's correctness row is not all '-':\n%s", out)
+	}
 	if lines := strings.Count(out, "\n"); lines < 2*len(c.Results)+4 {
 		t.Errorf("%d lines:\n%s", lines, out)
+	}
+}
+
+func TestRatio(t *testing.T) {
+	c := comparison()
+	for _, r := range []struct {
+		name    string
+		callers int
+		want    float64
+	}{{bench.NameFloor, 1, 0.5}, {bench.NameFloor, 64, 0.25}, {bench.NamePostgres, 1, 20.0 / 5}, {bench.NamePostgres, 64, 7.2},
+		{bench.NamePostgres, 8, 0}, {"nothing", 1, 0}} {
+		if got := c.Ratio(r.name, r.callers); math.Abs(got-r.want) > 1e-9 {
+			t.Errorf("redisstore ÷ %s @%d = %v, want %v", r.name, r.callers, got, r.want)
+		}
+	}
+	c.Results = c.Results[:len(c.Results)-1] // no postgres row
+	if got := c.RatioLine(); got != "redisstore ÷ floor: 0.50x @1, 0.25x @64; redisstore ÷ postgres: - @1, - @64 (medians of the reps)" {
+		t.Errorf("ratio line without postgres: %q", got)
 	}
 }
 
@@ -216,6 +246,7 @@ func TestFormat(t *testing.T) {
 // correctness columns are.
 func TestCompare(t *testing.T) {
 	o := bench.DefaultCompareOptions(redistest.Addr(t))
+	o.PostgresDSN = pgtest.Database(t)
 	o.Duration, o.Callers, o.Reps = 20*time.Millisecond, []int{1, 4}, 2
 	o.Contention = bench.Sizes{Beginners: 20, Completers: 8, Records: 10, Rounds: 1}
 	c, err := bench.Compare(context.Background(), o)
@@ -230,7 +261,8 @@ func TestCompare(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Results) != 6 || back.PassDuration != o.Duration || back.Lifecycles != 0 || back.RedisVersion == "" {
+	if len(back.Results) != 8 || back.PassDuration != o.Duration || back.Lifecycles != 0 || back.RedisVersion == "" ||
+		!strings.HasPrefix(back.PostgresVersion, "1") || back.PostgresConns != bench.DefaultPostgresConns {
 		t.Fatalf("comparison: %s", b)
 	}
 	for _, r := range back.Results {
@@ -241,14 +273,21 @@ func TestCompare(t *testing.T) {
 			if len(p.Rates) != 2 || p.Median() <= 0 || p.Lifecycles == 0 || p.P50 <= 0 || p.P99 < p.P50 {
 				t.Errorf("%s at %d callers: %+v", r.Name, p.Callers, p)
 			}
-			if r.Name == bench.NameRedisStore && p.RoundTrips != 2 || r.Name == bench.NameMemStore && p.RoundTrips != 0 {
+			if (r.Name == bench.NameRedisStore || r.Name == bench.NameFloor || r.Name == bench.NamePostgres) && p.RoundTrips != 2 ||
+				r.Name == bench.NameMemStore && p.RoundTrips != 0 {
 				t.Errorf("%s at %d callers: %v round trips per lifecycle", r.Name, p.Callers, p.RoundTrips)
 			}
+		}
+		if r.Name == bench.NameFloor { // promises nothing: not checked
+			if r.Correctness != (bench.Columns{}) {
+				t.Errorf("floor: correctness %+v, want none", r.Correctness)
+			}
+			continue
 		}
 		if r.Correctness.Rounds != 1 || r.Correctness.Beginners != 20 || r.Correctness.Records != 10 {
 			t.Errorf("%s: correctness %+v", r.Name, r.Correctness)
 		}
-		if r.Ours {
+		if r.Ours || r.Name == bench.NamePostgres {
 			if f := r.Correctness.Failed(); len(f) != 0 {
 				t.Errorf("%s: %q", r.Name, f)
 			}
@@ -256,13 +295,25 @@ func TestCompare(t *testing.T) {
 	}
 	rs, _ := back.Result(bench.NameRedisStore)
 	ms, _ := back.Result(bench.NameMemStore)
+	fl, _ := back.Result(bench.NameFloor)
+	pg, _ := back.Result(bench.NamePostgres)
 	if rs.RoundTrips != 2 || ms.RoundTrips != 0 {
 		t.Errorf("round trips: redisstore %v, memstore %v", rs.RoundTrips, ms.RoundTrips)
 	}
-	// At least its two scripts and the commands they call; no count for a
-	// store in process. (Other tests share the server: no upper bound here,
-	// test/servercommands_test.go holds one on a server of its own.)
-	if rs.ServerCommands < 10 || ms.ServerCommands != -1 {
-		t.Errorf("server commands per lifecycle: redisstore %v, memstore %v", rs.ServerCommands, ms.ServerCommands)
+	// At least its two scripts and the commands they call; the floor's two
+	// HSETs; no count for a store in process or on PostgreSQL. (Other tests
+	// share the server: no upper bound here, test/servercommands_test.go
+	// holds one on a server of its own.)
+	if rs.ServerCommands < 10 || fl.ServerCommands < 2 || ms.ServerCommands != -1 || pg.ServerCommands != -1 {
+		t.Errorf("server commands per lifecycle: redisstore %v, floor %v, memstore %v, postgres %v",
+			rs.ServerCommands, fl.ServerCommands, ms.ServerCommands, pg.ServerCommands)
+	}
+	if fl.Server != "redis" || pg.Server != "postgres" || ms.Server != "" || !ms.InProcess {
+		t.Errorf("servers: floor %q, postgres %q, memstore %q", fl.Server, pg.Server, ms.Server)
+	}
+	for _, n := range o.Callers {
+		if back.Ratio(bench.NameFloor, n) <= 0 || back.Ratio(bench.NamePostgres, n) <= 0 {
+			t.Errorf("no ratio at %d callers: %s", n, back.RatioLine())
+		}
 	}
 }

@@ -2,9 +2,12 @@ package bench_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/toolcanon/toolcanon/bench"
 	"github.com/toolcanon/toolcanon/internal/redistest"
@@ -40,11 +43,12 @@ func check(t *testing.T, impl bench.Impl) bench.Correctness {
 
 // TestCorrectness asserts the correctness columns for every implementation
 // that promises them: toolcanon's stores, its scripts run by other clients,
-// and the WATCH/MULTI baseline, whose compare-and-set is correct by
-// construction (it is slower, not wrong).
+// the WATCH/MULTI baseline, whose compare-and-set is correct by
+// construction (it is slower, not wrong), and the PostgreSQL idempotency
+// table, whose unique key and conditional UPDATE are too.
 func TestCorrectness(t *testing.T) {
 	addrs := []string{redistest.Addr(t)}
-	for _, name := range []string{"memstore", "redisstore", "goredis-lua", "ceiling", "watch"} {
+	for _, name := range []string{"memstore", "redisstore", "goredis-lua", "ceiling", "watch", "postgres"} {
 		t.Run(name, func(t *testing.T) {
 			c := check(t, newImpl(t, name, addrs))
 			if c.Duplicates.Executed != c.Rounds || c.DuplicatesExecuted() != 0 {
@@ -154,5 +158,39 @@ func TestProbeSeesExtension(t *testing.T) {
 	}
 	if _, err := p.Expiry(ctx, key+"-missing"); err == nil {
 		t.Fatal("expiry of a missing key: no error")
+	}
+}
+
+// DeletePrefix removes every key under its prefix, past one SCAN batch and
+// on every master of a cluster, and no other key.
+func TestDeletePrefix(t *testing.T) {
+	for name, addrs := range map[string][]string{"standalone": {redistest.Addr(t)}, "cluster": redistest.ClusterAddrs(t)} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			p := bench.NewProbe(addrs)
+			defer p.Close()
+			prefix, other := newConfig("del").Prefix, newConfig("keep").Prefix
+			const n = 2500
+			w := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: addrs})
+			defer w.Close()
+			for i := 0; i < n; i++ {
+				if err := w.Set(ctx, fmt.Sprintf("%s:{r%d}:k", prefix, i), "v", time.Minute).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Set(ctx, other+":k", "v", time.Minute).Err(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.DeletePrefix(ctx, prefix)
+			if err != nil || got != n {
+				t.Fatalf("DeletePrefix = %d, %v; want %d", got, err, n)
+			}
+			if again, err := p.DeletePrefix(ctx, prefix); err != nil || again != 0 {
+				t.Fatalf("a second DeletePrefix found %d keys (%v)", again, err)
+			}
+			if left, err := p.DeletePrefix(ctx, other); err != nil || left != 1 {
+				t.Fatalf("the other prefix's key: %d, %v", left, err)
+			}
+		})
 	}
 }

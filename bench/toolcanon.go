@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -195,7 +196,7 @@ func (p *Probe) Raw(ctx context.Context, key string) ([]byte, error) {
 // DeletePrefix removes every key that starts with prefix+":" and returns how
 // many it removed.
 func (p *Probe) DeletePrefix(ctx context.Context, prefix string) (int, error) {
-	total := 0
+	var total atomic.Int64 // ForEachMaster runs the masters at once
 	del := func(ctx context.Context, c redis.Cmdable) error {
 		var cursor uint64
 		for i := 0; i < 1<<20; i++ { // bounded: a cursor walk ends long before
@@ -203,12 +204,19 @@ func (p *Probe) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 			if err != nil {
 				return err
 			}
-			for _, k := range keys { // one by one: cluster keys of a batch span slots
-				if err := c.Unlink(ctx, k).Err(); err != nil {
+			if len(keys) > 0 {
+				// One UNLINK per key (a cluster node's keys span slots), the
+				// batch's in one pipeline.
+				if _, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+					for _, k := range keys {
+						p.Unlink(ctx, k)
+					}
+					return nil
+				}); err != nil {
 					return err
 				}
 			}
-			total += len(keys)
+			total.Add(int64(len(keys)))
 			if cursor = next; cursor == 0 {
 				return nil
 			}
@@ -217,9 +225,10 @@ func (p *Probe) DeletePrefix(ctx context.Context, prefix string) (int, error) {
 	}
 	if cc, ok := p.c.(*redis.ClusterClient); ok {
 		err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return del(ctx, c) })
-		return total, err
+		return int(total.Load()), err
 	}
-	return total, del(ctx, p.c)
+	err := del(ctx, p.c)
+	return int(total.Load()), err
 }
 
 // Close closes the probe's connections.
@@ -308,8 +317,9 @@ func beginArgs(c Call, request []byte, cfg Config) []string {
 			strconv.FormatInt(lim.MaxRunBytes, 10), strconv.FormatInt(lim.MaxRecordBytes, 10),
 			strconv.FormatInt(lim.MaxResultBytes, 10))
 	}
-	// The generation a new run takes: random per Begin, as redisstore offers.
-	return append(args, canonical.PrincipalTag(""), record.NewGeneration())
+	// The generation and secret a new run takes: random per Begin, as
+	// redisstore offers.
+	return append(args, canonical.PrincipalTag(""), record.NewGeneration(), record.NewRunSecret())
 }
 
 // completeArgs are the ARGV of complete.lua for a READY completion, as
@@ -330,7 +340,7 @@ func completeArgs(c Call, raw, result []byte) []string {
 	for _, p := range append(r[:], s[:]...) {
 		args = append(args, rueidis.BinaryString(p))
 	}
-	return args
+	return append(args, "") // no handles
 }
 
 // outcome is the first element of a script's reply.

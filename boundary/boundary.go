@@ -210,8 +210,9 @@ func WithStoreTimeout(d time.Duration) Option {
 // outcome may take. Once the lease has passed without a completion, a
 // reaper may close the call as EXECUTION_ABANDONED (canonical.Store.Abandon)
 // and this worker's late completion is refused. New refuses
-// (INVALID_ARGUMENT) a margin shorter than the projection timeout plus the
-// store's retry budget (WithStoreAttempts × WithStoreTimeout and the pauses
+// (INVALID_ARGUMENT) a margin shorter than the projection timeout (or the
+// 5s a cancelled tool has to return, when that is longer) plus the store's
+// retry budget (WithStoreAttempts × WithStoreTimeout and the pauses
 // between): a call that used all of them would be abandoned while still
 // being recorded.
 func WithLeaseMargin(d time.Duration) Option {
@@ -278,9 +279,10 @@ func New(store canonical.Store, reg *registry.Registry, policy registry.Policy, 
 		return nil, err
 	}
 	// Checked once every option is known: the bound depends on three.
-	if need := b.projTimeout + b.storeBudget(); b.leaseMargin < need {
+	if need := b.afterTool() + b.storeBudget(); b.leaseMargin < need {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument,
-			"boundary: lease margin %v is shorter than the projection timeout and the store retry budget (%v)", b.leaseMargin, need)
+			"boundary: lease margin %v is shorter than the projection timeout (or a cancelled tool's grace) and the store retry budget (%v)",
+			b.leaseMargin, need)
 	}
 	return b, nil
 }

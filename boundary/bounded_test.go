@@ -127,14 +127,14 @@ func TestRecordTTLShorterThanTheCallIsRefused(t *testing.T) {
 		fx.calls(t, 0, 0)
 		fx.checkNothingWritten(t)
 
-		// The bound: kb.slow (1 s) + projection 1 s + store 2 x 100 ms + 10 ms.
-		fx.rebuild(nil, boundary.WithProjectionTimeout(time.Second), boundary.WithStoreAttempts(2),
+		// The bound: kb.slow (1 s) + projection 6 s + store 2 x 100 ms + 10 ms.
+		fx.rebuild(nil, boundary.WithProjectionTimeout(6*time.Second), boundary.WithStoreAttempts(2),
 			boundary.WithStoreTimeout(100*time.Millisecond))
 		fx.tool.fn = func(context.Context, []byte) ([]byte, error) { return fx.raw(), nil }
-		fx.run.TTL = 2210*time.Millisecond - time.Millisecond
+		fx.run.TTL = 7210*time.Millisecond - time.Millisecond
 		res := fx.b.Invoke(fx.ctx, fx.run, fx.envelope("call_under", "kb.slow", okInput))
 		fx.checkError(t, res, "call_under", canonical.CodeInvalidArgument, false)
-		fx.run.TTL = 2210 * time.Millisecond
+		fx.run.TTL = 7210 * time.Millisecond
 		fx.checkReady(t, fx.b.Invoke(fx.ctx, fx.run, fx.envelope("call_at", "kb.slow", okInput)), canonical.EvidenceFound)
 		fx.calls(t, 1, 1)
 	})

@@ -420,26 +420,39 @@ func MinRecordTTL(toolTimeout time.Duration) time.Duration {
 }
 
 // recordLife is the shortest record TTL that outlives a call of a tool
-// with this timeout: the tool, its projection, then Complete with all its
-// retries.
+// with this timeout: the tool, its projection (or, for a cancelled tool,
+// the grace it has to return, when that is longer), then Complete with all
+// its retries.
 func (b *Boundary) recordLife(toolTimeout time.Duration) time.Duration {
-	return toolTimeout + b.projTimeout + b.storeBudget()
+	return toolTimeout + b.afterTool() + b.storeBudget()
 }
 
+// afterTool is the longest a call may take between its tool's timeout and
+// its Complete: the projection, or a cancelled tool's grace.
+func (b *Boundary) afterTool() time.Duration { return max(b.projTimeout, cancelGrace) }
+
 // replay answers a duplicate under WithReplay: the stored outcome of an
-// identical, completed request, else DUPLICATE_TOOL_CALL.
+// identical, completed request, else DUPLICATE_TOOL_CALL. The outcome is
+// the one the Begin's duplicate carries (canonical.Replayable), which a
+// durable store's wait covered; a store that carries none is read.
 func (inv *invocation) replay(ctx context.Context, request []byte, dup error) Result {
-	ctx, cancel := context.WithTimeout(ctx, inv.b.storeTimeout)
-	defer cancel()
-	recs, err := safeGetMany(ctx, inv.b.store, inv.run.ID, []string{inv.env.ToolCallID})
-	if err != nil {
-		code := canonical.CodeOf(err)
-		if code != canonical.CodeStoreUnavailable {
-			code = canonical.CodeDuplicateToolCall
+	var rec *canonical.Record
+	if first, ok := canonical.ReplayableOf(dup); ok {
+		// Read by the Begin itself: the store's durability wait covered it.
+		rec = &first
+	} else {
+		ctx, cancel := context.WithTimeout(ctx, inv.b.storeTimeout)
+		defer cancel()
+		recs, err := safeGetMany(ctx, inv.b.store, inv.run.ID, []string{inv.env.ToolCallID})
+		if err != nil {
+			code := canonical.CodeOf(err)
+			if code != canonical.CodeStoreUnavailable {
+				code = canonical.CodeDuplicateToolCall
+			}
+			return inv.fail(code, errors.Join(dup, err))
 		}
-		return inv.fail(code, errors.Join(dup, err))
+		rec = recs[0]
 	}
-	rec := recs[0]
 	switch {
 	case rec == nil:
 		return inv.fail(canonical.CodeDuplicateToolCall, errors.Join(dup, errors.New("boundary: replay: the first record is gone")))

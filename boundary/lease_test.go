@@ -63,12 +63,33 @@ func TestLeaseMarginMustCoverProjectionAndStoreRetries(t *testing.T) {
 	// The same bound with the other options given after the margin.
 	small := []boundary.Option{boundary.WithProjectionTimeout(20 * time.Millisecond), boundary.WithStoreAttempts(2),
 		boundary.WithStoreTimeout(10 * time.Millisecond)}
-	if err := build(append([]boundary.Option{boundary.WithLeaseMargin(49 * time.Millisecond)}, small...)...); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
-		t.Fatalf("margin 49ms over a 50ms need: %v, want INVALID_ARGUMENT", err)
+	// A projection timeout under the 5s a cancelled tool may take to
+	// return: the grace is what the margin must cover then.
+	if err := build(append([]boundary.Option{boundary.WithLeaseMargin(50 * time.Millisecond)}, small...)...); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+		t.Fatalf("margin 50ms under a 5s cancel grace: %v, want INVALID_ARGUMENT", err)
 	}
-	if err := build(append([]boundary.Option{boundary.WithLeaseMargin(50 * time.Millisecond)}, small...)...); err != nil {
-		t.Fatalf("margin 50ms: %v", err)
+	if err := build(append([]boundary.Option{boundary.WithLeaseMargin(5*time.Second + 29*time.Millisecond)}, small...)...); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+		t.Fatalf("margin 5.029s over a 5.03s need: %v, want INVALID_ARGUMENT", err)
 	}
+	if err := build(append([]boundary.Option{boundary.WithLeaseMargin(5*time.Second + 30*time.Millisecond)}, small...)...); err != nil {
+		t.Fatalf("margin 5.03s: %v", err)
+	}
+}
+
+// A cancelled tool may take 5s to return: a record TTL must outlive that
+// too when the projection timeout is shorter, or a record could expire
+// while its call still runs.
+func TestRecordLifeCountsTheCancelGrace(t *testing.T) {
+	forEachStore(t, func(t *testing.T, fx *fixture) {
+		fx.rebuild(nil, boundary.WithProjectionTimeout(20*time.Millisecond), boundary.WithStoreAttempts(2),
+			boundary.WithStoreTimeout(10*time.Millisecond), boundary.WithLeaseMargin(10*time.Second))
+		// The 30s tool, 20ms of projection and 30ms of store retries fit
+		// in 31s; with the 5s grace they do not.
+		fx.run.TTL = 31 * time.Second
+		fx.checkError(t, fx.invoke("call_g1"), "call_g1", canonical.CodeInvalidArgument, false)
+		fx.run.TTL = 35*time.Second + 30*time.Millisecond
+		fx.checkReady(t, fx.invoke("call_g2"), canonical.EvidenceFound)
+	})
 }
 
 // A worker that joins a run without knowing its limits is held to the
@@ -112,8 +133,14 @@ func TestAbandonedCallIsClosedAndReplayed(t *testing.T) {
 	forEachStore(t, func(t *testing.T, fx *fixture) {
 		fs := &failingStore{marker: fx.marker}
 		fs.completeFails.Store(-1)
-		fx.rebuild(func(s canonical.Store) canonical.Store { fs.Store = s; return fs },
-			boundary.WithReplay(), boundary.WithLeaseMargin(50*time.Millisecond),
+		// The lease is kb.slow's 1s timeout and 50ms, shorter than any
+		// margin the boundary accepts (which covers a cancelled tool's 5s
+		// grace), so that the test need not wait for it.
+		fx.rebuild(func(s canonical.Store) canonical.Store {
+			fs.Store = leaseOf{s, time.Second + 50*time.Millisecond}
+			return fs
+		},
+			boundary.WithReplay(),
 			boundary.WithProjectionTimeout(20*time.Millisecond), boundary.WithStoreAttempts(1), boundary.WithStoreTimeout(20*time.Millisecond))
 		res := fx.b.Invoke(fx.ctx, fx.run, fx.envelope("call_ab", "kb.slow", okInput))
 		fx.checkError(t, res, "call_ab", canonical.CodeStoreUnavailable, true)
@@ -141,6 +168,17 @@ func TestAbandonedCallIsClosedAndReplayed(t *testing.T) {
 		w.tool = "kb.slow"
 		fx.checkRecord(t, "call_ab", w)
 	})
+}
+
+// leaseOf begins every call with the lease d.
+type leaseOf struct {
+	canonical.Store
+	d time.Duration
+}
+
+func (s leaseOf) Begin(ctx context.Context, req canonical.BeginRequest) (canonical.Record, error) {
+	req.Lease = s.d
+	return s.Store.Begin(ctx, req)
 }
 
 // shortLease begins every call with a lease of 1 ms, so that a test can

@@ -265,7 +265,10 @@ func TestObserverPhasesOfEveryOutcome(t *testing.T) {
 				return fx.invoke("call_b2")
 			}},
 		{name: "closed run", code: canonical.CodeRunInactive, phases: upTo(observe.Begin, canonical.CodeRunInactive),
-			setup: func(fx *fixture) { _ = fx.store.CloseRun(context.Background(), fx.run.ID, fx.run.Principal.Subject) },
+			setup: func(fx *fixture) {
+				fx.invoke("call_c0")
+				_ = fx.store.CloseRun(context.Background(), fx.run.ID, fx.run.Principal.Subject)
+			},
 			invoke: func(fx *fixture) boundary.Result {
 				return fx.invoke("call_c")
 			}},

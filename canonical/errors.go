@@ -152,6 +152,29 @@ func CodeOf(err error) Code {
 	return CodeStoreUnavailable
 }
 
+// Replayable is the cause (Error.Err) of a Begin's DUPLICATE_TOOL_CALL
+// when the call id holds a finished call (READY or ERROR) of the same tool
+// and request, begun by another owner: that call's record, without raw
+// response or request, read in the Begin itself, so that a store's
+// durability wait covers what a replay of it shows (boundary.WithReplay).
+type Replayable struct {
+	Record Record
+}
+
+func (r *Replayable) Error() string {
+	return "a finished call of the same tool and request holds the id"
+}
+
+// ReplayableOf returns the record a DUPLICATE_TOOL_CALL carries when the
+// duplicate is of a finished call of the same tool and request.
+func ReplayableOf(err error) (Record, bool) {
+	var r *Replayable
+	if errors.As(err, &r) {
+		return r.Record, true
+	}
+	return Record{}, false
+}
+
 // Sentinel errors, for errors.Is.
 var (
 	ErrInvalidToolCallID = &Error{Code: CodeInvalidToolCallID}

@@ -1,5 +1,7 @@
 package canonical
 
+import "time"
+
 // Limits bound what one run and one record may hold. They are the run's:
 // the first Begin of a run fixes them in the run's state (a zero field takes
 // DefaultLimits), and every later Begin and Complete of the run is checked
@@ -24,6 +26,21 @@ const (
 	MaxRunBytesCeiling    = 1 << 40
 	MaxCallsCeiling       = 1 << 30
 )
+
+// MaxTTL bounds a record's TTL and lease, a store's default TTL and its
+// closed-run retention: ten years (of 365 days). A record keeps its times
+// as milliseconds since the epoch in fixed-width fields, which a longer
+// lifetime could overflow; no agent's call needs a longer one.
+const MaxTTL = 10 * 365 * 24 * time.Hour
+
+// ExpiryGranule is how much later than its latest record a run's own keys
+// (its state, leases, index, live marker) may expire on a store that
+// extends them a granule at a time, so that the calls of the next granule
+// extend none of them: a sixteenth of the record's TTL, at most a second.
+// memstore extends them exactly.
+func ExpiryGranule(ttl time.Duration) time.Duration {
+	return min(ttl/16, time.Second).Truncate(time.Millisecond)
+}
 
 // MaxIndexRead is the most ids one read of a run may name or return
 // (Completed, ExpiredLeases, GetMany).

@@ -43,7 +43,7 @@ func (o ReapOptions) WithDefaults() (ReapOptions, error) {
 type ReapReport struct {
 	Nodes   int // servers the pass scanned: every master of a cluster, the one server otherwise
 	Steps   int // bounded steps taken: one per SCAN on Redis, one per shard in memory
-	Runs    int // runs with calls in flight that the pass looked at
+	Runs    int // runs whose leases the pass looked at (a run that has begun calls keeps its leases key)
 	Expired int // leases found passed
 	// Abandoned are the calls this pass closed as ERROR/EXECUTION_ABANDONED,
 	// in the order it closed them. A call another reaper closed first is

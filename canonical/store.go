@@ -31,10 +31,14 @@ type Store interface {
 	// closed, or lost (its state gone while its live marker, index or
 	// leases live: see RunUsage.Lost), is RUN_INACTIVE.
 	//
-	// The first write to a run (a Begin, CloseRun or ObserveProgress) makes
-	// its principal the run's owner. A Begin by another principal is
-	// RUN_FORBIDDEN, checked before anything else, so that it learns
-	// nothing of the run and writes nothing.
+	// The first Begin of a run makes its principal the run's owner; only a
+	// Begin creates a run (CloseRun and ObserveProgress on a run nobody
+	// began are NOT_FOUND), so a run is claimed only by a call in it. A
+	// Begin by another principal is RUN_FORBIDDEN, checked before anything
+	// else, so that it learns nothing of the run and writes nothing. Which
+	// principal may begin which run id is the host's to decide before it
+	// calls Begin: a store cannot tell a run's intended owner from the
+	// first principal to name it.
 	Begin(ctx context.Context, req BeginRequest) (Record, error)
 
 	// Complete moves a PROJECTING record to READY or ERROR and appends its id to
@@ -92,8 +96,9 @@ type Store interface {
 	// already begun may still complete. A closed run stays closed for the
 	// store's retention (24h by default), or longer while its records live,
 	// whatever its records' TTLs. Closing is idempotent. Only the run's
-	// principal may close it (else RUN_FORBIDDEN); closing a run that has
-	// no state yet makes principal its owner.
+	// principal may close it (else RUN_FORBIDDEN). A run with no state
+	// (nobody began it, or its state is lost) is NOT_FOUND and nothing is
+	// written: a close claims no run.
 	CloseRun(ctx context.Context, runID, principal string) error
 
 	// Usage returns the run's counters, or NOT_FOUND for a run with no state.
@@ -109,10 +114,46 @@ type Store interface {
 	// belongs to another principal or its owner is unknown (its state was
 	// lost while its calls live). It reads the run's owner only, no record.
 	// The other reads (Get, GetMany, Completed, Usage) check nothing: a
-	// host that reads on behalf of a caller calls CheckPrincipal first, as
-	// the boundary and package progress do. A run's owner never changes
-	// while the run has state.
+	// host that reads on behalf of a caller reads through OwnedReader, which
+	// checks the owner in the read itself, or calls CheckPrincipal first
+	// (then a run that expires and is begun again by another principal
+	// between the check and the reads hands over the newcomer's records).
+	// A run's owner never changes while the run has state.
 	CheckPrincipal(ctx context.Context, runID, principal string) error
+}
+
+// OwnedReader is implemented by a Store that reads a run on a principal's
+// behalf with the owner check in the read itself, rather than in a
+// CheckPrincipal before it: a run that expires and is begun again by
+// another principal between a check and the reads would otherwise hand the
+// reader the newcomer's records. memstore and redisstore implement it; the
+// boundary and package progress read through it when a store does.
+//
+// Each method refuses as CheckPrincipal does: RUN_FORBIDDEN for another
+// principal's run or one whose owner is lost, NOT_FOUND for a run with no
+// owner and no calls (nothing to read).
+type OwnedReader interface {
+	// ReadIndex reads the first max ids (1..MaxIndexRead) of the run's
+	// completion index and its length, with the run's owner and
+	// generation, in one read. Gen is opaque: ReadRecords takes it.
+	ReadIndex(ctx context.Context, runID, principal string, max int) (RunIndex, error)
+
+	// ReadRecords is GetMany on principal's behalf, the owner checked in
+	// the first read. A record counted in another generation of the run's
+	// state than gen (gen "": the generation the same read finds) is not
+	// the reader's, and is nil, as a missing one is.
+	ReadRecords(ctx context.Context, runID, principal, gen string, ids []string, opts ReadOptions) ([]*Record, error)
+
+	// ReadUsage is Usage on principal's behalf, the owner checked in the
+	// same read.
+	ReadUsage(ctx context.Context, runID, principal string) (RunUsage, error)
+}
+
+// RunIndex is what OwnedReader.ReadIndex read.
+type RunIndex struct {
+	IDs    []string // the first ids of the completion index, in completion order
+	Length int      // the index's length
+	Gen    string   // the generation of the run's state, for ReadRecords ("" when it has none)
 }
 
 // HandleIndex is implemented by a Store that keeps each run's handle index:
@@ -146,13 +187,13 @@ type ProgressObserver interface {
 	// progress protocol and returns the run's protocol state after it. An
 	// invalid report raises Pending and Violations; a valid one resets
 	// Pending only. Violations saturates at threshold (> 0), where Violated
-	// becomes true for good. A run with no state gets one (with the store's
-	// default TTL, else its closed-run retention). Unlike the lifecycle
+	// becomes true for good. Unlike the lifecycle
 	// calls it is not idempotent, so stores never resend it: when its reply
 	// is lost the caller gets STORE_UNAVAILABLE and the report may or may
 	// not have been counted. Only the run's principal may report on it
-	// (else RUN_FORBIDDEN, counting nothing); a run with no state gets
-	// principal as its owner.
+	// (else RUN_FORBIDDEN, counting nothing). A run with no state is
+	// NOT_FOUND, and a lost one (see RunUsage.Lost) RUN_INACTIVE, both
+	// counting nothing: only a Begin claims a run.
 	ObserveProgress(ctx context.Context, runID, principal string, valid bool, threshold int64) (ProtocolState, error)
 }
 

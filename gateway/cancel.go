@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
@@ -23,9 +24,10 @@ import (
 // store: stateless HTTP serves every POST on its own, so the
 // notifications/cancelled for a call may reach another replica than the
 // one running it. The running replica registers each call under a key
-// (derived from the principal and the JSON-RPC id, the only names a cancel
-// carries) with a nonce of its own, and polls; the receiving replica marks
-// the registration cancelled. redisstore.Store implements it.
+// (derived from the caller — the verified bearer token's subject, else the
+// principal — and the JSON-RPC id, the only names a cancel carries) with a
+// nonce of its own, and polls; the receiving replica marks the
+// registration cancelled. redisstore.Store implements it.
 type CancelRelay interface {
 	// RegisterCall registers a call in flight under key, for at most ttl.
 	// A second call under a key already registered makes the key
@@ -76,11 +78,22 @@ func rpcIDString(raw json.RawMessage) string {
 	return "n:" + strconv.FormatInt(n, 10)
 }
 
-// cancelKey is the key of a principal's call with a JSON-RPC id, the same
-// on every replica; it names neither.
-func cancelKey(principal, rpcID string) string {
-	sum := sha256.Sum256([]byte("toolcanon cancel v1\x00" + principal + "\x00" + rpcID))
+// cancelKey is the key of a caller's call with a JSON-RPC id, the same on
+// every replica; it names neither. caller is a callerOf.
+func cancelKey(caller, rpcID string) string {
+	sum := sha256.Sum256([]byte("toolcanon cancel v2\x00" + caller + "\x00" + rpcID))
 	return hex.EncodeToString(sum[:16])
+}
+
+// callerOf is who sends a stateless request, as a cancel must match its
+// call: the verified bearer token's subject when the connection has one;
+// else the principal the RunResolver finds for it (from a run token in its
+// header or _meta, or the configured principal).
+func callerOf(tok *auth.TokenInfo, principal string) string {
+	if tok != nil && tok.UserID != "" {
+		return "bearer\x00" + tok.UserID
+	}
+	return "principal\x00" + principal
 }
 
 // cancels tracks the calls in flight that a stateless cancel may name.
@@ -94,10 +107,10 @@ type cancels struct {
 // liveCall is one tracked call.
 type liveCall struct{ cancel context.CancelCauseFunc }
 
-// track makes ctx cancellable by a notifications/cancelled naming rpcID,
-// from this replica or, through the relay, another; done ends it.
-func (cs *cancels) track(ctx context.Context, principal, rpcID string, ttl time.Duration) (context.Context, func()) {
-	key := cancelKey(principal, rpcID)
+// track makes ctx cancellable by a notifications/cancelled of caller naming
+// rpcID, from this replica or, through the relay, another; done ends it.
+func (cs *cancels) track(ctx context.Context, caller, rpcID string, ttl time.Duration) (context.Context, func()) {
+	key := cancelKey(caller, rpcID)
 	ctx, cancel := context.WithCancelCause(ctx)
 	me := &liveCall{cancel: cancel}
 	cs.mu.Lock()
@@ -171,10 +184,10 @@ func (cs *cancels) poll(ctx context.Context, cancel context.CancelCauseFunc, key
 	}
 }
 
-// cancel cancels the principal's call with JSON-RPC id rpcID: here when it
-// runs here, else through the relay. It reports whether a call was found.
-func (cs *cancels) cancel(ctx context.Context, principal, rpcID string) bool {
-	key := cancelKey(principal, rpcID)
+// cancel cancels caller's call with JSON-RPC id rpcID: here when it runs
+// here, else through the relay. It reports whether a call was found.
+func (cs *cancels) cancel(ctx context.Context, caller, rpcID string) bool {
+	key := cancelKey(caller, rpcID)
 	cs.mu.Lock()
 	here := slices.Clone(cs.live[key])
 	cs.mu.Unlock()
@@ -208,18 +221,35 @@ func (h *handler) track(ctx context.Context, c *Call, run boundary.RunContext) (
 	if id == "" || !bound {
 		return ctx, func() {}
 	}
-	return h.cancels.track(ctx, run.Principal.Subject, id, def.Timeout()+time.Minute)
+	return h.cancels.track(ctx, callerOf(c.Token, run.Principal.Subject), id, def.Timeout()+time.Minute)
 }
 
-// cancelHTTP handles a stateless notifications/cancelled for rpcID: the
-// principal is resolved from the request as a call's would be.
-func (h *handler) cancelHTTP(r *http.Request, rpcID string) {
-	c := &Call{Header: r.Header, Token: auth.TokenInfoFromContext(r.Context()), RunID: "cancel"}
-	run, err := h.opts.Runs.ResolveRun(r.Context(), c)
-	if err != nil || run.Principal.Subject == "" {
-		return
+// statelessCancel is a stateless notifications/cancelled: the JSON-RPC id
+// it names, and its _meta, which may carry a run token.
+type statelessCancel struct {
+	rpcID string
+	meta  mcp.Meta
+}
+
+// cancelHTTP acts on a stateless notifications/cancelled that the SDK
+// accepted: it cancels the call of the same caller (callerOf) with the
+// JSON-RPC id it names. Without a bearer token, the caller is the
+// principal the resolver finds for the cancel as for a call (a run token
+// in its header or _meta), so a call authenticated by a run token is
+// cancelled only by a cancel that carries one for the same principal.
+func (h *handler) cancelHTTP(r *http.Request, sc *statelessCancel) {
+	tok := auth.TokenInfoFromContext(r.Context())
+	principal := ""
+	if tok == nil || tok.UserID == "" {
+		c := &Call{Header: r.Header, Token: tok, Meta: sc.meta, RunID: "cancel"}
+		run, err := h.opts.Runs.ResolveRun(r.Context(), c)
+		if err != nil || run.Principal.Subject == "" {
+			h.log.Info("a cancel from an unknown caller is ignored", slog.String("cause", causeText(err)))
+			return
+		}
+		principal = run.Principal.Subject
 	}
-	if !h.cancels.cancel(r.Context(), run.Principal.Subject, rpcID) {
-		h.log.Info("a cancel named no call in flight", slog.String("principal", run.Principal.Subject))
+	if !h.cancels.cancel(r.Context(), callerOf(tok, principal), sc.rpcID) {
+		h.log.Info("a cancel named no call in flight")
 	}
 }

@@ -1,12 +1,15 @@
 package gateway_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
@@ -36,6 +39,53 @@ func TestNewRunsPerMinuteAreCapped(t *testing.T) {
 	}
 	if o := mustCall(w.ctx, t, w.cs, "search", "call-10", "run-1", map[string]any{"query": "x"}); !o.ready {
 		t.Fatalf("a known run after the cap: %s", o.text)
+	}
+}
+
+// A principal with as many live runs as its cap gets STORE_FULL for one
+// more, and nothing is recorded; its calls in the runs it has go on, and
+// another principal's new runs are not refused. A progress tool on a new
+// run counts none.
+func TestLiveRunsPerPrincipalAreCapped(t *testing.T) {
+	byMeta := gateway.RunResolverFunc(func(_ context.Context, c *gateway.Call) (boundary.RunContext, error) {
+		who, _ := c.Meta["test/principal"].(string)
+		return boundary.RunContext{ID: c.RunID, Project: "support", Active: true, TTL: time.Minute,
+			Principal: registry.Principal{Subject: cmp.Or(who, "agent-1"), ExpiresAt: time.Now().Add(time.Hour)}}, nil
+	})
+	w := newWorld(t, gateway.Options{Runs: byMeta, Progress: &gateway.ProgressTools{}, Caps: gateway.Caps{MaxLiveRuns: 2}})
+	call := func(tool, id, run, who string) outcome {
+		t.Helper()
+		meta := mcp.Meta{gateway.MetaToolCallID: id, gateway.MetaRunID: run, "test/principal": who}
+		args := map[string]any{"query": "x"}
+		if tool == "progress_facts" {
+			args = map[string]any{}
+		}
+		res, err := w.cs.CallTool(w.ctx, &mcp.CallToolParams{Name: tool, Arguments: args, Meta: meta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decode(t, res)
+	}
+	for i := 0; i < 2; i++ {
+		if o := call("search", "call-"+strconv.Itoa(i), "run-"+strconv.Itoa(i), ""); !o.ready {
+			t.Fatalf("run %d: %s", i, o.text)
+		}
+	}
+	if o := call("progress_facts", "", "run-facts", ""); o.code != "" {
+		t.Fatalf("facts of a new run: %s", o.text)
+	}
+	o := call("search", "call-9", "run-9", "")
+	if o.code != "STORE_FULL" || o.obj["tool_call_id"] != "call-9" {
+		t.Fatalf("a third live run: %s", o.text)
+	}
+	if _, err := w.store.Usage(w.ctx, "run-9"); canonical.CodeOf(err) != canonical.CodeNotFound {
+		t.Fatalf("the refused run has state: %v", err)
+	}
+	if o := call("search", "call-10", "run-1", ""); !o.ready {
+		t.Fatalf("a live run after the cap: %s", o.text)
+	}
+	if o := call("search", "call-o1", "run-o1", "agent-2"); !o.ready {
+		t.Fatalf("another principal's new run: %s", o.text)
 	}
 }
 

@@ -45,6 +45,7 @@ type Config struct {
 	Policy    []Grant
 	Progress  *ProgressConfig // nil: no progress tools
 	HTTP      HTTPConfig
+	Handles   HandlesConfig // the "handles" object
 	// Redis is the "redis" object: how the gateway reaches its store (nil:
 	// the command's flags say, or the store is in memory).
 	Redis *redisconn.Spec
@@ -107,6 +108,9 @@ type ToolConfig struct {
 	// (io.modelcontextprotocol/tasks) is answered with a task once its
 	// record exists, and runs on; the agent polls tasks/get.
 	LongRunning bool
+	// Group is the tool's handle group ("group"); "" means its upstream's
+	// name (see HandlesConfig).
+	Group string
 }
 
 // ProjectorConfig chooses and configures a tool's projector.
@@ -131,6 +135,8 @@ type HTTPConfig struct {
 	// BearerTokens, when any, are the only tokens accepted; each names the
 	// principal it authenticates. Only their SHA-256 digests are stored.
 	BearerTokens []BearerToken
+	// OAuth, when set, accepts OAuth access tokens too (http.oauth).
+	OAuth *OAuthConfig
 }
 
 // BearerToken is one accepted token, by digest.
@@ -385,7 +391,7 @@ func (c *cfgParser) duration(n *jnode, ptr string, lo, hi time.Duration, fix str
 }
 
 func (c *cfgParser) config(root *jnode) (*Config, error) {
-	if err := c.obj(root, "", "upstreams", "identity", "run", "tools", "prompts", "resources", "policy", "progress", "http", "redis"); err != nil {
+	if err := c.obj(root, "", "upstreams", "identity", "run", "tools", "prompts", "resources", "policy", "progress", "http", "redis", "handles"); err != nil {
 		return nil, err
 	}
 	cfg := &Config{File: c.file}
@@ -448,10 +454,18 @@ func (c *cfgParser) config(root *jnode) (*Config, error) {
 			return nil, err
 		}
 	}
+	if n = root.member("handles"); n != nil {
+		if cfg.Handles, err = c.handles(n, "/handles", cfg); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.redisSecretStays(root, cfg); err != nil {
 		return nil, err
 	}
 	if err := c.grantNames(root, cfg); err != nil {
+		return nil, err
+	}
+	if err := c.oauthScopes(root, cfg); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -615,7 +629,7 @@ func (c *cfgParser) identity(n *jnode, ptr string) (IdentityConfig, error) {
 	if id.RunHeader, err = c.optStr(n, ptr, "run_header", `name an HTTP header such as "X-Toolcanon-Run"`, headerName); err != nil {
 		return id, err
 	}
-	if id.DefaultRun, err = c.optStr(n, ptr, "default_run", "use 1-128 characters of [A-Za-z0-9_.-]", func(s string) bool { return canonical.ValidateRunID(s) == nil }); err != nil {
+	if id.DefaultRun, err = c.optStr(n, ptr, "default_run", fmt.Sprintf("use 1-%d characters of [A-Za-z0-9_.-]", MaxRunName), func(s string) bool { return len(s) <= MaxRunName && canonical.ValidateRunID(s) == nil }); err != nil {
 		return id, err
 	}
 	if v := n.member("run_token"); v != nil {
@@ -701,7 +715,7 @@ func (c *cfgParser) tool(n *jnode, ptr string, cfg *Config) (ToolConfig, error) 
 		return t, c.fail(v, ptr+"/unbounded", "review the draft's input_schema, narrowed from the upstream's (`toolcanon gateway pin` printed each feature it left out, with its JSON pointer), then delete this member",
 			"the draft is marked for review: %s", oneLineOf(v.str))
 	}
-	if err := c.obj(n, ptr, "name", "upstream", "upstream_tool", "pin", "definition", "projector", "ttl", "long_running"); err != nil {
+	if err := c.obj(n, ptr, "name", "upstream", "upstream_tool", "pin", "definition", "projector", "ttl", "group", "long_running"); err != nil {
 		return t, err
 	}
 	if lr := n.member("long_running"); lr != nil {
@@ -782,6 +796,9 @@ func (c *cfgParser) tool(n *jnode, ptr string, cfg *Config) (ToolConfig, error) 
 			return t, err
 		}
 		ttl, at, node = t.TTL, ptr+"/ttl", v
+	}
+	if t.Group, err = c.optStr(n, ptr, "group", "name the tool's handle group with 1-128 characters of [A-Za-z0-9_.-]", validGroup); err != nil {
+		return t, err
 	}
 	if need := boundary.MinRecordTTL(t.Definition.Timeout); ttl < need {
 		return t, c.fail(node, at, fmt.Sprintf(`raise the ttl to at least %v, or lower the tool's timeout`, need),
@@ -955,7 +972,7 @@ func (c *cfgParser) policy(n *jnode, ptr string) ([]Grant, error) {
 	var out []Grant
 	for i, e := range g.elems {
 		p := ptr + "/grants/" + strconv.Itoa(i)
-		if err := c.obj(e, p, "principals", "projects", "allow", "require_approval"); err != nil {
+		if err := c.obj(e, p, "principals", "projects", "scopes", "allow", "require_approval"); err != nil {
 			return nil, err
 		}
 		var gr Grant
@@ -967,6 +984,7 @@ func (c *cfgParser) policy(n *jnode, ptr string) ([]Grant, error) {
 		}{
 			{"principals", &gr.Principals, true, func(s string) bool { return s == "*" || subject(s) }},
 			{"projects", &gr.Projects, true, func(s string) bool { return s == "*" || canonical.ValidateRunID(s) == nil }},
+			{"scopes", &gr.Scopes, false, scopeToken},
 			{"allow", &gr.Allow, false, validPattern},
 			{"require_approval", &gr.RequireApproval, false, validPattern},
 		} {
@@ -1029,8 +1047,14 @@ func (c *cfgParser) progress(n *jnode, ptr string, cfg *Config) (*ProgressConfig
 
 func (c *cfgParser) http(n *jnode, ptr string) (HTTPConfig, error) {
 	var h HTTPConfig
-	if err := c.obj(n, ptr, "bearer_tokens"); err != nil {
+	if err := c.obj(n, ptr, "bearer_tokens", "oauth"); err != nil {
 		return h, err
+	}
+	if v := n.member("oauth"); v != nil {
+		var err error
+		if h.OAuth, err = c.oauth(v, ptr+"/oauth"); err != nil {
+			return h, err
+		}
 	}
 	v := n.member("bearer_tokens")
 	if v == nil {

@@ -141,10 +141,23 @@ func TestBadConfigsNameThePlaceAndTheFix(t *testing.T) {
 		{"tool ttl under its timeout", edit(t, `"ttl": "1h"`, `"ttl": "20s"`), 24, "/tools/0/ttl", "shorter than what a call of search_docs needs", "at least 50.03s"},
 		{"tool ttl just under", edit(t, `"ttl": "1h"`, `"ttl": "50s"`), 24, "/tools/0/ttl", "timeout 30s", "lower the tool's timeout"},
 		{"run ttl under a timeout", edit(t, `"ttl": "2h"`, `"ttl": "25s"`), 0, "/run/ttl", "shorter than what a call of query_logs needs", "at least 30.03s"},
-		{"run token with two keys", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"key_file": "k", "key_env": "K"}`), 0,
-			"/identity/run_token", "exactly one of key_file and key_env", "key_file"},
-		{"run token required not a bool", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"key_env": "K", "required": "yes"}`), 0,
+		{"run token key in two places", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"audience": "a", "keys": [{"id": "k1", "key_file": "k", "key_env": "K"}]}`), 0,
+			"/identity/run_token/keys/0", "exactly one of key_file and key_env", "key_file"},
+		{"run token required not a bool", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"audience": "a", "keys": [{"id": "k1", "key_env": "K"}], "required": "yes"}`), 0,
 			"/identity/run_token/required", "true or false", "required"},
+		// The first format had neither audience nor key id.
+		{"run token of the first format", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"key_file": "k", "required": true}`), 0,
+			"/identity/run_token", "first format", "audience"},
+		{"run token without audience", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"keys": [{"id": "k1", "key_env": "K"}]}`), 0,
+			"/identity/run_token", `missing member "audience"`, "audience"},
+		{"run token key without id", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"audience": "a", "keys": [{"key_env": "K"}]}`), 0,
+			"/identity/run_token/keys/0", `missing member "id"`, "id"},
+		{"run token key ids repeated", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"audience": "a", "keys": [{"id": "k1", "key_env": "K"}, {"id": "k1", "key_env": "L"}], "mint": "k1"}`), 0,
+			"/identity/run_token/keys/1/id", "keys/0", "its own id"},
+		{"run token keys without mint", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"audience": "a", "keys": [{"id": "k1", "key_env": "K"}, {"id": "k2", "key_env": "L"}]}`), 0,
+			"/identity/run_token", `"mint" names`, "mint"},
+		{"run token mint unknown", edit(t, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"audience": "a", "keys": [{"id": "k1", "key_env": "K"}], "mint": "k2"}`), 0,
+			"/identity/run_token/mint", `no key has the id "k2"`, "mint"},
 		// The policy is asked for tool.call:<definition.name>: a grant of the
 		// name agents call used to load and allow nothing.
 		{"grant of an agent-facing name", edit(t, `"allow": ["tool.call:*", "kb.read"]`, `"allow": ["kb.read", "tool.call:search_docs"]`), 0,
@@ -182,12 +195,14 @@ func TestBadConfigsNameThePlaceAndTheFix(t *testing.T) {
 }
 
 func TestRunTokenKeyFileIsRelativeToTheConfig(t *testing.T) {
-	doc := strings.Replace(goodConfig, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"key_file": "keys/run.key", "required": true}`, 1)
+	doc := strings.Replace(goodConfig, `"default_run": "run-desktop"`, `"default_run": "run-desktop", "run_token": {"audience": "support-eu", `+
+		`"keys": [{"id": "k2", "key_file": "keys/run.key"}, {"id": "k1", "key_env": "RUN_TOKEN_KEY_TEST"}], "mint": "k2", "required": true}`, 1)
 	cfg, err := gateway.ParseConfig("/etc/toolcanon/gateway.json", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rt := cfg.Identity.RunToken; rt == nil || rt.KeyFile != "/etc/toolcanon/keys/run.key" || !rt.Required {
+	rt := cfg.Identity.RunToken
+	if rt == nil || rt.Audience != "support-eu" || len(rt.Keys) != 2 || rt.Keys[0].KeyFile != "/etc/toolcanon/keys/run.key" || rt.Mint != "k2" || !rt.Required {
 		t.Fatalf("run token config = %+v", rt)
 	}
 	dir := t.TempDir()
@@ -195,12 +210,12 @@ func TestRunTokenKeyFileIsRelativeToTheConfig(t *testing.T) {
 	if err := os.WriteFile(short, []byte("too short\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (&gateway.RunTokenConfig{KeyFile: short}).Key(); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
+	if _, err := (gateway.RunTokenKeySource{ID: "k1", KeyFile: short}).Read(); canonical.CodeOf(err) != canonical.CodeInvalidArgument {
 		t.Fatalf("a short key: %v", err)
 	}
 	t.Setenv("RUN_TOKEN_KEY_TEST", strings.Repeat("e", gateway.MinRunTokenKey))
-	if k, err := (&gateway.RunTokenConfig{KeyEnv: "RUN_TOKEN_KEY_TEST"}).Key(); err != nil || len(k) != gateway.MinRunTokenKey {
-		t.Fatalf("a key from the environment: %d bytes, %v", len(k), err)
+	if k, err := (gateway.RunTokenKeySource{ID: "k1", KeyEnv: "RUN_TOKEN_KEY_TEST"}).Read(); err != nil || len(k.Key) != gateway.MinRunTokenKey || k.ID != "k1" {
+		t.Fatalf("a key from the environment: %+v, %v", k, err)
 	}
 }
 

@@ -32,15 +32,31 @@
 //
 // # Runs and principals
 //
-// A run belongs to the principal of its first write (canonical.Store):
-// another principal naming it, in _meta, a header or a token, gets
-// RUN_FORBIDDEN for tools/call and for the progress tools, which also ask
-// the policy for tool.call:<name> like every tool. A host that mints run
+// A run belongs to the principal of its first call (canonical.Store); a
+// progress report or a close claims no run. Which principal may begin
+// which run is the RunResolver's to say: StaticRuns puts the run an agent
+// names in its principal's own namespace (PrincipalRun), so that naming a
+// run first claims nothing of another principal's. A host that mints run
 // ids hands the gateway a run with a signed run token (MintRunToken,
-// VerifyRunToken; StaticRuns.RunTokenKey): HMAC-SHA256 over the run id,
-// the principal and an expiry, sent in the RunTokenHeader header or under
-// MetaRunToken in _meta. A token is a credential for that run until it
-// expires: keep it as secret as a bearer token.
+// VerifyRunToken; StaticRuns.RunTokens): HMAC-SHA256, under a key named by
+// its id, over the gateway's audience, the run id, the principal and an
+// expiry, sent in the RunTokenHeader header or under MetaRunToken in _meta;
+// the token's run is the store's run id as it is. A token is a credential
+// for that run until it expires: keep it as secret as a bearer token.
+// Another principal that reaches a run gets RUN_FORBIDDEN for tools/call
+// and for the progress tools, which also ask the policy for
+// tool.call:<name> like every tool. Caps bound each principal's calls in
+// flight, new runs per minute and live runs.
+//
+// # OAuth
+//
+// With http.oauth (OAuthConfig) the HTTP listener is an OAuth 2.1
+// resource server: it verifies JWT access tokens against the issuer's key
+// set, for its own resource only, serves its protected resource metadata
+// (MetadataPaths) and names it in every 401, and answers a token whose
+// scopes fall short with 403 insufficient_scope. A Grant with Scopes
+// covers only calls with such a token carrying one of them. The token is
+// never passed to an upstream.
 //
 // # Trace context
 //
@@ -73,9 +89,12 @@
 // upstream's progress under the agent's progressToken (each call has a
 // token of its own upstream), its log messages, and its sampling and
 // elicitation requests when the agent declared them (else a JSON-RPC
-// error); progress and log text is redacted, bounded and rate-limited per
-// call. Log messages and requests name no call, so they pass only while
-// one call is in flight on the upstream. A notifications/cancelled reaches
+// error); progress, log and request text is redacted, bounded and
+// rate-limited per call. Log messages and requests name no call, so they
+// pass only to the agent of the call they came with: over HTTP, the call
+// on whose response stream they arrived; over stdio, the agent session
+// whose own upstream process sent them (a stdio upstream runs one for each
+// agent session that asked for them). Any other is dropped, or refused. A notifications/cancelled reaches
 // the upstream in every mode: stateless HTTP finds the call by principal
 // and JSON-RPC id, through a CancelRelay (redisstore.Store) when another
 // replica runs it. A cancelled call is CANCELLED; an upstream that cannot

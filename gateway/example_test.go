@@ -114,3 +114,14 @@ func ExampleDigest() {
 	// Output:
 	// sha256:98a0428eb677dd026c5ff9b8fa922809b63201fa2f1920d735eabe1965acda28
 }
+
+// Each principal names runs in a namespace of its own: the run "run-42"
+// of alice and that of bob are two runs of the store, so that neither can
+// claim the other's by naming it first.
+func ExamplePrincipalRun() {
+	fmt.Println(gateway.PrincipalRun("alice", "run-42"))
+	fmt.Println(gateway.PrincipalRun("bob", "run-42"))
+	// Output:
+	// run-42.df3aa5a753719705
+	// run-42.dbec002d9602dfa0
+}

@@ -60,6 +60,10 @@ type OpenOptions struct {
 	// that replicas share (redisstore.Store) so that a cancel reaching any
 	// replica stops the call on the one running it.
 	CancelRelay CancelRelay
+	// MaxAgentConnections is every stdio upstream's
+	// UpstreamOptions.MaxAgentConnections: the most processes it runs of
+	// one agent session each, for the sessions that want its messages.
+	MaxAgentConnections int
 }
 
 // Gateway fronts the upstream MCP servers of a Config: the listed tools
@@ -73,7 +77,8 @@ type Gateway struct {
 	h         *handler
 	upstreams map[string]*Upstream
 	log       *slog.Logger
-	stopReap  func() // nil without a reaper
+	stopReap  func()       // nil without a reaper
+	oauth     *oauthServer // nil without http.oauth
 }
 
 // Open builds the gateway of cfg over store and connects to every upstream,
@@ -127,6 +132,7 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 	if opts.Observer != nil {
 		bindOpts = append(bindOpts, boundary.WithObserver(opts.Observer))
 	}
+	bindOpts = append(bindOpts, cfg.handleOptions()...)
 	if g.b, err = boundary.New(store, reg, policy, bindOpts...); err != nil {
 		return nil, err
 	}
@@ -170,7 +176,7 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 		hopts.surface = sf
 	}
 	if rt := cfg.Identity.RunToken; rt != nil {
-		if runs.RunTokenKey, err = rt.Key(); err != nil {
+		if runs.RunTokens, err = rt.Verifier(); err != nil {
 			return nil, err
 		}
 		runs.RequireRunToken = rt.Required
@@ -184,6 +190,13 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 	}
 	if g.server, g.h, err = newServer(g.b, hopts); err != nil {
 		return nil, err
+	}
+	if cfg.HTTP.OAuth != nil {
+		var progressTools []string
+		if p := hopts.Progress; p != nil {
+			progressTools = []string{p.FactsTool, p.ReportTool}
+		}
+		g.oauth = newOAuthServer(cfg, toolPerms(g.b.Definition, progressTools), log)
 	}
 	if !opts.NoReaper {
 		ro := opts.Reaper
@@ -233,7 +246,7 @@ func newUpstreams(cfg *Config, opts OpenOptions, log *slog.Logger) (map[string]*
 			Name: name, Command: uc.Command, Env: uc.Env, InheritEnv: uc.InheritEnv, Dir: uc.Dir, URL: uc.URL, Pins: pins[name],
 			PromptPins: promptPins[name], TemplatePins: templatePins[name], ResourceURIs: uris[name],
 			ConnectTimeout: opts.ConnectTimeout, Stderr: opts.UpstreamStderr, Logger: log,
-			Propagator: opts.Propagator,
+			Propagator: opts.Propagator, MaxAgentConnections: opts.MaxAgentConnections,
 		}
 		if uc.BearerTokenEnv != "" {
 			tok := os.Getenv(uc.BearerTokenEnv)
@@ -397,11 +410,12 @@ func sortedNames[V any](m map[string]V) []string {
 // not listed. The principal is found as for a call: a valid run token's,
 // else the bearer token's subject, else the configured one.
 func mayCall(ctx context.Context, p registry.Policy, runs *StaticRuns, c *Call, tool string, def *registry.Tool) bool {
+	ctx = withCallToken(ctx, c.Token)
 	subject := runs.Subject
 	if c.Token != nil && c.Token.UserID != "" {
 		subject = c.Token.UserID
 	}
-	if runs.RunTokenKey != nil {
+	if runs.RunTokens != nil {
 		if rt, ok, err := runs.runToken(c, time.Now()); err == nil && ok {
 			subject = rt.Principal
 		}

@@ -121,6 +121,7 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if extra := req.Extra; extra != nil {
 		c.Header, c.Token = extra.Header, extra.TokenInfo
 	}
+	ctx = withCallToken(ctx, c.Token) // the policy reads an OAuth token's scopes
 	if p := h.opts.Progress; p != nil && (c.Tool == p.FactsTool || c.Tool == p.ReportTool) {
 		return h.progress(ctx, c, req.Params.Arguments)
 	}
@@ -130,10 +131,10 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	}
 	start := time.Now()
 	var res boundary.Result
-	if release, err := h.caps.acquire(run.Principal.Subject, run.ID, start); err != nil {
-		res = boundary.Refuse(c.ToolCallID, canonical.CodeRateLimited, err)
+	if release, err := h.caps.acquire(run.Principal.Subject, run.ID, h.liveFor(run), start); err != nil {
+		res = boundary.Refuse(c.ToolCallID, canonical.CodeOf(err), err)
 	} else {
-		if r := newRelay(ctx, req, h.levels.set(req.Session) || ctx.Value(statelessKey{}) != nil); r != nil {
+		if r := newRelay(ctx, req, h.levels.set(req.Session), ctx.Value(statelessKey{}) != nil); r != nil {
 			ctx = withRelay(ctx, r)
 			defer r.finish()
 		}
@@ -153,14 +154,21 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	return toolResult(res), nil
 }
 
+// liveFor is how long a call keeps its run live at least, for the caps: its
+// record's TTL (a run with the store's default, which the gateway does not
+// know, counts DefaultRunTTL).
+func (h *handler) liveFor(run boundary.RunContext) time.Duration {
+	return cmp.Or(run.TTL, DefaultRunTTL)
+}
+
 func (h *handler) invoke(ctx context.Context, c *Call, run boundary.RunContext, args json.RawMessage) boundary.Result {
 	if err := canonical.ValidateToolCallID(c.ToolCallID); err != nil {
 		// Refused first and always: the gateway never makes up an id.
 		return boundary.Refuse("", canonical.CodeInvalidToolCallID, err)
 	}
 	envRun := c.RunID
-	if envRun == "" {
-		envRun = run.ID
+	if envRun == "" || sameRun(envRun, run) {
+		envRun = run.ID // the run it names, as the resolver found it
 	}
 	if h.opts.Guard != nil {
 		if _, bound := h.b.Definition(c.Tool); bound {

@@ -64,8 +64,9 @@ type HTTPOptions struct {
 }
 
 // Handler serves the gateway over streamable HTTP, with the bearer tokens
-// of the configuration (when it lists any) checked before anything else,
-// and the bounds of opts.
+// of the configuration (when it lists any), and its OAuth access tokens
+// (http.oauth, whose metadata it serves at MetadataPaths), checked before
+// anything else, and the bounds of opts.
 //
 // Stateless (the default), every request stands alone, which is what lets
 // several gateway processes sit behind one load balancer: a tools/call is
@@ -98,15 +99,21 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{Stateless: !opts.Sessions, SessionTimeout: opts.SessionTimeout,
 			// 2026-07-28 and later: a client that closes the POST cancels it.
-			PropagateRequestCancellation: true})
+			PropagateRequestCancellation: true,
+			// A browser's request from another origin is refused (403), as
+			// a foreign Host on loopback is.
+			CrossOriginProtection: http.NewCrossOriginProtection()})
 	var h http.Handler = &bounded{next: sdk, opts: opts, server: g.server, h: g.h,
 		owners: map[string]string{}, openingBy: map[string]int{}}
 	// What reaches here passed authentication (if any is configured).
 	h = authenticated{h}
-	if toks := g.cfg.HTTP.BearerTokens; len(toks) > 0 {
+	switch toks := g.cfg.HTTP.BearerTokens; {
+	case g.oauth != nil:
+		h = g.oauth.authenticate(h, toks)
+	case len(toks) > 0:
 		h = auth.RequireBearerToken(tokenVerifier(toks), nil)(h)
 	}
-	return BoundBodies(CloseUnauthenticated(jsonErrors{h}), opts.BodyTimeout, opts.MaxBodyBytes)
+	return BoundBodies(CloseUnauthenticated(g.oauth.withMetadata(jsonErrors{h})), opts.BodyTimeout, opts.MaxBodyBytes)
 }
 
 // CloseUnauthenticated closes the connection after every answer h gives to
@@ -271,17 +278,13 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// but one strict JSON-RPC message, answered with a JSON-RPC error
 		// rather than a decoder's text.
 		if r.Method == http.MethodPost {
-			if ok, id, code, msg := classify(body); !ok {
-				httpRPCErrorID(w, http.StatusBadRequest, id, code, msg)
+			if v := classify(body); !v.forward {
+				httpRPCErrorID(w, http.StatusBadRequest, echoID(v.id), v.code, v.msg)
 				return
 			}
 			h, _ := readHead(body)
 			if !headersAgree(r.Header, h) {
-				id := h.ID
-				if !usableID(id) {
-					id = nil
-				}
-				httpRPCErrorID(w, http.StatusBadRequest, id, codeHeaderMismatch, headerMismatch)
+				httpRPCErrorID(w, http.StatusBadRequest, echoID(h.ID), codeHeaderMismatch, headerMismatch)
 				return
 			}
 			if !b.opts.Sessions && h.Method == "initialize" {
@@ -291,7 +294,18 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if !b.opts.Sessions && r.Method == http.MethodPost && b.h != nil {
-			r = b.stateless(r, body)
+			var cancel *statelessCancel
+			if r, cancel = b.stateless(r, body); cancel != nil {
+				// Acted on only once the SDK accepted the message (202),
+				// after the checks every message passes: Host, Origin,
+				// Content-Type, Accept.
+				aw := &acceptWriter{ResponseWriter: w}
+				b.next.ServeHTTP(aw, r)
+				if aw.status == http.StatusAccepted {
+					b.h.cancelHTTP(r, cancel)
+				}
+				return
+			}
 		}
 	}
 	if r.Method == http.MethodPost {
@@ -387,18 +401,20 @@ func (b *bounded) openedFor(who, id string) {
 
 // stateless reads what a stateless POST holds that no session keeps: the
 // JSON-RPC id of a tools/call, put in its context so that the call can be
-// cancelled, and a notifications/cancelled, which it passes to the call.
-// The SDK then serves the request as it stands.
-func (b *bounded) stateless(r *http.Request, body []byte) *http.Request {
+// cancelled, and a notifications/cancelled, returned to be passed to its
+// call once the SDK has accepted it. The SDK serves the request as it
+// stands.
+func (b *bounded) stateless(r *http.Request, body []byte) (*http.Request, *statelessCancel) {
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params struct {
 			RequestID json.RawMessage `json:"requestId"`
+			Meta      mcp.Meta        `json:"_meta"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &msg) != nil {
-		return r
+		return r, nil
 	}
 	switch msg.Method {
 	case methodCallTool:
@@ -406,14 +422,37 @@ func (b *bounded) stateless(r *http.Request, body []byte) *http.Request {
 		if id := rpcIDString(msg.ID); id != "" {
 			ctx = context.WithValue(ctx, rpcIDKey{}, id)
 		}
-		return r.WithContext(ctx)
+		return r.WithContext(ctx), nil
 	case notificationCancelled:
 		if id := rpcIDString(msg.Params.RequestID); id != "" && len(msg.ID) == 0 {
-			b.h.cancelHTTP(r, id)
+			return r, &statelessCancel{rpcID: id, meta: msg.Params.Meta}
 		}
 	}
-	return r
+	return r, nil
 }
+
+// acceptWriter notes the status the SDK answered.
+type acceptWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (a *acceptWriter) WriteHeader(status int) {
+	if a.status == 0 {
+		a.status = status
+	}
+	a.ResponseWriter.WriteHeader(status)
+}
+
+func (a *acceptWriter) Write(p []byte) (int, error) {
+	if a.status == 0 {
+		a.status = http.StatusOK
+	}
+	return a.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (a *acceptWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // statelessKey marks, in its context, a tools/call of a stateless HTTP
 // request. Such a request's session logs at info from its start (the

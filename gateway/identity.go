@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -101,6 +102,14 @@ func metaString(meta mcp.Meta, key string, aliases []string) string {
 // or not) to answer with a JSON-RPC error; anything else a resolver returns
 // is an internal error. The run is the host's authority: a call whose _meta
 // names another run is refused with RUN_MISMATCH.
+//
+// The resolver is also the host's word on who may start a run: the store
+// gives a run with no state to the principal of its first call, and cannot
+// tell a run's intended owner from the first principal to name it. Return
+// a run id an agent chose only when the host knows the run is the
+// principal's, or new for it; otherwise put it in the principal's own
+// namespace (PrincipalRun), as StaticRuns does, so that no principal can
+// claim, and lock its owner out of, a run meant for another.
 type RunResolver interface {
 	ResolveRun(ctx context.Context, call *Call) (boundary.RunContext, error)
 }
@@ -117,28 +126,59 @@ func (f RunResolverFunc) ResolveRun(ctx context.Context, call *Call) (boundary.R
 // call it is made for.
 const DefaultPrincipalTTL = time.Hour
 
+// MaxRunName bounds a run name an agent gives (in _meta or a run header) or
+// identity.default_run: PrincipalRun of it is at most canonical.MaxIDLen
+// bytes.
+const MaxRunName = canonical.MaxIDLen - 1 - runSpaceLen
+
+// runSpaceLen is the hex digits of a principal's tag that PrincipalRun
+// appends: 64 bits, so that no principal finds another's namespace by
+// trying names.
+const runSpaceLen = 16
+
+// PrincipalRun returns the store's id of the run that an agent of
+// principal names name: name, ".", and the first 16 hex digits of
+// canonical.PrincipalTag(principal). Each principal has its own
+// namespace of runs, so that two principals naming "run-42" get two runs,
+// and no principal can begin, report on or close a run of another by
+// naming it before its owner does. A name that is not a run id, or longer
+// than MaxRunName, gives an id canonical.ValidateRunID refuses.
+func PrincipalRun(principal, name string) string {
+	return name + "." + canonical.PrincipalTag(principal)[:runSpaceLen]
+}
+
+// sameRun reports whether a call whose _meta names name belongs to the run
+// resolved for it: the name is the run's id, as a run token gives it, or
+// names it in its principal's namespace.
+func sameRun(name string, run boundary.RunContext) bool {
+	return name == run.ID || PrincipalRun(run.Principal.Subject, name) == run.ID
+}
+
 // StaticRuns resolves runs from configuration: one project; the principal
-// of the verified bearer token (its UserID), else Subject; the run from
-// RunHeader when the HTTP request carries it, else from _meta, else
-// DefaultRun.
+// of the verified bearer token (its UserID), else Subject; the run named by
+// RunHeader when the HTTP request carries it, else by _meta, else
+// DefaultRun, in the principal's own namespace (PrincipalRun): a name is
+// never a claim on another principal's run, and DefaultRun is one run per
+// principal.
 //
-// With RunTokenKey, a call that carries a run token (header RunTokenHeader
-// or _meta MetaRunToken) gets the token's run and principal instead, once
-// the token is verified (VerifyRunToken); a bad token, one for another
-// principal than the verified bearer token's, or a run header naming
-// another run is ErrUnauthenticated, and so is a call without a token when
-// RequireRunToken is set. Without RunTokenKey tokens are not read.
+// With RunTokens, a call that carries a run token (header RunTokenHeader
+// or _meta MetaRunToken) gets the token's run, as it is, and principal
+// instead, once the token is verified (VerifyRunToken): the host that
+// signed it vouches that the run is that principal's. A bad token, one for
+// another principal than the verified bearer token's, or a run header
+// naming another run is ErrUnauthenticated, and so is a call without a
+// token when RequireRunToken is set. Without RunTokens tokens are not read.
 type StaticRuns struct {
 	Project    string
 	Subject    string // principal of calls without a verified token; "" refuses them (ErrUnauthenticated)
 	RunHeader  string // HTTP header naming the run; "" reads none
-	DefaultRun string // run of calls that name none; "" refuses them (ErrNoRun)
+	DefaultRun string // run name of calls that name none, one run per principal; "" refuses them (ErrNoRun)
 	Limits     canonical.Limits
 	TTL        time.Duration            // record TTL
 	ToolTTL    map[string]time.Duration // per tool, overriding TTL
-	// RunTokenKey verifies run tokens (at least MinRunTokenKey bytes); nil
+	// RunTokens verify run tokens: this gateway's audience and keys; nil
 	// reads none.
-	RunTokenKey     []byte
+	RunTokens       *RunTokenKeys
 	RequireRunToken bool // refuse calls without a valid run token
 }
 
@@ -154,18 +194,18 @@ func (s *StaticRuns) ResolveRun(_ context.Context, call *Call) (boundary.RunCont
 			p.ExpiresAt = tok.Expiration
 		}
 	}
-	id := ""
+	id, named := "", ""
 	if s.RunHeader != "" && call.Header != nil {
-		id = call.Header.Get(s.RunHeader)
+		named = call.Header.Get(s.RunHeader)
 	}
-	if s.RunTokenKey != nil {
+	if s.RunTokens != nil {
 		rt, ok, err := s.runToken(call, now)
 		switch {
 		case err != nil:
 			return boundary.RunContext{}, err
 		case ok && call.Token != nil && call.Token.UserID != "" && call.Token.UserID != rt.Principal:
 			return boundary.RunContext{}, fmt.Errorf("%w: %w: it is for another principal", ErrUnauthenticated, ErrRunToken)
-		case ok && id != "" && id != rt.Run:
+		case ok && named != "" && named != rt.Run:
 			return boundary.RunContext{}, fmt.Errorf("%w: %w: the run header names another run", ErrUnauthenticated, ErrRunToken)
 		case ok:
 			id, p.Subject = rt.Run, rt.Principal
@@ -180,13 +220,12 @@ func (s *StaticRuns) ResolveRun(_ context.Context, call *Call) (boundary.RunCont
 		return boundary.RunContext{}, ErrUnauthenticated
 	}
 	if id == "" {
-		id = call.RunID
-	}
-	if id == "" {
-		id = s.DefaultRun
-	}
-	if id == "" {
-		return boundary.RunContext{}, ErrNoRun
+		// A name, not a run: the principal's own run of that name.
+		named = cmp.Or(named, call.RunID, s.DefaultRun)
+		if named == "" {
+			return boundary.RunContext{}, ErrNoRun
+		}
+		id = PrincipalRun(p.Subject, named)
 	}
 	ttl := s.TTL
 	if t, ok := s.ToolTTL[call.Tool]; ok {
@@ -213,7 +252,7 @@ func (s *StaticRuns) runToken(call *Call, now time.Time) (RunToken, bool, error)
 	if tok == "" {
 		return RunToken{}, false, nil
 	}
-	rt, err := VerifyRunToken(s.RunTokenKey, tok, now)
+	rt, err := VerifyRunToken(s.RunTokens, tok, now)
 	if err != nil {
 		return RunToken{}, false, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}

@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -105,7 +107,7 @@ func TestCancelOverHTTPInEveryMode(t *testing.T) {
 				t.Fatal("the cancelled call returned a result")
 			}
 			waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", c.id) == 1 }, "the upstream to see the cancel")
-			checkCancelled(t, func() (canonical.Record, error) { return rs.Get(context.Background(), run, c.id) }, c.name)
+			checkCancelled(t, func() (canonical.Record, error) { return rs.Get(context.Background(), agentRun(run), c.id) }, c.name)
 		})
 	}
 }
@@ -177,7 +179,15 @@ func TestRelaysOverHTTP(t *testing.T) {
 
 	// Stateless, a session logs at info from its start: each call's log
 	// messages reach the agent, the last one sent just before the answer
-	// too, although no logging/setLevel came with the call.
+	// too, although no logging/setLevel came with the call — from an HTTP
+	// upstream, where each came on the call's own stream. A stdio
+	// upstream's are dropped: the call asked for none, and its connection
+	// is shared.
+	upPath := filepath.Join(t.TempDir(), "gateway.json")
+	if err := os.WriteFile(upPath, mustMarshal(t, baseConfig(t, httpUpstream(t, logPath), "note")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	overHTTP := startHTTPGateway(t, upPath)
 	var notes sync.Map // query -> *atomic.Int32
 	nopts := &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 		if s, ok := req.Params.Data.(string); ok {
@@ -187,12 +197,18 @@ func TestRelaysOverHTTP(t *testing.T) {
 			}
 		}
 	}}
-	quiet := agentWith(t, stateless, nil, "2025-11-25", nopts)
+	quiet := agentWith(t, overHTTP, nil, "2025-11-25", nopts)
 	for i := range 5 {
 		q := fmt.Sprintf("n%d", i)
 		mustCall(ctx, t, quiet, "note", fmt.Sprintf("call_h%d", 10+i), "run-rh3", map[string]any{"query": q})
 		n, _ := notes.LoadOrStore(q, new(atomic.Int32))
 		waitFor(t, func() bool { return n.(*atomic.Int32).Load() == 3 }, "the three notes of call "+q)
+	}
+	shared := agentWith(t, stateless, nil, "2025-11-25", nopts)
+	mustCall(ctx, t, shared, "note", "call_h20", "run-rh3", map[string]any{"query": "shared"})
+	time.Sleep(300 * time.Millisecond)
+	if n, _ := notes.LoadOrStore("shared", new(atomic.Int32)); n.(*atomic.Int32).Load() != 0 {
+		t.Fatal("a stdio upstream's log message on its shared connection reached an agent")
 	}
 }
 
@@ -243,7 +259,7 @@ func TestStatelessCancelAcrossReplicasInProcess(t *testing.T) {
 	for i := range 4 {
 		id := fmt.Sprintf("call_x%d", i)
 		waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", id) == 1 }, id+": the upstream to see the cancel")
-		checkCancelled(t, func() (canonical.Record, error) { return rs.Get(context.Background(), run, id) }, id)
+		checkCancelled(t, func() (canonical.Record, error) { return rs.Get(context.Background(), agentRun(run), id) }, id)
 	}
 
 	// Two clients of one principal, each numbering its requests from the
@@ -262,7 +278,7 @@ func TestStatelessCancelAcrossReplicasInProcess(t *testing.T) {
 		t.Fatalf("the other client's call with the same JSON-RPC id: %s", o.text)
 	}
 	waitFor(t, func() bool {
-		rec, err := rs.Get(context.Background(), run, "call_y1")
+		rec, err := rs.Get(context.Background(), agentRun(run), "call_y1")
 		return err == nil && rec.Status == canonical.StatusReady
 	}, "the ambiguous cancel to leave call_y1 running to its end")
 	if n := countExecutions(t, logPath, "cancelled", "call_y1") + countExecutions(t, logPath, "cancelled", "call_y2"); n != 0 {

@@ -86,7 +86,7 @@ func (lg *liveGateway) agent(t *testing.T, copts *mcp.ClientOptions, sopts *mcp.
 
 func (lg *liveGateway) record(t *testing.T, run, id string) canonical.Record {
 	t.Helper()
-	rec, err := lg.store.Get(context.Background(), run, id)
+	rec, err := lg.store.Get(context.Background(), agentRun(run), id)
 	if err != nil {
 		t.Fatalf("record %s/%s: %v", run, id, err)
 	}
@@ -192,7 +192,9 @@ func TestCancelReachesTheUpstream(t *testing.T) {
 		t.Fatal("the cancelled call returned a result")
 	}
 	waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", "call_c1") == 1 }, "the upstream to see the cancel")
-	checkCancelled(t, func() (canonical.Record, error) { return lg.store.Get(context.Background(), "run-c", "call_c1") }, "in memory")
+	checkCancelled(t, func() (canonical.Record, error) {
+		return lg.store.Get(context.Background(), agentRun("run-c"), "call_c1")
+	}, "in memory")
 	waitFor(t, func() bool { _, ok := lg.obs.get("call_c1"); return ok }, "the outcome to be observed")
 	if res, _ := lg.obs.get("call_c1"); res.Code() != canonical.CodeCancelled || !res.Executed() {
 		t.Fatalf("observed %s executed=%v, want CANCELLED executed=true", res.Code(), res.Executed())
@@ -425,10 +427,12 @@ func TestUpstreamRequestsAndLogsAreRelayed(t *testing.T) {
 		t.Fatalf("30 log messages at once: %d relayed, want the rate limit's", n)
 	}
 
+	// An agent that declared neither has no connection of its own: a
+	// request on the shared one cannot be told to be its call's.
 	plain := lg.agent(t, nil, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	for _, c := range []struct{ tool, want string }{{"sample", "sampling refused: "}, {"elicit", "elicitation refused: "}} {
 		got := textOf(t, mustCall(ctx, t, plain, c.tool, "call_r4_"+c.tool, "run-r", map[string]any{"query": "q"}))
-		if !strings.HasPrefix(got, c.want) || !strings.Contains(got, "did not declare") {
+		if !strings.HasPrefix(got, c.want) || !strings.Contains(got, "cannot tell which call") {
 			t.Fatalf("%s from an agent without the capability: %q", c.tool, got)
 		}
 	}

@@ -119,6 +119,10 @@ func loadDrafts(tb testing.TB) {
 	}
 }
 
+// agentRun is the store's id of the run that the configured principal of
+// baseConfig names run (gateway.PrincipalRun).
+func agentRun(run string) string { return gateway.PrincipalRun("agent-1", run) }
+
 // configDoc is a gateway configuration under construction.
 type configDoc map[string]any
 

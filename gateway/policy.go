@@ -12,9 +12,14 @@ import (
 // covers, the permissions it allows, and those it allows only with a human
 // approval. A name may be "*" (any); a permission pattern may end with "*"
 // (any suffix), as in "tool.call:kb.*".
+//
+// A grant with Scopes covers only calls made with an OAuth access token
+// that carries one of them; one without covers only the other calls. An
+// OAuth token is thus allowed only what its scopes' grants allow.
 type Grant struct {
 	Principals      []string
 	Projects        []string
+	Scopes          []string
 	Allow           []string
 	RequireApproval []string
 }
@@ -38,6 +43,11 @@ func NewStaticPolicy(grants []Grant, version string) (*StaticPolicy, error) {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: policy version must be 1-128 printable characters")
 	}
 	for _, g := range grants {
+		for _, s := range g.Scopes {
+			if !scopeToken(s) {
+				return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: scope %q is malformed", s)
+			}
+		}
 		for _, p := range append(append([]string{}, g.Allow...), g.RequireApproval...) {
 			if !validPattern(p) {
 				return nil, canonical.Errorf(canonical.CodeInvalidArgument, "gateway: permission pattern %q is malformed", p)
@@ -47,11 +57,13 @@ func NewStaticPolicy(grants []Grant, version string) (*StaticPolicy, error) {
 	return &StaticPolicy{grants: grants, fence: registry.Fence{ProjectVersion: "static", RoleBindingVersion: version}}, nil
 }
 
-// Authorize implements registry.Policy.
-func (p *StaticPolicy) Authorize(_ context.Context, project string, principal registry.Principal, permission string) (registry.Decision, error) {
+// Authorize implements registry.Policy. The grants that apply depend on
+// whether the call carries an OAuth access token, and its scopes (see Grant).
+func (p *StaticPolicy) Authorize(ctx context.Context, project string, principal registry.Principal, permission string) (registry.Decision, error) {
+	scopes, oauth := oauthScopes(ctx)
 	allowed := false
 	for _, g := range p.grants {
-		if !matchName(g.Principals, principal.Subject) || !matchName(g.Projects, project) {
+		if !g.appliesTo(scopes, oauth) || !matchName(g.Principals, principal.Subject) || !matchName(g.Projects, project) {
 			continue
 		}
 		if matchPattern(g.RequireApproval, permission) {

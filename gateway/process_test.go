@@ -267,7 +267,7 @@ func (s *scenario) parallelDistinct() {
 	}
 	if s.rs != nil {
 		for i := range n {
-			rec, err := s.rs.Get(s.ctx(), s.run, fmt.Sprintf("call_p%02d", i))
+			rec, err := s.rs.Get(s.ctx(), agentRun(s.run), fmt.Sprintf("call_p%02d", i))
 			if err != nil || rec.Status != canonical.StatusReady || rec.Evidence != canonical.EvidenceFound {
 				t.Errorf("record %d: %+v %v", i, rec.Status, err)
 			}
@@ -309,7 +309,7 @@ func (s *scenario) parallelDuplicates() {
 		t.Fatalf("20 calls with one tool_call_id: %d READY, %d upstream executions; want 1 and 1", ready, execs)
 	}
 	if s.rs != nil {
-		if rec, err := s.rs.Get(s.ctx(), s.run, "call_dup"); err != nil || rec.Status != canonical.StatusReady {
+		if rec, err := s.rs.Get(s.ctx(), agentRun(s.run), "call_dup"); err != nil || rec.Status != canonical.StatusReady {
 			t.Errorf("duplicate's record: %v %v", rec.Status, err)
 		}
 	}
@@ -345,7 +345,7 @@ func (s *scenario) refusals() {
 			t.Errorf("%s %q: the upstream ran %d times", c.tool, c.id, n)
 		}
 		if s.rs != nil && canonical.ValidateToolCallID(c.id) == nil {
-			if _, err := s.rs.Get(s.ctx(), s.run, c.id); canonical.CodeOf(err) != canonical.CodeNotFound {
+			if _, err := s.rs.Get(s.ctx(), agentRun(s.run), c.id); canonical.CodeOf(err) != canonical.CodeNotFound {
 				t.Errorf("%s %q: a refused call has a record: %v", c.tool, c.id, err)
 			}
 		}
@@ -365,7 +365,7 @@ func (s *scenario) largeResult() {
 	}
 	s.noSecrets("big", o.text)
 	if s.rs != nil {
-		rec, err := s.rs.Get(s.ctx(), s.run, "call_big")
+		rec, err := s.rs.Get(s.ctx(), agentRun(s.run), "call_big")
 		if err != nil || rec.RawLen < 5<<20 {
 			t.Fatalf("the record keeps %d raw bytes (%v), want the whole 5 MiB result", rec.RawLen, err)
 		}
@@ -396,7 +396,7 @@ func (s *scenario) upstreamError() {
 		t.Fatalf("an upstream isError result: %s", o.text)
 	}
 	if s.rs != nil {
-		rec, err := s.rs.Get(s.ctx(), s.run, "call_fail")
+		rec, err := s.rs.Get(s.ctx(), agentRun(s.run), "call_fail")
 		if err != nil || rec.Status != canonical.StatusError || rec.Error != canonical.CodeExecutionFailed || !strings.Contains(string(rec.Raw), "backend exploded") {
 			t.Fatalf("record of an upstream error: %+v %v", rec, err)
 		}
@@ -535,7 +535,7 @@ func TestUpstreamKilledMidCallStdio(t *testing.T) {
 	if o.code != "EXECUTION_FAILED" {
 		t.Fatalf("call whose upstream died: %s", o.text)
 	}
-	if rec, err := rs.Get(ctx, run, "call_k1"); err != nil || rec.Status != canonical.StatusError || rec.Error != canonical.CodeExecutionFailed {
+	if rec, err := rs.Get(ctx, agentRun(run), "call_k1"); err != nil || rec.Status != canonical.StatusError || rec.Error != canonical.CodeExecutionFailed {
 		t.Fatalf("record: %+v %v", rec, err)
 	}
 	waitFor(t, func() bool {
@@ -705,7 +705,7 @@ func TestPinCommandDraftsEveryTool(t *testing.T) {
 			Grants []gateway.Grant `json:"grants"`
 		} `json:"policy"`
 	}
-	if err := jsonUnmarshal(stdout.Bytes(), &out); err != nil || len(out.Tools) != 22 {
+	if err := jsonUnmarshal(stdout.Bytes(), &out); err != nil || len(out.Tools) != 23 {
 		t.Fatalf("%d drafts (%v): %s", len(out.Tools), err, stdout.String())
 	}
 	// The prompts and resources too, each with its grant; prompts and
@@ -764,7 +764,7 @@ func TestPinCommandDraftsEveryTool(t *testing.T) {
 	if err := os.WriteFile(printed, mustMarshal(t, doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if msg, err := check(); err != nil || !strings.Contains(msg, "ok: 22 tools, 3 prompts, 4 resources from 1 upstreams") {
+	if msg, err := check(); err != nil || !strings.Contains(msg, "ok: 23 tools, 3 prompts, 4 resources from 1 upstreams") {
 		t.Fatalf("check after the review: %v: %s", err, msg)
 	}
 }

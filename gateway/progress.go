@@ -115,16 +115,16 @@ func (h *handler) progress(ctx context.Context, c *Call, args json.RawMessage) (
 	if err := canonical.ValidateRunID(run.ID); err != nil {
 		return toolResult(boundary.Refuse(c.ToolCallID, canonical.CodeInvalidRunID, err)), nil
 	}
-	if c.RunID != "" && c.RunID != run.ID {
+	if c.RunID != "" && !sameRun(c.RunID, run) {
 		return toolResult(boundary.Refuse(c.ToolCallID, canonical.CodeRunMismatch, canonical.Errorf(canonical.CodeRunMismatch, "the call names another run"))), nil
 	}
 	// Like every tool: counted in the principal's caps (a facts projection
 	// reads a run's whole index), the policy first, then only the run's own
 	// principal reads or reports on it (RUN_FORBIDDEN before any record is
 	// read).
-	release, err := h.caps.acquire(run.Principal.Subject, run.ID, time.Now())
+	release, err := h.caps.acquire(run.Principal.Subject, run.ID, 0, time.Now())
 	if err != nil {
-		return toolResult(boundary.Refuse(c.ToolCallID, canonical.CodeRateLimited, err)), nil
+		return toolResult(boundary.Refuse(c.ToolCallID, canonical.CodeOf(err), err)), nil
 	}
 	defer release()
 	if err := h.b.Authorize(ctx, run, c.Tool); err != nil {

@@ -36,11 +36,17 @@ type relay struct {
 	agent    *mcp.ServerSession
 	agentCtx context.Context // the agent's request: on HTTP it names the stream to write on
 	token    any             // the agent's progress token; nil: none asked
-	// wantsLogs: the agent set a log level, so the call waits for its
-	// upstream's last log messages.
+	// wantsLogs: the agent set a log level (or its stateless session logs
+	// at the SDK's default), so the call waits for its upstream's last log
+	// messages.
 	wantsLogs bool
-	progress  bucket
-	logs      bucket
+	// asked: the agent asked for the upstream's messages itself (it set a
+	// log level, or declared sampling or elicitation), so that a stdio
+	// upstream gives its calls a connection of their own (agentConns).
+	asked    bool
+	progress bucket
+	logs     bucket
+	requests bucket // sampling and elicitation
 
 	heard    atomic.Int64 // when the last upstream notification was read or relayed (Unix ns)
 	busy     atomic.Int32 // notifications being relayed now
@@ -95,17 +101,28 @@ func relayOf(ctx context.Context) *relay {
 }
 
 // newRelay is the relay of one tools/call; nil when it has no session.
-// wantsLogs says that the agent asked for log messages.
-func newRelay(ctx context.Context, req *mcp.CallToolRequest, wantsLogs bool) *relay {
+// levelSet says that the agent set a log level; stateless, that the call
+// came over stateless HTTP, whose session logs at the SDK's default level
+// and can send the agent no request.
+func newRelay(ctx context.Context, req *mcp.CallToolRequest, levelSet, stateless bool) *relay {
 	if req.Session == nil {
 		return nil
 	}
 	if _, ok := req.Params.Meta[mcp.MetaKeyLogLevel]; ok {
-		wantsLogs = true // 2026-07-28: the level comes with the request
+		levelSet = true // 2026-07-28: the level comes with the request
 	}
 	now := time.Now()
-	return &relay{agent: req.Session, agentCtx: ctx, token: req.Params.GetProgressToken(), wantsLogs: wantsLogs,
-		progress: newBucket(now), logs: newBucket(now)}
+	return &relay{agent: req.Session, agentCtx: ctx, token: req.Params.GetProgressToken(),
+		wantsLogs: levelSet || stateless, asked: levelSet || !stateless && declaresRequests(req.Session),
+		progress: newBucket(now), logs: newBucket(now), requests: newBucket(now)}
+}
+
+// declaresRequests reports whether the agent of ss declared sampling or
+// elicitation at a protocol version that takes them as requests.
+func declaresRequests(ss *mcp.ServerSession) bool {
+	ip := ss.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && ip.ProtocolVersion < "2026-07-28" &&
+		(ip.Capabilities.Sampling != nil || ip.Capabilities.Elicitation != nil)
 }
 
 // levels are the agent sessions that set a log level (logging/setLevel).
@@ -244,28 +261,41 @@ func cutText(s string, n int) string {
 }
 
 // calls are an upstream's calls in flight, by the progress token the
-// gateway gave each one upstream.
+// gateway gave each one upstream, and by its mark (metaCallMark), which
+// never leaves the gateway.
 type calls struct {
-	mu sync.Mutex
-	by map[string]*relay // nil relay: a call with no agent session
+	mu    sync.Mutex
+	by    map[string]*relay // nil relay: a call with no agent session
+	marks map[string]*relay
 }
 
-// add registers a call and returns its upstream token.
-func (c *calls) add(r *relay) string {
-	tok := "toolcanon-" + canonical.NewOwner()
+// add registers a call and returns its upstream token and its mark.
+func (c *calls) add(r *relay) (tok, mark string) {
+	tok, mark = "toolcanon-"+canonical.NewOwner(), canonical.NewOwner()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.by == nil {
-		c.by = map[string]*relay{}
+		c.by, c.marks = map[string]*relay{}, map[string]*relay{}
 	}
-	c.by[tok] = r
-	return tok
+	c.by[tok], c.marks[mark] = r, r
+	return tok, mark
 }
 
-func (c *calls) remove(tok string) {
+func (c *calls) remove(tok, mark string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.by, tok)
+	delete(c.marks, mark)
+}
+
+// byMark returns the relay of the call with mark, or nil.
+func (c *calls) byMark(mark string) *relay {
+	if mark == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.marks[mark]
 }
 
 // byToken returns the relay of the call with upstream token tok, or nil.
@@ -277,21 +307,6 @@ func (c *calls) byToken(tok any) *relay {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.by[s]
-}
-
-// sole returns the relay of the one call in flight, or nil when there are
-// none or several: an upstream's log messages and requests name no call,
-// so they are passed on only when only one call can have caused them.
-func (c *calls) sole() *relay {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.by) != 1 {
-		return nil
-	}
-	for _, r := range c.by {
-		return r
-	}
-	return nil
 }
 
 // sendLog relays one upstream log message, its logger and data redacted
@@ -324,7 +339,7 @@ func refusal(why string) error {
 // agentCan reports why the call's agent cannot be asked a request, or "".
 func agentCan(r *relay, declared func(*mcp.ClientCapabilities) bool) string {
 	if r == nil || !r.open() {
-		return "the request names no call the gateway can tell (none, or several, in flight)"
+		return "the gateway cannot tell which call this request belongs to (it came outside a call's own stream or connection)"
 	}
 	ip := r.agent.InitializeParams()
 	switch {
@@ -332,26 +347,38 @@ func agentCan(r *relay, declared func(*mcp.ClientCapabilities) bool) string {
 		return "the agent did not declare this capability"
 	case ip.ProtocolVersion >= "2026-07-28":
 		return "the agent's protocol version takes such requests only as multi round-trip results, which a recorded call cannot give"
+	case !r.requests.take(time.Now()):
+		return "too many requests for this call; try again in a moment"
 	}
 	return ""
 }
 
 // forwardSampling passes an upstream's sampling/createMessage to the
-// call's agent when it declared sampling, else refuses it.
+// call's agent, bounded and redacted (agentSampling), when it declared
+// sampling; else it refuses it.
 func forwardSampling(ctx context.Context, r *relay, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 	if why := agentCan(r, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil }); why != "" {
 		return nil, refusal(why)
 	}
-	return r.agent.CreateMessage(relayed(ctx, r), p)
+	q, why := agentSampling(p)
+	if why != "" {
+		return nil, refusal(why)
+	}
+	return r.agent.CreateMessage(relayed(ctx, r), q)
 }
 
 // forwardElicitation passes an upstream's elicitation/create to the call's
-// agent when it declared elicitation, else refuses it.
+// agent, bounded and redacted (agentElicit), when it declared elicitation;
+// else it refuses it.
 func forwardElicitation(ctx context.Context, r *relay, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	if why := agentCan(r, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil }); why != "" {
 		return nil, refusal(why)
 	}
-	return r.agent.Elicit(relayed(ctx, r), p)
+	q, why := agentElicit(p)
+	if why != "" {
+		return nil, refusal(why)
+	}
+	return r.agent.Elicit(relayed(ctx, r), q)
 }
 
 // relayed is the context of a request passed to the agent: the agent's

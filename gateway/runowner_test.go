@@ -119,6 +119,10 @@ func progressCall(t *testing.T, cs *mcp.ClientSession, tool, run string, args an
 	return decode(t, res)
 }
 
+// A run an agent names is its principal's own: bob naming alice's run, in
+// _meta or through the run header, reaches a run of his of that name, and
+// nothing of alice's: not her records, her future call ids, her facts nor
+// her protocol state.
 func TestRunsBelongToTheirPrincipals(t *testing.T) {
 	w := newOwnedWorld(t, nil)
 	ctx := context.Background()
@@ -132,43 +136,42 @@ func TestRunsBelongToTheirPrincipals(t *testing.T) {
 	if !facts.ready || !strings.Contains(facts.text, `"call_a1"`) {
 		t.Fatalf("alice's facts: %s", facts.text)
 	}
-	before, err := w.store.Usage(ctx, "run-a")
+	aliceRun := gateway.PrincipalRun("alice", "run-a")
+	before, err := w.store.Usage(ctx, aliceRun)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	// Bob names alice's run in _meta, and through the run header.
+	// Bob names alice's run in _meta, and through the run header: his calls
+	// run in his own run of that name.
 	bobHeader := bearer("bob")
 	bobHeader.Set("X-Toolcanon-Run", "run-a")
 	bobByHeader := w.client(t, bobHeader)
-	for _, id := range []string{"call_a1", "call_a2"} { // a used id, and alice's next one
-		if o := mustCall(ctx, t, bob, "echo", id, "run-a", echo); o.code != string(canonical.CodeRunForbidden) {
-			t.Fatalf("bob's tools/call %s in alice's run: %s", id, o.text)
-		}
-		if o := mustCall(ctx, t, bobByHeader, "echo", id, "", echo); o.code != string(canonical.CodeRunForbidden) {
-			t.Fatalf("bob's tools/call %s by header: %s", id, o.text)
-		}
+	if o := mustCall(ctx, t, bob, "echo", "call_a2", "run-a", echo); !o.ready {
+		t.Fatalf("bob's tools/call in his run-a: %s", o.text)
 	}
-	if o := progressCall(t, bob, "progress_facts", "run-a", map[string]any{}); o.code != string(canonical.CodeRunForbidden) ||
-		strings.Contains(o.text, "call_a1") {
-		t.Fatalf("bob's progress_facts on alice's run: %s", o.text)
+	if o := mustCall(ctx, t, bobByHeader, "echo", "call_a2", "", echo); o.code != string(canonical.CodeDuplicateToolCall) {
+		t.Fatalf("bob's same id by header, in the same run of his: %s", o.text)
+	}
+	if o := progressCall(t, bob, "progress_facts", "run-a", map[string]any{}); !o.ready ||
+		strings.Contains(o.text, "call_a1") || !strings.Contains(o.text, "call_a2") {
+		t.Fatalf("bob's progress_facts of his run-a: %s", o.text)
 	}
 	bad := map[string]any{"claims": []any{map[string]any{"text": "x", "kind": "positive", "cites": []string{"nope"}}}}
-	for range 3 { // the threshold: had they counted, alice's run would be violated
-		if o := progressCall(t, bob, "progress_report", "run-a", bad); o.code != string(canonical.CodeRunForbidden) {
-			t.Fatalf("bob's progress_report on alice's run: %s", o.text)
-		}
-		if o := progressCall(t, bobByHeader, "progress_report", "", bad); o.code != string(canonical.CodeRunForbidden) {
-			t.Fatalf("bob's progress_report by header: %s", o.text)
+	for range 3 { // the threshold: had they counted in alice's run, it would be violated
+		if o := progressCall(t, bob, "progress_report", "run-a", bad); o.code != "" || !strings.Contains(o.text, `"valid":false`) {
+			t.Fatalf("bob's progress_report on his run-a: %s", o.text)
 		}
 	}
-	after, err := w.store.Usage(ctx, "run-a")
+	after, err := w.store.Usage(ctx, aliceRun)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before.TTL, after.TTL = 0, 0
 	if after.Calls != before.Calls || after.Protocol != before.Protocol || after.Completed != before.Completed {
 		t.Fatalf("bob changed alice's run: %+v, was %+v", after, before)
+	}
+	if err := w.store.CheckPrincipal(ctx, gateway.PrincipalRun("bob", "run-a"), "bob"); err != nil {
+		t.Fatalf("bob's run-a is not his: %v", err)
 	}
 
 	// Alice's next id is still hers, and her protocol state is clean.
@@ -179,6 +182,56 @@ func TestRunsBelongToTheirPrincipals(t *testing.T) {
 	o := progressCall(t, alice, "progress_report", "run-a", good)
 	if !o.ready || !strings.Contains(o.text, `"violations":0`) || !strings.Contains(o.text, `"reports":1`) {
 		t.Fatalf("alice's report after bob's attempts: %s", o.text)
+	}
+}
+
+// A run nobody began is claimed by nobody: a cheap progress report (or a
+// call) by another principal naming it first, in _meta or the run header,
+// does not lock out the principal it is meant for, and a report writes no
+// state at all.
+func TestNamingARunFirstClaimsNothing(t *testing.T) {
+	w := newOwnedWorld(t, nil)
+	ctx := context.Background()
+	alice, bob := w.client(t, bearer("alice")), w.client(t, bearer("bob"))
+	bad := map[string]any{"claims": []any{map[string]any{"text": "x", "kind": "positive", "cites": []string{"nope"}}}}
+	o := progressCall(t, bob, "progress_report", "run-squat", bad)
+	if o.code != "" || !strings.Contains(o.text, `"reports":0`) {
+		t.Fatalf("bob's report on a run nobody began: %s", o.text)
+	}
+	for _, p := range []string{"bob", "alice"} {
+		if _, err := w.store.Usage(ctx, gateway.PrincipalRun(p, "run-squat")); canonical.CodeOf(err) != canonical.CodeNotFound {
+			t.Fatalf("a report on a run nobody began left state for %s: %v", p, err)
+		}
+	}
+	if o := mustCall(ctx, t, bob, "echo", "call_b1", "run-squat2", map[string]any{"text": "hi"}); !o.ready {
+		t.Fatalf("bob's call: %s", o.text)
+	}
+	for _, run := range []string{"run-squat", "run-squat2"} {
+		if o := mustCall(ctx, t, alice, "echo", "call_x1", run, map[string]any{"text": "hi"}); !o.ready {
+			t.Fatalf("alice's first call in %s, which bob named first: %s", run, o.text)
+		}
+		if err := w.store.CheckPrincipal(ctx, gateway.PrincipalRun("alice", run), "alice"); err != nil {
+			t.Fatalf("alice's %s is not hers: %v", run, err)
+		}
+	}
+}
+
+// identity.default_run with several bearer subjects is one run per
+// principal: every principal's calls that name no run go on, none locked
+// out by the first.
+func TestDefaultRunIsOnePerPrincipal(t *testing.T) {
+	w := newOwnedWorld(t, func(cfg configDoc, _ string) {
+		cfg["identity"].(map[string]any)["default_run"] = "shared"
+	})
+	ctx := context.Background()
+	for _, p := range []string{"alice", "bob", "carol"} {
+		cs := w.client(t, bearer(p))
+		if o := mustCall(ctx, t, cs, "echo", "call_d1", "", map[string]any{"text": "hi"}); !o.ready {
+			t.Fatalf("%s's call in the default run: %s", p, o.text)
+		}
+		if _, err := w.store.Get(ctx, gateway.PrincipalRun(p, "shared"), "call_d1"); err != nil {
+			t.Fatalf("%s's record: %v", p, err)
+		}
 	}
 }
 
@@ -197,7 +250,7 @@ func TestProgressToolsAskThePolicy(t *testing.T) {
 			t.Fatalf("%s without a grant: %s", tool, o.text)
 		}
 	}
-	u, err := w.store.Usage(context.Background(), "run-c")
+	u, err := w.store.Usage(context.Background(), gateway.PrincipalRun("carol", "run-c"))
 	if err != nil || u.Protocol.Reports != 0 {
 		t.Fatalf("a refused report was counted: %+v, %v", u, err)
 	}
@@ -210,13 +263,13 @@ func TestSignedRunTokenWithTheSDKClient(t *testing.T) {
 			t.Fatal(err)
 		}
 		id := cfg["identity"].(map[string]any)
-		id["run_token"] = map[string]any{"key_file": "run.key", "required": true}
+		id["run_token"] = map[string]any{"audience": "support-test", "keys": []any{map[string]any{"id": "k1", "key_file": "run.key"}}, "required": true}
 	})
 	ctx := context.Background()
 	now := time.Now()
 	mint := func(run, principal string, ttl time.Duration, at time.Time) string {
 		t.Helper()
-		tok, err := gateway.MintRunToken(key, run, principal, ttl, at)
+		tok, err := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: key}, "support-test", run, principal, ttl, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,6 +296,12 @@ func TestSignedRunTokenWithTheSDKClient(t *testing.T) {
 	if o := progressCall(t, alice, "progress_facts", "", map[string]any{}); !o.ready || !strings.Contains(o.text, "call_t1") {
 		t.Fatalf("progress_facts with a run token: %s", o.text)
 	}
+	// Expired 10 s ago, within the 30 s of clock skew the token tolerates:
+	// the call runs, not only the token's check.
+	skewed := w.client(t, withToken("alice", mint("run-host-7", "alice", time.Second, now.Add(-11*time.Second))))
+	if o := mustCall(ctx, t, skewed, "echo", "call_t4", "", map[string]any{"text": "hi"}); !o.ready {
+		t.Fatalf("a call with a token within the skew: %s", o.text)
+	}
 	// The same token in _meta instead of the header.
 	plain := w.client(t, bearer("alice"))
 	res, err := plain.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"},
@@ -259,7 +318,7 @@ func TestSignedRunTokenWithTheSDKClient(t *testing.T) {
 		"expired":                   w.client(t, withToken("alice", mint("run-host-7", "alice", time.Minute, now.Add(-time.Hour)))),
 		"tampered":                  w.client(t, withToken("alice", string(tampered))),
 		"another key": w.client(t, withToken("alice", func() string {
-			other, _ := gateway.MintRunToken([]byte(strings.Repeat("x", 40)), "run-host-7", "alice", time.Hour, now)
+			other, _ := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: []byte(strings.Repeat("x", 40))}, "support-test", "run-host-7", "alice", time.Hour, now)
 			return other
 		}())),
 	}
@@ -275,6 +334,43 @@ func TestSignedRunTokenWithTheSDKClient(t *testing.T) {
 	}
 }
 
+// A run a host names in a run token is claimed only through a token: a
+// principal without one naming the same run id first reaches a run of its
+// own namespace, and the token's principal then begins the host's run.
+func TestTokenRunCannotBeSquatted(t *testing.T) {
+	key := []byte(strings.Repeat("k", 40))
+	w := newOwnedWorld(t, func(cfg configDoc, dir string) {
+		if err := os.WriteFile(filepath.Join(dir, "run.key"), key, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg["identity"].(map[string]any)["run_token"] = map[string]any{"audience": "support-test",
+			"keys": []any{map[string]any{"id": "k1", "key_file": "run.key"}}}
+	})
+	ctx := context.Background()
+	bob := w.client(t, bearer("bob"))
+	if o := mustCall(ctx, t, bob, "echo", "call_b1", "run-host-9", map[string]any{"text": "hi"}); !o.ready {
+		t.Fatalf("bob's call naming the host's run: %s", o.text)
+	}
+	bad := map[string]any{"claims": []any{map[string]any{"text": "x", "kind": "positive", "cites": []string{"nope"}}}}
+	progressCall(t, bob, "progress_report", "run-host-9", bad)
+	tok, err := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: key}, "support-test", "run-host-9", "alice", time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := bearer("alice")
+	h.Set(gateway.RunTokenHeader, tok)
+	alice := w.client(t, h)
+	if o := mustCall(ctx, t, alice, "echo", "call_a1", "", map[string]any{"text": "hi"}); !o.ready {
+		t.Fatalf("alice's call with the host's token: %s", o.text)
+	}
+	if err := w.store.CheckPrincipal(ctx, "run-host-9", "alice"); err != nil {
+		t.Fatalf("the host's run is not alice's: %v", err)
+	}
+	if o := progressCall(t, alice, "progress_facts", "", map[string]any{}); !o.ready || strings.Contains(o.text, "call_b1") {
+		t.Fatalf("alice's facts: %s", o.text)
+	}
+}
+
 func TestRunTokenMintedByTheCommandOverStdio(t *testing.T) {
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "run.key")
@@ -283,12 +379,14 @@ func TestRunTokenMintedByTheCommandOverStdio(t *testing.T) {
 	}
 	cfg := baseConfig(t, stdioUpstream(t, filepath.Join(dir, "upstream.log"), ""), "echo")
 	// No principal of its own: over stdio only a run token says who calls.
-	cfg["identity"] = map[string]any{"project": "support", "run_token": map[string]any{"key_file": "run.key", "required": true}}
+	cfg["identity"] = map[string]any{"project": "support", "run_token": map[string]any{"audience": "support-stdio",
+		"keys": []any{map[string]any{"id": "k1", "key_file": "run.key"}}, "required": true}}
 	cfg["progress"] = map[string]any{}
-	cs, stderr := stdioGateway(t, cfg.write(t, dir))
+	path := cfg.write(t, dir)
+	cs, stderr := stdioGateway(t, path)
 
 	bin, _ := binaries(t)
-	out, err := exec.Command(bin, "run-token", "--key-file", keyFile, "--run", "run-stdio", "--principal", "alice", "--ttl", "5m").Output()
+	out, err := exec.Command(bin, "run-token", "--config", path, "--run", "run-stdio", "--principal", "alice", "--ttl", "5m").Output()
 	if err != nil {
 		t.Fatalf("run-token: %v", err)
 	}

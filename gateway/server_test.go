@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -373,10 +374,11 @@ func TestStaticRuns(t *testing.T) {
 		wantErr         error
 		withoutIdentity bool
 	}{
-		{call: gateway.Call{Tool: "search"}, run: "run-default", subject: "agent-1", ttl: time.Hour},
-		{call: gateway.Call{Tool: "logs", RunID: "run-meta"}, run: "run-meta", subject: "agent-1", ttl: time.Minute},
-		{call: gateway.Call{Tool: "search", RunID: "run-meta", Header: http.Header{"X-Run": {"run-header"}}}, run: "run-header", subject: "agent-1", ttl: time.Hour},
-		{call: gateway.Call{Tool: "search", Token: &auth.TokenInfo{UserID: "alice"}}, run: "run-default", subject: "alice", ttl: time.Hour},
+		{call: gateway.Call{Tool: "search"}, run: "run-default.607d235436d7deab", subject: "agent-1", ttl: time.Hour},
+		{call: gateway.Call{Tool: "logs", RunID: "run-meta"}, run: "run-meta.607d235436d7deab", subject: "agent-1", ttl: time.Minute},
+		{call: gateway.Call{Tool: "search", RunID: "run-meta", Header: http.Header{"X-Run": {"run-header"}}}, run: "run-header.607d235436d7deab", subject: "agent-1", ttl: time.Hour},
+		// Each principal's names are its own: the default run too.
+		{call: gateway.Call{Tool: "search", Token: &auth.TokenInfo{UserID: "alice"}}, run: "run-default.df3aa5a753719705", subject: "alice", ttl: time.Hour},
 	}
 	for i, c := range cases {
 		rc, err := s.ResolveRun(ctx, &c.call)
@@ -384,6 +386,20 @@ func TestStaticRuns(t *testing.T) {
 			rc.Project != "support" || rc.Limits.MaxCallsPerRun != 5 || !rc.Principal.ExpiresAt.After(time.Now()) {
 			t.Errorf("case %d: %+v, %v", i, rc, err)
 		}
+	}
+	for i, c := range cases {
+		if got := gateway.PrincipalRun(c.subject, cmp.Or(c.call.Header.Get("X-Run"), c.call.RunID, s.DefaultRun)); got != c.run {
+			t.Errorf("case %d: PrincipalRun = %q", i, got)
+		}
+	}
+	// A name the boundary would refuse stays one it refuses.
+	for _, name := range []string{"bad:run", ".dot", strings.Repeat("r", gateway.MaxRunName+1)} {
+		if canonical.ValidateRunID(gateway.PrincipalRun("agent-1", name)) == nil {
+			t.Errorf("PrincipalRun(%q) is a valid run id", name)
+		}
+	}
+	if err := canonical.ValidateRunID(gateway.PrincipalRun("agent-1", strings.Repeat("r", gateway.MaxRunName))); err != nil {
+		t.Errorf("the longest name: %v", err)
 	}
 	noDefault := *s
 	noDefault.DefaultRun = ""

@@ -73,6 +73,9 @@ func (sf *surface) hasTemplates() bool {
 // middleware answers the prompt and resource methods.
 func (sf *surface) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if extra := req.GetExtra(); extra != nil {
+			ctx = withCallToken(ctx, extra.TokenInfo) // the policy reads an OAuth token's scopes
+		}
 		switch method {
 		case methodListPrompts:
 			if len(sf.prompts) > 0 {
@@ -179,7 +182,7 @@ func (sf *surface) fail(ctx context.Context, method, name string, err error) err
 
 // admit runs f for principal p under the caps of calls in flight.
 func (sf *surface) admit(p registry.Principal, f func() error) error {
-	release, err := sf.h.caps.acquire(p.Subject, "", time.Now())
+	release, err := sf.h.caps.acquire(p.Subject, "", 0, time.Now())
 	if err != nil {
 		return err
 	}

@@ -265,14 +265,15 @@ func (h *handler) callTask(ctx context.Context, req *mcp.CallToolRequest, form t
 	if extra := req.Extra; extra != nil {
 		c.Header, c.Token = extra.Header, extra.TokenInfo
 	}
+	ctx = withCallToken(ctx, c.Token) // the policy reads an OAuth token's scopes
 	run, err := h.opts.Runs.ResolveRun(ctx, c)
 	if err != nil {
 		return nil, h.rpcError(c, err)
 	}
 	start := time.Now()
-	release, err := h.caps.acquire(run.Principal.Subject, run.ID, start)
+	release, err := h.caps.acquire(run.Principal.Subject, run.ID, h.liveFor(run), start)
 	if err != nil {
-		return h.taskRefused(ctx, c, run, boundary.Refuse(c.ToolCallID, canonical.CodeRateLimited, err), form, start)
+		return h.taskRefused(ctx, c, run, boundary.Refuse(c.ToolCallID, canonical.CodeOf(err), err), form, start)
 	}
 	// The call runs past its request: its context keeps the request's
 	// values (trace context) but not its end; a tasks/cancel or the

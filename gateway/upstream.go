@@ -86,6 +86,10 @@ type UpstreamOptions struct {
 	// nothing else: the agent's _meta, its identity keys among them, is
 	// never forwarded.
 	Propagator Propagator
+	// MaxAgentConnections bounds the stdio server's processes of one agent
+	// session each (see Upstream), besides the shared one; default
+	// DefaultMaxAgentConnections. Past it, calls run on the shared one.
+	MaxAgentConnections int
 }
 
 // logs reports whether the upstream of s sends log messages.
@@ -111,6 +115,13 @@ const retryPause = 200 * time.Millisecond
 // its pin. A tool that differs, or is gone, is refused with
 // TOOL_DEFINITION_CHANGED (Check) until it matches its pin again: the
 // operator reviews the change and pins it. It is safe for concurrent use.
+//
+// The server's log messages, sampling and elicitation requests reach only
+// the agent of the call they belong to: over HTTP, the call on whose
+// response stream they came; over stdio, the agent session whose own
+// process sent them — a stdio server is started once more for each agent
+// session that set a log level or declared sampling or elicitation (at
+// most MaxAgentConnections at once). Any other is dropped, or refused.
 type Upstream struct {
 	opts   UpstreamOptions
 	client *mcp.Client
@@ -127,7 +138,8 @@ type Upstream struct {
 
 	verifyMu sync.Mutex // one verification at a time
 
-	inflight calls // the calls sent and not yet answered
+	inflight calls      // the calls sent and not yet answered
+	agents   agentConns // stdio: the connections of one agent session each
 
 	surf surfaceState // guarded by stateMu
 	surfaceSubs
@@ -162,7 +174,11 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 	if opts.Stderr == nil {
 		opts.Stderr = io.Discard
 	}
+	if opts.MaxAgentConnections <= 0 {
+		opts.MaxAgentConnections = DefaultMaxAgentConnections
+	}
 	u := &Upstream{opts: opts, state: map[string]toolState{}, log: opts.Logger}
+	u.agents.max = opts.MaxAgentConnections
 	if u.log == nil {
 		u.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -189,15 +205,15 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 			}
 		},
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			if r := u.inflight.sole(); r != nil {
+			if r := u.relayFor(req.Session, req.Params.Meta); r != nil {
 				r.sendLog(req.Params)
 			}
 		},
 		CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return forwardSampling(ctx, u.inflight.sole(), req.Params)
+			return forwardSampling(ctx, u.relayFor(req.Session, req.Params.Meta), req.Params)
 		},
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return forwardElicitation(ctx, u.inflight.sole(), req.Params)
+			return forwardElicitation(ctx, u.relayFor(req.Session, req.Params.Meta), req.Params)
 		},
 	})
 	return u, nil
@@ -209,12 +225,13 @@ func (u *Upstream) Connect(ctx context.Context) error {
 	return err
 }
 
-// Close ends the connection; a stdio server is stopped.
+// Close ends the connections; a stdio server is stopped.
 func (u *Upstream) Close() error {
 	u.mu.Lock()
 	s := u.sess
 	u.sess, u.closed = nil, true
 	u.mu.Unlock()
+	u.closeAgents()
 	if s != nil {
 		return s.Close()
 	}
@@ -256,7 +273,16 @@ func (u *Upstream) Tool(name string) boundary.Tool {
 }
 
 func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte, error) {
-	s, err := u.session(ctx)
+	r := relayOf(ctx)
+	var s *mcp.ClientSession
+	var own *agentConn
+	var err error
+	if u.opts.URL == "" && r != nil && r.asked {
+		s, own, err = u.agentSession(ctx, r)
+	}
+	if s == nil && err == nil {
+		s, err = u.session(ctx)
+	}
 	if err != nil {
 		// Nothing was sent: the upstream did not run.
 		if ctx.Err() != nil {
@@ -277,27 +303,35 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 		}
 	}
 	// Each call has its own progress token upstream, never the agent's,
-	// which another agent's call may share.
-	r := relayOf(ctx)
-	tok := u.inflight.add(r)
+	// which another agent's call may share, and a mark its HTTP response
+	// stream stamps on the messages that belong to it.
+	tok, mark := u.inflight.add(r)
 	if r != nil {
-		defer r.later(func() { u.inflight.remove(tok) })
+		defer r.later(func() { u.inflight.remove(tok, mark) })
 		if r.token != nil {
 			params.SetProgressToken(tok)
 		}
+		if own != nil {
+			own.enter(r)
+			defer r.later(func() { own.leave(r) })
+		}
 	} else {
-		defer u.inflight.remove(tok)
+		defer u.inflight.remove(tok, mark)
 	}
 	cctx, cancel := withoutValues(ctx)
 	defer cancel()
-	res, err := s.CallTool(cctx, params)
+	res, err := s.CallTool(withCallMark(cctx, mark), params)
 	if r != nil && (r.token != nil || r.wantsLogs && logs(s)) {
 		r.drain()
 	}
 	if err != nil {
 		if ctx.Err() == nil && transportFailed(err) {
 			// The connection failed, not the call: connect again next time.
-			u.drop(s, err)
+			if own != nil {
+				u.forget(own)
+			} else {
+				u.drop(s, err)
+			}
 			if undelivered(err) {
 				return nil, boundary.NotRun(canonical.CodeUpstreamUnavailable, err)
 			}
@@ -379,6 +413,22 @@ func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	case time.Since(u.lastFail) < retryPause:
 		return nil, u.lastErr
 	}
+	s, err := u.dial(ctx)
+	if err != nil {
+		u.lastFail, u.lastErr = time.Now(), err
+		return nil, err
+	}
+	u.sess = s
+	go func() {
+		err := s.Wait()
+		u.drop(s, err)
+	}()
+	return s, nil
+}
+
+// dial opens a connection (a stdio server started, or an HTTP session) and
+// verifies the pins on it.
+func (u *Upstream) dial(ctx context.Context) (*mcp.ClientSession, error) {
 	cctx, cancel := withoutValues(ctx)
 	defer cancel()
 	cctx, cancelTimeout := context.WithTimeout(cctx, u.opts.ConnectTimeout)
@@ -397,17 +447,10 @@ func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 	}
 	if err != nil {
-		u.lastFail = time.Now()
-		u.lastErr = fmt.Errorf("gateway: upstream %q unreachable: %w", u.opts.Name, err)
 		u.log.Warn("cannot connect", slog.Any("cause", err))
-		return nil, u.lastErr
+		return nil, fmt.Errorf("gateway: upstream %q unreachable: %w", u.opts.Name, err)
 	}
-	u.sess = s
 	u.log.Info("connected", slog.String("protocol", s.InitializeResult().ProtocolVersion))
-	go func() {
-		err := s.Wait()
-		u.drop(s, err)
-	}()
 	return s, nil
 }
 
@@ -428,7 +471,7 @@ func (u *Upstream) drop(s *mcp.ClientSession, cause error) {
 
 func (u *Upstream) transport() mcp.Transport {
 	if u.opts.URL != "" {
-		client := &http.Client{Transport: headerTransport{base: u.httpTransport(), header: u.opts.Header}}
+		client := &http.Client{Transport: markingTransport{headerTransport{base: u.httpTransport(), header: u.opts.Header}}}
 		return &mcp.StreamableClientTransport{Endpoint: u.opts.URL, HTTPClient: client, MaxRetries: 1}
 	}
 	cmd := exec.Command(u.opts.Command[0], u.opts.Command[1:]...)

@@ -10,33 +10,53 @@
 -- KEYS[3] leases  <prefix>:{<run_id>}:leases               ZSET
 --
 -- ARGV[1] tool_call_id  string  the record's id, dropped from the leases when the record is gone
+-- ARGV[2] claim         string  CLAIM_LEN base64url characters: kept in the header of the record this abandons
 --
--- RETRY safe    a resent abandon finds the record it abandoned and returns it; the lease is checked again
+-- RETRY safe    a resent abandon (same claim) finds the record it abandoned and is told it is its own
 --
 -- RETURNS
 --   {"OK"|"EXISTS", header string, pttl int}
---     OK: abandoned now; EXISTS: abandoned before (the stored outcome), its header written back unchanged, so
---     that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only what its
---     connection propagated
+--     OK: abandoned by this claim, now or by an earlier send whose reply was lost; EXISTS: abandoned under
+--     another claim (the stored outcome). Either way the header is written back unchanged when it was
+--     abandoned before, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey)
+--     counts only what its connection propagated
 --   {"LEASE_ACTIVE", remaining_ms int}
 --     the lease has not passed: nothing changed
 --   {"INVALID_TRANSITION", header string}
 --     the record was completed by its owner: nothing changed
 --   {"NOT_FOUND"}
 --     no record (never begun, or expired); a leftover lease entry is dropped
+--   {"LAYOUT_MISMATCH"}
+--     the record is of another layout (an earlier release's): nothing changed
 
 -- #include format.lib
 
 local m = redis.call('HGET', KEYS[1], HEADER)
 if not m then
+  -- A hash without a header under the record's key is another layout's:
+  -- its lease is that layout's reaper's to keep.
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    return {'LAYOUT_MISMATCH'}
+  end
   redis.call('ZREM', KEYS[3], ARGV[1])
   return {'NOT_FOUND'}
 end
+if string.sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
+  return {'LAYOUT_MISMATCH'}
+end
 if string.sub(m, H_STATUS, H_STATUS) ~= PROJECTING then
-  if string.sub(m, H_COMPLETION, H_COMPLETION_END) == ABANDONED then
+  local c = string.sub(m, H_COMPLETION, H_COMPLETION_END)
+  if c ~= NO_COMPLETION and string.sub(c, 1, 1) == ABANDON_MARK then
     redis.call('HSET', KEYS[1], HEADER, m)
-    return {'EXISTS', m, redis.call('PTTL', KEYS[1])}
+    local outcome = 'EXISTS'
+    if c == ABANDON_MARK .. ARGV[2] then
+      outcome = 'OK'
+    end
+    return {outcome, m, redis.call('PTTL', KEYS[1])}
   end
+  return {'INVALID_TRANSITION', m}
+end
+if string.len(ARGV[2]) ~= CLAIM_LEN then
   return {'INVALID_TRANSITION', m}
 end
 
@@ -51,15 +71,15 @@ if now < lease then
   return {'LEASE_ACTIVE', lease - now}
 end
 
-local h = string.format('%s%s%013d%s', string.sub(m, 1, H_STATUS - 1), ABANDONED_SEGMENT, now, string.sub(m, H_CREATED))
+local h = string.format('%s%s%s%s%013d%s', string.sub(m, 1, H_STATUS - 1), ABANDONED_HEAD, ARGV[2], ABANDONED_TAIL, now,
+  string.sub(m, H_CREATED))
 redis.call('HSET', KEYS[1], HEADER, h)
 local expires = redis.call('PEXPIRETIME', KEYS[1])
 local pttl = expires - now
 redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('RPUSH', KEYS[2], ARGV[1])
--- The index expires with the record it now lists (one absolute time),
--- unless it expires later already.
-if redis.call('PEXPIRETIME', KEYS[2]) < expires then
+-- An index this RPUSH made gets the record's expiry; an older one expires
+-- with the run's keys, which cover the record already.
+if redis.call('RPUSH', KEYS[2], ARGV[1]) == 1 then
   redis.call('PEXPIREAT', KEYS[2], expires)
 end
 return {'OK', h, pttl}

@@ -2,19 +2,20 @@
 --
 -- The run's first begin fixes the run's limits and its generation in the
 -- run's state; every later begin is checked against those, and each record
--- keeps the generation it was counted in. Every key written gets the
--- record's expiry as an absolute time (PEXPIREAT), unless it already expires
--- later; a key found without one gets it too. So the run's state, leases and
--- live marker expire at the same moment, the latest of their records'
--- (a close extends state and marker alike).
+-- keeps the generation it was counted in. The record gets its expiry as an
+-- absolute time (PEXPIREAT). The run's state, leases, index and live marker
+-- expire together, at the absolute time the state keeps in its field "exp":
+-- at most a granule (a sixteenth of the TTL, at most a second) after their
+-- latest record, set only when a record would outlive them (a close extends
+-- state and marker alike).
 --
 -- A run whose state is gone (evicted, deleted) while its live marker, index
 -- or leases live is lost: it is refused, never restarted with fresh budgets.
 --
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
--- KEYS[3] index   <prefix>:{<run_id>}:done                 LIST  read only: tells a lost run state from a new run
--- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+-- KEYS[3] index   <prefix>:{<run_id>}:done                 LIST  tells a lost run state from a new run; extended with the state
+-- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
 -- KEYS[5] live    <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
 --
 -- ARGV[1]  tool_call_id      string  the id in KEYS[1], for the run's leases
@@ -50,6 +51,10 @@
 --     its result's parts), nothing counted again; limits are 0 and the secret empty when the run's state is gone. The header is written
 --     back unchanged, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only
 --     what its connection propagated
+--   {"REPLAYABLE", header string, pttl int, result bytes, result_2 bytes, result_3 bytes}
+--     another owner began the same tool and request under the id, and the call is finished: the record as it is,
+--     for a host that replays duplicates; its header is written back unchanged, so that the reply follows a write
+--     of this script's own and a WAIT covers what a replay shows
 --   {"RUN_FORBIDDEN"}
 --     the run belongs to another principal; checked before anything else, so it tells nothing of the run
 --   {"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
@@ -59,6 +64,8 @@
 --     the call's record live
 --   {"INVALID_ARGUMENT", field string}
 --     a non-zero limit differs from the run's
+--   {"LAYOUT_MISMATCH"}
+--     the run's state, or a hash under the record's key, is of another layout (an earlier release's)
 --   refusals write nothing
 
 -- #include format.lib
@@ -69,7 +76,12 @@
 -- (RUN_INACTIVE "lost") to every principal.
 local tool_field = 'tool:' .. ARGV[2]
 local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
-  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'lost', 'gen', 'principal', 'secret')
+  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', RUN_GONE_FIELD, 'gen',
+  'principal', 'secret', RUN_LAYOUT_FIELD, 'exp', 'created_ms')
+-- A state of another layout is read no further.
+if other_layout(run, 1, 14) then
+  return {'LAYOUT_MISMATCH'}
+end
 if run[12] and run[12] ~= ARGV[20] then
   return {'RUN_FORBIDDEN'}
 end
@@ -78,17 +90,17 @@ end
 -- there is one.
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local m = redis.call('HGET', KEYS[1], HEADER)
-  if m and string.sub(m, H_ID_TAG) == ARGV[4] then
+  if not m or string.sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
+    -- A hash under the record's key without a header of this layout is
+    -- no record this layout wrote: never write over it.
+    return {'LAYOUT_MISMATCH'}
+  end
+  if string.sub(m, H_ID_TAG) == ARGV[4] then
     redis.call('HSET', KEYS[1], HEADER, m)
     local res = redis.call('HMGET', KEYS[1], unpack(RESULT_PARTS))
     return {'EXISTS', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or '',
       tonumber(run[5] or '0'), tonumber(run[6] or '0'), tonumber(run[7] or '0'), tonumber(run[8] or '0'),
       tonumber(run[9] or '0'), run[13] or ''}
-  end
-  if not m then
-    -- A hash under the record's key without a header is no record this
-    -- layout wrote: never write over it.
-    return {'DUPLICATE_TOOL_CALL'}
   end
   -- A record while the run's state has no limits: the state is lost (it
   -- outlives every record it counts), and with it the run's owner. Refused
@@ -98,6 +110,14 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   end
   if string.sub(m, H_STATUS, H_STATUS) == PROJECTING then
     return {'TOOL_CALL_IN_PROGRESS'}
+  end
+  -- The same request and tool (the tail but its owner; the owner holds no
+  -- space, so the tool is what follows the header's last one).
+  if string.sub(m, H_ID_TAG, H_OWNER - 1) == string.sub(ARGV[4], 1, H_OWNER - H_ID_TAG)
+      and string.sub(m, -(string.len(ARGV[2]) + 1)) == ' ' .. ARGV[2] then
+    redis.call('HSET', KEYS[1], HEADER, m)
+    local res = redis.call('HMGET', KEYS[1], unpack(RESULT_PARTS))
+    return {'REPLAYABLE', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or ''}
   end
   return {'DUPLICATE_TOOL_CALL'}
 end
@@ -164,6 +184,8 @@ if not run[5] then
   end
   counts[#counts + 1] = 'gen'
   counts[#counts + 1] = gen
+  counts[#counts + 1] = RUN_LAYOUT_FIELD
+  counts[#counts + 1] = RUN_LAYOUT
 end
 -- The run's secret, the key of its handles, is fixed by the first begin
 -- that finds none: no agent ever reads it.
@@ -173,37 +195,49 @@ if not secret then
   counts[#counts + 1] = 'secret'
   counts[#counts + 1] = secret
 end
-redis.call('HSET', KEYS[2], unpack(counts))
+-- A run's first begin writes what a progress report or a close may have
+-- made before it only where they made nothing: the same one HSET.
 if not run[5] then
-  -- A run's first begin: the state a progress report or a close may have
-  -- made before it keeps what it has.
-  redis.call('HSETNX', KEYS[2], 'state', 'open')
-  redis.call('HSETNX', KEYS[2], 'principal', ARGV[20])
-  redis.call('HSETNX', KEYS[2], 'created_ms', now)
+  if not run[1] then
+    counts[#counts + 1] = 'state'
+    counts[#counts + 1] = 'open'
+  end
+  if not run[12] then
+    counts[#counts + 1] = 'principal'
+    counts[#counts + 1] = ARGV[20]
+  end
+  if not run[16] then
+    counts[#counts + 1] = 'created_ms'
+    counts[#counts + 1] = now
+  end
 end
--- The run's state, leases and live marker must outlive every record they
--- count, and expire together: each is set to the record's expiry as an
--- absolute time unless it expires later already, so that none expires a
--- millisecond before another from a second clock read. The run's state
--- expires last of the three (only begin extends leases and marker, always
--- with the state; close extends state and marker together), so when the
--- state's expiry is extended, as a begin in a later millisecond than the
--- run's last of the same TTL does, the other two expire earlier still and
--- are set without reading theirs. Otherwise each is read and set on its
--- own; a key found without an expiry gets one either way.
-redis.call('ZADD', KEYS[4], lease, ARGV[1])
-if redis.call('PEXPIRETIME', KEYS[2]) < expires then
-  redis.call('PEXPIREAT', KEYS[2], expires)
-  redis.call('PEXPIREAT', KEYS[4], expires)
+-- The run's state, leases, index and live marker must outlive every record
+-- they count, and expire together: at the absolute time the state keeps in
+-- its field "exp". When the new record expires later, all four are set to
+-- its expiry and a granule more (a sixteenth of its TTL, at most a second),
+-- so that the begins of the next granule find them covering already and
+-- write none of them; the first begin of a run sets them all. The leases
+-- keep a member of their own ("~", scored +inf) that no call removes, so
+-- that they are never deleted while the run lives and a ZADD that creates
+-- them (2 added) tells they were lost.
+local run_exp = tonumber(run[15] or '0')
+local extend = not run[5] or run_exp < expires
+if extend then
+  run_exp = math.max(run_exp, expires + math.min(math.floor(ttl / 16), 1000))
+  counts[#counts + 1] = 'exp'
+  counts[#counts + 1] = run_exp
+end
+redis.call('HSET', KEYS[2], unpack(counts))
+local added = redis.call('ZADD', KEYS[4], lease, ARGV[1], 'inf', '~')
+if extend then
+  redis.call('PEXPIREAT', KEYS[2], run_exp)
+  redis.call('PEXPIREAT', KEYS[4], run_exp)
+  redis.call('PEXPIREAT', KEYS[3], run_exp)
   -- The marker holds the run's generation; setting it with its expiry is
   -- one command.
-  redis.call('SET', KEYS[5], gen, 'PXAT', expires)
-else
-  if redis.call('PEXPIRETIME', KEYS[4]) < expires then
-    redis.call('PEXPIREAT', KEYS[4], expires)
-  end
-  if redis.call('PEXPIRETIME', KEYS[5]) < expires then
-    redis.call('SET', KEYS[5], gen, 'PXAT', expires)
-  end
+  redis.call('SET', KEYS[5], gen, 'PXAT', run_exp)
+elseif added == 2 then
+  -- The leases were lost, and made again by this ZADD.
+  redis.call('PEXPIREAT', KEYS[4], run_exp)
 end
 return {'OK', now, ttl, lease, lim[1], lim[2], lim[3], lim[4], lim[5], secret}

@@ -6,8 +6,8 @@
 -- and a later begin made a new one), the outcome is still recorded, and the
 -- run is marked lost and closed, with a TTL no longer than the record's; a
 -- state of another generation loses its owner and limits, as a lost one has
--- none. The index is set to expire with the record (PEXPIRETIME, PEXPIREAT:
--- one absolute time, no second clock read), unless it expires later already.
+-- none. The index expires with the run's other keys (the state keeps their
+-- absolute expiry, which begin sets); one this script makes gets it.
 --
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
@@ -40,12 +40,21 @@
 --     no record (never begun, or expired)
 --   {"INVALID_TRANSITION", header string}
 --     wrong owner, terminal record (abandoned included), or a malformed completion: nothing changed
+--   {"LAYOUT_MISMATCH"}
+--     the record or the run's state is of another layout (an earlier release's): nothing changed
 
 -- #include format.lib
 
 local m = redis.call('HGET', KEYS[1], HEADER)
 if not m then
+  -- A hash without a header under the record's key is another layout's.
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    return {'LAYOUT_MISMATCH'}
+  end
   return {'NOT_FOUND'}
+end
+if string.sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
+  return {'LAYOUT_MISMATCH'}
 end
 if string.sub(m, H_OWNER, H_OWNER + string.len(ARGV[2]) - 1) ~= ARGV[2] then
   return {'INVALID_TRANSITION', m}
@@ -70,14 +79,22 @@ local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local expires = redis.call('PEXPIRETIME', KEYS[1])
 local pttl = expires - now
-local run = redis.call('HMGET', KEYS[2], 'bytes', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'gen')
+local run = redis.call('HMGET', KEYS[2], 'bytes', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'gen', 'state',
+  RUN_LAYOUT_FIELD, 'exp')
+-- The expiry of the run's keys, which cover this record: the state's own
+-- (begin sets it and them together), else, for a state made below, the
+-- record's.
+local run_exp = tonumber(run[8] or '0')
+if other_layout(run, 6, 7) then
+  return {'LAYOUT_MISMATCH'}
+end
 local outcome, segment = 'OK', ARGV[3]
 if not run[2] or (run[5] and string.sub(m, H_GEN, H_GEN_END) ~= run[5]) then
   -- The run's state is gone while its record lives, or the state is a new
   -- one a begin made after it was lost: record the outcome all the same
   -- (the record is the canonical one), and mark the run lost and closed, so
   -- that its budgets never silently start again from zero.
-  redis.call('HSET', KEYS[2], 'state', 'closed', 'lost', 1)
+  redis.call('HSET', KEYS[2], 'state', 'closed', RUN_GONE_FIELD, 1, RUN_LAYOUT_FIELD, RUN_LAYOUT)
   if run[5] then
     -- Another generation's state: its owner restarted a run it could not
     -- know was lost, and is not this record's. The state becomes what a
@@ -87,8 +104,10 @@ if not run[2] or (run[5] and string.sub(m, H_GEN, H_GEN_END) ~= run[5]) then
       'lim_record_bytes', 'lim_result_bytes')
   end
   redis.call('HSETNX', KEYS[2], 'created_ms', now)
-  if redis.call('PEXPIRETIME', KEYS[2]) < expires then
-    redis.call('PEXPIREAT', KEYS[2], expires)
+  if run_exp < expires then
+    run_exp = expires
+    redis.call('HSET', KEYS[2], 'exp', run_exp)
+    redis.call('PEXPIREAT', KEYS[2], run_exp)
   end
 elseif result_len > tonumber(run[4]) or req_len + raw_len + result_len > tonumber(run[3])
     or tonumber(run[1] or '0') + raw_len + result_len > tonumber(run[2]) then
@@ -123,9 +142,9 @@ end
 redis.call('HSET', KEYS[1], unpack(args))
 
 redis.call('ZREM', KEYS[4], ARGV[1])
--- An index this RPUSH made has no expiry yet, and gets the record's; an
--- older one is extended to it unless it expires later already.
-if redis.call('RPUSH', KEYS[3], ARGV[1]) == 1 or redis.call('PEXPIRETIME', KEYS[3]) < expires then
-  redis.call('PEXPIREAT', KEYS[3], expires)
+-- An index this RPUSH made has no expiry yet, and gets the run's keys'; an
+-- older one has it already (begin extends it with the state).
+if redis.call('RPUSH', KEYS[3], ARGV[1]) == 1 then
+  redis.call('PEXPIREAT', KEYS[3], math.max(run_exp, expires))
 end
 return {outcome, h, pttl}

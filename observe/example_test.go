@@ -25,6 +25,6 @@ func ExampleLogger() {
 	_ = store.CloseRun(context.Background(), "run-42", "")
 	_, _ = store.Get(context.Background(), "run-42", "call_1")
 	// Output:
-	// level=DEBUG msg="store op" method=CloseRun script=close_run command=EVALSHA run_id=run-42 tool_call_id="" items=0
+	// level=DEBUG msg="store op" method=CloseRun script=close_run command=EVALSHA run_id=run-42 tool_call_id="" items=0 code=NOT_FOUND
 	// level=DEBUG msg="store op" method=Get script="" command=HMGET run_id=run-42 tool_call_id=call_1 items=1 code=NOT_FOUND
 }

@@ -58,6 +58,9 @@ var (
 	opReap            = storeOp{"Reap", "", "SCAN"}
 	opCheckPrincipal  = storeOp{"CheckPrincipal", "", "HGET"}
 	opHandleSources   = storeOp{"HandleSources", "", "HMGET"}
+	opReadIndex       = storeOp{"ReadIndex", "", "LRANGE"}
+	opReadRecords     = storeOp{"ReadRecords", "", "HMGET"}
+	opReadUsage       = storeOp{"ReadUsage", "", "HGETALL"}
 )
 
 type storeOp struct{ method, script, command string }
@@ -144,6 +147,43 @@ func (s *observedStore) HandleSources(ctx context.Context, runID, principal stri
 		return canonical.HandleSources{}, canonical.Errorf(canonical.CodeInvalidArgument, "the store keeps no handle index (canonical.HandleIndex)")
 	}
 	return x.HandleSources(ctx, runID, principal, ids)
+}
+
+// ReadIndex, ReadRecords and ReadUsage are the store's own when it is a
+// canonical.OwnedReader; otherwise the owner is checked with
+// CheckPrincipal before the read, as hosts did before OwnedReader.
+func (s *observedStore) ReadIndex(ctx context.Context, runID, principal string, max int) (_ canonical.RunIndex, err error) {
+	defer s.report(ctx, opReadIndex, runID, "", 0, time.Now(), &err)
+	if o, ok := s.next.(canonical.OwnedReader); ok {
+		return o.ReadIndex(ctx, runID, principal, max)
+	}
+	if err := s.next.CheckPrincipal(ctx, runID, principal); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	ids, n, err := s.next.Completed(ctx, runID, max)
+	return canonical.RunIndex{IDs: ids, Length: n}, err
+}
+
+func (s *observedStore) ReadRecords(ctx context.Context, runID, principal, gen string, ids []string, opts canonical.ReadOptions) (_ []*canonical.Record, err error) {
+	defer s.report(ctx, opReadRecords, runID, "", len(ids), time.Now(), &err)
+	if o, ok := s.next.(canonical.OwnedReader); ok {
+		return o.ReadRecords(ctx, runID, principal, gen, ids, opts)
+	}
+	if err := s.next.CheckPrincipal(ctx, runID, principal); err != nil {
+		return nil, err
+	}
+	return s.next.GetMany(ctx, runID, ids, opts)
+}
+
+func (s *observedStore) ReadUsage(ctx context.Context, runID, principal string) (_ canonical.RunUsage, err error) {
+	defer s.report(ctx, opReadUsage, runID, "", 0, time.Now(), &err)
+	if o, ok := s.next.(canonical.OwnedReader); ok {
+		return o.ReadUsage(ctx, runID, principal)
+	}
+	if err := s.next.CheckPrincipal(ctx, runID, principal); err != nil {
+		return canonical.RunUsage{}, err
+	}
+	return s.next.Usage(ctx, runID)
 }
 
 func (s *observedStore) CheckPrincipal(ctx context.Context, runID, principal string) (err error) {

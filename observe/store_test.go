@@ -238,14 +238,18 @@ func (p *panickingObserver) StoreOp(context.Context, observe.StoreOp) {
 func TestObservedStoreIgnoresObserverPanic(t *testing.T) {
 	p := &panickingObserver{}
 	s := observe.Store(memstore.New(), p)
+	if _, err := s.Begin(context.Background(), canonical.BeginRequest{RunID: "r1", ToolCallID: "c1", Tool: "t",
+		Owner: canonical.NewOwner(), Request: []byte(`{}`), TTL: time.Minute}); err != nil {
+		t.Fatalf("Begin through a panicking observer: %v", err)
+	}
 	if err := s.CloseRun(context.Background(), "r1", ""); err != nil {
 		t.Fatalf("CloseRun through a panicking observer: %v", err)
 	}
 	if u, err := s.Usage(context.Background(), "r1"); err != nil || !u.Closed {
 		t.Fatalf("the store did not close the run: %+v, %v", u, err)
 	}
-	if p.calls != 2 {
-		t.Errorf("observer called %d times, want 2", p.calls)
+	if p.calls != 3 {
+		t.Errorf("observer called %d times, want 3", p.calls)
 	}
 	m := memstore.New()
 	if got := observe.Store(m, nil); got != canonical.Store(m) {

@@ -24,6 +24,11 @@ import (
 func TestStoreOperationOutsideACallIsARootSpan(t *testing.T) {
 	w := newWorld(t, storeKinds[0])
 	s := observe.Store(w.store, w.obs)
+	// Begun unobserved: a close finds only a run that was begun.
+	if _, err := w.store.Begin(context.Background(), canonical.BeginRequest{RunID: "run-closing", ToolCallID: "c1", Tool: "t",
+		Owner: canonical.NewOwner(), Request: []byte(`{}`), TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.CloseRun(context.Background(), "run-closing", ""); err != nil {
 		t.Fatal(err)
 	}

@@ -90,8 +90,10 @@ func scenarios() []scenario {
 			children: []string{pre, fail(begin, canonical.CodeDuplicateToolCall)},
 			setup:    func(w *world, c *call) { c.invoke(c.env) }},
 		{name: "replayed duplicate", id: "call_rep", evidence: canonical.EvidenceFound, replayed: true,
-			opts:     []boundary.Option{boundary.WithReplay()},
-			children: []string{pre, fail(begin, canonical.CodeDuplicateToolCall), "HMGET"},
+			opts: []boundary.Option{boundary.WithReplay()},
+			// The duplicate's begin carries the finished record it replays:
+			// no read of its own.
+			children: []string{pre, fail(begin, canonical.CodeDuplicateToolCall)},
 			setup:    func(w *world, c *call) { c.invoke(c.env) }},
 		{name: "another run", code: canonical.CodeRunMismatch, children: []string{fail(pre, canonical.CodeRunMismatch)},
 			setup: func(w *world, c *call) { c.env.RunID = "other-run" }},
@@ -126,6 +128,10 @@ func scenarios() []scenario {
 			}},
 		{name: "closed run", code: canonical.CodeRunInactive, children: []string{pre, fail(begin, canonical.CodeRunInactive)},
 			setup: func(w *world, c *call) {
+				// A close finds only a run that was begun.
+				first := c.env
+				first.ToolCallID = "call_first"
+				c.invoke(first)
 				if err := w.store.CloseRun(context.Background(), c.run.ID, c.run.Principal.Subject); err != nil {
 					w.t.Fatal(err)
 				}

@@ -34,13 +34,18 @@ func TestOnlyTheRunsPrincipalProjectsAndReports(t *testing.T) {
 		if err != nil || len(p.Facts) != 0 {
 			t.Fatalf("a run nobody wrote: %+v, %v", p, err)
 		}
-		// Bob's report on the run nobody wrote makes it his; the owner of
-		// the first run is unaffected.
-		if _, err := progress.Observe(ctx(), h.store, p, []byte(`{}`), progress.ProtocolOptions{}); err != nil {
-			t.Fatal(err)
+		// Bob's report on the run nobody wrote is answered and counted
+		// nowhere: it claims no run, so its first Begin's principal owns
+		// it. The owner of the first run is unaffected.
+		obs, err = progress.Observe(ctx(), h.store, p, []byte(`{}`), progress.ProtocolOptions{})
+		if err != nil || obs.Valid || obs.State != (canonical.ProtocolState{}) {
+			t.Fatalf("a report on a run nobody began: %+v, %v", obs, err)
 		}
-		if _, err := progress.Project(ctx(), h.store, empty, progress.Options{}); canonical.CodeOf(err) != canonical.CodeRunForbidden {
-			t.Fatalf("the empty principal on bob's run: %v", err)
+		if _, err := h.store.Usage(ctx(), empty); canonical.CodeOf(err) != canonical.CodeNotFound {
+			t.Fatalf("a report on a run nobody began left state: %v", err)
+		}
+		if _, err := progress.Project(ctx(), h.store, empty, progress.Options{}); err != nil {
+			t.Fatalf("the empty principal on the run nobody claimed: %v", err)
 		}
 		if u, _ := h.store.Usage(ctx(), run); u.Protocol.Reports != 1 || u.Protocol.Violations != 0 {
 			t.Fatalf("usage of the first run: %+v", u)

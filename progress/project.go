@@ -130,13 +130,15 @@ func (p *Projection) Exclusion(id string) (Exclusion, bool) {
 }
 
 // Project resolves the run's completion index through the store and returns
-// its observed facts. It checks first that the run is opts.Principal's
-// (Store.CheckPrincipal: RUN_FORBIDDEN otherwise), then reads at most
-// opts.MaxCalls index entries (one Completed, which also says how long the
-// index is) and resolves the distinct ones with one GetMany, without raw or
-// request. On Redis that is 2 + ceil(distinct ids / redisstore.GetManyBatch)
-// round trips: 3 for up to 256 calls, 6 for 1,000; 1 for a run nobody has
-// written, 2 for one with an empty index.
+// its observed facts. It reads at most opts.MaxCalls index entries (and how
+// long the index is) with the check that the run is opts.Principal's
+// (RUN_FORBIDDEN otherwise) in the same read (canonical.OwnedReader; a
+// store that is none is asked CheckPrincipal first), and resolves the
+// distinct ones without raw or request, requiring of each record the
+// generation of the run's state that the first read found. On Redis that
+// is 1 + ceil(distinct ids / redisstore.GetManyBatch) round trips: 2 for up
+// to 256 calls, 5 for 1,000; 1 for a run nobody has written or one with an
+// empty index.
 //
 // Only READY records whose run id and tool_call_id are the ones they were
 // indexed under become facts. An id that appears more than once in the index
@@ -153,17 +155,15 @@ func Project(ctx context.Context, store canonical.Store, runID string, opts Opti
 		return nil, err
 	}
 	p := &Projection{RunID: runID, Facts: []Fact{}, Excluded: []Exclusion{}, principal: opts.Principal}
-	switch err := store.CheckPrincipal(ctx, runID, opts.Principal); canonical.CodeOf(err) {
+	idx, err := readIndex(ctx, store, runID, opts.Principal, opts.MaxCalls)
+	switch canonical.CodeOf(err) {
 	case "":
 	case canonical.CodeNotFound:
 		return p, nil // a run nobody wrote: no facts, and nothing read
 	default:
 		return nil, err
 	}
-	index, length, err := store.Completed(ctx, runID, opts.MaxCalls)
-	if err != nil {
-		return nil, err
-	}
+	index, length := idx.IDs, idx.Length
 	if length > opts.MaxCalls || len(index) > opts.MaxCalls {
 		return nil, canonical.Errorf(canonical.CodeBudgetExhausted, "completion index has %d entries, over MaxCalls %d", max(length, len(index)), opts.MaxCalls)
 	}
@@ -193,7 +193,7 @@ func Project(ctx context.Context, store canonical.Store, runID string, opts Opti
 		for i, e := range lookup {
 			ids[i] = e.id
 		}
-		if recs, err = store.GetMany(ctx, runID, ids, canonical.ReadOptions{}); err != nil {
+		if recs, err = readRecords(ctx, store, runID, opts.Principal, idx.Gen, ids); err != nil {
 			return nil, err
 		}
 		if len(recs) != len(ids) {
@@ -220,6 +220,29 @@ func Project(ctx context.Context, store canonical.Store, runID string, opts Opti
 	}
 	p.Excluded = append(p.Excluded, invalid[k:]...)
 	return p, nil
+}
+
+// readIndex reads the run's index on principal's behalf: in one read with
+// the owner check when the store is a canonical.OwnedReader, else after
+// CheckPrincipal.
+func readIndex(ctx context.Context, store canonical.Store, runID, principal string, max int) (canonical.RunIndex, error) {
+	if o, ok := store.(canonical.OwnedReader); ok {
+		return o.ReadIndex(ctx, runID, principal, max)
+	}
+	if err := store.CheckPrincipal(ctx, runID, principal); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	ids, n, err := store.Completed(ctx, runID, max)
+	return canonical.RunIndex{IDs: ids, Length: n}, err
+}
+
+// readRecords reads records on principal's behalf, of the generation gen
+// that readIndex found, when the store is a canonical.OwnedReader.
+func readRecords(ctx context.Context, store canonical.Store, runID, principal, gen string, ids []string) ([]*canonical.Record, error) {
+	if o, ok := store.(canonical.OwnedReader); ok {
+		return o.ReadRecords(ctx, runID, principal, gen, ids, canonical.ReadOptions{})
+	}
+	return store.GetMany(ctx, runID, ids, canonical.ReadOptions{})
 }
 
 // Classify says what Project makes of rec, the record read under runID and

@@ -136,7 +136,9 @@ type Observation struct {
 //
 // The report is counted for the principal facts were projected for
 // (Options.Principal): a run of another principal is RUN_FORBIDDEN and
-// counts nothing. Observing is not idempotent: when the store fails (STORE_UNAVAILABLE) the
+// counts nothing. A run nobody began has no protocol state, and a report
+// claims no run: it is assessed (every cite is unknown) and counted
+// nowhere, with a zero State. Observing is not idempotent: when the store fails (STORE_UNAVAILABLE) the
 // report may or may not have been counted.
 func Observe(ctx context.Context, store canonical.ProgressObserver, facts *Projection, report []byte, opts ProtocolOptions) (Observation, error) {
 	if store == nil || facts == nil {
@@ -172,7 +174,12 @@ func Observe(ctx context.Context, store canonical.ProgressObserver, facts *Proje
 	}
 	obs.Valid = len(findings) == 0
 	state, err := store.ObserveProgress(ctx, facts.RunID, facts.principal, obs.Valid, threshold)
-	if err != nil {
+	switch {
+	case canonical.CodeOf(err) == canonical.CodeNotFound:
+		// A run nobody began keeps no protocol state, and a report does not
+		// make one: it is answered as for an unknown run, counted nowhere.
+		state = canonical.ProtocolState{}
+	case err != nil:
 		return Observation{}, err
 	}
 	obs.State = state

@@ -81,6 +81,33 @@ func TestLeastPrivilegeUserRunsTheSuite(t *testing.T) {
 	})
 }
 
+// The cross-replica cancel relay runs under the least-privilege user:
+// register, cancel, read and forget a call.
+func TestLeastPrivilegeUserRelaysCancels(t *testing.T) {
+	addr := redistest.Addr(t)
+	aclUser(t, addr, "toolcanon4")
+	s := open(t, redisstore.Options{
+		Addrs: []string{addr}, Username: "toolcanon4", Password: "s3cret-acl", Prefix: "tcacl", Standalone: true,
+	})
+	ctx := context.Background()
+	key, nonce := "k"+canonical.NewOwner()[:16], "n1"
+	if err := s.RegisterCall(ctx, key, nonce, time.Minute); err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	if found, err := s.CancelCall(ctx, key); err != nil || !found {
+		t.Fatalf("cancel: %v, %v", found, err)
+	}
+	if cancelled, err := s.CallCancelled(ctx, key, nonce); err != nil || !cancelled {
+		t.Fatalf("read the cancel: %v, %v", cancelled, err)
+	}
+	if err := s.ForgetCall(ctx, key, nonce); err != nil {
+		t.Fatalf("forget: %v", err)
+	}
+	if cancelled, err := s.CallCancelled(ctx, key, nonce); err != nil || cancelled {
+		t.Fatalf("read after forget: %v, %v", cancelled, err)
+	}
+}
+
 // The least-privilege user with Durability: WAIT is the one command it adds.
 func TestLeastPrivilegeUserWithDurability(t *testing.T) {
 	addr := redistest.Addr(t)

@@ -125,6 +125,44 @@ func TestDurabilityRetriesFailWhileTheReplicaStalls(t *testing.T) {
 	}
 }
 
+// A duplicate that a host would replay shows a completion only once a
+// replica has it: a completion made while the only replica is stalled
+// (by a worker without Durability here) is not handed to a durable
+// worker's replay, whose Begin answers STORE_UNAVAILABLE until the replica
+// is back, then the stored outcome.
+func TestDurabilityReplayWaitsForTheCompletion(t *testing.T) {
+	master, replica := replicated(t)
+	plain := open(t, redisstore.Options{Addrs: []string{master.Addr}})
+	durable := open(t, redisstore.Options{Addrs: []string{master.Addr}, Timeout: 5 * time.Second,
+		Durability: redisstore.Durability{Replicas: 1, Timeout: 300 * time.Millisecond}})
+	ctx := context.Background()
+	run := "replay-" + canonical.NewOwner()[:8]
+	if _, err := plain.Begin(ctx, begin(run, "c1")); err != nil {
+		t.Fatal(err)
+	}
+	waitReplicated(t, master.Addr, replica.Addr)
+	stall(t, replica, master.Addr, run)
+	if _, err := plain.Complete(ctx, readyFor(run, "c1")); err != nil {
+		t.Fatal(err)
+	}
+	dup := begin(run, "c1")
+	dup.Owner = "o-replay"
+	for range 2 {
+		_, err := durable.Begin(ctx, dup)
+		if first, ok := canonical.ReplayableOf(err); ok || canonical.CodeOf(err) != canonical.CodeStoreUnavailable {
+			t.Fatalf("a replayable duplicate while the replica is stalled: %v (carrying %+v); want STORE_UNAVAILABLE", err, first)
+		}
+	}
+	if err := replica.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	waitReplicated(t, master.Addr, replica.Addr)
+	_, err := durable.Begin(ctx, dup)
+	if first, ok := canonical.ReplayableOf(err); !ok || first.Status != canonical.StatusReady {
+		t.Fatalf("the duplicate once the replica is back: %v, %+v", err, first)
+	}
+}
+
 // A tool_call_id whose Begin was ever reported done is never begun again,
 // not even after the master dies with writes its stalled replica never got
 // and the replica takes its place. Owners retry their Begins while the

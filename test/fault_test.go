@@ -150,6 +150,9 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		"TTL under 1ms":       {Addrs: []string{"127.0.0.1:1"}, DefaultTTL: 500 * time.Microsecond},
 		"retention under 1ms": {Addrs: []string{"127.0.0.1:1"}, ClosedRunRetention: 999 * time.Microsecond},
 		"prefix non-ASCII":    {Addrs: []string{"127.0.0.1:1"}, Prefix: "tç"},
+		// Times are fixed-width milliseconds since the epoch in the store.
+		"TTL over MaxTTL":       {Addrs: []string{"127.0.0.1:1"}, DefaultTTL: canonical.MaxTTL + time.Millisecond},
+		"retention over MaxTTL": {Addrs: []string{"127.0.0.1:1"}, ClosedRunRetention: canonical.MaxTTL + time.Millisecond},
 		// WAIT n 0 would block forever: a wait under 1 ms is no bound.
 		"durability wait under 1ms": {Addrs: []string{"127.0.0.1:1"}, Durability: redisstore.Durability{Replicas: 1, Timeout: 999 * time.Microsecond}},
 		"durability without a wait": {Addrs: []string{"127.0.0.1:1"}, Durability: redisstore.Durability{Replicas: 1}},

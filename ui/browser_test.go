@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -357,6 +358,65 @@ func TestBrowserScreens(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+	b.clean(t)
+}
+
+// TestBrowserSignsInAndOut signs in through the login page in chromium:
+// the cookie it keeps holds a random session id that expires, never the
+// token, and scripts cannot read it; "Sign out" ends the session, and its
+// cookie is no sign-in afterwards.
+func TestBrowserSignsInAndOut(t *testing.T) {
+	const tok = "0123456789abcdef-browser-operator"
+	s := memstore.New()
+	ctx := context.Background()
+	if err := seed.Run(ctx, s, "demo-run-login", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, s, ui.Options{BearerTokens: []string{tok}})
+	b := newBrowser(t)
+	cookies := func() []*network.Cookie {
+		t.Helper()
+		cctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		defer cancel()
+		res, err := chromedp.Call(cctx, network.GetCookies, network.GetCookiesParams{URLs: []string{srv.URL}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Cookies
+	}
+
+	b.do(t, chromedp.Navigate(srv.URL+"/run?run=demo-run-login"), chromedp.WaitVisible(chromedp.ID("token")))
+	b.do(t, chromedp.SendKeys(chromedp.ID("token"), tok), chromedp.Submit(chromedp.ID("token")),
+		chromedp.WaitVisible(chromedp.ID("sign-out")))
+	cs := cookies()
+	if len(cs) != 1 {
+		t.Fatalf("%d cookies after sign-in", len(cs))
+	}
+	c := cs[0]
+	expires := time.Unix(int64(c.Expires), 0)
+	if c.Name != "toolcanon_ui_session" || strings.Contains(c.Value, tok) || !c.HTTPOnly || c.Session ||
+		expires.Before(time.Now().Add(ui.DefaultSessionTTL-time.Minute)) || expires.After(time.Now().Add(ui.DefaultSessionTTL+time.Minute)) {
+		t.Fatalf("session cookie %+v", c)
+	}
+	if got := eval[string](t, b, `document.cookie`); got != "" {
+		t.Errorf("a script reads the cookie: %q", got)
+	}
+
+	b.do(t, chromedp.Click(chromedp.ID("sign-out")), chromedp.WaitVisible(chromedp.ID("token")))
+	if cs := cookies(); len(cs) != 0 {
+		t.Errorf("cookies after signing out: %+v", cs)
+	}
+	b.do(t, chromedp.Navigate(srv.URL+"/run?run=demo-run-login"), chromedp.WaitVisible(chromedp.ID("token")))
+	req, _ := http.NewRequest("GET", srv.URL+"/run?run=demo-run-login", nil)
+	req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the signed-out session's cookie: %d, want the login page", resp.StatusCode)
 	}
 	b.clean(t)
 }

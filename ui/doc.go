@@ -12,6 +12,12 @@
 // `toolcanon ui` serves a Redis store and adds the listener's rules: loopback
 // unless bearer tokens or an explicit insecure flag.
 //
+// With bearer tokens, a browser signs in once: its cookie holds a random
+// session id, never the token, that expires (Options.SessionTTL) and that
+// "Sign out" ends; it is Secure over TLS or behind Options.TrustedProxies
+// that say HTTPS. Every authenticated request counts against its client's
+// cap (Options.RequestsPerInterval), a live refresh or not.
+//
 // Every page reads a bounded amount: the runs list one Browser.ListRuns page
 // and, per run found, a Usage, its last completion (a CompletedRange and a
 // GetMany of one id) and, with calls in flight, an ExpiredLeases; a

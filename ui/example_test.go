@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -32,4 +33,22 @@ func ExampleHandler() {
 	// Output:
 	// 200 DENY
 	// true true
+}
+
+// Behind a reverse proxy that terminates TLS, the UI believes the proxy's
+// X-Forwarded-Proto: the sign-in cookie is Secure, and holds a session id
+// that expires, never the token.
+func ExampleHandler_behindAProxy() {
+	const token = "0123456789abcdef-operator"
+	h := ui.Handler(memstore.New(), ui.Options{BearerTokens: []string{token}, SessionTTL: time.Hour,
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}})
+	r := httptest.NewRequest("POST", "/login", strings.NewReader("token="+token)) // from 192.0.2.1, the proxy
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Header.Set("X-Forwarded-Proto", "https")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	c := rec.Result().Cookies()[0]
+	fmt.Println(rec.Code, c.Name, c.Value != token, c.MaxAge, c.Secure, c.HttpOnly)
+	// Output:
+	// 303 toolcanon_ui_session true 3600 true true
 }

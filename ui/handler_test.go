@@ -2,9 +2,11 @@ package ui_test
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -242,6 +244,99 @@ func TestBearerTokens(t *testing.T) {
 	}
 }
 
+// The login cookie holds a random session id that expires, never the
+// bearer token: the token as a cookie is no sign-in. Signing out ends the
+// session; its cookie is then refused, as it is once it has expired. The
+// cookie is Secure over TLS, or behind a trusted proxy that says HTTPS.
+func TestLoginSessions(t *testing.T) {
+	const tok = "0123456789abcdef-operator"
+	now := time.Unix(1_800_000_000, 0)
+	proxy := netip.MustParsePrefix("192.0.2.0/24")
+	h := ui.Handler(seeded(t, "r1"), ui.Options{BearerTokens: []string{tok}, SessionTTL: time.Hour,
+		TrustedProxies: []netip.Prefix{proxy}, Now: func() time.Time { return now }})
+	login := func(hdr ...string) *http.Cookie {
+		t.Helper()
+		r := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"token": {tok}}.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			r.Header.Set(hdr[i], hdr[i+1])
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		cs := w.Result().Cookies()
+		if w.Code != http.StatusSeeOther || len(cs) != 1 {
+			t.Fatalf("login: %d %v", w.Code, cs)
+		}
+		return cs[0]
+	}
+	c := login()
+	if c.Name != "toolcanon_ui_session" || c.Value == tok || strings.Contains(c.Value, tok) || len(c.Value) != 64 ||
+		c.MaxAge != 3600 || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure {
+		t.Fatalf("login cookie %+v", c)
+	}
+	if other := login(); other.Value == c.Value {
+		t.Fatal("two sign-ins got one session id")
+	}
+	page := func(cookie string) (int, string) {
+		code, body, _ := get(h, "GET", "/run?run=r1", nil, "Cookie", cookie)
+		return code, body
+	}
+	if code, body := page(c.Name + "=" + c.Value); code != 200 || !strings.Contains(body, `id="sign-out"`) {
+		t.Fatalf("with the session cookie: %d, sign-out offered %v", code, strings.Contains(body, `id="sign-out"`))
+	}
+	for _, bad := range []string{"toolcanon_ui_token=" + tok, c.Name + "=" + tok, c.Name + "=" + strings.Repeat("0", 64)} {
+		if code, _ := page(bad); code != http.StatusSeeOther {
+			t.Errorf("cookie %q: %d, want the login page", bad, code)
+		}
+	}
+
+	// Sign out: only with the page's CSRF token.
+	_, body, _ := get(h, "GET", "/", nil, "Cookie", c.Name+"="+c.Value)
+	csrf := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(body)
+	if csrf == nil {
+		t.Fatal("no sign-out form")
+	}
+	if code, _, _ := get(h, "POST", "/logout", url.Values{"csrf": {"forged"}}, "Cookie", c.Name+"="+c.Value); code != http.StatusForbidden {
+		t.Errorf("sign-out without the page's token: %d", code)
+	}
+	code, _, hdr := get(h, "POST", "/logout", url.Values{"csrf": {csrf[1]}}, "Cookie", c.Name+"="+c.Value)
+	if code != http.StatusSeeOther || hdr.Get("Location") != "/login" || !strings.Contains(hdr.Get("Set-Cookie"), "Max-Age=0") {
+		t.Errorf("sign-out: %d %q %q", code, hdr.Get("Location"), hdr.Get("Set-Cookie"))
+	}
+	if code, _ := page(c.Name + "=" + c.Value); code != http.StatusSeeOther {
+		t.Errorf("a signed-out session: %d", code)
+	}
+
+	// A session ends with its TTL.
+	c = login()
+	now = now.Add(time.Hour + time.Second)
+	if code, _ := page(c.Name + "=" + c.Value); code != http.StatusSeeOther {
+		t.Errorf("an expired session: %d", code)
+	}
+
+	// Secure over TLS, or behind a trusted proxy that says HTTPS.
+	r := httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"token": {tok}}.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.TLS = &tls.ConnectionState{}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if cs := w.Result().Cookies(); len(cs) != 1 || !cs[0].Secure {
+		t.Errorf("a sign-in over TLS: %+v", cs)
+	}
+	if c := login("X-Forwarded-Proto", "https"); !c.Secure {
+		t.Error("a sign-in through the trusted proxy over HTTPS is not Secure")
+	}
+	untrusted := ui.Handler(seeded(t, "r2"), ui.Options{BearerTokens: []string{tok}})
+	r = httptest.NewRequest("POST", "/login", strings.NewReader(url.Values{"token": {tok}}.Encode()))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Header.Set("X-Forwarded-Proto", "https")
+	w = httptest.NewRecorder()
+	untrusted.ServeHTTP(w, r)
+	if cs := w.Result().Cookies(); len(cs) != 1 || cs[0].Secure {
+		t.Errorf("X-Forwarded-Proto from a client that is no trusted proxy: %+v", cs)
+	}
+}
+
 func TestHostsRefuseOtherNames(t *testing.T) {
 	h := ui.Handler(seeded(t, "r1"), ui.Options{Hosts: []string{"127.0.0.1", "localhost"}})
 	r := httptest.NewRequest("GET", "/", nil)
@@ -259,31 +354,72 @@ func TestHostsRefuseOtherNames(t *testing.T) {
 	}
 }
 
-func TestLiveRefreshIsCapped(t *testing.T) {
+// Every request counts against its client's cap, whether it sends the
+// live refresh's header or not: past RequestsPerInterval at once, 429
+// UI_LIVE_LIMIT, then RequestsPerInterval an interval; the embedded
+// assets are not counted. Past MaxLiveClients, a new client waits for one
+// to go idle.
+func TestEveryRequestIsCapped(t *testing.T) {
 	now := time.Unix(1000, 0)
-	h := ui.Handler(seeded(t, "r1"), ui.Options{LiveInterval: 2 * time.Second, MaxLiveClients: 1, Now: func() time.Time { return now }})
-	live := func(remote string) int {
-		r := httptest.NewRequest("GET", "/run?run=r1", nil)
-		r.RemoteAddr, r.Header = remote+":5000", http.Header{"X-Toolcanon-Live": {"1"}}
+	h := ui.Handler(seeded(t, "r1"), ui.Options{LiveInterval: 2 * time.Second, RequestsPerInterval: 3, MaxLiveClients: 1,
+		Now: func() time.Time { return now }})
+	from := func(remote, target string, live bool) (int, string) {
+		r := httptest.NewRequest("GET", target, nil)
+		r.RemoteAddr = remote + ":5000"
+		if live {
+			r.Header.Set("X-Toolcanon-Live", "1")
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code, w.Body.String()
+	}
+	for i, target := range []string{"/run?run=r1", "/", "/call?run=r1&call=call_kb_1"} {
+		if c, _ := from("10.0.0.1", target, false); c != 200 {
+			t.Fatalf("request %d: %d", i, c)
+		}
+	}
+	for _, live := range []bool{false, true} {
+		if c, body := from("10.0.0.1", "/call?run=r1&call=x", live); c != http.StatusTooManyRequests || codeOf(body) != string(ui.CodeLiveLimit) {
+			t.Errorf("a request past the cap (live header %v): %d %s", live, c, codeOf(body))
+		}
+	}
+	if c, _ := from("10.0.0.1", "/assets/style.css", false); c != 200 {
+		t.Errorf("an asset past the cap: %d", c)
+	}
+	if c, _ := from("10.0.0.2", "/", false); c != http.StatusTooManyRequests {
+		t.Errorf("a second client over the cap of clients: %d", c)
+	}
+	now = now.Add(time.Second) // 1.5 requests' worth
+	if c, _ := from("10.0.0.1", "/", false); c != 200 {
+		t.Errorf("a request once the bucket refilled: %d", c)
+	}
+	if c, _ := from("10.0.0.1", "/", false); c != http.StatusTooManyRequests {
+		t.Errorf("the second request of that second: %d", c)
+	}
+	now = now.Add(5 * time.Second)
+	if c, _ := from("10.0.0.2", "/", false); c != 200 {
+		t.Errorf("a client after the first went idle: %d", c)
+	}
+}
+
+// Behind a trusted proxy, each client forwarded counts on its own.
+func TestTrustedProxyNamesTheClient(t *testing.T) {
+	h := ui.Handler(seeded(t, "r1"), ui.Options{RequestsPerInterval: 1, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}})
+	via := func(forwarded string) int {
+		r := httptest.NewRequest("GET", "/", nil) // from 192.0.2.1, the proxy
+		r.Header.Set("X-Forwarded-For", forwarded)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		return w.Code
 	}
-	if c := live("10.0.0.1"); c != 200 {
-		t.Fatalf("first refresh: %d", c)
+	if c := via("203.0.113.9, 198.51.100.1"); c != 200 {
+		t.Fatalf("first client: %d", c)
 	}
-	if c := live("10.0.0.1"); c != http.StatusTooManyRequests {
-		t.Errorf("a refresh within the interval: %d", c)
+	if c := via("198.51.100.1"); c != http.StatusTooManyRequests {
+		t.Errorf("the same client again: %d", c)
 	}
-	if c := live("10.0.0.2"); c != http.StatusTooManyRequests {
-		t.Errorf("a second client over the cap: %d", c)
-	}
-	if code, _, _ := get(h, "GET", "/run?run=r1", nil); code != 200 {
-		t.Errorf("a page the operator loads is refused: %d", code)
-	}
-	now = now.Add(5 * time.Second)
-	if c := live("10.0.0.2"); c != 200 {
-		t.Errorf("a client after the first went idle: %d", c)
+	if c := via("198.51.100.2, 192.0.2.7"); c != 200 {
+		t.Errorf("another client, through two proxies: %d", c)
 	}
 }
 

@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -9,64 +8,67 @@ import (
 	"github.com/toolcanon/toolcanon/canonical"
 )
 
-// liveHeader marks the requests of the page's live refresh.
-const liveHeader = "X-Toolcanon-Live"
-
-// liveLimiter caps live refreshes: one per client per interval (a little
-// early is let through), and at most max clients at once; a client's slot
-// frees after two intervals without a refresh.
+// liveLimiter caps the requests of each client: a bucket of perInterval
+// requests, refilled at perInterval an interval, and at most max clients
+// counted at once; a client is forgotten once it has been idle for two
+// intervals (its bucket is full again).
 type liveLimiter struct {
-	mu       sync.Mutex
-	interval time.Duration
-	max      int
-	now      func() time.Time
-	last     map[string]time.Time
+	mu          sync.Mutex
+	interval    time.Duration
+	perInterval float64
+	max         int
+	now         func() time.Time
+	by          map[string]*clientUse
 }
 
-func newLiveLimiter(interval time.Duration, max int, now func() time.Time) *liveLimiter {
-	return &liveLimiter{interval: interval, max: max, now: now, last: map[string]time.Time{}}
+// clientUse is one client's bucket.
+type clientUse struct {
+	tokens float64
+	last   time.Time
 }
 
-// allow reports whether client may refresh now, and records it.
+func newLiveLimiter(interval time.Duration, perInterval, max int, now func() time.Time) *liveLimiter {
+	return &liveLimiter{interval: interval, perInterval: float64(perInterval), max: max, now: now, by: map[string]*clientUse{}}
+}
+
+// allow reports whether client may make one more request now, and counts
+// it.
 func (l *liveLimiter) allow(client string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	if t, ok := l.last[client]; ok {
-		if now.Sub(t) < l.interval*3/4 {
-			return false
-		}
-		l.last[client] = now
-		return true
-	}
-	if len(l.last) >= l.max {
-		for c, t := range l.last {
-			if now.Sub(t) > 2*l.interval {
-				delete(l.last, c)
+	c := l.by[client]
+	if c == nil {
+		if len(l.by) >= l.max {
+			for k, u := range l.by {
+				if now.Sub(u.last) > 2*l.interval {
+					delete(l.by, k)
+				}
+			}
+			if len(l.by) >= l.max {
+				return false
 			}
 		}
-		if len(l.last) >= l.max {
-			return false
-		}
+		c = &clientUse{tokens: l.perInterval, last: now}
+		l.by[client] = c
 	}
-	l.last[client] = now
+	c.tokens = min(l.perInterval, c.tokens+now.Sub(c.last).Seconds()/l.interval.Seconds()*l.perInterval)
+	c.last = now
+	if c.tokens < 1 {
+		return false
+	}
+	c.tokens--
 	return true
 }
 
-// liveAllowed refuses a live refresh over the cap with 429 UI_LIVE_LIMIT.
-// A page loaded by the operator is never refused.
+// liveAllowed refuses a request over its client's cap with 429
+// UI_LIVE_LIMIT: a live refresh or not, every request counts.
 func (s *server) liveAllowed(w http.ResponseWriter, r *http.Request) bool {
-	if r.Header.Get(liveHeader) == "" {
-		return true
-	}
-	client := r.RemoteAddr
-	if h, _, err := net.SplitHostPort(client); err == nil {
-		client = h
-	}
-	if s.live.allow(client + " " + r.URL.Path) {
+	if s.live.allow(s.client(r)) {
 		return true
 	}
 	w.Header().Set("Retry-After", "1")
-	s.fail(w, r, http.StatusTooManyRequests, canonical.Errorf(CodeLiveLimit, "live refreshes are capped at one per %v per client", s.opts.LiveInterval))
+	s.fail(w, r, http.StatusTooManyRequests, canonical.Errorf(CodeLiveLimit,
+		"requests are capped at %d per %v per client", int(s.live.perInterval), s.opts.LiveInterval))
 	return false
 }

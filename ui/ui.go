@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"embed"
 	"encoding/hex"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -28,6 +28,9 @@ const (
 	DefaultLiveInterval   = 5 * time.Second
 	MinLiveInterval       = time.Second
 	DefaultMaxLiveClients = 64
+	// DefaultRequestsPerInterval is Options.RequestsPerInterval's default:
+	// a page left refreshing, and an operator's clicks besides.
+	DefaultRequestsPerInterval = 20
 	// DefaultTimeout bounds the store reads of one page.
 	DefaultTimeout = 10 * time.Second
 )
@@ -63,16 +66,31 @@ type Options struct {
 	// DefaultPageSize, at most MaxPageSize).
 	PageSize int
 	// LiveInterval is how often a page refreshes itself (default
-	// DefaultLiveInterval, at least MinLiveInterval); a client that asks
-	// faster is refused with UI_LIVE_LIMIT.
+	// DefaultLiveInterval, at least MinLiveInterval).
 	LiveInterval time.Duration
-	// MaxLiveClients caps the clients that refresh at once (default
-	// DefaultMaxLiveClients); one more is refused until a slot is idle for
-	// two intervals.
+	// RequestsPerInterval caps the requests of one client (by address):
+	// this many at once, then this many per LiveInterval (default
+	// DefaultRequestsPerInterval). Every authenticated request counts, live
+	// refresh or not, but the embedded assets; past the cap it is refused
+	// with 429 UI_LIVE_LIMIT.
+	RequestsPerInterval int
+	// MaxLiveClients caps the clients counted at once (default
+	// DefaultMaxLiveClients); one more is refused with UI_LIVE_LIMIT until
+	// a client has been idle for two intervals.
 	MaxLiveClients int
 	// BearerTokens, when set, are required of every request: an
-	// "Authorization: Bearer" header, or the cookie the login page sets.
+	// "Authorization: Bearer" header, or the cookie of a session the login
+	// page started with one (a random id, never the token).
 	BearerTokens []string
+	// SessionTTL is how long a sign-in of the login page lasts (default
+	// DefaultSessionTTL); the page's "Sign out" ends it sooner.
+	SessionTTL time.Duration
+	// TrustedProxies are the addresses of reverse proxies in front of the
+	// UI: a request from one counts against the cap of the last
+	// X-Forwarded-For address that is not one, and is HTTPS when its
+	// X-Forwarded-Proto says so (the session cookie is then Secure, as it
+	// is over TLS).
+	TrustedProxies []netip.Prefix
 	// Hosts, when set, are the only Host headers served (host or
 	// host:port), against DNS rebinding; the command sets them for a
 	// loopback listener.
@@ -95,6 +113,10 @@ func (o Options) withDefaults() Options {
 	o.RawCap = clamp(o.RawCap, DefaultRawCap, 1, MaxRawCap)
 	o.PageSize = clamp(o.PageSize, DefaultPageSize, 1, MaxPageSize)
 	o.MaxLiveClients = clamp(o.MaxLiveClients, DefaultMaxLiveClients, 1, 1<<16)
+	o.RequestsPerInterval = clamp(o.RequestsPerInterval, DefaultRequestsPerInterval, 1, 1<<20)
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = DefaultSessionTTL
+	}
 	if o.LiveInterval == 0 {
 		o.LiveInterval = DefaultLiveInterval
 	}
@@ -119,14 +141,15 @@ var assetFS embed.FS
 
 // server is one Handler.
 type server struct {
-	store   canonical.Store
-	browser canonical.Browser // nil when the store cannot list runs
-	opts    Options
-	csrf    string // the per-handler token every action form carries
-	tmpl    *template.Template
-	live    *liveLimiter
-	tokens  [][32]byte // SHA-256 of each bearer token
-	mux     *http.ServeMux
+	store    canonical.Store
+	browser  canonical.Browser // nil when the store cannot list runs
+	opts     Options
+	csrf     string // the per-handler token every action form carries
+	tmpl     *template.Template
+	live     *liveLimiter
+	tokens   [][32]byte // SHA-256 of each bearer token
+	sessions *sessions
+	mux      *http.ServeMux
 }
 
 // Handler serves the operator UI of store. A store that implements
@@ -143,7 +166,8 @@ func Handler(store canonical.Store, opts Options) http.Handler {
 	for _, t := range s.opts.BearerTokens {
 		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
 	}
-	s.live = newLiveLimiter(s.opts.LiveInterval, s.opts.MaxLiveClients, s.opts.Now)
+	s.live = newLiveLimiter(s.opts.LiveInterval, s.opts.RequestsPerInterval, s.opts.MaxLiveClients, s.opts.Now)
+	s.sessions = &sessions{ttl: s.opts.SessionTTL, now: s.opts.Now}
 	s.tmpl = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/*.html"))
 	s.mux.HandleFunc("GET /{$}", s.serveView("runs", s.runsView))
 	s.mux.HandleFunc("GET /run", s.serveView("run", s.runView))
@@ -152,6 +176,7 @@ func Handler(store canonical.Store, opts Options) http.Handler {
 	s.mux.HandleFunc("POST /act", s.act)
 	s.mux.HandleFunc("GET /login", s.loginPage)
 	s.mux.HandleFunc("POST /login", s.login)
+	s.mux.HandleFunc("POST /logout", s.logout)
 	s.mux.Handle("GET /assets/", http.FileServerFS(assetFS))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -164,8 +189,8 @@ func Handler(store canonical.Store, opts Options) http.Handler {
 	return s
 }
 
-// ServeHTTP applies the headers, the host check and authentication, then
-// routes.
+// ServeHTTP applies the headers, the host check, authentication and the
+// request cap, then routes.
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
@@ -180,7 +205,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusMisdirectedRequest, canonical.Errorf(CodeHost, "host %q is not served here", r.Host))
 		return
 	}
-	if !s.authorized(r) && r.URL.Path != "/login" && !strings.HasPrefix(r.URL.Path, "/assets/") {
+	asset := strings.HasPrefix(r.URL.Path, "/assets/")
+	ok, signedIn := s.authorized(r)
+	if !ok && r.URL.Path != "/login" && !asset {
 		if r.Method == http.MethodGet && r.Header.Get("Authorization") == "" {
 			http.Redirect(w, r, "/login", http.StatusSeeOther)
 			return
@@ -189,8 +216,20 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusUnauthorized, canonical.Errorf(CodeUnauthorized, "a bearer token is required"))
 		return
 	}
+	// Counted once authenticated, so that no one without a token can take
+	// the clients' places.
+	if ok && !asset && !s.liveAllowed(w, r) {
+		return
+	}
+	if signedIn {
+		r = r.WithContext(context.WithValue(r.Context(), signedInKey{}, true))
+	}
 	s.mux.ServeHTTP(w, r)
 }
+
+// signedInKey marks, in its context, a request of a login session: its
+// pages offer to sign out.
+type signedInKey struct{}
 
 // hostAllowed reports whether host is one of Options.Hosts (any when none).
 func (s *server) hostAllowed(host string) bool {
@@ -209,55 +248,6 @@ func (s *server) hostAllowed(host string) bool {
 	return false
 }
 
-// tokenCookie is the cookie the login page sets.
-const tokenCookie = "toolcanon_ui_token"
-
-// authorized reports whether r carries a bearer token (header or cookie),
-// or none is required.
-func (s *server) authorized(r *http.Request) bool {
-	if len(s.tokens) == 0 {
-		return true
-	}
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		if c, err := r.Cookie(tokenCookie); err == nil {
-			tok, ok = c.Value, true
-		}
-	}
-	return ok && s.tokenValid(tok)
-}
-
-func (s *server) tokenValid(tok string) bool {
-	sum := sha256.Sum256([]byte(tok))
-	good := 0
-	for _, t := range s.tokens {
-		good |= subtle.ConstantTimeCompare(sum[:], t[:])
-	}
-	return good == 1
-}
-
-// loginPage asks for a bearer token when one is required.
-func (s *server) loginPage(w http.ResponseWriter, r *http.Request) {
-	if len(s.tokens) == 0 {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return
-	}
-	s.render(w, r, http.StatusOK, "login", page{Title: "Sign in"})
-}
-
-// login checks a token typed into the login page and keeps it in a
-// strict, HTTP-only cookie.
-func (s *server) login(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	if len(s.tokens) == 0 || !s.tokenValid(r.PostFormValue("token")) {
-		s.fail(w, r, http.StatusUnauthorized, canonical.Errorf(CodeUnauthorized, "that token is not accepted"))
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: r.PostFormValue("token"), Path: "/",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
-}
-
 // view reads the data of one page from its query: the page's title and
 // data, or an error with a stable code.
 type view func(ctx context.Context, q url.Values) (title string, data any, err error)
@@ -267,9 +257,6 @@ type view func(ctx context.Context, q url.Values) (title string, data any, err e
 // itself.
 func (s *server) serveView(name string, v view) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !s.liveAllowed(w, r) {
-			return
-		}
 		ctx, cancel := s.ctx(r)
 		defer cancel()
 		start := time.Now()
@@ -292,8 +279,11 @@ type page struct {
 	Actions bool
 	ShowRaw bool
 	CSRF    string
-	Err     *failure
-	Data    any
+	// SignedIn: the request came with a login session's cookie, so the
+	// page offers to sign out.
+	SignedIn bool
+	Err      *failure
+	Data     any
 }
 
 // failure is an error as a page shows it.
@@ -306,6 +296,7 @@ type failure struct {
 // render writes template name with p.
 func (s *server) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
 	p.Actions, p.ShowRaw, p.CSRF = s.opts.AllowActions, s.opts.ShowRaw, s.csrf
+	p.SignedIn, _ = r.Context().Value(signedInKey{}).(bool)
 	p.LiveMs = s.opts.LiveInterval.Milliseconds()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	var buf strings.Builder

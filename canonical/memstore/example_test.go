@@ -124,3 +124,22 @@ func Example_resultTooLarge() {
 	fmt.Println(rec.Status, rec.Error, canonical.CodeOf(err), rec.Result == nil)
 	// Output: ERROR RESULT_TOO_LARGE RESULT_TOO_LARGE true
 }
+
+// A principal's share of the store: its third run is refused, another
+// principal's first is not.
+func ExampleWithMaxRunsPerPrincipal() {
+	ctx := context.Background()
+	store := memstore.New(memstore.WithMaxRunsPerPrincipal(2))
+	begin := func(principal, run string) error {
+		_, err := store.Begin(ctx, canonical.BeginRequest{RunID: run, ToolCallID: "call_1", Tool: "kb.search",
+			Owner: canonical.NewOwner(), Principal: principal, Request: []byte(`{}`), TTL: time.Hour})
+		return err
+	}
+	fmt.Println(begin("mallory", "run-1"), begin("mallory", "run-2"))
+	fmt.Println(canonical.CodeOf(begin("mallory", "run-3")))
+	fmt.Println(begin("alice", "run-4"))
+	// Output:
+	// <nil> <nil>
+	// STORE_FULL
+	// <nil>
+}

@@ -27,11 +27,14 @@ import (
 	"context"
 	"hash/maphash"
 	"sort"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/internal/storeimpl"
+	layout "github.com/toolcanon/toolcanon/internal/record"
 )
 
 // DefaultClosedRunRetention is how long a closed run stays closed at least
@@ -45,9 +48,7 @@ type Option func(*Store)
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
 // WithDefaultTTL sets the TTL used by a Begin whose TTL is zero (default:
-// none, every Begin must give one), and of the state of a run that a
-// progress report reaches first (default: the closed-run retention),
-// rounded up to whole milliseconds.
+// none, every Begin must give one), rounded up to whole milliseconds.
 func WithDefaultTTL(d time.Duration) Option { return func(s *Store) { s.ttl = wholeMs(d) } }
 
 // wholeMs rounds a positive duration up to whole milliseconds, the unit
@@ -62,11 +63,12 @@ func wholeMs(d time.Duration) time.Duration {
 
 // WithClosedRunRetention sets how long a closed run stays closed at least,
 // whatever its records' TTLs (default DefaultClosedRunRetention; d <= 0
-// keeps the default), rounded up to whole milliseconds.
+// keeps the default), rounded up to whole milliseconds, and at most
+// canonical.MaxTTL.
 func WithClosedRunRetention(d time.Duration) Option {
 	return func(s *Store) {
 		if d > 0 {
-			s.retention = wholeMs(d)
+			s.retention = wholeMs(min(d, canonical.MaxTTL))
 		}
 	}
 }
@@ -76,14 +78,27 @@ func WithClosedRunRetention(d time.Duration) Option {
 const DefaultMaxRuns = 1 << 20
 
 // WithMaxRuns bounds the runs the store holds (default DefaultMaxRuns;
-// n <= 0 keeps the default). A Begin, CloseRun or ObserveProgress that would
-// create one more run state is refused with STORE_FULL until runs expire;
-// calls of runs the store already holds go on. Expired runs are dropped
-// first, a bounded batch per shard, so a full store is one of live runs.
+// n <= 0 keeps the default). A Begin that would create one more run state
+// is refused with STORE_FULL until runs expire; calls of runs the store
+// already holds go on. Expired runs are dropped first, a bounded batch per
+// shard, so a full store is one of live runs.
 func WithMaxRuns(n int) Option {
 	return func(s *Store) {
 		if n > 0 {
 			s.maxRuns = int64(n)
+		}
+	}
+}
+
+// WithMaxRunsPerPrincipal bounds the live runs one principal owns (default:
+// no bound but WithMaxRuns; n <= 0 keeps the default), so that no principal
+// can fill the store for the others: a Begin that would create one more
+// run for a principal that owns n already is refused with STORE_FULL until
+// one of its runs expires. Other principals' runs go on being created.
+func WithMaxRunsPerPrincipal(n int) Option {
+	return func(s *Store) {
+		if n > 0 {
+			s.maxOwned = int64(n)
 		}
 	}
 }
@@ -94,7 +109,9 @@ type Store struct {
 	ttl       time.Duration
 	retention time.Duration
 	maxRuns   int64
+	maxOwned  int64        // live runs one principal may own; 0: no bound but maxRuns
 	runs      atomic.Int64 // run states held, over every shard
+	owned     owners       // live run states by owner
 	seed      maphash.Seed
 	gens      atomic.Uint64 // the last run generation handed out
 	shards    [shardCount]shard
@@ -120,12 +137,28 @@ func errFull(op string, max int64) error {
 	return canonical.Errorf(canonical.CodeStoreFull, "%s: the store holds %d runs, its maximum (memstore.WithMaxRuns)", op, max)
 }
 
+// shareFull reports whether the principal of tag may not own one more
+// run, after dropping a bounded batch of what has expired in every shard
+// (as full does). sh is locked.
+func (s *Store) shareFull(sh *shard, tag string, now int64) bool {
+	if s.maxOwned == 0 || s.owned.count(tag) < s.maxOwned {
+		return false
+	}
+	sh.expire(now, sweepBatch)
+	for i := range s.shards {
+		if &s.shards[i] != sh {
+			s.visit(i)
+		}
+	}
+	return s.owned.count(tag) >= s.maxOwned
+}
+
 type recordKey struct{ run, id string }
 
 type record struct {
 	expiry
 	rec      canonical.Record // TTL and Limits unused here; computed on read
-	cdigest  string           // digest of the completion made, "abandoned" after Abandon
+	cdigest  string           // digest of the completion made, abandoned and the claim after Abandon
 	overflow bool
 	gen      uint64 // generation of the run state the call was counted in
 }
@@ -152,14 +185,6 @@ func (r *runState) forbids(tag string) bool {
 	return r != nil && r.principal != "" && r.principal != tag
 }
 
-// ownerLost reports whether the run r (its state, nil when none) is a lost
-// one with no owner: no owner and no limits while a key only a begun run
-// has lives. Nothing may claim such a run: CloseRun and ObserveProgress
-// then make nobody its owner.
-func (sh *shard) ownerLost(r *runState, runID string, now int64) bool {
-	return (r == nil || r.principal == "" && !r.hasLimits) && sh.begun(runID, now)
-}
-
 // index names call as the source of each handle id in the run's handle
 // index.
 func (r *runState) index(ids []string, call string) {
@@ -171,10 +196,20 @@ func (r *runState) index(ids []string, call string) {
 	}
 }
 
-// claim makes tag the run's owner when it has none.
-func (r *runState) claim(tag string) {
+// claim makes tag the owner of run r when it has none, counting it in the
+// owner's share.
+func (sh *shard) claim(r *runState, tag string) {
 	if r.principal == "" {
 		r.principal = tag
+		sh.owned.add(tag, 1)
+	}
+}
+
+// disown takes r's owner away, as a lost run has none.
+func (sh *shard) disown(r *runState) {
+	if r.principal != "" {
+		sh.owned.add(r.principal, -1)
+		r.principal = ""
 	}
 }
 
@@ -197,14 +232,19 @@ type marker struct {
 	expiry
 }
 
-// abandoned marks a record closed by Abandon; no completion digest equals it.
-const abandoned = "abandoned"
+// abandoned starts the completion digest of a record closed by Abandon,
+// followed by the abandon's claim; no completion digest starts with it.
+const abandoned = "abandoned:"
+
+// newClaim returns a claim for one Abandon, or one reap pass.
+func newClaim() string { return canonical.NewOwner()[:10] }
 
 var (
 	_ canonical.Store            = (*Store)(nil)
 	_ canonical.ProgressObserver = (*Store)(nil)
 	_ canonical.DefaultTTLer     = (*Store)(nil)
 	_ canonical.HandleIndex      = (*Store)(nil)
+	_ canonical.OwnedReader      = (*Store)(nil)
 )
 
 // New returns an empty Store.
@@ -212,7 +252,7 @@ func New(opts ...Option) *Store {
 	s := &Store{now: time.Now, retention: DefaultClosedRunRetention, maxRuns: DefaultMaxRuns, seed: maphash.MakeSeed()}
 	for i := range s.shards {
 		s.shards[i].init()
-		s.shards[i].runCount = &s.runs
+		s.shards[i].runCount, s.shards[i].owned = &s.runs, &s.owned
 	}
 	for _, o := range opts {
 		o(s)
@@ -320,6 +360,14 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 		if cur.rec.Status == canonical.StatusProjecting {
 			return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeToolCallInProgress, Msg: "begin"}
 		}
+		if cur.rec.Tool == req.Tool && cur.rec.RequestDigest == digest {
+			// A finished call of the same tool and request: the record, for
+			// a host that replays duplicates (its payloads copied by detach).
+			first := snapshot(cur, now, false, false)
+			detach(&first)
+			return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin",
+				Err: &canonical.Replayable{Record: first}}
+		}
 		return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin"}
 	}
 	switch {
@@ -339,6 +387,10 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 	}
 	if r == nil && s.full(sh, now) {
 		return canonical.Record{}, -1, errFull("begin", s.maxRuns)
+	}
+	if r == nil && s.shareFull(sh, tag, now) {
+		return canonical.Record{}, -1, canonical.Errorf(canonical.CodeStoreFull,
+			"begin: the principal owns %d live runs, its share (memstore.WithMaxRunsPerPrincipal)", s.maxOwned)
 	}
 	var calls, toolCalls, bytesUsed int64
 	if r != nil {
@@ -373,9 +425,9 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 	}
 	rec.gen = r.gen
 	if r.secret == "" {
-		r.secret = storeimpl.NewRunSecret()
+		r.secret = layout.NewRunSecret()
 	}
-	r.claim(tag)
+	sh.claim(r, tag)
 	l := sh.liveLeases(req.RunID, now)
 	if l == nil {
 		l = sh.newLeases(req.RunID, rec.expires)
@@ -458,7 +510,8 @@ func (s *Store) complete(c canonical.Completion, digest string, raw, result []by
 			// could not know was lost, and is not this record's. The state
 			// becomes what a lost one is, with no owner and no limits, so
 			// that nobody reads the run from now on, nor claims it.
-			r.principal, r.hasLimits, r.limits, r.gen, r.secret = "", false, canonical.Limits{}, 0, ""
+			sh.disown(r)
+			r.hasLimits, r.limits, r.gen, r.secret = false, canonical.Limits{}, 0, ""
 		}
 		r.closed, r.lost = true, true
 	} else if resultLen > r.limits.MaxResultBytes || int64(len(cur.rec.Request))+rawLen+resultLen > r.limits.MaxRecordBytes ||
@@ -492,7 +545,7 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 	if err := ctx.Err(); err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeStoreUnavailable, err, "abandon")
 	}
-	out, _, err := s.abandon(runID, toolCallID)
+	out, _, err := s.abandon(runID, toolCallID, newClaim())
 	if err != nil {
 		return canonical.Record{}, err
 	}
@@ -501,9 +554,10 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 }
 
 // abandon is Abandon under the run's shard lock; the record it returns
-// shares its payloads with the store. fresh is true when this call
-// abandoned the record, false when it had been abandoned before.
-func (s *Store) abandon(runID, toolCallID string) (_ canonical.Record, fresh bool, _ error) {
+// shares its payloads with the store. fresh is true when the record was
+// abandoned under claim (by this call, or an earlier one with the same
+// claim), false when under another.
+func (s *Store) abandon(runID, toolCallID, claim string) (_ canonical.Record, fresh bool, _ error) {
 	sh, now := s.lock(runID)
 	defer sh.mu.Unlock()
 	cur := sh.liveRecord(recordKey{runID, toolCallID}, now)
@@ -512,8 +566,8 @@ func (s *Store) abandon(runID, toolCallID string) (_ canonical.Record, fresh boo
 		return canonical.Record{}, false, &canonical.Error{Code: canonical.CodeNotFound, Msg: "abandon"}
 	}
 	if cur.rec.Status != canonical.StatusProjecting {
-		if cur.cdigest == abandoned {
-			return snapshot(cur, now, false, false), false, nil
+		if strings.HasPrefix(cur.cdigest, abandoned) {
+			return snapshot(cur, now, false, false), cur.cdigest == abandoned+claim, nil
 		}
 		return canonical.Record{}, false, canonical.Errorf(canonical.CodeInvalidTransition, "abandon: record is %s", cur.rec.Status)
 	}
@@ -523,7 +577,7 @@ func (s *Store) abandon(runID, toolCallID string) (_ canonical.Record, fresh boo
 	}
 	cur.rec.Status, cur.rec.Evidence, cur.rec.Error = canonical.StatusError, canonical.EvidenceError, canonical.CodeExecutionAbandoned
 	cur.rec.UpdatedAt = time.UnixMilli(now)
-	cur.cdigest = abandoned
+	cur.cdigest = abandoned + claim
 	sh.dropLease(runID, toolCallID, now)
 	sh.appendIndex(runID, toolCallID, cur.expires, now)
 	return snapshot(cur, now, false, false), true, nil
@@ -682,19 +736,14 @@ func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	if r.forbids(tag) {
 		return &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "close run"}
 	}
-	if r == nil && s.full(sh, now) {
-		return errFull("close run", s.maxRuns)
-	}
-	lost := sh.ownerLost(r, runID, now)
 	if r == nil {
-		r = sh.newRun(runID, now, keep)
-	} else if r.expires < keep {
+		// Nobody began it (or its state is lost): a close claims no run.
+		return canonical.Errorf(canonical.CodeNotFound, "close run: run %s has no state", runID)
+	}
+	if r.expires < keep {
 		r.expires = keep
 	}
 	r.closed = true
-	if !lost {
-		r.claim(tag)
-	}
 	// A begun run's live marker expires with its state.
 	if m := sh.liveMarker(runID, now); m != nil && m.expires < r.expires {
 		m.expires = r.expires
@@ -709,6 +758,11 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	}
 	sh, now := s.lockForRead(runID)
 	defer sh.mu.Unlock()
+	return sh.usage(runID, now)
+}
+
+// usage is Usage under the run's shard lock.
+func (sh *shard) usage(runID string, now int64) (canonical.RunUsage, error) {
 	r := sh.liveRun(runID, now)
 	// What Begin reads as a lost run: no limits while a key only a begun run
 	// has lives.
@@ -762,19 +816,15 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 	if r.forbids(tag) {
 		return canonical.ProtocolState{}, &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "observe progress"}
 	}
-	if r == nil && s.full(sh, now) {
-		return canonical.ProtocolState{}, errFull("observe progress", s.maxRuns)
-	}
-	lost := sh.ownerLost(r, runID, now)
 	if r == nil {
-		ttl := s.ttl
-		if ttl == 0 {
-			ttl = s.retention
-		}
-		r = sh.newRun(runID, now, now+ttl.Milliseconds())
+		// Nobody began it (or its state is lost): a report claims no run.
+		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeNotFound, "observe progress: run %s has no state", runID)
 	}
-	if !lost {
-		r.claim(tag)
+	if r.principal == "" {
+		// A state without an owner is what a complete leaves after the
+		// run's state was lost: counted nowhere, so that the counters do not
+		// outlive the loss into the next run of the id.
+		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeRunInactive, "observe progress: the run is lost")
 	}
 	p := &r.protocol
 	p.Reports++
@@ -838,6 +888,112 @@ func (s *Store) HandleSources(ctx context.Context, runID, principal string, ids 
 		out.Calls[i] = r.handles[id]
 	}
 	return out, nil
+}
+
+// checkOwner is CheckPrincipal under the run's shard lock: the run's state
+// (nil when none) and nil when principal may read the run.
+func (sh *shard) checkOwner(runID, principal string, now int64) (*runState, error) {
+	r := sh.liveRun(runID, now)
+	owner := ""
+	if r != nil {
+		owner = r.principal
+	}
+	return r, canonical.CheckOwner(owner, owner != "", sh.begun(runID, now), principal)
+}
+
+// genOf is the generation of a run's state as OwnedReader names it: ""
+// for none.
+func genOf(r *runState) string {
+	if r == nil || r.gen == 0 {
+		return ""
+	}
+	return strconv.FormatUint(r.gen, 10)
+}
+
+// ReadIndex implements canonical.OwnedReader, under one lock.
+func (s *Store) ReadIndex(ctx context.Context, runID, principal string, limit int) (canonical.RunIndex, error) {
+	if err := enter(ctx, runID, "read completion index"); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	if err := canonical.ValidateMax(limit); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	sh, now := s.lockForRead(runID)
+	r, err := sh.checkOwner(runID, principal, now)
+	if err != nil {
+		sh.mu.Unlock()
+		return canonical.RunIndex{}, err
+	}
+	out := canonical.RunIndex{IDs: []string{}, Gen: genOf(r)}
+	var ids []string
+	if x := sh.liveIndex(runID, now); x != nil {
+		n := min(limit, len(x.ids))
+		ids, out.Length = x.ids[:n:n], len(x.ids)
+	}
+	sh.mu.Unlock()
+	// The index is only ever appended to: its first ids are copied outside
+	// the lock.
+	out.IDs = append(out.IDs, ids...)
+	return out, nil
+}
+
+// ReadRecords implements canonical.OwnedReader, under one lock.
+func (s *Store) ReadRecords(ctx context.Context, runID, principal, gen string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
+	if err := canonical.ValidateRead(runID, ids); err != nil {
+		return nil, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, canonical.Wrap(canonical.CodeStoreUnavailable, err, "read records")
+	}
+	out := make([]*canonical.Record, len(ids))
+	sh, now := s.lockForRead(runID)
+	r, err := sh.checkOwner(runID, principal, now)
+	if err == nil {
+		if gen == "" {
+			gen = genOf(r)
+		}
+		for i, id := range ids {
+			// A record of another generation of the run's state is not
+			// the reader's: the run was lost, or expired and was begun
+			// again, since.
+			if rec := sh.liveRecord(recordKey{runID, id}, now); rec != nil && strconv.FormatUint(rec.gen, 10) == gen {
+				v := snapshot(rec, now, opts.Request, opts.Raw)
+				out[i] = &v
+			}
+		}
+	}
+	sh.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range out {
+		if r != nil {
+			detach(r)
+		}
+	}
+	return out, nil
+}
+
+// ReadUsage implements canonical.OwnedReader, under one lock.
+func (s *Store) ReadUsage(ctx context.Context, runID, principal string) (canonical.RunUsage, error) {
+	if err := enter(ctx, runID, "read run"); err != nil {
+		return canonical.RunUsage{}, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return canonical.RunUsage{}, err
+	}
+	sh, now := s.lockForRead(runID)
+	defer sh.mu.Unlock()
+	if _, err := sh.checkOwner(runID, principal, now); err != nil {
+		return canonical.RunUsage{}, err
+	}
+	return sh.usage(runID, now)
 }
 
 // enter checks a run id and the caller's context before a call touches the

@@ -75,8 +75,15 @@ func TestSubMillisecondOptionsRoundUp(t *testing.T) {
 	if err != nil || rec.TTL != time.Millisecond {
 		t.Fatalf("rec TTL %v, err %v; want 1ms", rec.TTL, err)
 	}
+	if _, err := s.Begin(ctx, canonical.BeginRequest{RunID: "run2", ToolCallID: "c0", Tool: "t", Owner: "o",
+		Principal: "alice", Request: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.CloseRun(ctx, "run2", "alice"); err != nil {
 		t.Fatal(err)
+	}
+	if u, err := s.Usage(ctx, "run2"); err != nil || !u.Closed || u.TTL != time.Millisecond {
+		t.Fatalf("closed run: %+v, %v; want closed for 1ms", u, err)
 	}
 	_, err = s.Begin(ctx, canonical.BeginRequest{RunID: "run2", ToolCallID: "c1", Tool: "t", Owner: "o",
 		Principal: "alice", Request: []byte(`{}`), TTL: time.Hour})

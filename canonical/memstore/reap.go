@@ -14,6 +14,7 @@ import (
 // read again until it has none left or nothing changed.
 func (s *Store) Reap(ctx context.Context, opts canonical.ReapOptions) (canonical.ReapReport, error) {
 	rep := canonical.ReapReport{Abandoned: []canonical.ReapedCall{}}
+	claim := newClaim() // one per pass, as on Redis
 	o, err := opts.WithDefaults()
 	if err != nil {
 		return rep, err
@@ -31,7 +32,7 @@ func (s *Store) Reap(ctx context.Context, opts canonical.ReapOptions) (canonical
 			rep.Expired += len(passed)
 			closed := 0
 			for _, p := range passed {
-				rec, fresh, err := s.abandon(p.run, p.id)
+				rec, fresh, err := s.abandon(p.run, p.id, claim)
 				switch {
 				case err == nil && fresh:
 					closed++

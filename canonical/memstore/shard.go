@@ -87,6 +87,7 @@ type shard struct {
 	deadlines deadlines
 	begins    uint64        // Begins that wrote here: paces the visits to other shards
 	runCount  *atomic.Int64 // the store's run states, over every shard
+	owned     *owners       // the store's live run states by owner
 	// longestPass is the most entries one pass of expire examined, for
 	// tests that hold the passes to their bound.
 	longestPass int
@@ -113,8 +114,11 @@ func (sh *shard) drop(e *expiry) {
 	case kindRecord:
 		delete(sh.records, recordKey{e.run, e.id})
 	case kindRun:
-		if _, ok := sh.runs[e.run]; ok {
+		if r, ok := sh.runs[e.run]; ok {
 			sh.runCount.Add(-1)
+			if r.principal != "" {
+				sh.owned.add(r.principal, -1)
+			}
 		}
 		delete(sh.runs, e.run)
 	case kindIndex:
@@ -212,11 +216,10 @@ func (sh *shard) cover(runID string, expires, now int64) {
 // dropLease removes id from the run's leases; an empty set is gone, as an
 // empty ZSET is on Redis.
 func (sh *shard) dropLease(runID, id string, now int64) {
+	// An empty set is kept until it expires, as Redis keeps the leases
+	// with their "~" member: they prove the run began calls.
 	if l := sh.liveLeases(runID, now); l != nil {
 		delete(l.until, id)
-		if len(l.until) == 0 {
-			sh.drop(&l.expiry)
-		}
 	}
 }
 
@@ -234,4 +237,33 @@ func (sh *shard) appendIndex(runID, id string, recExpires, now int64) {
 	if x.expires < recExpires {
 		x.expires = recExpires
 	}
+}
+
+// owners counts the live run states each owner (a principal's tag) has,
+// over every shard, for WithMaxRunsPerPrincipal. A shard's lock may be held
+// when it is taken; it never takes one.
+type owners struct {
+	mu sync.Mutex
+	by map[string]int64
+}
+
+// add changes tag's count by d, forgetting a count that reaches zero.
+func (o *owners) add(tag string, d int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.by == nil {
+		o.by = map[string]int64{}
+	}
+	if n := o.by[tag] + d; n > 0 {
+		o.by[tag] = n
+	} else {
+		delete(o.by, tag)
+	}
+}
+
+// count returns tag's count.
+func (o *owners) count(tag string) int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.by[tag]
 }

@@ -51,6 +51,8 @@ var acl = []ACLCommand{
 	{"pexpiretime", ACLWorker, []string{"{key}"}},
 	{"pexpireat", ACLWorker, []string{"{key}", "1"}},
 	{"set", ACLWorker, []string{"{key}", "v"}},
+	{"get", ACLWorker, []string{"{key}"}}, // the cancel relay: a call's registration, read
+	{"del", ACLWorker, []string{"{key}"}}, // and removed
 	{"wait", ACLDurability, []string{"1", "1"}},
 	{"waitaof", ACLAOF, []string{"1", "1", "1"}},
 	{"scan", ACLReap, []string{"0"}},

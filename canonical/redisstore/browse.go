@@ -181,6 +181,8 @@ func (s *Store) InFlight(ctx context.Context, runID string, start, max int) ([]c
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	k := s.keys.Leases(runID)
+	// The calls' leases: every member but "~", scored +inf (so ranked
+	// last), which keeps the key while the run lives.
 	res := s.c.DoMulti(ctx,
 		s.c.B().Zrange().Key(k).Min(strconv.Itoa(start)).Max(strconv.Itoa(start+max-1)).Withscores().Build(),
 		s.c.B().Zcard().Key(k).Build())
@@ -189,9 +191,18 @@ func (s *Store) InFlight(ctx context.Context, runID string, start, max int) ([]c
 	if err := errors.Join(err, err2); err != nil {
 		return nil, 0, unavailable(err, "read leases")
 	}
-	out := make([]canonical.Lease, len(zs))
-	for i, z := range zs {
-		out[i] = canonical.Lease{ToolCallID: z.Member, Until: msTime(int64(z.Score))}
+	out := make([]canonical.Lease, 0, len(zs))
+	for _, z := range zs {
+		if z.Member != leasesMember {
+			out = append(out, canonical.Lease{ToolCallID: z.Member, Until: msTime(int64(z.Score))})
+		}
+	}
+	if n > 0 {
+		n-- // the "~" member
 	}
 	return out, int(n), nil
 }
+
+// leasesMember is the member a run's leases keep beside its calls', scored
+// +inf, so that the key lives as long as the run (begin.lua writes it).
+const leasesMember = "~"

@@ -123,7 +123,8 @@ func TestRecordLayout(t *testing.T) {
 }
 
 // A hash under a record's key that has no header (a record of an older
-// layout, or anything else) is never written over by Begin.
+// layout, or anything else) is never written over by Begin, which answers
+// that it is of another layout.
 func TestBeginKeepsAHashWithoutMeta(t *testing.T) {
 	addr := redistest.Addr(t)
 	s := newStore(t, []string{addr}, redisstore.Options{})
@@ -137,8 +138,8 @@ func TestBeginKeepsAHashWithoutMeta(t *testing.T) {
 	}
 	_, err := s.Begin(context.Background(), canonical.BeginRequest{RunID: run, ToolCallID: "c1", Tool: "kb.search", Owner: "o",
 		Request: []byte(`{}`), TTL: time.Hour})
-	if canonical.CodeOf(err) != canonical.CodeDuplicateToolCall {
-		t.Fatalf("begin over a hash without a header: %v, want DUPLICATE_TOOL_CALL", err)
+	if canonical.CodeOf(err) != canonical.CodeLayoutMismatch {
+		t.Fatalf("begin over a hash without a header: %v, want LAYOUT_MISMATCH", err)
 	}
 	if h := hgetall(t, addr, key); len(h) != 2 || h["raw"] != "kept" {
 		t.Fatalf("the hash was changed: %v", h)

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/internal/record"
 )
 
 // reapParallel is how many abandons one reap step has in flight at once;
@@ -33,7 +34,7 @@ const reapParallel = 16
 // CLUSTER MYID per node. The ACL user needs +scan (and, on a cluster,
 // +cluster|slots and +cluster|myid).
 func (s *Store) Reap(ctx context.Context, opts canonical.ReapOptions) (canonical.ReapReport, error) {
-	r := &reaping{s: s, rep: canonical.ReapReport{Abandoned: []canonical.ReapedCall{}}}
+	r := &reaping{s: s, claim: record.NewClaim(), rep: canonical.ReapReport{Abandoned: []canonical.ReapedCall{}}}
 	o, err := opts.WithDefaults()
 	if err != nil {
 		return r.rep, err
@@ -112,11 +113,12 @@ func (s *Store) masters(ctx context.Context) ([]rueidis.Client, error) {
 
 // reaping is one pass of Reap.
 type reaping struct {
-	s    *Store
-	opts canonical.ReapOptions
-	mu   sync.Mutex // guards rep and err while abandons run in parallel
-	rep  canonical.ReapReport
-	err  error // the first failure
+	s     *Store
+	opts  canonical.ReapOptions
+	claim string     // this pass's claim: an abandon resent after a lost reply is told it is its own
+	mu    sync.Mutex // guards rep and err while abandons run in parallel
+	rep   canonical.ReapReport
+	err   error // the first failure
 }
 
 func (r *reaping) fail(err error) {
@@ -246,7 +248,7 @@ func (r *reaping) passed(ctx context.Context, n rueidis.Client, runs []string) (
 		}
 		var ids []string
 		for _, l := range leases {
-			if int64(l.Score) > now {
+			if l.Score > float64(now) { // the "~" member is +inf
 				break
 			}
 			ids = append(ids, l.Member)
@@ -267,11 +269,9 @@ func (r *reaping) abandon(ctx context.Context, passed []passedLease) int {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			actx, cancel := r.s.bound(ctx)
-			rec, fresh, err := r.s.abandon(actx, p.run, p.id)
-			cancel()
+			rec, fresh, err := r.abandonOne(ctx, p)
 			code := canonical.CodeOf(err)
-			if err != nil && code != canonical.CodeNotFound && code != canonical.CodeInvalidTransition {
+			if err != nil && code != canonical.CodeNotFound && code != canonical.CodeInvalidTransition && code != canonical.CodeLayoutMismatch {
 				r.fail(fmt.Errorf("abandon %s/%s: %w", p.run, p.id, err))
 				return
 			}
@@ -284,13 +284,32 @@ func (r *reaping) abandon(ctx context.Context, passed []passedLease) int {
 					Tool: rec.Tool, LeaseUntil: rec.LeaseUntil, AbandonedAt: rec.UpdatedAt})
 			case code == canonical.CodeNotFound:
 				r.rep.Gone++
-			default: // abandoned by another reaper, completed, or not passed on the record's node
+			default: // abandoned by another reaper, completed, not passed on the record's node, or another layout's
 				r.rep.Skipped++
 			}
 		}()
 	}
 	wg.Wait()
 	return closed
+}
+
+// abandonAttempts is how many times a reap pass sends one abandon whose
+// reply did not come (a lost connection, a WAIT not acknowledged in time).
+const abandonAttempts = 3
+
+// abandonOne abandons p under the pass's claim, sending it again while the
+// store is unavailable: the abandon may have been made with its reply lost,
+// and only a resend under the same claim learns that it is this pass's to
+// report.
+func (r *reaping) abandonOne(ctx context.Context, p passedLease) (canonical.Record, bool, error) {
+	for attempt := 1; ; attempt++ {
+		actx, cancel := r.s.bound(ctx)
+		rec, fresh, err := r.s.abandon(actx, p.run, p.id, r.claim)
+		cancel()
+		if canonical.CodeOf(err) != canonical.CodeStoreUnavailable || attempt == abandonAttempts || !pause(ctx, attempt) {
+			return rec, fresh, err
+		}
+	}
 }
 
 // movedAway reports a MOVED or ASK reply: the key's slot is served by

@@ -24,11 +24,11 @@ var allScripts = []*script{abandonScript, beginScript, closeRunScript, completeS
 
 // declaredOutcomes lists, per script, every outcome its RETURNS declares.
 var declaredOutcomes = map[string][]string{
-	"abandon.lua":          {"OK", "EXISTS", "LEASE_ACTIVE", "INVALID_TRANSITION", "NOT_FOUND"},
-	"begin.lua":            {"OK", "EXISTS", "RUN_FORBIDDEN", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT"},
-	"close_run.lua":        {"OK", "RUN_FORBIDDEN"},
-	"complete.lua":         {"OK", "EXISTS", "RESULT_TOO_LARGE", "NOT_FOUND", "INVALID_TRANSITION"},
-	"observe_progress.lua": {"OK", "RUN_FORBIDDEN"},
+	"abandon.lua":          {"OK", "EXISTS", "LEASE_ACTIVE", "INVALID_TRANSITION", "NOT_FOUND", "LAYOUT_MISMATCH"},
+	"begin.lua":            {"OK", "EXISTS", "REPLAYABLE", "RUN_FORBIDDEN", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT", "LAYOUT_MISMATCH"},
+	"close_run.lua":        {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH", "NOT_FOUND"},
+	"complete.lua":         {"OK", "EXISTS", "RESULT_TOO_LARGE", "NOT_FOUND", "INVALID_TRANSITION", "LAYOUT_MISMATCH"},
+	"observe_progress.lua": {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH", "NOT_FOUND", "RUN_INACTIVE"},
 }
 
 // abandonKeys are the KEYS of abandon.lua.
@@ -41,21 +41,25 @@ type abandonKeys struct {
 // abandonArgs are the ARGV of abandon.lua.
 type abandonArgs struct {
 	ToolCallID string // ARGV[1] the record's id, dropped from the leases when the record is gone
+	Claim      string // ARGV[2] CLAIM_LEN base64url characters: kept in the header of the record this abandons
 }
 
 // abandonReply is a reply of abandon.lua, as its RETURNS declares:
 //
 //	RETURNS
 //	{"OK"|"EXISTS", header string, pttl int}
-//	OK: abandoned now; EXISTS: abandoned before (the stored outcome), its header written back unchanged, so
-//	that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only what its
-//	connection propagated
+//	OK: abandoned by this claim, now or by an earlier send whose reply was lost; EXISTS: abandoned under
+//	another claim (the stored outcome). Either way the header is written back unchanged when it was
+//	abandoned before, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey)
+//	counts only what its connection propagated
 //	{"LEASE_ACTIVE", remaining_ms int}
 //	the lease has not passed: nothing changed
 //	{"INVALID_TRANSITION", header string}
 //	the record was completed by its owner: nothing changed
 //	{"NOT_FOUND"}
 //	no record (never begun, or expired); a leftover lease entry is dropped
+//	{"LAYOUT_MISMATCH"}
+//	the record is of another layout (an earlier release's): nothing changed
 type abandonReply struct {
 	Outcome     string // the reply's first element
 	Header      string // header, in OK, EXISTS, INVALID_TRANSITION
@@ -86,6 +90,8 @@ func decodeAbandonReply(res rueidis.RedisResult) (abandonReply, error) {
 		r.Header = d.str(1, "header")
 	case "NOT_FOUND":
 		d.length(1)
+	case "LAYOUT_MISMATCH":
+		d.length(1)
 	default:
 		d.undeclared()
 	}
@@ -96,6 +102,7 @@ func decodeAbandonReply(res rueidis.RedisResult) (abandonReply, error) {
 func execAbandon(ctx context.Context, r runner, k abandonKeys, a abandonArgs) (abandonReply, error) {
 	return decodeAbandonReply(r.runScript(ctx, abandonScript, []string{k.Record, k.Index, k.Leases}, []string{
 		a.ToolCallID,
+		a.Claim,
 	}))
 }
 
@@ -103,8 +110,8 @@ func execAbandon(ctx context.Context, r runner, k abandonKeys, a abandonArgs) (a
 type beginKeys struct {
 	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
-	Index  string // KEYS[3] <prefix>:{<run_id>}:done                 LIST  read only: tells a lost run state from a new run
-	Leases string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+	Index  string // KEYS[3] <prefix>:{<run_id>}:done                 LIST  tells a lost run state from a new run; extended with the state
+	Leases string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
 	Live   string // KEYS[5] <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
 }
 
@@ -144,6 +151,10 @@ type beginArgs struct {
 //	its result's parts), nothing counted again; limits are 0 and the secret empty when the run's state is gone. The header is written
 //	back unchanged, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only
 //	what its connection propagated
+//	{"REPLAYABLE", header string, pttl int, result bytes, result_2 bytes, result_3 bytes}
+//	another owner began the same tool and request under the id, and the call is finished: the record as it is,
+//	for a host that replays duplicates; its header is written back unchanged, so that the reply follows a write
+//	of this script's own and a WAIT covers what a replay shows
 //	{"RUN_FORBIDDEN"}
 //	the run belongs to another principal; checked before anything else, so it tells nothing of the run
 //	{"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
@@ -153,6 +164,8 @@ type beginArgs struct {
 //	the call's record live
 //	{"INVALID_ARGUMENT", field string}
 //	a non-zero limit differs from the run's
+//	{"LAYOUT_MISMATCH"}
+//	the run's state, or a hash under the record's key, is of another layout (an earlier release's)
 //	refusals write nothing
 type beginReply struct {
 	Outcome     string // the reply's first element
@@ -165,11 +178,11 @@ type beginReply struct {
 	RecordBytes int64  // record_bytes, in OK, EXISTS
 	ResultBytes int64  // result_bytes, in OK, EXISTS
 	Secret      string // secret, in OK, EXISTS
-	Header      string // header, in EXISTS
-	PTTL        int64  // pttl, in EXISTS
-	Result      []byte // result, in EXISTS
-	Result2     []byte // result_2, in EXISTS
-	Result3     []byte // result_3, in EXISTS
+	Header      string // header, in EXISTS, REPLAYABLE
+	PTTL        int64  // pttl, in EXISTS, REPLAYABLE
+	Result      []byte // result, in EXISTS, REPLAYABLE
+	Result2     []byte // result_2, in EXISTS, REPLAYABLE
+	Result3     []byte // result_3, in EXISTS, REPLAYABLE
 	Reason      string // reason, in RUN_INACTIVE
 	Field       string // field, in INVALID_ARGUMENT
 }
@@ -209,6 +222,13 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 		r.RecordBytes = d.num(9, "record_bytes")
 		r.ResultBytes = d.num(10, "result_bytes")
 		r.Secret = d.str(11, "secret")
+	case "REPLAYABLE":
+		d.length(6)
+		r.Header = d.str(1, "header")
+		r.PTTL = d.num(2, "pttl")
+		r.Result = d.bin(3, "result")
+		r.Result2 = d.bin(4, "result_2")
+		r.Result3 = d.bin(5, "result_3")
 	case "RUN_FORBIDDEN":
 		d.length(1)
 	case "TOOL_CALL_IN_PROGRESS":
@@ -225,6 +245,8 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 	case "INVALID_ARGUMENT":
 		d.length(2)
 		r.Field = d.str(1, "field")
+	case "LAYOUT_MISMATCH":
+		d.length(1)
 	default:
 		d.undeclared()
 	}
@@ -261,10 +283,8 @@ func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginRe
 
 // closeRunKeys are the KEYS of close_run.lua.
 type closeRunKeys struct {
-	Run    string // KEYS[1] <prefix>:{<run_id>}:run   HASH
-	Live   string // KEYS[2] <prefix>:{<run_id>}:live    STRING  when the run has one, kept as long as the run's state
-	Index  string // KEYS[3] <prefix>:{<run_id>}:done    LIST    read only: tells a lost run from a new one
-	Leases string // KEYS[4] <prefix>:{<run_id>}:leases  ZSET    read only: likewise
+	Run  string // KEYS[1] <prefix>:{<run_id>}:run   HASH
+	Live string // KEYS[2] <prefix>:{<run_id>}:live  STRING  when the run has one, kept as long as the run's state
 }
 
 // closeRunArgs are the ARGV of close_run.lua.
@@ -276,13 +296,16 @@ type closeRunArgs struct {
 // closeRunReply is a reply of close_run.lua, as its RETURNS declares:
 //
 //	RETURNS
-//	{"OK", created int}
-//	created is 1 when the run had no state before
+//	{"OK"}
 //	{"RUN_FORBIDDEN"}
 //	the run belongs to another principal; nothing is written
+//	{"LAYOUT_MISMATCH"}
+//	the run's state is of another layout (an earlier release's); nothing is written
+//	{"NOT_FOUND"}
+//	the run has no state: nobody began it (or its state is lost); nothing
+//	is written, so that a close claims no run
 type closeRunReply struct {
 	Outcome string // the reply's first element
-	Created int64  // created, in OK
 }
 
 // decodeCloseRunReply decodes a reply of close_run.lua. Any reply its RETURNS does not
@@ -297,9 +320,12 @@ func decodeCloseRunReply(res rueidis.RedisResult) (closeRunReply, error) {
 	r.Outcome = d.outcome
 	switch d.outcome {
 	case "OK":
-		d.length(2)
-		r.Created = d.num(1, "created")
+		d.length(1)
 	case "RUN_FORBIDDEN":
+		d.length(1)
+	case "LAYOUT_MISMATCH":
+		d.length(1)
+	case "NOT_FOUND":
 		d.length(1)
 	default:
 		d.undeclared()
@@ -309,7 +335,7 @@ func decodeCloseRunReply(res rueidis.RedisResult) (closeRunReply, error) {
 
 // execCloseRun runs close_run.lua: mark a run closed so that it accepts no new begin. Idempotent.
 func execCloseRun(ctx context.Context, r runner, k closeRunKeys, a closeRunArgs) (closeRunReply, error) {
-	return decodeCloseRunReply(r.runScript(ctx, closeRunScript, []string{k.Run, k.Live, k.Index, k.Leases}, []string{
+	return decodeCloseRunReply(r.runScript(ctx, closeRunScript, []string{k.Run, k.Live}, []string{
 		strconv.FormatInt(a.RetentionMs, 10),
 		a.Principal,
 	}))
@@ -351,6 +377,8 @@ type completeArgs struct {
 //	no record (never begun, or expired)
 //	{"INVALID_TRANSITION", header string}
 //	wrong owner, terminal record (abandoned included), or a malformed completion: nothing changed
+//	{"LAYOUT_MISMATCH"}
+//	the record or the run's state is of another layout (an earlier release's): nothing changed
 type completeReply struct {
 	Outcome string // the reply's first element
 	Header  string // header, in OK, EXISTS, RESULT_TOO_LARGE, INVALID_TRANSITION
@@ -377,13 +405,15 @@ func decodeCompleteReply(res rueidis.RedisResult) (completeReply, error) {
 	case "INVALID_TRANSITION":
 		d.length(2)
 		r.Header = d.str(1, "header")
+	case "LAYOUT_MISMATCH":
+		d.length(1)
 	default:
 		d.undeclared()
 	}
 	return r, d.err
 }
 
-// execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and append it to the run's completion index, in one step. The record's TTL is kept exactly (HSET does not touch it); the index is extended only to cover the record. The completion is checked against the run's limits. When the run's state is gone (evicted, deleted), or is another generation than the record's (it was lost and a later begin made a new one), the outcome is still recorded, and the run is marked lost and closed, with a TTL no longer than the record's; a state of another generation loses its owner and limits, as a lost one has none. The index is set to expire with the record (PEXPIRETIME, PEXPIREAT: one absolute time, no second clock read), unless it expires later already.
+// execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and append it to the run's completion index, in one step. The record's TTL is kept exactly (HSET does not touch it); the index is extended only to cover the record. The completion is checked against the run's limits. When the run's state is gone (evicted, deleted), or is another generation than the record's (it was lost and a later begin made a new one), the outcome is still recorded, and the run is marked lost and closed, with a TTL no longer than the record's; a state of another generation loses its owner and limits, as a lost one has none. The index expires with the run's other keys (the state keeps their absolute expiry, which begin sets); one this script makes gets it.
 func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs) (completeReply, error) {
 	return decodeCompleteReply(r.runScript(ctx, completeScript, []string{k.Record, k.Run, k.Index, k.Leases}, []string{
 		a.ToolCallID,
@@ -403,18 +433,14 @@ func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs)
 
 // observeProgressKeys are the KEYS of observe_progress.lua.
 type observeProgressKeys struct {
-	Run    string // KEYS[1] <prefix>:{<run_id>}:run     HASH
-	Live   string // KEYS[2] <prefix>:{<run_id>}:live    STRING  read only: tells a lost run from a new one
-	Index  string // KEYS[3] <prefix>:{<run_id>}:done    LIST    read only: likewise
-	Leases string // KEYS[4] <prefix>:{<run_id>}:leases  ZSET    read only: likewise
+	Run string // KEYS[1] <prefix>:{<run_id>}:run     HASH
 }
 
 // observeProgressArgs are the ARGV of observe_progress.lua.
 type observeProgressArgs struct {
 	Valid     int64  // ARGV[1] 1 for a valid report, 0 for an invalid one
 	Threshold int64  // ARGV[2] > 0: violations at which the protocol is violated
-	TTLMs     int64  // ARGV[3] lifetime of the run's state if it has none yet; an existing TTL is kept
-	Principal string // ARGV[4] the caller's principal tag (64 hex): only the run's owner reports on it
+	Principal string // ARGV[3] the caller's principal tag (64 hex): only the run's owner reports on it
 }
 
 // observeProgressReply is a reply of observe_progress.lua, as its RETURNS declares:
@@ -423,12 +449,21 @@ type observeProgressArgs struct {
 //	{"OK", reports int, pending int, violations int, violated int}
 //	{"RUN_FORBIDDEN"}
 //	the run belongs to another principal; nothing is counted
+//	{"LAYOUT_MISMATCH"}
+//	the run's state is of another layout (an earlier release's); nothing is counted
+//	{"NOT_FOUND"}
+//	the run has no state: nobody began it (or its state is lost); nothing
+//	is written, so that a report claims no run
+//	{"RUN_INACTIVE", reason string}
+//	reason "lost": the state has no owner, as a complete leaves it after the run's state was lost; nothing is
+//	counted, so that no counter outlives the loss into the next run of the id
 type observeProgressReply struct {
 	Outcome    string // the reply's first element
 	Reports    int64  // reports, in OK
 	Pending    int64  // pending, in OK
 	Violations int64  // violations, in OK
 	Violated   int64  // violated, in OK
+	Reason     string // reason, in RUN_INACTIVE
 }
 
 // decodeObserveProgressReply decodes a reply of observe_progress.lua. Any reply its RETURNS does not
@@ -450,6 +485,13 @@ func decodeObserveProgressReply(res rueidis.RedisResult) (observeProgressReply, 
 		r.Violated = d.num(4, "violated")
 	case "RUN_FORBIDDEN":
 		d.length(1)
+	case "LAYOUT_MISMATCH":
+		d.length(1)
+	case "NOT_FOUND":
+		d.length(1)
+	case "RUN_INACTIVE":
+		d.length(2)
+		r.Reason = d.str(1, "reason")
 	default:
 		d.undeclared()
 	}
@@ -458,10 +500,9 @@ func decodeObserveProgressReply(res rueidis.RedisResult) (observeProgressReply, 
 
 // execObserveProgress runs observe_progress.lua: count one progress report of a run against the progress protocol, atomically for every worker of the run.
 func execObserveProgress(ctx context.Context, r runner, k observeProgressKeys, a observeProgressArgs) (observeProgressReply, error) {
-	return decodeObserveProgressReply(r.runScript(ctx, observeProgressScript, []string{k.Run, k.Live, k.Index, k.Leases}, []string{
+	return decodeObserveProgressReply(r.runScript(ctx, observeProgressScript, []string{k.Run}, []string{
 		strconv.FormatInt(a.Valid, 10),
 		strconv.FormatInt(a.Threshold, 10),
-		strconv.FormatInt(a.TTLMs, 10),
 		a.Principal,
 	}))
 }

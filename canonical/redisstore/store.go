@@ -48,12 +48,12 @@ type Options struct {
 	// Prefix is the key prefix ("" means canonical.DefaultPrefix).
 	Prefix string
 	// DefaultTTL is used by a Begin whose TTL is zero (0: every Begin must
-	// give its own TTL), and for the state of a run that a progress report
-	// reaches first (0: ClosedRunRetention). Otherwise at least 1ms.
+	// give its own TTL). Otherwise at least 1ms, and at most
+	// canonical.MaxTTL.
 	DefaultTTL time.Duration
 	// ClosedRunRetention is how long a closed run stays closed at least,
 	// whatever its records' TTLs (default DefaultClosedRunRetention).
-	// Otherwise at least 1ms.
+	// Otherwise at least 1ms, and at most canonical.MaxTTL.
 	ClosedRunRetention time.Duration
 	// Durability, when Replicas is set, makes every state change wait for
 	// that many replicas to acknowledge it before it succeeds.
@@ -114,6 +114,7 @@ var (
 	_ canonical.Store            = (*Store)(nil)
 	_ canonical.ProgressObserver = (*Store)(nil)
 	_ canonical.DefaultTTLer     = (*Store)(nil)
+	_ canonical.OwnedReader      = (*Store)(nil)
 )
 
 // New connects to Redis and returns a Store. It fails with INVALID_ARGUMENT
@@ -130,6 +131,9 @@ func New(opts Options) (*Store, error) {
 	// which deletes the key at once (a close that closes nothing).
 	if opts.DefaultTTL > 0 && opts.DefaultTTL < time.Millisecond || opts.ClosedRunRetention > 0 && opts.ClosedRunRetention < time.Millisecond {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "DefaultTTL and ClosedRunRetention must be 0 or at least 1ms")
+	}
+	if opts.DefaultTTL > canonical.MaxTTL || opts.ClosedRunRetention > canonical.MaxTTL {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "DefaultTTL and ClosedRunRetention must be at most %v", canonical.MaxTTL)
 	}
 	if opts.Cluster && opts.Standalone || opts.SentinelMaster != "" && (opts.Cluster || opts.Standalone) {
 		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "Standalone, Cluster and SentinelMaster exclude each other")
@@ -252,7 +256,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		RecordBytes: a.Limits.MaxRecordBytes, ResultBytes: a.Limits.MaxResultBytes,
 		NewCallsRun: a.NewRun.MaxCallsPerRun, NewCallsTool: a.NewRun.MaxCallsPerTool, NewRunBytes: a.NewRun.MaxRunBytes,
 		NewRecordBytes: a.NewRun.MaxRecordBytes, NewResultBytes: a.NewRun.MaxResultBytes,
-		Principal: canonical.PrincipalTag(req.Principal), Generation: record.NewGeneration(), Secret: storeimpl.NewRunSecret(),
+		Principal: canonical.PrincipalTag(req.Principal), Generation: record.NewGeneration(), Secret: record.NewRunSecret(),
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "begin")
@@ -289,6 +293,25 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 			rec.Result = result
 		}
 		return rec, nil
+	case "REPLAYABLE":
+		h, err := s.header(r.Header, "begin")
+		if err != nil {
+			return canonical.Record{}, err
+		}
+		result := append(append(r.Result, r.Result2...), r.Result3...)
+		if int64(len(result)) != h.ResultLen {
+			return canonical.Record{}, canonical.Errorf(canonical.CodeStoreUnavailable,
+				"begin: the result's parts hold %d bytes, the header says %d", len(result), h.ResultLen)
+		}
+		first := canonical.Record{RunID: req.RunID, ToolCallID: req.ToolCallID, Tool: h.Tool, Owner: h.Owner,
+			RequestDigest: h.RequestSHA256, RequestLen: int(h.RequestLen), RawLen: int(h.RawLen),
+			Status: canonical.Status(h.Status), Evidence: canonical.Evidence(h.Evidence), Error: canonical.Code(h.Error),
+			CreatedAt: msTime(h.Created), UpdatedAt: msTime(h.Updated), LeaseUntil: leaseTime(h.Lease), TTL: msDuration(r.PTTL)}
+		if len(result) > 0 {
+			first.Result = result
+		}
+		return canonical.Record{}, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin",
+			Err: &canonical.Replayable{Record: first}}
 	case "RUN_INACTIVE":
 		return canonical.Record{}, canonical.Errorf(canonical.CodeRunInactive, "begin: the run is %s", r.Reason)
 	case "INVALID_ARGUMENT":
@@ -385,16 +408,18 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 	if err := canonical.ValidateRead(runID, []string{toolCallID}); err != nil {
 		return canonical.Record{}, err
 	}
-	rec, _, err := s.abandon(ctx, runID, toolCallID)
+	rec, _, err := s.abandon(ctx, runID, toolCallID, record.NewClaim())
 	return rec, err
 }
 
-// abandon runs abandon.lua on valid ids; fresh is true when this call
-// abandoned the record (OK), false when it had been before (EXISTS).
-func (s *Store) abandon(ctx context.Context, runID, toolCallID string) (_ canonical.Record, fresh bool, _ error) {
+// abandon runs abandon.lua on valid ids under claim (record.NewClaim);
+// fresh is true when the record was abandoned under this claim, by this
+// call or by an earlier send of it whose reply was lost (OK), false when
+// under another (EXISTS).
+func (s *Store) abandon(ctx context.Context, runID, toolCallID, claim string) (_ canonical.Record, fresh bool, _ error) {
 	r, err := execAbandon(ctx, s, abandonKeys{
 		Record: s.keys.Record(runID, toolCallID), Index: s.keys.Index(runID), Leases: s.keys.Leases(runID),
-	}, abandonArgs{ToolCallID: toolCallID})
+	}, abandonArgs{ToolCallID: toolCallID, Claim: claim})
 	if err != nil {
 		return canonical.Record{}, false, unavailable(err, "abandon")
 	}
@@ -444,7 +469,7 @@ func (s *Store) ExpiredLeases(ctx context.Context, runID string, max int) ([]str
 	now := atoi(t[0])*1000 + atoi(t[1])/1000
 	ids := []string{}
 	for _, l := range leases {
-		if int64(l.Score) > now {
+		if l.Score > float64(now) { // the "~" member is +inf
 			break
 		}
 		ids = append(ids, l.Member)
@@ -477,6 +502,20 @@ const (
 // a time (GetManyPayloadBatch when Request or Raw is read), all on the
 // run's slot. Round trips: ceil(len(ids) / batch).
 func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
+	return s.getMany(ctx, runID, ids, opts, &ownerRead{})
+}
+
+// ReadRecords implements canonical.OwnedReader: GetMany, with the run's
+// owner and generation read in its first pipeline.
+func (s *Store) ReadRecords(ctx context.Context, runID, principal, gen string, ids []string, opts canonical.ReadOptions) ([]*canonical.Record, error) {
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return nil, err
+	}
+	return s.getMany(ctx, runID, ids, opts, &ownerRead{on: true, principal: principal, gen: gen, first: true})
+}
+
+// getMany is GetMany, on a principal's behalf when owner says so.
+func (s *Store) getMany(ctx context.Context, runID string, ids []string, opts canonical.ReadOptions, owner *ownerRead) ([]*canonical.Record, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	if err := canonical.ValidateRead(runID, ids); err != nil {
@@ -496,22 +535,100 @@ func (s *Store) GetMany(ctx context.Context, runID string, ids []string, opts ca
 	out := make([]*canonical.Record, len(ids))
 	for from := 0; from < len(ids); from += batch {
 		to := min(from+batch, len(ids))
-		if err := s.getBatch(ctx, runID, ids[from:to], fields, opts, out[from:to]); err != nil {
+		if err := s.getBatch(ctx, runID, ids[from:to], fields, opts, out[from:to], owner); err != nil {
 			return nil, err
 		}
+		// The owner is checked once, in the first batch; the generation it
+		// found is required of every record.
+		owner.first = false
 	}
 	return out, nil
 }
 
-// getBatch reads one pipeline of records into out.
-func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string, opts canonical.ReadOptions, out []*canonical.Record) error {
+// ownerRead is what a read on a principal's behalf checks: the run's owner,
+// in the first batch of the read, and the generation of every record.
+type ownerRead struct {
+	on        bool   // the read is on a principal's behalf
+	principal string // the reader
+	gen       string // the generation every record must have ("": the run's, as the first batch finds it)
+	first     bool   // the next batch is the first
+}
+
+// ownerCommands are the reads of a run's owner check: its owner and
+// generation (HMGET of the state) and whether it has calls (EXISTS of its
+// index, leases and live marker).
+func (s *Store) ownerCommands(runID string) []rueidis.Completed {
+	return []rueidis.Completed{
+		s.c.B().Hmget().Key(s.keys.Run(runID)).Field(principalField, genField, stateField, record.RunLayoutField).Build(),
+		s.c.B().Exists().Key(s.keys.Index(runID), s.keys.Leases(runID), s.keys.Live(runID)).Build(),
+	}
+}
+
+// checkOwnerReply checks principal against the replies of ownerCommands and
+// returns the run's generation ("" when it has none).
+func checkOwnerReply(state, calls rueidis.RedisResult, principal string) (string, error) {
+	vals, err := state.ToArray()
+	if err != nil || len(vals) != 4 {
+		return "", unavailable(replyErr(err, "HMGET of the run"), "read run owner")
+	}
+	n, err := calls.AsInt64()
+	if err != nil {
+		return "", unavailable(err, "read run owner")
+	}
+	if err := checkLayout(vals[2], vals[3]); err != nil {
+		return "", err
+	}
+	owner, oerr := vals[0].ToString()
+	if err := canonical.CheckOwner(owner, oerr == nil, n > 0, principal); err != nil {
+		return "", err
+	}
+	gen, _ := vals[1].ToString()
+	return gen, nil
+}
+
+// checkLayout refuses, with LAYOUT_MISMATCH, a run state (its fields state
+// and record.RunLayoutField, as read) of another layout.
+func checkLayout(state, layout rueidis.RedisMessage) error {
+	if _, err := state.ToString(); err != nil {
+		return nil // no state
+	}
+	if v, _ := layout.ToString(); v != record.RunLayout {
+		return errLayout("the run's state")
+	}
+	return nil
+}
+
+// errLayout is the LAYOUT_MISMATCH of what, written by another layout.
+func errLayout(what string) error {
+	return canonical.Errorf(canonical.CodeLayoutMismatch,
+		"%s is of another layout (an earlier release's): see the README's Upgrading", what)
+}
+
+// getBatch reads one pipeline of records into out; on a principal's
+// behalf, the first batch checks the run's owner too, and every record of
+// another generation is left nil.
+func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string, opts canonical.ReadOptions, out []*canonical.Record, owner *ownerRead) error {
 	const per = 2 // HMGET and PTTL, per id
-	cmds := make(rueidis.Commands, 0, per*len(ids))
+	cmds := make(rueidis.Commands, 0, per*len(ids)+2)
+	check := owner.on && owner.first
+	if check {
+		cmds = append(cmds, s.ownerCommands(runID)...)
+	}
 	for _, id := range ids {
 		key := s.keys.Record(runID, id)
 		cmds = append(cmds, s.c.B().Hmget().Key(key).Field(fields...).Build(), s.c.B().Pttl().Key(key).Build())
 	}
 	res := s.doMulti(ctx, cmds...)
+	if check {
+		gen, err := checkOwnerReply(res[0], res[1], owner.principal)
+		if err != nil {
+			return err
+		}
+		if owner.gen == "" {
+			owner.gen = gen
+		}
+		res = res[2:]
+	}
 	for i, id := range ids {
 		vals, err := res[per*i].ToArray()
 		if err != nil {
@@ -525,10 +642,16 @@ func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string
 			return canonical.Errorf(canonical.CodeStoreUnavailable, "read records: HMGET returned %d values for %d fields", len(vals), len(fields))
 		}
 		line, err := vals[0].ToString()
-		if err != nil || pttl == -2 {
-			continue // missing or expired between the two commands
+		if pttl == -2 {
+			continue // missing, or expired between the two commands
+		}
+		if err != nil {
+			return errLayout("record " + id) // a hash without a header: another layout's
 		}
 		h, err := record.Decode(line)
+		if errors.Is(err, record.ErrLayout) {
+			return errLayout("record " + id)
+		}
 		if err != nil {
 			return canonical.Wrap(canonical.CodeStoreUnavailable, err, "read records: "+s.keys.Record(runID, id)+" has no valid header")
 		}
@@ -537,6 +660,10 @@ func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string
 			// Not the record its key names: copied under this key by a writer
 			// outside the store. Its own ids are unknown.
 			recRun, recID = "", ""
+		} else if owner.on && h.Gen != owner.gen {
+			// Counted in another generation of the run's state: the run was
+			// lost, or expired and was begun again, since. Not the reader's.
+			continue
 		}
 		rec := &canonical.Record{
 			RunID: recRun, ToolCallID: recID, Tool: h.Tool, Owner: h.Owner,
@@ -625,8 +752,7 @@ func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	if err := canonical.ValidatePrincipal(principal); err != nil {
 		return err
 	}
-	r, err := execCloseRun(ctx, s, closeRunKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID),
-		Index: s.keys.Index(runID), Leases: s.keys.Leases(runID)},
+	r, err := execCloseRun(ctx, s, closeRunKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID)},
 		closeRunArgs{RetentionMs: s.retention.Milliseconds(), Principal: canonical.PrincipalTag(principal)})
 	if err != nil {
 		return unavailable(err, "close run")
@@ -647,13 +773,33 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	if err := canonical.ValidateRunID(runID); err != nil {
 		return canonical.RunUsage{}, err
 	}
+	return s.usage(ctx, runID, nil)
+}
+
+// ReadUsage implements canonical.OwnedReader: Usage's round trip, whose
+// HGETALL of the run's state has its owner, and whose LLEN, ZCARD and
+// EXISTS say whether it has calls.
+func (s *Store) ReadUsage(ctx context.Context, runID, principal string) (canonical.RunUsage, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	if err := canonical.ValidateRunID(runID); err != nil {
+		return canonical.RunUsage{}, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return canonical.RunUsage{}, err
+	}
+	return s.usage(ctx, runID, &principal)
+}
+
+// usage is Usage; on principal's behalf when principal is not nil.
+func (s *Store) usage(ctx context.Context, runID string, principal *string) (canonical.RunUsage, error) {
 	run := s.keys.Run(runID)
 	res := s.doMulti(ctx,
 		s.c.B().Hgetall().Key(run).Build(),
 		s.c.B().Pttl().Key(run).Build(),
 		s.c.B().Llen().Key(s.keys.Index(runID)).Build(),
-		s.c.B().Zcard().Key(s.keys.Leases(runID)).Build(),
-		s.c.B().Exists().Key(s.keys.Live(runID)).Build())
+		s.c.B().Zcard().Key(s.keys.Leases(runID)).Build(),                      // the calls and the "~" member
+		s.c.B().Exists().Key(s.keys.Live(runID), s.keys.Leases(runID)).Build()) // leases kept while the run lives
 	m, err := res[0].AsStrMap()
 	if err != nil {
 		return canonical.RunUsage{}, unavailable(err, "read run")
@@ -665,8 +811,18 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return canonical.RunUsage{}, unavailable(err, "read run")
 	}
-	// What Begin reads as a lost run: no limits (no state, or one a progress
-	// report or a close made) while a key only a begun run has lives.
+	open = max(open-1, 0) // leases made by a begin hold "~" beside the calls
+	if _, has := m[stateField]; has && m[record.RunLayoutField] != record.RunLayout {
+		return canonical.RunUsage{}, errLayout("the run's state")
+	}
+	if principal != nil {
+		owner, has := m[principalField]
+		if err := canonical.CheckOwner(owner, has, n > 0 || open > 0 || live > 0, *principal); err != nil {
+			return canonical.RunUsage{}, err
+		}
+	}
+	// What Begin reads as a lost run: no limits (no state, or one a
+	// complete made after a loss) while a key only a begun run has lives.
 	lost := m["lim_calls_run"] == "" && (live > 0 || n > 0 || open > 0)
 	if len(m) == 0 {
 		if lost {
@@ -677,7 +833,7 @@ func (s *Store) Usage(ctx context.Context, runID string) (canonical.RunUsage, er
 	}
 	u := canonical.RunUsage{
 		RunID: runID, ToolCalls: map[string]int64{}, Completed: n, InFlight: open,
-		Calls: atoi(m["calls"]), Bytes: atoi(m["bytes"]), Closed: m["state"] == "closed" || lost, Lost: m["lost"] == "1" || lost,
+		Calls: atoi(m["calls"]), Bytes: atoi(m["bytes"]), Closed: m[stateField] == "closed" || lost, Lost: m[record.RunGoneField] == "1" || lost,
 		TTL: msDuration(pttl),
 		Limits: canonical.Limits{
 			MaxCallsPerRun: atoi(m["lim_calls_run"]), MaxCallsPerTool: atoi(m["lim_calls_tool"]),
@@ -710,24 +866,57 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 	if threshold <= 0 {
 		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeInvalidArgument, "progress threshold must be positive")
 	}
-	ttl := s.ttl
-	if ttl == 0 {
-		ttl = s.retention
-	}
 	v := int64(0)
 	if valid {
 		v = 1
 	}
-	r, err := execObserveProgress(ctx, s, observeProgressKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID),
-		Index: s.keys.Index(runID), Leases: s.keys.Leases(runID)},
-		observeProgressArgs{Valid: v, Threshold: threshold, TTLMs: ttl.Milliseconds(), Principal: canonical.PrincipalTag(principal)})
+	r, err := execObserveProgress(ctx, s, observeProgressKeys{Run: s.keys.Run(runID)},
+		observeProgressArgs{Valid: v, Threshold: threshold, Principal: canonical.PrincipalTag(principal)})
 	if err != nil {
 		return canonical.ProtocolState{}, unavailable(err, "observe progress")
 	}
-	if r.Outcome != "OK" {
+	switch r.Outcome {
+	case "OK":
+	case "RUN_INACTIVE":
+		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeRunInactive, "observe progress: the run is %s", r.Reason)
+	default:
 		return canonical.ProtocolState{}, refusal(r.Outcome, "observe progress")
 	}
 	return canonical.ProtocolState{Reports: r.Reports, Pending: r.Pending, Violations: r.Violations, Violated: r.Violated == 1}, nil
+}
+
+// ReadIndex implements canonical.OwnedReader: the run's owner and
+// generation (HMGET), whether it has calls (EXISTS), and the index's LRANGE
+// and LLEN, in one round trip on the run's slot.
+func (s *Store) ReadIndex(ctx context.Context, runID, principal string, limit int) (canonical.RunIndex, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	if err := canonical.ValidateRunID(runID); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	if err := canonical.ValidatePrincipal(principal); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	if err := canonical.ValidateMax(limit); err != nil {
+		return canonical.RunIndex{}, err
+	}
+	key := s.keys.Index(runID)
+	cmds := append(s.ownerCommands(runID),
+		s.c.B().Lrange().Key(key).Start(0).Stop(int64(limit-1)).Build(), s.c.B().Llen().Key(key).Build())
+	res := s.doMulti(ctx, cmds...)
+	gen, err := checkOwnerReply(res[0], res[1], principal)
+	if err != nil {
+		return canonical.RunIndex{}, err
+	}
+	ids, err := res[2].AsStrSlice()
+	if err != nil {
+		return canonical.RunIndex{}, unavailable(err, "read completion index")
+	}
+	n, err := res[3].AsInt64()
+	if err != nil {
+		return canonical.RunIndex{}, unavailable(err, "read completion index")
+	}
+	return canonical.RunIndex{IDs: ids, Length: int(max(n, int64(len(ids)))), Gen: gen}, nil
 }
 
 // CheckPrincipal implements canonical.Store: an HGET of the run's owner and
@@ -742,18 +931,9 @@ func (s *Store) CheckPrincipal(ctx context.Context, runID, principal string) err
 	if err := canonical.ValidatePrincipal(principal); err != nil {
 		return err
 	}
-	res := s.doMulti(ctx,
-		s.c.B().Hget().Key(s.keys.Run(runID)).Field(principalField).Build(),
-		s.c.B().Exists().Key(s.keys.Index(runID), s.keys.Leases(runID), s.keys.Live(runID)).Build())
-	owner, err := res[0].ToString()
-	if err != nil && !rueidis.IsRedisNil(err) {
-		return unavailable(err, "read run owner")
-	}
-	calls, err2 := res[1].AsInt64()
-	if err2 != nil {
-		return unavailable(err2, "read run owner")
-	}
-	return canonical.CheckOwner(owner, err == nil, calls > 0, principal)
+	res := s.doMulti(ctx, s.ownerCommands(runID)...)
+	_, err := checkOwnerReply(res[0], res[1], principal)
+	return err
 }
 
 // HandleSources implements canonical.HandleIndex: the run's owner, its
@@ -766,8 +946,8 @@ func (s *Store) HandleSources(ctx context.Context, runID, principal string, ids 
 	if err := storeimpl.ValidateHandleRead(runID, principal, ids); err != nil {
 		return canonical.HandleSources{}, err
 	}
-	fields := make([]string, 0, 2+len(ids))
-	fields = append(fields, principalField, secretField)
+	fields := make([]string, 0, 4+len(ids))
+	fields = append(fields, principalField, secretField, stateField, record.RunLayoutField)
 	for _, id := range ids {
 		fields = append(fields, handleField+id)
 	}
@@ -782,6 +962,9 @@ func (s *Store) HandleSources(ctx context.Context, runID, principal string, ids 
 	if err != nil {
 		return canonical.HandleSources{}, unavailable(err, "read handles")
 	}
+	if err := checkLayout(vals[2], vals[3]); err != nil {
+		return canonical.HandleSources{}, err
+	}
 	owner, oerr := vals[0].ToString()
 	if err := canonical.CheckOwner(owner, oerr == nil, calls > 0, principal); err != nil {
 		return canonical.HandleSources{}, err
@@ -791,7 +974,7 @@ func (s *Store) HandleSources(ctx context.Context, runID, principal string, ids 
 		out.RunSecret = []byte(secret)
 	}
 	for i := range ids {
-		if call, err := vals[2+i].ToString(); err == nil {
+		if call, err := vals[4+i].ToString(); err == nil {
 			out.Calls[i] = call
 		}
 	}
@@ -810,6 +993,8 @@ func replyErr(err error, what string) error {
 // secret, and the prefix of its handle index's fields.
 const (
 	principalField = "principal"
+	genField       = "gen"
+	stateField     = "state"
 	secretField    = "secret"
 	handleField    = "h:"
 )

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -139,6 +140,7 @@ func TestConformanceStandalone(t *testing.T) {
 			Isolated: isolated([]string{addr}, "tc", redisstore.Options{Client: rec}),
 		}
 	})
+	reachLayoutMismatch(t, addr, newStore(t, nil, redisstore.Options{Client: rec}))
 	for file, declared := range redisstore.DeclaredOutcomes() {
 		for _, o := range declared {
 			if !rec.seen[file][o] {
@@ -301,20 +303,18 @@ func TestCoveringKeysFollowTheLatestRecord(t *testing.T) {
 	}
 	// covered checks that the run's keys expire with latest's record and,
 	// when done is set, the index with done's.
+	// The run's keys expire together, at most a granule (a second here)
+	// after the latest record; the index no earlier than done's record.
 	covered := func(t *testing.T, step, latest, done string) {
 		t.Helper()
-		want := expiry(t, keys.Record(run, latest))[0]
-		if e := expiry(t, keys.Run(run), keys.Live(run)); e[0] != want || e[1] != want {
-			t.Errorf("%s: state and marker expire at %v, want %s (%s)", step, e, want, latest)
-		}
-		if n := redis(t, []string{"EXISTS", keys.Leases(run)})[0]; n == "1" {
-			if e := expiry(t, keys.Leases(run))[0]; e != want {
-				t.Errorf("%s: leases expire at %s, want %s (%s)", step, e, want, latest)
-			}
+		want := atoi(t, expiry(t, keys.Record(run, latest))[0])
+		e := expiry(t, keys.Run(run), keys.Live(run), keys.Leases(run))
+		if e[0] != e[1] || e[0] != e[2] || atoi(t, e[0]) < want || atoi(t, e[0]) > want+1000 {
+			t.Errorf("%s: state, marker and leases expire at %v, want together within a second after %d (%s)", step, e, want, latest)
 		}
 		if done != "" {
-			if e, w := expiry(t, keys.Index(run))[0], expiry(t, keys.Record(run, done))[0]; e != w {
-				t.Errorf("%s: the index expires at %s, want %s (%s)", step, e, w, done)
+			if x, w := atoi(t, expiry(t, keys.Index(run))[0]), atoi(t, expiry(t, keys.Record(run, done))[0]); x < w || x > atoi(t, e[0]) {
+				t.Errorf("%s: the index expires at %d, want from %d (%s) to the state's %s", step, x, w, done, e[0])
 			}
 		}
 	}
@@ -383,8 +383,9 @@ func TestCoveringKeysExpireWithTheirRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		e := expiry(t, keys.Record(run, id), keys.Run(run), keys.Leases(run), keys.Live(run))
-		if e[0] != e[1] || e[0] != e[2] || e[0] != e[3] {
-			t.Fatalf("after Begin %d: record, state, leases, marker expire at %v", i, e)
+		granule := canonical.ExpiryGranule(req.TTL).Milliseconds()
+		if atoi(t, e[0])+granule != atoi(t, e[1]) || e[1] != e[2] || e[1] != e[3] {
+			t.Fatalf("after Begin %d: record, state, leases, marker expire at %v; want the three a granule (%dms) after the record", i, e, granule)
 		}
 	}
 	time.Sleep(5 * time.Millisecond) // the abandoned calls' leases pass
@@ -401,10 +402,75 @@ func TestCoveringKeysExpireWithTheirRecord(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e := expiry(t, keys.Record(run, id), keys.Index(run)); e[0] != e[1] {
+		// A completion's new index expires with the run's keys; an
+		// abandon's (which reads no state) with the record.
+		e := expiry(t, keys.Record(run, id), keys.Index(run), keys.Run(run))
+		if want := e[2]; i >= completions && e[1] != e[0] || i < completions && e[1] != want {
 			past++
-			t.Errorf("call %d: record expires at %s, its index at %s", i, e[0], e[1])
+			t.Errorf("call %d: record, index, state expire at %v", i, e)
 		}
 	}
-	t.Logf("%d of %d indexes expire other than their record", past, completions+abandons)
+	t.Logf("%d of %d indexes expire other than they should", past, completions+abandons)
+}
+
+// reachLayoutMismatch plants a run state and a record of layout 1 (no
+// layout field; a header whose first byte is 1) and has every script meet
+// them: each refuses with LAYOUT_MISMATCH, the suite's one outcome that
+// only another release's keys reach. test/upgrade_test.go runs the
+// previous releases' own scripts.
+func reachLayoutMismatch(t *testing.T, addr string, s *redisstore.Store) {
+	t.Helper()
+	ctx := context.Background()
+	run := "layout1-" + canonical.NewOwner()[:8]
+	keys := s.Keys()
+	rec, err := s.Begin(ctx, canonical.BeginRequest{RunID: run + "-new", ToolCallID: "c1", Tool: "t", Owner: "o",
+		Request: []byte(`{}`), TTL: time.Minute})
+	if err != nil || rec.Status != canonical.StatusProjecting {
+		t.Fatal(err)
+	}
+	header, err := redistest.Command(addr, "HGET", keys.Record(run+"-new", "c1"), "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{
+		{"HSET", keys.Run(run), "state", "open", "calls", "1", "bytes", "2", "lim_calls_run", "256"},
+		{"PEXPIRE", keys.Run(run), "60000"},
+		{"HSET", keys.Record(run, "c1"), "h", "1" + header[1:]},
+		{"PEXPIRE", keys.Record(run, "c1"), "60000"},
+	} {
+		if _, err := redistest.Command(addr, cmd...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = s.Begin(ctx, canonical.BeginRequest{RunID: run, ToolCallID: "c2", Tool: "t", Owner: "o", Request: []byte(`{}`), TTL: time.Minute})
+	wantLayout(t, "begin", err)
+	_, err = s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: "c1", Owner: "o", Status: canonical.StatusError,
+		Code: canonical.CodeExecutionFailed})
+	wantLayout(t, "complete", err)
+	_, err = s.Abandon(ctx, run, "c1")
+	wantLayout(t, "abandon", err)
+	wantLayout(t, "close", s.CloseRun(ctx, run, ""))
+	_, err = s.ObserveProgress(ctx, run, "", true, 3)
+	wantLayout(t, "progress", err)
+	_, err = s.Get(ctx, run, "c1")
+	wantLayout(t, "get", err)
+	_, err = s.Usage(ctx, run)
+	wantLayout(t, "usage", err)
+	wantLayout(t, "check", s.CheckPrincipal(ctx, run, ""))
+}
+
+func wantLayout(t *testing.T, op string, err error) {
+	t.Helper()
+	if canonical.CodeOf(err) != canonical.CodeLayoutMismatch {
+		t.Errorf("%s on layout 1: %v, want LAYOUT_MISMATCH", op, err)
+	}
+}
+
+func atoi(t *testing.T, s string) int64 {
+	t.Helper()
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("%q is not a number", s)
+	}
+	return v
 }

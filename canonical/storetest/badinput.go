@@ -97,6 +97,11 @@ func testBadInput(t *testing.T, f Factory) {
 			"empty tool":             {func(r *canonical.BeginRequest) { r.Tool = "" }, canonical.CodeUnknownTool},
 			"negative limit":         {func(r *canonical.BeginRequest) { r.Limits.MaxCallsPerRun = -1 }, canonical.CodeInvalidArgument},
 			"result over record":     {func(r *canonical.BeginRequest) { r.Limits = canonical.Limits{MaxRecordBytes: 10, MaxResultBytes: 11} }, canonical.CodeInvalidArgument},
+			// Times are kept as milliseconds since the epoch in fields of
+			// fixed width: a lifetime past MaxTTL is refused, not overflowed.
+			"TTL over MaxTTL":   {func(r *canonical.BeginRequest) { r.TTL = canonical.MaxTTL + time.Millisecond }, canonical.CodeInvalidArgument},
+			"TTL of 260 years":  {func(r *canonical.BeginRequest) { r.TTL = 260 * 365 * 24 * time.Hour }, canonical.CodeInvalidArgument},
+			"lease over MaxTTL": {func(r *canonical.BeginRequest) { r.TTL, r.Lease = canonical.MaxTTL, canonical.MaxTTL+time.Millisecond }, canonical.CodeInvalidArgument},
 		}
 		for name, c := range cases {
 			req := beginReq(run, "x")
@@ -107,6 +112,29 @@ func testBadInput(t *testing.T, f Factory) {
 			}
 		}
 		assertNothingStored(t, h, run, "x")
+	})
+
+	// The longest lifetime a store accepts is one it can keep: the record
+	// is read, completed and read again with its times intact.
+	t.Run("LongestTTL", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		req := beginReq(run, "c1")
+		req.TTL, req.Lease = canonical.MaxTTL, canonical.MaxTTL
+		rec := mustBegin(t, h.Store, req)
+		if rec.TTL <= canonical.MaxTTL-time.Minute || rec.TTL > canonical.MaxTTL {
+			t.Fatalf("TTL %v, want about %v", rec.TTL, canonical.MaxTTL)
+		}
+		if got := mustGet(t, h.Store, run, "c1"); got.LeaseUntil.Sub(got.CreatedAt) != canonical.MaxTTL {
+			t.Fatalf("lease %v after creation, want %v", got.LeaseUntil.Sub(got.CreatedAt), canonical.MaxTTL)
+		}
+		done := mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
+		if done.Status != canonical.StatusReady || done.TTL <= canonical.MaxTTL-time.Minute {
+			t.Fatalf("completed: %+v", done)
+		}
+		if got := mustGet(t, h.Store, run, "c1"); got.Status != canonical.StatusReady || string(got.Result) != string(ready(run, "c1", canonical.EvidenceFound).Result) {
+			t.Fatalf("read after completion: %+v", got)
+		}
 	})
 }
 

@@ -90,16 +90,15 @@ func testIndex(t *testing.T, f Factory) {
 		wantCode(t, err, canonical.CodeRunInactive)
 	})
 
-	t.Run("CloseBeforeAnyCall", func(t *testing.T) {
+	t.Run("CloseBeforeAnyCallWritesNothing", func(t *testing.T) {
 		h := f(t)
 		run := newRunID(t)
-		if err := h.Store.CloseRun(ctx(), run, ""); err != nil {
-			t.Fatal(err)
-		}
-		_, err := h.Store.Begin(ctx(), beginReq(run, "c1"))
-		wantCode(t, err, canonical.CodeRunInactive)
+		wantCode(t, h.Store.CloseRun(ctx(), run, ""), canonical.CodeNotFound)
+		assertNothingStored(t, h, run)
+		// The run was not closed, nor claimed: its first Begin starts it.
+		mustBegin(t, h.Store, beginReq(run, "c1"))
 		u, err := h.Store.Usage(ctx(), run)
-		if err != nil || !u.Closed || u.Calls != 0 || u.TTL <= 0 {
+		if err != nil || u.Closed || u.Calls != 1 {
 			t.Fatalf("usage = %+v, %v", u, err)
 		}
 	})

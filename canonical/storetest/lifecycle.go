@@ -40,11 +40,7 @@ func testBegin(t *testing.T, f Factory) {
 		if keys := runKeys(t, h, run); h.AllKeys != nil && len(keys) != 4 {
 			t.Fatalf("backend keys = %v, want the record, the run, its leases and its live marker", keys)
 		}
-		for k, ttl := range runKeys(t, h, run) {
-			if ttl <= 0 || ttl > recordTTL {
-				t.Fatalf("key %s TTL %v, want in (0, %v]", k, ttl, recordTTL)
-			}
-		}
+		assertBackendTTLs(t, h, run, recordTTL, recordTTL)
 	})
 
 	t.Run("KeepsLargeRequestWhole", func(t *testing.T) {

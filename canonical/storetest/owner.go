@@ -7,6 +7,40 @@ import (
 )
 
 func testOwner(t *testing.T, f Factory) {
+	// A duplicate of a finished call of the same tool and request carries
+	// that call's record, read in the Begin itself, for a host that
+	// replays duplicates; any other duplicate carries none.
+	t.Run("DuplicateOfTheSameRequestCarriesTheRecord", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		mustBegin(t, h.Store, beginReq(run, "c1"))
+		again := beginReq(run, "c1")
+		again.Owner = "another-owner"
+		_, err := h.Store.Begin(ctx(), again)
+		wantCode(t, err, canonical.CodeToolCallInProgress)
+		done := mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
+		_, err = h.Store.Begin(ctx(), again)
+		wantCode(t, err, canonical.CodeDuplicateToolCall)
+		first, ok := canonical.ReplayableOf(err)
+		if !ok || first.Status != canonical.StatusReady || string(first.Result) != string(done.Result) ||
+			first.Owner != "owner-c1" || first.Tool != again.Tool || first.RequestDigest != canonical.RequestDigest(again.Request) {
+			t.Fatalf("the duplicate carries %+v, %v", first, ok)
+		}
+		other := again
+		other.Request = []byte(`{"another":"request"}`)
+		_, err = h.Store.Begin(ctx(), other)
+		wantCode(t, err, canonical.CodeDuplicateToolCall)
+		if _, ok := canonical.ReplayableOf(err); ok {
+			t.Fatal("a duplicate of another request carries the record")
+		}
+		otherTool := again
+		otherTool.Tool = "logs.query"
+		_, err = h.Store.Begin(ctx(), otherTool)
+		if _, ok := canonical.ReplayableOf(err); ok || canonical.CodeOf(err) != canonical.CodeDuplicateToolCall {
+			t.Fatalf("a duplicate of another tool: %v", err)
+		}
+	})
+
 	t.Run("DuplicateBeginOtherOwnerRefused", func(t *testing.T) {
 		h := f(t)
 		run := newRunID(t)

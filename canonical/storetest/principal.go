@@ -136,19 +136,29 @@ func testPrincipal(t *testing.T, f Factory) {
 		wantCode(t, err, canonical.CodeRunInactive)
 	})
 
-	t.Run("FirstWriterOwnsTheRun", func(t *testing.T) {
+	t.Run("OnlyABeginClaimsTheRun", func(t *testing.T) {
 		h := f(t)
 		closed, observed, begun := newRunID(t), newRunID(t)+"o", newRunID(t)+"b"
 		// A run nobody wrote has nothing to read, for anybody.
 		wantCode(t, h.Store.CheckPrincipal(ctx(), closed, bob), canonical.CodeNotFound)
-		if err := h.Store.CloseRun(ctx(), closed, bob); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.progress(t).ObserveProgress(ctx(), observed, bob, true, 3); err != nil {
-			t.Fatal(err)
+		// A close or a progress report of a run nobody began claims
+		// nothing: it is NOT_FOUND and writes nothing, so that a cheap
+		// write cannot squat a run its intended owner begins later.
+		wantCode(t, h.Store.CloseRun(ctx(), closed, bob), canonical.CodeNotFound)
+		_, err := h.progress(t).ObserveProgress(ctx(), observed, bob, true, 3)
+		wantCode(t, err, canonical.CodeNotFound)
+		assertNothingStored(t, h, closed)
+		assertNothingStored(t, h, observed)
+		for _, run := range []string{closed, observed} {
+			mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
+			if err := h.Store.CheckPrincipal(ctx(), run, alice); err != nil {
+				t.Fatalf("the first Begin's principal does not own the run: %v", err)
+			}
+			_, err := h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c2"), bob))
+			wantCode(t, err, canonical.CodeRunForbidden)
 		}
 		mustBegin(t, h.Store, beginReq(begun, "c1")) // the empty principal
-		for _, run := range []string{closed, observed, begun} {
+		for _, run := range []string{begun} {
 			_, err := h.Store.Begin(ctx(), asPrincipal(beginReq(run, "c9"), alice))
 			wantCode(t, err, canonical.CodeRunForbidden)
 			_, err = h.progress(t).ObserveProgress(ctx(), run, alice, true, 3)
@@ -158,21 +168,6 @@ func testPrincipal(t *testing.T, f Factory) {
 		}
 		if err := h.Store.CheckPrincipal(ctx(), begun, ""); err != nil {
 			t.Fatalf("CheckPrincipal of the empty principal's run = %v", err)
-		}
-	})
-
-	t.Run("LostRunHasNoOwner", func(t *testing.T) {
-		h := f(t)
-		if h.DropRunState == nil {
-			t.Skip("the harness cannot drop a run's state")
-		}
-		run := newRunID(t)
-		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
-		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
-		h.DropRunState(t, run)
-		// Its records live, its owner is gone: nobody may read them.
-		for _, p := range []string{alice, bob} {
-			wantCode(t, h.Store.CheckPrincipal(ctx(), run, p), canonical.CodeRunForbidden)
 		}
 	})
 
@@ -191,6 +186,51 @@ func testPrincipal(t *testing.T, f Factory) {
 		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), long[1:]))
 		if err := h.Store.CheckPrincipal(ctx(), run, long[1:]); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// testLostState: the cases of a run whose state is lost while its records
+// live, for a harness that can drop a run's state (Harness.DropRunState).
+func testLostState(t *testing.T, f Factory) {
+	t.Run("LostRunHasNoOwner", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
+		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
+		h.DropRunState(t, run)
+		// Its records live, its owner is gone: nobody may read them.
+		for _, p := range []string{alice, bob} {
+			wantCode(t, h.Store.CheckPrincipal(ctx(), run, p), canonical.CodeRunForbidden)
+		}
+	})
+
+	// A lost run counts no progress report: the counters would live on
+	// in a state without owner, and the next run of that id would inherit
+	// them (a Violated it never earned).
+	t.Run("LostRunCountsNoProgress", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
+		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
+		h.DropRunState(t, run)
+		keys := runKeys(t, h, run)
+		for _, p := range []string{alice, bob} {
+			for range 3 {
+				// No state: NOT_FOUND, as for a run nobody began; either way
+				// refused, counting nothing.
+				_, err := h.progress(t).ObserveProgress(ctx(), run, p, false, 2)
+				if c := canonical.CodeOf(err); c != canonical.CodeNotFound && c != canonical.CodeRunInactive {
+					t.Fatalf("a report on the lost run: %v, want NOT_FOUND or RUN_INACTIVE", err)
+				}
+			}
+		}
+		if got := runKeys(t, h, run); len(got) != len(keys) {
+			t.Fatalf("a refused report wrote: keys %v -> %v", keys, got)
+		}
+		u, err := h.Store.Usage(ctx(), run)
+		if err != nil || !u.Lost || u.Protocol != (canonical.ProtocolState{}) {
+			t.Fatalf("usage of the lost run: %+v, %v", u, err)
 		}
 	})
 }

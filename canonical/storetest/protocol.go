@@ -41,6 +41,7 @@ func testProtocol(t *testing.T, f Factory) {
 	t.Run("ConcurrentReportsCountedExactly", func(t *testing.T) {
 		h := f(t)
 		run := newRunID(t)
+		mustBegin(t, h.Store, beginReq(run, "c1"))
 		const workers, each, threshold = 16, 10, 1000
 		var wg sync.WaitGroup
 		for w := 0; w < workers; w++ {
@@ -61,6 +62,22 @@ func testProtocol(t *testing.T, f Factory) {
 		}
 		if u.TTL <= 0 {
 			t.Fatalf("run state created without a TTL: %v", u.TTL)
+		}
+	})
+
+	t.Run("ReportOnARunNobodyBeganWritesNothing", func(t *testing.T) {
+		h := f(t)
+		run := newRunID(t)
+		for _, valid := range []bool{false, true} {
+			_, err := h.progress(t).ObserveProgress(ctx(), run, alice, valid, 3)
+			wantCode(t, err, canonical.CodeNotFound)
+		}
+		assertNothingStored(t, h, run)
+		// Nobody claimed it: another principal begins it, and owns it.
+		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), bob))
+		st, err := h.progress(t).ObserveProgress(ctx(), run, bob, true, 3)
+		if err != nil || st != (canonical.ProtocolState{Reports: 1}) {
+			t.Fatalf("the owner's first report: %+v, %v", st, err)
 		}
 	})
 

@@ -130,7 +130,8 @@ func testReap(t *testing.T, f Factory) {
 		}
 
 		again, err := h.Store.Reap(ctx(), canonical.ReapOptions{})
-		if err != nil || len(again.Abandoned) != 0 || again.Runs != 0 || again.Expired != 0 {
+		// (The runs may still be read: their leases are kept while they live.)
+		if err != nil || len(again.Abandoned) != 0 || again.Expired != 0 || again.Skipped != 0 || again.Gone != 0 {
 			t.Fatalf("second pass %+v, %v: nothing is left in flight", again, err)
 		}
 	})

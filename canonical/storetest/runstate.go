@@ -158,13 +158,13 @@ func testRunState(t *testing.T, f Factory) {
 		if err := h.Store.CloseRun(ctx(), run, ""); err != nil {
 			t.Fatal(err)
 		}
+		// A report or a close of a run nobody began writes no key at all.
 		other := newRunID(t) + "x"
-		if _, err := h.progress(t).ObserveProgress(ctx(), other, "", true, 2); err != nil {
-			t.Fatal(err)
-		}
-		if err := h.Store.CloseRun(ctx(), other+"y", ""); err != nil {
-			t.Fatal(err)
-		}
+		_, err = h.progress(t).ObserveProgress(ctx(), other, "", true, 2)
+		wantCode(t, err, canonical.CodeNotFound)
+		wantCode(t, h.Store.CloseRun(ctx(), other+"y", ""), canonical.CodeNotFound)
+		assertNothingStored(t, h, other)
+		assertNothingStored(t, h, other+"y")
 		for _, r := range []string{run, other, other + "y"} {
 			for k, ttl := range runKeys(t, h, r) {
 				if ttl <= 0 {
@@ -233,10 +233,10 @@ func testLostRunState(t *testing.T, f Factory) {
 		if _, err := h.Store.Get(ctx(), run, "c3"); canonical.CodeOf(err) != canonical.CodeNotFound {
 			t.Fatalf("a refused Begin left a record: %v", err)
 		}
-		// A progress report in between does not make the run new again.
-		if _, err := h.progress(t).ObserveProgress(ctx(), run, "", true, 3); err != nil {
-			t.Fatal(err)
-		}
+		// A progress report in between does not make the run new again: it
+		// finds no state, and writes none.
+		_, err = h.progress(t).ObserveProgress(ctx(), run, "", true, 3)
+		wantCode(t, err, canonical.CodeNotFound)
 		_, err = h.Store.Begin(ctx(), beginReq(run, "c3"))
 		wantCode(t, err, canonical.CodeRunInactive)
 		// The call in flight still completes.

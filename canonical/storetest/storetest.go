@@ -88,7 +88,11 @@ func Run(t *testing.T, factory Factory) {
 	t.Run("Reap", func(t *testing.T) { testReap(t, f) })
 	t.Run("Principal", func(t *testing.T) { testPrincipal(t, f) })
 	t.Run("Handles", func(t *testing.T) { testHandles(t, f) })
+	t.Run("OwnedReads", func(t *testing.T) { testOwnedReads(t, f) })
 	// The cases of lost keys need a harness that can lose them.
+	if f(t).DropRunState != nil {
+		t.Run("LostState", func(t *testing.T) { testLostState(t, f) })
+	}
 	if f(t).Evict != nil {
 		t.Run("Loss", func(t *testing.T) { testLoss(t, f) })
 	}
@@ -258,4 +262,16 @@ func (h *Harness) progress(t *testing.T) canonical.ProgressObserver {
 		t.Fatalf("%T does not implement canonical.ProgressObserver", h.Store)
 	}
 	return p
+}
+
+// owned returns the store under test as a canonical.OwnedReader, failing t
+// when it is not one: every store of this module reads on a principal's
+// behalf with the owner check in the read.
+func (h *Harness) owned(t *testing.T) canonical.OwnedReader {
+	t.Helper()
+	o, ok := h.Store.(canonical.OwnedReader)
+	if !ok {
+		t.Fatalf("%T does not implement canonical.OwnedReader", h.Store)
+	}
+	return o
 }

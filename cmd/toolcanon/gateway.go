@@ -27,8 +27,8 @@ const gatewayUsage = `Usage:
       Serve the configured upstream tools to agents over stdio and/or
       streamable HTTP (at http://ADDR/mcp, stateless unless --sessions).
       Store: in memory, or Redis (several gateways may share one).
-      --listen beyond loopback needs http.bearer_tokens in the
-      configuration, or --insecure-no-auth to serve without them.
+      --listen beyond loopback needs http.bearer_tokens or http.oauth in
+      the configuration, or --insecure-no-auth to serve without them.
       An HTTP answer to a request that did not authenticate closes its
       connection; a connection has --auth-timeout (5s) to authenticate;
       past --max-connections (4096) or --max-connections-per-source (256)
@@ -90,6 +90,7 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	maxInFlight := fs.Int("max-calls-in-flight", gateway.DefaultMaxCallsInFlight, "the most calls one principal has in flight (-1: no cap)")
 	maxNewRuns := fs.Int("max-new-runs-per-minute", gateway.DefaultMaxNewRunsPerMinute, "the most new runs one principal starts per minute (-1: no cap)")
 	maxRuns := fs.Int("max-memory-runs", defaultMemoryRuns, "without --redis: the most runs the in-memory store holds")
+	maxLiveRuns := fs.Int("max-live-runs-per-principal", gateway.DefaultMaxLiveRuns, "the most live runs one principal has (in the in-memory store, and begun through this process) (-1: no cap)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -129,11 +130,11 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	if *listen != "" && len(cfg.HTTP.BearerTokens) == 0 && !*insecure && !gateway.LoopbackOnly(context.Background(), *listen) {
+	if *listen != "" && !cfg.HTTP.Authenticated() && !*insecure && !gateway.LoopbackOnly(context.Background(), *listen) {
 		fmt.Fprintf(stderr, openListenerRefused, *listen, *config)
 		return exitUsage
 	}
-	var store canonical.Store = memstore.New(memstore.WithMaxRuns(*maxRuns))
+	var store canonical.Store = memstore.New(memstore.WithMaxRuns(*maxRuns), memstore.WithMaxRunsPerPrincipal(*maxLiveRuns))
 	var relay gateway.CancelRelay // a cancel reaches the replica running the call
 	dbSystem := "memory"
 	if rf.given() {
@@ -146,7 +147,7 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		store, relay, dbSystem = rs, rs, "redis"
 	}
 	gopts := gateway.OpenOptions{Logger: log, UpstreamStderr: stderr,
-		Caps:   gateway.Caps{MaxCallsInFlight: *maxInFlight, MaxNewRunsPerMinute: *maxNewRuns},
+		Caps:   gateway.Caps{MaxCallsInFlight: *maxInFlight, MaxNewRunsPerMinute: *maxNewRuns, MaxLiveRuns: *maxLiveRuns},
 		Reaper: reaper.Options{Interval: *reapEvery}, NoReaper: *reapEvery == 0, CancelRelay: relay}
 	if *traceFile != "" || *traceStdout {
 		tr, err := newGatewayTracing(*traceFile, stdout, dbSystem)
@@ -181,7 +182,7 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			fmt.Fprintf(stderr, "toolcanon gateway: cannot listen on %s: %v\n", *listen, err)
 			return exitFailure
 		}
-		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && len(cfg.HTTP.BearerTokens) == 0 && !*insecure && !tcp.IP.IsLoopback() {
+		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !cfg.HTTP.Authenticated() && !*insecure && !tcp.IP.IsLoopback() {
 			ln.Close()
 			fmt.Fprintf(stderr, openListenerRefused, ln.Addr(), *config)
 			return exitUsage
@@ -189,8 +190,12 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		gl := newGuardListener(ln, *maxConns, *maxConnsEach, *authTimeout)
 		ln = gl
 		mux := http.NewServeMux()
-		mux.Handle("/mcp", g.Handler(gateway.HTTPOptions{Sessions: *sessions, MaxSessions: *maxSessions,
-			MaxSessionsPerPrincipal: *maxSessionsEach, SessionTimeout: *sessionTimeout}))
+		h := g.Handler(gateway.HTTPOptions{Sessions: *sessions, MaxSessions: *maxSessions,
+			MaxSessionsPerPrincipal: *maxSessionsEach, SessionTimeout: *sessionTimeout})
+		mux.Handle("/mcp", h)
+		for _, p := range g.MetadataPaths() { // OAuth: the protected resource metadata
+			mux.Handle(p, h)
+		}
 		// No server-wide ReadTimeout or WriteTimeout: they would cut event
 		// streams; the handler sets deadlines per request instead, and the
 		// listener holds a connection to --auth-timeout until it has
@@ -243,6 +248,7 @@ const defaultMemoryRuns = 10000
 const openListenerRefused = `toolcanon gateway: refusing to serve %s without authentication: it is not only a loopback address, and the configuration lists no bearer tokens.
   Either list tokens in %s: "http": {"bearer_tokens": [{"sha256": "<hex SHA-256 of the token>", "subject": "alice"}]}
   (printf %%s "$TOKEN" | sha256sum), and clients send "Authorization: Bearer $TOKEN";
+  or accept your authorization server's access tokens: "http": {"oauth": {"resource": "https://…/mcp", "issuer": "https://…"}};
   or listen on loopback (--listen 127.0.0.1:8080);
   or pass --insecure-no-auth to serve every tool to anyone who can reach the address.
 `
@@ -335,6 +341,10 @@ func gatewayCheckCmd(args []string, stdout, stderr io.Writer) int {
 	if n := len(cfg.Resources); n > 0 {
 		surface += fmt.Sprintf(", %d resources", n)
 	}
-	fmt.Fprintf(stdout, "%s: ok: %d tools%s from %d upstreams\n", *config, len(cfg.Tools), surface, len(cfg.Upstreams))
+	fmt.Fprintf(stdout, "%s: ok: %d tools%s from %d upstreams", *config, len(cfg.Tools), surface, len(cfg.Upstreams))
+	if o := cfg.HTTP.OAuth; o != nil {
+		fmt.Fprintf(stdout, "; OAuth resource %s, tokens of %s, metadata at %s", o.Resource, o.Issuer, o.MetadataURL())
+	}
+	fmt.Fprintln(stdout)
 	return exitOK
 }

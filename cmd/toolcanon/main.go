@@ -11,7 +11,7 @@
 //	toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
 //	                  [--trace-file FILE | --trace-stdout]
 //	toolcanon gateway pin|check --config FILE
-//	toolcanon run-token --key-file FILE --run RUN --principal P [--ttl 1h]
+//	toolcanon run-token --config FILE --run RUN --principal P [--ttl 1h]
 //	toolcanon ui      --redis ADDR[,ADDR...] [--cluster] [--listen 127.0.0.1:7474] [--show-raw] [--allow-actions]
 //
 // Exit codes: 0 success, 1 the store failed (unreachable), 2 bad usage,
@@ -98,9 +98,11 @@ Usage:
       Put toolcanon in front of MCP servers: every tools/call of an agent
       through the boundary. "toolcanon gateway help" for pin, check and
       tracing (--trace-file FILE, --trace-stdout).
-  toolcanon run-token --key-file FILE --run RUN --principal P [--ttl 1h]
-      Print a signed token that lets principal P use run RUN through a gateway
-      whose identity.run_token names the same key.
+  toolcanon run-token --config FILE --run RUN --principal P [--ttl 1h]
+      Print a signed token that lets principal P use run RUN through the
+      gateway of that configuration (its identity.run_token: the audience
+      and the "mint" key); or, without the configuration, --key-file FILE
+      --key-id ID --audience AUD.
   toolcanon ui      --redis ADDR[,ADDR...] [--cluster] [--listen 127.0.0.1:7474] [--show-raw] [--allow-actions]
       Serve the operator UI on loopback: runs, a run's calls, a call. "toolcanon ui -h" for more.
 

@@ -172,7 +172,7 @@ func reapAll(store canonical.Store, o reaper.Options, once bool, stdout, stderr 
 	if rep.Truncated {
 		more = "; stopped early, more may be left: run again"
 	}
-	fmt.Fprintf(stdout, "%d node(s), %d step(s), %d run(s) with calls in flight, %d lease(s) passed: %d call(s) abandoned, %d gone, %d skipped, %d error(s) in %v%s\n",
+	fmt.Fprintf(stdout, "%d node(s), %d step(s), %d run(s) looked at, %d lease(s) passed: %d call(s) abandoned, %d gone, %d skipped, %d error(s) in %v%s\n",
 		rep.Nodes, rep.Steps, rep.Runs, rep.Expired, len(rep.Abandoned), rep.Gone, rep.Skipped, rep.Errors,
 		time.Since(start).Round(time.Millisecond), more)
 	if err != nil {

@@ -245,7 +245,8 @@ func TestGatewayConfigRedisOverTLS(t *testing.T) {
 	if res.StatusCode != 200 || !strings.Contains(string(answer), "second approver") {
 		t.Fatalf("tools/call: %d %s\n%s", res.StatusCode, answer, stderr.String())
 	}
-	code, out, errs := runCmd(append([]string{"inspect", "--run", run, "--json"}, r.flags()...)...)
+	// The run the agent named is its principal's (gateway.PrincipalRun).
+	code, out, errs := runCmd(append([]string{"inspect", "--run", gateway.PrincipalRun("agent-1", run), "--json"}, r.flags()...)...)
 	if code != exitOK || !strings.Contains(out, `"tool_call_id": "call_tls_1"`) || !strings.Contains(out, `"status": "READY"`) {
 		t.Fatalf("the call's record, read over TLS: exit %d:\n%s%s", code, out, errs)
 	}

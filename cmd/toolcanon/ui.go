@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -21,12 +22,16 @@ import (
 )
 
 const uiUsage = `toolcanon ui --redis ADDR[,ADDR...] [--cluster] [--listen 127.0.0.1:7474] [--show-raw] [--allow-actions]
-             [--token-file FILE] [--insecure-no-auth] [--live-interval 5s] [--page-size 50]
+             [--token-file FILE] [--session-ttl 8h] [--trusted-proxy CIDR[,CIDR...]] [--insecure-no-auth]
+             [--live-interval 5s] [--page-size 50]
   Serve the operator UI of a Redis store: runs, a run's calls, a call.
   Read-only unless --allow-actions (abandon a passed lease, reap a run, close
   a run: each confirmed, CSRF-checked and logged). Raw responses and requests
   only with --show-raw, redacted and capped. --listen beyond loopback needs
-  --token-file (bearer tokens, one per line), or --insecure-no-auth.
+  --token-file (bearer tokens, one per line), or --insecure-no-auth; a
+  browser signs in once for --session-ttl. Behind a reverse proxy that
+  terminates TLS, --trusted-proxy names it: its X-Forwarded-For and
+  X-Forwarded-Proto are believed (the session cookie is then Secure).
 `
 
 // maxTokenFile bounds --token-file.
@@ -52,6 +57,8 @@ func uiServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tokenFile := fs.String("token-file", "", "file of bearer tokens, one per line, required of every request")
 	insecure := fs.Bool("insecure-no-auth", false, "serve a non-loopback address without bearer tokens, to anyone who reaches it")
 	live := fs.Duration("live-interval", ui.DefaultLiveInterval, "how often a page refreshes itself")
+	sessionTTL := fs.Duration("session-ttl", ui.DefaultSessionTTL, "with --token-file: how long a browser's sign-in lasts")
+	proxies := fs.String("trusted-proxy", "", "addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed")
 	pageSize := fs.Int("page-size", ui.DefaultPageSize, "runs or calls per page")
 	fs.Usage = func() { fmt.Fprint(stderr, uiUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -64,9 +71,15 @@ func uiServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case !rf.given() || fs.NArg() > 0:
 		fmt.Fprint(stderr, "toolcanon ui: --redis is required\n\n"+uiUsage)
 		return exitUsage
-	case *live < ui.MinLiveInterval || *pageSize < 1 || *pageSize > ui.MaxPageSize || *rawCap < 1 || *rawCap > ui.MaxRawCap:
-		fmt.Fprintf(stderr, "toolcanon ui: --live-interval must be at least %v, --page-size in 1..%d, --raw-cap in 1..%d\n",
+	case *live < ui.MinLiveInterval || *pageSize < 1 || *pageSize > ui.MaxPageSize || *rawCap < 1 || *rawCap > ui.MaxRawCap ||
+		*sessionTTL < time.Minute || *sessionTTL > 30*24*time.Hour:
+		fmt.Fprintf(stderr, "toolcanon ui: --live-interval must be at least %v, --page-size in 1..%d, --raw-cap in 1..%d, --session-ttl in 1m..720h\n",
 			ui.MinLiveInterval, ui.MaxPageSize, ui.MaxRawCap)
+		return exitUsage
+	}
+	trusted, err := parsePrefixes(*proxies)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon ui: --trusted-proxy: %v\n", err)
 		return exitUsage
 	}
 	var tokens []string
@@ -100,7 +113,8 @@ func uiServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	opts := ui.Options{ShowRaw: *showRaw, RawCap: *rawCap, AllowActions: *actions, BearerTokens: tokens,
-		LiveInterval: *live, PageSize: *pageSize, Log: slog.New(slog.NewTextHandler(stderr, nil))}
+		LiveInterval: *live, PageSize: *pageSize, Log: slog.New(slog.NewTextHandler(stderr, nil)),
+		SessionTTL: *sessionTTL, TrustedProxies: trusted}
 	if tcp != nil && tcp.IP.IsLoopback() && len(tokens) == 0 {
 		// Without tokens only the loopback names are served: a page of
 		// another site whose name resolves here (DNS rebinding) is refused.
@@ -133,6 +147,27 @@ const uiOpenRefused = `toolcanon ui: refusing to serve %s without authentication
   Give bearer tokens with --token-file FILE; or listen on loopback (--listen 127.0.0.1:7474);
   or pass --insecure-no-auth to show the store to anyone who can reach the address.
 `
+
+// parsePrefixes reads a comma-separated list of addresses and CIDR
+// prefixes; an address is a prefix of its whole length.
+func parsePrefixes(list string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an address nor a CIDR prefix", f)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
 
 // readTokens reads bearer tokens, one per line; blank lines are skipped.
 func readTokens(path string) ([]string, error) {

@@ -30,6 +30,8 @@ func TestUIUsageAndOpenListener(t *testing.T) {
 		{[]string{"ui", "--redis", "127.0.0.1:1", "--listen", "0.0.0.0:0"}, "refusing to serve 0.0.0.0:0 without authentication"},
 		{[]string{"ui", "--redis", "127.0.0.1:1", "--listen", ":7474"}, "refusing to serve :7474"},
 		{[]string{"ui", "--redis", "127.0.0.1:1", "--token-file", short}, "at least 16 characters"},
+		{[]string{"ui", "--redis", "127.0.0.1:1", "--session-ttl", "1s"}, "--session-ttl in 1m..720h"},
+		{[]string{"ui", "--redis", "127.0.0.1:1", "--trusted-proxy", "10.0.0.0/8,proxy.example"}, `--trusted-proxy: "proxy.example" is neither`},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(c.args, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), c.out) {

@@ -25,9 +25,19 @@ func LuaLib() string {
 	}
 	w("local H_OWNER = %d -- the owner, one space, the tool\n", OffOwner+1)
 	w("local HEADER = %q\n", HeaderField)
+	w("local LAYOUT = %q -- the header's first byte\n", string(rune(Version)))
+	w("local RUN_LAYOUT, RUN_LAYOUT_FIELD, RUN_GONE_FIELD = %q, %q, %q -- the run state's layout, the field that keeps it, its lost flag\n",
+		RunLayout, RunLayoutField, RunGoneField)
+	w("-- other_layout reports whether a run state read as run (state at\n")
+	w("-- index state, the layout field at index layout) is another layout's.\n")
+	w("local function other_layout(run, state, layout)\n")
+	w("  return run[state] ~= false and run[state] ~= nil and run[layout] ~= RUN_LAYOUT\n")
+	w("end\n")
 	w("local PROJECTING, READY, ERROR = %q, %q, %q\n", string(rune(StatusProjecting)), string(rune(StatusReady)), string(rune(StatusError)))
-	w("local ABANDONED = %q -- the completion field of an abandoned record\n", Abandoned)
-	w("local ABANDONED_SEGMENT = %q -- what an abandonment writes from H_STATUS to H_UPDATED\n", AbandonedSegment)
+	w("local NO_COMPLETION, ABANDON_MARK, CLAIM_LEN = %q, %q, %d -- the completion field: none yet; an abandonment's mark and claim\n",
+		NoCompletion, AbandonMark, ClaimLen)
+	w("local ABANDONED_HEAD, ABANDONED_TAIL = %q, %q -- an abandonment's bytes from H_STATUS to H_UPDATED, around its claim\n",
+		abandonedHead, abandonedTail)
 	w("local PARTS = %d\n", MaxParts)
 	for _, p := range []struct {
 		name   string

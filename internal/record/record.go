@@ -32,8 +32,24 @@ import (
 	"strings"
 )
 
-// Version is the header's first byte: the layout it follows.
-const Version = '1'
+// Version is the header's first byte: the layout it follows. Layout 1
+// (the header before claims and the run state's fence) and the meta line
+// before it are refused by every script of this layout (LAYOUT_MISMATCH).
+const Version = '2'
+
+// RunLayout is what a run state of this layout keeps in its field
+// RunLayoutField, and what every script compares before it reads the
+// state further: a state without it is another layout's (LAYOUT_MISMATCH).
+// The field is the one the earlier layouts kept their lost flag in, so
+// that a worker of an earlier release refuses a run of this layout (as
+// lost) instead of writing into it.
+const (
+	RunLayout      = "layout 2"
+	RunLayoutField = "lost"
+	// RunGoneField is 1 in a run state found lost (the earlier layouts'
+	// "lost").
+	RunGoneField = "gone"
+)
 
 // HeaderField is the hash field of the header.
 const HeaderField = "h"
@@ -84,13 +100,13 @@ type Field struct {
 // Fields lists the header's fixed fields in order; the owner and the tool
 // follow at OffOwner.
 var Fields = []Field{
-	{"version", OffVersion, 1, "layout version: 1"},
+	{"version", OffVersion, 1, "layout version: 2"},
 	{"status", OffStatus, 1, "P PROJECTING, R READY, E ERROR"},
 	{"evidence", OffEvidence, 1, "U UNKNOWN, F EVIDENCE_FOUND, N NO_EVIDENCE, E ERROR"},
 	{"overflow", OffOverflow, 1, "1: the completion was refused for its size (RESULT_TOO_LARGE), else 0"},
 	{"raw_len", OffRawLen, widthLen, "bytes of the raw response"},
 	{"result_len", OffResultLen, widthLen, "bytes of the agent result"},
-	{"completion", OffCompletion, widthDigest, "digest of the completion made (to recognise its retry); `" + NoCompletion + "` none, `" + Abandoned + "` abandoned"},
+	{"completion", OffCompletion, widthDigest, "digest of the completion made (to recognise its retry); `" + NoCompletion + "` none, `" + AbandonMark + "` and the abandoning claim (10 characters) abandoned"},
 	{"error", OffError, widthError, "the stable error code, space-padded"},
 	{"updated", OffUpdated, widthTime, "last transition, ms since the epoch (server clock)"},
 	{"created", OffCreated, widthTime, "begin, ms since the epoch (server clock)"},
@@ -101,12 +117,44 @@ var Fields = []Field{
 	{"request_sha256", OffRequestSHA, widthSHA, "SHA-256 of the request, base64url"},
 }
 
-// Completion digests that are no digest: a record not completed yet, and
-// one abandoned. '~' is not a base64url character.
+// Completion fields that are no digest: a record not completed yet, and
+// the mark that starts an abandoned one's, followed by the claim of the
+// abandon that closed it (ClaimLen base64url characters), so that a resent
+// abandon knows the abandonment for its own. '~' is not a base64url
+// character.
 const (
 	NoCompletion = "~~~~~~~~~~~"
-	Abandoned    = "~abandoned~"
+	AbandonMark  = "~"
+	ClaimLen     = widthDigest - len(AbandonMark)
 )
+
+// IsAbandoned reports whether a header's completion field is an
+// abandonment's.
+func IsAbandoned(completion string) bool {
+	return strings.HasPrefix(completion, AbandonMark) && completion != NoCompletion
+}
+
+// NewClaim returns a claim for an abandon to offer: ClaimLen random
+// base64url characters. A reaper uses one per pass, so that the retry of
+// an abandon whose reply was lost is told the abandonment is its own.
+func NewClaim() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return base64.RawURLEncoding.EncodeToString(b[:])[:ClaimLen]
+}
+
+// ValidClaim reports whether c is a claim as NewClaim makes them.
+func ValidClaim(c string) bool {
+	if len(c) != ClaimLen {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		if !strings.ContainsRune("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", rune(c[i])) {
+			return false
+		}
+	}
+	return true
+}
 
 // Status letters.
 const (
@@ -152,7 +200,7 @@ type Header struct {
 	Status, Evidence, Error    string
 	Overflow                   bool
 	RawLen, ResultLen          int64
-	Completion                 string // NoCompletion, Abandoned or a digest
+	Completion                 string // NoCompletion, AbandonMark and a claim, or a digest
 	Updated, Created, Lease    int64
 	Gen, IDTag                 string
 	RequestLen                 int64
@@ -160,12 +208,18 @@ type Header struct {
 }
 
 // ErrHeader is the error of a header that is not one.
-var ErrHeader = errors.New("record: not a header of layout 1")
+var ErrHeader = errors.New("record: not a header of layout " + string(rune(Version)))
 
-// Decode reads a header. It fails with ErrHeader, wrapped, for anything
-// that is not one.
+// ErrLayout is the error of a header of another layout version.
+var ErrLayout = errors.New("record: a header of another layout")
+
+// Decode reads a header. It fails with ErrLayout, wrapped, for a header of
+// another layout version, and ErrHeader for anything else that is not one.
 func Decode(h string) (Header, error) {
 	var r Header
+	if len(h) > 0 && h[OffVersion] != Version && h[OffVersion] >= '0' && h[OffVersion] <= '9' {
+		return r, fmt.Errorf("%w: version %q, this is %q", ErrLayout, h[OffVersion], Version)
+	}
 	if len(h) < OffOwner+3 || h[OffVersion] != Version {
 		return r, fmt.Errorf("%w: %d bytes", ErrHeader, len(h))
 	}
@@ -305,8 +359,21 @@ func Segment(status, evidence, code string, overflow bool, rawLen, resultLen int
 	return s[OffStatus:OffUpdated], nil
 }
 
-// AbandonedSegment is the Segment an abandonment writes.
-var AbandonedSegment = must(Segment("ERROR", "ERROR", "EXECUTION_ABANDONED", false, 0, 0, Abandoned))
+// AbandonedSegment returns the Segment an abandonment by claim writes.
+func AbandonedSegment(claim string) (string, error) {
+	if !ValidClaim(claim) {
+		return "", fmt.Errorf("record: claim %q is not %d base64url characters", claim, ClaimLen)
+	}
+	return Segment("ERROR", "ERROR", "EXECUTION_ABANDONED", false, 0, 0, AbandonMark+claim)
+}
+
+// abandonedHead and abandonedTail are an abandonment's Segment before and
+// after its claim: the script writes the claim between them.
+var abandonedHead, abandonedTail = func() (string, string) {
+	seg := must(AbandonedSegment(strings.Repeat("A", ClaimLen)))
+	at := OffCompletion - OffStatus + len(AbandonMark)
+	return seg[:at], seg[at+ClaimLen:]
+}()
 
 // OverflowSegment returns the Segment of a completion refused for its
 // size: ERROR/RESULT_TOO_LARGE with no payload, recognised by digest.
@@ -411,6 +478,14 @@ func IdentityTag(runID, toolCallID string) string {
 // its run's state is told from one counted in a new state.
 func NewGeneration() string {
 	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// NewRunSecret returns a secret for a run that has none: 16 random bytes
+// in base64url, the key with which the run's handles are minted.
+func NewRunSecret() string {
+	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }

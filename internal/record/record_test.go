@@ -88,9 +88,20 @@ func TestSegmentsAreTheHeadersBytes(t *testing.T) {
 	if w := record.OwnerWord(p.Owner); !strings.HasPrefix(pfull[record.OffOwner:], w) {
 		t.Fatalf("OwnerWord %q is not at the header's owner: %q", w, pfull[record.OffOwner:])
 	}
-	a, _ := record.Decode(pfull[:record.OffStatus] + record.AbandonedSegment + pfull[record.OffUpdated:])
-	if a.Status != "ERROR" || a.Error != "EXECUTION_ABANDONED" || a.Completion != record.Abandoned {
+	claim := record.NewClaim()
+	seg, err2 := record.AbandonedSegment(claim)
+	if err2 != nil {
+		t.Fatal(err2)
+	}
+	a, _ := record.Decode(pfull[:record.OffStatus] + seg + pfull[record.OffUpdated:])
+	if a.Status != "ERROR" || a.Error != "EXECUTION_ABANDONED" || a.Completion != record.AbandonMark+claim || !record.IsAbandoned(a.Completion) {
 		t.Fatalf("abandoned header decodes to %+v", a)
+	}
+	if record.IsAbandoned(record.NoCompletion) || !record.ValidClaim(claim) || record.ValidClaim(claim+"x") || record.ValidClaim("~~~~~~~~~~") {
+		t.Fatal("IsAbandoned or ValidClaim takes what is not")
+	}
+	if _, err := record.AbandonedSegment("short"); err == nil {
+		t.Fatal("AbandonedSegment took a claim of another width")
 	}
 }
 
@@ -117,7 +128,7 @@ func TestDecodeRefuses(t *testing.T) {
 	good, _ := record.Encode(sample())
 	for name, s := range map[string]string{
 		"empty":    "",
-		"version":  "2" + good[1:],
+		"version":  "X" + good[1:],
 		"status":   good[:1] + "X" + good[2:],
 		"evidence": good[:2] + "X" + good[3:],
 		"overflow": good[:3] + "2" + good[4:],
@@ -128,6 +139,10 @@ func TestDecodeRefuses(t *testing.T) {
 		if _, err := record.Decode(s); !errors.Is(err, record.ErrHeader) {
 			t.Errorf("%s: Decode(%q) = %v, want ErrHeader", name, s, err)
 		}
+	}
+	// A header of layout 1 is another layout's, told apart from garbage.
+	if _, err := record.Decode("1" + good[1:]); !errors.Is(err, record.ErrLayout) {
+		t.Errorf("a layout 1 header: %v, want ErrLayout", err)
 	}
 }
 

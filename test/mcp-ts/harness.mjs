@@ -4,6 +4,7 @@
 // reached with the official TypeScript SDK's client over stdio and
 // streamable HTTP. Every process is stopped when the test ends.
 import { spawn, execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import http from "node:http";
 import { mkdtempSync, writeFileSync, readFileSync, rmSync } from "node:fs";
 import { createServer, connect } from "node:net";
@@ -22,6 +23,14 @@ export const everything = join(dirname(require.resolve("@modelcontextprotocol/se
 
 export const MetaToolCallID = "io.github.toolcanon/toolCallId";
 export const MetaRunID = "io.github.toolcanon/runId";
+
+// storeRun is the store's id of the run an agent of principal names name,
+// as gateway.PrincipalRun makes it: each principal names runs in its own
+// namespace. The drafted configuration's principal is "local-agent".
+export function storeRun(name, principal = "local-agent") {
+  const tag = createHash("sha256").update("toolcanon/principal\0" + principal).digest("hex");
+  return `${name}.${tag.slice(0, 16)}`;
+}
 
 // A deadline for every wait, so that a hung process fails the test.
 const waitMs = 20000;

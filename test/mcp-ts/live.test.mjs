@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  tempDir, redis, run, draft, edit, stdioGateway, httpGateway, httpClient, balancer, call, id,
+  tempDir, redis, run, draft, edit, stdioGateway, httpGateway, httpClient, balancer, call, id, storeRun,
 } from "./harness.mjs";
 
 // connect returns a client of a gateway started over transport, on Redis.
@@ -21,9 +21,10 @@ async function connect(t, transport) {
   return { c: await httpClient(t, g.url), addr, log: g.stderr };
 }
 
-// record reads one call's record as `toolcanon inspect --json` prints it.
+// record reads one call's record as `toolcanon inspect --json` prints it;
+// runId is the run the agent named.
 async function record(addr, runId, callId) {
-  const out = await run(["inspect", "--redis", addr, "--standalone", "--run", runId, "--call", callId, "--json"]);
+  const out = await run(["inspect", "--redis", addr, "--standalone", "--run", storeRun(runId), "--call", callId, "--json"]);
   assert.equal(out.code, 0, out.stderr);
   const doc = JSON.parse(out.stdout);
   return doc.records ? doc.records[0] : doc;

@@ -7,17 +7,22 @@
 //
 // Usage:
 //
-//	go run ./bench/cmd/compare [-redis ADDR] [-n 5000 | -d 300ms] [-c 1,64] [-reps 3] [-rounds 3] [-json] [-check] [-v]
+//	go run ./bench/cmd/compare [-redis ADDR] [-postgres DSN] [-pg-conns 16] [-n 5000 | -d 300ms] [-c 1,64] [-reps 3] [-rounds 3] [-json] [-check] [-v]
 //
 // Without -redis it starts a redis-server of its own on a free loopback port
 // and stops it at the end. With -redis it writes keys under its own prefix
-// on that server and removes them afterwards.
+// on that server and removes them afterwards. Likewise without -postgres it
+// starts a PostgreSQL server of its own (package internal/pgtest: the
+// machine's postgres binaries, Debian's postgresql package) for the
+// postgres row; with -postgres it creates its tables in a schema of its own
+// in that database and drops it afterwards.
 //
 // -json prints the comparison as JSON (bench.Comparison) instead of the
 // tables. -check makes it a smoke test: after printing, it exits 1 when a
 // correctness column of toolcanon's stores is not zero or when redisstore's
 // best repetition is below go-redis running the same scripts at the largest caller
-// count (see bench.Comparison.Failures).
+// count (see bench.Comparison.Failures). Every run prints redisstore ÷ floor
+// and redisstore ÷ postgres at each caller count.
 package main
 
 import (
@@ -35,11 +40,14 @@ import (
 	"time"
 
 	"github.com/toolcanon/toolcanon/bench"
+	"github.com/toolcanon/toolcanon/internal/pgtest"
 	"github.com/toolcanon/toolcanon/internal/redistest"
 )
 
 func main() {
 	addr := flag.String("redis", "", "address of the Redis server to use (default: start a redis-server on a free loopback port)")
+	pgDSN := flag.String("postgres", "", "PostgreSQL database of the postgres row (default: start a postgres server on a free loopback port)")
+	pgConns := flag.Int("pg-conns", bench.DefaultPostgresConns, "connection pool of the postgres row")
 	n := flag.Int("n", 5000, "lifecycles per implementation, caller count and repetition")
 	d := flag.Duration("d", 0, "time each pass for this long instead of for -n lifecycles (e.g. 300ms)")
 	callers := flag.String("c", "1,64", "caller counts: goroutines running lifecycles at once, comma-separated")
@@ -51,12 +59,13 @@ func main() {
 	verbose := flag.Bool("v", false, "log each measurement on stderr as it ends")
 	flag.Parse()
 	cs, err := parseCallers(*callers)
-	if err != nil || *n < 1 || *d < 0 || *reps < 1 || *rounds < 1 || *timeout <= 0 {
-		fmt.Fprintln(os.Stderr, "compare: -n, -reps, -rounds and -timeout must be positive, -d not negative, -c a list of positive counts")
+	if err != nil || *n < 1 || *d < 0 || *reps < 1 || *rounds < 1 || *timeout <= 0 || *pgConns < 1 {
+		fmt.Fprintln(os.Stderr, "compare: -n, -reps, -rounds, -timeout and -pg-conns must be positive, -d not negative, -c a list of positive counts")
 		os.Exit(2)
 	}
 	o := bench.DefaultCompareOptions(*addr)
 	o.Lifecycles, o.Duration, o.Callers, o.Reps, o.Timeout = *n, *d, cs, *reps, *timeout
+	o.PostgresDSN, o.PostgresConns = *pgDSN, *pgConns
 	o.Contention.Rounds = *rounds
 	if *verbose {
 		o.Log = os.Stderr
@@ -89,8 +98,9 @@ func parseCallers(s string) ([]int, error) {
 	return out, nil
 }
 
-// run compares on o.Addr (on a server of its own when empty), prints the
-// comparison to w and, with check, returns what fails the smoke test.
+// run compares on o.Addr and o.PostgresDSN (on servers of its own when
+// empty), prints the comparison to w and, with check, returns what fails
+// the smoke test.
 func run(ctx context.Context, o bench.CompareOptions, asJSON, check bool, w io.Writer) ([]string, error) {
 	if o.Addr == "" {
 		srv, err := redistest.StartServer()
@@ -99,6 +109,18 @@ func run(ctx context.Context, o bench.CompareOptions, asJSON, check bool, w io.W
 		}
 		defer srv.Stop()
 		o.Addr = srv.Addr
+	}
+	if o.PostgresDSN == "" {
+		// As many connections as the pool and the probes need, and no more:
+		// every backend is a process on the same cores.
+		srv, err := pgtest.Start(fmt.Sprintf("max_connections=%d", o.PostgresConns+10))
+		if err != nil {
+			return nil, err
+		}
+		defer srv.Stop()
+		if o.PostgresDSN, err = srv.CreateDatabase(ctx, "bench"); err != nil {
+			return nil, err
+		}
 	}
 	c, err := bench.Compare(ctx, o)
 	if err != nil {

@@ -4,16 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolcanon/toolcanon/bench"
+	"github.com/toolcanon/toolcanon/internal/pgtest"
 	"github.com/toolcanon/toolcanon/internal/redistest"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	redistest.StopAll()
+	pgtest.StopShared()
+	os.Exit(code)
+}
 
 func TestParseCallers(t *testing.T) {
 	if got, err := parseCallers("1, 64,8"); err != nil || !slices.Equal(got, []int{1, 64, 8}) {
@@ -26,8 +33,11 @@ func TestParseCallers(t *testing.T) {
 	}
 }
 
-func options(addr string) bench.CompareOptions {
-	o := bench.DefaultCompareOptions(addr)
+// options are a short comparison on the tests' Redis and a database of
+// the test's own on the shared PostgreSQL.
+func options(t *testing.T) bench.CompareOptions {
+	o := bench.DefaultCompareOptions(redistest.Addr(t))
+	o.PostgresDSN = pgtest.Database(t)
 	o.Duration, o.Callers, o.Reps = 10*time.Millisecond, []int{1, 3}, 1
 	o.Contention = bench.Sizes{Beginners: 10, Completers: 4, Records: 5, Rounds: 1}
 	return o
@@ -38,7 +48,7 @@ func options(addr string) bench.CompareOptions {
 // correctness failures must be absent.
 func TestRunCheck(t *testing.T) {
 	var out bytes.Buffer
-	failures, err := run(context.Background(), options(redistest.Addr(t)), false, true, &out)
+	failures, err := run(context.Background(), options(t), false, true, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,31 +58,38 @@ func TestRunCheck(t *testing.T) {
 		}
 	}
 	s := out.String()
-	for _, want := range []string{"lifecycles/s @3", "p99 @1", "duplicates executed", "\ncheck: ", "at 3 callers (best of the reps)"} {
+	for _, want := range []string{"lifecycles/s @3", "p99 @1", "duplicates executed", "\ncheck: ", "at 3 callers (best of the reps)",
+		"\nredisstore ÷ floor: ", "; redisstore ÷ postgres: ", "x @3 (medians of the reps)\n"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}
 	}
 }
 
+// Without a PostgreSQL DSN the command starts a server of its own.
 func TestRunJSON(t *testing.T) {
 	var out bytes.Buffer
-	if _, err := run(context.Background(), options(redistest.Addr(t)), true, false, &out); err != nil {
+	o := options(t)
+	o.PostgresDSN = ""
+	if _, err := run(context.Background(), o, true, false, &out); err != nil {
 		t.Fatal(err)
 	}
 	var c bench.Comparison
 	if err := json.Unmarshal(out.Bytes(), &c); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out.String())
 	}
-	if len(c.Results) != 6 || !slices.Equal(c.Callers, []int{1, 3}) {
+	if len(c.Results) != 8 || !slices.Equal(c.Callers, []int{1, 3}) || c.PostgresVersion == "" {
 		t.Fatalf("comparison: %+v", c)
+	}
+	if pg, ok := c.Result(bench.NamePostgres); !ok || len(pg.Passes) != 2 || pg.Passes[1].Median() <= 0 {
+		t.Fatalf("postgres row: %+v", pg)
 	}
 }
 
 func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := run(ctx, options(redistest.Addr(t)), false, false, &bytes.Buffer{}); err == nil {
+	if _, err := run(ctx, options(t), false, false, &bytes.Buffer{}); err == nil {
 		t.Fatal("a cancelled comparison succeeded")
 	}
 }

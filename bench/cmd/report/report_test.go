@@ -159,7 +159,14 @@ func TestCompareSection(t *testing.T) {
 			{Name: bench.NameSeed, RoundTrips: 5, ServerCommands: 11.5, Correctness: bench.Columns{Rounds: 3, Beginners: 600, DuplicatesExecuted: 597, WinnerStored: 3}, Passes: []bench.Pass{
 				{Callers: 1, Rates: []float64{1500}, P50: 250 * time.Microsecond, P99: 2 * time.Millisecond},
 				{Callers: 64, Rates: []float64{5000}, P50: 12 * time.Millisecond, P99: 40 * time.Millisecond}}},
+			{Name: bench.NameFloor, RoundTrips: 2, ServerCommands: 2, Passes: []bench.Pass{
+				{Callers: 1, Rates: []float64{12000}, P50: 80 * time.Microsecond, P99: time.Millisecond},
+				{Callers: 64, Rates: []float64{40000}, P50: time.Millisecond, P99: 5 * time.Millisecond}}},
+			{Name: bench.NamePostgres, RoundTrips: 2, ServerCommands: -1, Correctness: ok, Passes: []bench.Pass{
+				{Callers: 1, Rates: []float64{1000}, P50: time.Millisecond, P99: 3 * time.Millisecond},
+				{Callers: 64, Rates: []float64{2000, 1000, 3000}, P50: 30 * time.Millisecond, P99: 90 * time.Millisecond}}},
 		}}
+	c.PostgresVersion, c.PostgresConns = "15.18", 16
 	s := compareSection(c, "cmd", nil)
 	if r := row(t, s.Body, "seed"); strings.Join(r[1:], " ") != "5 11.50 1500 0.50x 0.250 ms 2.00 ms 5000 0.50x 12.0 ms 40.0 ms" {
 		t.Errorf("seed row: %q", r)
@@ -170,14 +177,48 @@ func TestCompareSection(t *testing.T) {
 	if r := row(t, s.Body, "seed", "597 / 600"); len(r) != 6 {
 		t.Errorf("seed correctness row: %q", r)
 	}
+	if r := row(t, s.Body, "floor", "-"); strings.Join(r[1:], " ") != "- - - - -" {
+		t.Errorf("floor correctness row: %q", r)
+	}
+	if r := row(t, s.Body, "postgres", "0 / 600"); strings.Join(r[2:], " ") != "0 / 96 3 / 3 0 / 600 0 ms" {
+		t.Errorf("postgres correctness row: %q", r)
+	}
+	if r := row(t, s.Body, "callers"); strings.Join(r[1:], " ") != "redisstore ÷ floor redisstore ÷ postgres" {
+		t.Errorf("ratio head: %q", r)
+	}
+	if r := row(t, s.Body, "1"); strings.Join(r[1:], " ") != "0.25x 3.00x" {
+		t.Errorf("ratios at 1 caller: %q", r)
+	}
+	if r := row(t, s.Body, "64"); strings.Join(r[1:], " ") != "0.25x 5.00x" {
+		t.Errorf("ratios at 64 callers: %q", r)
+	}
+	if !strings.Contains(s.Body, "PostgreSQL 15.18") || !strings.Contains(s.Body, "a pool of 16 connections") {
+		t.Errorf("the section does not say what postgres ran on:\n%s", s.Body)
+	}
 	if len(s.Charts) != 2 {
 		t.Fatalf("%d charts", len(s.Charts))
 	}
-	if n := wellFormed(t, s.Charts[0].SVG); n["rect.bar"] != 4 {
+	if n := wellFormed(t, s.Charts[0].SVG); n["rect.bar"] != 8 {
 		t.Errorf("throughput chart: %v", n)
 	}
-	if n := wellFormed(t, s.Charts[1].SVG); n["rect.bar"] != 8 {
+	if n := wellFormed(t, s.Charts[1].SVG); n["rect.bar"] != 16 {
 		t.Errorf("latency chart: %v", n)
+	}
+	for _, name := range []string{">floor<", ">postgres<"} {
+		if !bytes.Contains(s.Charts[0].SVG, []byte(name)) {
+			t.Errorf("the throughput chart has no %s bar label", name)
+		}
+	}
+	// Eight rows widen the charts, so that their names stay apart.
+	for _, name := range []string{"a", "b", "c", "d"} {
+		r := c.Results[1]
+		r.Name = name
+		c.Results = append(c.Results, r)
+	}
+	for _, ch := range compareSection(c, "cmd", nil).Charts {
+		if !bytes.Contains(ch.SVG, []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="1200" `)) {
+			t.Errorf("%s with 8 rows is not 1200 px wide: %.120s", ch.File, ch.SVG)
+		}
 	}
 	if s := compareSection(nil, "cmd", errors.New("no redis")); s.Body != "Not measured: no redis\n" || len(s.Charts) != 0 {
 		t.Errorf("failed comparison: %+v", s)

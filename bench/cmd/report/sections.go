@@ -99,21 +99,31 @@ func compareSection(c *bench.Comparison, command string, err error) section {
 	if c.PassDuration > 0 {
 		size = fmt.Sprintf("passes of %v", c.PassDuration)
 	}
-	fmt.Fprintf(&b, "Redis %s, GOMAXPROCS=%d; %s × %d interleaved repetitions per implementation and caller count. "+
+	fmt.Fprintf(&b, "Redis %s and PostgreSQL %s, GOMAXPROCS=%d; %s × %d interleaved repetitions per implementation and caller count. "+
 		"A lifecycle is Begin then Complete(READY) with a %d B request, a %d B raw response and a %d B result.\n\n",
-		c.RedisVersion, c.GOMAXPROCS, size, c.Reps, c.RequestBytes, c.RawBytes, c.ResultBytes)
+		c.RedisVersion, c.PostgresVersion, c.GOMAXPROCS, size, c.Reps, c.RequestBytes, c.RawBytes, c.ResultBytes)
 	b.WriteString("- *lifecycles/s*: the median repetition; *vs redisstore*: its ratio to redisstore's at the same caller count.\n")
 	b.WriteString("- *p50*, *p99*: lifecycle latency over every timed lifecycle of every repetition.\n")
 	b.WriteString("- *round trips*: the waits for the server per lifecycle, counted in each implementation's client " +
-		"(one per command sent alone, one per pipeline); memstore runs in the process.\n")
+		"(one per command sent alone, one per pipeline, one per SQL statement); memstore runs in the process.\n")
+	b.WriteString("- *server commands*: the commands the Redis server ran per lifecycle, those the scripts call included.\n")
 	fmt.Fprintf(&b, "- *ceiling*: the same scripts as fully pipelined EVALSHA, %d lifecycles per round trip on one connection; "+
-		"its latency is its batch's.\n\n", c.CeilingBatch)
-
+		"its latency is its batch's.\n", c.CeilingBatch)
+	b.WriteString("- *floor*: the same bytes written with no logic, one plain `HSET` per transition (the request at Begin, " +
+		"the raw response and result at Complete) through redisstore's client: what the server can do at all. " +
+		"It promises nothing, so its correctness row is not measured.\n")
+	fmt.Fprintf(&b, "- *postgres*: an idempotency table on a PostgreSQL server the comparison starts (fsync, synchronous_commit "+
+		"and full_page_writes off, as the Redis server keeps no AOF or RDB), through pgx with a pool of %d connections: "+
+		"a call row with a unique (run, call) and an expiry column, the run's budget in a run row updated in the same "+
+		"statement, and a conditional `UPDATE … WHERE status = 'PROJECTING'` for the completion; one statement, so one "+
+		"transaction and one round trip, per transition.\n\n", c.PostgresConns)
 	b.WriteString(cellsTable(c.SpeedTable()))
+	b.WriteString("\nredisstore's median lifecycles/s over the floor's and over postgres's, at each caller count, in this run:\n\n")
+	b.WriteString(cellsTable(ratioTable(c)))
 	k := c.Contention
 	fmt.Fprintf(&b, "\nCorrectness under contention, %d rounds: %d goroutines begin one id; %d complete one record; "+
 		"%d records are completed at once between two reads of their expiry. Zero is correct in every column but *winner stored*, "+
-		"which counts the rounds whose stored data is that of a completer told it won.\n\n",
+		"which counts the rounds whose stored data is that of a completer told it won; \"-\": not measured.\n\n",
 		k.Rounds, k.Beginners, k.Completers, k.Records)
 	b.WriteString(cellsTable(c.CorrectnessTable()))
 
@@ -121,8 +131,11 @@ func compareSection(c *bench.Comparison, command string, err error) section {
 	for i, r := range c.Results {
 		names[i] = r.Name
 	}
-	tput := svgchart.Chart{Title: "Lifecycle throughput", XLabel: "implementation", YLabel: "lifecycles/s (median)", Categories: names, Width: 900}
-	lat := svgchart.Chart{Title: "Lifecycle latency", XLabel: "implementation", YLabel: "ms (log scale)", Categories: names, LogY: true, Width: 900}
+	// Wide enough that the longest name ("memstore (in process)") does not
+	// run into its neighbours'.
+	width := max(900, 150*len(names))
+	tput := svgchart.Chart{Title: "Lifecycle throughput", XLabel: "implementation", YLabel: "lifecycles/s (median)", Categories: names, Width: width}
+	lat := svgchart.Chart{Title: "Lifecycle latency", XLabel: "implementation", YLabel: "ms (log scale)", Categories: names, LogY: true, Width: width}
 	for _, n := range c.Callers {
 		s := svgchart.Series{Name: callersName(n)}
 		p50 := svgchart.Series{Name: "p50, " + callersName(n)}
@@ -142,6 +155,25 @@ func compareSection(c *bench.Comparison, command string, err error) section {
 		{File: chartThroughput, Alt: "lifecycles per second per implementation", SVG: tput.Bar()},
 		{File: chartLatency, Alt: "p50 and p99 lifecycle latency per implementation", SVG: lat.Bar()},
 	}}
+}
+
+// ratioTable is redisstore ÷ each of bench.RatioNames, a row per caller
+// count.
+func ratioTable(c *bench.Comparison) [][]string {
+	head := []string{"callers"}
+	for _, name := range bench.RatioNames {
+		head = append(head, bench.NameRedisStore+" ÷ "+name)
+	}
+	rows := [][]string{head}
+	for _, n := range c.Callers {
+		row := []string{strconv.Itoa(n)}
+		for _, name := range bench.RatioNames {
+			v := c.Ratio(name, n)
+			row = append(row, num(v, v > 0, "%.2fx"))
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 func callersName(n int) string {

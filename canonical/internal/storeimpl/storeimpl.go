@@ -5,8 +5,6 @@
 package storeimpl
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"time"
 
@@ -54,7 +52,12 @@ func ValidateBegin(req *canonical.BeginRequest, ttlDefault time.Duration) (Begin
 	if ttl < time.Millisecond {
 		return a, canonical.Errorf(canonical.CodeInvalidArgument, "TTL must be at least 1ms (got %v)", req.TTL)
 	}
+	if ttl > canonical.MaxTTL {
+		return a, canonical.Errorf(canonical.CodeInvalidArgument, "TTL must be at most %v (got %v)", canonical.MaxTTL, ttl)
+	}
 	switch {
+	case req.Lease > canonical.MaxTTL:
+		return a, canonical.Errorf(canonical.CodeInvalidArgument, "lease must be at most %v (got %v)", canonical.MaxTTL, req.Lease)
 	case req.Lease < 0:
 		return a, canonical.Errorf(canonical.CodeInvalidArgument, "lease must not be negative (got %v)", req.Lease)
 	case req.Lease > 0 && req.Lease < time.Millisecond:
@@ -123,12 +126,4 @@ func ValidateHandleRead(runID, principal string, ids []string) error {
 		}
 	}
 	return nil
-}
-
-// NewRunSecret returns a secret for a run that has none: 16 random bytes in
-// base64url, the key with which the run's handles are minted.
-func NewRunSecret() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,7 +22,9 @@ import (
 //   - note: sends three log notifications naming its query, the last just
 //     before it answers;
 //   - sample, elicit: ask the client for a model completion or for input,
-//     and answer with what came back or the error.
+//     and answer with what came back or the error;
+//   - background: answers at once, and logs "finished background work for
+//     query <query>" ms later, when the call is long answered.
 func addLiveTools(s *mcp.Server) {
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	msProp := `"ms":{"type":"integer","minimum":0,"maximum":600000}`
@@ -88,10 +91,20 @@ func addLiveTools(s *mcp.Server) {
 			}
 			return text("noted"), nil
 		}))
-	s.AddTool(&mcp.Tool{Name: "sample", Description: "Ask the client's model.", InputSchema: schema(queryProp, "query"), Annotations: ro},
+	s.AddTool(&mcp.Tool{Name: "background", Description: "Start background work.", InputSchema: schema(queryProp+","+msProp, "query"), Annotations: ro},
+		withSession("background", func(_ context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
+			go func() {
+				time.Sleep(time.Duration(a.MS) * time.Millisecond)
+				_ = req.Session.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Logger: "upstream",
+					Data: fmt.Sprintf("finished background work for query %q", a.Query)})
+			}()
+			return text("started"), nil
+		}))
+	padProp := `"size_kib":{"type":"integer","minimum":0,"maximum":64}`
+	s.AddTool(&mcp.Tool{Name: "sample", Description: "Ask the client's model.", InputSchema: schema(queryProp+","+padProp, "query"), Annotations: ro},
 		withSession("sample", func(ctx context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
 			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 64,
-				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: a.Query}}}})
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: padded(a)}}}})
 			if err != nil {
 				return text("sampling refused: " + err.Error()), nil
 			}
@@ -101,15 +114,20 @@ func addLiveTools(s *mcp.Server) {
 			}
 			return text("sampled: " + t.Text), nil
 		}))
-	s.AddTool(&mcp.Tool{Name: "elicit", Description: "Ask the client's user.", InputSchema: schema(queryProp, "query"), Annotations: ro},
+	s.AddTool(&mcp.Tool{Name: "elicit", Description: "Ask the client's user.", InputSchema: schema(queryProp+","+padProp, "query"), Annotations: ro},
 		withSession("elicit", func(ctx context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
-			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: a.Query,
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: padded(a),
 				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}}})
 			if err != nil {
 				return text("elicitation refused: " + err.Error()), nil
 			}
 			return text(fmt.Sprintf("elicited: %s %v", res.Action, res.Content["answer"])), nil
 		}))
+}
+
+// padded is a's query followed by size_kib KiB of text.
+func padded(a args) string {
+	return a.Query + strings.Repeat(" more text", a.SizeKiB*1024/10)
 }
 
 // pngPixel is a 1x1 PNG.

@@ -43,7 +43,11 @@ type relay struct {
 	// asked: the agent asked for the upstream's messages itself (it set a
 	// log level, or declared sampling or elicitation), so that a stdio
 	// upstream gives its calls a connection of their own (agentConns).
-	asked    bool
+	asked bool
+	// lasting: the agent's session outlives its request (stdio,
+	// --sessions), so that an HTTP upstream may give it a session of its
+	// own too (agentConns).
+	lasting  bool
 	progress bucket
 	logs     bucket
 	requests bucket // sampling and elicitation
@@ -113,7 +117,7 @@ func newRelay(ctx context.Context, req *mcp.CallToolRequest, levelSet, stateless
 	}
 	now := time.Now()
 	return &relay{agent: req.Session, agentCtx: ctx, token: req.Params.GetProgressToken(),
-		wantsLogs: levelSet || stateless, asked: levelSet || !stateless && declaresRequests(req.Session),
+		wantsLogs: levelSet || stateless, asked: levelSet || !stateless && declaresRequests(req.Session), lasting: !stateless,
 		progress: newBucket(now), logs: newBucket(now), requests: newBucket(now)}
 }
 

@@ -86,9 +86,10 @@ type UpstreamOptions struct {
 	// nothing else: the agent's _meta, its identity keys among them, is
 	// never forwarded.
 	Propagator Propagator
-	// MaxAgentConnections bounds the stdio server's processes of one agent
-	// session each (see Upstream), besides the shared one; default
-	// DefaultMaxAgentConnections. Past it, calls run on the shared one.
+	// MaxAgentConnections bounds the connections of one agent session each
+	// (a stdio server's processes, an HTTP server's sessions; see
+	// Upstream), besides the shared one; default DefaultMaxAgentConnections.
+	// Past it, calls run on the shared one.
 	MaxAgentConnections int
 }
 
@@ -118,10 +119,11 @@ const retryPause = 200 * time.Millisecond
 //
 // The server's log messages, sampling and elicitation requests reach only
 // the agent of the call they belong to: over HTTP, the call on whose
-// response stream they came; over stdio, the agent session whose own
-// process sent them — a stdio server is started once more for each agent
-// session that set a log level or declared sampling or elicitation (at
-// most MaxAgentConnections at once). Any other is dropped, or refused.
+// response stream they came; else the agent session whose own connection
+// sent them — a stdio server is started once more, and an HTTP server gets
+// a session more, for each agent session that set a log level or declared
+// sampling or elicitation and outlives its requests (at most
+// MaxAgentConnections at once). Any other is dropped, or refused.
 type Upstream struct {
 	opts   UpstreamOptions
 	client *mcp.Client
@@ -277,7 +279,7 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 	var s *mcp.ClientSession
 	var own *agentConn
 	var err error
-	if u.opts.URL == "" && r != nil && r.asked {
+	if r != nil && r.asked && (u.opts.URL == "" || r.lasting) {
 		s, own, err = u.agentSession(ctx, r)
 	}
 	if s == nil && err == nil {

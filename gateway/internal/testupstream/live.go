@@ -123,6 +123,19 @@ func addLiveTools(s *mcp.Server) {
 			}
 			return text(fmt.Sprintf("elicited: %s %v", res.Action, res.Content["answer"])), nil
 		}))
+	s.AddTool(&mcp.Tool{Name: "aside", Description: "Ask the client's user, on the session's own stream.", InputSchema: schema(queryProp, "query"), Annotations: ro},
+		withSession("aside", func(ctx context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
+			// A context not of the call: over streamable HTTP the request
+			// goes on the session's own stream, tied to no call.
+			actx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res, err := req.Session.Elicit(actx, &mcp.ElicitParams{Message: a.Query,
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}}})
+			if err != nil {
+				return text("elicitation refused: " + err.Error()), nil
+			}
+			return text(fmt.Sprintf("elicited aside: %s %v", res.Action, res.Content["answer"])), nil
+		}))
 }
 
 // padded is a's query followed by size_kib KiB of text.

@@ -16,7 +16,7 @@ REPORT_FLAGS  ?= -compare "-d 1s -reps 5 -rounds 3" -benchtime 1s
 MODULES := $(shell $(GO) work edit -json | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)",*$$/\1/p')
 PKGS    := $(addsuffix /...,$(MODULES))
 
-.PHONY: all demo setup deps generate check-generated tidy check-tidy lint test test-mcp-ts conformance test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-stall bench-smoke bench-report eval-patterns eval-redaction
+.PHONY: all demo setup deps generate check-generated tidy check-tidy lint test test-mcp-ts conformance test-short fuzz bench bench-compare bench-projection bench-memstore bench-memory bench-stall bench-latency bench-smoke bench-report eval-patterns eval-redaction
 
 all: lint test
 
@@ -146,6 +146,12 @@ bench:
 ## floor (plain HSETs of the same bytes) and a PostgreSQL idempotency table it starts; prints redisstore ÷ floor and ÷ postgres.
 bench-compare:
 	$(GO) run ./bench/cmd/compare
+
+## bench-latency: what the gateway adds to one tool call, per mode (stdio, stateless HTTP, --sessions) and store
+## (memory, Redis), against the upstream called directly over the same transport: medians of 600 calls each, in
+## rotating order, three runs; reports each median, the added µs and the ratio (gateway/latency_bench_test.go).
+bench-latency:
+	cd gateway && $(GO) test -count=3 -run='^$$' -bench='^BenchmarkCallLatency$$' -benchtime=600x .
 
 ## bench-memstore: memstore's Begin latency with 500k live records (p50, p99.9, max), then lifecycles/s
 ## at GOMAXPROCS 1 and 2 in MEMSTORE_ROUNDS interleaved rounds, and the ratio of their medians (runs are

@@ -162,6 +162,7 @@ func (u *Upstream) forget(c *agentConn) {
 	delete(a.of, c.sess)
 	a.mu.Unlock()
 	_ = c.sess.Close()
+	u.barriers.forget(c.sess)
 }
 
 // relayFor returns the call an upstream's log message or request belongs

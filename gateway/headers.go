@@ -31,6 +31,7 @@ type head struct {
 		URI       string          `json:"uri"`
 		TaskID    string          `json:"taskId"`
 		RequestID json.RawMessage `json:"requestId"`
+		Meta      json.RawMessage `json:"_meta"` // read only for a cancel
 	} `json:"params"`
 }
 
@@ -76,7 +77,19 @@ const headerMismatch = "Header mismatch: Mcp-Method or Mcp-Name does not match t
 // proxies between the gateway and its upstreams can route it. A body that
 // cannot be read again, or is not one JSON-RPC request, gets none.
 func routingHeaders(r *http.Request) *http.Request {
-	if r.Method != http.MethodPost || r.GetBody == nil || r.Header.Get(HeaderMethod) != "" {
+	if r.Method != http.MethodPost || r.Header.Get(HeaderMethod) != "" {
+		return r
+	}
+	if rt, ok := r.Context().Value(routeKey{}).(route); ok {
+		// A tools/call says what it is: its body is not read again.
+		r = r.Clone(r.Context())
+		r.Header.Set(HeaderMethod, rt.method)
+		if headerSafe(rt.name) {
+			r.Header.Set(HeaderName, rt.name)
+		}
+		return r
+	}
+	if r.GetBody == nil {
 		return r
 	}
 	rc, err := r.GetBody()
@@ -99,6 +112,13 @@ func routingHeaders(r *http.Request) *http.Request {
 	}
 	return r
 }
+
+// route is what the routing headers of a request the gateway sends will
+// say, when the sender knows it: a tools/call and its tool.
+type route struct{ method, name string }
+
+// routeKey carries a route in the context of the request it is for.
+type routeKey struct{}
 
 // headerSafe reports whether s can be a header value as it stands: 1 to
 // 1024 printable ASCII bytes, spaces included, no leading or trailing one.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -38,7 +37,7 @@ type relay struct {
 	token    any             // the agent's progress token; nil: none asked
 	// wantsLogs: the agent set a log level (or its stateless session logs
 	// at the SDK's default), so the call waits for its upstream's last log
-	// messages.
+	// messages (drain: no fixed wait, see barrier.go).
 	wantsLogs bool
 	// asked: the agent asked for the upstream's messages itself (it set a
 	// log level, or declared sampling or elicitation), so that a stdio
@@ -52,11 +51,13 @@ type relay struct {
 	logs     bucket
 	requests bucket // sampling and elicitation
 
-	heard    atomic.Int64 // when the last upstream notification was read or relayed (Unix ns)
-	busy     atomic.Int32 // notifications being relayed now
-	mu       sync.Mutex
-	finished bool
-	cleanups []func()
+	// barrier is closed once the SDK has handled the barrier that follows
+	// the call's last notification (drain).
+	barrier     chan struct{}
+	barrierOnce sync.Once
+	mu          sync.Mutex
+	finished    bool
+	cleanups    []func()
 }
 
 // later runs f when the agent's call is answered: an upstream's
@@ -105,9 +106,10 @@ func relayOf(ctx context.Context) *relay {
 }
 
 // newRelay is the relay of one tools/call; nil when it has no session.
-// levelSet says that the agent set a log level; stateless, that the call
-// came over stateless HTTP, whose session logs at the SDK's default level
-// and can send the agent no request.
+// levelSet says that the agent set a log level (logging/setLevel, or in the
+// request's _meta at 2026-07-28); stateless, that the call came over
+// stateless HTTP, whose session logs at the SDK's default level and can
+// send the agent no request.
 func newRelay(ctx context.Context, req *mcp.CallToolRequest, levelSet, stateless bool) *relay {
 	if req.Session == nil {
 		return nil
@@ -118,7 +120,7 @@ func newRelay(ctx context.Context, req *mcp.CallToolRequest, levelSet, stateless
 	now := time.Now()
 	return &relay{agent: req.Session, agentCtx: ctx, token: req.Params.GetProgressToken(),
 		wantsLogs: levelSet || stateless, asked: levelSet || !stateless && declaresRequests(req.Session), lasting: !stateless,
-		progress: newBucket(now), logs: newBucket(now), requests: newBucket(now)}
+		progress: newBucket(now), logs: newBucket(now), requests: newBucket(now), barrier: make(chan struct{})}
 }
 
 // declaresRequests reports whether the agent of ss declared sampling or
@@ -162,7 +164,6 @@ func (l *levels) set(ss *mcp.ServerSession) bool {
 // sendProgress relays one upstream progress notification under the
 // agent's token, its message redacted and bounded, within the rate.
 func (r *relay) sendProgress(p *mcp.ProgressNotificationParams) {
-	defer r.hear()()
 	if r.token == nil || !r.open() || !r.progress.take(time.Now()) {
 		return
 	}
@@ -172,45 +173,28 @@ func (r *relay) sendProgress(p *mcp.ProgressNotificationParams) {
 		Progress: p.Progress, Total: p.Total, Message: agentText(p.Message)})
 }
 
-// Draining: the SDK reads an upstream's notifications in order but hands
-// a response to its caller at once, so the last notifications of a call
-// can be read after its answer. A call with a progress token waits until
-// none came for drainIdle, at most drainMax; so does one whose agent asked
-// for log messages of an upstream that sends them.
-const (
-	drainIdle = 25 * time.Millisecond
-	drainMax  = 250 * time.Millisecond
-)
+// Draining: the SDK reads an upstream's notifications in order and
+// handles them one after the other, but hands a response to its caller as
+// soon as it reads it, so the last notifications of a call may still be
+// waiting to be relayed when its answer comes. A barrier follows every
+// call's last notification into the SDK's queue (see barrier.go): once the
+// SDK has handled it, every notification read before the answer has been
+// relayed. A call waits for it only when its agent takes what came before:
+// it gave a progress token, or set a log level (a stateless session logs at
+// the SDK's default) and the upstream logs.
+// drainMax bounds the wait should a barrier never come.
+const drainMax = 250 * time.Millisecond
 
-// hear notes a notification being relayed; the returned func notes its
-// end. drain counts a call busy until then.
-func (r *relay) hear() func() {
-	r.busy.Add(1)
-	r.heard.Store(time.Now().UnixNano())
-	return func() {
-		r.heard.Store(time.Now().UnixNano())
-		r.busy.Add(-1)
-	}
-}
+// reached tells the call its barrier was handled.
+func (r *relay) reached() { r.barrierOnce.Do(func() { close(r.barrier) }) }
 
-// drain waits for the upstream's notifications of the call that are still
-// being read or relayed.
+// drain waits for the call's barrier, at most drainMax.
 func (r *relay) drain() {
-	start := time.Now()
-	for {
-		quiet := start
-		if last := time.Unix(0, r.heard.Load()); last.After(quiet) {
-			quiet = last
-		}
-		if r.busy.Load() > 0 {
-			quiet = time.Now()
-		}
-		wait := drainIdle - time.Since(quiet)
-		left := drainMax - time.Since(start)
-		if wait <= 0 || left <= 0 {
-			return
-		}
-		time.Sleep(min(wait, left))
+	t := time.NewTimer(drainMax)
+	defer t.Stop()
+	select {
+	case <-r.barrier:
+	case <-t.C:
 	}
 }
 
@@ -317,7 +301,6 @@ func (c *calls) byToken(tok any) *relay {
 // and bounded, within the rate; the agent's session drops it below the
 // level the agent asked for.
 func (r *relay) sendLog(p *mcp.LoggingMessageParams) {
-	defer r.hear()()
 	if !r.open() || !r.logs.take(time.Now()) {
 		return
 	}

@@ -141,6 +141,7 @@ type Upstream struct {
 	verifyMu sync.Mutex // one verification at a time
 
 	inflight calls      // the calls sent and not yet answered
+	barriers barriers   // stdio: each connection's barriers
 	agents   agentConns // stdio: the connections of one agent session each
 
 	surf surfaceState // guarded by stateMu
@@ -202,6 +203,9 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 			}
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if u.barrier(req.Session, req.Params.ProgressToken) {
+				return
+			}
 			if r := u.inflight.byToken(req.Params.ProgressToken); r != nil {
 				r.sendProgress(req.Params)
 			}
@@ -322,9 +326,10 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 	}
 	cctx, cancel := withoutValues(ctx)
 	defer cancel()
-	res, err := s.CallTool(withCallMark(cctx, mark), params)
+	cctx = context.WithValue(withCallMark(cctx, mark), routeKey{}, route{methodCallTool, name})
+	res, err := s.CallTool(cctx, params)
 	if r != nil && (r.token != nil || r.wantsLogs && logs(s)) {
-		r.drain()
+		u.drain(r, s)
 	}
 	if err != nil {
 		if ctx.Err() == nil && transportFailed(err) {
@@ -439,7 +444,11 @@ func (u *Upstream) dial(ctx context.Context) (*mcp.ClientSession, error) {
 	// is its session's, and its sampling and elicitation requests reach
 	// the gateway as requests (multi round-trip results included, which the
 	// upstream's SDK turns into requests for a client of this version).
-	s, err := u.client.Connect(cctx, u.transport(), &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
+	t := u.transport()
+	s, err := u.client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
+	if bt, ok := t.(*barrierTransport); ok && err == nil {
+		u.barriers.put(s, bt.st)
+	}
 	if err == nil && logs(s) {
 		_ = s.SetLoggingLevel(cctx, &mcp.SetLoggingLevelParams{Level: "debug"}) // the agent's session filters
 	}
@@ -468,12 +477,13 @@ func (u *Upstream) drop(s *mcp.ClientSession, cause error) {
 	if mine {
 		u.log.Warn("connection lost", slog.Any("cause", cause))
 		_ = s.Close()
+		u.barriers.forget(s)
 	}
 }
 
 func (u *Upstream) transport() mcp.Transport {
 	if u.opts.URL != "" {
-		client := &http.Client{Transport: markingTransport{headerTransport{base: u.httpTransport(), header: u.opts.Header}}}
+		client := &http.Client{Transport: markingTransport{base: headerTransport{base: u.httpTransport(), header: u.opts.Header}, reached: u.reachedMark}}
 		return &mcp.StreamableClientTransport{Endpoint: u.opts.URL, HTTPClient: client, MaxRetries: 1}
 	}
 	cmd := exec.Command(u.opts.Command[0], u.opts.Command[1:]...)
@@ -481,7 +491,7 @@ func (u *Upstream) transport() mcp.Transport {
 	cmd.Dir = u.opts.Dir
 	cmd.Stderr = u.opts.Stderr
 	stopWithParent(cmd)
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	return &barrierTransport{Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, st: newBarrierState()}
 }
 
 // minimalEnv is what every stdio server inherits of the gateway's

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -50,7 +51,17 @@ const gatewayUsage = `Usage:
       Check the configuration and exit.
 `
 
+// gatewayGCPercent is the garbage collector's target of a gateway process
+// unless GOGC says otherwise: the MCP SDK allocates a large buffer for every
+// message it decodes, and a gateway's live heap is small, so collecting at
+// 4x the live heap instead of 2x saves a collection every few calls for a
+// few megabytes.
+const gatewayGCPercent = 400
+
 func gatewayCmd(args []string, stdout, stderr io.Writer) int {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gatewayGCPercent)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return gatewayServe(ctx, args, stdout, stderr)

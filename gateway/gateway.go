@@ -315,6 +315,7 @@ func (g *Gateway) Close() error {
 	// Tasks still running get a moment to finish, then are cancelled:
 	// their records end before the upstreams go.
 	g.h.tasks.close()
+	g.h.cancels.close()
 	if g.stopReap != nil {
 		g.stopReap()
 	}

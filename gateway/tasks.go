@@ -286,7 +286,7 @@ func (h *handler) callTask(ctx context.Context, req *mcp.CallToolRequest, form t
 	begun := make(chan struct{})
 	var once sync.Once
 	tctx = context.WithValue(tctx, begunKey{}, func() { once.Do(func() { close(begun) }) })
-	tctx, untrack := h.cancels.track(tctx, run.Principal.Subject, taskKey(run.ID, c.ToolCallID), h.taskLife(c.Tool))
+	tctx, untrack := h.cancels.track(tctx, run.Principal.Subject, taskKey(run.ID, c.ToolCallID))
 	finished := make(chan boundary.Result, 1)
 	go func() {
 		defer done()
@@ -336,15 +336,6 @@ func (h *handler) taskRefused(ctx context.Context, c *Call, run boundary.RunCont
 	e := failure(res.Code())
 	e.Data = json.RawMessage(res.AgentJSON())
 	return nil, e
-}
-
-// taskLife is how long a task's cancel may be looked for: its tool's
-// timeout and a margin.
-func (h *handler) taskLife(tool string) time.Duration {
-	if def, ok := h.b.Definition(tool); ok {
-		return def.Timeout() + time.Minute
-	}
-	return time.Minute
 }
 
 // start counts a task as running in this process; ok is false once the

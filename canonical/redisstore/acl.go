@@ -51,8 +51,10 @@ var acl = []ACLCommand{
 	{"pexpiretime", ACLWorker, []string{"{key}"}},
 	{"pexpireat", ACLWorker, []string{"{key}", "1"}},
 	{"set", ACLWorker, []string{"{key}", "v"}},
-	{"get", ACLWorker, []string{"{key}"}}, // the cancel relay: a call's registration, read
-	{"del", ACLWorker, []string{"{key}"}}, // and removed
+	{"get", ACLWorker, []string{"{key}"}},                     // the cancel relay: a cancel's claim, read
+	{"xadd", ACLWorker, []string{"{key}", "*", "k", "v"}},     // a cancel sent to every replica
+	{"xread", ACLWorker, []string{"STREAMS", "{key}", "0-0"}}, // and read by each
+	{"xrevrange", ACLWorker, []string{"{key}", "+", "-", "COUNT", "1"}},
 	{"wait", ACLDurability, []string{"1", "1"}},
 	{"waitaof", ACLAOF, []string{"1", "1", "1"}},
 	{"scan", ACLReap, []string{"0"}},

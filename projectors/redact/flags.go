@@ -129,7 +129,7 @@ func redactFlags(rw *rewriter) {
 				ve++
 			}
 			if repl := shortValue(name[0], src[ks+1:ve], fc, true); repl != "" {
-				rw.replace(ks+1, ve, repl)
+				rw.mask(ks+1, ve, kindOf(repl))
 			}
 			i = ve - 1
 			continue
@@ -150,7 +150,7 @@ func redactFlags(rw *rewriter) {
 			repl = longValue(name, src[vs:ve])
 		}
 		if repl != "" {
-			rw.replace(vs, ve, repl)
+			rw.mask(vs, ve, kindOf(repl))
 			i = ve - 1
 		} else {
 			i = ke - 1
@@ -317,8 +317,8 @@ func redactPositional(rw *rewriter) {
 			account, pass = account-1, pass-1
 		}
 		if pass < len(args) && !isPlaceholder(src[args[account][0]:]) {
-			rw.replace(args[account][0], args[account][1], User)
-			rw.replace(args[pass][0], args[pass][1], Secret)
+			rw.mask(args[account][0], args[account][1], kUser)
+			rw.mask(args[pass][0], args[pass][1], kSecret)
 		}
 	}
 }

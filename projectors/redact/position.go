@@ -240,7 +240,7 @@ func netrcValue(rw *rewriter, vs int, repl string) int {
 	if ve <= vs || notASecret(src, vs, ve) {
 		return 0
 	}
-	rw.replace(vs, ve, repl)
+	rw.mask(vs, ve, kindOf(repl))
 	return ve
 }
 
@@ -261,10 +261,10 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 		if ve >= len(src) || src[ve] != q || ve == vs+1 || notASecret(src, vs+1, ve) {
 			return 0
 		}
-		if !passwordWord(w) && !(credentialShaped(src[vs+1:ve]) && ve-vs-1 >= 8 && bytes.IndexByte(src[vs+1:ve], ' ') < 0) {
+		if v := src[vs+1 : ve]; !passwordWord(w) && !(credentialShaped(v) && credentialLike(v) && len(v) >= 8 && bytes.IndexByte(v, ' ') < 0) {
 			return 0
 		}
-		rw.replace(vs+1, ve, Secret)
+		rw.mask(vs+1, ve, kSecret)
 		return ve + 1
 	}
 	if src[vs] == '-' || startsAssignment(src[vs:]) {
@@ -285,7 +285,7 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 	if allDigits(v) && len(v) < 8 {
 		return 0
 	}
-	rw.replace(vs, ve, Secret)
+	rw.mask(vs, ve, kSecret)
 	return ve
 }
 
@@ -303,7 +303,7 @@ func quotedSecret(rw *rewriter, vs int) int {
 	if ve >= len(src) || ve == vs+1 || notASecret(src, vs+1, ve) {
 		return 0
 	}
-	rw.replace(vs+1, ve, Secret)
+	rw.mask(vs+1, ve, kSecret)
 	return ve + 1
 }
 
@@ -325,7 +325,7 @@ func processID(rw *rewriter, vs int) int {
 	if e-vs < 3 || e < len(src) && (isWord(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1])) || phrasePrefix(src[e:], " of ") {
 		return 0
 	}
-	rw.replace(vs, e, PID)
+	rw.mask(vs, e, kPID)
 	return e
 }
 
@@ -349,7 +349,7 @@ func xmlSecret(rw *rewriter, i int) int {
 	if ve == vs || notASecret(src, vs, ve) {
 		return 0
 	}
-	rw.replace(vs, ve, Secret)
+	rw.mask(vs, ve, kSecret)
 	return ve
 }
 
@@ -447,8 +447,8 @@ func userPassAt(rw *rewriter, i, e int) int {
 	if isPlaceholder(src[ps:]) {
 		return 0
 	}
-	rw.replace(i, e, User)
-	rw.replace(ps, pe, Secret)
+	rw.mask(i, e, kUser)
+	rw.mask(ps, pe, kSecret)
 	return pe
 }
 
@@ -480,9 +480,9 @@ func pgpass(rw *rewriter, i int) int {
 		return 0
 	}
 	if string(src[colons[2]+1:colons[3]]) != "*" {
-		rw.replace(colons[2]+1, colons[3], User)
+		rw.mask(colons[2]+1, colons[3], kUser)
 	}
-	rw.replace(colons[3]+1, e, Secret)
+	rw.mask(colons[3]+1, e, kSecret)
 	return e
 }
 
@@ -510,7 +510,7 @@ func cloudPath(rw *rewriter, i, e int) int {
 	if !(guidShaped(v) || projectID(v) || allDigits(v) && len(v) >= 6) {
 		return 0
 	}
-	rw.replace(vs, ve, Account)
+	rw.mask(vs, ve, kAccount)
 	return ve
 }
 
@@ -543,7 +543,7 @@ func cloudID(rw *rewriter, word string, vs int) int {
 		if e < len(src) && (isWord(src[e]) || src[e] == '.') {
 			return 0
 		}
-		rw.replace(k, e, Account)
+		rw.mask(k, e, kAccount)
 		return e
 	}
 	return 0
@@ -673,8 +673,8 @@ func accountArgs(rw *rewriter, vs, skip int) int {
 	if n < 2 || isPlaceholder(src[args[0][0]:]) || notASecret(src, args[1][0], args[1][1]) {
 		return 0
 	}
-	rw.replace(args[0][0], args[0][1], User)
-	rw.replace(args[1][0], args[1][1], Secret)
+	rw.mask(args[0][0], args[0][1], kUser)
+	rw.mask(args[1][0], args[1][1], kSecret)
 	return args[1][1]
 }
 

@@ -47,7 +47,7 @@ func redactURL(rw *rewriter) {
 				he++
 			}
 			if he-as >= 12 && (he == len(src) || !isWord(src[he])) {
-				rw.replace(as, he, Container)
+				rw.mask(as, he, kContainer)
 			}
 			off = ae
 			continue
@@ -56,7 +56,7 @@ func redactURL(rw *rewriter) {
 		if at := userinfoEnd(src[as:ae]); at >= 0 {
 			at += as
 			if !referencesOnly(src, as, at) {
-				rw.replace(as, at, Secret)
+				rw.mask(as, at, kSecret)
 			}
 			hs = at + 1
 		}
@@ -66,7 +66,7 @@ func redactURL(rw *rewriter) {
 		}
 		// The host of a URL that carried credentials is an internal name.
 		if hs > as && he > hs && !isPlaceholder(src[hs:]) && !isDigit(src[hs]) && string(lowerASCII(src[hs:he])) != "localhost" {
-			rw.replace(hs, he, Host)
+			rw.mask(hs, he, kHost)
 		}
 		if p := bytes.IndexByte(src[he:ae], '/'); p >= 0 {
 			redactPath(rw, src[hs:he], he+p, ae)
@@ -102,12 +102,12 @@ func redactPath(rw *rewriter, host []byte, ps, ae int) {
 		switch {
 		case e < pe-1 && (oneOfFold(seg, webhookMarkers) || (slack && oneOfFold(seg, slackMarkers)) ||
 			(equalFold(seg, "key") && equalFold(prev, "with"))):
-			rw.replace(e+1, trimSlash(src, e+1, pe), Secret)
+			rw.mask(e+1, trimSlash(src, e+1, pe), kSecret)
 			return
 		case len(seg) > 4 && hasPrefixFold(seg, "bot") && isDigit(seg[3]) && bytes.IndexByte(seg, ':') > 0:
-			rw.replace(s+3, e, Secret)
+			rw.mask(s+3, e, kSecret)
 		case keyShaped(seg):
-			rw.replace(s, e, Secret)
+			rw.mask(s, e, kSecret)
 		}
 		prev = seg
 		s = e + 1

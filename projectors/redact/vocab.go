@@ -12,11 +12,11 @@ import (
 // must cost linear time (see the package's adversarial tests).
 func Vocabulary() map[string][]string {
 	v := map[string][]string{
-		"secret-stems":     secretStems,
-		"not-secret-stems": notSecretStems,
+		"credential-words": slices.Sorted(maps.Keys(credentialWords)),
+		"setting-words":    slices.Sorted(maps.Keys(settingWords)),
+		"key-qualifiers":   slices.Sorted(maps.Keys(keyQualifiers)),
 		"keys":             slices.Sorted(maps.Keys(exactKeys)),
 		"auth-schemes":     authSchemes,
-		"aws-prefixes":     awsPrefixes,
 		"host-labels":      append(slices.Sorted(maps.Keys(hostTLDs)), slices.Sorted(maps.Keys(codeRoots))...),
 		"user-stop-words":  slices.Sorted(maps.Keys(userStop)),
 		"home-prefixes":    homePrefixes,
@@ -58,7 +58,11 @@ func Vocabulary() map[string][]string {
 		refs = append(refs, o.open, o.close, o.open+"x"+o.close)
 	}
 	v["references"] = append(append(refs, refCalls...), "$X", "$PASSWORD", "<password>", "%(password)s")
-	v["digests"] = append(append(slices.Clone(digestLabels), publicKeyTypes...), "sha512-", "SHA256:", "AAAAB3NzaC1", "AAAAC3NzaC1lZDI1NTE5", "x-amz-id-2")
+	proofs := []string{"AAAAB3NzaC1", "AAAAC3NzaC1lZDI1NTE5", "00-", "0x"}
+	for _, p := range proofsTable {
+		proofs = append(append(proofs, p.before...), p.after...)
+	}
+	v["proofs"] = proofs
 	var pem []string
 	for _, l := range publicPEMLabels {
 		pem = append(pem, "-----BEGIN "+l+"-----", "-----END "+l+"-----")

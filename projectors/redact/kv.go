@@ -83,17 +83,17 @@ func wordSet(s string) map[string]bool {
 	return m
 }
 
-// keyWords splits the lower-case key k into its words, into dst: on '_',
-// '-', '.', ' ' and where camel case in key (the key as written) starts a
-// word.
-func keyWords(dst [][]byte, key, k []byte) [][]byte {
-	s := 0
-	for i := 0; i <= len(k); i++ {
-		sep := i == len(k) || k[i] == '_' || k[i] == '-' || k[i] == '.' || k[i] == ' '
-		camel := !sep && i > s && isUpper(key[i]) && !isUpper(key[i-1])
-		if sep || camel {
+// keyWords finds the words of key, into dst as bounds, and returns their
+// count: key splits on '_', '-', '.', ' ' and where camel case starts a
+// word; at most len(dst) words.
+func keyWords(dst *[16][2]int, key []byte) int {
+	n, s := 0, 0
+	for i := 0; i <= len(key) && n < len(dst); i++ {
+		sep := i == len(key) || key[i] == '_' || key[i] == '-' || key[i] == '.' || key[i] == ' '
+		if sep || i > s && isUpper(key[i]) && !isUpper(key[i-1]) {
 			if i > s {
-				dst = append(dst, k[s:i])
+				dst[n] = [2]int{s, i}
+				n++
 			}
 			s = i
 			if sep {
@@ -101,7 +101,7 @@ func keyWords(dst [][]byte, key, k []byte) [][]byte {
 			}
 		}
 	}
-	return dst
+	return n
 }
 
 func classifyKey(key []byte) kvClass {
@@ -130,10 +130,11 @@ func classifyKey(key []byte) kvClass {
 		}
 		return c
 	}
-	var wbuf [16][]byte
-	words := keyWords(wbuf[:0], key, k)
+	var words [16][2]int
+	nw := keyWords(&words, key)
 	class := kvNone
-	for n, w := range words {
+	for n := range nw {
+		w := k[words[n][0]:words[n][1]]
 		switch {
 		case settingWords[string(w)]:
 			return kvNone
@@ -141,12 +142,12 @@ func classifyKey(key []byte) kvClass {
 			class = kvAuth
 		case class == kvNone && (credentialWords[string(w)] || glued(w)):
 			class = kvSecret
-		case class == kvNone && (string(w) == "key" || string(w) == "keys" || string(w) == "string") && n > 0 && keyQualifiers[string(words[n-1])]:
+		case class == kvNone && (string(w) == "key" || string(w) == "keys" || string(w) == "string") && n > 0 && keyQualifiers[string(k[words[n-1][0]:words[n-1][1]])]:
 			class = kvSecret
 		}
 	}
-	if class == kvNone && len(words) > 1 {
-		if last := string(words[len(words)-1]); last == "user" || last == "username" {
+	if class == kvNone && nw > 1 {
+		if last := string(k[words[nw-1][0]:words[nw-1][1]]); last == "user" || last == "username" {
 			return kvUser
 		}
 	}

@@ -2,6 +2,7 @@ package redact_test
 
 import (
 	"fmt"
+	"github.com/toolcanon/toolcanon/canonical"
 	"strings"
 	"testing"
 
@@ -173,15 +174,16 @@ func TestSecretValuesAreRedactedWhole(t *testing.T) {
 	}
 }
 
-func TestFieldPlaceholder(t *testing.T) {
-	for key, want := range map[string]string{
-		"password": redact.Secret, "DB_PASSWORD": redact.Secret, "api_key": redact.Secret, "Authorization": redact.Secret, "set-cookie": redact.Secret,
-		"aws_secret_access_key": redact.Secret, "username": redact.User, "pid": redact.PID, "hostname": redact.Host, "pod_name": redact.Pod,
-		"container_id": redact.Container, "account_id": redact.Account,
-		"title": "", "max_tokens": "", "token_count": "", "excerpt": "", "": "",
+func TestFieldKind(t *testing.T) {
+	for key, want := range map[string]canonical.Kind{
+		"password": canonical.KindSecret, "DB_PASSWORD": canonical.KindSecret, "api_key": canonical.KindSecret, "Authorization": canonical.KindSecret,
+		"set-cookie": canonical.KindSecret, "aws_secret_access_key": canonical.KindSecret, "admin_password": canonical.KindSecret,
+		"username": canonical.KindUser, "pid": canonical.KindPID, "hostname": canonical.KindHost, "pod_name": canonical.KindPod,
+		"container_id": canonical.KindContainer, "account_id": canonical.KindAccount,
+		"title": "", "max_tokens": "", "token_count": "", "excerpt": "", "": "", "min_password_length": "",
 	} {
-		if got := redact.FieldPlaceholder([]byte(key)); got != want {
-			t.Errorf("FieldPlaceholder(%q) = %q, want %q", key, got, want)
+		if got := redact.FieldKind([]byte(key)); got != want {
+			t.Errorf("FieldKind(%q) = %q, want %q", key, got, want)
 		}
 	}
 }

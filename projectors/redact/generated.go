@@ -35,23 +35,34 @@ const minGenerated = 12
 
 func redactGenerated(rw *rewriter) {
 	src := rw.src
-	pemEnd := 0 // the end of the public PEM block the scan is in
+	// The public PEM blocks (certificates, public keys), whose bodies are
+	// kept: found first, and only in a text that holds one.
+	var public [][2]int
+	for off := 0; ; {
+		k := bytes.Index(src[off:], pemBegin)
+		if k < 0 {
+			break
+		}
+		if e := publicPEMEnd(src, off+k); e > 0 {
+			public = append(public, [2]int{off + k, e})
+			off = e
+		} else {
+			off += k + len(pemBegin)
+		}
+	}
 	for i := 0; i < len(src); {
-		c := src[i]
-		if c == '<' && isPlaceholder(src[i:]) {
-			i += bytes.IndexByte(src[i:], '>') + 1
-			continue
-		}
-		if c == '-' && i >= pemEnd && bytes.HasPrefix(src[i:], pemBegin) {
-			pemEnd = publicPEMEnd(src, i)
-		}
-		if !valueByte[c] {
+		if !valueByte[src[i]] {
 			i++
 			continue
 		}
-		j := i
-		for j < len(src) && valueByte[src[j]] && !(src[j] == '=' && j > i && j+1 < len(src) && valueByte[src[j+1]] && src[j+1] != '=') {
+		// key=value holds two candidates; a trailing '=' is base64 padding.
+		j := i + 1
+		for j < len(src) && valueByte[src[j]] && (src[j] != '=' || j+1 == len(src) || !valueByte[src[j+1]] || src[j+1] == '=') {
 			j++
+		}
+		if j-i < minGenerated {
+			i = j + 1
+			continue
 		}
 		s, e := i, j
 		for s < e && (src[s] == '/' || src[s] == '.' || src[s] == '-' || src[s] == '=' || src[s] == '~' || src[s] == '+') {
@@ -60,7 +71,10 @@ func redactGenerated(rw *rewriter) {
 		for e > s && (src[e-1] == '.' || src[e-1] == '-' || src[e-1] == '/' || src[e-1] == '+') {
 			e--
 		}
-		if e-s >= minGenerated && (s >= pemEnd || vendorKey(src[s:e])) {
+		for len(public) > 0 && public[0][1] <= s {
+			public = public[1:]
+		}
+		if e-s >= minGenerated && (len(public) == 0 || s < public[0][0] || vendorKey(src[s:e])) {
 			judge(rw, s, e)
 		}
 		i = j + 1

@@ -7,15 +7,6 @@ import (
 	"github.com/toolcanon/toolcanon/projectors/internal/view"
 )
 
-func upperAlnum(b []byte) bool {
-	for _, c := range b {
-		if !(c >= 'A' && c <= 'Z') && !isDigit(c) {
-			return false
-		}
-	}
-	return true
-}
-
 func allHexBytes(b []byte) bool {
 	if len(b) == 0 {
 		return false

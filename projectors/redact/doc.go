@@ -26,4 +26,4 @@
 // triggers are absent is skipped at the cost of a bit test.
 package redact
 
-//go:generate go run gen_words.go -o words_table.go -root ../..
+//go:generate go run ./internal/wordgen -o words_table.go -root ../..

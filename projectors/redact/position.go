@@ -13,7 +13,7 @@ import "bytes"
 // specialWords are the words this pass reads besides the names of
 // credentials: a word that starts with none of their first two letters
 // and holds no credential trigger is not looked at further.
-var specialWords = []string{"process", "isql", "http-basic.", "by", "login", "account", "subscription", "subscriptions",
+var specialWords = []string{"process", "isql", "http-basic.", "add_user", "change_password", "net", "htpasswd", "by", "login", "account", "subscription", "subscriptions",
 	"tenant", "project", "directory"}
 
 // specialPairs[c0] has bit c1-'a' when a special word starts with c0 c1.
@@ -32,11 +32,20 @@ func specialStart(c0, c1 byte) bool {
 	return c1 >= 'a' && c1 <= 'z' && specialPairs[c0]&(1<<(c1-'a')) != 0
 }
 
-// passwordWord reports whether the lower-case word w names a password (and
-// not a token or a secret, whose name is prose more often): a quoted value
-// after it is the password, whatever its shape.
+// passwordWord reports whether the lower-case word w names a password by
+// one of its words (and not a token or a secret, whose name is prose more
+// often): a quoted value after it is the password, whatever its shape.
 func passwordWord(w []byte) bool {
-	return bytes.Contains(w, []byte("passw")) || bytes.Contains(w, []byte("passphrase")) || string(w) == "pwd"
+	for _, p := range bytes.FieldsFunc(w, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		switch string(p) {
+		case "password", "passwd", "pwd", "passphrase", "passcode":
+			return true
+		}
+		if glued(p) && !bytes.HasSuffix(p, []byte("token")) && !bytes.HasSuffix(p, []byte("secret")) {
+			return true
+		}
+	}
+	return false
 }
 
 // credentialWord reports whether the lower-case word w, used as a keyword
@@ -150,10 +159,8 @@ func redactPositions(rw *rewriter) {
 		switch {
 		case string(w) == "process":
 			n = processID(rw, vs)
-		case string(w) == "isql":
-			n = accountArgs(rw, vs, 1) // isql DSN USER PASSWORD (unixODBC)
-		case bytes.HasPrefix(w, []byte("http-basic.")):
-			n = accountArgs(rw, vs, 0) // poetry config http-basic.REPO USER PASSWORD
+		case loginCommand(w) != nil:
+			n = accountArgs(rw, vs, loginCommand(w))
 		case netrc >= 0 && i > netrc && (string(w) == "login" || string(w) == "account"):
 			n = netrcValue(rw, vs, User)
 		case netrc >= 0 && i > netrc && (string(w) == "password" || string(w) == "passwd"):
@@ -643,12 +650,47 @@ func mayNameCredential(w []byte) bool {
 	return false
 }
 
-// accountArgs redacts the account and the password that a command takes as
-// its arguments after skip others, from vs; flags are skipped.
-func accountArgs(rw *rewriter, vs, skip int) int {
+// loginCommands take an account and its password as arguments, after
+// skip others (flags apart): rabbitmqctl add_user USER PASS, isql DSN USER
+// PASS, poetry config http-basic.REPO USER PASS, net user USER PASS,
+// htpasswd -b FILE USER PASS (-n: no file).
+var loginCommands = []login{
+	{cmd: "add_user"}, {cmd: "change_password"}, {cmd: "isql", skip: 1}, {cmd: "http-basic.", prefix: true},
+	{cmd: "net", then: "user"}, {cmd: "htpasswd", skip: 1, needFlag: 'b', file: 'n'},
+}
+
+type login struct {
+	cmd, then      string // the command word, and the word after it it needs
+	prefix         bool   // cmd is a prefix of the word (http-basic.REPO)
+	skip           int
+	needFlag, file byte // a flag letter the form needs; one that drops the first argument
+}
+
+// loginCommand returns the entry of loginCommands of the lower-case word
+// w, or nil.
+func loginCommand(w []byte) *login {
+	for i := range loginCommands {
+		c := &loginCommands[i]
+		if string(w) == c.cmd || c.prefix && len(w) > len(c.cmd) && string(w[:len(c.cmd)]) == c.cmd {
+			return c
+		}
+	}
+	return nil
+}
+
+// accountArgs masks the account and the password that the login command c
+// takes as arguments, from vs.
+func accountArgs(rw *rewriter, vs int, c *login) int {
 	src := rw.src
 	var args [2][2]int
-	n := 0
+	var flags [8]byte
+	n, nf, skip := 0, 0, c.skip
+	if c.then != "" {
+		if !phrasePrefix(src[vs:], c.then+" ") {
+			return 0
+		}
+		vs += len(c.then)
+	}
 	for i, k := vs, 0; i < len(src) && k < 8 && n < 2; k++ {
 		for i < len(src) && src[i] == ' ' {
 			i++
@@ -661,16 +703,22 @@ func accountArgs(rw *rewriter, vs, skip int) int {
 			break
 		}
 		if src[s] == '-' {
+			for _, f := range src[s+1 : min(i, s+4)] {
+				if nf < len(flags) {
+					flags[nf], nf = f, nf+1
+				}
+			}
 			continue
 		}
-		if skip > 0 {
+		if skip > 0 && !(c.file != 0 && bytes.IndexByte(flags[:nf], c.file) >= 0) {
 			skip--
 			continue
 		}
 		args[n] = [2]int{s, i}
 		n++
 	}
-	if n < 2 || isPlaceholder(src[args[0][0]:]) || notASecret(src, args[1][0], args[1][1]) {
+	if n < 2 || c.needFlag != 0 && bytes.IndexByte(flags[:nf], c.needFlag) < 0 ||
+		isPlaceholder(src[args[0][0]:]) || notASecret(src, args[1][0], args[1][1]) {
 		return 0
 	}
 	rw.mask(args[0][0], args[0][1], kUser)

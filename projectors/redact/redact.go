@@ -71,16 +71,12 @@ type span struct {
 	lit        string
 }
 
-// stage is one rewriting pass. It runs only on a text that holds at least
+// stage is one pass. It runs only on a text that holds at least
 // one of the features any (unless any is 0), all of the features all, and
 // passes gate (unless it is nil), a cheap test that the pass can match at
-// all; when exact is set, the features alone decide and gate is not
-// called. The features are
-// found for all passes in one scan. Most messages fail most of these tests
-// and are never copied.
+// all. The features are found for all passes in one scan.
 type stage struct {
 	any, all features
-	exact    bool // gate holds exactly when the features do
 	gate     func(src []byte, f features) bool
 	apply    func(rw *rewriter)
 }
@@ -233,18 +229,17 @@ var stages = []stage{
 	{any: fNewline | fTab | fBackslash | fParen | fG, gate: gateStack, apply: redactStack},
 	{any: fSQLHead, gate: gateSQL, apply: redactSQL},
 	{all: fColon | fSlash, gate: gateURL, apply: redactURL},
-	{any: fEquals | fColon, exact: true, gate: gateKV, apply: redactKV},
+	{any: fEquals | fColon, apply: redactKV},
 	{gate: gatePositions, apply: redactPositions},
-	{any: fDash, exact: true, gate: gateFlags, apply: redactFlags},
-	{any: fLowerU | fLowerP, gate: gatePositional, apply: redactPositional},
-	{any: fAt, exact: true, gate: gateEmail, apply: redactEmail},
+	{any: fDash, apply: redactFlags},
+	{any: fAt, apply: redactEmail},
 	// An IPv4 address has dots, an IPv6 one colons, a MAC address one of
 	// colons, dashes or dots.
 	{any: fColon | fDot | fDash, apply: redactAddrs},
-	{any: fDot | fDash | fColon, exact: true, gate: gateHosts, apply: redactHosts},
+	{any: fDot | fDash | fColon, apply: redactHosts},
 	{gate: gatePhrases, apply: redactPhrases},
 	{all: fLowerA | fColon, gate: gateARN, apply: redactARN},
-	{any: fDigit, exact: true, gate: gateDigits, apply: redactCards},
+	{any: fDigit, apply: redactCards},
 	// Last, so that a value the passes above name keeps their kind.
 	{apply: redactGenerated},
 }
@@ -291,7 +286,7 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 	rw := &r.rw
 	for i := range stages {
 		s := &stages[i]
-		if !s.wants(feat) || s.gate != nil && !s.exact && !s.gate(msg, feat) {
+		if !s.wants(feat) || s.gate != nil && !s.gate(msg, feat) {
 			continue
 		}
 		rw.src, rw.spans, rw.last, rw.keys = msg, r.spans, 0, &r.keys
@@ -524,21 +519,10 @@ func isPlaceholder(s []byte) bool {
 	return false
 }
 
-func gateHosts(src []byte, _ features) bool {
-	return bytes.IndexByte(src, '.') >= 0 || bytes.IndexByte(src, '-') >= 0 || bytes.IndexByte(src, ':') >= 0
-}
-func gateEmail(src []byte, _ features) bool { return bytes.IndexByte(src, '@') >= 0 }
-
 var litScheme, litARN = newLit("://"), newLit("arn:")
 
 func gateURL(src []byte, f features) bool { return litScheme.in(src, f) }
 func gateARN(src []byte, f features) bool { return litARN.in(src, f) }
-func gateDigits(src []byte, _ features) bool {
-	return bytes.IndexAny(src, "0123456789") >= 0
-}
-func gateKV(src []byte, _ features) bool {
-	return bytes.IndexByte(src, '=') >= 0 || bytes.IndexByte(src, ':') >= 0
-}
 
 // kindOf returns the kind of the placeholder p (<SECRET>: SECRET).
 func kindOf(p string) canonical.Kind { return canonical.Kind(p[1 : len(p)-1]) }

@@ -84,7 +84,7 @@ var slackMarkers = []string{"services", "workflows", "triggers"}
 // redactPath redacts the credentials a URL carries in its path, from ps
 // (a '/') to the end of the URL at ae: the rest of the path after a webhook
 // marker, the token of a Telegram bot (/bot<id>:<token>), the key after
-// /with/key/, and any segment shaped like a random key.
+// /with/key/. A random segment is the generated-value pass's.
 func redactPath(rw *rewriter, host []byte, ps, ae int) {
 	src := rw.src
 	pe := ps
@@ -106,8 +106,6 @@ func redactPath(rw *rewriter, host []byte, ps, ae int) {
 			return
 		case len(seg) > 4 && hasPrefixFold(seg, "bot") && isDigit(seg[3]) && bytes.IndexByte(seg, ':') > 0:
 			rw.mask(s+3, e, kSecret)
-		case keyShaped(seg):
-			rw.mask(s, e, kSecret)
 		}
 		prev = seg
 		s = e + 1
@@ -120,21 +118,6 @@ func trimSlash(src []byte, s, pe int) int {
 		return pe - 1
 	}
 	return pe
-}
-
-// keyShaped reports whether a path segment looks like a random key rather
-// than a name: at least 16 bytes of letters and digits (and - _) with
-// upper and lower case and a digit, or at least 32 hexadecimal digits.
-func keyShaped(seg []byte) bool {
-	if len(seg) < 16 || isPlaceholder(seg) {
-		return false
-	}
-	for _, c := range seg {
-		if !isAlnum(c) && c != '-' && c != '_' {
-			return false
-		}
-	}
-	return mixedClasses(seg) || (len(seg) >= 32 && allHexBytes(seg))
 }
 
 func equalFold(b []byte, lit string) bool { return len(b) == len(lit) && hasPrefixFold(b, lit) }

@@ -236,9 +236,9 @@ func parseDottedQuad(b []byte) (a [4]byte, ok bool) {
 
 // shellContext reports whether an account@host from ts to he stands where
 // a shell command or prompt puts one: after ssh, scp, sftp, rsync or mosh,
-// or followed by ':' (scp's path) or " ~]" (a prompt).
+// or followed by ':' and a path (scp's) or " ~]" (a prompt).
 func shellContext(src []byte, ts, he int) bool {
-	if he < len(src) && (src[he] == ':' || src[he] == ']') || phrasePrefix(src[he:], " ~]") {
+	if he+1 < len(src) && src[he] == ':' && !isSpace(src[he+1]) || he < len(src) && src[he] == ']' || phrasePrefix(src[he:], " ~]") {
 		return true
 	}
 	before := src[max(0, ts-48):ts]

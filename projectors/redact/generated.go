@@ -90,8 +90,11 @@ func judge(rw *rewriter, s, e int) {
 		rw.mask(s, e, kSecret)
 		return
 	}
+	if proven(src, s, e) {
+		return
+	}
 	if bytes.IndexAny(t, "/.+") < 0 || !hasWordPart(t) && bytes.Count(t, []byte{'/'}) < 3 {
-		if generated(t) && !proven(src, s, e) {
+		if generated(t) {
 			rw.mask(s, e, generatedKind(rw, s))
 		}
 		return
@@ -386,7 +389,8 @@ var (
 // proofs is the table of contexts that prove a generated value public.
 // When in doubt, an entry is left out: masking costs the agent little.
 var proofsTable = []proof{
-	{"digest after its algorithm", []string{"sha1:", "sha224:", "sha256:", "sha384:", "sha512:", "md5:", "blake2b:", "blake3:", "sha1=", "sha256=", "md5="}, nil, digestHex},
+	{"digest after its algorithm", []string{"sha1:", "sha224:", "sha256:", "sha384:", "sha512:", "md5:", "blake2b:", "blake3:",
+		"sha1", "sha224", "sha256", "sha384", "sha512", "md5"}, nil, digestHex},
 	{"subresource integrity", []string{"sha256-", "sha384-", "sha512-"}, nil, shape{'b', []int{44, 64, 88}}},
 	{"Go checksum", []string{"h1:"}, nil, shape{'b', []int{44}}},
 	{"ssh key fingerprint", []string{"sha256:"}, nil, shape{'b', []int{43}}},

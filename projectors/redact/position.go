@@ -13,7 +13,7 @@ import "bytes"
 // specialWords are the words this pass reads besides the names of
 // credentials: a word that starts with none of their first two letters
 // and holds no credential trigger is not looked at further.
-var specialWords = []string{"process", "isql", "http-basic.", "add_user", "change_password", "net", "htpasswd", "by", "login", "account", "subscription", "subscriptions",
+var specialWords = []string{"process", "auth", "basicauth", "credentials", "isql", "http-basic.", "add_user", "change_password", "net", "htpasswd", "by", "login", "account", "subscription", "subscriptions",
 	"tenant", "project", "directory"}
 
 // specialPairs[c0] has bit c1-'a' when a special word starts with c0 c1.
@@ -179,6 +179,8 @@ func redactPositions(rw *rewriter) {
 			n = cloudID(rw, string(w), vs)
 		case credentialWord(w, rw.keys):
 			n = keywordValue(rw, w, vs)
+		case string(w) == "auth" || string(w) == "basicauth" || string(w) == "credentials":
+			n = accountPair(rw, vs)
 		}
 		if n > 0 {
 			i = n - 1
@@ -294,6 +296,27 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 	}
 	rw.mask(vs, ve, kSecret)
 	return ve
+}
+
+// accountPair masks the account:password pair among the two words at vs,
+// after a word that announces credentials (stats auth admin:s3cret, basic
+// auth user ops:s3cret). The password must not be a number (a port) or a
+// path.
+func accountPair(rw *rewriter, vs int) int {
+	src := rw.src
+	for s, k := vs, 0; s < len(src) && k < 2; k++ {
+		e := valueWord(src, s)
+		if c := bytes.IndexByte(src[s:e], ':'); c > 0 && s+c+1 < e {
+			if v := src[s+c+1 : e]; accountName(src[s:s+c]) && !allDigits(v) && v[0] != '/' && !notASecret(src, s+c+1, e) {
+				rw.mask(s, s+c, kUser)
+				rw.mask(s+c+1, e, kSecret)
+				return e
+			}
+		}
+		for s = e; s < len(src) && src[s] == ' '; s++ {
+		}
+	}
+	return 0
 }
 
 // quotedSecret redacts the quoted literal at vs (IDENTIFIED BY 'x').
@@ -831,5 +854,5 @@ func gatePositions(src []byte, f features) bool {
 // refusedKeyword holds the words that hold a credential trigger but that
 // credentialWord refuses and that no other keyword case reads.
 var refusedKeyword = map[string]bool{"key": true, "sig": true, "sid": true, "pin": true, "otp": true, "pass": true,
-	"session": true, "sessions": true, "cookie": true, "cookies": true, "signature": true, "auth": true,
-	"credentials": true, "secrets": true, "tokens": true, "passwords": true, "keys": true}
+	"session": true, "sessions": true, "cookie": true, "cookies": true, "signature": true,
+	"secrets": true, "tokens": true, "passwords": true, "keys": true}

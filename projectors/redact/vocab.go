@@ -68,7 +68,7 @@ func Vocabulary() map[string][]string {
 		pem = append(pem, "-----BEGIN "+l+"-----", "-----END "+l+"-----")
 	}
 	v["pem-labels"] = pem
-	v["positions"] = append(slices.Clone(cloudPathWords),
+	v["positions"] = append(append(slices.Clone(cloudPathWords), specialWords...),
 		"process ", "Killed process 1", "identified by ", "IDENTIFIED BY '", "password for ", "= '", "machine ", "default login ",
 		"login ", "password ", "account ", "subscription ", "tenant ", "project ", "directory ", "requirepass ", "<password>",
 		"</password>", "a/b@c", "a/\"b\"@c", "h:5432:d:u:", "*:*:*:u:", "a:b@tcp(", "-e ", "subscriptions/", "1234 of ")

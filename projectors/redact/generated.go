@@ -38,7 +38,7 @@ func redactGenerated(rw *rewriter) {
 	// The public PEM blocks (certificates, public keys), whose bodies are
 	// kept: found first, and only in a text that holds one.
 	var public [][2]int
-	for off := 0; ; {
+	for off := 0; rw.feat == 0 || rw.feat&fDash != 0; {
 		k := bytes.Index(src[off:], pemBegin)
 		if k < 0 {
 			break
@@ -90,14 +90,14 @@ func judge(rw *rewriter, s, e int) {
 		rw.mask(s, e, kSecret)
 		return
 	}
-	if proven(src, s, e) {
-		return
-	}
 	if bytes.IndexAny(t, "/.+") < 0 || !hasWordPart(t) && bytes.Count(t, []byte{'/'}) < 3 {
-		if generated(t) {
+		if generated(t) && !proven(src, s, e) {
 			rw.mask(s, e, generatedKind(rw, s))
 		}
 		return
+	}
+	if len(t) >= 24 && bytes.IndexByte(t, '.') < 0 && proven(src, s, e) {
+		return // a proven base64 value with separators in it: an ssh key, SRI
 	}
 	for ps := s; ps < e; {
 		pe := ps
@@ -191,7 +191,7 @@ func generatedKind(rw *rewriter, s int) canonical.Kind {
 //     wordLimit.
 func generated(t []byte) bool {
 	var up, lo, digits, hexUp, hexLo, switches int
-	var hist [256]uint8
+	var hist [256]uint32
 	prev := byte(0) // the class of the last letter or digit: 'u', 'l' or 'd'
 	for _, c := range t {
 		hist[c]++
@@ -227,21 +227,21 @@ func generated(t []byte) bool {
 	if digits > 0 && (hexLo == letters && up == 0 || hexUp == letters && lo == 0) && hexDashes(t) {
 		return true
 	}
-	h := 0.0
-	for _, n := range hist {
-		if n > 0 {
-			p := float64(n) / float64(len(t))
-			h -= p * math.Log2(p)
+	if switchEvery*switches < letters+digits {
+		if cost, _ := runCost(t); cost <= wordLimit {
+			return false
 		}
 	}
-	if h < 0.6*math.Log2(float64(len(t))) {
-		return false
+	// Entropy per character at least 0.6 of log2(len(t)): with counts c,
+	// log2(n) - Σ c·log2(c)/n >= 0.6·log2(n).
+	n := float64(len(t))
+	sum := 0.0
+	for _, c := range hist {
+		if c > 1 {
+			sum += float64(c) * math.Log2(float64(c))
+		}
 	}
-	if switchEvery*switches >= letters+digits {
-		return true
-	}
-	cost, _ := runCost(t)
-	return cost > wordLimit
+	return sum <= 0.4*n*math.Log2(n)
 }
 
 // switchEvery: a value that switches between upper case, lower case and
@@ -373,6 +373,7 @@ type proof struct {
 	name          string
 	before, after contexts
 	shape         shape
+	joined        bool // the label is joined to the value by '-', within one candidate
 }
 
 // shape is what a proven value must look like.
@@ -390,23 +391,23 @@ var (
 // When in doubt, an entry is left out: masking costs the agent little.
 var proofsTable = []proof{
 	{"digest after its algorithm", []string{"sha1:", "sha224:", "sha256:", "sha384:", "sha512:", "md5:", "blake2b:", "blake3:",
-		"sha1", "sha224", "sha256", "sha384", "sha512", "md5"}, nil, digestHex},
-	{"subresource integrity", []string{"sha256-", "sha384-", "sha512-"}, nil, shape{'b', []int{44, 64, 88}}},
-	{"Go checksum", []string{"h1:"}, nil, shape{'b', []int{44}}},
-	{"ssh key fingerprint", []string{"sha256:"}, nil, shape{'b', []int{43}}},
+		"sha1", "sha224", "sha256", "sha384", "sha512", "md5"}, nil, digestHex, false},
+	{"subresource integrity", []string{"sha256-", "sha384-", "sha512-"}, nil, shape{'b', []int{44, 64, 88}}, true},
+	{"Go checksum", []string{"h1:"}, nil, shape{'b', []int{44}}, false},
+	{"ssh key fingerprint", []string{"sha256:"}, nil, shape{'b', []int{43}}, false},
 	{"checksum header", []string{"etag", "if-none-match", "if-match", "content-md5", "x-checksum-sha1", "x-checksum-sha256", "x-checksum-md5",
-		"checksum", "digest", "sha256sum", "sha1sum", "md5sum", "shasum"}, nil, shape{'x', []int{32, 40, 64, 128}}},
-	{"base64 checksum header", []string{"content-md5"}, nil, shape{'b', []int{24}}},
-	{"checksum file line", []string{"^"}, []string{"  ", " *"}, digestHex},
+		"checksum", "digest", "sha256sum", "sha1sum", "md5sum", "shasum"}, nil, shape{'x', []int{32, 40, 64, 128}}, false},
+	{"base64 checksum header", []string{"content-md5"}, nil, shape{'b', []int{24}}, false},
+	{"checksum file line", []string{"^"}, []string{"  ", " *"}, digestHex, false},
 	{"commit in a git context", []string{"commit", "revision", "rev", "merge", "checking out", "head is now at", "fast-forward", "cherry-pick", "revert",
-		"sha", "git_commit", "git_sha", "commit_sha", "vcs.revision"}, nil, commitHex},
+		"sha", "git_commit", "git_sha", "commit_sha", "vcs.revision"}, nil, commitHex, false},
 	{"key id or fingerprint", []string{"fingerprint", "fingerprint is", "key fingerprint", "rsa key", "dsa key", "ecdsa key", "eddsa key", "ed25519 key",
-		"gpg: key", "keyid", "key id", "[sc]", "[sca]", "[scea]", "[e]", "[s]", "[c]"}, nil, shape{'x', []int{16, 40}}},
+		"gpg: key", "keyid", "key id", "[sc]", "[sca]", "[scea]", "[e]", "[s]", "[c]"}, nil, shape{'x', []int{16, 40}}, false},
 	{"ssh public key", []string{"ssh-rsa", "ssh-ed25519", "ssh-dss", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
-		"sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com"}, nil, shape{'s', nil}},
-	{"W3C traceparent", []string{"traceparent"}, nil, shape{'t', nil}},
-	{"OpenTelemetry trace id", []string{"trace_id", "traceid", "trace-id", "trace", "otel.trace_id"}, nil, shape{'x', []int{32}}},
-	{"OpenTelemetry span id", []string{"span_id", "spanid", "span-id", "span", "parent_id", "parentid", "otel.span_id"}, nil, shape{'x', []int{16}}},
+		"sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com"}, nil, shape{'s', nil}, false},
+	{"W3C traceparent", []string{"traceparent"}, nil, shape{'t', nil}, false},
+	{"OpenTelemetry trace id", []string{"trace_id", "traceid", "trace-id", "trace", "otel.trace_id"}, nil, shape{'x', []int{32}}, false},
+	{"OpenTelemetry span id", []string{"span_id", "spanid", "span-id", "span", "parent_id", "parentid", "otel.span_id"}, nil, shape{'x', []int{16}}, false},
 }
 
 // proven reports whether the context of the generated value src[s:e]
@@ -418,10 +419,12 @@ func proven(src []byte, s, e int) bool {
 		if p.shape.fits(v) && p.before.at(src, s) && (p.after == nil || p.after.follows(src, e)) {
 			return true
 		}
-		for _, c := range p.before {
-			// A label joined to its value: sha512-<base64>.
-			if c[len(c)-1] == '-' && len(v) > len(c) && hasPrefixFold(v, c) && p.shape.fits(v[len(c):]) {
-				return true
+		if p.joined {
+			for _, c := range p.before {
+				// A label joined to its value: sha512-<base64>.
+				if len(v) > len(c) && hasPrefixFold(v, c) && p.shape.fits(v[len(c):]) {
+					return true
+				}
 			}
 		}
 	}

@@ -36,14 +36,19 @@ func specialStart(c0, c1 byte) bool {
 // one of its words (and not a token or a secret, whose name is prose more
 // often): a quoted value after it is the password, whatever its shape.
 func passwordWord(w []byte) bool {
-	for _, p := range bytes.FieldsFunc(w, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
-		switch string(p) {
+	for s, e := 0, 0; e <= len(w); e++ {
+		if e < len(w) && w[e] != '_' && w[e] != '-' && w[e] != '.' {
+			continue
+		}
+		switch p := w[s:e]; string(p) {
 		case "password", "passwd", "pwd", "passphrase", "passcode":
 			return true
+		default:
+			if glued(p) && !bytes.HasSuffix(p, []byte("token")) && !bytes.HasSuffix(p, []byte("secret")) {
+				return true
+			}
 		}
-		if glued(p) && !bytes.HasSuffix(p, []byte("token")) && !bytes.HasSuffix(p, []byte("secret")) {
-			return true
-		}
+		s = e + 1
 	}
 	return false
 }

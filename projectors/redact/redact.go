@@ -289,7 +289,7 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 		if !s.wants(feat) || s.gate != nil && !s.gate(msg, feat) {
 			continue
 		}
-		rw.src, rw.spans, rw.last, rw.keys = msg, r.spans, 0, &r.keys
+		rw.src, rw.spans, rw.last, rw.keys, rw.feat = msg, r.spans, 0, &r.keys, feat
 		s.apply(rw)
 		r.spans = rw.spans
 	}
@@ -400,6 +400,7 @@ type rewriter struct {
 	spans []span
 	last  int       // end of the pass's last range
 	keys  *keyCache // the Redactor's, or nil
+	feat  features  // of src; 0: not known
 }
 
 // mask marks src[start:end] as a value of kind k.

@@ -1,6 +1,9 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"slices"
+)
 
 // Credential-bearing positions that hold no '=' or ':' after the name: a
 // keyword or directive and its value (password X, requirepass X,
@@ -11,26 +14,9 @@ import "bytes"
 // its first letter starts one of the words below.
 
 // specialWords are the words this pass reads besides the names of
-// credentials: a word that starts with none of their first two letters
-// and holds no credential trigger is not looked at further.
+// credentials.
 var specialWords = []string{"process", "auth", "basicauth", "credentials", "isql", "http-basic.", "add_user", "change_password", "net", "htpasswd", "by", "login", "account", "subscription", "subscriptions",
 	"tenant", "project", "directory"}
-
-// specialPairs[c0] has bit c1-'a' when a special word starts with c0 c1.
-var specialPairs = func() (t [256]uint32) {
-	for _, w := range specialWords {
-		t[w[0]] |= 1 << (w[1] - 'a')
-		t[w[0]-32] |= 1 << (w[1] - 'a')
-	}
-	return t
-}()
-
-// specialStart reports whether a word starting with c0 c1 may be one of
-// specialWords.
-func specialStart(c0, c1 byte) bool {
-	c1 = lower(c1)
-	return c1 >= 'a' && c1 <= 'z' && specialPairs[c0]&(1<<(c1-'a')) != 0
-}
 
 // passwordWord reports whether the lower-case word w names a password by
 // one of its words (and not a token or a secret, whose name is prose more
@@ -57,9 +43,6 @@ func passwordWord(w []byte) bool {
 // before a value, names a credential: the key rules say so and it is not
 // one of the names that are prose or ids more often than keywords.
 func credentialWord(w []byte, keys *keyCache) bool {
-	if !mayNameCredential(w) {
-		return false
-	}
 	switch string(w) {
 	case "key", "sig", "sid", "pin", "otp", "pass", "session", "sessions", "cookie", "cookies", "signature", "auth",
 		"credentials", "secrets", "tokens", "passwords", "keys":
@@ -145,7 +128,7 @@ func redactPositions(rw *rewriter) {
 				}
 			}
 		}
-		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) || trig == 0 && !specialStart(c, src[i+1]) {
+		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) || trig == 0 {
 			i = e - 1
 			continue
 		}
@@ -636,16 +619,16 @@ func credentialLike(v []byte) bool {
 	return punct || up && lo || di && (up || lo) || di && len(v) >= 8
 }
 
-// credentialTriggers are literals that every name of a credential holds
-// (the secret stems, exact keys and suffixes of classifyKey): a word with
-// none of them is not classified, which keeps the key cache for keys.
+// credentialTriggers are literals that every credential word holds: with
+// specialWords, the keyword prefilter of this pass. A word that holds the
+// first two letters of none of them is not looked at further.
 var credentialTriggers = []string{"pass", "pw", "secret", "token", "key", "auth", "cred", "sig", "sid", "pin", "otp",
 	"csrf", "xsrf", "sess", "cookie", "connectionstring"}
 
-// triggerPairs[c0] has bit c1-'a' when a trigger starts with c0 c1, in
-// either case.
+// triggerPairs[c0] has bit c1-'a' when a trigger or a special word starts
+// with c0 c1, in either case.
 var triggerPairs = func() (t [256]uint32) {
-	for _, s := range credentialTriggers {
+	for _, s := range append(slices.Clone(credentialTriggers), specialWords...) {
 		t[s[0]] |= 1 << (s[1] - 'a')
 		t[s[0]-32] |= 1 << (s[1] - 'a')
 	}
@@ -660,23 +643,6 @@ var letterBit = func() (t [256]uint32) {
 	}
 	return t
 }()
-
-// mayNameCredential reports whether the lower-case word w holds one of
-// credentialTriggers.
-func mayNameCredential(w []byte) bool {
-	for k := 0; k+1 < len(w); k++ {
-		c1 := w[k+1]
-		if c1 < 'a' || c1 > 'z' || triggerPairs[w[k]]&(1<<(c1-'a')) == 0 {
-			continue
-		}
-		for _, s := range credentialTriggers {
-			if len(w)-k >= len(s) && s[0] == w[k] && string(w[k:k+len(s)]) == s {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // loginCommands take an account and its password as arguments, after
 // skip others (flags apart): rabbitmqctl add_user USER PASS, isql DSN USER

@@ -90,7 +90,16 @@ func judge(rw *rewriter, s, e int) {
 		rw.mask(s, e, kSecret)
 		return
 	}
-	if bytes.IndexAny(t, "/.+") < 0 || !hasWordPart(t) && bytes.Count(t, []byte{'/'}) < 3 {
+	slashes, seps := 0, 0
+	for _, c := range t {
+		if c == '/' {
+			slashes++
+		}
+		if c == '/' || c == '.' || c == '+' {
+			seps++
+		}
+	}
+	if seps == 0 || slashes < 3 && !hasWordPart(t) {
 		if generated(t) && !proven(src, s, e) {
 			rw.mask(s, e, generatedKind(rw, s))
 		}
@@ -191,10 +200,8 @@ func generatedKind(rw *rewriter, s int) canonical.Kind {
 //     wordLimit.
 func generated(t []byte) bool {
 	var up, lo, digits, hexUp, hexLo, switches int
-	var hist [256]uint32
 	prev := byte(0) // the class of the last letter or digit: 'u', 'l' or 'd'
 	for _, c := range t {
-		hist[c]++
 		cl := byte(0)
 		switch {
 		case c >= 'a' && c <= 'z':
@@ -234,6 +241,10 @@ func generated(t []byte) bool {
 	}
 	// Entropy per character at least 0.6 of log2(len(t)): with counts c,
 	// log2(n) - Σ c·log2(c)/n >= 0.6·log2(n).
+	var hist [256]uint32
+	for _, c := range t {
+		hist[c]++
+	}
 	n := float64(len(t))
 	sum := 0.0
 	for _, c := range hist {
@@ -247,7 +258,7 @@ func generated(t []byte) bool {
 // switchEvery: a value that switches between upper case, lower case and
 // digits at least every switchEvery characters (upper to lower, which
 // starts every capitalised word, does not count) is generated.
-var switchEvery = 4
+const switchEvery = 4
 
 // hexDashes reports whether t is hexadecimal digits, with dashes between
 // groups at most.
@@ -487,7 +498,11 @@ func (cs contexts) at(src []byte, s int) bool {
 	for k > 0 && s-k < 4 && (src[k-1] == ' ' || src[k-1] == '\t' || src[k-1] == ':' || src[k-1] == '=' || src[k-1] == '"' || src[k-1] == '\'' || src[k-1] == '\\') {
 		k--
 	}
+	last, lastK := lower(src[max(s, 1)-1]), lower(src[max(k, 1)-1])
 	for _, c := range cs {
+		if e := c[len(c)-1]; e != last && e != lastK && c != "^" {
+			continue // neither right before nor before the separators
+		}
 		if c == "^" {
 			l := s
 			for l > 0 && (src[l-1] == ' ' || src[l-1] == '\t') {

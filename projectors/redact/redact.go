@@ -281,18 +281,18 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 // output is written once, with overlapping ranges joined.
 func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 	m = canonical.MaskerOf(m)
-	r.spans = r.spans[:0]
 	feat := scanFeatures(msg)
 	rw := &r.rw
+	rw.src, rw.spans, rw.keys, rw.feat = msg, r.spans[:0], &r.keys, feat
 	for i := range stages {
 		s := &stages[i]
 		if !s.wants(feat) || s.gate != nil && !s.gate(msg, feat) {
 			continue
 		}
-		rw.src, rw.spans, rw.last, rw.keys, rw.feat = msg, r.spans, 0, &r.keys, feat
+		rw.last = 0
 		s.apply(rw)
-		r.spans = rw.spans
 	}
+	r.spans, rw.src = rw.spans, nil
 	for _, d := range r.extra {
 		r.ext = d.Spans(r.ext[:0], msg)
 		for _, sp := range r.ext {

@@ -1,6 +1,10 @@
 package redacteval_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/toolcanon/toolcanon/projectors/internal/redacteval"
@@ -44,5 +48,42 @@ func TestLeaks(t *testing.T) {
 		if got := len(redacteval.Leaks(p, out)); got != want {
 			t.Errorf("Leaks in %q: %d, want %d", out, got, want)
 		}
+	}
+}
+
+// Every directory of sets is read, with its role by name; blind comes last
+// and is never tuned on.
+func TestLoadRoles(t *testing.T) {
+	root := t.TempDir()
+	write := func(dir, file, text string) {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, dir, file), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".", "planted.txt", "## c\nline x ‖ x\n")
+	write("blind", "planted.txt", "## c\nline y ‖ y\n")
+	write("blind", "verbatim.txt", "# kept\nsha256:00\n")
+	write("round2", "ordinary.txt", "# a comment\nnothing here\n")
+	write("zeta", "ordinary.txt", "words\n")
+	write("empty", "notes.md", "not a set\n")
+	sets, err := redacteval.Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range sets {
+		got = append(got, fmt.Sprintf("%s training=%v blind=%v planted=%d ordinary=%d verbatim=%d", s.Name, s.Training, s.Blind(), len(s.Planted), len(s.Ordinary), len(s.Verbatim)))
+	}
+	want := []string{
+		"first training=true blind=false planted=1 ordinary=0 verbatim=0",
+		"round2 training=true blind=false planted=0 ordinary=1 verbatim=0",
+		"zeta training=false blind=false planted=0 ordinary=1 verbatim=0",
+		"blind training=false blind=true planted=1 ordinary=0 verbatim=1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("sets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

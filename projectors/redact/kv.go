@@ -3,6 +3,8 @@ package redact
 import (
 	"bytes"
 	"strings"
+
+	"github.com/toolcanon/toolcanon/canonical"
 )
 
 // Key-value assignments: key=value, key: value, "key": "value", key => value.
@@ -395,7 +397,9 @@ func redactKV(rw *rewriter) {
 			quote = '\\'
 			vs += 2
 		}
-		if vs < len(src) && isPlaceholder(src[vs:]) {
+		if _, _, n, ok := canonical.ParseHandle(src[vs:]); ok && vs+n < len(src) && !isSpace(src[vs+n]) && !closesValue(src[vs+n]) {
+			vs += n // a handle proves nothing about what is glued to it
+		} else if vs < len(src) && isPlaceholder(src[vs:]) {
 			continue
 		}
 		if nameKey && quote != '\\' {

@@ -10,7 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolcanon/toolcanon/projectors/mcpresult"
-	"github.com/toolcanon/toolcanon/projectors/redact"
 )
 
 // Bounds of one prompt or resource result besides its text and media
@@ -32,23 +31,15 @@ func cacheable(c *mcp.Cacheable) {
 	c.CacheScope = "private"
 }
 
-// redactedText is a third party's text as an agent may read it: redacted
-// by the projections' redactor, then cut to limit bytes at a rune boundary.
-// Only a bounded prefix is read, so that a text of megabytes costs what its
-// shown part costs.
+// redactedText is a third party's text as an agent may read it, outside
+// any call: relay.text with no call's handles (canonical.Placeholders),
+// cut to limit bytes.
 func redactedText(s string, limit int) string {
 	if s == "" || limit <= len("…") {
 		return ""
 	}
-	if n := 8 * limit; len(s) > n {
-		// Cut at a space or line break, so that no secret is cut in two
-		// before the redactor sees it.
-		s = s[:n]
-		if i := strings.LastIndexAny(s, " \t\r\n"); i >= n/2 {
-			s = s[:i]
-		}
-	}
-	return cutText(string(redact.New().Append(nil, []byte(s))), limit)
+	var outside *relay
+	return outside.text(s, limit)
 }
 
 // budget is what one result may still pass: text bytes (after redaction)

@@ -160,7 +160,8 @@ type record struct {
 	rec      canonical.Record // TTL and Limits unused here; computed on read
 	cdigest  string           // digest of the completion made, abandoned and the claim after Abandon
 	overflow bool
-	gen      uint64 // generation of the run state the call was counted in
+	gen      uint64   // generation of the run state the call was counted in
+	input    *waiting // set while the call waits (or waited) for the agent's input
 }
 
 // runState is what Redis keeps in the run's HASH.

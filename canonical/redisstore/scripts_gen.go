@@ -13,21 +13,25 @@ import (
 // the others are sent once.
 var (
 	abandonScript         = newScript("abandon.lua", true)
+	awaitInputScript      = newScript("await_input.lua", true)
 	beginScript           = newScript("begin.lua", true)
 	closeRunScript        = newScript("close_run.lua", true)
 	completeScript        = newScript("complete.lua", true)
+	continueCallScript    = newScript("continue_call.lua", true)
 	observeProgressScript = newScript("observe_progress.lua", false)
 )
 
 // allScripts lists every lifecycle script, in file order.
-var allScripts = []*script{abandonScript, beginScript, closeRunScript, completeScript, observeProgressScript}
+var allScripts = []*script{abandonScript, awaitInputScript, beginScript, closeRunScript, completeScript, continueCallScript, observeProgressScript}
 
 // declaredOutcomes lists, per script, every outcome its RETURNS declares.
 var declaredOutcomes = map[string][]string{
 	"abandon.lua":          {"OK", "EXISTS", "LEASE_ACTIVE", "INVALID_TRANSITION", "NOT_FOUND", "LAYOUT_MISMATCH"},
+	"await_input.lua":      {"OK", "NOT_FOUND", "INVALID_TRANSITION", "LAYOUT_MISMATCH"},
 	"begin.lua":            {"OK", "EXISTS", "REPLAYABLE", "RUN_FORBIDDEN", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT", "LAYOUT_MISMATCH"},
 	"close_run.lua":        {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH", "NOT_FOUND"},
 	"complete.lua":         {"OK", "EXISTS", "RESULT_TOO_LARGE", "NOT_FOUND", "INVALID_TRANSITION", "LAYOUT_MISMATCH"},
+	"continue_call.lua":    {"OK", "RUN_FORBIDDEN", "NOT_FOUND", "IN_PROGRESS", "DUPLICATE", "LAYOUT_MISMATCH"},
 	"observe_progress.lua": {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH", "NOT_FOUND", "RUN_INACTIVE"},
 }
 
@@ -103,6 +107,77 @@ func execAbandon(ctx context.Context, r runner, k abandonKeys, a abandonArgs) (a
 	return decodeAbandonReply(r.runScript(ctx, abandonScript, []string{k.Record, k.Index, k.Leases}, []string{
 		a.ToolCallID,
 		a.Claim,
+	}))
+}
+
+// awaitInputKeys are the KEYS of await_input.lua.
+type awaitInputKeys struct {
+	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
+	Leases string // KEYS[2] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+}
+
+// awaitInputArgs are the ARGV of await_input.lua.
+type awaitInputArgs struct {
+	ToolCallID string // ARGV[1] the id in KEYS[1], for the run's leases
+	Owner      string // ARGV[2] the owner as the header keeps it, and a space: must be the header's at H_OWNER
+	Token      string // ARGV[3] what the continuing call must present
+	State      []byte // ARGV[4] the tool's state, for the continuing call (may be empty)
+	WaitMs     int64  // ARGV[5] > 0: the new lease, from now; no later than the record's expiry
+}
+
+// awaitInputReply is a reply of await_input.lua, as its RETURNS declares:
+//
+//	RETURNS
+//	{"OK", header string, pttl int}
+//	the record waits for the input under the token
+//	{"NOT_FOUND"}
+//	no record (never begun, or expired)
+//	{"INVALID_TRANSITION", header string}
+//	another owner, a terminal record, or one waiting under another token: nothing changed
+//	{"LAYOUT_MISMATCH"}
+//	the record is of another layout (an earlier release's): nothing changed
+type awaitInputReply struct {
+	Outcome string // the reply's first element
+	Header  string // header, in OK, INVALID_TRANSITION
+	PTTL    int64  // pttl, in OK
+}
+
+// decodeAwaitInputReply decodes a reply of await_input.lua. Any reply its RETURNS does not
+// declare (an unknown outcome, another length, another element type) is
+// an error.
+func decodeAwaitInputReply(res rueidis.RedisResult) (awaitInputReply, error) {
+	var r awaitInputReply
+	d, err := newReplyDecoder("await_input.lua", res)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = d.outcome
+	switch d.outcome {
+	case "OK":
+		d.length(3)
+		r.Header = d.str(1, "header")
+		r.PTTL = d.num(2, "pttl")
+	case "NOT_FOUND":
+		d.length(1)
+	case "INVALID_TRANSITION":
+		d.length(2)
+		r.Header = d.str(1, "header")
+	case "LAYOUT_MISMATCH":
+		d.length(1)
+	default:
+		d.undeclared()
+	}
+	return r, d.err
+}
+
+// execAwaitInput runs await_input.lua: keep the owner's PROJECTING record open for the agent's input (a multi round-trip call): the tool asked the agent for input instead of answering. The record stays PROJECTING; it keeps the token the continuing call must present (continue_call.lua) and the tool's state for it, and its lease becomes the wait for the input, after which a reaper may abandon the call. The TTL is kept; nothing of the run changes.
+func execAwaitInput(ctx context.Context, r runner, k awaitInputKeys, a awaitInputArgs) (awaitInputReply, error) {
+	return decodeAwaitInputReply(r.runScript(ctx, awaitInputScript, []string{k.Record, k.Leases}, []string{
+		a.ToolCallID,
+		a.Owner,
+		a.Token,
+		rueidis.BinaryString(a.State),
+		strconv.FormatInt(a.WaitMs, 10),
 	}))
 }
 
@@ -428,6 +503,91 @@ func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs)
 		rueidis.BinaryString(a.Result2),
 		rueidis.BinaryString(a.Result3),
 		a.Handles,
+	}))
+}
+
+// continueCallKeys are the KEYS of continue_call.lua.
+type continueCallKeys struct {
+	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
+	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH  its owner is checked first
+	Leases string // KEYS[3] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+}
+
+// continueCallArgs are the ARGV of continue_call.lua.
+type continueCallArgs struct {
+	ToolCallID    string // ARGV[1] the id in KEYS[1], for the run's leases
+	Owner         string // ARGV[2] the continuing invocation's owner, as the header keeps it (no space)
+	Principal     string // ARGV[3] the caller's principal tag (64 hex): must be the run's owner
+	RequestSHA256 string // ARGV[4] the continuing request's digest, as the header keeps it
+	Token         string // ARGV[5] the token the waiting record keeps
+	LeaseMs       int64  // ARGV[6] > 0: the new lease, from now; no later than the record's expiry
+}
+
+// continueCallReply is a reply of continue_call.lua, as its RETURNS declares:
+//
+//	RETURNS
+//	{"OK", header string, pttl int, state bytes}
+//	the call is the new owner's, with the tool's state
+//	{"RUN_FORBIDDEN"}
+//	the run belongs to another principal, or its owner is unknown; checked before anything else
+//	{"NOT_FOUND"}
+//	no record (never begun, or expired)
+//	{"IN_PROGRESS", header string}
+//	PROJECTING, and waiting for no input under this token and request (running, or another's): nothing changed
+//	{"DUPLICATE", header string}
+//	the call is finished: nothing changed
+//	{"LAYOUT_MISMATCH"}
+//	the record or the run's state is of another layout (an earlier release's): nothing changed
+type continueCallReply struct {
+	Outcome string // the reply's first element
+	Header  string // header, in OK, IN_PROGRESS, DUPLICATE
+	PTTL    int64  // pttl, in OK
+	State   []byte // state, in OK
+}
+
+// decodeContinueCallReply decodes a reply of continue_call.lua. Any reply its RETURNS does not
+// declare (an unknown outcome, another length, another element type) is
+// an error.
+func decodeContinueCallReply(res rueidis.RedisResult) (continueCallReply, error) {
+	var r continueCallReply
+	d, err := newReplyDecoder("continue_call.lua", res)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = d.outcome
+	switch d.outcome {
+	case "OK":
+		d.length(4)
+		r.Header = d.str(1, "header")
+		r.PTTL = d.num(2, "pttl")
+		r.State = d.bin(3, "state")
+	case "RUN_FORBIDDEN":
+		d.length(1)
+	case "NOT_FOUND":
+		d.length(1)
+	case "IN_PROGRESS":
+		d.length(2)
+		r.Header = d.str(1, "header")
+	case "DUPLICATE":
+		d.length(2)
+		r.Header = d.str(1, "header")
+	case "LAYOUT_MISMATCH":
+		d.length(1)
+	default:
+		d.undeclared()
+	}
+	return r, d.err
+}
+
+// execContinueCall runs continue_call.lua: hand a record that waits for the agent's input (await_input.lua) to the invocation that continues the call: the same call (the request's digest is the record's), of the run's principal, presenting the token the record keeps. The record stays PROJECTING under the new owner with a new lease, and the tool's state is returned; the token is kept as taken, so that only this owner's retry finds it again. Anything else changes nothing: a call still running, one waiting under another token or for another request, and a finished one are refused as a begin of the id would be. The TTL is kept; nothing of the run changes.
+func execContinueCall(ctx context.Context, r runner, k continueCallKeys, a continueCallArgs) (continueCallReply, error) {
+	return decodeContinueCallReply(r.runScript(ctx, continueCallScript, []string{k.Record, k.Run, k.Leases}, []string{
+		a.ToolCallID,
+		a.Owner,
+		a.Principal,
+		a.RequestSHA256,
+		a.Token,
+		strconv.FormatInt(a.LeaseMs, 10),
 	}))
 }
 

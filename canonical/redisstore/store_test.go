@@ -457,6 +457,11 @@ func reachLayoutMismatch(t *testing.T, addr string, s *redisstore.Store) {
 	_, err = s.Usage(ctx, run)
 	wantLayout(t, "usage", err)
 	wantLayout(t, "check", s.CheckPrincipal(ctx, run, ""))
+	_, err = s.AwaitInput(ctx, canonical.AwaitInput{RunID: run, ToolCallID: "c1", Owner: "o", Token: "t", Wait: time.Minute})
+	wantLayout(t, "await input", err)
+	_, err = s.ContinueCall(ctx, canonical.ContinueCall{RunID: run, ToolCallID: "c1", Owner: "o", Token: "t",
+		RequestDigest: canonical.RequestDigest([]byte(`{}`)), Lease: time.Minute})
+	wantLayout(t, "continue", err)
 }
 
 func wantLayout(t *testing.T, op string, err error) {

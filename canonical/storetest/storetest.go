@@ -1,7 +1,8 @@
 // Package storetest is the conformance suite every canonical.Store must pass,
 // unchanged: Run(t, factory) exercises the lifecycle, ownership, TTL,
 // capacity, run state and limits, leases and abandon, completion index,
-// reads, concurrency, replies, reaping, run ownership, handle index and argument validation through the Store
+// reads, concurrency, replies, reaping, run ownership, handle index, continued
+// calls (canonical.Continuer) and argument validation through the Store
 // interface, and after every case checks through the harness that the
 // backend holds no key without a TTL. One area per file.
 package storetest
@@ -89,6 +90,10 @@ func Run(t *testing.T, factory Factory) {
 	t.Run("Principal", func(t *testing.T) { testPrincipal(t, f) })
 	t.Run("Handles", func(t *testing.T) { testHandles(t, f) })
 	t.Run("OwnedReads", func(t *testing.T) { testOwnedReads(t, f) })
+	// The cases of continued calls need a store that continues them.
+	if _, ok := f(t).Store.(canonical.Continuer); ok {
+		t.Run("Continue", func(t *testing.T) { testContinue(t, f) })
+	}
 	// The cases of lost keys need a harness that can lose them.
 	if f(t).DropRunState != nil {
 		t.Run("LostState", func(t *testing.T) { testLostState(t, f) })

@@ -13,7 +13,7 @@ func LuaLib() string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("-- format.lib: the record's layout, generated from internal/record (record.go) by\n")
-	w("-- internal/scripts_gen: DO NOT EDIT. Included by begin, complete and abandon.\n")
+	w("-- internal/scripts_gen: DO NOT EDIT. Included by every script of a record.\n")
 	w("--\n")
 	w("-- A record is a HASH: field %q is the header, fixed-width ASCII fields at\n", HeaderField)
 	w("-- fixed positions (below, 1-based as string.sub takes them), then the owner,\n")
@@ -25,6 +25,8 @@ func LuaLib() string {
 	}
 	w("local H_OWNER = %d -- the owner, one space, the tool\n", OffOwner+1)
 	w("local HEADER = %q\n", HeaderField)
+	w("local INPUT_TOKEN, INPUT_STATE, CONSUMED = %q, %q, %q -- a record waiting for input: its token (CONSUMED and the token once taken), the tool's state\n",
+		InputTokenField, InputStateField, ConsumedMark)
 	w("local LAYOUT = %q -- the header's first byte\n", string(rune(Version)))
 	w("local RUN_LAYOUT, RUN_LAYOUT_FIELD, RUN_GONE_FIELD = %q, %q, %q -- the run state's layout, the field that keeps it, its lost flag\n",
 		RunLayout, RunLayoutField, RunGoneField)

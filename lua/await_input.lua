@@ -1,0 +1,60 @@
+-- await_input: keep the owner's PROJECTING record open for the agent's input
+-- (a multi round-trip call): the tool asked the agent for input instead of
+-- answering. The record stays PROJECTING; it keeps the token the continuing
+-- call must present (continue_call.lua) and the tool's state for it, and
+-- its lease becomes the wait for the input, after which a reaper may
+-- abandon the call. The TTL is kept; nothing of the run changes.
+--
+-- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
+-- KEYS[2] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+--
+-- ARGV[1] tool_call_id  string  the id in KEYS[1], for the run's leases
+-- ARGV[2] owner         string  the owner as the header keeps it, and a space: must be the header's at H_OWNER
+-- ARGV[3] token         string  what the continuing call must present
+-- ARGV[4] state         bytes   the tool's state, for the continuing call (may be empty)
+-- ARGV[5] wait_ms       int     > 0: the new lease, from now; no later than the record's expiry
+--
+-- RETRY safe    a resent await (same owner, same token) finds the record waiting under its token
+--
+-- RETURNS
+--   {"OK", header string, pttl int}
+--     the record waits for the input under the token
+--   {"NOT_FOUND"}
+--     no record (never begun, or expired)
+--   {"INVALID_TRANSITION", header string}
+--     another owner, a terminal record, or one waiting under another token: nothing changed
+--   {"LAYOUT_MISMATCH"}
+--     the record is of another layout (an earlier release's): nothing changed
+
+-- #include format.lib
+
+local m = redis.call('HGET', KEYS[1], HEADER)
+if not m then
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    return {'LAYOUT_MISMATCH'}
+  end
+  return {'NOT_FOUND'}
+end
+if string.sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
+  return {'LAYOUT_MISMATCH'}
+end
+if string.sub(m, H_OWNER, H_OWNER + string.len(ARGV[2]) - 1) ~= ARGV[2] or
+    string.sub(m, H_STATUS, H_STATUS) ~= PROJECTING then
+  return {'INVALID_TRANSITION', m}
+end
+local w = redis.call('HGET', KEYS[1], INPUT_TOKEN)
+if w and w ~= ARGV[3] and string.sub(w, 1, 1) ~= CONSUMED then
+  return {'INVALID_TRANSITION', m}
+end
+
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local pttl = redis.call('PTTL', KEYS[1])
+local lease = now + math.min(tonumber(ARGV[5]), pttl)
+local h = string.format('%s%013d%s%013d%s', string.sub(m, 1, H_UPDATED - 1), now,
+  string.sub(m, H_CREATED, H_CREATED_END), lease, string.sub(m, H_GEN))
+redis.call('HSET', KEYS[1], HEADER, h, INPUT_TOKEN, ARGV[3], INPUT_STATE, ARGV[4])
+-- XX: the call's entry is there while it is PROJECTING; the key is never
+-- made here, and so never without its expiry.
+redis.call('ZADD', KEYS[2], 'XX', lease, ARGV[1])
+return {'OK', h, pttl}

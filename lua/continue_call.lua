@@ -1,0 +1,76 @@
+-- continue_call: hand a record that waits for the agent's input
+-- (await_input.lua) to the invocation that continues the call: the same
+-- call (the request's digest is the record's), of the run's principal,
+-- presenting the token the record keeps. The record stays PROJECTING under
+-- the new owner with a new lease, and the tool's state is returned; the
+-- token is kept as taken, so that only this owner's retry finds it again.
+-- Anything else changes nothing: a call still running, one waiting under
+-- another token or for another request, and a finished one are refused as
+-- a begin of the id would be. The TTL is kept; nothing of the run changes.
+--
+-- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
+-- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH  its owner is checked first
+-- KEYS[3] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+--
+-- ARGV[1] tool_call_id    string  the id in KEYS[1], for the run's leases
+-- ARGV[2] owner           string  the continuing invocation's owner, as the header keeps it (no space)
+-- ARGV[3] principal       string  the caller's principal tag (64 hex): must be the run's owner
+-- ARGV[4] request_sha256  string  the continuing request's digest, as the header keeps it
+-- ARGV[5] token           string  the token the waiting record keeps
+-- ARGV[6] lease_ms        int     > 0: the new lease, from now; no later than the record's expiry
+--
+-- RETRY safe    a resent continue (same owner, same token) finds the record its own and is given the state again
+--
+-- RETURNS
+--   {"OK", header string, pttl int, state bytes}
+--     the call is the new owner's, with the tool's state
+--   {"RUN_FORBIDDEN"}
+--     the run belongs to another principal, or its owner is unknown; checked before anything else
+--   {"NOT_FOUND"}
+--     no record (never begun, or expired)
+--   {"IN_PROGRESS", header string}
+--     PROJECTING, and waiting for no input under this token and request (running, or another's): nothing changed
+--   {"DUPLICATE", header string}
+--     the call is finished: nothing changed
+--   {"LAYOUT_MISMATCH"}
+--     the record or the run's state is of another layout (an earlier release's): nothing changed
+
+-- #include format.lib
+
+local run = redis.call('HMGET', KEYS[2], 'state', 'principal', RUN_LAYOUT_FIELD)
+if other_layout(run, 1, 3) then
+  return {'LAYOUT_MISMATCH'}
+end
+if run[2] ~= ARGV[3] then
+  return {'RUN_FORBIDDEN'}
+end
+local m = redis.call('HGET', KEYS[1], HEADER)
+if not m then
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    return {'LAYOUT_MISMATCH'}
+  end
+  return {'NOT_FOUND'}
+end
+if string.sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
+  return {'LAYOUT_MISMATCH'}
+end
+if string.sub(m, H_STATUS, H_STATUS) ~= PROJECTING then
+  return {'DUPLICATE', m}
+end
+local sp = string.find(m, ' ', H_OWNER, true)
+local w = redis.call('HGET', KEYS[1], INPUT_TOKEN)
+local mine = string.sub(m, H_OWNER, sp - 1) == ARGV[2]
+if not w or string.sub(m, H_REQUEST_SHA256, H_REQUEST_SHA256_END) ~= ARGV[4] or
+    not (w == ARGV[5] or (mine and w == CONSUMED .. ARGV[5])) then
+  return {'IN_PROGRESS', m}
+end
+
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local pttl = redis.call('PTTL', KEYS[1])
+local lease = now + math.min(tonumber(ARGV[6]), pttl)
+local h = string.format('%s%013d%s%013d%s%s%s', string.sub(m, 1, H_UPDATED - 1), now,
+  string.sub(m, H_CREATED, H_CREATED_END), lease, string.sub(m, H_GEN, H_OWNER - 1), ARGV[2], string.sub(m, sp))
+redis.call('HSET', KEYS[1], HEADER, h, INPUT_TOKEN, CONSUMED .. ARGV[5])
+redis.call('ZADD', KEYS[3], 'XX', lease, ARGV[1])
+return {'OK', h, pttl, redis.call('HGET', KEYS[1], INPUT_STATE) or ''}

@@ -55,7 +55,8 @@ type ContinueCall struct {
 	Lease             time.Duration // the continuing invocation's lease
 }
 
-// Continued is what ContinueCall returns: the record, and the tool's state.
+// Continued is what ContinueCall returns: the record, with the run's
+// Limits and RunSecret as Begin returns them, and the tool's state.
 type Continued struct {
 	Record Record
 	State  []byte

@@ -2,7 +2,8 @@
 -- (await_input.lua) to the invocation that continues the call: the same
 -- call (the request's digest is the record's), of the run's principal,
 -- presenting the token the record keeps. The record stays PROJECTING under
--- the new owner with a new lease, and the tool's state is returned; the
+-- the new owner with a new lease, and the tool's state is returned with the
+-- run's limits and secret (as begin returns them to the invocation); the
 -- token is kept as taken, so that only this owner's retry finds it again.
 -- Anything else changes nothing: a call still running, one waiting under
 -- another token or for another request, and a finished one are refused as
@@ -22,8 +23,8 @@
 -- RETRY safe    a resent continue (same owner, same token) finds the record its own and is given the state again
 --
 -- RETURNS
---   {"OK", header string, pttl int, state bytes}
---     the call is the new owner's, with the tool's state
+--   {"OK", header string, pttl int, state bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int, secret string}
+--     the call is the new owner's, with the tool's state; the limits and the secret are the run's
 --   {"RUN_FORBIDDEN"}
 --     the run belongs to another principal, or its owner is unknown; checked before anything else
 --   {"NOT_FOUND"}
@@ -37,7 +38,8 @@
 
 -- #include format.lib
 
-local run = redis.call('HMGET', KEYS[2], 'state', 'principal', RUN_LAYOUT_FIELD)
+local run = redis.call('HMGET', KEYS[2], 'state', 'principal', RUN_LAYOUT_FIELD,
+  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'secret')
 if other_layout(run, 1, 3) then
   return {'LAYOUT_MISMATCH'}
 end
@@ -73,4 +75,5 @@ local h = string.format('%s%013d%s%013d%s%s%s', string.sub(m, 1, H_UPDATED - 1),
   string.sub(m, H_CREATED, H_CREATED_END), lease, string.sub(m, H_GEN, H_OWNER - 1), ARGV[2], string.sub(m, sp))
 redis.call('HSET', KEYS[1], HEADER, h, INPUT_TOKEN, CONSUMED .. ARGV[5])
 redis.call('ZADD', KEYS[3], 'XX', lease, ARGV[1])
-return {'OK', h, pttl, redis.call('HGET', KEYS[1], INPUT_STATE) or ''}
+return {'OK', h, pttl, redis.call('HGET', KEYS[1], INPUT_STATE) or '',
+  tonumber(run[4]) or 0, tonumber(run[5]) or 0, tonumber(run[6]) or 0, tonumber(run[7]) or 0, tonumber(run[8]) or 0, run[9] or ''}

@@ -58,7 +58,8 @@ func (s *Store) ContinueCall(ctx context.Context, c canonical.ContinueCall) (can
 	defer sh.mu.Unlock()
 	// The run's owner first, as Begin checks it: a run with none (its state
 	// lost) is nobody's to continue.
-	if r := sh.liveRun(c.RunID, now); r == nil || r.principal != tag {
+	r := sh.liveRun(c.RunID, now)
+	if r == nil || r.principal != tag {
 		return canonical.Continued{}, &canonical.Error{Code: canonical.CodeRunForbidden, Msg: "continue"}
 	}
 	cur := sh.liveRecord(recordKey{c.RunID, c.ToolCallID}, now)
@@ -77,6 +78,8 @@ func (s *Store) ContinueCall(ctx context.Context, c canonical.ContinueCall) (can
 	s.relet(sh, cur, c.RunID, c.ToolCallID, c.Lease, now)
 	out := snapshot(cur, now, false, false)
 	detach(&out)
+	// The run's limits and secret, as Begin gives them to the invocation.
+	out.Limits, out.RunSecret = r.limits, []byte(r.secret)
 	return canonical.Continued{Record: out, State: bytes.Clone(w.state)}, nil
 }
 

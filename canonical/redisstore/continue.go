@@ -48,6 +48,11 @@ func (s *Store) ContinueCall(ctx context.Context, c canonical.ContinueCall) (can
 	switch r.Outcome {
 	case "OK":
 		rec, err := s.headerRecord(c.RunID, c.ToolCallID, r.Header, r.PTTL, "continue")
+		rec.Limits = canonical.Limits{MaxCallsPerRun: r.CallsRun, MaxCallsPerTool: r.CallsTool, MaxRunBytes: r.RunBytes,
+			MaxRecordBytes: r.RecordBytes, MaxResultBytes: r.ResultBytes}
+		if r.Secret != "" {
+			rec.RunSecret = []byte(r.Secret)
+		}
 		return canonical.Continued{Record: rec, State: r.State}, err
 	case "IN_PROGRESS":
 		return canonical.Continued{}, canonical.Errorf(canonical.CodeToolCallInProgress, "continue: the call waits for no input under this token and request")

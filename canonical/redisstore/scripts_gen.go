@@ -526,8 +526,8 @@ type continueCallArgs struct {
 // continueCallReply is a reply of continue_call.lua, as its RETURNS declares:
 //
 //	RETURNS
-//	{"OK", header string, pttl int, state bytes}
-//	the call is the new owner's, with the tool's state
+//	{"OK", header string, pttl int, state bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int, secret string}
+//	the call is the new owner's, with the tool's state; the limits and the secret are the run's
 //	{"RUN_FORBIDDEN"}
 //	the run belongs to another principal, or its owner is unknown; checked before anything else
 //	{"NOT_FOUND"}
@@ -539,10 +539,16 @@ type continueCallArgs struct {
 //	{"LAYOUT_MISMATCH"}
 //	the record or the run's state is of another layout (an earlier release's): nothing changed
 type continueCallReply struct {
-	Outcome string // the reply's first element
-	Header  string // header, in OK, IN_PROGRESS, DUPLICATE
-	PTTL    int64  // pttl, in OK
-	State   []byte // state, in OK
+	Outcome     string // the reply's first element
+	Header      string // header, in OK, IN_PROGRESS, DUPLICATE
+	PTTL        int64  // pttl, in OK
+	State       []byte // state, in OK
+	CallsRun    int64  // calls_run, in OK
+	CallsTool   int64  // calls_tool, in OK
+	RunBytes    int64  // run_bytes, in OK
+	RecordBytes int64  // record_bytes, in OK
+	ResultBytes int64  // result_bytes, in OK
+	Secret      string // secret, in OK
 }
 
 // decodeContinueCallReply decodes a reply of continue_call.lua. Any reply its RETURNS does not
@@ -557,10 +563,16 @@ func decodeContinueCallReply(res rueidis.RedisResult) (continueCallReply, error)
 	r.Outcome = d.outcome
 	switch d.outcome {
 	case "OK":
-		d.length(4)
+		d.length(10)
 		r.Header = d.str(1, "header")
 		r.PTTL = d.num(2, "pttl")
 		r.State = d.bin(3, "state")
+		r.CallsRun = d.num(4, "calls_run")
+		r.CallsTool = d.num(5, "calls_tool")
+		r.RunBytes = d.num(6, "run_bytes")
+		r.RecordBytes = d.num(7, "record_bytes")
+		r.ResultBytes = d.num(8, "result_bytes")
+		r.Secret = d.str(9, "secret")
 	case "RUN_FORBIDDEN":
 		d.length(1)
 	case "NOT_FOUND":
@@ -579,7 +591,7 @@ func decodeContinueCallReply(res rueidis.RedisResult) (continueCallReply, error)
 	return r, d.err
 }
 
-// execContinueCall runs continue_call.lua: hand a record that waits for the agent's input (await_input.lua) to the invocation that continues the call: the same call (the request's digest is the record's), of the run's principal, presenting the token the record keeps. The record stays PROJECTING under the new owner with a new lease, and the tool's state is returned; the token is kept as taken, so that only this owner's retry finds it again. Anything else changes nothing: a call still running, one waiting under another token or for another request, and a finished one are refused as a begin of the id would be. The TTL is kept; nothing of the run changes.
+// execContinueCall runs continue_call.lua: hand a record that waits for the agent's input (await_input.lua) to the invocation that continues the call: the same call (the request's digest is the record's), of the run's principal, presenting the token the record keeps. The record stays PROJECTING under the new owner with a new lease, and the tool's state is returned with the run's limits and secret (as begin returns them to the invocation); the token is kept as taken, so that only this owner's retry finds it again. Anything else changes nothing: a call still running, one waiting under another token or for another request, and a finished one are refused as a begin of the id would be. The TTL is kept; nothing of the run changes.
 func execContinueCall(ctx context.Context, r runner, k continueCallKeys, a continueCallArgs) (continueCallReply, error) {
 	return decodeContinueCallReply(r.runScript(ctx, continueCallScript, []string{k.Record, k.Run, k.Leases}, []string{
 		a.ToolCallID,

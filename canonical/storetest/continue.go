@@ -47,7 +47,7 @@ func testContinue(t *testing.T, f Factory) {
 		h := f(t)
 		c := h.continuer(t)
 		run := newRunID(t)
-		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
+		begun := mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
 		token := canonical.NewOwner()
 		rec, err := c.AwaitInput(ctx(), awaitReq(run, "c1", token))
 		if err != nil {
@@ -70,6 +70,12 @@ func testContinue(t *testing.T, f Factory) {
 		}
 		leaseFor(t, cont.Record, time.Minute)
 		leaseFor(t, mustGet(t, h.Store, run, "c1"), time.Minute)
+		// The continuing invocation gets the run's limits and secret, as
+		// the one that began the call did.
+		if cont.Record.Limits != begun.Limits || string(cont.Record.RunSecret) != string(begun.RunSecret) || len(begun.RunSecret) == 0 {
+			t.Fatalf("continued with limits %+v and secret %q, begun with %+v and %q",
+				cont.Record.Limits, cont.Record.RunSecret, begun.Limits, begun.RunSecret)
+		}
 
 		// The first invocation holds the call no more; the continuing one
 		// completes it, and the run counted one call.

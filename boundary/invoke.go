@@ -211,7 +211,18 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	// 2. The record exists before anything runs. Its lease lets a reaper
 	// close it if this worker dies: the tool's timeout and a margin.
 	inv.owner = canonical.NewOwner()
-	rec, err := inv.begin(ctx, request, def.Timeout()+b.leaseMargin)
+	var rec canonical.Record
+	if env.Continue != nil {
+		// The agent's input to a call that waits for it: the same call
+		// continues, under this invocation, instead of a new one.
+		var cont canonical.Continued
+		if cont, err = inv.continueCall(ctx, request, def.Timeout()+b.leaseMargin); err == nil {
+			rec = cont.Record
+			ctx = context.WithValue(ctx, resumedKey{}, Resumed{State: cont.State, Input: env.Continue.Input})
+		}
+	} else {
+		rec, err = inv.begin(ctx, request, def.Timeout()+b.leaseMargin)
+	}
 	if err != nil {
 		code := canonical.CodeOf(err)
 		if code == canonical.CodeDuplicateToolCall && b.replay {
@@ -240,6 +251,9 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	raw, code, ran, err := execute(ctx, tool, def.Timeout(), exec)
 	inv.ran = ran
 	inv.obs.sized(len(raw))
+	if ir := (*InputRequired)(nil); err != nil && code == canonical.CodeExecutionFailed && errors.As(err, &ir) {
+		return inv.awaitInput(ir, rec.TTL)
+	}
 	if err != nil {
 		c := canonical.Completion{Status: canonical.StatusError, Code: code}
 		if len(raw) > 0 && int64(len(raw)) <= limits.MaxRecordBytes-int64(len(request)) {

@@ -104,7 +104,11 @@ func (u *Upstream) agentSession(ctx context.Context, r *relay) (*mcp.ClientSessi
 		c = &agentConn{agent: r.agent, ready: make(chan struct{})}
 		a.by[r.agent] = c
 		a.mu.Unlock()
-		c.sess, c.err = u.dial(ctx)
+		version := upstreamProtocol
+		if r.inputs != nil {
+			version = modernProtocol
+		}
+		c.sess, c.err = u.dial(ctx, version)
 		a.mu.Lock()
 		if c.err != nil {
 			delete(a.by, r.agent) // the next call tries again

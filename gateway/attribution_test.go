@@ -21,11 +21,11 @@ import (
 // httpUpstream starts the test upstream serving streamable HTTP with
 // sessions, logging its executions to logPath, and returns its
 // configuration.
-func httpUpstream(t *testing.T, logPath string) map[string]any {
+func httpUpstream(t *testing.T, logPath string, flags ...string) map[string]any {
 	t.Helper()
 	_, up := binaries(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	cmd := exec.Command(up, "--http", addr)
+	cmd := exec.Command(up, append([]string{"--http", addr}, flags...)...)
 	cmd.Env = append(os.Environ(), "UPSTREAM_LOG="+logPath)
 	own(t, cmd)
 	if err := cmd.Start(); err != nil {

@@ -139,7 +139,11 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 			defer r.finish()
 		}
 		ctx, untrack := h.track(ctx, c, run)
-		res = h.invoke(ctx, c, run, req.Params.Arguments)
+		if cont, err := continuationOf(req.Params); err != nil {
+			res = boundary.Refuse(c.ToolCallID, canonical.CodeOf(err), err)
+		} else {
+			res = h.invoke(ctx, c, run, req.Params.Arguments, cont)
+		}
 		untrack()
 		release()
 	}
@@ -151,6 +155,10 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if h.opts.Observe != nil {
 		h.opts.Observe(ctx, c, res, time.Since(start))
 	}
+	if requests, token, ok := res.InputRequired(); ok {
+		// The call waits for the agent's input (continue.go).
+		return inputResult(requests, token)
+	}
 	return toolResult(res), nil
 }
 
@@ -161,7 +169,9 @@ func (h *handler) liveFor(run boundary.RunContext) time.Duration {
 	return cmp.Or(run.TTL, DefaultRunTTL)
 }
 
-func (h *handler) invoke(ctx context.Context, c *Call, run boundary.RunContext, args json.RawMessage) boundary.Result {
+// invoke runs one call through the boundary; cont, when set, continues a
+// call that waits for the agent's input.
+func (h *handler) invoke(ctx context.Context, c *Call, run boundary.RunContext, args json.RawMessage, cont *boundary.Continuation) boundary.Result {
 	if err := canonical.ValidateToolCallID(c.ToolCallID); err != nil {
 		// Refused first and always: the gateway never makes up an id.
 		return boundary.Refuse("", canonical.CodeInvalidToolCallID, err)
@@ -185,7 +195,7 @@ func (h *handler) invoke(ctx context.Context, c *Call, run boundary.RunContext, 
 	if len(input) == 0 {
 		input = []byte("{}") // a call without arguments passes none
 	}
-	return h.b.Invoke(ctx, run, boundary.Envelope{ToolCallID: c.ToolCallID, RunID: envRun, Tool: c.Tool, Input: input})
+	return h.b.Invoke(ctx, run, boundary.Envelope{ToolCallID: c.ToolCallID, RunID: envRun, Tool: c.Tool, Input: input, Continue: cont})
 }
 
 func (h *handler) rpcError(c *Call, err error) error {

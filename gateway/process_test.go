@@ -705,7 +705,7 @@ func TestPinCommandDraftsEveryTool(t *testing.T) {
 			Grants []gateway.Grant `json:"grants"`
 		} `json:"policy"`
 	}
-	if err := jsonUnmarshal(stdout.Bytes(), &out); err != nil || len(out.Tools) != 24 {
+	if err := jsonUnmarshal(stdout.Bytes(), &out); err != nil || len(out.Tools) != 25 {
 		t.Fatalf("%d drafts (%v): %s", len(out.Tools), err, stdout.String())
 	}
 	// The prompts and resources too, each with its grant; prompts and
@@ -764,7 +764,7 @@ func TestPinCommandDraftsEveryTool(t *testing.T) {
 	if err := os.WriteFile(printed, mustMarshal(t, doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if msg, err := check(); err != nil || !strings.Contains(msg, "ok: 24 tools, 3 prompts, 4 resources from 1 upstreams") {
+	if msg, err := check(); err != nil || !strings.Contains(msg, "ok: 25 tools, 3 prompts, 4 resources from 1 upstreams") {
 		t.Fatalf("check after the review: %v: %s", err, msg)
 	}
 }

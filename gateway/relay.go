@@ -48,7 +48,11 @@ type relay struct {
 	// lasting: the agent's session outlives its request (stdio,
 	// --sessions), so that an HTTP upstream may give it a session of its
 	// own too (agentConns).
-	lasting  bool
+	lasting bool
+	// inputs, when set, are the capabilities of an agent that takes an
+	// upstream's requests as multi round-trip results (continue.go): its
+	// calls go to an upstream session of that revision.
+	inputs   *mcp.ClientCapabilities
 	progress bucket
 	logs     bucket
 	requests bucket // sampling and elicitation
@@ -124,7 +128,11 @@ func newRelay(ctx context.Context, req *mcp.CallToolRequest, levelSet, stateless
 		levelSet = true // 2026-07-28: the level comes with the request
 	}
 	now := time.Now()
-	return &relay{agent: req.Session, agentCtx: ctx, token: req.Params.GetProgressToken(),
+	var inputs *mcp.ClientCapabilities
+	if takesInputResults(req) {
+		inputs = req.ClientCapabilities()
+	}
+	return &relay{agent: req.Session, agentCtx: ctx, token: req.Params.GetProgressToken(), inputs: inputs,
 		wantsLogs: levelSet || stateless, asked: levelSet || !stateless && declaresRequests(req.Session), lasting: !stateless,
 		progress: newBucket(now), logs: newBucket(now), requests: newBucket(now), barrier: make(chan struct{})}
 }

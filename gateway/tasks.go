@@ -290,7 +290,7 @@ func (h *handler) callTask(ctx context.Context, req *mcp.CallToolRequest, form t
 	finished := make(chan boundary.Result, 1)
 	go func() {
 		defer done()
-		res := h.invoke(tctx, c, run, req.Params.Arguments)
+		res := h.invoke(tctx, c, run, req.Params.Arguments, nil)
 		untrack()
 		release()
 		h.logOutcome(tctx, c, run, res, start)

@@ -99,8 +99,16 @@ func logs(s *mcp.ClientSession) bool {
 	return ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil
 }
 
-// upstreamProtocol is the MCP version the gateway asks of upstreams.
+// upstreamProtocol is the MCP version the gateway asks of upstreams but
+// for the calls of agents that take multi round-trip results
+// (modernProtocol, continue.go).
 const upstreamProtocol = "2025-11-25"
+
+// modern reports whether s speaks modernProtocol or later.
+func modern(s *mcp.ClientSession) bool {
+	ir := s.InitializeResult()
+	return ir != nil && ir.ProtocolVersion >= modernProtocol
+}
 
 // maxUpstreamTools bounds the tools read from one upstream listing.
 const maxUpstreamTools = 1024
@@ -129,10 +137,14 @@ type Upstream struct {
 	client *mcp.Client
 	log    *slog.Logger
 
-	mu       sync.Mutex
-	sess     *mcp.ClientSession
-	lastFail time.Time
-	lastErr  error
+	mu     sync.Mutex
+	shared sharedConn // of upstreamProtocol: every call's but those below
+	// modern is of modernProtocol, for the calls of agents that take an
+	// upstream's requests as multi round-trip results (continue.go); nil
+	// and noModern once the upstream answered with an earlier revision,
+	// whose calls then run on shared.
+	modern   sharedConn
+	noModern bool
 	closed   bool
 
 	stateMu sync.RWMutex
@@ -149,6 +161,13 @@ type Upstream struct {
 
 	transportOnce sync.Once
 	pool          http.RoundTripper
+}
+
+// sharedConn is a connection every call of its revision shares.
+type sharedConn struct {
+	sess     *mcp.ClientSession
+	lastFail time.Time
+	lastErr  error
 }
 
 // toolState is what the last verification found of one pinned tool.
@@ -187,6 +206,9 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 	}
 	u.log = u.log.With(slog.String("upstream", opts.Name))
 	u.client = mcp.NewClient(&mcp.Implementation{Name: "toolcanon-gateway", Version: "1"}, &mcp.ClientOptions{
+		// An upstream's input_required result is the agent's to answer
+		// (continue.go), never answered here.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
 			// The handler runs on the session's reader: verify elsewhere.
 			go u.reverify(req.Session)
@@ -234,10 +256,13 @@ func (u *Upstream) Connect(ctx context.Context) error {
 // Close ends the connections; a stdio server is stopped.
 func (u *Upstream) Close() error {
 	u.mu.Lock()
-	s := u.sess
-	u.sess, u.closed = nil, true
+	s, m := u.shared.sess, u.modern.sess
+	u.shared.sess, u.modern.sess, u.closed = nil, nil, true
 	u.mu.Unlock()
 	u.closeAgents()
+	if m != nil {
+		_ = m.Close()
+	}
 	if s != nil {
 		return s.Close()
 	}
@@ -288,7 +313,11 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 		s, own, err = u.agentSession(ctx, r)
 	}
 	if s == nil && err == nil {
-		s, err = u.session(ctx)
+		if r != nil && r.inputs != nil {
+			s, err = u.modernSession(ctx)
+		} else {
+			s, err = u.session(ctx)
+		}
 	}
 	if err != nil {
 		// Nothing was sent: the upstream did not run.
@@ -308,6 +337,14 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 		if len(meta) > 0 {
 			params.Meta = meta
 		}
+	}
+	if modern(s) {
+		if err := continueParams(ctx, r, s, params); err != nil {
+			return nil, err
+		}
+	} else if _, ok := boundary.ContinuationFrom(ctx); ok {
+		return nil, boundary.NotRun(canonical.CodeUpstreamUnavailable,
+			fmt.Errorf("gateway: upstream %q no longer speaks %s, the revision the call began on", u.opts.Name, modernProtocol))
 	}
 	// Each call has its own progress token upstream, never the agent's,
 	// which another agent's call may share, and a mark its HTTP response
@@ -345,6 +382,9 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 			}
 		}
 		return nil, err
+	}
+	if res.NeedsInput() {
+		return nil, askAgent(r, res)
 	}
 	return resultRaw(res)
 }
@@ -411,22 +451,50 @@ func listTools(ctx context.Context, s *mcp.ClientSession) ([]*mcp.Tool, error) {
 // session returns the connected session, connecting and verifying first
 // when there is none.
 func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
+	return u.sharedSession(ctx, &u.shared, upstreamProtocol)
+}
+
+// modernSession returns the session of modernProtocol, connecting first
+// when there is none; the shared one when the upstream speaks an earlier
+// revision.
+func (u *Upstream) modernSession(ctx context.Context) (*mcp.ClientSession, error) {
+	u.mu.Lock()
+	no := u.noModern
+	u.mu.Unlock()
+	if no {
+		return u.session(ctx)
+	}
+	s, err := u.sharedSession(ctx, &u.modern, modernProtocol)
+	if err != nil || s.InitializeResult().ProtocolVersion >= modernProtocol {
+		return s, err
+	}
+	// An earlier revision: one connection of it is enough.
+	u.mu.Lock()
+	u.noModern = true
+	u.mu.Unlock()
+	u.drop(s, nil)
+	return u.session(ctx)
+}
+
+// sharedSession returns c's session, connecting at version and verifying
+// first when there is none.
+func (u *Upstream) sharedSession(ctx context.Context, c *sharedConn, version string) (*mcp.ClientSession, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	switch {
 	case u.closed:
 		return nil, canonical.Errorf(canonical.CodeUpstreamUnavailable, "gateway: upstream %q is closed", u.opts.Name)
-	case u.sess != nil:
-		return u.sess, nil
-	case time.Since(u.lastFail) < retryPause:
-		return nil, u.lastErr
+	case c.sess != nil:
+		return c.sess, nil
+	case time.Since(c.lastFail) < retryPause:
+		return nil, c.lastErr
 	}
-	s, err := u.dial(ctx)
+	s, err := u.dial(ctx, version)
 	if err != nil {
-		u.lastFail, u.lastErr = time.Now(), err
+		c.lastFail, c.lastErr = time.Now(), err
 		return nil, err
 	}
-	u.sess = s
+	c.sess = s
 	go func() {
 		err := s.Wait()
 		u.drop(s, err)
@@ -434,23 +502,25 @@ func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	return s, nil
 }
 
-// dial opens a connection (a stdio server started, or an HTTP session) and
-// verifies the pins on it.
-func (u *Upstream) dial(ctx context.Context) (*mcp.ClientSession, error) {
+// dial opens a connection of version (a stdio server started, or an HTTP
+// session) and verifies the pins on it.
+func (u *Upstream) dial(ctx context.Context, version string) (*mcp.ClientSession, error) {
 	cctx, cancel := withoutValues(ctx)
 	defer cancel()
 	cctx, cancelTimeout := context.WithTimeout(cctx, u.opts.ConnectTimeout)
 	defer cancelTimeout()
-	// 2025-11-25: what the servers in use speak; an upstream's log level
-	// is its session's, and its sampling and elicitation requests reach
-	// the gateway as requests (multi round-trip results included, which the
-	// upstream's SDK turns into requests for a client of this version).
+	// 2025-11-25 (upstreamProtocol): what the servers in use speak; an
+	// upstream's log level is its session's, and its sampling and
+	// elicitation requests reach the gateway as requests (multi round-trip
+	// results included, which the upstream's SDK turns into requests for a
+	// client of this version). modernProtocol: the level comes with each
+	// request, and input is asked for in results.
 	t := u.transport()
-	s, err := u.client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
+	s, err := u.client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if bt, ok := t.(*barrierTransport); ok && err == nil {
 		u.barriers.put(s, bt.st)
 	}
-	if err == nil && logs(s) {
+	if err == nil && logs(s) && !modern(s) {
 		_ = s.SetLoggingLevel(cctx, &mcp.SetLoggingLevelParams{Level: "debug"}) // the agent's session filters
 	}
 	if err == nil {
@@ -470,13 +540,17 @@ func (u *Upstream) dial(ctx context.Context) (*mcp.ClientSession, error) {
 // connects again; a stdio server is stopped.
 func (u *Upstream) drop(s *mcp.ClientSession, cause error) {
 	u.mu.Lock()
-	mine := u.sess == s
-	if mine {
-		u.sess = nil
+	mine := false
+	for _, c := range []*sharedConn{&u.shared, &u.modern} {
+		if c.sess == s {
+			c.sess, mine = nil, true
+		}
 	}
 	u.mu.Unlock()
 	if mine {
-		u.log.Warn("connection lost", slog.Any("cause", cause))
+		if cause != nil {
+			u.log.Warn("connection lost", slog.Any("cause", cause))
+		}
 		_ = s.Close()
 		u.barriers.forget(s)
 	}

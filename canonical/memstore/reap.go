@@ -63,7 +63,7 @@ type runLease struct {
 }
 
 // passedInShard returns, under shard i's lock, how many runs of the shard
-// have calls in flight and up to perRun passed leases of each (at most
+// have passed leases and up to perRun passed leases of each (at most
 // budget in all), by run, then lease, then id; more is true when some were
 // left out.
 func (s *Store) passedInShard(i, perRun, budget int) (runs int, passed []runLease, more bool) {
@@ -75,12 +75,14 @@ func (s *Store) passedInShard(i, perRun, budget int) (runs int, passed []runLeas
 		if l.expires <= now || len(l.until) == 0 {
 			continue
 		}
-		runs++
 		var of []runLease
 		for id, until := range l.until {
 			if until <= now {
 				of = append(of, runLease{run, id, until})
 			}
+		}
+		if len(of) > 0 {
+			runs++
 		}
 		sort.Slice(of, func(a, b int) bool {
 			if of[a].until != of[b].until {

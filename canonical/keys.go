@@ -13,10 +13,12 @@ package canonical
 // The "call:" namespace keeps a tool_call_id from ever colliding with the
 // run's own keys.
 //
-// Beside them, per slot of Redis Cluster, indexes of the slot's runs that
-// one script writes with the run's keys (SlotIndex):
+// Beside them, per slot of Redis Cluster, an index of the slot's runs that
+// one script writes with the run's keys (SlotIndex), and per store the
+// lease of a periodic pass (PassLease):
 //
 //	slot index:       <prefix>:{<slot tag>}:<kind>               ZSET   run ids by a time (ms), e.g. due
+//	pass lease:       <prefix>:lease:<pass>                      STRING the reaper (or exporter) whose pass it is
 type Keys struct {
 	prefix string
 }
@@ -66,6 +68,12 @@ func (k Keys) SlotIndex(slot int, kind string) string {
 // RunSlotIndex returns the key of the index of kind of the slot the run's
 // keys live in.
 func (k Keys) RunSlotIndex(runID, kind string) string { return k.SlotIndex(Slot(runID), kind) }
+
+// PassLease returns the key of the lease of a store's periodic pass (e.g.
+// "reap"): the pass that sets it (SET NX PX) runs, and every other one
+// yields until it expires, so that however many hosts run the pass, the
+// store sees one per interval.
+func (k Keys) PassLease(pass string) string { return k.prefix + ":lease:" + pass }
 
 func (k Keys) runBase(runID string) string {
 	return k.prefix + ":{" + runID + "}:"

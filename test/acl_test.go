@@ -131,7 +131,7 @@ func TestWorkerUserReaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(5 * time.Millisecond)
-	rep, err := s.Reap(ctx, canonical.ReapOptions{})
+	rep, err := s.Reap(ctx, canonical.ReapOptions{Every: time.Minute})
 	if err != nil || len(rep.Abandoned) != 1 || rep.Abandoned[0].RunID != run {
 		t.Fatalf("reap under a worker's ACL: %+v, %v", rep, err)
 	}

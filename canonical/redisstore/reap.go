@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -24,7 +25,8 @@ const reapParallel = 16
 const slotsPerStep = 1024
 
 // Reap implements canonical.Store. A pass reads no key but the ones that
-// name work: it reads, for every slot,
+// name work: with opts.Every it first takes the store's reap lease (SET NX
+// PX) and yields when another pass holds it; then it reads, for every slot,
 // the runs of the slot's due set (canonical.SlotDue) scored at or before
 // the server's TIME, opts.Batch at a time, slotsPerStep slots to a
 // pipeline; for the runs found it reads the first opts.Batch leases of
@@ -37,8 +39,8 @@ const slotsPerStep = 1024
 // between its masters) plus a pipeline of reads and the scripts per run
 // found due, however many other keys the servers hold; a run is found due
 // once per lease of its, at most, when the lease it was scored at has
-// passed. The ACL user needs no command beyond a worker's (on a cluster
-// CLUSTER SLOTS and CLUSTER MYID to count the masters).
+// passed. The ACL user needs no command beyond a worker's (SET for the
+// lease; on a cluster CLUSTER SLOTS and CLUSTER MYID to count the masters).
 func (s *Store) Reap(ctx context.Context, opts canonical.ReapOptions) (canonical.ReapReport, error) {
 	r := &reaping{s: s, claim: record.NewClaim(), rep: canonical.ReapReport{Abandoned: []canonical.ReapedCall{}}}
 	o, err := opts.WithDefaults()
@@ -46,6 +48,16 @@ func (s *Store) Reap(ctx context.Context, opts canonical.ReapOptions) (canonical
 		return r.rep, err
 	}
 	r.opts = o
+	if o.Every > 0 {
+		held, err := s.takePassLease(ctx, "reap", o.Every)
+		if err != nil {
+			return r.rep, unavailable(err, "reap lease")
+		}
+		if !held {
+			r.rep.Yielded = true
+			return r.rep, nil
+		}
+	}
 	r.rep.Nodes = 1
 	if s.c.Mode() == rueidis.ClientModeCluster {
 		nodes, err := s.masters(ctx)
@@ -70,6 +82,19 @@ func (s *Store) Reap(ctx context.Context, opts canonical.ReapOptions) (canonical
 		return r.rep, unavailable(r.err, "reap")
 	}
 	return r.rep, nil
+}
+
+// takePassLease takes the store's lease of pass for every (SET NX PX) and
+// reports whether it did: false when another pass holds it.
+func (s *Store) takePassLease(ctx context.Context, pass string, every time.Duration) (bool, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	err := s.do(ctx, s.c.B().Set().Key(s.keys.PassLease(pass)).Value(record.NewClaim()).Nx().
+		PxMilliseconds(every.Milliseconds()).Build()).Error()
+	if rueidis.IsRedisNil(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // serverTime returns the server's TIME, in ms since the epoch.

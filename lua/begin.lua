@@ -12,11 +12,17 @@
 -- A run whose state is gone (evicted, deleted) while its live marker, index
 -- or leases live is lost: it is refused, never restarted with fresh budgets.
 --
+-- The run is in its slot's due set, scored at or before its earliest lease,
+-- while it has calls in flight: a begin adds it (and keeps the score in the
+-- state's field "due") only when its lease is earlier than that score, so
+-- about once per run; the reaper moves it to its next lease, or drops it.
+--
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
 -- KEYS[3] index   <prefix>:{<run_id>}:done                 LIST  tells a lost run state from a new run; extended with the state
 -- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
 -- KEYS[5] live    <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
+-- KEYS[6] due     <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
 --
 -- ARGV[1]  tool_call_id      string  the id in KEYS[1], for the run's leases
 -- ARGV[2]  tool              string  for the run's count of the tool's calls
@@ -40,6 +46,7 @@
 -- ARGV[20] principal         string  the caller's principal tag (64 hex): the run's owner once the run has one
 -- ARGV[21] generation        string  11 bytes: the generation a run without one takes (random per Begin)
 -- ARGV[22] secret            string  the secret a run without one takes (random per Begin): the key of the run's handles
+-- ARGV[23] run_id            string  the run's id, its member in KEYS[6]
 --
 -- RETRY safe    a resent begin by the same owner with the same request finds its own record
 --
@@ -77,7 +84,7 @@
 local tool_field = 'tool:' .. ARGV[2]
 local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
   'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', RUN_GONE_FIELD, 'gen',
-  'principal', 'secret', RUN_LAYOUT_FIELD, 'exp', 'created_ms')
+  'principal', 'secret', RUN_LAYOUT_FIELD, 'exp', 'created_ms', 'due')
 -- A state of another layout is read no further.
 if other_layout(run, 1, 14) then
   return {'LAYOUT_MISMATCH'}
@@ -227,7 +234,22 @@ if extend then
   counts[#counts + 1] = 'exp'
   counts[#counts + 1] = run_exp
 end
+-- The run enters its slot's due set at this lease when it is not there at
+-- an earlier time already (a later lease of the run is found through the
+-- earliest one: the reaper moves the run on when it comes).
+local due = not run[17] or lease < tonumber(run[17])
+if due then
+  counts[#counts + 1] = 'due'
+  counts[#counts + 1] = lease
+end
 redis.call('HSET', KEYS[2], unpack(counts))
+if due then
+  redis.call('ZADD', KEYS[6], lease, ARGV[23])
+end
+-- The due set lives as long as the runs in it: extended as their keys are.
+if (due or extend and run[17]) and redis.call('PEXPIREAT', KEYS[6], run_exp, 'GT') == 0 then
+  redis.call('PEXPIREAT', KEYS[6], run_exp, 'NX')
+end
 local added = redis.call('ZADD', KEYS[4], lease, ARGV[1], 'inf', '~')
 if extend then
   redis.call('PEXPIREAT', KEYS[2], run_exp)

@@ -59,7 +59,7 @@ var (
 	opAwaitInput      = storeOp{"AwaitInput", "await_input", "EVALSHA"}
 	opContinueCall    = storeOp{"ContinueCall", "continue_call", "EVALSHA"}
 	opExpiredLeases   = storeOp{"ExpiredLeases", "", "ZRANGE"}
-	opReap            = storeOp{"Reap", "", "SCAN"}
+	opReap            = storeOp{"Reap", "", "ZRANGE"}
 	opCheckPrincipal  = storeOp{"CheckPrincipal", "", "HGET"}
 	opHandleSources   = storeOp{"HandleSources", "", "HMGET"}
 	opReadIndex       = storeOp{"ReadIndex", "", "LRANGE"}

@@ -249,6 +249,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	r, err := execBegin(ctx, s, beginKeys{
 		Record: s.keys.Record(req.RunID, req.ToolCallID), Run: s.keys.Run(req.RunID),
 		Index: s.keys.Index(req.RunID), Leases: s.keys.Leases(req.RunID), Live: s.keys.Live(req.RunID),
+		Due: s.keys.RunSlotIndex(req.RunID, canonical.SlotDue),
 	}, beginArgs{
 		ToolCallID: req.ToolCallID, Tool: req.Tool, Head: head, Tail: tail,
 		Request: parts[0], Request2: parts[1], Request3: parts[2], TTLMs: a.TTL.Milliseconds(), LeaseMs: a.Lease.Milliseconds(),
@@ -257,6 +258,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		NewCallsRun: a.NewRun.MaxCallsPerRun, NewCallsTool: a.NewRun.MaxCallsPerTool, NewRunBytes: a.NewRun.MaxRunBytes,
 		NewRecordBytes: a.NewRun.MaxRecordBytes, NewResultBytes: a.NewRun.MaxResultBytes,
 		Principal: canonical.PrincipalTag(req.Principal), Generation: record.NewGeneration(), Secret: record.NewRunSecret(),
+		RunID: req.RunID,
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "begin")

@@ -3,16 +3,20 @@
 -- answering. The record stays PROJECTING; it keeps the token the continuing
 -- call must present (continue_call.lua) and the tool's state for it, and
 -- its lease becomes the wait for the input, after which a reaper may
--- abandon the call. The TTL is kept; nothing of the run changes.
+-- abandon the call. The TTL is kept; of the run, only its place in its
+-- slot's due set may move earlier, to the new lease (begin.lua).
 --
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 -- KEYS[2] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+-- KEYS[3] run     <prefix>:{<run_id>}:run                  HASH  its field "due": the run's score in KEYS[4]
+-- KEYS[4] due     <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
 --
 -- ARGV[1] tool_call_id  string  the id in KEYS[1], for the run's leases
 -- ARGV[2] owner         string  the owner as the header keeps it, and a space: must be the header's at H_OWNER
 -- ARGV[3] token         string  what the continuing call must present
 -- ARGV[4] state         bytes   the tool's state, for the continuing call (may be empty)
 -- ARGV[5] wait_ms       int     > 0: the new lease, from now; no later than the record's expiry
+-- ARGV[6] run_id        string  the run's id, its member in KEYS[4]
 --
 -- RETRY safe    a resent await (same owner, same token) finds the record waiting under its token
 --
@@ -57,4 +61,11 @@ redis.call('HSET', KEYS[1], HEADER, h, INPUT_TOKEN, ARGV[3], INPUT_STATE, ARGV[4
 -- XX: the call's entry is there while it is PROJECTING; the key is never
 -- made here, and so never without its expiry.
 redis.call('ZADD', KEYS[2], 'XX', lease, ARGV[1])
+-- The run's place in its slot's due set moves earlier, to this lease, when
+-- it is later (begin.lua); XX: a run not in the set is left out of it, and
+-- the set never made.
+local at = redis.call('HGET', KEYS[3], 'due')
+if at and lease < tonumber(at) and redis.call('ZADD', KEYS[4], 'XX', 'CH', lease, ARGV[6]) == 1 then
+  redis.call('HSET', KEYS[3], 'due', lease)
+end
 return {'OK', h, pttl}

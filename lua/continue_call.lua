@@ -7,11 +7,13 @@
 -- token is kept as taken, so that only this owner's retry finds it again.
 -- Anything else changes nothing: a call still running, one waiting under
 -- another token or for another request, and a finished one are refused as
--- a begin of the id would be. The TTL is kept; nothing of the run changes.
+-- a begin of the id would be. The TTL is kept; of the run, only its place
+-- in its slot's due set may move earlier, to the new lease (begin.lua).
 --
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH  its owner is checked first
 -- KEYS[3] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+-- KEYS[4] due     <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
 --
 -- ARGV[1] tool_call_id    string  the id in KEYS[1], for the run's leases
 -- ARGV[2] owner           string  the continuing invocation's owner, as the header keeps it (no space)
@@ -19,6 +21,7 @@
 -- ARGV[4] request_sha256  string  the continuing request's digest, as the header keeps it
 -- ARGV[5] token           string  the token the waiting record keeps
 -- ARGV[6] lease_ms        int     > 0: the new lease, from now; no later than the record's expiry
+-- ARGV[7] run_id          string  the run's id, its member in KEYS[4]
 --
 -- RETRY safe    a resent continue (same owner, same token) finds the record its own and is given the state again
 --
@@ -75,5 +78,12 @@ local h = string.format('%s%013d%s%013d%s%s%s', string.sub(m, 1, H_UPDATED - 1),
   string.sub(m, H_CREATED, H_CREATED_END), lease, string.sub(m, H_GEN, H_OWNER - 1), ARGV[2], string.sub(m, sp))
 redis.call('HSET', KEYS[1], HEADER, h, INPUT_TOKEN, CONSUMED .. ARGV[5])
 redis.call('ZADD', KEYS[3], 'XX', lease, ARGV[1])
+-- The run's place in its slot's due set moves earlier, to this lease, when
+-- it is later (begin.lua); XX: a run not in the set is left out of it, and
+-- the set never made.
+local at = redis.call('HGET', KEYS[2], 'due')
+if at and lease < tonumber(at) and redis.call('ZADD', KEYS[4], 'XX', 'CH', lease, ARGV[7]) == 1 then
+  redis.call('HSET', KEYS[2], 'due', lease)
+end
 return {'OK', h, pttl, redis.call('HGET', KEYS[1], INPUT_STATE) or '',
   tonumber(run[4]) or 0, tonumber(run[5]) or 0, tonumber(run[6]) or 0, tonumber(run[7]) or 0, tonumber(run[8]) or 0, run[9] or ''}

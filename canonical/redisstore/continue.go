@@ -16,9 +16,10 @@ func (s *Store) AwaitInput(ctx context.Context, a canonical.AwaitInput) (canonic
 	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	r, err := execAwaitInput(ctx, s, awaitInputKeys{Record: s.keys.Record(a.RunID, a.ToolCallID), Leases: s.keys.Leases(a.RunID)},
+	r, err := execAwaitInput(ctx, s, awaitInputKeys{Record: s.keys.Record(a.RunID, a.ToolCallID), Leases: s.keys.Leases(a.RunID),
+		Run: s.keys.Run(a.RunID), Due: s.keys.RunSlotIndex(a.RunID, canonical.SlotDue)},
 		awaitInputArgs{ToolCallID: a.ToolCallID, Owner: record.OwnerWord(a.Owner), Token: a.Token, State: a.State,
-			WaitMs: a.Wait.Milliseconds()})
+			WaitMs: a.Wait.Milliseconds(), RunID: a.RunID})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "await input")
 	}
@@ -39,9 +40,9 @@ func (s *Store) ContinueCall(ctx context.Context, c canonical.ContinueCall) (can
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	r, err := execContinueCall(ctx, s, continueCallKeys{Record: s.keys.Record(c.RunID, c.ToolCallID), Run: s.keys.Run(c.RunID),
-		Leases: s.keys.Leases(c.RunID)},
+		Leases: s.keys.Leases(c.RunID), Due: s.keys.RunSlotIndex(c.RunID, canonical.SlotDue)},
 		continueCallArgs{ToolCallID: c.ToolCallID, Owner: record.StoreOwner(c.Owner), Principal: canonical.PrincipalTag(c.Principal),
-			RequestSHA256: record.StoreDigest(c.RequestDigest), Token: c.Token, LeaseMs: c.Lease.Milliseconds()})
+			RequestSHA256: record.StoreDigest(c.RequestDigest), Token: c.Token, LeaseMs: c.Lease.Milliseconds(), RunID: c.RunID})
 	if err != nil {
 		return canonical.Continued{}, unavailable(err, "continue")
 	}

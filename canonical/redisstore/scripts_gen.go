@@ -116,6 +116,8 @@ func execAbandon(ctx context.Context, r runner, k abandonKeys, a abandonArgs) (a
 type awaitInputKeys struct {
 	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 	Leases string // KEYS[2] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+	Run    string // KEYS[3] <prefix>:{<run_id>}:run                  HASH  its field "due": the run's score in KEYS[4]
+	Due    string // KEYS[4] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
 }
 
 // awaitInputArgs are the ARGV of await_input.lua.
@@ -125,6 +127,7 @@ type awaitInputArgs struct {
 	Token      string // ARGV[3] what the continuing call must present
 	State      []byte // ARGV[4] the tool's state, for the continuing call (may be empty)
 	WaitMs     int64  // ARGV[5] > 0: the new lease, from now; no later than the record's expiry
+	RunID      string // ARGV[6] the run's id, its member in KEYS[4]
 }
 
 // awaitInputReply is a reply of await_input.lua, as its RETURNS declares:
@@ -172,14 +175,15 @@ func decodeAwaitInputReply(res rueidis.RedisResult) (awaitInputReply, error) {
 	return r, d.err
 }
 
-// execAwaitInput runs await_input.lua: keep the owner's PROJECTING record open for the agent's input (a multi round-trip call): the tool asked the agent for input instead of answering. The record stays PROJECTING; it keeps the token the continuing call must present (continue_call.lua) and the tool's state for it, and its lease becomes the wait for the input, after which a reaper may abandon the call. The TTL is kept; nothing of the run changes.
+// execAwaitInput runs await_input.lua: keep the owner's PROJECTING record open for the agent's input (a multi round-trip call): the tool asked the agent for input instead of answering. The record stays PROJECTING; it keeps the token the continuing call must present (continue_call.lua) and the tool's state for it, and its lease becomes the wait for the input, after which a reaper may abandon the call. The TTL is kept; of the run, only its place in its slot's due set may move earlier, to the new lease (begin.lua).
 func execAwaitInput(ctx context.Context, r runner, k awaitInputKeys, a awaitInputArgs) (awaitInputReply, error) {
-	return decodeAwaitInputReply(r.runScript(ctx, awaitInputScript, []string{k.Record, k.Leases}, []string{
+	return decodeAwaitInputReply(r.runScript(ctx, awaitInputScript, []string{k.Record, k.Leases, k.Run, k.Due}, []string{
 		a.ToolCallID,
 		a.Owner,
 		a.Token,
 		rueidis.BinaryString(a.State),
 		strconv.FormatInt(a.WaitMs, 10),
+		a.RunID,
 	}))
 }
 
@@ -516,6 +520,7 @@ type continueCallKeys struct {
 	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH  its owner is checked first
 	Leases string // KEYS[3] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+	Due    string // KEYS[4] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
 }
 
 // continueCallArgs are the ARGV of continue_call.lua.
@@ -526,6 +531,7 @@ type continueCallArgs struct {
 	RequestSHA256 string // ARGV[4] the continuing request's digest, as the header keeps it
 	Token         string // ARGV[5] the token the waiting record keeps
 	LeaseMs       int64  // ARGV[6] > 0: the new lease, from now; no later than the record's expiry
+	RunID         string // ARGV[7] the run's id, its member in KEYS[4]
 }
 
 // continueCallReply is a reply of continue_call.lua, as its RETURNS declares:
@@ -596,15 +602,16 @@ func decodeContinueCallReply(res rueidis.RedisResult) (continueCallReply, error)
 	return r, d.err
 }
 
-// execContinueCall runs continue_call.lua: hand a record that waits for the agent's input (await_input.lua) to the invocation that continues the call: the same call (the request's digest is the record's), of the run's principal, presenting the token the record keeps. The record stays PROJECTING under the new owner with a new lease, and the tool's state is returned with the run's limits and secret (as begin returns them to the invocation); the token is kept as taken, so that only this owner's retry finds it again. Anything else changes nothing: a call still running, one waiting under another token or for another request, and a finished one are refused as a begin of the id would be. The TTL is kept; nothing of the run changes.
+// execContinueCall runs continue_call.lua: hand a record that waits for the agent's input (await_input.lua) to the invocation that continues the call: the same call (the request's digest is the record's), of the run's principal, presenting the token the record keeps. The record stays PROJECTING under the new owner with a new lease, and the tool's state is returned with the run's limits and secret (as begin returns them to the invocation); the token is kept as taken, so that only this owner's retry finds it again. Anything else changes nothing: a call still running, one waiting under another token or for another request, and a finished one are refused as a begin of the id would be. The TTL is kept; of the run, only its place in its slot's due set may move earlier, to the new lease (begin.lua).
 func execContinueCall(ctx context.Context, r runner, k continueCallKeys, a continueCallArgs) (continueCallReply, error) {
-	return decodeContinueCallReply(r.runScript(ctx, continueCallScript, []string{k.Record, k.Run, k.Leases}, []string{
+	return decodeContinueCallReply(r.runScript(ctx, continueCallScript, []string{k.Record, k.Run, k.Leases, k.Due}, []string{
 		a.ToolCallID,
 		a.Owner,
 		a.Principal,
 		a.RequestSHA256,
 		a.Token,
 		strconv.FormatInt(a.LeaseMs, 10),
+		a.RunID,
 	}))
 }
 

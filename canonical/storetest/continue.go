@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -295,6 +297,46 @@ func testContinue(t *testing.T, f Factory) {
 		}
 		_, err = c.ContinueCall(ctx(), continueReq(run, "c3", canonical.NewOwner(), short.Token))
 		wantCode(t, err, canonical.CodeDuplicateToolCall)
+	})
+
+	t.Run("AnEarlierLeaseIsReapedInTime", func(t *testing.T) {
+		// A wait, or a continuation's lease, earlier than the lease the
+		// call began with is found by a reap pass once it passes: a store
+		// that schedules its passes (redisstore's due sets) moves the run.
+		h := isolated(t, f)
+		c := h.continuer(t)
+		waiting, continued := newRunID(t), newRunID(t)
+		for _, run := range []string{waiting, continued} {
+			req := asPrincipal(beginReq(run, "c1"), alice)
+			req.Lease = 10 * time.Minute
+			mustBegin(t, h.Store, req)
+		}
+		short := awaitReq(waiting, "c1", canonical.NewOwner())
+		short.Wait = shortLease
+		if _, err := c.AwaitInput(ctx(), short); err != nil {
+			t.Fatal(err)
+		}
+		token := canonical.NewOwner()
+		if _, err := c.AwaitInput(ctx(), awaitReq(continued, "c1", token)); err != nil {
+			t.Fatal(err)
+		}
+		next := continueReq(continued, "c1", canonical.NewOwner(), token)
+		next.Lease = shortLease
+		if _, err := c.ContinueCall(ctx(), next); err != nil {
+			t.Fatal(err)
+		}
+		h.Wait(2 * shortLease)
+		rep, err := h.Store.Reap(ctx(), canonical.ReapOptions{})
+		if err != nil {
+			t.Fatalf("Reap: %+v, %v", rep, err)
+		}
+		got := reaped(rep)
+		sort.Strings(got)
+		want := []string{call{continued, "c1"}.String(), call{waiting, "c1"}.String()}
+		sort.Strings(want)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("abandoned %v, want %v", got, want)
+		}
 	})
 
 	t.Run("LostRunStateContinuesNothing", func(t *testing.T) {

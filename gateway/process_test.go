@@ -718,7 +718,7 @@ func TestPinCommandDraftsEveryTool(t *testing.T) {
 		got = append(got, "resource "+e.Name+" "+e.URI+e.URITemplate+" "+strconv.FormatBool(strings.HasPrefix(e.Pin, "sha256:")))
 	}
 	want := []string{"prompt greet greet true", "prompt huge huge true", "prompt plain plain true",
-		"resource item test://items/{id} true", "resource logo test://docs/logo false", "resource readme test://docs/readme false", "resource watched test://watched false"}
+		"resource item kb://items/{id} true", "resource logo kb://docs/logo false", "resource readme kb://docs/readme false", "resource watched kb://watched false"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("drafted prompts and resources:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

@@ -35,7 +35,7 @@ func surfaceConfig(t *testing.T, upstream map[string]any, tools ...string) confi
 		e.Upstream = "up"
 		prompts = append(prompts, e)
 	}
-	for _, uri := range []string{"test://docs/readme", "test://docs/logo", "test://watched", "test://items/{id}"} {
+	for _, uri := range []string{"kb://docs/readme", "kb://docs/logo", "kb://watched", "kb://items/{id}"} {
 		e, ok := sd[uri]
 		if !ok {
 			t.Fatalf("no draft of %s", uri)
@@ -138,10 +138,10 @@ func TestPromptsAndResourcesObeyGrants(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
-	if got, want := names(alice), "prompt:greet prompt:plain prompt:huge resource:test://docs/readme resource:test://docs/logo resource:test://watched template:test://items/{id}"; got != want {
+	if got, want := names(alice), "prompt:greet prompt:plain prompt:huge resource:kb://docs/readme resource:kb://docs/logo resource:kb://watched template:kb://items/{id}"; got != want {
 		t.Errorf("alice sees %s, want %s", got, want)
 	}
-	if got, want := names(bob), "prompt:greet resource:test://docs/readme"; got != want {
+	if got, want := names(bob), "prompt:greet resource:kb://docs/readme"; got != want {
 		t.Errorf("bob sees %s, want %s", got, want)
 	}
 
@@ -149,7 +149,7 @@ func TestPromptsAndResourcesObeyGrants(t *testing.T) {
 	if _, err := bob.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "Ada"}}); err != nil {
 		t.Errorf("bob's greet: %v", err)
 	}
-	if _, err := bob.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://docs/readme"}); err != nil {
+	if _, err := bob.ReadResource(ctx, &mcp.ReadResourceParams{URI: "kb://docs/readme"}); err != nil {
 		t.Errorf("bob's readme: %v", err)
 	}
 	// The rest answers as for what does not exist, with the same codes.
@@ -165,37 +165,37 @@ func TestPromptsAndResourcesObeyGrants(t *testing.T) {
 	if err == nil || errNone == nil || err.Error() != errNone.Error() {
 		t.Errorf("a prompt bob may not get is told apart from one that does not exist: %v / %v", err, errNone)
 	}
-	_, err = bob.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://docs/logo"})
+	_, err = bob.ReadResource(ctx, &mcp.ReadResourceParams{URI: "kb://docs/logo"})
 	unknown("bob's logo", err, mcp.CodeResourceNotFound)
-	_, err = bob.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://items/7"})
+	_, err = bob.ReadResource(ctx, &mcp.ReadResourceParams{URI: "kb://items/7"})
 	unknown("bob's item", err, mcp.CodeResourceNotFound)
 	_, err = bob.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "plain"}, Argument: mcp.CompleteParamsArgument{Name: "x", Value: "a"}})
 	unknown("bob's completion of plain", err, jsonrpc.CodeInvalidParams)
-	_, err = bob.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "test://items/{id}"}, Argument: mcp.CompleteParamsArgument{Name: "id", Value: "4"}})
+	_, err = bob.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "kb://items/{id}"}, Argument: mcp.CompleteParamsArgument{Name: "id", Value: "4"}})
 	unknown("bob's completion of the template", err, mcp.CodeResourceNotFound)
 	// A subscription: on 2025-11-25 an answer, on 2026-07-28 (whose
 	// subscriptions/listen the SDK client sends without waiting) nothing
 	// held upstream.
-	err = connectAt("bob-token", "2025-11-25").Subscribe(ctx, &mcp.SubscribeParams{URI: "test://watched"})
+	err = connectAt("bob-token", "2025-11-25").Subscribe(ctx, &mcp.SubscribeParams{URI: "kb://watched"})
 	unknown("bob's subscription", err, mcp.CodeResourceNotFound)
-	if err := bob.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://watched"}); err != nil {
+	if err := bob.Subscribe(ctx, &mcp.SubscribeParams{URI: "kb://watched"}); err != nil {
 		t.Fatal(err)
 	}
 
 	// Alice may: the template reads and completes.
-	rr, err := alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://items/7"})
+	rr, err := alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: "kb://items/7"})
 	if err != nil || len(rr.Contents) != 1 || !strings.HasPrefix(rr.Contents[0].Text, "item 7") {
 		t.Fatalf("alice's item: %v %+v", err, rr)
 	}
-	cr, err := alice.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "test://items/{id}"}, Argument: mcp.CompleteParamsArgument{Name: "id", Value: "4"}})
+	cr, err := alice.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "kb://items/{id}"}, Argument: mcp.CompleteParamsArgument{Name: "id", Value: "4"}})
 	if err != nil || len(cr.Completion.Values) != 2 || cr.Completion.Values[0] != "4ice" {
 		t.Fatalf("alice's completion: %v %+v", err, cr)
 	}
-	if n := countExecutions(t, filepath.Join(dir, "up.log"), "subscribe", "test://watched"); n != 0 {
+	if n := countExecutions(t, filepath.Join(dir, "up.log"), "subscribe", "kb://watched"); n != 0 {
 		t.Errorf("bob's refused subscriptions reached the upstream %d times", n)
 	}
 	// What bob was refused never ran upstream.
-	if n := countExecutions(t, filepath.Join(dir, "up.log"), "complete", "ref/resource test://items/{id} id=4"); n != 1 {
+	if n := countExecutions(t, filepath.Join(dir, "up.log"), "complete", "ref/resource kb://items/{id} id=4"); n != 1 {
 		t.Errorf("the template's completion ran upstream %d times, want alice's once", n)
 	}
 }
@@ -222,12 +222,12 @@ func TestPromptsAndResourcesAreRedactedAndBounded(t *testing.T) {
 	if !strings.Contains(text, "Greet Ada") || !strings.Contains(text, "withheld an image (image/png") || gp.Meta[gateway.MetaTruncated] != true {
 		t.Errorf("greet: %s", text)
 	}
-	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://docs/readme"})
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "kb://docs/readme"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	text += all(rr)
-	lr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://docs/logo"})
+	lr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "kb://docs/logo"})
 	if err != nil || lr.Contents[0].Blob != nil || !strings.Contains(lr.Contents[0].Text, "withheld a blob (image/png") {
 		t.Errorf("logo without a media budget: %v %s", err, all(lr))
 	}
@@ -270,7 +270,7 @@ func TestPromptsAndResourcesAreRedactedAndBounded(t *testing.T) {
 	if img, ok := gp.Messages[1].Content.(*mcp.ImageContent); !ok || img.MIMEType != "image/png" || len(img.Data) == 0 {
 		t.Errorf("the image did not pass within its budget: %s", all(gp))
 	}
-	lr, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://docs/logo"})
+	lr, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "kb://docs/logo"})
 	if err != nil || len(lr.Contents[0].Blob) == 0 {
 		t.Errorf("the blob did not pass within its budget: %v %s", err, all(lr))
 	}
@@ -360,36 +360,36 @@ func TestResourceSubscriptionsReachTheirSessions(t *testing.T) {
 	heardBy := func(name string) int {
 		mu.Lock()
 		defer mu.Unlock()
-		return heard[name+" test://watched"]
+		return heard[name+" kb://watched"]
 	}
 	old := &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
 	a, b := lg.agent(t, updated("a"), old), lg.agent(t, updated("b"), old)
 	c := lg.agent(t, updated("c"), nil)
 	ctx := context.Background()
 	for _, cs := range []*mcp.ClientSession{a, b, c} {
-		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://watched"}); err != nil {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "kb://watched"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	n := 0
 	waitFor(t, func() bool {
 		n++
-		mustCall(ctx, t, a, "touch", fmt.Sprintf("call_touch%d", n), "run-sub", map[string]any{"query": "test://watched"})
+		mustCall(ctx, t, a, "touch", fmt.Sprintf("call_touch%d", n), "run-sub", map[string]any{"query": "kb://watched"})
 		time.Sleep(20 * time.Millisecond)
 		return heardBy("a") > 0 && heardBy("b") > 0 && heardBy("c") > 0
 	}, "every session to hear of the update")
-	if n := countExecutions(t, logPath, "subscribe", "test://watched"); n != 1 {
+	if n := countExecutions(t, logPath, "subscribe", "kb://watched"); n != 1 {
 		t.Errorf("%d upstream subscriptions for three sessions, want one", n)
 	}
-	if err := a.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "test://watched"}); err != nil {
+	if err := a.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "kb://watched"}); err != nil {
 		t.Fatal(err)
 	}
 	_ = b.Close()
 	time.Sleep(100 * time.Millisecond)
-	if n := countExecutions(t, logPath, "unsubscribe", "test://watched"); n != 0 {
+	if n := countExecutions(t, logPath, "unsubscribe", "kb://watched"); n != 0 {
 		t.Errorf("unsubscribed upstream while a session still holds it")
 	}
 	_ = c.Close()
-	waitFor(t, func() bool { return countExecutions(t, logPath, "unsubscribe", "test://watched") == 1 },
+	waitFor(t, func() bool { return countExecutions(t, logPath, "unsubscribe", "kb://watched") == 1 },
 		"the last session's end to release the upstream subscription")
 }

@@ -13,10 +13,10 @@ import (
 //   - prompts: greet (argument name, required; a text with a secret and an
 //     image), plain (no arguments), huge (size_kib KiB of text with
 //     secrets);
-//   - resources: test://docs/readme (text with a secret), test://docs/logo
-//     (a PNG blob), test://watched (subscribable; the touch tool announces
+//   - resources: kb://docs/readme (text with a secret), kb://docs/logo
+//     (a PNG blob), kb://watched (subscribable; the touch tool announces
 //     it updated);
-//   - the template test://items/{id} (a text naming id, with a secret);
+//   - the template kb://items/{id} (a text naming id, with a secret);
 //   - completions of greet's name and of the template's id, one of them
 //     holding a secret;
 //   - resources/subscribe and resources/unsubscribe, logged as
@@ -39,26 +39,26 @@ func addSurface(s *mcp.Server) {
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}}}, nil
 		})
 
-	s.AddResource(&mcp.Resource{URI: "test://docs/readme", Name: "readme", Description: "The read-me.", MIMEType: "text/plain"},
+	s.AddResource(&mcp.Resource{URI: "kb://docs/readme", Name: "readme", Description: "The read-me.", MIMEType: "text/plain"},
 		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			record("read", "test://docs/readme")
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://docs/readme", MIMEType: "text/plain", Text: "Read me. " + secretText}}}, nil
+			record("read", "kb://docs/readme")
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "kb://docs/readme", MIMEType: "text/plain", Text: "Read me. " + secretText}}}, nil
 		})
-	s.AddResource(&mcp.Resource{URI: "test://docs/logo", Name: "logo", MIMEType: "image/png"},
+	s.AddResource(&mcp.Resource{URI: "kb://docs/logo", Name: "logo", MIMEType: "image/png"},
 		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			record("read", "test://docs/logo")
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://docs/logo", MIMEType: "image/png", Blob: pngPixel}}}, nil
+			record("read", "kb://docs/logo")
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "kb://docs/logo", MIMEType: "image/png", Blob: pngPixel}}}, nil
 		})
-	s.AddResource(&mcp.Resource{URI: "test://watched", Name: "watched", MIMEType: "text/plain"},
+	s.AddResource(&mcp.Resource{URI: "kb://watched", Name: "watched", MIMEType: "text/plain"},
 		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "test://watched", Text: "watched"}}}, nil
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "kb://watched", Text: "watched"}}}, nil
 		})
-	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "test://items/{id}", Name: "item", Description: "One item.", MIMEType: "text/plain"},
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "kb://items/{id}", Name: "item", Description: "One item.", MIMEType: "text/plain"},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			uri := req.Params.URI
 			record("read", uri)
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain",
-				Text: "item " + strings.TrimPrefix(uri, "test://items/") + " password=hunter2"}}}, nil
+				Text: "item " + strings.TrimPrefix(uri, "kb://items/") + " password=hunter2"}}}, nil
 		})
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	s.AddTool(&mcp.Tool{Name: "touch", Description: "Announce that a resource was updated.", InputSchema: schema(queryProp, "query"), Annotations: ro},

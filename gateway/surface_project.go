@@ -167,7 +167,9 @@ func projectPrompt(res *mcp.GetPromptResult, l SurfaceLimits) *mcp.GetPromptResu
 // projectResource is an upstream's resource as the agent gets it.
 func projectResource(res *mcp.ReadResourceResult, l SurfaceLimits) *mcp.ReadResourceResult {
 	b := newBudget(l)
-	out := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{}}
+	// The principal's own, as every answer of the gateway; read again each
+	// time (ttlMs 0): a resource may change at any time.
+	out := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{}, Cacheable: mcp.Cacheable{CacheScope: "private"}}
 	for i, rc := range res.Contents {
 		if i == maxSurfaceItems {
 			b.cut = true

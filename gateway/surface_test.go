@@ -277,7 +277,8 @@ func TestPromptsAndResourcesAreRedactedAndBounded(t *testing.T) {
 }
 
 // Lists carry the cache hints of the current revision: each is the
-// principal's own (cacheScope private) and fresh for 30 s.
+// principal's own (cacheScope private) and fresh for 30 s; a read is the
+// principal's own, and stale at once.
 func TestListsCarryCacheHints(t *testing.T) {
 	cfg := surfaceConfig(t, stdioUpstream(t, filepath.Join(t.TempDir(), "up.log"), ""), "echo")
 	cfg["policy"] = map[string]any{"grants": []any{map[string]any{"principals": []string{"*"}, "projects": []string{"support"},
@@ -288,13 +289,18 @@ func TestListsCarryCacheHints(t *testing.T) {
 	pl, err2 := cs.ListPrompts(ctx, nil)
 	rl, err3 := cs.ListResources(ctx, nil)
 	ml, err4 := cs.ListResourceTemplates(ctx, nil)
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	rr, err5 := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "kb://docs/readme"})
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		t.Fatal(err)
 	}
 	for name, c := range map[string]mcp.Cacheable{"tools": tl.Cacheable, "prompts": pl.Cacheable, "resources": rl.Cacheable, "templates": ml.Cacheable} {
 		if c.CacheScope != "private" || c.TTLMs != 30000 {
 			t.Errorf("%s/list: cacheScope %q ttlMs %d, want private and 30000", name, c.CacheScope, c.TTLMs)
 		}
+	}
+	// A resource read is the principal's own too, and read again each time.
+	if rr.CacheScope != "private" || rr.TTLMs != 0 {
+		t.Errorf("resources/read: cacheScope %q ttlMs %d, want private and 0", rr.CacheScope, rr.TTLMs)
 	}
 }
 

@@ -25,7 +25,8 @@ type rpcClient struct {
 	t       *testing.T
 	url     string
 	token   string
-	version string // "2026-07-28" sends the per-request _meta and headers of that revision
+	version string         // "2026-07-28" sends the per-request _meta and headers of that revision
+	caps    map[string]any // what a 2026-07-28 request declares besides the tasks extension
 	n       int
 }
 
@@ -55,7 +56,11 @@ func (c *rpcClient) call(method string, params map[string]any) rpcReply {
 		}
 		meta["io.modelcontextprotocol/protocolVersion"] = c.version
 		meta["io.modelcontextprotocol/clientInfo"] = map[string]any{"name": "raw", "version": "1"}
-		meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{"extensions": map[string]any{gateway.ExtensionTasks: map[string]any{}}}
+		caps := map[string]any{"extensions": map[string]any{gateway.ExtensionTasks: map[string]any{}}}
+		for k, v := range c.caps {
+			caps[k] = v
+		}
+		meta["io.modelcontextprotocol/clientCapabilities"] = caps
 		params["_meta"] = meta
 		hdr.Set("Mcp-Protocol-Version", c.version)
 		hdr.Set("Mcp-Method", method)

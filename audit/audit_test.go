@@ -441,7 +441,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			return join(lines[:pair], lines[pair+1]+lines[pair], lines[pair+2:])
 		}, "out of order"},
 		"truncated tail": {func() string { return join(lines[:len(lines)-3], "", nil) }, "follow the last checkpoint"},
-		"cut line": {func() string { return string(orig[:len(orig)-40]) }, "audit"},
+		"cut line":       {func() string { return string(orig[:len(orig)-40]) }, "audit"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

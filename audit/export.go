@@ -152,28 +152,25 @@ func (x *Exporter) Pass(ctx context.Context) (PassReport, error) {
 	// Rounds over the pending runs, until none is left or the pass has
 	// exported its share: a run with more pending events than a batch
 	// takes is read again in the next round.
+	errEnough := errors.New("the pass has exported its share")
 	for more := true; more && rep.Exported < x.PassEvents; {
 		more = false
-		cursor := ""
-		for rep.Exported < x.PassEvents {
-			runs, next, err := x.Source.AuditRuns(ctx, cursor, x.RunsPerBatch)
+		err := x.Source.AuditRuns(ctx, x.RunsPerBatch, func(runs []string) error {
+			full, err := x.batch(ctx, runs, &rep)
 			if err != nil {
-				return rep, err
+				return err
 			}
-			if len(runs) > 0 {
-				full, err := x.batch(ctx, runs, &rep)
-				if err != nil {
-					return rep, err
-				}
-				more = more || full
-				if _, err := x.Source.AuditLease(ctx, x.holder, 3*x.Interval); err != nil {
-					return rep, err
-				}
+			more = more || full
+			if _, err := x.Source.AuditLease(ctx, x.holder, 3*x.Interval); err != nil {
+				return err
 			}
-			if next == "" {
-				break
+			if rep.Exported >= x.PassEvents {
+				return errEnough
 			}
-			cursor = next
+			return nil
+		})
+		if err != nil && !errors.Is(err, errEnough) {
+			return rep, err
 		}
 	}
 	x.left(ctx, &rep)
@@ -185,20 +182,20 @@ func (x *Exporter) Pass(ctx context.Context) (PassReport, error) {
 // left counts what the pass leaves pending: the events of the first batch
 // of runs still listed.
 func (x *Exporter) left(ctx context.Context, rep *PassReport) {
-	runs, _, err := x.Source.AuditRuns(ctx, "", x.RunsPerBatch)
-	if err != nil || len(runs) == 0 {
-		return
-	}
-	pend, err := x.Source.AuditRead(ctx, runs, x.EventsPerRun)
-	if err != nil {
-		return
-	}
-	for _, p := range pend {
-		rep.Pending += len(p.Events)
-		if len(p.Events) > 0 && (rep.OldestEvent.IsZero() || p.Events[0].Time.Before(rep.OldestEvent)) {
-			rep.OldestEvent = p.Events[0].Time
+	stop := errors.New("counted")
+	_ = x.Source.AuditRuns(ctx, x.RunsPerBatch, func(runs []string) error {
+		pend, err := x.Source.AuditRead(ctx, runs, x.EventsPerRun)
+		if err != nil {
+			return err
 		}
-	}
+		for _, p := range pend {
+			rep.Pending += len(p.Events)
+			if len(p.Events) > 0 && (rep.OldestEvent.IsZero() || p.Events[0].Time.Before(rep.OldestEvent)) {
+				rep.OldestEvent = p.Events[0].Time
+			}
+		}
+		return stop
+	})
 }
 
 // batch exports the pending events of runs: reads, chains, writes with a
@@ -265,6 +262,7 @@ func (x *Exporter) batch(ctx context.Context, runs []string, rep *PassReport) (f
 		return false, err
 	}
 	if err := x.Sink.Write(ctx, events, cp); err != nil {
+		x.last = nil // read again: another exporter may have written since
 		return false, fmt.Errorf("audit: the sink refused a batch (nothing of it acknowledged): %w", err)
 	}
 	x.last = &cp

@@ -91,6 +91,10 @@ func (v *Verifier) fail(at, format string, args ...any) {
 	}
 }
 
+// Fail records a fault found at the place at, by a reader of the export
+// (a line or a row it could not read).
+func (v *Verifier) Fail(at, format string, args ...any) { v.fail(at, format, args...) }
+
 // Line checks one line read at the place at.
 func (v *Verifier) Line(at string, l Line) {
 	switch {
@@ -272,7 +276,7 @@ func VerifyJSONL(path string, opts VerifyOptions) (VerifyReport, error) {
 		v.Line(at, l)
 		return nil
 	}); err != nil {
-		v.fail("read", "%v", err)
+		v.Fail("read", "%v", err)
 	}
 	return v.Finish(), nil
 }

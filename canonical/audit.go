@@ -200,10 +200,11 @@ type AuditPending struct {
 // next, and a sink sees an event again only when it confirmed it without
 // the acknowledgement reaching the store.
 type AuditSource interface {
-	// AuditRuns lists runs that have events pending, up to max from cursor
-	// ("" to start); next is "" once every run was listed. Its cost is of
-	// the pending work, not of the store's size.
-	AuditRuns(ctx context.Context, cursor string, max int) (runs []string, next string, err error)
+	// AuditRuns hands visit the runs that have events pending, at most
+	// batch at a time, until it has handed every one it found or visit
+	// fails (its error is returned). Its cost is of the pending work, not
+	// of the store's size.
+	AuditRuns(ctx context.Context, batch int, visit func(runs []string) error) error
 	// AuditRead reads, for each run, its chain head and its first max
 	// pending events.
 	AuditRead(ctx context.Context, runIDs []string, max int) ([]AuditPending, error)

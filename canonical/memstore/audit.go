@@ -2,9 +2,6 @@ package memstore
 
 import (
 	"context"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -100,44 +97,35 @@ func (sh *shard) dropHeadOnly(runID string) {
 }
 
 // AuditRuns implements canonical.AuditSource: the runs with pending
-// events, shard by shard, in id order within a shard. The cursor is the
-// shard and the last run listed.
-func (s *Store) AuditRuns(ctx context.Context, cursor string, max int) ([]string, string, error) {
+// events, shard by shard.
+func (s *Store) AuditRuns(ctx context.Context, batch int, visit func(runs []string) error) error {
 	if err := s.auditCall(ctx, "list audit runs"); err != nil {
-		return nil, "", err
+		return err
 	}
-	if max <= 0 {
-		return nil, "", canonical.Errorf(canonical.CodeInvalidArgument, "audit runs: max must be positive")
-	}
-	first, after := 0, ""
-	if cursor != "" {
-		i, run, ok := strings.Cut(cursor, "/")
-		n, err := strconv.Atoi(i)
-		if !ok || err != nil || n < 0 || n >= shardCount {
-			return nil, "", canonical.Errorf(canonical.CodeInvalidArgument, "audit runs: bad cursor %q", cursor)
-		}
-		first, after = n, run
+	if batch <= 0 {
+		return canonical.Errorf(canonical.CodeInvalidArgument, "audit runs: batch must be positive")
 	}
 	var out []string
-	for i := first; i < shardCount; i++ {
+	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		var runs []string
 		for run, l := range sh.audits {
-			if len(l.events) > 0 && (i != first || run > after) {
-				runs = append(runs, run)
+			if len(l.events) > 0 {
+				out = append(out, run)
 			}
 		}
 		sh.mu.Unlock()
-		sort.Strings(runs)
-		for _, run := range runs {
-			out = append(out, run)
-			if len(out) == max {
-				return out, strconv.Itoa(i) + "/" + run, nil
+		for len(out) >= batch {
+			if err := visit(out[:batch:batch]); err != nil {
+				return err
 			}
+			out = out[batch:]
 		}
 	}
-	return out, "", nil
+	if len(out) > 0 {
+		return visit(out)
+	}
+	return nil
 }
 
 // AuditRead implements canonical.AuditSource.

@@ -1,0 +1,269 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/internal/auditrec"
+)
+
+// DefaultSlotBacklog is Options.Audit.MaxBacklog when it is zero: the most
+// audit events one cluster slot's runs keep waiting for export.
+const DefaultSlotBacklog = 1024
+
+// The per-slot keys of the audit stream (audit.lib): the slot's runs with
+// pending events (a ZSET scored by their first pending event's time) and
+// the slot's count of pending events (a STRING).
+const (
+	slotAudit      = "audit"
+	slotAuditCount = "audit-n"
+)
+
+// auditKeys returns the keys an audit event of run appends to: the run's
+// events, its slot's set of runs with pending events and its slot's count.
+// With audit off the scripts touch none of them, and they are given stand,
+// a key of the run the script reaches anyway: on a cluster whose slot is
+// moving, the target runs a script only when it holds every key the script
+// names (else TRYAGAIN until the move ends), so no script of a store
+// without audit names a key that never exists.
+func (s *Store) auditKeys(runID, stand string) (events, pending, count string) {
+	if s.audit == nil {
+		return stand, stand, stand
+	}
+	slot := auditSlotOf(runID)
+	return s.keys.Audit(runID), s.auditSlotKey(slot, slotAudit), s.auditSlotKey(slot, slotAuditCount)
+}
+
+// exportKeys are the audit keys of run for the exporter's scripts, which
+// run whether this store's audit is on or not.
+func (s *Store) exportKeys(runID string) (events, pending, count string) {
+	slot := auditSlotOf(runID)
+	return s.keys.Audit(runID), s.auditSlotKey(slot, slotAudit), s.auditSlotKey(slot, slotAuditCount)
+}
+
+// auditArg returns body when audit is on, else "" (the scripts' off).
+func (s *Store) auditArg(body string) string {
+	if s.audit == nil {
+		return ""
+	}
+	return body
+}
+
+// beginBodies are the begin and replay events of req.
+func (s *Store) beginBodies(ctx context.Context, req *canonical.BeginRequest, tag string) (begin, replay string, err error) {
+	if s.audit == nil {
+		return "", "", nil
+	}
+	c := auditrec.Call{ToolCallID: req.ToolCallID, Tool: req.Tool, Definition: req.Definition, Principal: tag,
+		KeyID: s.audit.KeyID, RequestDigest: s.audit.Digest(req.Request), RequestSize: int64(len(req.Request)),
+		Trace: canonical.TraceOf(ctx)}
+	if begin, err = auditrec.BeginBody(c, false); err != nil {
+		return "", "", err
+	}
+	replay, err = auditrec.BeginBody(c, true)
+	return begin, replay, err
+}
+
+// completeBodies are the events of c, as made and as refused for its size.
+func (s *Store) completeBodies(ctx context.Context, c *canonical.Completion) (ok, over string, err error) {
+	if s.audit == nil {
+		return "", "", nil
+	}
+	o := auditrec.Outcome{ToolCallID: c.ToolCallID, Status: c.Status, Evidence: c.Evidence, Code: c.Code,
+		Execution: canonical.ExecutionExecuted, KeyID: s.audit.KeyID, RawDigest: s.audit.Digest(c.Raw),
+		RawSize: int64(len(c.Raw)), ResultDigest: s.audit.Digest(c.Result), ResultSize: int64(len(c.Result)),
+		Redactions: max(c.Redactions, 0), Handles: len(c.Handles), Trace: canonical.TraceOf(ctx)}
+	if c.NotRun {
+		o.Execution = canonical.ExecutionNotRun
+	}
+	if ok, err = auditrec.CompleteBody(o); err != nil {
+		return "", "", err
+	}
+	o.Status, o.Evidence, o.Code = canonical.StatusError, canonical.EvidenceError, canonical.CodeResultTooLarge
+	over, err = auditrec.CompleteBody(o)
+	return ok, over, err
+}
+
+// The methods of canonical.AuditSource read and acknowledge what the
+// scripts of audited stores wrote: a store opened only to export (its own
+// Options.Audit nil) serves them as well.
+
+// AuditRuns implements canonical.AuditSource: every slot's set of runs with
+// pending events, read auditSlotsPerStep slots to a pipeline (ZRANGE of the
+// first batch runs of each), so that a sweep costs 16 pipelines however
+// many keys the servers hold, and a pipeline per batch of runs found.
+func (s *Store) AuditRuns(ctx context.Context, batch int, visit func(runs []string) error) error {
+	if batch < 1 {
+		return canonical.Errorf(canonical.CodeInvalidArgument, "audit runs: batch must be positive")
+	}
+	var found []string
+	flush := func() error {
+		if len(found) == 0 {
+			return nil
+		}
+		runs := found
+		found = nil
+		return visit(runs)
+	}
+	for from := 0; from < auditSlots; from += auditSlotsPerStep {
+		cmds := make(rueidis.Commands, 0, auditSlotsPerStep)
+		for slot := from; slot < min(from+auditSlotsPerStep, auditSlots); slot++ {
+			cmds = append(cmds, s.c.B().Zrange().Key(s.auditSlotKey(slot, slotAudit)).Min("0").Max(strconv.Itoa(batch-1)).Build())
+		}
+		sctx, cancel := s.bound(ctx)
+		res := s.doMulti(sctx, cmds...)
+		cancel()
+		for _, r := range res {
+			runs, err := r.AsStrSlice()
+			if err != nil {
+				return unavailable(err, "list audit runs")
+			}
+			for _, run := range runs {
+				found = append(found, run)
+				if len(found) == batch {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return flush()
+}
+
+// AuditRead implements canonical.AuditSource: an LRANGE of each run's
+// events, in one pipeline.
+func (s *Store) AuditRead(ctx context.Context, runIDs []string, max int) ([]canonical.AuditPending, error) {
+	if max < 1 {
+		return nil, canonical.Errorf(canonical.CodeInvalidArgument, "audit read: max must be positive")
+	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	cmds := make(rueidis.Commands, 0, len(runIDs))
+	for _, run := range runIDs {
+		if err := canonical.ValidateRunID(run); err != nil {
+			return nil, err
+		}
+		cmds = append(cmds, s.c.B().Lrange().Key(s.keys.Audit(run)).Start(0).Stop(int64(max)).Build())
+	}
+	out := make([]canonical.AuditPending, len(runIDs))
+	if len(cmds) == 0 {
+		return out, nil
+	}
+	for i, r := range s.doMulti(ctx, cmds...) {
+		els, err := r.AsStrSlice()
+		if err != nil {
+			return nil, unavailable(err, "read audit events")
+		}
+		out[i].RunID = runIDs[i]
+		if len(els) == 0 {
+			continue
+		}
+		if out[i].Head, err = auditrec.DecodeHead(els[0]); err != nil {
+			return nil, canonical.Wrap(canonical.CodeStoreUnavailable, err, "read audit events of "+runIDs[i])
+		}
+		for _, e := range els[1:] {
+			ev, err := auditrec.Decode(runIDs[i], e)
+			if err != nil {
+				return nil, canonical.Wrap(canonical.CodeStoreUnavailable, err, "read audit events of "+runIDs[i])
+			}
+			out[i].Events = append(out[i].Events, ev)
+		}
+	}
+	return out, nil
+}
+
+// AuditAck implements canonical.AuditSource through audit_ack.lua.
+func (s *Store) AuditAck(ctx context.Context, runID string, from canonical.AuditHead, n int, to canonical.AuditHead) (bool, error) {
+	if err := canonical.ValidateRunID(runID); err != nil {
+		return false, err
+	}
+	if n < 1 || to.IsZero() {
+		return false, canonical.Errorf(canonical.CodeInvalidArgument, "audit ack: n must be positive and the head set")
+	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	events, pending, count := s.exportKeys(runID)
+	r, err := execAuditAck(ctx, s, auditAckKeys{Events: events, Run: s.keys.Run(runID), Pending: pending, Count: count},
+		auditAckArgs{RunID: runID, From: auditrec.Head(from), N: int64(n), To: auditrec.Head(to),
+			Last: strconv.FormatInt(to.Seq, 10), Stream: to.Gen})
+	if err != nil {
+		return false, unavailable(err, "acknowledge audit events")
+	}
+	return r.Outcome == "OK", nil
+}
+
+// AuditLease implements canonical.AuditSource through audit_lease.lua, on
+// the key <prefix>:lease:audit.
+func (s *Store) AuditLease(ctx context.Context, holder string, ttl time.Duration) (bool, error) {
+	if holder == "" || ttl < time.Millisecond {
+		return false, canonical.Errorf(canonical.CodeInvalidArgument, "export lease: a holder and a TTL of at least 1ms")
+	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	r, err := execAuditLease(ctx, s, auditLeaseKeys{Lease: s.passLeaseKey("audit")},
+		auditLeaseArgs{Holder: holder, TTLMs: ttl.Milliseconds()})
+	if err != nil {
+		return false, unavailable(err, "take the export lease")
+	}
+	return r.Outcome == "OK", nil
+}
+
+// statusKey is the key of the export's status (a HASH).
+func (s *Store) statusKey() string { return s.keys.Prefix() + ":audit:status" }
+
+// statusTTL is how long the export's status is kept after its last pass.
+const statusTTL = 30 * 24 * time.Hour
+
+// AuditStatus implements canonical.AuditSource: one HMGET.
+func (s *Store) AuditStatus(ctx context.Context) (canonical.AuditStatus, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	vals, err := s.do(ctx, s.c.B().Hmget().Key(s.statusKey()).Field("pass_ms", "exported", "pending", "oldest_ms").Build()).ToArray()
+	if err != nil || len(vals) != 4 {
+		return canonical.AuditStatus{}, unavailable(replyErr(err, "HMGET of the export status"), "read the export status")
+	}
+	n := func(i int) int64 {
+		v, _ := vals[i].ToString()
+		return atoi(v)
+	}
+	st := canonical.AuditStatus{Exported: n(1), Pending: n(2)}
+	if ms := n(0); ms > 0 {
+		st.LastPass = time.UnixMilli(ms)
+	}
+	if ms := n(3); ms > 0 {
+		st.OldestEvent = time.UnixMilli(ms)
+	}
+	return st, nil
+}
+
+// AuditReport implements canonical.AuditSource: one HSET and PEXPIRE.
+func (s *Store) AuditReport(ctx context.Context, r canonical.AuditStatus) error {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	ms := func(t time.Time) string {
+		if t.IsZero() {
+			return "0"
+		}
+		return strconv.FormatInt(t.UnixMilli(), 10)
+	}
+	key := s.statusKey()
+	res := s.doMulti(ctx,
+		s.c.B().Hset().Key(key).FieldValue().FieldValue("pass_ms", ms(r.LastPass)).
+			FieldValue("exported", strconv.FormatInt(r.Exported, 10)).FieldValue("pending", strconv.FormatInt(r.Pending, 10)).
+			FieldValue("oldest_ms", ms(r.OldestEvent)).Build(),
+		s.c.B().Pexpire().Key(key).Milliseconds(statusTTL.Milliseconds()).Build())
+	for _, x := range res {
+		if err := x.Error(); err != nil {
+			return unavailable(err, "keep the export status")
+		}
+	}
+	return nil
+}
+
+var _ canonical.AuditSource = (*Store)(nil)
+

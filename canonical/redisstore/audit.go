@@ -266,4 +266,3 @@ func (s *Store) AuditReport(ctx context.Context, r canonical.AuditStatus) error 
 }
 
 var _ canonical.AuditSource = (*Store)(nil)
-

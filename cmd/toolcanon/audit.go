@@ -475,5 +475,3 @@ func size(n int64) string {
 	}
 	return fmt.Sprintf("%dB", n)
 }
-
-

@@ -230,8 +230,8 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	// the same key (MaskerFrom), the projection mints the result's.
 	var mask *minter
 	if !b.noHandles && len(rec.RunSecret) > 0 {
-		mask = newMinter(rec.RunSecret, false)
-		ctx = context.WithValue(ctx, maskerKey{}, canonical.Masker(newMinter(rec.RunSecret, false)))
+		mask = newMinter(rec.RunSecret, false).withKnown(handles)
+		ctx = context.WithValue(ctx, maskerKey{}, canonical.Masker(newMinter(rec.RunSecret, false).withKnown(handles)))
 	}
 	inv.obs.next(observe.Tool, len(request))
 
@@ -266,6 +266,11 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 		call.Mask = mask
 	}
 	p, err := project(ctx, bd.projector, b.projTimeout, call, raw)
+	if err == nil && mask != nil {
+		// A value resolved into the arguments that the answer holds again
+		// reads as its handle, whatever the projector's redactor made of it.
+		p.Result = mask.maskKnown(p.Result, true)
+	}
 	inv.obs.sized(len(p.Result))
 	if err == nil && !p.Evidence.Ready() {
 		err = canonical.Errorf(canonical.CodeProjectionFailed, "projector returned evidence %q", p.Evidence)

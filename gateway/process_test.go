@@ -375,7 +375,7 @@ func (s *scenario) largeResult() {
 
 func (s *scenario) secrets() {
 	o := mustCall(s.ctx(), s.t, s.cs, "secrets", "call_sec", s.run, map[string]any{"query": "diagnostics"})
-	if !o.ready || !strings.Contains(o.text, "<SECRET>") {
+	if !o.ready || !strings.Contains(o.text, "<SECRET:") {
 		s.t.Fatalf("secrets: %s", o.text)
 	}
 	s.noSecrets("secrets", o.text)

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors/redact"
 )
@@ -47,6 +48,10 @@ type relay struct {
 	progress bucket
 	logs     bucket
 	requests bucket // sampling and elicitation
+	// mask is the call's Masker (boundary.MaskerFrom), set when the call
+	// reaches its upstream: relayed text gets the call's handles, as its
+	// result does.
+	mask atomic.Pointer[canonical.Masker]
 
 	heard    atomic.Int64 // when the last upstream notification was read or relayed (Unix ns)
 	busy     atomic.Int32 // notifications being relayed now
@@ -165,7 +170,7 @@ func (r *relay) sendProgress(p *mcp.ProgressNotificationParams) {
 	ctx, cancel := context.WithTimeout(r.agentCtx, relayTimeout)
 	defer cancel()
 	_ = r.agent.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: r.token,
-		Progress: p.Progress, Total: p.Total, Message: agentText(p.Message)})
+		Progress: p.Progress, Total: p.Total, Message: r.text(p.Message, MaxRelayedText)})
 }
 
 // Draining: the SDK reads an upstream's notifications in order but hands
@@ -231,20 +236,44 @@ func (b *bucket) take(now time.Time) bool {
 	return true
 }
 
-// agentText is a third party's text as an agent may read it: redacted by
-// the projections' redactor, then cut to MaxRelayedText bytes at a rune
-// boundary. Only a bounded prefix is read, so that a message of megabytes
-// costs what its shown part costs.
-func agentText(s string) string {
-	if n := 8 * MaxRelayedText; len(s) > n {
-		// Cut at a space or line break, so that no secret is cut in two
-		// before the redactor sees it.
-		s = s[:n]
-		if i := strings.LastIndexAny(s, " \t\r\n"); i >= n/2 {
-			s = s[:i]
+// setMask gives the relay the call's Masker.
+func (r *relay) setMask(m canonical.Masker) {
+	if r != nil && m != nil {
+		r.mask.Store(&m)
+	}
+}
+
+// masker is the call's Masker, or canonical.Placeholders before the call
+// reached its upstream (and for a nil relay).
+func (r *relay) masker() canonical.Masker {
+	if r != nil {
+		if m := r.mask.Load(); m != nil {
+			return *m
 		}
 	}
-	return cutText(string(redact.New().Append(nil, []byte(s))), MaxRelayedText)
+	return canonical.Placeholders
+}
+
+// text is a third party's text as the call's agent may read it: redacted
+// by the projections' redactor, each masked value the call's handle (a
+// value resolved into the call's arguments too, whatever the redactor
+// makes of it), then
+// cut to n bytes at a rune boundary. Only a bounded prefix is read (8n
+// bytes, cut at a space or line break, so that no secret is cut in two
+// before the redactor sees it), so that a message of megabytes costs what
+// its shown part costs.
+func (r *relay) text(s string, n int) string {
+	if max := 8 * n; len(s) > max {
+		s = s[:max]
+		if i := strings.LastIndexAny(s, " \t\r\n"); i >= max/2 {
+			s = s[:i]
+		}
+		for len(s) > 0 && !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+	}
+	m := r.masker()
+	return cutText(string(boundary.MaskResolved(m, redact.New().AppendMasked(nil, []byte(s), m))), n)
 }
 
 // cutText cuts s to at most n bytes at a rune boundary, ending a cut one
@@ -327,7 +356,7 @@ func (r *relay) sendLog(p *mcp.LoggingMessageParams) {
 	}
 	ctx, cancel := context.WithTimeout(r.agentCtx, relayTimeout)
 	defer cancel()
-	_ = r.agent.Log(ctx, &mcp.LoggingMessageParams{Level: p.Level, Logger: agentText(p.Logger), Data: agentText(data)})
+	_ = r.agent.Log(ctx, &mcp.LoggingMessageParams{Level: p.Level, Logger: r.text(p.Logger, MaxRelayedText), Data: r.text(data, MaxRelayedText)})
 }
 
 // refusal is the JSON-RPC error an upstream's request gets when the gateway
@@ -360,7 +389,7 @@ func forwardSampling(ctx context.Context, r *relay, p *mcp.CreateMessageParams) 
 	if why := agentCan(r, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil }); why != "" {
 		return nil, refusal(why)
 	}
-	q, why := agentSampling(p)
+	q, why := r.agentSampling(p)
 	if why != "" {
 		return nil, refusal(why)
 	}
@@ -374,7 +403,7 @@ func forwardElicitation(ctx context.Context, r *relay, p *mcp.ElicitParams) (*mc
 	if why := agentCan(r, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil }); why != "" {
 		return nil, refusal(why)
 	}
-	q, why := agentElicit(p)
+	q, why := r.agentElicit(p)
 	if why != "" {
 		return nil, refusal(why)
 	}

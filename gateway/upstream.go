@@ -251,6 +251,7 @@ func (u *Upstream) Tool(name string) boundary.Tool {
 
 func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte, error) {
 	r := relayOf(ctx)
+	r.setMask(boundary.MaskerFrom(ctx))
 	var s *mcp.ClientSession
 	var own *agentConn
 	var err error

@@ -7,185 +7,6 @@ import (
 	"github.com/toolcanon/toolcanon/projectors/internal/view"
 )
 
-// Credential-shaped tokens: vendor prefixes, JWTs, AWS key ids, long
-// high-entropy strings and hex digests, and the token after "Bearer".
-
-func isTokenByte(c byte) bool { return class[c] != 0 }
-
-// Vendor token prefixes (gitleaks' rule set) and the minimum length of the
-// rest, which keeps words like "sk-learn" out.
-var vendorPrefixes = []struct {
-	p   string
-	min int
-}{
-	{"ghp_", 20}, {"gho_", 20}, {"ghu_", 20}, {"ghs_", 20}, {"ghr_", 20}, {"github_pat_", 20},
-	{"glpat-", 16}, {"gldt-", 16}, {"glrt-", 16}, {"glptt-", 16},
-	{"xoxb-", 10}, {"xoxp-", 10}, {"xoxa-", 10}, {"xoxr-", 10}, {"xoxs-", 10}, {"xoxe-", 10}, {"xapp-", 10},
-	{"sk_live_", 10}, {"sk_test_", 10}, {"rk_live_", 10}, {"rk_test_", 10}, {"pk_live_", 10}, {"whsec_", 10},
-	{"sk-ant-", 16}, {"sk-proj-", 16}, {"sk-", 20},
-	{"npm_", 20}, {"pypi-", 20}, {"AIza", 20}, {"hf_", 20}, {"SG.", 20}, {"shpat_", 16}, {"shpss_", 16},
-	{"dop_v1_", 20}, {"doo_v1_", 20}, {"ya29.", 20}, {"AGE-SECRET-KEY-", 10}, {"SK", 32},
-	{"dapi", 28}, {"glc_", 20}, {"sq0atp-", 16}, {"EAACEdEose0cBA", 10}, {"ATATT", 20},
-	{"key-", 32}, {"hvs.", 20}, {"hvb.", 20}, {"hvr.", 20}, {"sl.", 60}, {"NRAK-", 20}, {"PMAK-", 20}, {"glsa_", 20},
-	{"dp.st.", 20}, {"dp.ct.", 20}, {"dp.pt.", 20}, {"dp.sa.", 20}, {"lin_api_", 20}, {"secret_", 40}, {"EAAA", 40},
-	{"pul-", 32}, {"xoxe.xoxp-", 10}, {"xoxe-", 10}, {"ntn_", 30}, {"rubygems_", 30},
-}
-
-// Prefixes that are also the start of ordinary identifiers: the rest must
-// have the shape of the vendor's key (hex, or random mixed case).
-var hexAfter = map[string]bool{"SK": true, "key-": true, "pul-": true, "rubygems_": true}
-var mixedAfter = map[string]bool{"secret_": true, "ntn_": true}
-
-// vendorIndex lists vendorPrefixes by first byte.
-var vendorIndex = func() (ix [256][]int) {
-	for k, v := range vendorPrefixes {
-		ix[v.p[0]] = append(ix[v.p[0]], k)
-	}
-	return ix
-}()
-
-// awsPrefixes all start with 'A'.
-var awsPrefixes = []string{"AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "AROA", "APKA"}
-
-func classifyToken(t []byte) string {
-	if len(t) < 12 {
-		return ""
-	}
-	for _, k := range vendorIndex[t[0]] {
-		v := vendorPrefixes[k]
-		if len(t) >= len(v.p)+v.min && string(t[:len(v.p)]) == v.p {
-			if (hexAfter[v.p] && !allHexBytes(t[len(v.p):])) || (mixedAfter[v.p] && !mixedClasses(t[len(v.p):])) {
-				continue
-			}
-			return Secret
-		}
-	}
-	if len(t) == 20 && t[0] == 'A' {
-		for _, p := range awsPrefixes {
-			if string(t[:4]) == p && upperAlnum(t[4:]) {
-				return Secret
-			}
-		}
-	}
-	if len(t) >= 16 && string(t[:3]) == "eyJ" && bytes.Count(t, []byte{'.'}) >= 2 {
-		return Secret
-	}
-	if len(t) >= 40 && bytes.Contains(t, []byte(".atlasv1.")) {
-		return Secret // Terraform Cloud / HCP token
-	}
-	if len(t) >= 32 && allHexBytes(t) {
-		return Hex
-	}
-	if len(t) >= 30 && t[0] != '/' && bytes.IndexByte(t, '.') < 0 && mixedClasses(t) && bytes.Count(t, []byte{'/'}) <= 3 {
-		return shapeSecret
-	}
-	return ""
-}
-
-// shapeSecret is what classifyToken returns for a token that is a secret
-// by its shape alone (long, random, mixed case and digits): the text
-// around it may still show it is a digest, a public key or an id.
-const shapeSecret = "<SECRET>\x00"
-
-// digestLengths are the lengths in hexadecimal digits of MD5, SHA-1,
-// SHA-256 and SHA-512: a bare hexadecimal word of one of them is a digest
-// or a commit, kept.
-func digestLength(n int) bool { return n == 32 || n == 40 || n == 64 || n == 128 }
-
-// digestLabels label the digest or the fingerprint after them, as
-// sha256:…, h1:…, SHA256:… (ssh) or sha512-… (subresource integrity).
-var digestLabels = []string{"sha1", "sha224", "sha256", "sha384", "sha512", "md5", "h1", "blake2b", "blake3", "sha3-256", "sha3-512"}
-
-// publicKeyTypes name the ssh public key after them.
-var publicKeyTypes = []string{"ssh-rsa", "ssh-ed25519", "ssh-dss", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
-	"ecdsa-sha2-nistp521", "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com"}
-
-// keptByContext reports whether the token t at i, random by its shape, is
-// a digest, a public key or an id by the text before it.
-func keptByContext(src []byte, i int, t []byte) bool {
-	for _, l := range digestLabels {
-		// sha512-<base64>: subresource integrity.
-		if len(t) > len(l)+1 && hasPrefixFold(t, l) && t[len(l)] == '-' {
-			return true
-		}
-	}
-	// AAAAB3NzaC1yc2E…, AAAAC3NzaC1lZDI1NTE5…, AAAAE2VjZHNh…: the base64
-	// of an ssh public key names its type.
-	if len(t) > 16 && string(t[:4]) == "AAAA" && (bytes.Contains(t[4:16], []byte("NzaC1")) || bytes.Contains(t[4:16], []byte("VjZHNh"))) {
-		return true
-	}
-	if i < 2 {
-		return false
-	}
-	prev, sep := prevWord(src, i)
-	switch sep {
-	case ':':
-		for _, l := range digestLabels {
-			if equalFold(prev, l) {
-				return true
-			}
-		}
-		// x-amz-id-2: …, request-id: …
-		return hasSuffixFold(prev, "id") || hasSuffixFold(prev, "id-2")
-	case ' ':
-		for _, k := range publicKeyTypes {
-			if string(prev) == k {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// prevWord returns the word that ends right before the separator before
-// i, and that separator.
-func prevWord(src []byte, i int) ([]byte, byte) {
-	sep := src[i-1]
-	e := i - 1
-	if sep == ' ' && e > 0 && src[e-1] == ':' {
-		e-- // "x-amz-id-2: value"
-		sep = ':'
-	}
-	s := e
-	for s > 0 && e-s < 40 && (isKeyByte(src[s-1]) || src[s-1] == '@') {
-		s--
-	}
-	return src[s:e], sep
-}
-
-// awsKeyWithin returns the bounds of an AWS key id inside t (a token that
-// holds more, such as key_id=ASIA… or ASIA…:session), or -1.
-func awsKeyWithin(t []byte) (int, int) {
-	for k := 0; k+20 <= len(t); k++ {
-		a := bytes.IndexByte(t[k:len(t)-19], 'A')
-		if a < 0 {
-			return -1, -1
-		}
-		k += a
-		if k > 0 && isAlnum(t[k-1]) {
-			continue
-		}
-		if k+20 < len(t) && isAlnum(t[k+20]) {
-			continue
-		}
-		for _, p := range awsPrefixes {
-			if string(t[k:k+4]) == p && upperAlnum(t[k+4:k+20]) {
-				return k, k + 20
-			}
-		}
-	}
-	return -1, -1
-}
-
-func upperAlnum(b []byte) bool {
-	for _, c := range b {
-		if !(c >= 'A' && c <= 'Z') && !isDigit(c) {
-			return false
-		}
-	}
-	return true
-}
-
 func allHexBytes(b []byte) bool {
 	if len(b) == 0 {
 		return false
@@ -215,69 +36,6 @@ func mixedClasses(b []byte) bool {
 	return up && lo && di
 }
 
-func redactTokens(rw *rewriter) {
-	src := rw.src
-	bearer, bearerAt := false, 0
-	publicUntil := 0 // the end of the public PEM block the scan is in
-	for i := 0; i < len(src); {
-		if !isTokenByte(src[i]) {
-			i++
-			continue
-		}
-		if i > 0 && src[i-1] == '<' && isPlaceholder(src[i-1:]) {
-			for i < len(src) && src[i] != '>' {
-				i++
-			}
-			continue
-		}
-		j := i
-		for j < len(src) && isTokenByte(src[j]) {
-			j++
-		}
-		t := src[i:j]
-		for len(t) > 0 && t[len(t)-1] == '.' {
-			t = t[:len(t)-1]
-		}
-		end := i + len(t)
-		if len(t) >= 10 && string(t[:10]) == "-----BEGIN" && i >= publicUntil {
-			// The body of a public key or a certificate looks random and
-			// is kept (redactPEM has replaced the private ones); a vendor
-			// token in it is still one.
-			publicUntil = publicPEMEnd(src, i)
-		}
-		switch {
-		case bearer && i == bearerAt && len(t) >= 8 && credentialShaped(t):
-			rw.replace(i, end, Secret)
-		case len(t) >= 12:
-			p := classifyToken(t)
-			switch {
-			case p == Hex && digestLength(len(t)) && !containerBefore(src, i):
-				// A digest or a commit id; a container's id is an
-				// identifier.
-			case p == shapeSecret:
-				if i >= publicUntil && !keptByContext(src, i, t) {
-					rw.replace(i, end, Secret)
-				}
-			case p != "":
-				rw.replace(i, end, p)
-			default:
-				if s, e := awsKeyWithin(t); s >= 0 {
-					rw.replace(i+s, i+e, Secret)
-				} else if bytes.IndexByte(t, '+') >= 0 {
-					// URL-encoded text joins words with '+': classify each.
-					classifyPieces(rw, t, i)
-				}
-			}
-		}
-		bearer = (len(t) == 6 && hasPrefixFold(t, "bearer")) || (len(t) == 5 && hasPrefixFold(t, "basic"))
-		if bearer && (j >= len(src) || src[j] != ' ') {
-			bearer = false
-		}
-		bearerAt = j + 1 // the credential follows the scheme and one space
-		i = j
-	}
-}
-
 // credentialShaped reports whether the word after "Bearer" or "Basic" looks
 // like a credential rather than prose: it has a digit, punctuation or
 // mixed case.
@@ -294,23 +52,6 @@ func credentialShaped(t []byte) bool {
 		}
 	}
 	return up && lo
-}
-
-func classifyPieces(rw *rewriter, t []byte, off int) {
-	for s := 0; s < len(t); {
-		e := s
-		for e < len(t) && t[e] != '+' {
-			e++
-		}
-		if e-s >= 12 {
-			if p := classifyToken(t[s:e]); p == shapeSecret {
-				rw.replace(off+s, off+e, Secret)
-			} else if p != "" && !(p == Hex && digestLength(e-s) && indexFold(t[max(0, s-10):s], "container") < 0) {
-				rw.replace(off+s, off+e, p)
-			}
-		}
-		s = e + 1
-	}
 }
 
 // E-mail addresses.
@@ -337,7 +78,7 @@ func redactEmail(rw *rewriter) {
 		for e > i+1 && (src[e-1] == '.' || src[e-1] == '-') {
 			e--
 		}
-		if s < rw.last {
+		if s < rw.last || inURL(src, s) {
 			continue
 		}
 		dom := src[i+1 : e]
@@ -362,7 +103,7 @@ func redactEmail(rw *rewriter) {
 		if !ok {
 			continue
 		}
-		rw.replace(s, e, Email)
+		rw.mask(s, e, kEmail)
 		i = e - 1
 	}
 }
@@ -405,7 +146,7 @@ func userAtHost(rw *rewriter, at int) int {
 	switch {
 	case pass >= 0 && he < len(src) && src[he] == '(' && (string(host) == "tcp" || string(host) == "unix" || string(host) == "udp"):
 		// Go's MySQL DSN: user:pass@tcp(host:3306)/db
-		rw.replace(ts, at, Secret)
+		rw.mask(ts, at, kSecret)
 		return at + 1
 	case isIPv4(host):
 		he = hs // the address stage redacts it
@@ -415,12 +156,12 @@ func userAtHost(rw *rewriter, at int) int {
 		return 0 // a plain word after '@' needs ssh, scp or a prompt around it
 	}
 	if pass >= 0 {
-		rw.replace(ts, at, Secret)
+		rw.mask(ts, at, kSecret)
 	} else {
-		rw.replace(ts, at, User)
+		rw.mask(ts, at, kUser)
 	}
 	if he > hs {
-		rw.replace(hs, he, Host)
+		rw.mask(hs, he, kHost)
 	}
 	return max(he, at+1)
 }
@@ -495,9 +236,9 @@ func parseDottedQuad(b []byte) (a [4]byte, ok bool) {
 
 // shellContext reports whether an account@host from ts to he stands where
 // a shell command or prompt puts one: after ssh, scp, sftp, rsync or mosh,
-// or followed by ':' (scp's path) or " ~]" (a prompt).
+// or followed by ':' and a path (scp's) or " ~]" (a prompt).
 func shellContext(src []byte, ts, he int) bool {
-	if he < len(src) && (src[he] == ':' || src[he] == ']') || phrasePrefix(src[he:], " ~]") {
+	if he+1 < len(src) && src[he] == ':' && !isSpace(src[he+1]) || he < len(src) && src[he] == ']' || phrasePrefix(src[he:], " ~]") {
 		return true
 	}
 	before := src[max(0, ts-48):ts]
@@ -533,13 +274,13 @@ func redactAddrs(rw *rewriter) {
 			continue // neither a MAC nor an IP address starts here
 		}
 		if e := matchMAC(src, i); e > 0 {
-			rw.replace(i, e, MAC)
+			rw.mask(i, e, kMAC)
 			i = e - 1
 			continue
 		}
 		if e, telling := matchIP(src, i); e > 0 {
 			if telling {
-				rw.replace(i, e, IP)
+				rw.mask(i, e, kIP)
 			}
 			i = e - 1
 			continue
@@ -723,21 +464,13 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 	return e, !a.IsUnspecified() && !a.IsLoopback()
 }
 
-// containerBefore reports whether the word before i names a container,
-// whose 64-digit id is an identifier, not a digest.
-func containerBefore(src []byte, i int) bool {
-	if i < 2 {
-		return false
-	}
-	prev, _ := prevWord(src, i)
-	if len(prev) == 0 && i >= 2 && (src[i-1] == '+' || src[i-1] == '=') {
-		// URL-encoded text: container+<id>
-		k := i - 1
-		s := k
-		for s > 0 && k-s < 16 && isAlpha(src[s-1]) {
-			s--
+// inURL reports whether the text before s, back to white space or a
+// quote, holds "://": an '@' there ends a URL's userinfo, the URL pass's.
+func inURL(src []byte, s int) bool {
+	for k := s; k > 2 && s-k < 256 && !isSpace(src[k-1]) && src[k-1] != '"' && src[k-1] != '\''; k-- {
+		if src[k-1] == '/' && src[k-2] == '/' && src[k-3] == ':' {
+			return true
 		}
-		prev = src[s:k]
 	}
-	return indexFold(prev, "container") >= 0
+	return false
 }

@@ -107,6 +107,6 @@ if ARGV[3] ~= '' then
   else
     redis.call('HSET', KEYS[4], 'aseq', seq)
   end
-  audit_append(ARGV[4], seq, stream, now, ARGV[3])
+  audit_append(ARGV[4], seq, stream, now, ARGV[3], 0)
 end
 return {'OK', h, pttl}

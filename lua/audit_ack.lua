@@ -4,7 +4,8 @@
 -- there first leaves nothing for it (MOVED), so a batch delivered twice is
 -- acknowledged once.
 --
--- With nothing left pending, the run leaves its slot's set, and the head is
+-- The slot's count loses the events acknowledged. With nothing left
+-- pending, the run leaves its slot's set, and the head is
 -- kept only while its stream may go on: as long as the run's state of that
 -- stream lives (the state's field "exp"); otherwise the list is deleted.
 --
@@ -52,6 +53,12 @@ if left > 0 then
   return {'OK', left}
 end
 redis.call('ZREM', KEYS[3], ARGV[1])
+-- A slot with nothing pending has its count started again: the
+-- completions a begin counted ahead and that never came (a record that
+-- expired unfinished) do not outlive it.
+if redis.call('ZCARD', KEYS[3]) == 0 then
+  redis.call('DEL', KEYS[4])
+end
 local run = redis.call('HMGET', KEYS[2], 'exp', 'ag', 'gen')
 local stream = run[2] or run[3]
 if run[1] and stream == ARGV[6] then

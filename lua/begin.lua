@@ -43,10 +43,10 @@
 -- ARGV[20] principal         string  the caller's principal tag (64 hex): the run's owner once the run has one
 -- ARGV[21] generation        string  11 bytes: the generation a run without one takes (random per Begin)
 -- ARGV[22] secret            string  the secret a run without one takes (random per Begin): the key of the run's handles
--- ARGV[23] audit_begin       string  the begin event's body (internal/auditrec), or empty: audit is off
--- ARGV[24] audit_replay      string  the replay event's body, for a duplicate of a finished call of the same request
--- ARGV[25] audit_max         int     the most pending events the slot may hold before a begin is refused
--- ARGV[26] run_id            string  the run's id, its member in KEYS[7]
+-- ARGV[23] audit_call        string  the begin event's body after its type letter (internal/auditrec), or empty: audit
+--                                    is off; a replay, a duplicate of a finished call of the same request, has the same
+-- ARGV[24] audit_max         int     the most pending events the slot may hold before a begin is refused
+-- ARGV[25] run_id            string  the run's id, its member in KEYS[7]
 --
 -- RETRY safe    a resent begin by the same owner with the same request finds its own record
 --
@@ -134,7 +134,7 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
       local t = redis.call('TIME')
       local seq = tonumber(run[17] or '0') + 1
       redis.call('HSET', KEYS[2], 'aseq', seq)
-      audit_append(ARGV[26], seq, audit_stream(run[18], run[11]), t[1] * 1000 + math.floor(t[2] / 1000), ARGV[24])
+      audit_append(ARGV[25], seq, audit_stream(run[18], run[11]), t[1] * 1000 + math.floor(t[2] / 1000), 'R ' .. ARGV[23], 1)
     end
     local res = redis.call('HMGET', KEYS[1], unpack(RESULT_PARTS))
     return {'REPLAYABLE', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or ''}
@@ -178,7 +178,7 @@ local size = string.len(ARGV[5]) + string.len(ARGV[6]) + string.len(ARGV[7])
 if size > lim[4] or tonumber(run[4] or '0') + size > lim[3] then
   return {'RESULT_TOO_LARGE'}
 end
-if audit and audit_full(tonumber(ARGV[25])) then
+if audit and audit_full(tonumber(ARGV[24])) then
   return {'AUDIT_BACKLOG'}
 end
 
@@ -258,7 +258,7 @@ if extend then
 end
 redis.call('HSET', KEYS[2], unpack(counts))
 if audit then
-  audit_append(ARGV[26], seq, audit_stream(run[18], gen), now, ARGV[23])
+  audit_append(ARGV[25], seq, audit_stream(run[18], gen), now, 'B ' .. ARGV[23], 2)
 end
 local added = redis.call('ZADD', KEYS[4], lease, ARGV[1], 'inf', '~')
 if extend then

@@ -74,6 +74,6 @@ else
   redis.call('HSET', KEYS[1], unpack(fields))
 end
 if event then
-  audit_append(ARGV[4], seq, audit_stream(run[6], run[7]), now, ARGV[3])
+  audit_append(ARGV[4], seq, audit_stream(run[6], run[7]), now, ARGV[3], 1)
 end
 return {'OK'}

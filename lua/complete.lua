@@ -30,8 +30,9 @@
 -- ARGV[11] result_3      bytes
 -- ARGV[12] handles       string  READY: the ids of the handles the result holds, space-separated, or empty: each
 --                                becomes the run's field "h:<id>" naming this call (the run's handle index)
--- ARGV[13] audit         string  the complete event's body (internal/auditrec), or empty: audit is off
--- ARGV[14] audit_over    string  the event's body when the completion is refused for its size
+-- ARGV[13] audit         string  the complete event's body after its head (internal/auditrec), or empty: audit is off
+-- ARGV[14] audit_head    string  the body's head: type letter, status, evidence, code ("C R F -"); a completion
+--                                refused for its size has "C E E RESULT_TOO_LARGE" instead
 -- ARGV[15] run_id        string  the run's id, its member in KEYS[6]
 -- ARGV[16] generation    string  11 bytes: the stream of a run state this script makes (after a loss)
 --
@@ -168,11 +169,11 @@ elseif audit then
 end
 redis.call('HSET', KEYS[1], unpack(args))
 if audit then
-  local body = ARGV[13]
+  local head = ARGV[14]
   if outcome ~= 'OK' then
-    body = ARGV[14]
+    head = 'C E E RESULT_TOO_LARGE'
   end
-  audit_append(ARGV[15], seq, stream, now, body)
+  audit_append(ARGV[15], seq, stream, now, head .. ' ' .. ARGV[13], 0)
 end
 
 redis.call('ZREM', KEYS[4], ARGV[1])

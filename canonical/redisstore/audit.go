@@ -2,6 +2,10 @@ package redisstore
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"hash"
 	"strconv"
 	"time"
 
@@ -53,39 +57,48 @@ func (s *Store) auditArg(body string) string {
 	return body
 }
 
-// beginBodies are the begin and replay events of req.
-func (s *Store) beginBodies(ctx context.Context, req *canonical.BeginRequest, tag string) (begin, replay string, err error) {
+// callRest is the begin (and replay) event of req after its type letter.
+func (s *Store) callRest(ctx context.Context, req *canonical.BeginRequest, tag string) (string, error) {
 	if s.audit == nil {
-		return "", "", nil
+		return "", nil
 	}
-	c := auditrec.Call{ToolCallID: req.ToolCallID, Tool: req.Tool, Definition: req.Definition, Principal: tag,
-		KeyID: s.audit.KeyID, RequestDigest: s.audit.Digest(req.Request), RequestSize: int64(len(req.Request)),
-		Trace: canonical.TraceOf(ctx)}
-	if begin, err = auditrec.BeginBody(c, false); err != nil {
-		return "", "", err
-	}
-	replay, err = auditrec.BeginBody(c, true)
-	return begin, replay, err
+	return auditrec.CallRest(auditrec.Call{ToolCallID: req.ToolCallID, Tool: req.Tool, Definition: req.Definition,
+		Principal: tag, KeyID: s.audit.KeyID, RequestDigest: s.digest(req.Request), RequestSize: int64(len(req.Request)),
+		Trace: canonical.TraceOf(ctx)})
 }
 
-// completeBodies are the events of c, as made and as refused for its size.
-func (s *Store) completeBodies(ctx context.Context, c *canonical.Completion) (ok, over string, err error) {
+// completeParts are the complete event of c, cut where a completion
+// refused for its size differs.
+func (s *Store) completeParts(ctx context.Context, c *canonical.Completion) (head, rest string, err error) {
 	if s.audit == nil {
 		return "", "", nil
 	}
 	o := auditrec.Outcome{ToolCallID: c.ToolCallID, Status: c.Status, Evidence: c.Evidence, Code: c.Code,
-		Execution: canonical.ExecutionExecuted, KeyID: s.audit.KeyID, RawDigest: s.audit.Digest(c.Raw),
-		RawSize: int64(len(c.Raw)), ResultDigest: s.audit.Digest(c.Result), ResultSize: int64(len(c.Result)),
+		Execution: canonical.ExecutionExecuted, KeyID: s.audit.KeyID, RawDigest: s.digest(c.Raw),
+		RawSize: int64(len(c.Raw)), ResultDigest: s.digest(c.Result), ResultSize: int64(len(c.Result)),
 		Redactions: max(c.Redactions, 0), Handles: len(c.Handles), Trace: canonical.TraceOf(ctx)}
 	if c.NotRun {
 		o.Execution = canonical.ExecutionNotRun
 	}
-	if ok, err = auditrec.CompleteBody(o); err != nil {
-		return "", "", err
+	return auditrec.CompleteParts(o)
+}
+
+// digest is AuditOptions.Digest with an HMAC of the store's pool: the key's
+// pads are hashed once, not per call.
+func (s *Store) digest(b []byte) string {
+	if len(b) == 0 {
+		return ""
 	}
-	o.Status, o.Evidence, o.Code = canonical.StatusError, canonical.EvidenceError, canonical.CodeResultTooLarge
-	over, err = auditrec.CompleteBody(o)
-	return ok, over, err
+	m, _ := s.macs.Get().(hash.Hash)
+	if m == nil {
+		m = hmac.New(sha256.New, s.audit.Key)
+	}
+	m.Reset()
+	m.Write(b)
+	var sum [sha256.Size]byte
+	out := hex.EncodeToString(m.Sum(sum[:0]))
+	s.macs.Put(m)
+	return out
 }
 
 // The methods of canonical.AuditSource read and acknowledge what the

@@ -271,10 +271,9 @@ type beginArgs struct {
 	Principal      string // ARGV[20] the caller's principal tag (64 hex): the run's owner once the run has one
 	Generation     string // ARGV[21] 11 bytes: the generation a run without one takes (random per Begin)
 	Secret         string // ARGV[22] the secret a run without one takes (random per Begin): the key of the run's handles
-	AuditBegin     string // ARGV[23] the begin event's body (internal/auditrec), or empty: audit is off
-	AuditReplay    string // ARGV[24] the replay event's body, for a duplicate of a finished call of the same request
-	AuditMax       int64  // ARGV[25] the most pending events the slot may hold before a begin is refused
-	RunID          string // ARGV[26] the run's id, its member in KEYS[7]
+	AuditCall      string // ARGV[23] the begin event's body after its type letter (internal/auditrec), or empty: audit
+	AuditMax       int64  // ARGV[24] the most pending events the slot may hold before a begin is refused
+	RunID          string // ARGV[25] the run's id, its member in KEYS[7]
 }
 
 // beginReply is a reply of begin.lua, as its RETURNS declares:
@@ -418,8 +417,7 @@ func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginRe
 		a.Principal,
 		a.Generation,
 		a.Secret,
-		a.AuditBegin,
-		a.AuditReplay,
+		a.AuditCall,
 		strconv.FormatInt(a.AuditMax, 10),
 		a.RunID,
 	}))
@@ -517,8 +515,8 @@ type completeArgs struct {
 	Result2    []byte // ARGV[10]
 	Result3    []byte // ARGV[11]
 	Handles    string // ARGV[12] READY: the ids of the handles the result holds, space-separated, or empty: each
-	Audit      string // ARGV[13] the complete event's body (internal/auditrec), or empty: audit is off
-	AuditOver  string // ARGV[14] the event's body when the completion is refused for its size
+	Audit      string // ARGV[13] the complete event's body after its head (internal/auditrec), or empty: audit is off
+	AuditHead  string // ARGV[14] the body's head: type letter, status, evidence, code ("C R F -"); a completion
 	RunID      string // ARGV[15] the run's id, its member in KEYS[6]
 	Generation string // ARGV[16] 11 bytes: the stream of a run state this script makes (after a loss)
 }
@@ -587,7 +585,7 @@ func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs)
 		rueidis.BinaryString(a.Result3),
 		a.Handles,
 		a.Audit,
-		a.AuditOver,
+		a.AuditHead,
 		a.RunID,
 		a.Generation,
 	}))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -117,6 +118,7 @@ type Store struct {
 	own       bool
 	inflight  atomic.Int64            // commands sent through do and doMulti and not answered yet
 	audit     *canonical.AuditOptions // nil: audit off
+	macs      sync.Pool               // HMACs under audit.Key (digest)
 }
 
 var (
@@ -267,7 +269,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	}
 	parts := record.Cut(req.Request)
 	tag := canonical.PrincipalTag(req.Principal)
-	auditBegin, auditReplay, err := s.beginBodies(ctx, &req, tag)
+	auditCall, err := s.callRest(ctx, &req, tag)
 	if err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "begin")
 	}
@@ -288,7 +290,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		NewCallsRun: a.NewRun.MaxCallsPerRun, NewCallsTool: a.NewRun.MaxCallsPerTool, NewRunBytes: a.NewRun.MaxRunBytes,
 		NewRecordBytes: a.NewRun.MaxRecordBytes, NewResultBytes: a.NewRun.MaxResultBytes,
 		Principal: tag, Generation: record.NewGeneration(), Secret: record.NewRunSecret(),
-		AuditBegin: auditBegin, AuditReplay: auditReplay, AuditMax: auditMax, RunID: req.RunID,
+		AuditCall: auditCall, AuditMax: auditMax, RunID: req.RunID,
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "begin")
@@ -391,7 +393,7 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "complete")
 	}
 	raw, result := record.Cut(c.Raw), record.Cut(c.Result)
-	auditOK, auditOver, err := s.completeBodies(ctx, &c)
+	auditHead, auditRest, err := s.completeParts(ctx, &c)
 	if err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "complete")
 	}
@@ -402,7 +404,7 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 	}, completeArgs{
 		ToolCallID: c.ToolCallID, Owner: record.OwnerWord(c.Owner), Segment: segment, Overflow: overflow, Digest: digest,
 		Raw: raw[0], Raw2: raw[1], Raw3: raw[2], Result: result[0], Result2: result[1], Result3: result[2],
-		Handles: strings.Join(c.Handles, " "), Audit: auditOK, AuditOver: auditOver, RunID: c.RunID,
+		Handles: strings.Join(c.Handles, " "), Audit: auditRest, AuditHead: auditHead, RunID: c.RunID,
 		Generation: record.NewGeneration(),
 	})
 	if err != nil {

@@ -16,9 +16,15 @@
 //
 //	B <call> <tool> <definition> <principal> <key_id> <request_hmac> <request_size> <trace> <span>
 //	R <call> <tool> <definition> <principal> <key_id> <request_hmac> <request_size> <trace> <span>
-//	C <call> <status> <evidence> <code> <execution> <key_id> <raw_hmac> <raw_size> <result_hmac> <result_size> <redactions> <handles> <trace> <span>
+//	C <status> <evidence> <code> <call> <execution> <key_id> <raw_hmac> <raw_size> <result_hmac> <result_size> <redactions> <handles> <trace> <span>
 //	A <call>
 //	X <principal>
+//
+// Go sends a script a body's parts, the script joins them with a space:
+// the type letter and the rest of a begin (CallRest), so that the same
+// rest serves a replay; the head (type and outcome: "C R F -") and the
+// rest of a complete (CompleteParts), so that the same rest serves the
+// completion refused for its size (OverflowHead).
 //
 // Digests, principal tags and trace ids are kept in base64url (a 32-byte
 // digest in 43 characters), letters stand for status, evidence and
@@ -102,13 +108,28 @@ type Call struct {
 	Trace                                   canonical.Trace
 }
 
+// The type letters of a begin and a replay body.
+const (
+	BeginType  = "B"
+	ReplayType = "R"
+)
+
 // BeginBody returns the body of a begin event (replay false) or of a
-// replay event.
+// replay event: its type letter, a space and CallRest.
 func BeginBody(c Call, replay bool) (string, error) {
-	t := "B"
+	t := BeginType
 	if replay {
-		t = "R"
+		t = ReplayType
 	}
+	rest, err := CallRest(c)
+	if err != nil {
+		return "", err
+	}
+	return t + " " + rest, nil
+}
+
+// CallRest returns a begin or replay body after its type letter.
+func CallRest(c Call) (string, error) {
 	p, err := hexWord(c.Principal)
 	if err != nil {
 		return "", err
@@ -121,8 +142,16 @@ func BeginBody(c Call, replay bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.Join([]string{t, c.ToolCallID, c.Tool, word(Definition(c.Definition)), p, word(c.KeyID), d,
-		strconv.FormatInt(c.RequestSize, 10), tr, sp}, " "), nil
+	var b strings.Builder
+	b.Grow(len(c.ToolCallID) + len(c.Tool) + len(c.Definition) + len(p) + len(d) + len(tr) + len(sp) + 40)
+	for i, w := range []string{c.ToolCallID, c.Tool, word(Definition(c.Definition)), p, word(c.KeyID), d,
+		strconv.FormatInt(c.RequestSize, 10), tr, sp} {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	}
+	return b.String(), nil
 }
 
 func traceWords(t canonical.Trace) (string, string, error) {
@@ -152,38 +181,60 @@ type Outcome struct {
 	Trace        canonical.Trace
 }
 
-// CompleteBody returns the body of a complete event.
+// OverflowHead is the head of a complete event whose completion the
+// store refused for its size (lua/audit.lib keeps the same).
+const OverflowHead = "C E E RESULT_TOO_LARGE"
+
+// CompleteBody returns the body of a complete event: its head, a space
+// and its rest (CompleteParts).
 func CompleteBody(o Outcome) (string, error) {
+	head, rest, err := CompleteParts(o)
+	if err != nil {
+		return "", err
+	}
+	return head + " " + rest, nil
+}
+
+// CompleteParts returns a complete event's body cut in two: its head (the
+// type letter, status, evidence and code) and the rest.
+func CompleteParts(o Outcome) (head, rest string, err error) {
 	st, ok := statusLetters[string(o.Status)]
 	if !ok {
-		return "", fmt.Errorf("auditrec: status %q", o.Status)
+		return "", "", fmt.Errorf("auditrec: status %q", o.Status)
 	}
 	ev, ok := evidenceLetters[string(o.Evidence)]
 	if !ok {
-		return "", fmt.Errorf("auditrec: evidence %q", o.Evidence)
+		return "", "", fmt.Errorf("auditrec: evidence %q", o.Evidence)
 	}
 	ex, ok := executionLetters[o.Execution]
 	if !ok {
-		return "", fmt.Errorf("auditrec: execution %q", o.Execution)
+		return "", "", fmt.Errorf("auditrec: execution %q", o.Execution)
 	}
 	if o.Code != "" && !o.Code.Valid() {
-		return "", fmt.Errorf("auditrec: code %q", o.Code)
+		return "", "", fmt.Errorf("auditrec: code %q", o.Code)
 	}
 	raw, err := hexWord(o.RawDigest)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	res, err := hexWord(o.ResultDigest)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	tr, sp, err := traceWords(o.Trace)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return strings.Join([]string{"C", o.ToolCallID, st, ev, word(string(o.Code)), ex, word(o.KeyID), raw,
-		strconv.FormatInt(o.RawSize, 10), res, strconv.FormatInt(o.ResultSize, 10), strconv.Itoa(o.Redactions),
-		strconv.Itoa(o.Handles), tr, sp}, " "), nil
+	var b strings.Builder
+	b.Grow(len(o.ToolCallID) + len(raw) + len(res) + len(tr) + len(sp) + 48)
+	for i, w := range []string{o.ToolCallID, ex, word(o.KeyID), raw, strconv.FormatInt(o.RawSize, 10), res,
+		strconv.FormatInt(o.ResultSize, 10), strconv.Itoa(o.Redactions), strconv.Itoa(o.Handles), tr, sp} {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	}
+	return "C " + st + " " + ev + " " + word(string(o.Code)), b.String(), nil
 }
 
 // AbandonBody returns the body of an abandon event.
@@ -239,13 +290,13 @@ func Decode(runID, e string) (canonical.AuditEvent, error) {
 		ev.TraceID, ev.SpanID = r.hex(8, 16), r.hex(9, 8)
 	case "C":
 		ev.Type = canonical.AuditComplete
-		ev.ToolCallID = r.id(1)
-		ev.Status = canonical.Status(r.letter(2, statusLetters))
-		ev.Evidence = canonical.Evidence(r.letter(3, evidenceLetters))
-		ev.Code = canonical.Code(r.opt(4))
+		ev.Status = canonical.Status(r.letter(1, statusLetters))
+		ev.Evidence = canonical.Evidence(r.letter(2, evidenceLetters))
+		ev.Code = canonical.Code(r.opt(3))
 		if ev.Code != "" && !ev.Code.Valid() {
 			r.fail("code")
 		}
+		ev.ToolCallID = r.id(4)
 		ev.Execution = r.letter(5, executionLetters)
 		ev.KeyID, ev.RawDigest, ev.RawSize = r.opt(6), r.hex(7, 32), r.size(8)
 		ev.ResultDigest, ev.ResultSize = r.hex(9, 32), r.size(10)

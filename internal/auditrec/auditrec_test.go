@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/internal/auditrec"
+	"github.com/toolcanon/toolcanon/lua"
 )
 
 const (
@@ -85,7 +86,7 @@ func TestRefused(t *testing.T) {
 		"", "1 2", element("0", "1", ok), element("01", "1", ok), element("1", "-5", ok),
 		"1 1 short " + ok, element("1", "1", ok+" extra"), element("1", "1", strings.Replace(ok, " 1 ", " -1 ", 1)),
 		element("1", "1", strings.Replace(ok, "B c", "B c/d", 1)), element("1", "1", "Z c"),
-		element("1", "1", "C c R F - q k - 0 - 0 0 0 - -"), element("1", "1", "C c R F NOPE e k - 0 - 0 0 0 - -"),
+		element("1", "1", "C R F - c q k - 0 - 0 0 0 - -"), element("1", "1", "C R F NOPE c e k - 0 - 0 0 0 - -"),
 		element("1", "1", "X AAAA"),
 	} {
 		if _, err := auditrec.Decode("run", e); !errors.Is(err, auditrec.ErrEvent) {
@@ -97,6 +98,17 @@ func TestRefused(t *testing.T) {
 	}
 	if d := auditrec.Definition("kb search@1"); d != "" {
 		t.Errorf("a definition with a space is kept: %q", d)
+	}
+}
+
+// The scripts keep the overflow head and the type letters as this
+// package does.
+func TestScriptsAgree(t *testing.T) {
+	lib := lua.Source("complete.lua") + lua.Source("begin.lua")
+	for _, want := range []string{"'" + auditrec.OverflowHead + "'", "'" + auditrec.BeginType + " '", "'" + auditrec.ReplayType + " '"} {
+		if !strings.Contains(lib, want) {
+			t.Errorf("the scripts do not hold %s", want)
+		}
 	}
 }
 

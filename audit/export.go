@@ -64,7 +64,7 @@ type PassReport struct {
 	Batches     int       // batches written to the sink, each with its checkpoint
 	Acked       int       // runs whose events the store acknowledged
 	Broken      int       // events whose chain could not be continued from the store's head (it was lost): chained from genesis, so that verification reports the break
-	Pending     int       // events left pending, as seen at the end of the pass
+	Pending     int       // events left pending by a pass that stopped at PassEvents (else 0: it drained what it found)
 	OldestEvent time.Time // the oldest of them
 }
 
@@ -173,7 +173,10 @@ func (x *Exporter) Pass(ctx context.Context) (PassReport, error) {
 			return rep, err
 		}
 	}
-	x.left(ctx, &rep)
+	if rep.Exported >= x.PassEvents {
+		// Stopped at its share: what is left is read, for the status.
+		x.left(ctx, &rep)
+	}
 	err = x.Source.AuditReport(ctx, canonical.AuditStatus{LastPass: x.now(), Exported: int64(rep.Exported),
 		Pending: int64(rep.Pending), OldestEvent: rep.OldestEvent})
 	return rep, err

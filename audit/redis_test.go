@@ -3,7 +3,10 @@ package audit_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -162,4 +165,134 @@ func TestSinkDownThenRecovery(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Four exporters of one store, as four gateways run them, make one pass
+// per interval between them: the store's export lease.
+func TestOnePassPerStoreAndInterval(t *testing.T) {
+	s := openRedis(t, redisstore.Options{Addrs: []string{redistest.Addr(t)}, Audit: &auditOpts})
+	const interval = 100 * time.Millisecond
+	signer, _ := keys(t)
+	var mu sync.Mutex
+	leased := map[int]int{}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*interval)
+	defer cancel()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		sink, err := audit.OpenJSONL(t.TempDir(), audit.JSONLOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sink.Close()
+		x := &audit.Exporter{Source: s, Sink: sink, Signer: signer, Origin: "four", Interval: interval}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(interval)
+			defer tick.Stop()
+			for ctx.Err() == nil {
+				rep, err := x.Pass(ctx)
+				if err == nil && rep.Leased {
+					mu.Lock()
+					leased[g]++
+					mu.Unlock()
+				}
+				select {
+				case <-ctx.Done():
+				case <-tick.C:
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for _, n := range leased {
+		total += n
+	}
+	if len(leased) != 1 || total > 21 || total < 10 {
+		t.Fatalf("passes by exporter %v over 20 intervals: want one exporter, one pass per interval", leased)
+	}
+}
+
+// A pass costs the server the same commands with a million unrelated keys
+// as without: it reads the slots' sets of runs with pending events, never
+// the keyspace.
+func TestPassCostIgnoresOtherKeys(t *testing.T) {
+	srv, err := redistest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	s := openRedis(t, redisstore.Options{Addrs: []string{srv.Addr}, Audit: &auditOpts})
+	signer, _ := keys(t)
+	sink, err := audit.OpenJSONL(t.TempDir(), audit.JSONLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	x := &audit.Exporter{Source: s, Sink: sink, Signer: signer, Origin: "cost", Interval: time.Millisecond}
+	pass := func(label string) (int64, time.Duration) {
+		workload(t, s, 2, 5, 2, label) // 10 runs with pending events
+		before := serverCommands(t, srv.Addr)
+		start := time.Now()
+		rep, err := x.Pass(context.Background())
+		el := time.Since(start)
+		if err != nil || rep.Pending != 0 || rep.Runs != 10 {
+			t.Fatalf("%s: %+v %v", label, rep, err)
+		}
+		return serverCommands(t, srv.Addr) - before, el
+	}
+	pass("warm-up") // the scripts loaded
+	empty, t0 := pass("empty")
+	fill(t, srv.Addr, 1_000_000)
+	full, t1 := pass("full")
+	t.Logf("a pass exporting 10 runs: %d commands, %v on an empty server; %d commands, %v with 1,000,000 other keys", empty, t0, full, t1)
+	if full != empty {
+		t.Fatalf("a pass costs %d commands with a million other keys, %d without", full, empty)
+	}
+}
+
+// fill writes n unrelated keys, in pipelines of MSETs.
+func fill(t *testing.T, addr string, n int) {
+	t.Helper()
+	const per = 1000
+	var cmds [][]string
+	for i := 0; i < n; i += per {
+		cmd := []string{"MSET"}
+		for j := i; j < i+per && j < n; j++ {
+			cmd = append(cmd, fmt.Sprintf("other:%d", j), "v")
+		}
+		cmds = append(cmds, cmd)
+		if len(cmds) == 50 || i+per >= n {
+			if _, err := redistest.Pipeline(addr, cmds...); err != nil {
+				t.Fatal(err)
+			}
+			cmds = cmds[:0]
+		}
+	}
+	if got, err := redistest.Command(addr, "DBSIZE"); err != nil || got < fmt.Sprint(n) && len(got) <= len(fmt.Sprint(n)) {
+		t.Fatalf("DBSIZE %s %v", got, err)
+	}
+}
+
+// serverCommands returns the commands the server has run (INFO
+// commandstats), INFO itself left out.
+func serverCommands(t *testing.T, addr string) int64 {
+	t.Helper()
+	st, err := redistest.Command(addr, "INFO", "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, l := range strings.Split(st, "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "cmdstat_") || strings.HasPrefix(l, "cmdstat_info:") {
+			continue
+		}
+		i := strings.Index(l, "calls=")
+		j := strings.IndexByte(l[i:], ',')
+		v, _ := strconv.ParseInt(l[i+6:i+j], 10, 64)
+		n += v
+	}
+	return n
 }

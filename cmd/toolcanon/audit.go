@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/audit"
 	"github.com/toolcanon/toolcanon/audit/pgsink"
+	"github.com/toolcanon/toolcanon/canonical"
 )
 
 // auditCmd runs the audit subcommands: export, verify, tail, keygen.
@@ -66,6 +67,72 @@ func auditUsage(w io.Writer) {
 
 A DSN never carries a password: set PGPASSWORD, or use a .pgpass file.
 `)
+}
+
+// auditFlags turn the audit stream of a command's store on, and, for the
+// gateway, run its exporter.
+type auditFlags struct {
+	keyFile, keyID string
+	sink           sinkFlags
+	signingKey     string
+	origin         string
+	interval       time.Duration
+}
+
+func (f *auditFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.keyFile, "audit-key-file", "", "turn the store's audit stream on: the operator's HMAC key of its digests (32 bytes or more; a trailing newline is dropped)")
+	fs.StringVar(&f.keyID, "audit-key-id", "", "with --audit-key-file: the key's id, named in every event")
+	fs.StringVar(&f.sink.jsonl, "audit-jsonl", "", "export the audit stream to this directory (JSONL), a pass every --audit-interval")
+	fs.StringVar(&f.sink.postgres, "audit-postgres", "", "export the audit stream to this PostgreSQL database (no password in it: PGPASSWORD)")
+	fs.StringVar(&f.sink.table, "audit-table", pgsink.DefaultTable, "with --audit-postgres: the tables' prefix")
+	fs.StringVar(&f.signingKey, "audit-signing-key-file", "", "with an export: the signer key of its checkpoints (toolcanon audit keygen)")
+	fs.StringVar(&f.origin, "audit-origin", "toolcanon", "with an export: the origin named in its events and checkpoints")
+	fs.DurationVar(&f.interval, "audit-interval", audit.DefaultInterval, "with an export: the time between its passes")
+}
+
+// options returns the store's audit options: nil when --audit-key-file is
+// not given.
+func (f *auditFlags) options() (*canonical.AuditOptions, error) {
+	exports := f.sink.jsonl != "" || f.sink.postgres != ""
+	if f.keyFile == "" {
+		if exports || f.keyID != "" {
+			return nil, errors.New("--audit-key-file turns the audit stream on: an export or a key id needs it")
+		}
+		return nil, nil
+	}
+	b, err := os.ReadFile(f.keyFile)
+	if err != nil {
+		return nil, err
+	}
+	o := &canonical.AuditOptions{Key: []byte(strings.TrimSuffix(string(b), "\n")), KeyID: f.keyID}
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("--audit-key-file, --audit-key-id: %v", err)
+	}
+	if exports && (f.signingKey == "" || f.sink.jsonl != "" && f.sink.postgres != "" || f.interval <= 0) {
+		return nil, errors.New("an export needs one of --audit-jsonl and --audit-postgres, --audit-signing-key-file and a positive --audit-interval")
+	}
+	if exports && !audit.ValidOrigin(f.origin) {
+		return nil, errors.New("--audit-origin: 1-64 characters of [A-Za-z0-9_.-]")
+	}
+	return o, nil
+}
+
+// exporter returns the exporter of src the flags name, and what closes
+// its sink; nil when they name none.
+func (f *auditFlags) exporter(ctx context.Context, src canonical.AuditSource, log *slog.Logger) (*audit.Exporter, func(), error) {
+	if f.sink.jsonl == "" && f.sink.postgres == "" {
+		return nil, func() {}, nil
+	}
+	signer, err := readSigner(f.signingKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	sink, closeSink, err := openSink(ctx, f.sink, audit.DefaultJSONLMaxBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &audit.Exporter{Source: src, Sink: sink, Signer: signer, Origin: f.origin, Interval: f.interval, Logger: log},
+		closeSink, nil
 }
 
 // sinkFlags name the sink of an export or a verification.

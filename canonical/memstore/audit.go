@@ -276,3 +276,6 @@ func (sh *shard) streamRun(runID string, recExpires, now int64) *runState {
 	}
 	return r
 }
+
+// AuditEnabled reports whether the store records audit events (WithAudit).
+func (s *Store) AuditEnabled() bool { return s.auditOn() }

@@ -279,3 +279,7 @@ func (s *Store) AuditReport(ctx context.Context, r canonical.AuditStatus) error 
 }
 
 var _ canonical.AuditSource = (*Store)(nil)
+
+// AuditEnabled reports whether this store records audit events
+// (Options.Audit); other stores on the same server may, whatever it says.
+func (s *Store) AuditEnabled() bool { return s.audit != nil }

@@ -566,7 +566,7 @@ func (s *Store) aclFinding(rep aclReport, mode rueidis.ClientMode) Finding {
 		f.Meaning = who + " may run neither ACL DRYRUN nor EVAL, so its commands cannot be checked"
 		return f
 	}
-	needs := map[ACLUse]bool{ACLWorker: true, ACLCluster: mode == rueidis.ClientModeCluster,
+	needs := map[ACLUse]bool{ACLWorker: true, ACLCluster: mode == rueidis.ClientModeCluster, ACLAudit: s.audit != nil,
 		ACLAOF: s.durable.AOF, ACLDurability: s.durable.Replicas > 0 && !s.durable.AOF}
 	var lacks, warns, unknown []string
 	for _, c := range acl {

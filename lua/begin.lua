@@ -75,7 +75,8 @@
 --     the run's state, or a hash under the record's key, is of another layout (an earlier release's)
 --   {"AUDIT_BACKLOG"}
 --     audit is on and the slot holds audit_max pending events: the call would add one more
---   refusals write nothing
+--   refusals write nothing (AUDIT_BACKLOG gives back to the slot's count what it took to compare: the store is as
+--   it was)
 
 -- #include format.lib
 local AUDIT_EVENTS = KEYS[6]
@@ -178,7 +179,10 @@ local size = string.len(ARGV[5]) + string.len(ARGV[6]) + string.len(ARGV[7])
 if size > lim[4] or tonumber(run[4] or '0') + size > lim[3] then
   return {'RESULT_TOO_LARGE'}
 end
-if audit and audit_full(tonumber(ARGV[24])) then
+-- The slot's count takes this call's event and its completion's ahead;
+-- past the bound it is given them back, and the begin refused: the store
+-- is left as it was.
+if audit and not audit_count(tonumber(ARGV[24])) then
   return {'AUDIT_BACKLOG'}
 end
 
@@ -258,7 +262,7 @@ if extend then
 end
 redis.call('HSET', KEYS[2], unpack(counts))
 if audit then
-  audit_append(ARGV[25], seq, audit_stream(run[18], gen), now, 'B ' .. ARGV[23], 2)
+  audit_append(ARGV[25], seq, audit_stream(run[18], gen), now, 'B ' .. ARGV[23], 0)
 end
 local added = redis.call('ZADD', KEYS[4], lease, ARGV[1], 'inf', '~')
 if extend then

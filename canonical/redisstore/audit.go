@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/hex"
 	"hash"
 	"strconv"
 	"time"
@@ -63,7 +62,7 @@ func (s *Store) callRest(ctx context.Context, req *canonical.BeginRequest, tag s
 		return "", nil
 	}
 	return auditrec.CallRest(auditrec.Call{ToolCallID: req.ToolCallID, Tool: req.Tool, Definition: req.Definition,
-		Principal: tag, KeyID: s.audit.KeyID, RequestDigest: s.digest(req.Request), RequestSize: int64(len(req.Request)),
+		Principal: tag, KeyID: s.audit.KeyID, RequestMAC: s.mac(req.Request), RequestSize: int64(len(req.Request)),
 		Trace: canonical.TraceOf(ctx)})
 }
 
@@ -74,8 +73,8 @@ func (s *Store) completeParts(ctx context.Context, c *canonical.Completion) (hea
 		return "", "", nil
 	}
 	o := auditrec.Outcome{ToolCallID: c.ToolCallID, Status: c.Status, Evidence: c.Evidence, Code: c.Code,
-		Execution: canonical.ExecutionExecuted, KeyID: s.audit.KeyID, RawDigest: s.digest(c.Raw),
-		RawSize: int64(len(c.Raw)), ResultDigest: s.digest(c.Result), ResultSize: int64(len(c.Result)),
+		Execution: canonical.ExecutionExecuted, KeyID: s.audit.KeyID, RawMAC: s.mac(c.Raw),
+		RawSize: int64(len(c.Raw)), ResultMAC: s.mac(c.Result), ResultSize: int64(len(c.Result)),
 		Redactions: max(c.Redactions, 0), Handles: len(c.Handles), Trace: canonical.TraceOf(ctx)}
 	if c.NotRun {
 		o.Execution = canonical.ExecutionNotRun
@@ -83,11 +82,12 @@ func (s *Store) completeParts(ctx context.Context, c *canonical.Completion) (hea
 	return auditrec.CompleteParts(o)
 }
 
-// digest is AuditOptions.Digest with an HMAC of the store's pool: the key's
-// pads are hashed once, not per call.
-func (s *Store) digest(b []byte) string {
+// mac is the HMAC-SHA-256 of b under the audit key (AuditOptions.Digest,
+// not in hex), nil for no bytes, from an HMAC of the store's pool: the
+// key's pads are hashed once, not per call.
+func (s *Store) mac(b []byte) []byte {
 	if len(b) == 0 {
-		return ""
+		return nil
 	}
 	m, _ := s.macs.Get().(hash.Hash)
 	if m == nil {
@@ -95,8 +95,7 @@ func (s *Store) digest(b []byte) string {
 	}
 	m.Reset()
 	m.Write(b)
-	var sum [sha256.Size]byte
-	out := hex.EncodeToString(m.Sum(sum[:0]))
+	out := m.Sum(make([]byte, 0, sha256.Size))
 	s.macs.Put(m)
 	return out
 }

@@ -303,7 +303,8 @@ type beginArgs struct {
 //	the run's state, or a hash under the record's key, is of another layout (an earlier release's)
 //	{"AUDIT_BACKLOG"}
 //	audit is on and the slot holds audit_max pending events: the call would add one more
-//	refusals write nothing
+//	refusals write nothing (AUDIT_BACKLOG gives back to the slot's count what it took to compare: the store is as
+//	it was)
 type beginReply struct {
 	Outcome     string // the reply's first element
 	CreatedMs   int64  // created_ms, in OK

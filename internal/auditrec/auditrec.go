@@ -104,8 +104,19 @@ func hexWord(h string) (string, error) {
 type Call struct {
 	ToolCallID, Tool, Definition, Principal string // Principal: a PrincipalTag (hex)
 	KeyID, RequestDigest                    string // RequestDigest: hex HMAC
-	RequestSize                             int64
-	Trace                                   canonical.Trace
+	// RequestMAC, when set, is the request's HMAC itself, in place of
+	// RequestDigest: it is written without a round trip through hex.
+	RequestMAC  []byte
+	RequestSize int64
+	Trace       canonical.Trace
+}
+
+// macWord returns the word of a digest given as bytes (mac) or hex.
+func macWord(mac []byte, hexDigest string) (string, error) {
+	if mac != nil {
+		return base64.RawURLEncoding.EncodeToString(mac), nil
+	}
+	return hexWord(hexDigest)
 }
 
 // The type letters of a begin and a replay body.
@@ -134,7 +145,7 @@ func CallRest(c Call) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	d, err := hexWord(c.RequestDigest)
+	d, err := macWord(c.RequestMAC, c.RequestDigest)
 	if err != nil {
 		return "", err
 	}
@@ -176,6 +187,9 @@ type Outcome struct {
 	// ResultDigest and ResultSize: the agent result's.
 	ResultDigest string
 	ResultSize   int64
+	// RawMAC and ResultMAC, when set, are the HMACs themselves, in place of
+	// RawDigest and ResultDigest.
+	RawMAC, ResultMAC []byte
 	Redactions   int
 	Handles      int
 	Trace        canonical.Trace
@@ -213,11 +227,11 @@ func CompleteParts(o Outcome) (head, rest string, err error) {
 	if o.Code != "" && !o.Code.Valid() {
 		return "", "", fmt.Errorf("auditrec: code %q", o.Code)
 	}
-	raw, err := hexWord(o.RawDigest)
+	raw, err := macWord(o.RawMAC, o.RawDigest)
 	if err != nil {
 		return "", "", err
 	}
-	res, err := hexWord(o.ResultDigest)
+	res, err := macWord(o.ResultMAC, o.ResultDigest)
 	if err != nil {
 		return "", "", err
 	}

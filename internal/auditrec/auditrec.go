@@ -190,9 +190,9 @@ type Outcome struct {
 	// RawMAC and ResultMAC, when set, are the HMACs themselves, in place of
 	// RawDigest and ResultDigest.
 	RawMAC, ResultMAC []byte
-	Redactions   int
-	Handles      int
-	Trace        canonical.Trace
+	Redactions        int
+	Handles           int
+	Trace             canonical.Trace
 }
 
 // OverflowHead is the head of a complete event whose completion the

@@ -51,13 +51,13 @@ setup:
 	@./.ci/deps install
 	@set -e; for m in $(MODULES); do echo "go mod download ($$m)"; (cd $$m && $(GO) mod download); done
 
-## generate: regenerate the Go wrappers of the Lua scripts.
+## generate: regenerate the Go wrappers of the Lua scripts and the table of slot tags.
 generate:
 	$(GO) generate $(PKGS)
 
 ## check-generated: fail when the committed generated code is stale.
 check-generated: generate
-	@git diff --exit-code -- '*scripts_gen.go' lua/format.lib || { echo "generated code is stale: run 'make generate' and commit"; exit 1; }
+	@git diff --exit-code -- '*scripts_gen.go' canonical/slottags_gen.go lua/format.lib || { echo "generated code is stale: run 'make generate' and commit"; exit 1; }
 
 ## tidy: go mod tidy in every module (a new dependency: import it, then make tidy). go mod tidy
 ## reads no go.work, so .ci/tidy runs it on a copy of each go.mod that replaces this repository's modules

@@ -280,7 +280,7 @@ func (g *GoRedisLua) Begin(ctx context.Context, c Call, request []byte) (bool, e
 	}
 	o, err := scriptOutcome(goRedisBegin.Run(ctx, g.c,
 		[]string{g.keys.Record(c.RunID, c.ToolCallID), g.keys.Run(c.RunID), g.keys.Index(c.RunID), g.keys.Leases(c.RunID),
-			g.keys.Live(c.RunID)},
+			g.keys.Live(c.RunID), g.keys.RunSlotIndex(c.RunID, canonical.SlotDue)},
 		args...))
 	return o == "OK" || o == "EXISTS", err
 }

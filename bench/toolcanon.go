@@ -284,9 +284,9 @@ func NewCeiling(name string, addr string, cfg Config) (*Ceiling, error) {
 func (x *Ceiling) Name() string { return x.name }
 
 func (x *Ceiling) beginCmd(c Call, request []byte) rueidis.Completed {
-	return x.c.B().Evalsha().Sha1(x.begin).Numkeys(5).
+	return x.c.B().Evalsha().Sha1(x.begin).Numkeys(6).
 		Key(x.keys.Record(c.RunID, c.ToolCallID), x.keys.Run(c.RunID), x.keys.Index(c.RunID), x.keys.Leases(c.RunID),
-			x.keys.Live(c.RunID)).
+			x.keys.Live(c.RunID), x.keys.RunSlotIndex(c.RunID, canonical.SlotDue)).
 		Arg(beginArgs(c, request, x.cfg)...).
 		Build()
 }
@@ -318,8 +318,8 @@ func beginArgs(c Call, request []byte, cfg Config) []string {
 			strconv.FormatInt(lim.MaxResultBytes, 10))
 	}
 	// The generation and secret a new run takes: random per Begin, as
-	// redisstore offers.
-	return append(args, canonical.PrincipalTag(""), record.NewGeneration(), record.NewRunSecret())
+	// redisstore offers; the run's id, its member in its slot's due set.
+	return append(args, canonical.PrincipalTag(""), record.NewGeneration(), record.NewRunSecret(), c.RunID)
 }
 
 // completeArgs are the ARGV of complete.lua for a READY completion, as

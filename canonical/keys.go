@@ -13,6 +13,13 @@ package canonical
 //
 // The "call:" namespace keeps a tool_call_id from ever colliding with the
 // run's own keys.
+//
+// Beside them, per slot of Redis Cluster, an index of the slot's runs that
+// one script writes with the run's keys (SlotIndex), and per store the
+// lease of a periodic pass (PassLease):
+//
+//	slot index:       <prefix>:{<slot tag>}:<kind>               ZSET   run ids by a time (ms), e.g. due
+//	pass lease:       <prefix>:lease:<pass>                      STRING the reaper (or exporter) whose pass it is
 type Keys struct {
 	prefix string
 }
@@ -55,6 +62,23 @@ func (k Keys) Live(runID string) string { return k.runBase(runID) + "live" }
 // Audit returns the key of the run's audit events waiting for export,
 // behind its chain head (a LIST; see package internal/auditrec).
 func (k Keys) Audit(runID string) string { return k.runBase(runID) + "audit" }
+
+// SlotIndex returns the key of the index of kind (SlotDue) of the runs in
+// slot (0 <= slot < Slots): it carries the slot's tag (SlotTag), so that it
+// lives in the slot of its runs' keys.
+func (k Keys) SlotIndex(slot int, kind string) string {
+	return k.prefix + ":{" + SlotTag(slot) + "}:" + kind
+}
+
+// RunSlotIndex returns the key of the index of kind of the slot the run's
+// keys live in.
+func (k Keys) RunSlotIndex(runID, kind string) string { return k.SlotIndex(Slot(runID), kind) }
+
+// PassLease returns the key of the lease of a store's periodic pass (e.g.
+// "reap"): the pass that sets it (SET NX PX) runs, and every other one
+// yields until it expires, so that however many hosts run the pass, the
+// store sees one per interval.
+func (k Keys) PassLease(pass string) string { return k.prefix + ":lease:" + pass }
 
 func (k Keys) runBase(runID string) string {
 	return k.prefix + ":{" + runID + "}:"

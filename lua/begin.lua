@@ -12,14 +12,20 @@
 -- A run whose state is gone (evicted, deleted) while its live marker, index
 -- or leases live is lost: it is refused, never restarted with fresh budgets.
 --
+-- The run is in its slot's due set, scored at or before its earliest lease,
+-- while it has calls in flight: a begin adds it (and keeps the score in the
+-- state's field "due") only when its lease is earlier than that score, so
+-- about once per run; the reaper moves it to its next lease, or drops it.
+--
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
 -- KEYS[3] index   <prefix>:{<run_id>}:done                 LIST  tells a lost run state from a new run; extended with the state
 -- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
 -- KEYS[5] live    <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
--- KEYS[6] events  <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
--- KEYS[7] pending <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
--- KEYS[8] count   <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
+-- KEYS[6] due     <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+-- KEYS[7] events  <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+-- KEYS[8] pending <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+-- KEYS[9] count   <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 --
 -- ARGV[1]  tool_call_id      string  the id in KEYS[1], for the run's leases
 -- ARGV[2]  tool              string  for the run's count of the tool's calls
@@ -43,10 +49,10 @@
 -- ARGV[20] principal         string  the caller's principal tag (64 hex): the run's owner once the run has one
 -- ARGV[21] generation        string  11 bytes: the generation a run without one takes (random per Begin)
 -- ARGV[22] secret            string  the secret a run without one takes (random per Begin): the key of the run's handles
--- ARGV[23] audit_call        string  the begin event's body after its type letter (internal/auditrec), or empty: audit
+-- ARGV[23] run_id            string  the run's id, its member in KEYS[6] and KEYS[8]
+-- ARGV[24] audit_call        string  the begin event's body after its type letter (internal/auditrec), or empty: audit
 --                                    is off; a replay, a duplicate of a finished call of the same request, has the same
--- ARGV[24] audit_max         int     the most pending events the slot may hold before a begin is refused
--- ARGV[25] run_id            string  the run's id, its member in KEYS[7]
+-- ARGV[25] audit_max         int     the most pending events the slot may hold before a begin is refused
 --
 -- RETRY safe    a resent begin by the same owner with the same request finds its own record
 --
@@ -79,11 +85,11 @@
 --   it was)
 
 -- #include format.lib
-local AUDIT_EVENTS = KEYS[6]
-local AUDIT_RUNS = KEYS[7]
-local AUDIT_COUNT = KEYS[8]
+local AUDIT_EVENTS = KEYS[7]
+local AUDIT_RUNS = KEYS[8]
+local AUDIT_COUNT = KEYS[9]
 -- #include audit.lib
-local audit = ARGV[23] ~= ''
+local audit = ARGV[24] ~= ''
 
 -- The run's state in one read; its owner is checked first: another
 -- principal learns nothing, not even whether the call id is taken. A run
@@ -92,7 +98,7 @@ local audit = ARGV[23] ~= ''
 local tool_field = 'tool:' .. ARGV[2]
 local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
   'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', RUN_GONE_FIELD, 'gen',
-  'principal', 'secret', RUN_LAYOUT_FIELD, 'exp', 'created_ms', 'aseq', 'ag')
+  'principal', 'secret', RUN_LAYOUT_FIELD, 'exp', 'created_ms', 'due', 'aseq', 'ag')
 -- A state of another layout is read no further.
 if other_layout(run, 1, 14) then
   return {'LAYOUT_MISMATCH'}
@@ -133,9 +139,9 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
     redis.call('HSET', KEYS[1], HEADER, m)
     if audit then
       local t = redis.call('TIME')
-      local seq = tonumber(run[17] or '0') + 1
+      local seq = tonumber(run[18] or '0') + 1
       redis.call('HSET', KEYS[2], 'aseq', seq)
-      audit_append(ARGV[25], seq, audit_stream(run[18], run[11]), t[1] * 1000 + math.floor(t[2] / 1000), 'R ' .. ARGV[23], 1)
+      audit_append(ARGV[23], seq, audit_stream(run[19], run[11]), t[1] * 1000 + math.floor(t[2] / 1000), 'R ' .. ARGV[24], 1)
     end
     local res = redis.call('HMGET', KEYS[1], unpack(RESULT_PARTS))
     return {'REPLAYABLE', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or ''}
@@ -182,7 +188,7 @@ end
 -- The slot's count takes this call's event and its completion's ahead;
 -- past the bound it is given them back, and the begin refused: the store
 -- is left as it was.
-if audit and not audit_count(tonumber(ARGV[24])) then
+if audit and not audit_count(tonumber(ARGV[25])) then
   return {'AUDIT_BACKLOG'}
 end
 
@@ -205,7 +211,7 @@ redis.call('PEXPIREAT', KEYS[1], expires)
 local counts = {'calls', tonumber(run[2] or '0') + 1, tool_field, tonumber(run[3] or '0') + 1,
   'bytes', tonumber(run[4] or '0') + size}
 -- The event's sequence number is the state's, written with its counters.
-local seq = tonumber(run[17] or '0') + 1
+local seq = tonumber(run[18] or '0') + 1
 if audit then
   counts[#counts + 1] = 'aseq'
   counts[#counts + 1] = seq
@@ -260,9 +266,24 @@ if extend then
   counts[#counts + 1] = 'exp'
   counts[#counts + 1] = run_exp
 end
+-- The run enters its slot's due set at this lease when it is not there at
+-- an earlier time already (a later lease of the run is found through the
+-- earliest one: the reaper moves the run on when it comes).
+local due = not run[17] or lease < tonumber(run[17])
+if due then
+  counts[#counts + 1] = 'due'
+  counts[#counts + 1] = lease
+end
 redis.call('HSET', KEYS[2], unpack(counts))
 if audit then
-  audit_append(ARGV[25], seq, audit_stream(run[18], gen), now, 'B ' .. ARGV[23], 0)
+  audit_append(ARGV[23], seq, audit_stream(run[19], gen), now, 'B ' .. ARGV[24], 0)
+end
+if due then
+  redis.call('ZADD', KEYS[6], lease, ARGV[23])
+end
+-- The due set lives as long as the runs in it: extended as their keys are.
+if (due or extend and run[17]) and redis.call('PEXPIREAT', KEYS[6], run_exp, 'GT') == 0 then
+  redis.call('PEXPIREAT', KEYS[6], run_exp, 'NX')
 end
 local added = redis.call('ZADD', KEYS[4], lease, ARGV[1], 'inf', '~')
 if extend then

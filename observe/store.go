@@ -55,7 +55,7 @@ var (
 	opObserveProgress = storeOp{"ObserveProgress", "observe_progress", "EVALSHA"}
 	opAbandon         = storeOp{"Abandon", "abandon", "EVALSHA"}
 	opExpiredLeases   = storeOp{"ExpiredLeases", "", "ZRANGE"}
-	opReap            = storeOp{"Reap", "", "SCAN"}
+	opReap            = storeOp{"Reap", "", "ZRANGE"}
 	opCheckPrincipal  = storeOp{"CheckPrincipal", "", "HGET"}
 	opHandleSources   = storeOp{"HandleSources", "", "HMGET"}
 	opReadIndex       = storeOp{"ReadIndex", "", "LRANGE"}

@@ -132,7 +132,7 @@ func TestObservedStoreReportsEveryOperation(t *testing.T) {
 					observe.StoreOp{Method: "ExpiredLeases", Command: "ZRANGE", RunID: run}},
 				// Refused before it sweeps anything: a pass would reach other tests' runs.
 				{func() error { _, err := s.Reap(ctx, canonical.ReapOptions{Batch: -1}); return err },
-					observe.StoreOp{Method: "Reap", Command: "SCAN", Code: canonical.CodeInvalidArgument}},
+					observe.StoreOp{Method: "Reap", Command: "ZRANGE", Code: canonical.CodeInvalidArgument}},
 				{func() error { _, err := s.Usage(ctx, run); return err },
 					observe.StoreOp{Method: "Usage", Command: "HGETALL", RunID: run}},
 				{func() error { return s.CheckPrincipal(ctx, run, "someone else") },

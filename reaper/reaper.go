@@ -5,8 +5,11 @@
 // A call whose worker died stays PROJECTING — counted in its run's budgets
 // and answered TOOL_CALL_IN_PROGRESS to a retry — until its lease passes
 // and something abandons it. Any number of hosts may run a reaper over one
-// store: the abandon script is atomic, so each call is closed, and logged,
-// by one of them.
+// store: each pass takes the store's reap lease (ReapOptions.Every) for
+// nine tenths of the interval, so that the store sees one pass per
+// interval between them, and a pass another one yields to does nothing;
+// the abandon script is atomic, so each call is closed, and logged, by one
+// of them.
 package reaper
 
 import (
@@ -32,7 +35,9 @@ type Options struct {
 	// (0: DefaultInterval; at least MinInterval). Each wait is shortened by
 	// up to a tenth at random, so that reapers started together spread out.
 	Interval time.Duration
-	// Reap bounds each pass.
+	// Reap bounds each pass. Reap.Every, when zero, is nine tenths of
+	// Interval: the shortest wait between two passes of one reaper, so
+	// that a reaper alone passes every time.
 	Reap canonical.ReapOptions
 	// Logger receives a line per abandoned call and per pass that did
 	// something, at Info, and per failed pass at Warn; nil discards them.
@@ -101,6 +106,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Interval < MinInterval {
 		return o, canonical.Errorf(canonical.CodeInvalidArgument, "reaper: interval must be at least %v (got %v)", MinInterval, o.Interval)
 	}
+	if o.Reap.Every == 0 {
+		o.Reap.Every = (o.Interval - o.Interval/10).Truncate(time.Millisecond)
+	}
 	if _, err := o.Reap.WithDefaults(); err != nil {
 		return o, err
 	}
@@ -125,6 +133,8 @@ func Pass(ctx context.Context, s canonical.Store, opts canonical.ReapOptions, lo
 		"abandoned", len(rep.Abandoned), "gone", rep.Gone, "skipped", rep.Skipped, "errors", rep.Errors,
 		"truncated", rep.Truncated, "duration", elapsed.Round(time.Millisecond)}
 	switch {
+	case rep.Yielded && err == nil:
+		log.Debug("reaper: pass yielded to another reaper's", "duration", elapsed.Round(time.Millisecond))
 	case err != nil && ctx.Err() == nil:
 		log.Warn("reaper: pass failed", append(attrs, "code", canonical.CodeOf(err), "error", err)...)
 	case len(rep.Abandoned) > 0 || rep.Gone > 0 || rep.Truncated:

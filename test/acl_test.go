@@ -116,6 +116,35 @@ func TestLeastPrivilegeUserRelaysCancels(t *testing.T) {
 	}
 }
 
+// A worker's commands reap: the reaper reads its slots' due sets, not the
+// keyspace, so a user without +scan (the UI's list of runs needs it) runs
+// reap passes that abandon stuck calls.
+func TestWorkerUserReaps(t *testing.T) {
+	addr := redistest.Addr(t)
+	const name = "toolcanon5"
+	args := append([]string{"ACL", "SETUSER", name, "reset", "on", ">s3cret-acl", "resetkeys", "~tcacl:*", "resetchannels", "-@all"},
+		redisstore.ACLGrants(redisstore.ACLWorker)...)
+	if _, err := redistest.Command(addr, args...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = redistest.Command(addr, "ACL", "DELUSER", name) })
+	s := open(t, redisstore.Options{
+		Addrs: []string{addr}, Username: name, Password: "s3cret-acl", Prefix: "tcacl:w" + canonical.NewOwner()[:8], Standalone: true,
+	})
+	ctx := context.Background()
+	run := "acl-reap-" + canonical.NewOwner()[:8]
+	req := begin(run, "c1")
+	req.Lease = time.Millisecond
+	if _, err := s.Begin(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	rep, err := s.Reap(ctx, canonical.ReapOptions{Every: time.Minute})
+	if err != nil || len(rep.Abandoned) != 1 || rep.Abandoned[0].RunID != run {
+		t.Fatalf("reap under a worker's ACL: %+v, %v", rep, err)
+	}
+}
+
 // The least-privilege user with Durability: WAIT is the one command it adds.
 func TestLeastPrivilegeUserWithDurability(t *testing.T) {
 	addr := redistest.Addr(t)

@@ -55,7 +55,8 @@ func loadRelease(t *testing.T, name string, c rueidis.Client, keys canonical.Key
 			return []string{keys.Record(run, id), keys.Run(run), keys.Index(run), keys.Leases(run)},
 				[]string{owner, "READY", "EVIDENCE_FOUND", "", string(raw), string(result), "d" + owner}
 		}
-	case "43f4dfc": // layout 1: the fixed-width header of version 1, a run state with generation and owner
+	case "43f4dfc", "42f06c5": // layouts 1 and 2: the fixed-width header of their version, a run state with generation and owner
+		version := map[string]string{"43f4dfc": "1", "42f06c5": "2"}[name]
 		o.begin = func(o *oldRelease, run, id, owner, principal string, request []byte, ttl time.Duration) ([]string, []string) {
 			head, tail, err := record.BeginHeader(owner, "kb.search", record.IdentityTag(run, id),
 				canonical.RequestDigest(request), int64(len(request)))
@@ -64,7 +65,7 @@ func loadRelease(t *testing.T, name string, c rueidis.Client, keys canonical.Key
 			}
 			ms := strconv.FormatInt(ttl.Milliseconds(), 10)
 			return []string{keys.Record(run, id), keys.Run(run), keys.Index(run), keys.Leases(run), keys.Live(run)},
-				[]string{id, "kb.search", "1" + head[1:], tail, string(request), "", "", ms, ms,
+				[]string{id, "kb.search", version + head[1:], tail, string(request), "", "", ms, ms,
 					"0", "0", "0", "0", "0", "256", "64", "67108864", "1048576", "16384",
 					canonical.PrincipalTag(principal), record.NewGeneration(), "s3cret"}
 		}
@@ -152,7 +153,7 @@ func TestUpgradeFromEarlierReleases(t *testing.T) {
 	} {
 		t.Run(topo.name, func(t *testing.T) {
 			addrs := topo.addrs(t)
-			for _, rel := range []string{"2d181f9", "43f4dfc"} {
+			for _, rel := range []string{"2d181f9", "43f4dfc", "42f06c5"} {
 				t.Run(rel, func(t *testing.T) { upgradeFrom(t, addrs, rel) })
 			}
 		})
@@ -184,7 +185,7 @@ func upgradeFrom(t *testing.T, addrs []string, rel string) {
 	}
 	k, a := old.begin(old, run, "c2", "o2", "alice", []byte(`{"q":"c2"}`), time.Hour)
 	a[6] = "1" // 2d181f9: lease_ms; 43f4dfc: request_3 is empty, set below
-	if rel == "43f4dfc" {
+	if rel != "2d181f9" {
 		a[6], a[8] = "", "1"
 	}
 	if got := old.outcome(t, "begin", k, a); got != "OK" {

@@ -114,6 +114,7 @@ type Store struct {
 	owned     owners       // live run states by owner
 	seed      maphash.Seed
 	gens      atomic.Uint64 // the last run generation handed out
+	reapLease atomic.Int64  // when the reap lease taken last ends, ms (ReapOptions.Every)
 	shards    [shardCount]shard
 	// audit is the audit stream's state (nil: off); pendingEvents counts
 	// the events waiting for export over every shard.

@@ -3,11 +3,13 @@ package memstore
 import (
 	"context"
 	"sort"
+	"time"
 
 	"github.com/toolcanon/toolcanon/canonical"
 )
 
-// Reap implements canonical.Store. A step is one shard: its lock is held
+// Reap implements canonical.Store. With opts.Every it first takes the
+// store's reap lease, and yields while another pass holds it. A step is one shard: its lock is held
 // while the shard's passed leases are read (at most opts.Batch of each run,
 // earliest first), then each call is abandoned under the lock as Abandon
 // takes it. A shard with a run that had more than Batch passed leases is
@@ -18,6 +20,10 @@ func (s *Store) Reap(ctx context.Context, opts canonical.ReapOptions) (canonical
 	o, err := opts.WithDefaults()
 	if err != nil {
 		return rep, err
+	}
+	if o.Every > 0 && !s.takeReapLease(o.Every) {
+		rep.Yielded = true
+		return rep, nil
 	}
 	rep.Nodes = 1
 	for i := range s.shards {
@@ -56,6 +62,22 @@ func (s *Store) Reap(ctx context.Context, opts canonical.ReapOptions) (canonical
 	return rep, nil
 }
 
+// takeReapLease takes the store's reap lease for every, as a pass on Redis
+// sets its lease key, and reports whether it did: false while the lease a
+// pass took last runs.
+func (s *Store) takeReapLease(every time.Duration) bool {
+	now := s.nowMs()
+	for {
+		until := s.reapLease.Load()
+		if now < until {
+			return false
+		}
+		if s.reapLease.CompareAndSwap(until, now+every.Milliseconds()) {
+			return true
+		}
+	}
+}
+
 // runLease is one passed lease of a run.
 type runLease struct {
 	run, id string
@@ -63,7 +85,7 @@ type runLease struct {
 }
 
 // passedInShard returns, under shard i's lock, how many runs of the shard
-// have calls in flight and up to perRun passed leases of each (at most
+// have passed leases and up to perRun passed leases of each (at most
 // budget in all), by run, then lease, then id; more is true when some were
 // left out.
 func (s *Store) passedInShard(i, perRun, budget int) (runs int, passed []runLease, more bool) {
@@ -75,12 +97,14 @@ func (s *Store) passedInShard(i, perRun, budget int) (runs int, passed []runLeas
 		if l.expires <= now || len(l.until) == 0 {
 			continue
 		}
-		runs++
 		var of []runLease
 		for id, until := range l.until {
 			if until <= now {
 				of = append(of, runLease{run, id, until})
 			}
+		}
+		if len(of) > 0 {
+			runs++
 		}
 		sort.Slice(of, func(a, b int) bool {
 			if of[a].until != of[b].until {

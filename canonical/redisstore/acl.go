@@ -10,7 +10,7 @@ const (
 	ACLWorker     ACLUse = "worker"     // every store: the handshake, the scripts, the reads
 	ACLDurability ACLUse = "durability" // Durability.Replicas: WAIT
 	ACLAOF        ACLUse = "aof"        // Durability.AOF: WAITAOF (Redis 7.2+, Valkey)
-	ACLReap       ACLUse = "reap"       // Reap, the reaper and the UI's list of runs: SCAN
+	ACLReap       ACLUse = "reap"       // the UI's list of runs: SCAN (reaping needs only a worker's commands)
 	ACLAudit      ACLUse = "audit"      // Options.Audit and the audit exporter: the audit stream's lists and counts
 	ACLCluster    ACLUse = "cluster"    // a cluster: discovery and the walk over its masters
 	ACLCheck      ACLUse = "check"      // Check (toolcanon doctor): INFO, CONFIG GET, CLUSTER INFO

@@ -18,14 +18,6 @@ import (
 // audit events one cluster slot's runs keep waiting for export.
 const DefaultSlotBacklog = 1024
 
-// The per-slot keys of the audit stream (audit.lib): the slot's runs with
-// pending events (a ZSET scored by their first pending event's time) and
-// the slot's count of pending events (a STRING).
-const (
-	slotAudit      = "audit"
-	slotAuditCount = "audit-n"
-)
-
 // auditKeys returns the keys an audit event of run appends to: the run's
 // events, its slot's set of runs with pending events and its slot's count.
 // With audit off the scripts touch none of them, and they are given stand,
@@ -37,15 +29,14 @@ func (s *Store) auditKeys(runID, stand string) (events, pending, count string) {
 	if s.audit == nil {
 		return stand, stand, stand
 	}
-	slot := auditSlotOf(runID)
-	return s.keys.Audit(runID), s.auditSlotKey(slot, slotAudit), s.auditSlotKey(slot, slotAuditCount)
+	return s.exportKeys(runID)
 }
 
 // exportKeys are the audit keys of run for the exporter's scripts, which
 // run whether this store's audit is on or not.
 func (s *Store) exportKeys(runID string) (events, pending, count string) {
-	slot := auditSlotOf(runID)
-	return s.keys.Audit(runID), s.auditSlotKey(slot, slotAudit), s.auditSlotKey(slot, slotAuditCount)
+	slot := canonical.Slot(runID)
+	return s.keys.Audit(runID), s.keys.SlotIndex(slot, canonical.SlotAudit), s.keys.SlotIndex(slot, canonical.SlotAuditCount)
 }
 
 // auditArg returns body when audit is on, else "" (the scripts' off).
@@ -104,47 +95,30 @@ func (s *Store) mac(b []byte) []byte {
 // scripts of audited stores wrote: a store opened only to export (its own
 // Options.Audit nil) serves them as well.
 
-// AuditRuns implements canonical.AuditSource: every slot's set of runs with
-// pending events, read auditSlotsPerStep slots to a pipeline (ZRANGE of the
-// first batch runs of each), so that a sweep costs 16 pipelines however
-// many keys the servers hold, and a pipeline per batch of runs found.
+// AuditRuns implements canonical.AuditSource: the sweep of the slots the
+// reaper makes (sweepSlots), over their sets of runs with pending events
+// (canonical.SlotAudit): 16 pipelines of 1,024 ZRANGEs however many keys
+// the servers hold, and what the visits of the runs found cost.
 func (s *Store) AuditRuns(ctx context.Context, batch int, visit func(runs []string) error) error {
 	if batch < 1 {
 		return canonical.Errorf(canonical.CodeInvalidArgument, "audit runs: batch must be positive")
 	}
-	var found []string
-	flush := func() error {
-		if len(found) == 0 {
-			return nil
+	var failed error
+	_, err := s.sweepSlots(ctx, canonical.SlotAudit, batch, func(runs []string, _ int64) bool {
+		for len(runs) > 0 && failed == nil {
+			n := min(batch, len(runs))
+			failed = visit(runs[:n:n])
+			runs = runs[n:]
 		}
-		runs := found
-		found = nil
-		return visit(runs)
+		return failed == nil
+	})
+	if failed != nil {
+		return failed
 	}
-	for from := 0; from < auditSlots; from += auditSlotsPerStep {
-		cmds := make(rueidis.Commands, 0, auditSlotsPerStep)
-		for slot := from; slot < min(from+auditSlotsPerStep, auditSlots); slot++ {
-			cmds = append(cmds, s.c.B().Zrange().Key(s.auditSlotKey(slot, slotAudit)).Min("0").Max(strconv.Itoa(batch-1)).Build())
-		}
-		sctx, cancel := s.bound(ctx)
-		res := s.doMulti(sctx, cmds...)
-		cancel()
-		for _, r := range res {
-			runs, err := r.AsStrSlice()
-			if err != nil {
-				return unavailable(err, "list audit runs")
-			}
-			for _, run := range runs {
-				found = append(found, run)
-				if len(found) == batch {
-					if err := flush(); err != nil {
-						return err
-					}
-				}
-			}
-		}
+	if err != nil {
+		return unavailable(err, "list audit runs")
 	}
-	return flush()
+	return nil
 }
 
 // AuditRead implements canonical.AuditSource: an LRANGE of each run's
@@ -217,7 +191,7 @@ func (s *Store) AuditLease(ctx context.Context, holder string, ttl time.Duration
 	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	r, err := execAuditLease(ctx, s, auditLeaseKeys{Lease: s.passLeaseKey("audit")},
+	r, err := execAuditLease(ctx, s, auditLeaseKeys{Lease: s.keys.PassLease("audit")},
 		auditLeaseArgs{Holder: holder, TTLMs: ttl.Milliseconds()})
 	if err != nil {
 		return false, unavailable(err, "take the export lease")

@@ -592,8 +592,8 @@ func (s *Store) aclFinding(rep aclReport, mode rueidis.ClientMode) Finding {
 		f.Meaning = "the server does not know " + strings.Join(unknown, " ") + ", which the store needs (Redis 7.0+)"
 	case len(warns) > 0:
 		f.Value, f.Level = "lacks "+strings.Join(warns, " "), LevelWarn
-		f.Meaning = who + " may not run " + strings.Join(warns, " ") + ": calls run, but reaping (reap --all, the " +
-			"gateway's reaper) and the UI's list of runs fail"
+		f.Meaning = who + " may not run " + strings.Join(warns, " ") + ": calls run and are reaped, but the UI's " +
+			"list of runs fails"
 	default:
 		f.Value, f.Level = "ok", LevelOK
 		f.Meaning = who + " may run every command this store sends (checked with " + rep.how + ")"

@@ -20,9 +20,10 @@
 // Completed, Usage and ExpiredLeases one; GetMany ceil(len(ids) /
 // GetManyBatch), or ceil(len(ids) / GetManyPayloadBatch) when Request or
 // Raw is read. A script the server has lost (SCRIPT FLUSH, restart) costs
-// one more, once. A Reap pass where nothing has expired costs, per master,
-// one SCAN per ReapOptions.Batch keys and one pipeline per SCAN that found
-// runs (1,000 live runs: 24 round trips); each abandon is one more.
+// one more, once. A Reap pass where nothing has expired costs a TIME and
+// 16 pipelines of 1,024 ZRANGEs (the due set of every slot), whatever the
+// keyspace holds; each run found due adds a read of its leases (pipelined
+// with the others found), its abandons and a reschedule.
 //
 // The guarantees assume a server with maxmemory-policy noeviction,
 // persistence and, for failover, replicas; Check (and `toolcanon doctor`)

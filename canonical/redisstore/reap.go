@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -19,20 +20,27 @@ import (
 // the client pipelines them on its connections.
 const reapParallel = 16
 
-// Reap implements canonical.Store. On each master (the one server when
-// standalone; on a cluster the nodes that CLUSTER SLOTS names as masters,
-// told apart by CLUSTER MYID) it walks the keyspace with SCAN MATCH
-// <prefix>:{*}:leases TYPE zset COUNT opts.Batch. Each step then reads the
-// first opts.Batch leases of every run it found, earliest first, and the
-// server's TIME, in one pipeline, and abandons the passed ones through
-// abandon.lua, which checks each lease again on its own node's clock. A run
-// with opts.Batch passed leases is read again after its abandons.
+// slotsPerStep is how many slots one step of a sweep reads: a pipeline of
+// as many ZRANGEs.
+const slotsPerStep = 1024
+
+// Reap implements canonical.Store. A pass reads no key but the ones that
+// name work: with opts.Every it first takes the store's reap lease (SET NX
+// PX) and yields when another pass holds it; then it reads, for every slot,
+// the runs of the slot's due set (canonical.SlotDue) scored at or before
+// the server's TIME, opts.Batch at a time, slotsPerStep slots to a
+// pipeline; for the runs found it reads the first opts.Batch leases of
+// each, abandons the passed ones through abandon.lua (which checks each
+// lease again on its own node's clock), and moves the run in its due set
+// to its next lease, or drops it, through reschedule.lua. A run with
+// opts.Batch passed leases is read again after its abandons.
 //
-// When nothing has expired a pass costs, per master, ceil(keys / Batch)
-// SCANs (a SCAN examines Batch keys of every kind, records included) plus
-// one pipeline per step that found runs; a cluster adds CLUSTER SLOTS and a
-// CLUSTER MYID per node. The ACL user needs +scan (and, on a cluster,
-// +cluster|slots and +cluster|myid).
+// So a pass costs 16 pipelines of 1,024 ZRANGEs (on a cluster, split
+// between its masters) plus a pipeline of reads and the scripts per run
+// found due, however many other keys the servers hold; a run is found due
+// once per lease of its, at most, when the lease it was scored at has
+// passed. The ACL user needs no command beyond a worker's (SET for the
+// lease; on a cluster CLUSTER SLOTS and CLUSTER MYID to count the masters).
 func (s *Store) Reap(ctx context.Context, opts canonical.ReapOptions) (canonical.ReapReport, error) {
 	r := &reaping{s: s, claim: record.NewClaim(), rep: canonical.ReapReport{Abandoned: []canonical.ReapedCall{}}}
 	o, err := opts.WithDefaults()
@@ -40,23 +48,139 @@ func (s *Store) Reap(ctx context.Context, opts canonical.ReapOptions) (canonical
 		return r.rep, err
 	}
 	r.opts = o
-	nodes, err := s.masters(ctx)
-	if err != nil {
-		r.fail(err)
+	if o.Every > 0 {
+		held, err := s.takePassLease(ctx, "reap", o.Every)
+		if err != nil {
+			return r.rep, unavailable(err, "reap lease")
+		}
+		if !held {
+			r.rep.Yielded = true
+			return r.rep, nil
+		}
 	}
-	for _, n := range nodes {
-		r.rep.Nodes++
-		if err := r.node(ctx, n); err != nil {
+	r.rep.Nodes = 1
+	if s.c.Mode() == rueidis.ClientModeCluster {
+		nodes, err := s.masters(ctx)
+		if err != nil {
 			r.fail(err)
 		}
-		if r.rep.Truncated {
-			break
+		r.rep.Nodes = len(nodes)
+	}
+	steps, err := s.sweepSlots(ctx, canonical.SlotDue, o.Batch, func(runs []string, now int64) bool {
+		r.rep.Runs += len(runs)
+		r.runs(ctx, runs, now)
+		return !r.rep.Truncated
+	})
+	r.rep.Steps += steps
+	if err != nil {
+		if ctx.Err() != nil {
+			r.rep.Truncated = true
 		}
+		r.fail(err)
 	}
 	if r.err != nil {
 		return r.rep, unavailable(r.err, "reap")
 	}
 	return r.rep, nil
+}
+
+// takePassLease takes the store's lease of pass for every (SET NX PX) and
+// reports whether it did: false when another pass holds it.
+func (s *Store) takePassLease(ctx context.Context, pass string, every time.Duration) (bool, error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	err := s.do(ctx, s.c.B().Set().Key(s.keys.PassLease(pass)).Value(record.NewClaim()).Nx().
+		PxMilliseconds(every.Milliseconds()).Build()).Error()
+	if rueidis.IsRedisNil(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// serverTime returns the server's TIME, in ms since the epoch.
+func (s *Store) serverTime(ctx context.Context) (int64, error) {
+	t, err := s.do(ctx, s.c.B().Time().Build()).AsStrSlice()
+	if err != nil || len(t) != 2 {
+		return 0, fmt.Errorf("TIME: %w", errors.Join(err, errors.New("TIME reply")))
+	}
+	return atoi(t[0])*1000 + atoi(t[1])/1000, nil
+}
+
+// sweepSlots reads, for every slot, the members of the slot's index of
+// kind scored at or before the server's time (one TIME), up to batch of
+// each slot at a time, slotsPerStep slots to a pipeline, and hands visit
+// the members each pipeline found, and the time. A slot that gave batch members is read
+// again after the visit, while its reads change. It stops early when visit returns false, and
+// returns the pipelines it sent.
+func (s *Store) sweepSlots(ctx context.Context, kind string, batch int, visit func(members []string, now int64) bool) (int, error) {
+	steps := 0
+	read := func(slots []int, upTo string) ([][]string, error) {
+		sctx, cancel := s.bound(ctx)
+		defer cancel()
+		cmds := make(rueidis.Commands, 0, len(slots))
+		for _, slot := range slots {
+			cmds = append(cmds, s.c.B().Zrange().Key(s.keys.SlotIndex(slot, kind)).Min("-inf").Max(upTo).Byscore().
+				Limit(0, int64(batch)).Build())
+		}
+		steps++
+		res := s.doMulti(sctx, cmds...)
+		out := make([][]string, len(slots))
+		for i, rr := range res {
+			m, err := rr.AsStrSlice()
+			if err != nil {
+				return nil, fmt.Errorf("ZRANGE %s: %w", s.keys.SlotIndex(slots[i], kind), err)
+			}
+			out[i] = m
+		}
+		return out, nil
+	}
+	sctx, cancel := s.bound(ctx)
+	now, err := s.serverTime(sctx)
+	cancel()
+	if err != nil {
+		return steps, err
+	}
+	// One time for the whole sweep: what falls due while it runs is the
+	// next pass's.
+	upTo := strconv.FormatInt(now, 10)
+	slots := make([]int, 0, slotsPerStep)
+	var prev map[int][]string // the members of the slots read again, as last read
+	for from := 0; from < canonical.Slots; from += slotsPerStep {
+		if err := ctx.Err(); err != nil {
+			return steps, err
+		}
+		slots = slots[:0]
+		for slot := from; slot < min(from+slotsPerStep, canonical.Slots); slot++ {
+			slots = append(slots, slot)
+		}
+		// The chunk's members go to visit together; slots that gave a whole
+		// batch are read again, together, until a read finds nothing moved.
+		for len(slots) > 0 {
+			found, err := read(slots, upTo)
+			if err != nil {
+				return steps, err
+			}
+			var members []string
+			var full []int
+			next := map[int][]string{}
+			for i, m := range found {
+				if p, again := prev[slots[i]]; again && slices.Equal(p, m) {
+					continue // the visit moved none of them: the next pass tries again
+				}
+				members = append(members, m...)
+				if len(m) == batch {
+					full = append(full, slots[i])
+					next[slots[i]] = m
+				}
+			}
+			if len(members) > 0 && !visit(members, now) {
+				return steps, nil
+			}
+			prev, slots = next, full
+		}
+		prev = nil
+	}
+	return steps, nil
 }
 
 // masters returns a client of each master the store writes to, by address.
@@ -130,59 +254,21 @@ func (r *reaping) fail(err error) {
 	}
 }
 
-// node walks one master's keyspace, a SCAN step at a time.
-func (r *reaping) node(ctx context.Context, n rueidis.Client) error {
-	match := r.s.keys.Prefix() + ":{*}:leases"
-	for cursor := uint64(0); ; {
-		if err := ctx.Err(); err != nil {
-			r.rep.Truncated = true
-			return err
-		}
-		sctx, cancel := r.s.bound(ctx)
-		e, err := n.Do(sctx, n.B().Scan().Cursor(cursor).Match(match).Count(int64(r.opts.Batch)).Type("zset").Build()).AsScanEntry()
-		cancel()
-		r.rep.Steps++
-		if err != nil {
-			return fmt.Errorf("SCAN: %w", err)
-		}
-		runs := make([]string, 0, len(e.Elements))
-		for _, k := range e.Elements {
-			if run, ok := r.s.leasesRun(k); ok {
-				runs = append(runs, run)
-			}
-		}
-		r.rep.Runs += len(runs)
-		r.runs(ctx, n, runs)
-		if r.rep.Truncated || e.Cursor == 0 {
-			return nil
-		}
-		cursor = e.Cursor
-	}
-}
-
-// leasesRun returns the run of a leases key of the store's prefix.
-func (s *Store) leasesRun(key string) (string, bool) {
-	run, ok := strings.CutPrefix(key, s.keys.Prefix()+":{")
-	if !ok {
-		return "", false
-	}
-	run, ok = strings.CutSuffix(run, "}:leases")
-	return run, ok && canonical.ValidateRunID(run) == nil && s.keys.Leases(run) == key
-}
-
 // passedLease is one lease found passed.
 type passedLease struct{ run, id string }
 
 // runs reaps the passed leases of runs, reading again the runs that had a
-// whole batch of them, while abandons make progress.
-func (r *reaping) runs(ctx context.Context, n rueidis.Client, runs []string) {
+// whole batch of them, while abandons make progress; then it moves each
+// run in its slot's due set to its next lease (reschedule.lua).
+func (r *reaping) runs(ctx context.Context, runs []string, now int64) {
+	defer r.reschedule(ctx, runs)
 	for len(runs) > 0 {
 		budget := r.opts.MaxAbandon - len(r.rep.Abandoned)
 		if budget <= 0 {
 			r.rep.Truncated = true
 			return
 		}
-		passed, full, err := r.passed(ctx, n, runs)
+		passed, full, err := r.passed(ctx, runs, now)
 		if err != nil {
 			r.fail(err)
 			return
@@ -199,61 +285,62 @@ func (r *reaping) runs(ctx context.Context, n rueidis.Client, runs []string) {
 	}
 }
 
-// passed reads the first Batch leases of each run and the server's time in
-// one pipeline to n, the node whose SCAN found the runs, and returns the
-// passed ones, and the runs whose every lease read had passed (they may
-// have more). A run whose slot has moved away since is read again through
-// the cluster client, which follows the move.
-func (r *reaping) passed(ctx context.Context, n rueidis.Client, runs []string) (passed []passedLease, full []string, err error) {
+// reschedule moves each run in its slot's due set to its earliest lease,
+// or drops it, reapParallel at a time.
+func (r *reaping) reschedule(ctx context.Context, runs []string) {
+	s := r.s
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, reapParallel)
+	for _, run := range runs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			rctx, cancel := s.bound(ctx)
+			defer cancel()
+			_, err := execReschedule(rctx, s, rescheduleKeys{Run: s.keys.Run(run), Leases: s.keys.Leases(run),
+				Due: s.keys.RunSlotIndex(run, canonical.SlotDue)}, rescheduleArgs{RunID: run})
+			if err != nil {
+				r.fail(fmt.Errorf("reschedule %s: %w", run, err))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// passed reads the first Batch leases of each run in one pipeline, and
+// returns the ones passed by now (the server's time the sweep read), and
+// the runs whose every lease read had passed (they may have more).
+func (r *reaping) passed(ctx context.Context, runs []string, now int64) (passed []passedLease, full []string, err error) {
 	s := r.s
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	cmds := make(rueidis.Commands, 0, len(runs)+1)
-	cmds = append(cmds, n.B().Time().Build())
+	cmds := make(rueidis.Commands, 0, len(runs))
 	for _, run := range runs {
-		cmds = append(cmds, n.B().Zrange().Key(s.keys.Leases(run)).Min("0").Max(strconv.Itoa(r.opts.Batch-1)).Withscores().Build())
+		cmds = append(cmds, s.c.B().Zrange().Key(s.keys.Leases(run)).Min("0").Max(strconv.Itoa(r.opts.Batch-1)).Withscores().Build())
 	}
-	res := n.DoMulti(ctx, cmds...)
-	t, err := res[0].AsStrSlice()
-	if err != nil || len(t) != 2 {
-		return nil, nil, fmt.Errorf("TIME: %w", errors.Join(err, errors.New("TIME reply")))
-	}
-	now := atoi(t[0])*1000 + atoi(t[1])/1000
-	add := func(run string, ids []string) {
-		for _, id := range ids {
-			if canonical.ValidateToolCallID(id) != nil {
-				r.fail(fmt.Errorf("%s holds %q, not a tool_call_id", s.keys.Leases(run), id))
-				continue
-			}
-			passed = append(passed, passedLease{run, id})
-		}
-		if len(ids) == r.opts.Batch {
-			full = append(full, run)
-		}
-	}
+	res := s.doMulti(ctx, cmds...)
 	for i, run := range runs {
-		leases, err := res[i+1].AsZScores()
-		if movedAway(err) {
-			ids, err := s.ExpiredLeases(ctx, run, r.opts.Batch)
-			if err != nil {
-				r.fail(err)
-				continue
-			}
-			add(run, ids)
-			continue
-		}
+		leases, err := res[i].AsZScores()
 		if err != nil {
 			r.fail(fmt.Errorf("ZRANGE %s: %w", s.keys.Leases(run), err))
 			continue
 		}
-		var ids []string
+		n := 0
 		for _, l := range leases {
 			if l.Score > float64(now) { // the "~" member is +inf
 				break
 			}
-			ids = append(ids, l.Member)
+			n++
+			if canonical.ValidateToolCallID(l.Member) != nil {
+				r.fail(fmt.Errorf("%s holds %q, not a tool_call_id", s.keys.Leases(run), l.Member))
+				continue
+			}
+			passed = append(passed, passedLease{run, l.Member})
 		}
-		add(run, ids)
+		if n == r.opts.Batch {
+			full = append(full, run)
+		}
 	}
 	return passed, full, nil
 }
@@ -310,16 +397,4 @@ func (r *reaping) abandonOne(ctx context.Context, p passedLease) (canonical.Reco
 			return rec, fresh, err
 		}
 	}
-}
-
-// movedAway reports a MOVED or ASK reply: the key's slot is served by
-// another node now, or is being migrated to one.
-func movedAway(err error) bool {
-	rerr, ok := rueidis.IsRedisErr(err)
-	if !ok {
-		return false
-	}
-	_, moved := rerr.IsMoved()
-	_, ask := rerr.IsAsk()
-	return moved || ask
 }

@@ -3,6 +3,8 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,10 +53,11 @@ func (c *commands) reset() (trips int, names map[string]int) {
 }
 
 // countedStore is a store on a fresh server of its own, so that the
-// keyspace a pass walks is the test's alone, with its client counted.
-func countedStore(tb testing.TB) (*redisstore.Store, *commands) {
+// keyspace a pass walks is the test's alone, with its client counted; the
+// server takes extra arguments.
+func countedStore(tb testing.TB, extra ...string) (*redisstore.Store, *commands, string) {
 	tb.Helper()
-	srv, err := redistest.StartServer()
+	srv, err := redistest.StartServer(extra...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -65,7 +68,7 @@ func countedStore(tb testing.TB) (*redisstore.Store, *commands) {
 	}
 	tb.Cleanup(c.Close)
 	cc := &commands{Client: c, names: map[string]int{}}
-	return newStore(tb, nil, redisstore.Options{Client: cc}), cc
+	return newStore(tb, nil, redisstore.Options{Client: cc}), cc, srv.Addr
 }
 
 // beginMany begins perRun calls in each of runs runs, with lease, from 8
@@ -99,34 +102,158 @@ func beginMany(tb testing.TB, s *redisstore.Store, tag string, runs, perRun int,
 	}
 }
 
-// A pass over runs whose calls all still run sends no script, one SCAN per
-// step, and one pipeline (TIME and a ZRANGE per run found) per step that
-// found runs: its cost is the keyspace's size over the batch.
+// A pass over runs whose calls all still run sends no script and reads no
+// run: the server's TIME and one ZRANGE of the due set of every slot, in
+// pipelines of 1,024, whatever the number of runs.
 func TestReapCostWhenNothingExpired(t *testing.T) {
-	s, cc := countedStore(t)
-	const runs, batch = 200, 100
+	s, cc, _ := countedStore(t)
+	const runs = 200
 	beginMany(t, s, "live", runs, 1, time.Hour)
-	keys := 3 * runs // a record, the run's state and its leases per run
 	cc.reset()
-	rep, err := s.Reap(context.Background(), canonical.ReapOptions{Batch: batch})
+	rep, err := s.Reap(context.Background(), canonical.ReapOptions{})
 	trips, names := cc.reset()
-	if err != nil || rep.Runs != runs || rep.Expired != 0 || len(rep.Abandoned) != 0 || rep.Nodes != 1 {
+	if err != nil || rep.Runs != 0 || rep.Expired != 0 || len(rep.Abandoned) != 0 || rep.Nodes != 1 || rep.Steps != 16 {
 		t.Fatalf("report %+v, %v", rep, err)
 	}
-	t.Logf("%d runs, %d keys, batch %d: %d round trips, commands %v", runs, keys, batch, trips, names)
-	if names["EVALSHA"]+names["EVAL"] != 0 || names["ZRANGE"] != runs || names["SCAN"] != rep.Steps ||
-		names["TIME"] > rep.Steps || trips != names["SCAN"]+names["TIME"] || len(names) != 3 {
-		t.Fatalf("commands %v in %d round trips for %d steps", names, trips, rep.Steps)
+	t.Logf("%d runs: %d round trips, commands %v", runs, trips, names)
+	if len(names) != 2 || names["TIME"] != 1 || names["ZRANGE"] != canonical.Slots || trips != 1+canonical.Slots/1024 {
+		t.Fatalf("commands %v in %d round trips", names, trips)
 	}
-	if max := 2*((keys+batch-1)/batch) + 1; rep.Steps > max {
-		t.Fatalf("%d SCAN steps over %d keys at COUNT %d, want at most %d", rep.Steps, keys, batch, max)
+}
+
+// reapCost is what one pass sends, on a server that holds keys unrelated
+// keys beside a few runs: its commands by name and its round trips.
+func reapCost(t testing.TB, keys int) (map[string]int, int) {
+	s, cc, addr := countedStore(t, "--enable-debug-command", "yes")
+	if keys > 0 {
+		if _, err := redistest.Command(addr, "DEBUG", "POPULATE", strconv.Itoa(keys), "unrelated"); err != nil {
+			t.Fatal(err)
+		}
 	}
+	// A first pass loads the scripts (a first EVALSHA fails NOSCRIPT and is
+	// sent again as EVAL, by each of the abandons in flight).
+	beginMany(t, s, "warm", 1, 1, time.Millisecond)
+	time.Sleep(5 * time.Millisecond)
+	if rep, err := s.Reap(context.Background(), canonical.ReapOptions{}); err != nil || len(rep.Abandoned) != 1 {
+		t.Fatalf("first pass: %+v, %v", rep, err)
+	}
+	beginMany(t, s, "live", 20, 2, time.Hour)
+	beginMany(t, s, "dead", 4, 2, time.Millisecond)
+	time.Sleep(5 * time.Millisecond)
+	cc.reset()
+	rep, err := s.Reap(context.Background(), canonical.ReapOptions{})
+	trips, names := cc.reset()
+	if err != nil || len(rep.Abandoned) != 8 || rep.Runs != 4 {
+		t.Fatalf("over %d unrelated keys: report %+v, %v", keys, rep, err)
+	}
+	return names, trips
+}
+
+// A pass reads what names work, not the keyspace: over 200,000 unrelated
+// keys it sends the very commands it sends over none (a pass that walked
+// the keyspace with SCAN sent one more SCAN per 256 keys).
+func TestReapCostDoesNotGrowWithKeys(t *testing.T) {
+	none, tripsNone := reapCost(t, 0)
+	many, tripsMany := reapCost(t, 200000)
+	t.Logf("no other key: %d round trips, %v; 200,000 other keys: %d round trips, %v", tripsNone, none, tripsMany, many)
+	if fmt.Sprint(none) != fmt.Sprint(many) || tripsNone != tripsMany {
+		t.Fatalf("the pass's commands grew with the keyspace: %v in %d round trips, then %v in %d", none, tripsNone, many, tripsMany)
+	}
+}
+
+// The run enters its slot's due set at its first lease, moves to an
+// earlier lease only, costs a later begin nothing, and leaves the set when
+// the reaper finds it with nothing in flight; the set lives as long as the
+// run's keys.
+func TestDueSetFollowsTheEarliestLease(t *testing.T) {
+	s, _, addr := countedStore(t)
+	ctx := context.Background()
+	run := "due-" + canonical.NewOwner()[:8]
+	due := s.Keys().RunSlotIndex(run, canonical.SlotDue)
+	score := func() string {
+		t.Helper()
+		v, err := redistest.Command(addr, "ZSCORE", due, run)
+		if err != nil {
+			return "" // nil
+		}
+		return v
+	}
+	beginWith := func(id string, lease time.Duration) canonical.Record {
+		t.Helper()
+		rec, err := s.Begin(ctx, canonical.BeginRequest{RunID: run, ToolCallID: id, Tool: "kb.search", Owner: "o-" + id,
+			Request: []byte(`{}`), TTL: time.Hour, Lease: lease})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	first := beginWith("c1", time.Hour)
+	if got := score(); got != strconv.FormatInt(first.LeaseUntil.UnixMilli(), 10) {
+		t.Fatalf("after the first begin the run is scored %q, want its lease %d", got, first.LeaseUntil.UnixMilli())
+	}
+	beginWith("c2", 2*time.Hour)
+	if got := score(); got != strconv.FormatInt(first.LeaseUntil.UnixMilli(), 10) {
+		t.Fatalf("a later lease moved the run to %q", got)
+	}
+	short := beginWith("c3", 20*time.Millisecond)
+	if got := score(); got != strconv.FormatInt(short.LeaseUntil.UnixMilli(), 10) {
+		t.Fatalf("an earlier lease left the run at %q, want %d", got, short.LeaseUntil.UnixMilli())
+	}
+	runTTL, _ := redistest.Command(addr, "PTTL", s.Keys().Run(run))
+	dueTTL, _ := redistest.Command(addr, "PTTL", due)
+	if rt, dt := atoiT(t, runTTL), atoiT(t, dueTTL); dt < rt {
+		t.Fatalf("the due set expires in %d ms, before the run's state (%d ms)", dt, rt)
+	}
+	time.Sleep(30 * time.Millisecond)
+	rep, err := s.Reap(ctx, canonical.ReapOptions{})
+	if err != nil || rep.Runs != 1 || len(rep.Abandoned) != 1 || rep.Abandoned[0].ToolCallID != "c3" {
+		t.Fatalf("reap: %+v, %v", rep, err)
+	}
+	if got := score(); got != strconv.FormatInt(first.LeaseUntil.UnixMilli(), 10) {
+		t.Fatalf("after the reap the run is scored %q, want its next lease %d", got, first.LeaseUntil.UnixMilli())
+	}
+	// Completed calls leave a stale score, which the reaper clears.
+	for _, id := range []string{"c1", "c2"} {
+		if _, err := s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: id, Owner: "o-" + id,
+			Status: canonical.StatusError, Code: canonical.CodeExecutionFailed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	short = beginWith("c4", 10*time.Millisecond)
+	if _, err := s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: "c4", Owner: "o-c4",
+		Status: canonical.StatusError, Code: canonical.CodeExecutionFailed}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	rep, err = s.Reap(ctx, canonical.ReapOptions{})
+	if err != nil || rep.Runs != 1 || rep.Expired != 0 || len(rep.Abandoned) != 0 {
+		t.Fatalf("reap of a run with nothing in flight: %+v, %v", rep, err)
+	}
+	if got := score(); got != "" {
+		t.Fatalf("a run with nothing in flight is still scored %q", got)
+	}
+	if f, _ := redistest.Command(addr, "HEXISTS", s.Keys().Run(run), "due"); f != "0" {
+		t.Fatalf("the run's state still has a due time")
+	}
+	next := beginWith("c5", time.Hour)
+	if got := score(); got != strconv.FormatInt(next.LeaseUntil.UnixMilli(), 10) {
+		t.Fatalf("a begin after the run left the set: scored %q, want %d", got, next.LeaseUntil.UnixMilli())
+	}
+}
+
+func atoiT(t *testing.T, s string) int64 {
+	t.Helper()
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("%q is not an integer", s)
+	}
+	return v
 }
 
 // BenchmarkReapExpired is the time to close 10,000 stuck calls, 10 in each
 // of 1,000 runs, in one pass on a standalone server.
 func BenchmarkReapExpired(b *testing.B) {
-	s, _ := countedStore(b)
+	s, _, _ := countedStore(b)
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		beginMany(b, s, fmt.Sprintf("dead%d", i), 1000, 10, time.Millisecond)
@@ -142,17 +269,77 @@ func BenchmarkReapExpired(b *testing.B) {
 // BenchmarkReapNothingExpired is a pass over 1,000 runs whose calls all
 // still run: its time, and what it sends.
 func BenchmarkReapNothingExpired(b *testing.B) {
-	s, cc := countedStore(b)
+	s, cc, _ := countedStore(b)
 	beginMany(b, s, "live", 1000, 1, time.Hour)
 	cc.reset()
 	for b.Loop() {
 		rep, err := s.Reap(context.Background(), canonical.ReapOptions{})
-		if err != nil || rep.Runs != 1000 || rep.Expired != 0 {
+		if err != nil || rep.Runs != 0 || rep.Expired != 0 {
 			b.Fatalf("report %+v, %v", rep, err)
 		}
 	}
 	trips, names := cc.reset()
 	b.ReportMetric(float64(trips)/float64(b.N), "roundtrips/pass")
-	b.ReportMetric(float64(names["SCAN"])/float64(b.N), "SCANs/pass")
-	b.ReportMetric(float64(names["ZRANGE"]+names["TIME"]+names["SCAN"])/float64(b.N), "commands/pass")
+	b.ReportMetric(float64(names["ZRANGE"]+names["TIME"])/float64(b.N), "commands/pass")
+}
+
+// BenchmarkReapManyKeys is a pass over a server that holds 1,000,000
+// unrelated keys beside 1,000 runs with a call in flight and 10 runs with
+// a stuck call each: its time, what it sends, and the server's time
+// (INFO commandstats) per pass.
+func BenchmarkReapManyKeys(b *testing.B) {
+	s, cc, addr := countedStore(b, "--enable-debug-command", "yes")
+	if _, err := redistest.Command(addr, "DEBUG", "POPULATE", "1000000", "unrelated"); err != nil {
+		b.Fatal(err)
+	}
+	beginMany(b, s, "live", 1000, 1, time.Hour)
+	cc.reset()
+	var usec int64
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		beginMany(b, s, fmt.Sprintf("dead%d", i), 10, 1, time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
+		cc.reset()
+		before := serverUsec(b, addr)
+		b.StartTimer()
+		rep, err := s.Reap(context.Background(), canonical.ReapOptions{})
+		b.StopTimer()
+		usec += serverUsec(b, addr) - before
+		b.StartTimer()
+		if err != nil || len(rep.Abandoned) != 10 {
+			b.Fatalf("report %+v, %v", rep, err)
+		}
+	}
+	trips, names := cc.reset()
+	total := 0
+	for _, n := range names {
+		total += n
+	}
+	b.ReportMetric(float64(trips), "roundtrips/pass")
+	b.ReportMetric(float64(total), "commands/pass")
+	b.ReportMetric(float64(usec)/float64(b.N), "server-µs/pass")
+}
+
+// serverUsec is the time the server spent in commands, INFO excluded (INFO
+// commandstats usec).
+func serverUsec(tb testing.TB, addr string) int64 {
+	tb.Helper()
+	info, err := redistest.Command(addr, "INFO", "commandstats")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var total int64
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "usec="); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				total += n
+			}
+		}
+	}
+	return total
 }

@@ -19,10 +19,11 @@ var (
 	closeRunScript        = newScript("close_run.lua", true)
 	completeScript        = newScript("complete.lua", true)
 	observeProgressScript = newScript("observe_progress.lua", false)
+	rescheduleScript      = newScript("reschedule.lua", true)
 )
 
 // allScripts lists every lifecycle script, in file order.
-var allScripts = []*script{abandonScript, auditAckScript, auditLeaseScript, beginScript, closeRunScript, completeScript, observeProgressScript}
+var allScripts = []*script{abandonScript, auditAckScript, auditLeaseScript, beginScript, closeRunScript, completeScript, observeProgressScript, rescheduleScript}
 
 // declaredOutcomes lists, per script, every outcome its RETURNS declares.
 var declaredOutcomes = map[string][]string{
@@ -33,6 +34,7 @@ var declaredOutcomes = map[string][]string{
 	"close_run.lua":        {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH", "NOT_FOUND"},
 	"complete.lua":         {"OK", "EXISTS", "RESULT_TOO_LARGE", "NOT_FOUND", "INVALID_TRANSITION", "LAYOUT_MISMATCH"},
 	"observe_progress.lua": {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH", "NOT_FOUND", "RUN_INACTIVE"},
+	"reschedule.lua":       {"OK"},
 }
 
 // abandonKeys are the KEYS of abandon.lua.
@@ -242,9 +244,10 @@ type beginKeys struct {
 	Index   string // KEYS[3] <prefix>:{<run_id>}:done                 LIST  tells a lost run state from a new run; extended with the state
 	Leases  string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
 	Live    string // KEYS[5] <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
-	Events  string // KEYS[6] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
-	Pending string // KEYS[7] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
-	Count   string // KEYS[8] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
+	Due     string // KEYS[6] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+	Events  string // KEYS[7] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+	Pending string // KEYS[8] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+	Count   string // KEYS[9] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 }
 
 // beginArgs are the ARGV of begin.lua.
@@ -271,9 +274,9 @@ type beginArgs struct {
 	Principal      string // ARGV[20] the caller's principal tag (64 hex): the run's owner once the run has one
 	Generation     string // ARGV[21] 11 bytes: the generation a run without one takes (random per Begin)
 	Secret         string // ARGV[22] the secret a run without one takes (random per Begin): the key of the run's handles
-	AuditCall      string // ARGV[23] the begin event's body after its type letter (internal/auditrec), or empty: audit
-	AuditMax       int64  // ARGV[24] the most pending events the slot may hold before a begin is refused
-	RunID          string // ARGV[25] the run's id, its member in KEYS[7]
+	RunID          string // ARGV[23] the run's id, its member in KEYS[6] and KEYS[8]
+	AuditCall      string // ARGV[24] the begin event's body after its type letter (internal/auditrec), or empty: audit
+	AuditMax       int64  // ARGV[25] the most pending events the slot may hold before a begin is refused
 }
 
 // beginReply is a reply of begin.lua, as its RETURNS declares:
@@ -395,7 +398,7 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 
 // execBegin runs begin.lua: create one call's record in PROJECTING, with a lease, and count it against its run.
 func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginReply, error) {
-	return decodeBeginReply(r.runScript(ctx, beginScript, []string{k.Record, k.Run, k.Index, k.Leases, k.Live, k.Events, k.Pending, k.Count}, []string{
+	return decodeBeginReply(r.runScript(ctx, beginScript, []string{k.Record, k.Run, k.Index, k.Leases, k.Live, k.Due, k.Events, k.Pending, k.Count}, []string{
 		a.ToolCallID,
 		a.Tool,
 		a.Head,
@@ -418,9 +421,9 @@ func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginRe
 		a.Principal,
 		a.Generation,
 		a.Secret,
+		a.RunID,
 		a.AuditCall,
 		strconv.FormatInt(a.AuditMax, 10),
-		a.RunID,
 	}))
 }
 
@@ -665,5 +668,54 @@ func execObserveProgress(ctx context.Context, r runner, k observeProgressKeys, a
 		strconv.FormatInt(a.Valid, 10),
 		strconv.FormatInt(a.Threshold, 10),
 		a.Principal,
+	}))
+}
+
+// rescheduleKeys are the KEYS of reschedule.lua.
+type rescheduleKeys struct {
+	Run    string // KEYS[1] <prefix>:{<run_id>}:run     HASH
+	Leases string // KEYS[2] <prefix>:{<run_id>}:leases  ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
+	Due    string // KEYS[3] <prefix>:{<slot tag>}:due   ZSET  the slot's runs with calls in flight, by earliest lease
+}
+
+// rescheduleArgs are the ARGV of reschedule.lua.
+type rescheduleArgs struct {
+	RunID string // ARGV[1] the run's id, its member in KEYS[3]
+}
+
+// rescheduleReply is a reply of reschedule.lua, as its RETURNS declares:
+//
+//	RETURNS
+//	{"OK", due int}
+//	the run's score now, ms since the epoch; 0: the run left the set
+type rescheduleReply struct {
+	Outcome string // the reply's first element
+	Due     int64  // due, in OK
+}
+
+// decodeRescheduleReply decodes a reply of reschedule.lua. Any reply its RETURNS does not
+// declare (an unknown outcome, another length, another element type) is
+// an error.
+func decodeRescheduleReply(res rueidis.RedisResult) (rescheduleReply, error) {
+	var r rescheduleReply
+	d, err := newReplyDecoder("reschedule.lua", res)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = d.outcome
+	switch d.outcome {
+	case "OK":
+		d.length(2)
+		r.Due = d.num(1, "due")
+	default:
+		d.undeclared()
+	}
+	return r, d.err
+}
+
+// execReschedule runs reschedule.lua: move a run in its slot's due set to its earliest lease, or drop it when it has no call in flight. The reaper sends it for each run it found due, after abandoning the run's passed leases: a begin adds a run only when its lease is earlier than the run's score, so a score stays at a lease that may since have ended, until the reaper comes.
+func execReschedule(ctx context.Context, r runner, k rescheduleKeys, a rescheduleArgs) (rescheduleReply, error) {
+	return decodeRescheduleReply(r.runScript(ctx, rescheduleScript, []string{k.Run, k.Leases, k.Due}, []string{
+		a.RunID,
 	}))
 }

@@ -281,7 +281,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	r, err := execBegin(ctx, s, beginKeys{
 		Record: s.keys.Record(req.RunID, req.ToolCallID), Run: s.keys.Run(req.RunID),
 		Index: s.keys.Index(req.RunID), Leases: s.keys.Leases(req.RunID), Live: s.keys.Live(req.RunID),
-		Events: events, Pending: pending, Count: count,
+		Due: s.keys.RunSlotIndex(req.RunID, canonical.SlotDue), Events: events, Pending: pending, Count: count,
 	}, beginArgs{
 		ToolCallID: req.ToolCallID, Tool: req.Tool, Head: head, Tail: tail,
 		Request: parts[0], Request2: parts[1], Request3: parts[2], TTLMs: a.TTL.Milliseconds(), LeaseMs: a.Lease.Milliseconds(),
@@ -290,7 +290,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		NewCallsRun: a.NewRun.MaxCallsPerRun, NewCallsTool: a.NewRun.MaxCallsPerTool, NewRunBytes: a.NewRun.MaxRunBytes,
 		NewRecordBytes: a.NewRun.MaxRecordBytes, NewResultBytes: a.NewRun.MaxResultBytes,
 		Principal: tag, Generation: record.NewGeneration(), Secret: record.NewRunSecret(),
-		AuditCall: auditCall, AuditMax: auditMax, RunID: req.RunID,
+		RunID: req.RunID, AuditCall: auditCall, AuditMax: auditMax,
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "begin")

@@ -102,7 +102,7 @@ func testReap(t *testing.T, f Factory) {
 		if got, want := reaped(rep), names(stuck); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("abandoned %v, want %v", got, want)
 		}
-		if rep.Runs != 4 || rep.Expired != len(stuck) || rep.Errors != 0 || rep.Skipped != 0 || rep.Truncated || rep.Nodes < 1 || rep.Steps < rep.Nodes {
+		if rep.Runs != 3 || rep.Expired != len(stuck) || rep.Errors != 0 || rep.Skipped != 0 || rep.Truncated || rep.Nodes < 1 || rep.Steps < rep.Nodes {
 			t.Fatalf("report %+v", rep)
 		}
 		for _, c := range rep.Abandoned {
@@ -215,12 +215,68 @@ func testReap(t *testing.T, f Factory) {
 			t.Fatalf("report %+v, %v; want the expired record's lease dropped, nothing abandoned", rep, err)
 		}
 		again, err := h.Store.Reap(ctx(), canonical.ReapOptions{})
-		if err != nil || again.Gone != 0 || again.Expired != 0 || again.Runs != 1 {
+		if err != nil || again.Gone != 0 || again.Expired != 0 || again.Runs != 0 {
 			t.Fatalf("second pass %+v, %v", again, err)
 		}
 		if rec := mustGet(t, h.Store, run, "long"); rec.Status != canonical.StatusProjecting {
 			t.Fatalf("running call touched: %+v", brief(rec))
 		}
+	})
+
+	t.Run("OnePassPerLease", func(t *testing.T) {
+		h := isolated(t, f)
+		// An operator's pass (no lease) runs all the same.
+		if rep, err := h.Store.Reap(ctx(), canonical.ReapOptions{}); err != nil || rep.Yielded {
+			t.Fatalf("a pass without a lease: %+v, %v", rep, err)
+		}
+		// A pass takes the lease; once it has passed, the next pass runs.
+		if rep, err := h.Store.Reap(ctx(), canonical.ReapOptions{Every: shortLease}); err != nil || rep.Yielded {
+			t.Fatalf("a pass with a short lease: %+v, %v", rep, err)
+		}
+		if rep, err := h.Store.Reap(ctx(), canonical.ReapOptions{Every: shortLease}); err != nil || !rep.Yielded {
+			t.Fatalf("a pass within the short lease: %+v, %v", rep, err)
+		}
+		h.Wait(2 * shortLease)
+		if rep, err := h.Store.Reap(ctx(), canonical.ReapOptions{Every: shortLease}); err != nil || rep.Yielded {
+			t.Fatalf("a pass after the short lease: %+v, %v", rep, err)
+		}
+		stuck := beginCalls(t, h, []string{newRunID(t)}, 3, shortLease, 0)
+		h.Wait(2 * shortLease)
+		// Reapers that start together: one passes, the others yield and
+		// look at nothing.
+		const reapers = 4
+		reps := make([]canonical.ReapReport, reapers)
+		errs := make([]error, reapers)
+		var wg sync.WaitGroup
+		for i := range reapers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				reps[i], errs[i] = h.Store.Reap(ctx(), canonical.ReapOptions{Every: time.Hour})
+			}()
+		}
+		wg.Wait()
+		passed := 0
+		for i, rep := range reps {
+			if errs[i] != nil || rep.Errors != 0 {
+				t.Fatalf("reaper %d: %+v, %v", i, rep, errs[i])
+			}
+			if rep.Yielded {
+				if rep.Runs != 0 || rep.Expired != 0 || len(rep.Abandoned) != 0 || rep.Steps != 0 {
+					t.Fatalf("a pass that yielded looked at something: %+v", rep)
+				}
+				continue
+			}
+			passed++
+			if got, want := reaped(rep), names(stuck); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("the pass abandoned %v, want %v", got, want)
+			}
+		}
+		if passed != 1 {
+			t.Fatalf("%d of %d reapers passed within one lease, want 1", passed, reapers)
+		}
+		_, err := h.Store.Reap(ctx(), canonical.ReapOptions{Every: -time.Second})
+		wantCode(t, err, canonical.CodeInvalidArgument)
 	})
 
 	t.Run("PassesAreBounded", func(t *testing.T) {

@@ -92,9 +92,10 @@ Usage:
       Abandon every call of the run whose lease has passed (its worker died):
       each becomes ERROR/EXECUTION_ABANDONED. Prints what it did.
   toolcanon reap    --redis ADDR[,ADDR...] --all [--once] [--interval 30s] [--batch 256] [--max 10000]
-      The same for every run of the store, found on every cluster master in
-      bounded SCAN steps: a pass every --interval, logged, until SIGINT or
-      SIGTERM; --once makes one pass and prints it. Any number may run at once.
+      The same for every run of the store, found through the due set of each
+      slot: a pass every --interval, logged, until SIGINT or SIGTERM; --once
+      makes one pass and prints it. Any number may run at once: the store
+      sees one pass per interval between them.
   toolcanon abandon --redis ADDR[,ADDR...] --run RUN --call ID
       Abandon one call whose lease has passed.
   toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]

@@ -94,7 +94,7 @@ func reapCmd(args []string, stdout, stderr io.Writer) int {
 	all := fs.Bool("all", false, "every run of the store, found on every master: a pass every --interval until stopped")
 	once := fs.Bool("once", false, "with --all: one pass, then exit")
 	interval := fs.Duration("interval", reaper.DefaultInterval, "with --all: time between passes")
-	batch := fs.Int("batch", canonical.DefaultReapBatch, "with --all: keys one SCAN step examines, leases read of a run at a time")
+	batch := fs.Int("batch", canonical.DefaultReapBatch, "with --all: due runs read of a slot at a time, leases read of a run at a time")
 	maxCalls := fs.Int("max", 10000, "abandon at most this many calls (with --all: per pass)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage

@@ -32,10 +32,11 @@ import (
 	"strings"
 )
 
-// Version is the header's first byte: the layout it follows. Layout 1
-// (the header before claims and the run state's fence) and the meta line
-// before it are refused by every script of this layout (LAYOUT_MISMATCH).
-const Version = '2'
+// Version is the header's first byte: the layout it follows. Layout 2
+// (runs outside their slot's due set), layout 1 (the header before claims
+// and the run state's fence) and the meta line before it are refused by
+// every script of this layout (LAYOUT_MISMATCH).
+const Version = '3'
 
 // RunLayout is what a run state of this layout keeps in its field
 // RunLayoutField, and what every script compares before it reads the
@@ -44,7 +45,7 @@ const Version = '2'
 // that a worker of an earlier release refuses a run of this layout (as
 // lost) instead of writing into it.
 const (
-	RunLayout      = "layout 2"
+	RunLayout      = "layout " + string(Version)
 	RunLayoutField = "lost"
 	// RunGoneField is 1 in a run state found lost (the earlier layouts'
 	// "lost").
@@ -100,7 +101,7 @@ type Field struct {
 // Fields lists the header's fixed fields in order; the owner and the tool
 // follow at OffOwner.
 var Fields = []Field{
-	{"version", OffVersion, 1, "layout version: 2"},
+	{"version", OffVersion, 1, "layout version: " + string(Version)},
 	{"status", OffStatus, 1, "P PROJECTING, R READY, E ERROR"},
 	{"evidence", OffEvidence, 1, "U UNKNOWN, F EVIDENCE_FOUND, N NO_EVIDENCE, E ERROR"},
 	{"overflow", OffOverflow, 1, "1: the completion was refused for its size (RESULT_TOO_LARGE), else 0"},

@@ -36,6 +36,11 @@ type Set struct {
 // reported, not held to a bound.
 func (s Set) Blind() bool { return !s.Tuned }
 
+// Gated reports whether the corpus test holds the set to its bounds: every
+// tuned set but those just written, whose figures are reported until the
+// rules have been measured against them.
+func (s Set) Gated() bool { return s.Tuned && !slices.Contains(ungated, s.Name) }
+
 // Planted is one line of planted.txt.
 type Planted struct {
 	Class, Line string
@@ -45,10 +50,13 @@ type Planted struct {
 // The roles of the sets by directory name. The root of the sets is the
 // first corpus; gitleaks holds gitleaks' generator examples under their
 // own file names; every other directory is a tuned set, except blind,
-// which is written apart and never tuned on.
+// and blind2, which are written apart and never tuned on. dev2 is a
+// development set written apart from the rules: tuned on, reported, not
+// gated yet.
 var (
 	training = []string{"first", "round2"}
-	untuned  = []string{"blind"}
+	untuned  = []string{"blind", "blind2"}
+	ungated  = []string{"dev2"}
 )
 
 // Load reads every set under root: root itself and each directory in it
@@ -310,6 +318,8 @@ func (s Set) Label() string {
 		return s.Name + " (training)"
 	case s.Name == "gitleaks":
 		return s.Name + " (external examples)"
+	case !s.Gated():
+		return s.Name + " (tuned, not gated yet)"
 	}
 	return s.Name + " (tuned)"
 }

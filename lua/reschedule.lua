@@ -1,0 +1,52 @@
+-- reschedule: move a run in its slot's due set to its earliest lease, or
+-- drop it when it has no call in flight. The reaper sends it for each run
+-- it found due, after abandoning the run's passed leases: a begin adds a
+-- run only when its lease is earlier than the run's score, so a score
+-- stays at a lease that may since have ended, until the reaper comes.
+--
+-- A run whose state is gone keeps its place while its leases hold calls
+-- (a lost run's calls are still abandoned once their leases pass); a run
+-- of another layout, or without leases, leaves the set.
+--
+-- KEYS[1] run     <prefix>:{<run_id>}:run     HASH
+-- KEYS[2] leases  <prefix>:{<run_id>}:leases  ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
+-- KEYS[3] due     <prefix>:{<slot tag>}:due   ZSET  the slot's runs with calls in flight, by earliest lease
+--
+-- ARGV[1] run_id  string  the run's id, its member in KEYS[3]
+--
+-- RETRY safe    it sets the run's place from what it reads
+--
+-- RETURNS
+--   {"OK", due int}
+--     the run's score now, ms since the epoch; 0: the run left the set
+
+-- #include format.lib
+
+local run = redis.call('HMGET', KEYS[1], 'state', RUN_LAYOUT_FIELD, 'exp')
+local mine = not other_layout(run, 1, 2)
+local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+-- The set lives as long as the run's keys: the state keeps their expiry
+-- (the leases keep their own when the state is gone).
+local until_ms = 0
+if mine and first[1] and first[1] ~= '~' then -- the "~" member (+inf) is no call
+  until_ms = tonumber(run[3] or '0')
+  if not run[1] then
+    until_ms = redis.call('PEXPIRETIME', KEYS[2])
+  end
+end
+if until_ms <= 0 then
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  if run[1] and mine then
+    redis.call('HDEL', KEYS[1], 'due')
+  end
+  return {'OK', 0}
+end
+local due = tonumber(first[2])
+redis.call('ZADD', KEYS[3], due, ARGV[1])
+if run[1] then
+  redis.call('HSET', KEYS[1], 'due', due)
+end
+if redis.call('PEXPIREAT', KEYS[3], until_ms, 'GT') == 0 then
+  redis.call('PEXPIREAT', KEYS[3], until_ms, 'NX')
+end
+return {'OK', due}

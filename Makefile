@@ -77,11 +77,11 @@ lint:
 
 ## test: what the tests need (.ci/deps: installed with apt-get as root, else it stops at once naming the one command
 ## that installs it), lint, short fuzz runs, then every test of every module under the race detector against real Redis
-## (a redis-server and a 3-master cluster that the tests start), then the store, durability
+## (a redis-server and a 3-master cluster that the tests start), then the store, durability, audit
 ## and cluster suites (VALKEY_PKGS) again on Valkey 8, which the harness builds once from
 ## third_party/valkey into the user's cache directory; ends with a count line over both.
 ## Without a redis-server every test runs on Valkey in the first pass, and the second is not needed.
-VALKEY_PKGS ?= ./internal/redistest/ ./canonical/redisstore/ ./test/
+VALKEY_PKGS ?= ./internal/redistest/ ./canonical/redisstore/ ./test/ ./audit/
 test: deps lint
 	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
 	@echo "go test -race -count=1 $(PKGS)"

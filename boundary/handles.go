@@ -153,6 +153,7 @@ type minter struct {
 	values  map[string][]byte // id -> value, when collecting
 	clashes map[string]bool   // ids minted for two different values, when collecting
 	known   []known           // values resolved into the call's arguments, longest first
+	masked  int               // values masked (AppendMask calls), for the audit stream
 }
 
 // known is a value resolved into a call's arguments and its handle, as the
@@ -225,6 +226,7 @@ func (m *minter) AppendMask(dst []byte, kind canonical.Kind, value []byte) []byt
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.masked++
 	id, ok := m.cache[string(value)]
 	if !ok {
 		id = m.id(value)

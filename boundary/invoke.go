@@ -255,7 +255,7 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 		return inv.awaitInput(ir, rec.TTL)
 	}
 	if err != nil {
-		c := canonical.Completion{Status: canonical.StatusError, Code: code}
+		c := canonical.Completion{Status: canonical.StatusError, Code: code, NotRun: !ran}
 		if len(raw) > 0 && int64(len(raw)) <= limits.MaxRecordBytes-int64(len(request)) {
 			c.Raw = raw // what the failed tool answered, kept as harness-only data
 		}
@@ -306,6 +306,9 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	c := canonical.Completion{Status: canonical.StatusReady, Evidence: p.Evidence, Raw: raw, Result: p.Result}
 	if mask != nil {
 		c.Handles = mask.minted()
+		mask.mu.Lock()
+		c.Redactions = mask.masked
+		mask.mu.Unlock()
 	}
 	return inv.complete(c, nil)
 }
@@ -327,6 +330,9 @@ func (inv *invocation) begin(ctx context.Context, request []byte, lease time.Dur
 	req := canonical.BeginRequest{
 		RunID: inv.run.ID, ToolCallID: inv.env.ToolCallID, Tool: inv.env.Tool, Owner: inv.owner,
 		Principal: inv.run.Principal.Subject, Request: request, TTL: inv.run.TTL, Lease: lease, Limits: inv.run.Limits,
+	}
+	if bd := inv.b.bindings[inv.env.Tool]; bd != nil {
+		req.Definition = bd.name + "@" + bd.version
 	}
 	var rec canonical.Record
 	err := inv.b.retry(ctx, func(ctx context.Context) error {

@@ -9,6 +9,7 @@ package canonical
 //	completion index: <prefix>:{<run_id>}:done                   LIST
 //	leases:           <prefix>:{<run_id>}:leases                 ZSET  PROJECTING calls by lease deadline (ms)
 //	live marker:      <prefix>:{<run_id>}:live                   STRING the run has begun calls (see Live)
+//	audit events:     <prefix>:{<run_id>}:audit                  LIST   chain head and pending audit events (see Audit)
 //
 // The "call:" namespace keeps a tool_call_id from ever colliding with the
 // run's own keys.
@@ -57,6 +58,10 @@ func (k Keys) Leases(runID string) string { return k.runBase(runID) + "leases" }
 // apart from that state, so that a run whose state is gone while its
 // records live is told from a new run.
 func (k Keys) Live(runID string) string { return k.runBase(runID) + "live" }
+
+// Audit returns the key of the run's audit events waiting for export,
+// behind its chain head (a LIST; see package internal/auditrec).
+func (k Keys) Audit(runID string) string { return k.runBase(runID) + "audit" }
 
 // SlotIndex returns the key of the index of kind (SlotDue) of the runs in
 // slot (0 <= slot < Slots): it carries the slot's tag (SlotTag), so that it

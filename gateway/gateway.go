@@ -64,6 +64,17 @@ type OpenOptions struct {
 	// UpstreamOptions.MaxAgentConnections: the most processes it runs of
 	// one agent session each, for the sessions that want its messages.
 	MaxAgentConnections int
+	// AuditExporter, when set, runs beside the gateway until Close: an
+	// audit.Exporter (module audit) draining the audit stream of the
+	// gateway's store to its sink. However many gateways run one over one
+	// store, the store's export lease gives one pass per interval.
+	AuditExporter Service
+}
+
+// Service is what a gateway runs beside its calls until Close: Run
+// returns once ctx ends.
+type Service interface {
+	Run(ctx context.Context) error
 }
 
 // Gateway fronts the upstream MCP servers of a Config: the listed tools
@@ -78,6 +89,7 @@ type Gateway struct {
 	upstreams map[string]*Upstream
 	log       *slog.Logger
 	stopReap  func()       // nil without a reaper
+	stopAudit func()       // nil without an audit exporter
 	oauth     *oauthServer // nil without http.oauth
 }
 
@@ -207,6 +219,17 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 			return nil, err
 		}
 	}
+	if x := opts.AuditExporter; x != nil {
+		actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := x.Run(actx); err != nil && actx.Err() == nil {
+				log.Error("gateway: the audit exporter stopped", "err", err)
+			}
+		}()
+		g.stopAudit = func() { cancel(); <-done }
+	}
 	g.connectAll(ctx)
 	return g, nil
 }
@@ -318,6 +341,9 @@ func (g *Gateway) Close() error {
 	g.h.cancels.close()
 	if g.stopReap != nil {
 		g.stopReap()
+	}
+	if g.stopAudit != nil {
+		g.stopAudit()
 	}
 	var errs []error
 	for _, u := range g.upstreams {

@@ -8,9 +8,16 @@
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
 -- KEYS[2] index   <prefix>:{<run_id>}:done                 LIST
 -- KEYS[3] leases  <prefix>:{<run_id>}:leases               ZSET
+-- KEYS[4] run     <prefix>:{<run_id>}:run                  HASH  with audit on: the event's sequence number (off: any key of the run)
+-- KEYS[5] events  <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+-- KEYS[6] pending <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+-- KEYS[7] count   <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 --
 -- ARGV[1] tool_call_id  string  the record's id, dropped from the leases when the record is gone
 -- ARGV[2] claim         string  CLAIM_LEN base64url characters: kept in the header of the record this abandons
+-- ARGV[3] audit         string  the abandon event's body (internal/auditrec), or empty: audit is off
+-- ARGV[4] run_id        string  the run's id, its member in KEYS[6]
+-- ARGV[5] generation    string  11 bytes: the stream of a run state this script makes (its state was lost)
 --
 -- RETRY safe    a resent abandon (same claim) finds the record it abandoned and is told it is its own
 --
@@ -30,6 +37,10 @@
 --     the record is of another layout (an earlier release's): nothing changed
 
 -- #include format.lib
+local AUDIT_EVENTS = KEYS[5]
+local AUDIT_RUNS = KEYS[6]
+local AUDIT_COUNT = KEYS[7]
+-- #include audit.lib
 
 local m = redis.call('HGET', KEYS[1], HEADER)
 if not m then
@@ -81,5 +92,21 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 -- with the run's keys, which cover the record already.
 if redis.call('RPUSH', KEYS[2], ARGV[1]) == 1 then
   redis.call('PEXPIREAT', KEYS[2], expires)
+end
+if ARGV[3] ~= '' then
+  -- The event's sequence number is the run state's. A state that is gone
+  -- while its call lived is made as a completion makes it after a loss:
+  -- closed, lost, with a stream of its own, expiring with the record.
+  local run = redis.call('HMGET', KEYS[4], 'aseq', 'ag', 'gen', 'state')
+  local stream, seq = audit_stream(run[2], run[3]), tonumber(run[1] or '0') + 1
+  if not run[4] then
+    stream = stream or ARGV[5]
+    redis.call('HSET', KEYS[4], 'state', 'closed', RUN_GONE_FIELD, 1, RUN_LAYOUT_FIELD, RUN_LAYOUT, 'ag', stream,
+      'created_ms', now, 'exp', expires, 'aseq', seq)
+    redis.call('PEXPIREAT', KEYS[4], expires)
+  else
+    redis.call('HSET', KEYS[4], 'aseq', seq)
+  end
+  audit_append(ARGV[4], seq, stream, now, ARGV[3], 0)
 end
 return {'OK', h, pttl}

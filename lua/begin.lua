@@ -23,6 +23,9 @@
 -- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
 -- KEYS[5] live    <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
 -- KEYS[6] due     <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+-- KEYS[7] events  <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+-- KEYS[8] pending <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+-- KEYS[9] count   <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 --
 -- ARGV[1]  tool_call_id      string  the id in KEYS[1], for the run's leases
 -- ARGV[2]  tool              string  for the run's count of the tool's calls
@@ -46,7 +49,10 @@
 -- ARGV[20] principal         string  the caller's principal tag (64 hex): the run's owner once the run has one
 -- ARGV[21] generation        string  11 bytes: the generation a run without one takes (random per Begin)
 -- ARGV[22] secret            string  the secret a run without one takes (random per Begin): the key of the run's handles
--- ARGV[23] run_id            string  the run's id, its member in KEYS[6]
+-- ARGV[23] run_id            string  the run's id, its member in KEYS[6] and KEYS[8]
+-- ARGV[24] audit_call        string  the begin event's body after its type letter (internal/auditrec), or empty: audit
+--                                    is off; a replay, a duplicate of a finished call of the same request, has the same
+-- ARGV[25] audit_max         int     the most pending events the slot may hold before a begin is refused
 --
 -- RETRY safe    a resent begin by the same owner with the same request finds its own record
 --
@@ -73,9 +79,17 @@
 --     a non-zero limit differs from the run's
 --   {"LAYOUT_MISMATCH"}
 --     the run's state, or a hash under the record's key, is of another layout (an earlier release's)
---   refusals write nothing
+--   {"AUDIT_BACKLOG"}
+--     audit is on and the slot holds audit_max pending events: the call would add one more
+--   refusals write nothing (AUDIT_BACKLOG gives back to the slot's count what it took to compare: the store is as
+--   it was)
 
 -- #include format.lib
+local AUDIT_EVENTS = KEYS[7]
+local AUDIT_RUNS = KEYS[8]
+local AUDIT_COUNT = KEYS[9]
+-- #include audit.lib
+local audit = ARGV[24] ~= ''
 
 -- The run's state in one read; its owner is checked first: another
 -- principal learns nothing, not even whether the call id is taken. A run
@@ -84,7 +98,7 @@
 local tool_field = 'tool:' .. ARGV[2]
 local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
   'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', RUN_GONE_FIELD, 'gen',
-  'principal', 'secret', RUN_LAYOUT_FIELD, 'exp', 'created_ms', 'due')
+  'principal', 'secret', RUN_LAYOUT_FIELD, 'exp', 'created_ms', 'due', 'aseq', 'ag')
 -- A state of another layout is read no further.
 if other_layout(run, 1, 14) then
   return {'LAYOUT_MISMATCH'}
@@ -123,6 +137,12 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   if string.sub(m, H_ID_TAG, H_OWNER - 1) == string.sub(ARGV[4], 1, H_OWNER - H_ID_TAG)
       and string.sub(m, -(string.len(ARGV[2]) + 1)) == ' ' .. ARGV[2] then
     redis.call('HSET', KEYS[1], HEADER, m)
+    if audit then
+      local t = redis.call('TIME')
+      local seq = tonumber(run[18] or '0') + 1
+      redis.call('HSET', KEYS[2], 'aseq', seq)
+      audit_append(ARGV[23], seq, audit_stream(run[19], run[11]), t[1] * 1000 + math.floor(t[2] / 1000), 'R ' .. ARGV[24], 1)
+    end
     local res = redis.call('HMGET', KEYS[1], unpack(RESULT_PARTS))
     return {'REPLAYABLE', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or ''}
   end
@@ -165,6 +185,12 @@ local size = string.len(ARGV[5]) + string.len(ARGV[6]) + string.len(ARGV[7])
 if size > lim[4] or tonumber(run[4] or '0') + size > lim[3] then
   return {'RESULT_TOO_LARGE'}
 end
+-- The slot's count takes this call's event and its completion's ahead;
+-- past the bound it is given them back, and the begin refused: the store
+-- is left as it was.
+if audit and not audit_count(tonumber(ARGV[25])) then
+  return {'AUDIT_BACKLOG'}
+end
 
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
@@ -184,6 +210,12 @@ redis.call('PEXPIREAT', KEYS[1], expires)
 -- them (and a run's first begin, its limits and generation).
 local counts = {'calls', tonumber(run[2] or '0') + 1, tool_field, tonumber(run[3] or '0') + 1,
   'bytes', tonumber(run[4] or '0') + size}
+-- The event's sequence number is the state's, written with its counters.
+local seq = tonumber(run[18] or '0') + 1
+if audit then
+  counts[#counts + 1] = 'aseq'
+  counts[#counts + 1] = seq
+end
 if not run[5] then
   for i, f in ipairs({'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes'}) do
     counts[#counts + 1] = f
@@ -243,6 +275,9 @@ if due then
   counts[#counts + 1] = lease
 end
 redis.call('HSET', KEYS[2], unpack(counts))
+if audit then
+  audit_append(ARGV[23], seq, audit_stream(run[19], gen), now, 'B ' .. ARGV[24], 0)
+end
 if due then
   redis.call('ZADD', KEYS[6], lease, ARGV[23])
 end
@@ -258,6 +293,11 @@ if extend then
   -- The marker holds the run's generation; setting it with its expiry is
   -- one command.
   redis.call('SET', KEYS[5], gen, 'PXAT', run_exp)
+  -- A chain head with nothing pending lives as long as the run's state
+  -- (a later event continues it); pending events keep their longer life.
+  if audit then
+    redis.call('PEXPIREAT', AUDIT_EVENTS, run_exp, 'GT')
+  end
 elseif added == 2 then
   -- The leases were lost, and made again by this ZADD.
   redis.call('PEXPIREAT', KEYS[4], run_exp)

@@ -7,9 +7,15 @@
 --
 -- KEYS[1] run   <prefix>:{<run_id>}:run   HASH
 -- KEYS[2] live  <prefix>:{<run_id>}:live  STRING  when the run has one, kept as long as the run's state
+-- KEYS[3] events  <prefix>:{<run_id>}:audit      LIST  the run's audit chain head and pending events (audit.lib)
+-- KEYS[4] pending <prefix>:{<slot tag>}:audit    ZSET  the slot's runs with pending events
+-- KEYS[5] count   <prefix>:{<slot tag>}:audit-n  STRING  the slot's pending events
 --
 -- ARGV[1] retention_ms  int     > 0: how long the run stays closed at least
 -- ARGV[2] principal     string  the caller's principal tag (64 hex): only the run's owner closes it
+-- ARGV[3] audit         string  the close event's body (internal/auditrec), or empty: audit is off; an event
+--                               is appended when the run was open
+-- ARGV[4] run_id        string  the run's id, its member in KEYS[4]
 --
 -- RETRY safe    closing is idempotent
 --
@@ -24,8 +30,12 @@
 --     is written, so that a close claims no run
 
 -- #include format.lib
+local AUDIT_EVENTS = KEYS[3]
+local AUDIT_RUNS = KEYS[4]
+local AUDIT_COUNT = KEYS[5]
+-- #include audit.lib
 
-local run = redis.call('HMGET', KEYS[1], 'principal', 'state', RUN_LAYOUT_FIELD, 'exp')
+local run = redis.call('HMGET', KEYS[1], 'principal', 'state', RUN_LAYOUT_FIELD, 'exp', 'aseq', 'ag', 'gen')
 if other_layout(run, 2, 3) then
   return {'LAYOUT_MISMATCH'}
 end
@@ -43,11 +53,27 @@ end
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local keep = now + tonumber(ARGV[1])
+local fields = {'state', 'closed', 'closed_ms', now}
+-- A close of an open run is an event, numbered in the state's stream.
+local seq = tonumber(run[5] or '0') + 1
+local event = ARGV[3] ~= '' and run[2] ~= 'closed'
+if event then
+  fields[#fields + 1] = 'aseq'
+  fields[#fields + 1] = seq
+end
 if tonumber(run[4] or '0') < keep then
-  redis.call('HSET', KEYS[1], 'state', 'closed', 'closed_ms', now, 'exp', keep)
+  fields[#fields + 1] = 'exp'
+  fields[#fields + 1] = keep
+  redis.call('HSET', KEYS[1], unpack(fields))
   redis.call('PEXPIREAT', KEYS[1], keep)
   redis.call('PEXPIREAT', KEYS[2], keep)
+  if ARGV[3] ~= '' then
+    redis.call('PEXPIREAT', AUDIT_EVENTS, keep, 'GT')
+  end
 else
-  redis.call('HSET', KEYS[1], 'state', 'closed', 'closed_ms', now)
+  redis.call('HSET', KEYS[1], unpack(fields))
+end
+if event then
+  audit_append(ARGV[4], seq, audit_stream(run[6], run[7]), now, ARGV[3], 1)
 end
 return {'OK'}

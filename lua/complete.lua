@@ -13,6 +13,9 @@
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
 -- KEYS[3] index   <prefix>:{<run_id>}:done                 LIST
 -- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET
+-- KEYS[5] events  <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+-- KEYS[6] pending <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+-- KEYS[7] count   <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 --
 -- ARGV[1]  tool_call_id  string  the id in KEYS[1], for the run's leases and index
 -- ARGV[2]  owner         string  the owner as the header keeps it, and a space: must be the header's at H_OWNER
@@ -27,6 +30,11 @@
 -- ARGV[11] result_3      bytes
 -- ARGV[12] handles       string  READY: the ids of the handles the result holds, space-separated, or empty: each
 --                                becomes the run's field "h:<id>" naming this call (the run's handle index)
+-- ARGV[13] audit         string  the complete event's body after its head (internal/auditrec), or empty: audit is off
+-- ARGV[14] audit_head    string  the body's head: type letter, status, evidence, code ("C R F -"); a completion
+--                                refused for its size has "C E E RESULT_TOO_LARGE" instead
+-- ARGV[15] run_id        string  the run's id, its member in KEYS[6]
+-- ARGV[16] generation    string  11 bytes: the stream of a run state this script makes (after a loss)
 --
 -- RETRY safe    a resent completion by the same owner is recognised by its digest
 --
@@ -44,6 +52,11 @@
 --     the record or the run's state is of another layout (an earlier release's): nothing changed
 
 -- #include format.lib
+local AUDIT_EVENTS = KEYS[5]
+local AUDIT_RUNS = KEYS[6]
+local AUDIT_COUNT = KEYS[7]
+-- #include audit.lib
+local audit = ARGV[13] ~= ''
 
 local m = redis.call('HGET', KEYS[1], HEADER)
 if not m then
@@ -80,7 +93,7 @@ local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local expires = redis.call('PEXPIRETIME', KEYS[1])
 local pttl = expires - now
 local run = redis.call('HMGET', KEYS[2], 'bytes', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'gen', 'state',
-  RUN_LAYOUT_FIELD, 'exp')
+  RUN_LAYOUT_FIELD, 'exp', 'aseq', 'ag')
 -- The expiry of the run's keys, which cover this record: the state's own
 -- (begin sets it and them together), else, for a state made below, the
 -- record's.
@@ -89,12 +102,21 @@ if other_layout(run, 6, 7) then
   return {'LAYOUT_MISMATCH'}
 end
 local outcome, segment = 'OK', ARGV[3]
+-- The audit stream the event joins: the state's (a state made here after
+-- a loss starts one of its own), and its next sequence number.
+local stream, seq = audit_stream(run[10], run[5]), tonumber(run[9] or '0') + 1
 if not run[2] or (run[5] and string.sub(m, H_GEN, H_GEN_END) ~= run[5]) then
   -- The run's state is gone while its record lives, or the state is a new
   -- one a begin made after it was lost: record the outcome all the same
   -- (the record is the canonical one), and mark the run lost and closed, so
   -- that its budgets never silently start again from zero.
   redis.call('HSET', KEYS[2], 'state', 'closed', RUN_GONE_FIELD, 1, RUN_LAYOUT_FIELD, RUN_LAYOUT)
+  if audit then
+    -- The stream goes on past the loss under the state's generation, or
+    -- starts with the one Go offered when the state is gone.
+    stream = stream or ARGV[16]
+    redis.call('HSET', KEYS[2], 'ag', stream)
+  end
   if run[5] then
     -- Another generation's state: its owner restarted a run it could not
     -- know was lost, and is not this record's. The state becomes what a
@@ -131,6 +153,10 @@ if outcome == 'OK' then
   -- is the state's, so it lives as the state does, longer than every
   -- record it names, and is lost with the run's secret.
   local fields = {'bytes', tonumber(run[1] or '0') + raw_len + result_len}
+  if audit then
+    fields[#fields + 1] = 'aseq'
+    fields[#fields + 1] = seq
+  end
   if status == READY then
     for id in string.gmatch(ARGV[12], '%S+') do
       fields[#fields + 1] = 'h:' .. id
@@ -138,8 +164,17 @@ if outcome == 'OK' then
     end
   end
   redis.call('HSET', KEYS[2], unpack(fields))
+elseif audit then
+  redis.call('HSET', KEYS[2], 'aseq', seq)
 end
 redis.call('HSET', KEYS[1], unpack(args))
+if audit then
+  local head = ARGV[14]
+  if outcome ~= 'OK' then
+    head = 'C E E RESULT_TOO_LARGE'
+  end
+  audit_append(ARGV[15], seq, stream, now, head .. ' ' .. ARGV[13], 0)
+end
 
 redis.call('ZREM', KEYS[4], ARGV[1])
 -- An index this RPUSH made has no expiry yet, and gets the run's keys'; an

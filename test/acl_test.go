@@ -16,9 +16,9 @@ import (
 
 // leastPrivilege is the ACL a toolcanon worker needs: its key prefix only,
 // and the commands redisstore.ACL lists for a worker, with Durability
-// (WAIT) and reaping (SCAN). Nothing else.
+// (WAIT), reaping (SCAN) and the audit stream. Nothing else.
 var leastPrivilege = append([]string{"resetkeys", "~tcacl:*", "resetchannels", "-@all"},
-	redisstore.ACLGrants(redisstore.ACLWorker, redisstore.ACLDurability, redisstore.ACLReap)...)
+	redisstore.ACLGrants(redisstore.ACLWorker, redisstore.ACLDurability, redisstore.ACLReap, redisstore.ACLAudit)...)
 
 // The README's ACL grants the commands the tests grant, no more, no less:
 // redisstore.ACL's, which doctor checks a user against.
@@ -75,6 +75,14 @@ func TestLeastPrivilegeUserRunsTheSuite(t *testing.T) {
 				all, drop := backend([]string{addr}, prefix)
 				s := open(t, redisstore.Options{
 					Addrs: []string{addr}, Username: "toolcanon", Password: "s3cret-acl", Prefix: prefix, Standalone: true,
+				})
+				return storetest.Harness{Store: s, Wait: time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop}
+			},
+			Audited: func(t *testing.T, o canonical.AuditOptions) storetest.Harness {
+				prefix := "tcacl:audit" + canonical.NewOwner()[:12]
+				all, drop := backend([]string{addr}, prefix)
+				s := open(t, redisstore.Options{
+					Addrs: []string{addr}, Username: "toolcanon", Password: "s3cret-acl", Prefix: prefix, Standalone: true, Audit: &o,
 				})
 				return storetest.Harness{Store: s, Wait: time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop}
 			}}

@@ -11,6 +11,7 @@ const (
 	ACLDurability ACLUse = "durability" // Durability.Replicas: WAIT
 	ACLAOF        ACLUse = "aof"        // Durability.AOF: WAITAOF (Redis 7.2+, Valkey)
 	ACLReap       ACLUse = "reap"       // the UI's list of runs: SCAN (reaping needs only a worker's commands)
+	ACLAudit      ACLUse = "audit"      // Options.Audit and the audit exporter: the audit stream's lists and counts
 	ACLCluster    ACLUse = "cluster"    // a cluster: discovery and the walk over its masters
 	ACLCheck      ACLUse = "check"      // Check (toolcanon doctor): INFO, CONFIG GET, CLUSTER INFO
 )
@@ -57,6 +58,12 @@ var acl = []ACLCommand{
 	{"xrevrange", ACLWorker, []string{"{key}", "+", "-", "COUNT", "1"}},
 	{"wait", ACLDurability, []string{"1", "1"}},
 	{"waitaof", ACLAOF, []string{"1", "1", "1"}},
+	{"incrby", ACLAudit, []string{"{key}", "1"}},
+	{"decrby", ACLAudit, []string{"{key}", "1"}},
+	{"lpush", ACLAudit, []string{"{key}", "v"}},
+	{"lindex", ACLAudit, []string{"{key}", "0"}},
+	{"ltrim", ACLAudit, []string{"{key}", "0", "-1"}},
+	{"lset", ACLAudit, []string{"{key}", "0", "v"}},
 	{"scan", ACLReap, []string{"0"}},
 	{"cluster|slots", ACLCluster, nil},
 	{"cluster|myid", ACLCluster, nil},

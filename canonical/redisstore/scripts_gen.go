@@ -13,6 +13,8 @@ import (
 // the others are sent once.
 var (
 	abandonScript         = newScript("abandon.lua", true)
+	auditAckScript        = newScript("audit_ack.lua", true)
+	auditLeaseScript      = newScript("audit_lease.lua", true)
 	awaitInputScript      = newScript("await_input.lua", true)
 	beginScript           = newScript("begin.lua", true)
 	closeRunScript        = newScript("close_run.lua", true)
@@ -23,13 +25,15 @@ var (
 )
 
 // allScripts lists every lifecycle script, in file order.
-var allScripts = []*script{abandonScript, awaitInputScript, beginScript, closeRunScript, completeScript, continueCallScript, observeProgressScript, rescheduleScript}
+var allScripts = []*script{abandonScript, auditAckScript, auditLeaseScript, awaitInputScript, beginScript, closeRunScript, completeScript, continueCallScript, observeProgressScript, rescheduleScript}
 
 // declaredOutcomes lists, per script, every outcome its RETURNS declares.
 var declaredOutcomes = map[string][]string{
 	"abandon.lua":          {"OK", "EXISTS", "LEASE_ACTIVE", "INVALID_TRANSITION", "NOT_FOUND", "LAYOUT_MISMATCH"},
+	"audit_ack.lua":        {"OK", "MOVED"},
+	"audit_lease.lua":      {"OK", "HELD"},
 	"await_input.lua":      {"OK", "NOT_FOUND", "INVALID_TRANSITION", "LAYOUT_MISMATCH"},
-	"begin.lua":            {"OK", "EXISTS", "REPLAYABLE", "RUN_FORBIDDEN", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT", "LAYOUT_MISMATCH"},
+	"begin.lua":            {"OK", "EXISTS", "REPLAYABLE", "RUN_FORBIDDEN", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT", "LAYOUT_MISMATCH", "AUDIT_BACKLOG"},
 	"close_run.lua":        {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH", "NOT_FOUND"},
 	"complete.lua":         {"OK", "EXISTS", "RESULT_TOO_LARGE", "NOT_FOUND", "INVALID_TRANSITION", "LAYOUT_MISMATCH"},
 	"continue_call.lua":    {"OK", "RUN_FORBIDDEN", "NOT_FOUND", "IN_PROGRESS", "DUPLICATE", "LAYOUT_MISMATCH"},
@@ -39,15 +43,22 @@ var declaredOutcomes = map[string][]string{
 
 // abandonKeys are the KEYS of abandon.lua.
 type abandonKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
-	Index  string // KEYS[2] <prefix>:{<run_id>}:done                 LIST
-	Leases string // KEYS[3] <prefix>:{<run_id>}:leases               ZSET
+	Record  string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
+	Index   string // KEYS[2] <prefix>:{<run_id>}:done                 LIST
+	Leases  string // KEYS[3] <prefix>:{<run_id>}:leases               ZSET
+	Run     string // KEYS[4] <prefix>:{<run_id>}:run                  HASH  with audit on: the event's sequence number (off: any key of the run)
+	Events  string // KEYS[5] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+	Pending string // KEYS[6] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+	Count   string // KEYS[7] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 }
 
 // abandonArgs are the ARGV of abandon.lua.
 type abandonArgs struct {
 	ToolCallID string // ARGV[1] the record's id, dropped from the leases when the record is gone
 	Claim      string // ARGV[2] CLAIM_LEN base64url characters: kept in the header of the record this abandons
+	Audit      string // ARGV[3] the abandon event's body (internal/auditrec), or empty: audit is off
+	RunID      string // ARGV[4] the run's id, its member in KEYS[6]
+	Generation string // ARGV[5] 11 bytes: the stream of a run state this script makes (its state was lost)
 }
 
 // abandonReply is a reply of abandon.lua, as its RETURNS declares:
@@ -106,9 +117,127 @@ func decodeAbandonReply(res rueidis.RedisResult) (abandonReply, error) {
 
 // execAbandon runs abandon.lua: close a PROJECTING record whose lease has passed, because the worker that began it died or gave up. The record becomes ERROR/EXECUTION_ABANDONED with its remaining TTL kept exactly, leaves the run's leases and enters the completion index, in one step; the owner's late complete is then refused. Nothing of the run's counters changes: the call was begun and stays counted.
 func execAbandon(ctx context.Context, r runner, k abandonKeys, a abandonArgs) (abandonReply, error) {
-	return decodeAbandonReply(r.runScript(ctx, abandonScript, []string{k.Record, k.Index, k.Leases}, []string{
+	return decodeAbandonReply(r.runScript(ctx, abandonScript, []string{k.Record, k.Index, k.Leases, k.Run, k.Events, k.Pending, k.Count}, []string{
 		a.ToolCallID,
 		a.Claim,
+		a.Audit,
+		a.RunID,
+		a.Generation,
+	}))
+}
+
+// auditAckKeys are the KEYS of audit_ack.lua.
+type auditAckKeys struct {
+	Events  string // KEYS[1] <prefix>:{<run_id>}:audit        LIST    the run's chain head, then its pending events
+	Run     string // KEYS[2] <prefix>:{<run_id>}:run          HASH    its expiry and stream, for a head left alone
+	Pending string // KEYS[3] <prefix>:{<slot tag>}:audit      ZSET    the slot's runs with pending events
+	Count   string // KEYS[4] <prefix>:{<slot tag>}:audit-n    STRING  the slot's pending events
+}
+
+// auditAckArgs are the ARGV of audit_ack.lua.
+type auditAckArgs struct {
+	RunID  string // ARGV[1] the run's id, its member in KEYS[3]
+	From   string // ARGV[2] the head element the exporter read
+	N      int64  // ARGV[3] how many events it exported: 1..
+	To     string // ARGV[4] the head element of the last of them
+	Last   string // ARGV[5] the sequence number of the last of them, as the event starts with it
+	Stream string // ARGV[6] the generation of the last of them
+}
+
+// auditAckReply is a reply of audit_ack.lua, as its RETURNS declares:
+//
+//	RETURNS
+//	{"OK", pending int}
+//	acknowledged; pending: the run's events still pending
+//	{"MOVED"}
+//	the head is not the one read, or the events are not the ones exported: nothing changed
+type auditAckReply struct {
+	Outcome string // the reply's first element
+	Pending int64  // pending, in OK
+}
+
+// decodeAuditAckReply decodes a reply of audit_ack.lua. Any reply its RETURNS does not
+// declare (an unknown outcome, another length, another element type) is
+// an error.
+func decodeAuditAckReply(res rueidis.RedisResult) (auditAckReply, error) {
+	var r auditAckReply
+	d, err := newReplyDecoder("audit_ack.lua", res)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = d.outcome
+	switch d.outcome {
+	case "OK":
+		d.length(2)
+		r.Pending = d.num(1, "pending")
+	case "MOVED":
+		d.length(1)
+	default:
+		d.undeclared()
+	}
+	return r, d.err
+}
+
+// execAuditAck runs audit_ack.lua: remove a run's first pending audit events once a sink has confirmed them, and keep the chain head they reach, in one step. Only the exporter that read the head still there acknowledges: another that got there first leaves nothing for it (MOVED), so a batch delivered twice is acknowledged once.
+func execAuditAck(ctx context.Context, r runner, k auditAckKeys, a auditAckArgs) (auditAckReply, error) {
+	return decodeAuditAckReply(r.runScript(ctx, auditAckScript, []string{k.Events, k.Run, k.Pending, k.Count}, []string{
+		a.RunID,
+		a.From,
+		strconv.FormatInt(a.N, 10),
+		a.To,
+		a.Last,
+		a.Stream,
+	}))
+}
+
+// auditLeaseKeys are the KEYS of audit_lease.lua.
+type auditLeaseKeys struct {
+	Lease string // KEYS[1] <prefix>:lease:audit  STRING  the holder of the lease, until it expires
+}
+
+// auditLeaseArgs are the ARGV of audit_lease.lua.
+type auditLeaseArgs struct {
+	Holder string // ARGV[1] the exporter asking
+	TTLMs  int64  // ARGV[2] > 0: how long it holds the lease from now
+}
+
+// auditLeaseReply is a reply of audit_lease.lua, as its RETURNS declares:
+//
+//	RETURNS
+//	{"OK"}
+//	the holder has the lease for ttl_ms
+//	{"HELD"}
+//	another exporter holds it
+type auditLeaseReply struct {
+	Outcome string // the reply's first element
+}
+
+// decodeAuditLeaseReply decodes a reply of audit_lease.lua. Any reply its RETURNS does not
+// declare (an unknown outcome, another length, another element type) is
+// an error.
+func decodeAuditLeaseReply(res rueidis.RedisResult) (auditLeaseReply, error) {
+	var r auditLeaseReply
+	d, err := newReplyDecoder("audit_lease.lua", res)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = d.outcome
+	switch d.outcome {
+	case "OK":
+		d.length(1)
+	case "HELD":
+		d.length(1)
+	default:
+		d.undeclared()
+	}
+	return r, d.err
+}
+
+// execAuditLease runs audit_lease.lua: take, or renew, the store's export lease: one exporter's pass at a time, whatever the number of processes that run one.
+func execAuditLease(ctx context.Context, r runner, k auditLeaseKeys, a auditLeaseArgs) (auditLeaseReply, error) {
+	return decodeAuditLeaseReply(r.runScript(ctx, auditLeaseScript, []string{k.Lease}, []string{
+		a.Holder,
+		strconv.FormatInt(a.TTLMs, 10),
 	}))
 }
 
@@ -189,12 +318,15 @@ func execAwaitInput(ctx context.Context, r runner, k awaitInputKeys, a awaitInpu
 
 // beginKeys are the KEYS of begin.lua.
 type beginKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
-	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
-	Index  string // KEYS[3] <prefix>:{<run_id>}:done                 LIST  tells a lost run state from a new run; extended with the state
-	Leases string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
-	Live   string // KEYS[5] <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
-	Due    string // KEYS[6] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+	Record  string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
+	Run     string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
+	Index   string // KEYS[3] <prefix>:{<run_id>}:done                 LIST  tells a lost run state from a new run; extended with the state
+	Leases  string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
+	Live    string // KEYS[5] <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
+	Due     string // KEYS[6] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+	Events  string // KEYS[7] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+	Pending string // KEYS[8] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+	Count   string // KEYS[9] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 }
 
 // beginArgs are the ARGV of begin.lua.
@@ -221,7 +353,9 @@ type beginArgs struct {
 	Principal      string // ARGV[20] the caller's principal tag (64 hex): the run's owner once the run has one
 	Generation     string // ARGV[21] 11 bytes: the generation a run without one takes (random per Begin)
 	Secret         string // ARGV[22] the secret a run without one takes (random per Begin): the key of the run's handles
-	RunID          string // ARGV[23] the run's id, its member in KEYS[6]
+	RunID          string // ARGV[23] the run's id, its member in KEYS[6] and KEYS[8]
+	AuditCall      string // ARGV[24] the begin event's body after its type letter (internal/auditrec), or empty: audit
+	AuditMax       int64  // ARGV[25] the most pending events the slot may hold before a begin is refused
 }
 
 // beginReply is a reply of begin.lua, as its RETURNS declares:
@@ -249,7 +383,10 @@ type beginArgs struct {
 //	a non-zero limit differs from the run's
 //	{"LAYOUT_MISMATCH"}
 //	the run's state, or a hash under the record's key, is of another layout (an earlier release's)
-//	refusals write nothing
+//	{"AUDIT_BACKLOG"}
+//	audit is on and the slot holds audit_max pending events: the call would add one more
+//	refusals write nothing (AUDIT_BACKLOG gives back to the slot's count what it took to compare: the store is as
+//	it was)
 type beginReply struct {
 	Outcome     string // the reply's first element
 	CreatedMs   int64  // created_ms, in OK
@@ -330,6 +467,8 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 		r.Field = d.str(1, "field")
 	case "LAYOUT_MISMATCH":
 		d.length(1)
+	case "AUDIT_BACKLOG":
+		d.length(1)
 	default:
 		d.undeclared()
 	}
@@ -338,7 +477,7 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 
 // execBegin runs begin.lua: create one call's record in PROJECTING, with a lease, and count it against its run.
 func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginReply, error) {
-	return decodeBeginReply(r.runScript(ctx, beginScript, []string{k.Record, k.Run, k.Index, k.Leases, k.Live, k.Due}, []string{
+	return decodeBeginReply(r.runScript(ctx, beginScript, []string{k.Record, k.Run, k.Index, k.Leases, k.Live, k.Due, k.Events, k.Pending, k.Count}, []string{
 		a.ToolCallID,
 		a.Tool,
 		a.Head,
@@ -362,19 +501,26 @@ func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginRe
 		a.Generation,
 		a.Secret,
 		a.RunID,
+		a.AuditCall,
+		strconv.FormatInt(a.AuditMax, 10),
 	}))
 }
 
 // closeRunKeys are the KEYS of close_run.lua.
 type closeRunKeys struct {
-	Run  string // KEYS[1] <prefix>:{<run_id>}:run   HASH
-	Live string // KEYS[2] <prefix>:{<run_id>}:live  STRING  when the run has one, kept as long as the run's state
+	Run     string // KEYS[1] <prefix>:{<run_id>}:run   HASH
+	Live    string // KEYS[2] <prefix>:{<run_id>}:live  STRING  when the run has one, kept as long as the run's state
+	Events  string // KEYS[3] <prefix>:{<run_id>}:audit      LIST  the run's audit chain head and pending events (audit.lib)
+	Pending string // KEYS[4] <prefix>:{<slot tag>}:audit    ZSET  the slot's runs with pending events
+	Count   string // KEYS[5] <prefix>:{<slot tag>}:audit-n  STRING  the slot's pending events
 }
 
 // closeRunArgs are the ARGV of close_run.lua.
 type closeRunArgs struct {
 	RetentionMs int64  // ARGV[1] > 0: how long the run stays closed at least
 	Principal   string // ARGV[2] the caller's principal tag (64 hex): only the run's owner closes it
+	Audit       string // ARGV[3] the close event's body (internal/auditrec), or empty: audit is off; an event
+	RunID       string // ARGV[4] the run's id, its member in KEYS[4]
 }
 
 // closeRunReply is a reply of close_run.lua, as its RETURNS declares:
@@ -419,18 +565,23 @@ func decodeCloseRunReply(res rueidis.RedisResult) (closeRunReply, error) {
 
 // execCloseRun runs close_run.lua: mark a run closed so that it accepts no new begin. Idempotent.
 func execCloseRun(ctx context.Context, r runner, k closeRunKeys, a closeRunArgs) (closeRunReply, error) {
-	return decodeCloseRunReply(r.runScript(ctx, closeRunScript, []string{k.Run, k.Live}, []string{
+	return decodeCloseRunReply(r.runScript(ctx, closeRunScript, []string{k.Run, k.Live, k.Events, k.Pending, k.Count}, []string{
 		strconv.FormatInt(a.RetentionMs, 10),
 		a.Principal,
+		a.Audit,
+		a.RunID,
 	}))
 }
 
 // completeKeys are the KEYS of complete.lua.
 type completeKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
-	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
-	Index  string // KEYS[3] <prefix>:{<run_id>}:done                 LIST
-	Leases string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET
+	Record  string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
+	Run     string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
+	Index   string // KEYS[3] <prefix>:{<run_id>}:done                 LIST
+	Leases  string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET
+	Events  string // KEYS[5] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+	Pending string // KEYS[6] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+	Count   string // KEYS[7] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 }
 
 // completeArgs are the ARGV of complete.lua.
@@ -447,6 +598,10 @@ type completeArgs struct {
 	Result2    []byte // ARGV[10]
 	Result3    []byte // ARGV[11]
 	Handles    string // ARGV[12] READY: the ids of the handles the result holds, space-separated, or empty: each
+	Audit      string // ARGV[13] the complete event's body after its head (internal/auditrec), or empty: audit is off
+	AuditHead  string // ARGV[14] the body's head: type letter, status, evidence, code ("C R F -"); a completion
+	RunID      string // ARGV[15] the run's id, its member in KEYS[6]
+	Generation string // ARGV[16] 11 bytes: the stream of a run state this script makes (after a loss)
 }
 
 // completeReply is a reply of complete.lua, as its RETURNS declares:
@@ -499,7 +654,7 @@ func decodeCompleteReply(res rueidis.RedisResult) (completeReply, error) {
 
 // execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and append it to the run's completion index, in one step. The record's TTL is kept exactly (HSET does not touch it); the index is extended only to cover the record. The completion is checked against the run's limits. When the run's state is gone (evicted, deleted), or is another generation than the record's (it was lost and a later begin made a new one), the outcome is still recorded, and the run is marked lost and closed, with a TTL no longer than the record's; a state of another generation loses its owner and limits, as a lost one has none. The index expires with the run's other keys (the state keeps their absolute expiry, which begin sets); one this script makes gets it.
 func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs) (completeReply, error) {
-	return decodeCompleteReply(r.runScript(ctx, completeScript, []string{k.Record, k.Run, k.Index, k.Leases}, []string{
+	return decodeCompleteReply(r.runScript(ctx, completeScript, []string{k.Record, k.Run, k.Index, k.Leases, k.Events, k.Pending, k.Count}, []string{
 		a.ToolCallID,
 		a.Owner,
 		a.Segment,
@@ -512,6 +667,10 @@ func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs)
 		rueidis.BinaryString(a.Result2),
 		rueidis.BinaryString(a.Result3),
 		a.Handles,
+		a.Audit,
+		a.AuditHead,
+		a.RunID,
+		a.Generation,
 	}))
 }
 

@@ -25,6 +25,8 @@ import (
 const gatewayUsage = `Usage:
   toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
                     [--trace-file FILE | --trace-stdout] [--insecure-no-auth] [--reap-interval 30s]
+                    [--audit-key-file FILE --audit-key-id ID [(--audit-jsonl DIR | --audit-postgres DSN)
+                     --audit-signing-key-file FILE [--audit-interval 10s] [--audit-origin NAME]]]
       Serve the configured upstream tools to agents over stdio and/or
       streamable HTTP (at http://ADDR/mcp, stateless unless --sessions).
       Store: in memory, or Redis (several gateways may share one).
@@ -36,6 +38,10 @@ const gatewayUsage = `Usage:
       a new connection is answered 503 and closed.
       A reaper abandons the calls of any run whose lease passed (a gateway
       died mid-call), a pass every --reap-interval, logged; 0 switches it off.
+      --audit-key-file turns the store's audit stream on (an event per
+      transition, digests under that HMAC key); --audit-jsonl or
+      --audit-postgres also runs its exporter (one pass per store and
+      interval, however many gateways share the store).
       --trace-file FILE (or --trace-stdout, not with --stdio) exports the
       OpenTelemetry spans of every call as JSON lines; each call's span is
       the child of the traceparent in the request's _meta, and the call
@@ -102,6 +108,8 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	maxNewRuns := fs.Int("max-new-runs-per-minute", gateway.DefaultMaxNewRunsPerMinute, "the most new runs one principal starts per minute (-1: no cap)")
 	maxRuns := fs.Int("max-memory-runs", defaultMemoryRuns, "without --redis: the most runs the in-memory store holds")
 	maxLiveRuns := fs.Int("max-live-runs-per-principal", gateway.DefaultMaxLiveRuns, "the most live runs one principal has (in the in-memory store, and begun through this process) (-1: no cap)")
+	var af auditFlags
+	af.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -145,17 +153,29 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, openListenerRefused, *listen, *config)
 		return exitUsage
 	}
-	var store canonical.Store = memstore.New(memstore.WithMaxRuns(*maxRuns), memstore.WithMaxRunsPerPrincipal(*maxLiveRuns))
-	var relay gateway.CancelRelay // a cancel reaches the replica running the call
+	auditOpts, err := af.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon gateway: %v\n\n"+gatewayUsage, err)
+		return exitUsage
+	}
+	memOpts := []memstore.Option{memstore.WithMaxRuns(*maxRuns), memstore.WithMaxRunsPerPrincipal(*maxLiveRuns)}
+	if auditOpts != nil {
+		memOpts = append(memOpts, memstore.WithAudit(*auditOpts))
+	}
+	mem := memstore.New(memOpts...)
+	var store canonical.Store = mem
+	var source canonical.AuditSource = mem // what the audit exporter drains
+	var relay gateway.CancelRelay          // a cancel reaches the replica running the call
 	dbSystem := "memory"
 	if rf.given() {
+		rf.audit = auditOpts
 		rs, err := rf.open()
 		if err != nil {
 			fmt.Fprintf(stderr, "toolcanon gateway: %v\n", err)
 			return codeExit(err)
 		}
 		defer rs.Close()
-		store, relay, dbSystem = rs, rs, "redis"
+		store, relay, dbSystem, source = rs, rs, "redis", rs
 	}
 	gopts := gateway.OpenOptions{Logger: log, UpstreamStderr: stderr,
 		Caps:   gateway.Caps{MaxCallsInFlight: *maxInFlight, MaxNewRunsPerMinute: *maxNewRuns, MaxLiveRuns: *maxLiveRuns},
@@ -177,6 +197,15 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
+	x, closeSink, err := af.exporter(ctx, source, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon gateway: audit export: %v\n", err)
+		return exitFailure
+	}
+	defer closeSink()
+	if x != nil {
+		gopts.AuditExporter = x
+	}
 	g, err := gateway.Open(ctx, cfg, store, gopts)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcanon gateway: %s: %v\n", *config, err)

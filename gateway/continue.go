@@ -44,15 +44,24 @@ const maxInputRequests = 8
 // modernProtocol is the first MCP revision with multi round-trip results.
 const modernProtocol = "2026-07-28"
 
-// takesInputResults reports whether the agent of req takes an upstream's
-// requests as multi round-trip results: its request is of 2026-07-28 or
-// later, and it declared sampling, elicitation or roots.
-func takesInputResults(req *mcp.CallToolRequest) bool {
-	if req == nil || req.ProtocolVersion() < modernProtocol {
-		return false
+// inputCaps returns the capabilities of the agent of req when it takes an
+// upstream's requests as multi round-trip results — its request is of
+// 2026-07-28 or later, and it declared sampling, elicitation or roots —
+// else nil. They are decoded once, and not at all when the request's
+// _meta shows none of the three.
+func inputCaps(req *mcp.CallToolRequest) *mcp.ClientCapabilities {
+	if req == nil || req.Params == nil || req.ProtocolVersion() < modernProtocol {
+		return nil
+	}
+	if m, ok := req.Params.Meta[mcp.MetaKeyClientCapabilities].(map[string]any); ok &&
+		m["sampling"] == nil && m["elicitation"] == nil && m["roots"] == nil {
+		return nil
 	}
 	c := req.ClientCapabilities()
-	return c != nil && (c.Sampling != nil || c.Elicitation != nil || c.RootsV2 != nil)
+	if c == nil || c.Sampling == nil && c.Elicitation == nil && c.RootsV2 == nil {
+		return nil
+	}
+	return c
 }
 
 // continuationOf reads the continuation a call carries: nil when it

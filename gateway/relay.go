@@ -128,11 +128,7 @@ func newRelay(ctx context.Context, req *mcp.CallToolRequest, levelSet, stateless
 		levelSet = true // 2026-07-28: the level comes with the request
 	}
 	now := time.Now()
-	var inputs *mcp.ClientCapabilities
-	if takesInputResults(req) {
-		inputs = req.ClientCapabilities()
-	}
-	return &relay{agent: req.Session, agentCtx: ctx, token: req.Params.GetProgressToken(), inputs: inputs,
+	return &relay{agent: req.Session, agentCtx: ctx, token: req.Params.GetProgressToken(), inputs: inputCaps(req),
 		wantsLogs: levelSet || stateless, asked: levelSet || !stateless && declaresRequests(req.Session), lasting: !stateless,
 		progress: newBucket(now), logs: newBucket(now), requests: newBucket(now), barrier: make(chan struct{})}
 }

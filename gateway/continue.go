@@ -27,9 +27,10 @@ import (
 // its own state back with the agent's answers. Any other use of the id is
 // refused as while a call runs.
 //
-// Only an agent of 2026-07-28 or later that declared sampling, elicitation
-// or roots is asked this way: its calls go to an upstream session of that
-// revision. Every other agent's calls run as before, on sessions of
+// Only an agent of 2026-07-28 or later that declared sampling or
+// elicitation is asked this way: its calls go to an upstream session of
+// that revision (a roots request among the inputs passes too, when the
+// agent declared roots). Every other agent's calls run as before, on sessions of
 // 2025-11-25, where an upstream asks its input as requests (relayed to the
 // agent that can take them, else refused).
 
@@ -46,19 +47,21 @@ const modernProtocol = "2026-07-28"
 
 // inputCaps returns the capabilities of the agent of req when it takes an
 // upstream's requests as multi round-trip results — its request is of
-// 2026-07-28 or later, and it declared sampling, elicitation or roots —
-// else nil. They are decoded once, and not at all when the request's
-// _meta shows none of the three.
+// 2026-07-28 or later, and it declared sampling or elicitation, the
+// requests the relays pass on — else nil. They are decoded once, and not
+// at all when the request's _meta shows neither. (Roots alone, which the
+// SDK's clients declare by default, do not count: such an agent's calls
+// stay on the upstreams' shared connections.)
 func inputCaps(req *mcp.CallToolRequest) *mcp.ClientCapabilities {
 	if req == nil || req.Params == nil || req.ProtocolVersion() < modernProtocol {
 		return nil
 	}
 	if m, ok := req.Params.Meta[mcp.MetaKeyClientCapabilities].(map[string]any); ok &&
-		m["sampling"] == nil && m["elicitation"] == nil && m["roots"] == nil {
+		m["sampling"] == nil && m["elicitation"] == nil {
 		return nil
 	}
 	c := req.ClientCapabilities()
-	if c == nil || c.Sampling == nil && c.Elicitation == nil && c.RootsV2 == nil {
+	if c == nil || c.Sampling == nil && c.Elicitation == nil {
 		return nil
 	}
 	return c

@@ -105,3 +105,39 @@ func FuzzAgentInputs(f *testing.F) {
 		}
 	})
 }
+
+// Only an agent of 2026-07-28 that declared sampling or elicitation takes
+// input in results; roots alone, which the SDK's clients declare by
+// default, keep an agent's calls on the shared connections.
+func TestInputCaps(t *testing.T) {
+	req := func(version string, caps map[string]any) *mcp.CallToolRequest {
+		meta := mcp.Meta{mcp.MetaKeyClientCapabilities: caps}
+		if version != "" {
+			meta[mcp.MetaKeyProtocolVersion] = version
+		}
+		return &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "x", Meta: meta}}
+	}
+	roots := map[string]any{"roots": map[string]any{"listChanged": true}}
+	elicit := map[string]any{"roots": map[string]any{}, "elicitation": map[string]any{}}
+	sample := map[string]any{"sampling": map[string]any{}}
+	for name, tc := range map[string]struct {
+		req  *mcp.CallToolRequest
+		want bool
+	}{
+		"roots only":          {req(modernProtocol, roots), false},
+		"elicitation":         {req(modernProtocol, elicit), true},
+		"sampling":            {req(modernProtocol, sample), true},
+		"an earlier revision": {req("2025-11-25", elicit), false},
+		"no protocol version": {req("", elicit), false},
+		"no request":          {nil, false},
+		"no capabilities":     {req(modernProtocol, nil), false},
+	} {
+		c := inputCaps(tc.req)
+		if (c != nil) != tc.want {
+			t.Errorf("%s: %+v", name, c)
+		}
+		if c != nil && c.Elicitation == nil && c.Sampling == nil {
+			t.Errorf("%s: capabilities without the requests", name)
+		}
+	}
+}

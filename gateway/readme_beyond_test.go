@@ -219,3 +219,33 @@ func shows(want, got any, member string, seen map[string]string) string {
 	}
 	return ""
 }
+
+// The README's latency figures can be made again as it says: the make
+// target it names runs the benchmark it names, and the table has a row per
+// mode.
+func TestReadmeLatency(t *testing.T) {
+	gw := readmeGateway(t)
+	_, sec, ok := strings.Cut(gw, "### What the gateway adds to a call")
+	if !ok {
+		t.Fatal("the README has no latency section")
+	}
+	sec, _, _ = strings.Cut(sec, "\n### ")
+	mk, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, target, ok := strings.Cut(string(mk), "\nbench-latency:\n")
+	if !ok || !strings.Contains(sec, "`make bench-latency`") || !strings.Contains(sec, "`gateway/latency_bench_test.go`") {
+		t.Fatal("the README names no make target, or the Makefile has none")
+	}
+	target, _, _ = strings.Cut(target, "\n\n")
+	bench, err := os.ReadFile("latency_bench_test.go")
+	if err != nil || !strings.Contains(target, "BenchmarkCallLatency") || !strings.Contains(string(bench), "func BenchmarkCallLatency(") {
+		t.Fatalf("bench-latency runs %q, which the benchmark file does not define", target)
+	}
+	for _, row := range []string{"| `--stdio` |", "| stateless HTTP |", "| `--sessions` |"} {
+		if !strings.Contains(sec, row) {
+			t.Errorf("the table has no row %s", row)
+		}
+	}
+}

@@ -150,3 +150,28 @@ func TestVendorPrefixesEntryByEntry(t *testing.T) {
 		}
 	}
 }
+
+// A public name stays; a name is a host's when it names an internal zone,
+// by each zone entry, or a machine.
+func TestHostNamesEntryByEntry(t *testing.T) {
+	for _, z := range slices.Sorted(maps.Keys(internalZones)) {
+		for _, name := range []string{"orders." + z, "pg-5." + z + ".fjordbank.net"} {
+			if got := String("connect " + name + " ok"); got != "connect <HOST> ok" {
+				t.Errorf("zone %q: %q", z, got)
+			}
+		}
+	}
+	for in, want := range map[string]string{
+		"see https://docs.strapi.io/cms/configurations":             "see https://docs.strapi.io/cms/configurations",
+		"Credential store for github.com":                           "Credential store for github.com",
+		"View project at https://wandb.ai/nw-ml/churn":              "View project at https://wandb.ai/nw-ml/churn",
+		"connect db01.acme.com:5432":                                "connect <HOST>:5432",
+		"ECR login to 414341772824.dkr.ecr.eu-west-1.amazonaws.com": "ECR login to <ACCOUNT>.dkr.ecr.eu-west-1.amazonaws.com",
+		"org.apache.hadoop.hdfs.server.DataNode started":            "org.apache.hadoop.hdfs.server.DataNode started",
+		"settings.local.json loaded":                                "settings.local.json loaded",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

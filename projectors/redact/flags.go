@@ -86,6 +86,9 @@ func redactFlags(rw *rewriter) {
 		var repl string
 		if nd == 1 && ke-ks == 1 {
 			repl = shortValue(name[0], src[vs:ve], fc, false)
+			if repl == Secret && !fc.credentials && proven(rw, vs, ve) {
+				repl = "" // minisign -P <public key>: shaped like a secret, proven public
+			}
 		} else {
 			repl = longValue(name, src[vs:ve])
 		}

@@ -281,6 +281,10 @@ var userStop = map[string]bool{
 	"can": true, "cannot": true, "will": true, "should": true, "be": true, "info": true,
 }
 
+// sharedHomes are the home directories of no person (C:\Users\Public,
+// /Users/Shared).
+var sharedHomes = wordSet(`public default shared guest`)
+
 // Case matters: macOS homes are /Users/NAME, while /users/me is an HTTP path.
 var homePrefixes = []string{"/home/", "/Users/", "\\Users\\", "/export/home/"}
 
@@ -352,7 +356,7 @@ func redactPhrases(rw *rewriter) {
 					for e < len(src) && (isWord(src[e]) || src[e] == '.' || src[e] == '-') {
 						e++
 					}
-					if e > s && !isPlaceholder(src[s:]) {
+					if e > s && !isPlaceholder(src[s:]) && !sharedHomes[string(lowerASCII(src[s:e]))] {
 						rw.mask(s, e, kUser)
 						i = e - 1
 					}

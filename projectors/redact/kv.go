@@ -371,6 +371,12 @@ func redactKV(rw *rewriter) {
 				class = kvAccount
 			}
 		}
+		if class == kvSecret && string(lk) == "key" && ks >= 2 && src[ks-1] == ' ' {
+			// A public key, a host key: "key" after a word is that word's.
+			if hasSuffixFold(src[max(0, ks-8):ks-1], "public") || hasSuffixFold(src[max(0, ks-6):ks-1], "host") {
+				class = kvNone
+			}
+		}
 		isValueKey := string(lk) == "value"
 		if isValueKey && ks < pendingEnd && pending != kvNone {
 			class = pending

@@ -356,6 +356,9 @@ func xmlSecret(rw *rewriter, i int) int {
 		return 0
 	}
 	w := lowerASCII(src[i+1 : e])
+	if string(w) == "key" {
+		return plistValue(rw, e+1)
+	}
 	if w == nil || rw.keys.classify(w) != kvSecret {
 		return 0
 	}
@@ -369,6 +372,40 @@ func xmlSecret(rw *rewriter, i int) int {
 	}
 	rw.mask(vs, ve, kSecret)
 	return ve
+}
+
+// plistValue reads a property list's pair from vs, after <key>: the
+// element's text names the value of the element that follows
+// (<key>Password</key><string>…</string>), which is masked when the name
+// names a credential.
+func plistValue(rw *rewriter, vs int) int {
+	src := rw.src
+	ve := vs
+	for ve < len(src) && ve-vs < 64 && src[ve] != '<' {
+		ve++
+	}
+	if ve+6 >= len(src) || !bytes.HasPrefix(src[ve:], []byte("</key>")) || rw.keys.classify(src[vs:ve]) != kvSecret {
+		return 0
+	}
+	k := ve + len("</key>")
+	for k < len(src) && isSpace(src[k]) {
+		k++
+	}
+	if k >= len(src) || src[k] != '<' {
+		return 0
+	}
+	if e := elementEnd(src, k); e > 0 {
+		s := e + 1
+		t := s
+		for t < len(src) && t-s < 256 && src[t] != '<' {
+			t++
+		}
+		if t > s && !notASecret(src, s, t) {
+			rw.mask(s, t, kSecret)
+			return t
+		}
+	}
+	return 0
 }
 
 // elementEnd returns the index of the '>' that closes the element name
@@ -458,7 +495,8 @@ func userPassAt(rw *rewriter, i, e int) int {
 	switch {
 	case h[0] == '/' || h[0] == '(':
 		// @//host:1521/SVC, @(DESCRIPTION=…)
-	case hEnd > 0 && isAlpha(h[0]) && !versionLike(h[:hEnd]) && !notAHost[string(lowerASCII(h[:hEnd]))]:
+	case hEnd > 0 && isAlpha(h[0]) && !versionLike(h[:hEnd]) && !notAHost[string(lowerASCII(h[:hEnd]))] &&
+		!(hEnd >= 7 && allHexBytes(h[:hEnd]) && hasDigit(h[:hEnd])): // owner/repo@<commit>
 	default:
 		return 0
 	}

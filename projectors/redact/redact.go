@@ -283,7 +283,7 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 	m = canonical.MaskerOf(m)
 	feat := scanFeatures(msg)
 	rw := &r.rw
-	rw.src, rw.spans, rw.keys, rw.feat = msg, r.spans[:0], &r.keys, feat
+	rw.src, rw.spans, rw.keys, rw.feat, rw.public = msg, r.spans[:0], &r.keys, feat, rw.public[:0]
 	for i := range stages {
 		s := &stages[i]
 		if !s.wants(feat) || s.gate != nil && !s.gate(msg, feat) {
@@ -401,6 +401,8 @@ type rewriter struct {
 	last  int       // end of the pass's last range
 	keys  *keyCache // the Redactor's, or nil
 	feat  features  // of src; 0: not known
+	// public are the ranges proofs made public (see proven).
+	public [][2]int
 }
 
 // mask marks src[start:end] as a value of kind k.

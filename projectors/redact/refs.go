@@ -118,6 +118,8 @@ func maskValue(v []byte) bool {
 	case "null", "nil", "none", "true", "false", "yes", "no", "undefined", "redacted", "[redacted]",
 		"<redacted>", "(redacted)", "hidden", "masked", "[hidden]", "[filtered]", "filtered", "empty", "unset", "omitted",
 		"changeme", "change_me", "change-me", "placeholder",
+		// The type of a public key, as ssh writes it before the key.
+		"ssh-rsa", "ssh-ed25519", "ssh-dss",
 		// The name of a field, as in secret_key=password: not its value.
 		"password", "passwd", "secret", "token", "key":
 		return true

@@ -12,25 +12,57 @@ import (
 // and masked in another, and a value of another shape is masked in it.
 func TestProofsEntryByEntry(t *testing.T) {
 	cases := map[string][]struct{ kept, masked string }{
-		"digest after its algorithm": {
+		"digest after its algorithm's name": {
 			{"image sha256:0d5c2ab4f3e8b1a9c7d6e5f40312a1b2c3d4e5f60718293a4b5c6d7e8f901234", "image 0d5c2ab4f3e8b1a9c7d6e5f40312a1b2c3d4e5f60718293a4b5c6d7e8f901234"},
-			{"checksum md5 1c87409cd75d167853d006459185d401 ok", "checksum of 1c87409cd75d167853d006459185d401 ok"},
+			{"SHA256 (app-1.2.tar.gz) = 0D5C2AB4F3E8B1A9C7D6E5F40312A1B2C3D4E5F60718293A4B5C6D7E8F901234", "SHA256 (app-1.2.tar.gz) = 0D5C2AB4F3E8B1A9C7D6E5F40312A1B2C3D4E5F60718293A"},
+			{"SHA2-256(kannel.conf)= 0d5c2ab4f3e8b1a9c7d6e5f40312a1b2c3d4e5f60718293a4b5c6d7e8f901234", "SHA2-512(kannel.conf)= 0d5c2ab4f3e8b1a9c7d6e5f40312a1b2c3d4e5f60718293a4b5c6d7e8f901234"},
+			{"x-amz-checksum-sha256: FfNC35yRiMu784hlVY4LKaxkQ7heaaxJ823UuXLPaMA=", "x-amz-meta-sha1: FfNC35yRiMu784hlVY4LKaxkQ7heaaxJ823UuXLPaMA="},
+			{"Content-MD5: 1B2M2Y8AsgTpgAmY7PhCfg==", "Content-Type: 1B2M2Y8AsgTpgAmY7PhCfg=="},
+			{"Digest: sha-256=OatWF3PpNGqEBZr/cLOJ5GoyJG8WSO8YxmNDeWPpObw=", "Digest: sha-256 token=OatWF3PpNGqEBZr/cLOJ5GoyJG8WSO8YxmNDeWPpObw="},
+			{"x-goog-hash: crc32c=PSO+fw==, md5=/WFU9KLt8E3N/Ke+X8CRXQ==", "x-goog-meta: crc32c=PSO+fw==, sum=/WFU9KLt8E3N/Ke+X8CRXQ=="},
+			{"integrity=sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC", "integrity=sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4Jw"},
+			{"fingerprint is SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8.", "key is SHA1:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8."},
+			{"256 SHA256:3zqtSt6RvKhP6OuRWtEWM5ZiNM2Ug3oNi0fp6kBOYHM ops@build-runner (ED25519)", "256 SHA256:3zqtSt6RvKhP6OuRWtEWM5ZiNM2Ug3oNi0fp6kBOYHM note ops@build-runner (ED25519)"},
 		},
-		"subresource integrity":  {{"integrity=sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC", "integrity=sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4Jw"}},
-		"Go checksum":            {{"x/net v0.25.0 h1:d/OCCoBEUq33pjydKrGQhw7IlUPI2Oylr+8qLx49kac=", "x/net v0.25.0 h2:d/OCCoBEUq33pjydKrGQhw7IlUPI2Oylr+8qLx49kac="}},
-		"ssh key fingerprint":    {{"fingerprint is SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8.", "key is SHA1:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8."}},
-		"checksum header":        {{`ETag: "e474def8bcb216f0ed162edf06727c54"`, `X-Request: "e474def8bcb216f0ed162edf06727c54"`}},
-		"base64 checksum header": {{"Content-MD5: 1B2M2Y8AsgTpgAmY7PhCfg==", "Content-Type: 1B2M2Y8AsgTpgAmY7PhCfg=="}},
-		"checksum file line":     {{"ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1  app.tar.gz", "ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1 app.tar.gz"}},
+		"checksum or digest named": {
+			{`ETag: "e474def8bcb216f0ed162edf06727c54"`, `X-Request: "e474def8bcb216f0ed162edf06727c54"`},
+			{"x/net v0.25.0 h1:d/OCCoBEUq33pjydKrGQhw7IlUPI2Oylr+8qLx49kac=", "x/net v0.25.0 h2:d/OCCoBEUq33pjydKrGQhw7IlUPI2Oylr+8qLx49kac="},
+		},
+		"checksum file line": {{"ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1  app-5.8.3-debian12-amd64.deb", "ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1 app.tar.gz"}},
 		"commit in a git context": {
 			{"commit 28efa20124d6d003a6630d95495d395dc3289858", "token 28efa20124d6d003a6630d95495d395dc3289858"},
-			{"HEAD is now at 9132b5958b11 fix", "head is at 9132b5958b11 fix"},
+			{"HEAD is now at 9132b5958b11 fix", "head token is at 9132b5958b11 fix"},
+			{"object e4be9b4cefbc6271caaf49e1e3a8d078b85a30b2", "objects e4be9b4cefbc6271caaf49e1e3a8d078b85a30b2"},
+			{"- uses: actions/checkout@d92c11494c2b7839ff4753a6a07ec33ab1096bc4 # v4.2.2", "- run: deploy d92c11494c2b7839ff4753a6a07ec33ab1096bc4 # v4.2.2"},
 		},
-		"key id or fingerprint":  {{"gpg: using RSA key 4AEE18F83AFDEB23", "gpg: using the 4AEE18F83AFDEB23"}},
-		"ssh public key":         {{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHq7Lm2vK9tR4xW1nB8yC3dF6hJ0sG5aE2uQ", "ssh-ed25519 QUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSUhxN0xtMnZLOXRSNHhXMW5COHlD"}},
-		"W3C traceparent":        {{"traceparent: 00-b6403f3d9cf02eb7ba30357967f196ce-7f3a9c2e1b4d6058-01", "tracestate: 00-b6403f3d9cf02eb7ba30357967f196ce-7f3a9c2e1b4d6058-01"}},
-		"OpenTelemetry trace id": {{"trace_id=e5ab768873f4f88e5690e80b0c4824c5", "request_id=e5ab768873f4f88e5690e80b0c4824c5"}},
-		"OpenTelemetry span id":  {{`"spanId":"7f3a9c2e1b4d6058"`, `"nonce":"7f3a9c2e1b4d6058"`}},
+		"commit before its ref": {{"1f8fa1d7c8eb9c7cf8ba1c6cbb52440483259735 refs/tags/v1.9.4", "1f8fa1d7c8eb9c7cf8ba1c6cbb52440483259735 tags/v1.9.4"}},
+		"git range, describe name or Go pseudo-version": {
+			{"index 2dab6e7a11..6c9f136b22 100644", "index 2dab6e7a11.6c9f136b22 100644"},
+			{"v1.9.4-14-gb48b6fb2c41", "v1.9.4-14-xb48b6fb2c41"},
+			{"pseudo 20241120103012-0fea7792c71c", "pseudo 20241120103012-0fea7792c71cab"},
+		},
+		"key id or fingerprint": {
+			{"gpg: using RSA key 4AEE18F83AFDEB23", "gpg: using the token 4AEE18F83AFDEB23"},
+			{"pub   ed25519/217417CFE32FE7D6 2026-01-14 [SC]", "pub   ed25519 217417CFE32FE7D6b 2026-01-14 [SC]"},
+		},
+		"content-addressed path": {{"packages/8a/ea/19f9ad283fe0a3a3e28580a12d3e1db637519141284019db9bb7a6755bfb/mlflow.whl", "packages/8a/ea/19f9ad283fe0a3a3e28580a12d3e1db637519141284019db9bb7a6755bf/mlflow.whl"}},
+		"ssh public key":         {{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHq7Lm2vK9tR4xW1nB8yC3dF6hJ0sG5aE2uQ ops@build-runner", "ssh-ed25519 QUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSUhxN0xtMnZLOXRSNHhXMW5COHlD"}},
+		"trace context": {
+			{"traceparent: 00-b6403f3d9cf02eb7ba30357967f196ce-7f3a9c2e1b4d6058-01", "tracestate: 01-b6403f3d9cf02eb7ba30357967f196ce-7f3a9c2e1b4d6058-01"},
+			{"trace_id=e5ab768873f4f88e5690e80b0c4824c5", "request_id=e5ab768873f4f88e5690e80b0c4824c5"},
+			{`"spanId":"7f3a9c2e1b4d6058"`, `"nonce":"7f3a9c2e1b4d6058"`},
+			{"X-B3-TraceId: d9b720aaf9d3933f7b143827e5c6655a", "X-Request-Id: d9b720aaf9d3933f7b143827e5c6655a"},
+			{"b3: 7dafb03ac199aba9918c7535ca187fab-9d961b0a2efe15a4-1", "b3: 7dafb03ac199aba9918c7535ca187fab-9d961b0a2efe15a4-1-2-3"},
+			{"X-Cloud-Trace-Context: 04e0b0d18e4c1012f1abbe4ec2eb4203/1223728822541981490;o=1", "X-Cloud-Context: 04e0b0d18e4c1012f1abbe4ec2eb4203/1223728822541981490;o=1"},
+		},
+		"public key named": {
+			{"PublicKey = +bSlf6HDjKP2HDWpncWCFEQjE4f0oSvtK578UmgRRBE=", "PrivateKey = +bSlf6HDjKP2HDWpncWCFEQjE4f0oSvtK578UmgRRBE="},
+			{"<key>SUPublicEDKey</key><string>ecr+hi8h0fxsPqXwTNbIYBwE4q3IRr6AOEDKHN/Ovws=</string>", "<key>SUPrivateEDKey</key><string>ecr+hi8h0fxsPqXwTNbIYBwE4q3IRr6AOEDKHN/Ovws=</string>"},
+		},
+		"JSON web key's public member": {{`{"kty":"EC","crv":"P-256","x":"NFtcoy6l6LCROsUxNH1NS0_rNQFEGMXcdWr_99YCBtQ"}`, `{"crv":"P-256","x":"NFtcoy6l6LCROsUxNH1NS0_rNQFEGMXcdWr_99YCBtQ"}`}},
+		"signature tool's public key":  {{"minisign -Vm app.zip -P RWRBdnw8iNCdVy+A/C6F/WEIV3rcDI4zN5dW/ZzAVhupSmqLFnkRLy8V", "unzip -Vm app.zip -P RWRBdnw8iNCdVy+A/C6F/WEIV3rcDI4zN5dW/ZzAVhupSmqLFnkRLy8V"}},
+		"age recipient":                {{"age: age1wzqal2h74atj72fvu7gsg8kqacjr2lkg4aqua9qnujc4l393drc3nqe66d", "age: age1wzqal2h74atj72fvu7gsg8kqacjr2lkg4aqua9qnujc4l393drc3nqe66"}},
+		"Nix store path":               {{"/nix/store/ncn5zbmvf411bb368pgg01isb2qj1k1w-duckdb-1.1.3", "/opt/store/ncn5zbmvf411bb368pgg01isb2qj1k1w-duckdb-1.1.3"}},
 	}
 	for _, p := range proofsTable {
 		cs, ok := cases[p.name]

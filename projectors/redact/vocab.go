@@ -60,7 +60,7 @@ func Vocabulary() map[string][]string {
 	v["references"] = append(append(refs, refCalls...), "$X", "$PASSWORD", "<password>", "%(password)s")
 	proofs := []string{"AAAAB3NzaC1", "AAAAC3NzaC1lZDI1NTE5", "00-", "0x"}
 	for _, p := range proofsTable {
-		proofs = append(append(proofs, p.before...), p.after...)
+		proofs = append(proofs, p.words...)
 	}
 	v["proofs"] = proofs
 	var pem []string

@@ -170,7 +170,10 @@ func shortValue(flag byte, v []byte, fc flagContext, attached bool) string {
 		}
 	case 'u', 'U':
 		// curl -u user:pass, lftp -u user,pass, smbclient -U user%pass.
-		if bytes.IndexByte(v, ':') > 0 || bytes.IndexByte(v, ',') > 0 || bytes.IndexByte(v, '%') > 0 {
+		if c := bytes.IndexAny(v, ":,%"); c >= 0 {
+			if notASecretValue(v) || notASecretValue(v[c+1:]) {
+				return "" // user:$PASSWORD, username:password, <user:password>
+			}
 			return Secret
 		}
 		if fc.credentials && !allDigits(v) {
@@ -196,7 +199,10 @@ func longValue(name, v []byte) string {
 	case kvAccount:
 		return Account
 	case kvUser:
-		if bytes.IndexByte(v, ':') > 0 || bytes.IndexByte(v, ',') > 0 {
+		if c := bytes.IndexAny(v, ":,"); c >= 0 {
+			if notASecretValue(v) || notASecretValue(v[c+1:]) {
+				return ""
+			}
 			return Secret
 		}
 		if allDigits(v) && len(v) <= 5 {

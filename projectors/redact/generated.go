@@ -248,7 +248,8 @@ func generatedKind(rw *rewriter, s int) canonical.Kind {
 //     between letters and digits once at most (emqx-5.8.3-debian12-amd64.deb), is
 //     not;
 //   - its characters vary as random ones do: entropy per character at
-//     least 0.6 of the most its length and its alphabet allow;
+//     least 0.6 of the most its length and its alphabet allow, and a value
+//     longer than its alphabet does not repeat its pairs of characters;
 //   - and either it switches between upper case, lower case and digits at
 //     least every switchEvery characters, as random values do and names
 //     do not, or its runs of four letters or more (camel case split) do
@@ -334,7 +335,27 @@ func generated(t []byte) bool {
 			sum += float64(c) * math.Log2(float64(c))
 		}
 	}
-	return n*math.Log2(n)-sum >= 0.6*n*math.Log2(float64(min(len(t), alphabet)))
+	if n*math.Log2(n)-sum < 0.6*n*math.Log2(float64(min(len(t), alphabet))) {
+		return false
+	}
+	// Longer than its alphabet, a random value still seldom repeats a pair
+	// of characters; a pattern repeated (abcdefghabcdefgh…) does.
+	return len(t) <= alphabet || distinctPairs(t) >= min((len(t)-1)/2, alphabet*alphabet/4)
+}
+
+// distinctPairs counts the distinct pairs of adjacent bytes of t, at most
+// (pairs that share a slot of the table count once).
+func distinctPairs(t []byte) int {
+	var seen [256]uint64
+	n := 0
+	for k := 1; k < len(t); k++ {
+		h := (uint(t[k-1])<<7 ^ uint(t[k])) & 16383
+		if seen[h/64]&(1<<(h%64)) == 0 {
+			seen[h/64] |= 1 << (h % 64)
+			n++
+		}
+	}
+	return n
 }
 
 // switchEvery: a value that switches between upper case, lower case and
@@ -451,8 +472,8 @@ func vendorKey(t []byte) bool {
 		if len(t) < len(v.p)+v.rest || string(t[:len(v.p)]) != v.p {
 			continue
 		}
-		if rest := t[len(v.p):]; !v.hex || allHexBytes(rest) {
-			return true
+		if rest := t[len(v.p):]; (!v.hex || allHexBytes(rest)) && !placeholder(rest) && (hasDigit(rest) || generated(rest)) {
+			return true // not a placeholder (ghp_xxxx…) or a name (xoxb-Slack_BOT_TOKEN)
 		}
 	}
 	return false

@@ -348,7 +348,8 @@ func redactPhrases(rw *rewriter) {
 				rw.mask(i+1, j, kPID)
 				i = j
 			}
-		case c == '/' || c == '\\':
+		case (c == '/' || c == '\\') && (i == 0 || !isKeyByte(src[i-1])):
+			// A home directory at the root of a path, not /zone/home/x.
 			for _, p := range homePrefixes {
 				if bytes.HasPrefix(src[i:], []byte(p)) {
 					s := i + len(p)
@@ -388,7 +389,7 @@ func redactPhrases(rw *rewriter) {
 			}
 			next := i + len(ph.lit)
 			e := next
-			for e < len(src) && e-next <= 64 && (isWord(src[e]) || src[e] == '.' || src[e] == '-' || src[e] == '@') {
+			for e < len(src) && e-next <= 64 && (isWord(src[e]) || src[e] == '.' && !(e+1 < len(src) && src[e+1] == '.') || src[e] == '-' || src[e] == '@') {
 				e++
 			}
 			for e > next && src[e-1] == '.' {

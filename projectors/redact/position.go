@@ -2,7 +2,9 @@ package redact
 
 import (
 	"bytes"
+	"maps"
 	"slices"
+	"strings"
 )
 
 // Credential-bearing positions that hold no '=' or ':' after the name: a
@@ -104,6 +106,9 @@ func redactPositions(rw *rewriter) {
 			if e+1 < len(src) {
 				trig |= triggerPairs[src[e]] & letterBit[src[e+1]]
 			}
+			if src[e] >= 0x80 {
+				trig = 1
+			}
 			e++
 		}
 		if e == i || e-i > 64 {
@@ -128,7 +133,7 @@ func redactPositions(rw *rewriter) {
 				}
 			}
 		}
-		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) || trig == 0 {
+		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) || trig == 0 || src[e-1] == '.' {
 			i = e - 1
 			continue
 		}
@@ -636,15 +641,19 @@ func afterFlag(src []byte, i int) bool {
 }
 
 // credentialLike reports whether a word after a credential keyword reads
-// as a credential: letters with digits, mixed case, or punctuation that
-// names and words do not hold. Lower-case words joined by '-', '_' or '.'
-// (get-secret-value) are names.
+// as a credential: letters with digits, mixed case (a capital after the
+// first letter), or punctuation that names and words do not hold; the
+// question or exclamation mark that ends a sentence does not count.
+// Lower-case words joined by '-', '_' or '.' (get-secret-value) are names.
 func credentialLike(v []byte) bool {
+	for len(v) > 1 && (v[len(v)-1] == '?' || v[len(v)-1] == '!') && isAlpha(v[len(v)-2]) {
+		v = v[:len(v)-1]
+	}
 	var up, lo, di, punct bool
-	for _, c := range v {
+	for k, c := range v {
 		switch {
 		case c >= 'A' && c <= 'Z':
-			up = true
+			up = up || k > 0
 		case c >= 'a' && c <= 'z':
 			lo = true
 		case isDigit(c):
@@ -659,16 +668,41 @@ func credentialLike(v []byte) bool {
 
 // credentialTriggers are literals that every credential word holds: with
 // specialWords, the keyword prefilter of this pass. A word that holds the
-// first two letters of none of them is not looked at further.
-var credentialTriggers = []string{"pass", "pw", "secret", "token", "key", "auth", "cred", "sig", "sid", "pin", "otp",
-	"csrf", "xsrf", "sess", "cookie", "connectionstring"}
+// first two letters of none of them is not looked at further; a word with
+// a byte of a non-ASCII letter always is (пароль).
+var credentialTriggers = func() []string {
+	t := []string{"pass", "pw", "secret", "token", "key", "auth", "cred", "sig", "sid", "pin", "otp",
+		"csrf", "xsrf", "sess", "cookie", "connectionstring"}
+	t = append(t, slices.Sorted(maps.Keys(qualifiedNouns))...)
+	for _, w := range slices.Sorted(maps.Keys(credentialWords)) {
+		covered := strings.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) >= 0
+		for _, l := range t {
+			covered = covered || strings.Contains(w, l)
+		}
+		if !covered {
+			t = append(t, w) // nonce, kennwort, clave, …
+		}
+	}
+	return t
+}()
+
+// nonASCIICredentials are the credential words that hold a non-ASCII
+// letter: gatePositions looks for them whole.
+var nonASCIICredentials = func() (out [][]byte) {
+	for _, w := range slices.Sorted(maps.Keys(credentialWords)) {
+		if strings.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) >= 0 {
+			out = append(out, []byte(w))
+		}
+	}
+	return out
+}()
 
 // triggerPairs[c0] has bit c1-'a' when a trigger or a special word starts
 // with c0 c1, in either case.
 var triggerPairs = func() (t [256]uint32) {
 	for _, s := range append(slices.Clone(credentialTriggers), specialWords...) {
-		t[s[0]] |= 1 << (s[1] - 'a')
-		t[s[0]-32] |= 1 << (s[1] - 'a')
+		t[s[0]] |= 1 << (lower(s[1]) - 'a')
+		t[s[0]-32] |= 1 << (lower(s[1]) - 'a')
 	}
 	return t
 }()
@@ -824,6 +858,11 @@ func gatePositions(src []byte, f features) bool {
 				}
 			}
 			off = k + 1
+		}
+	}
+	for _, w := range nonASCIICredentials {
+		if bytes.Contains(src, w) {
+			return true
 		}
 	}
 	// The pair test reads each byte once, carried from one step to the

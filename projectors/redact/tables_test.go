@@ -90,7 +90,11 @@ func TestProofsEntryByEntry(t *testing.T) {
 // names one after each of its qualifiers.
 func TestCredentialWordsEntryByEntry(t *testing.T) {
 	for _, w := range slices.Sorted(maps.Keys(credentialWords)) {
-		for _, key := range []string{w, "admin_" + w, "x-" + w, "db." + w, strings.ToUpper(w) + "_VALUE"} {
+		keys := []string{w, "admin_" + w, "x-" + w, "db." + w}
+		if strings.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) < 0 {
+			keys = append(keys, strings.ToUpper(w)+"_VALUE")
+		}
+		for _, key := range keys {
 			if c := classifyKey([]byte(key)); c != kvSecret && c != kvCookie {
 				t.Errorf("%q (word %q): class %d, not a credential", key, w, c)
 			}
@@ -106,15 +110,18 @@ func TestCredentialWordsEntryByEntry(t *testing.T) {
 			}
 		}
 	}
-	for _, q := range slices.Sorted(maps.Keys(keyQualifiers)) {
-		keys := []string{q + "_key", q + "Key", q + "-keys"}
-		if q == "connection" {
-			keys = []string{"connection_string", "ConnectionString"}
-		}
-		for _, key := range keys {
-			if c := classifyKey([]byte(key)); c != kvSecret {
-				t.Errorf("%q (qualifier %q): class %d", key, q, c)
+	for _, noun := range slices.Sorted(maps.Keys(qualifiedNouns)) {
+		for _, q := range slices.Sorted(maps.Keys(qualifiedNouns[noun])) {
+			for _, key := range []string{q + "_" + noun, q + strings.ToUpper(noun[:1]) + noun[1:], "x-" + q + "-db-" + noun, q + "_things." + noun} {
+				if c := classifyKey([]byte(key)); c != kvSecret {
+					t.Errorf("%q (qualifier %q of %q): class %d", key, q, noun, c)
+				}
 			}
+		}
+		// Alone, or after another word, a noun names no credential
+		// (but "key" alone does).
+		if c := classifyKey([]byte("other_" + noun)); c != kvNone {
+			t.Errorf("other_%s: class %d", noun, c)
 		}
 	}
 	// Substrings never count: these hold a setting or a credential word
@@ -201,6 +208,56 @@ func TestHostNamesEntryByEntry(t *testing.T) {
 		"ECR login to 414341772824.dkr.ecr.eu-west-1.amazonaws.com": "ECR login to <ACCOUNT>.dkr.ecr.eu-west-1.amazonaws.com",
 		"org.apache.hadoop.hdfs.server.DataNode started":            "org.apache.hadoop.hdfs.server.DataNode started",
 		"settings.local.json loaded":                                "settings.local.json loaded",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// The syntaxes a credential's value stands in, and what is no value there.
+func TestAssignments(t *testing.T) {
+	for in, want := range map[string]string{
+		// Keys in any language and naming style; nouns after their qualifier.
+		"kennwort_nas: ciruela21":                                  "kennwort_nas: <SECRET>",
+		"contraseña_router: July1973":                              "contraseña_router: <SECRET>",
+		"'mot_de_passe' => 'libellule.17?',":                       "'mot_de_passe' => '<SECRET>',",
+		`{"securityAnswer":"Kraków"}`:                              `{"securityAnswer":"<SECRET>"}`,
+		`{"seed_words":"tunnel obey volcano"}`:                     `{"seed_words":"<SECRET>"}`,
+		"Steam Guard code:CVC7L":                                   "Steam Guard code:<SECRET>",
+		"Public key: +bSlf6HDjKP2HDWpncWCFEQjE4f0oSvtK578UmgRRBE=": "Public key: +bSlf6HDjKP2HDWpncWCFEQjE4f0oSvtK578UmgRRBE=",
+		"alarm_code: \"522724\"":                                   "alarm_code: \"<SECRET>\"",
+		"POST /verify/check code=8268":                             "POST /verify/check code=<SECRET>",
+		`{"code":200,"status":"OK"}`:                               `{"code":200,"status":"OK"}`,
+		"PDOException(code: 1045)":                                 "PDOException(code: 1045)",
+		// Separators: aligned columns, subscripts, operators, escaped breaks.
+		" password       : teloiv7":                            " password       : <SECRET>",
+		`os.environ["MLFLOW_TRACKING_PASSWORD"] = "hunter2 x"`: `os.environ["MLFLOW_TRACKING_PASSWORD"] = "<SECRET>"`,
+		"$config['smtp.settings']['smtp_password'] = 'pw1?';":  "$config['smtp.settings']['smtp_password'] = '<SECRET>';",
+		`asana_TOKEN :::= "3416850434123131"`:                  `asana_TOKEN :::= "<SECRET>"`,
+		`$discordToken .= "414148813964170807"`:                `$discordToken .= "<SECRET>"`,
+		`Username: crm\r\nSecret: eclipse fiber mosquito\r\n`:  `Username: <USER>\r\nSecret: <SECRET>\r\n`,
+		"--admin-password=Amber&Beacon58 --admin-email=x":      "--admin-password=<SECRET> --admin-email=x",
+		"?user=tb&password=heron wombat flame\" Origin":        "?user=<USER>&password=<SECRET>\" Origin",
+		"password=hunter for user alice":                       "password=<SECRET> for user <USER>",
+		// References, notes, types and placeholders are no values.
+		"APP_SECRET: '%env(APP_SECRET)%'":                                  "APP_SECRET: '%env(APP_SECRET)%'",
+		`<add key="ClearTextPassword" value="%TestPassword%" />`:           `<add key="ClearTextPassword" value="%TestPassword%" />`,
+		"SUMO_ACCESS_KEY={SumoAccessKey}":                                  "SUMO_ACCESS_KEY={SumoAccessKey}",
+		"-e SUMO_ACCESS_KEY=`etcdctl get /sumologic_secret`":               "-e SUMO_ACCESS_KEY=`etcdctl get /sumologic_secret`",
+		"mot_de_passe: <masqué>":                                           "mot_de_passe: <masqué>",
+		"pw: (not set)":                                                    "pw: (not set)",
+		"PASSWORD=(lMdG]WB5}393g) rejected":                                "PASSWORD=<SECRET>) rejected",
+		"def rotate(secret_id: str) -> None:":                              "def rotate(secret_id: str) -> None:",
+		`const token = req.headers.authorization?.split(" ")[1];`:          `const token = req.headers.authorization?.split(" ")[1];`,
+		"administrator_login_password = var.db_password":                   "administrator_login_password = var.db_password",
+		`password = os.environ["DB_PASSWORD"]`:                             `password = os.environ["DB_PASSWORD"]`,
+		"password: {env: DAGSTER_PG_PASSWORD}":                             "password: {env: DAGSTER_PG_PASSWORD}",
+		"PERPLEXITY_API_KEY=pplx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx": "PERPLEXITY_API_KEY=pplx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		"ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx":                         "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		"curl --user '$USERNAME:$PASSWORD' $URL":                           "curl --user '$USERNAME:$PASSWORD' $URL",
+		"curl -u username:password https://h":                              "curl -u username:password https://h",
+		`curl -u ":d2LkV78zLx!t" https://h`:                                `curl -u "<SECRET>" https://h`,
 	} {
 		if got := String(in); got != want {
 			t.Errorf("%q:\n got  %q\n want %q", in, got, want)

@@ -14,7 +14,7 @@ func Vocabulary() map[string][]string {
 	v := map[string][]string{
 		"credential-words": slices.Sorted(maps.Keys(credentialWords)),
 		"setting-words":    slices.Sorted(maps.Keys(settingWords)),
-		"key-qualifiers":   slices.Sorted(maps.Keys(keyQualifiers)),
+		"qualified-nouns":  qualifiedVocabulary(),
 		"keys":             slices.Sorted(maps.Keys(exactKeys)),
 		"auth-schemes":     authSchemes,
 		"host-labels":      append(slices.Sorted(maps.Keys(hostTLDs)), slices.Sorted(maps.Keys(codeRoots))...),
@@ -76,4 +76,15 @@ func Vocabulary() map[string][]string {
 		v[k] = slices.Clone(words) // the caller may change them
 	}
 	return v
+}
+
+// qualifiedVocabulary lists each qualified noun after each qualifier.
+func qualifiedVocabulary() []string {
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(qualifiedNouns)) {
+		for _, q := range slices.Sorted(maps.Keys(qualifiedNouns[n])) {
+			out = append(out, q+"_"+n)
+		}
+	}
+	return out
 }

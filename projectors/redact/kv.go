@@ -571,7 +571,11 @@ func redactKV(rw *rewriter) {
 				continue
 			}
 			if e := refEnd(src, vs); e > 0 && (e == len(src) || closesValue(src[e]) || src[e] == '\\' || src[e] == '%' || src[e] == '[') {
-				i = e - 1 // ${DB_PASSWORD}, os.Getenv("X"): a reference, kept
+				// ${DB_PASSWORD}, os.Getenv("X"): a reference, kept; the
+				// arguments of a call are read (Session(password='x')).
+				if i = e - 1; isAlpha(src[vs]) {
+					i = vs
+				}
 				continue
 			}
 			if e := noteEnd(src, vs); e > 0 {

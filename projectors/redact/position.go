@@ -861,7 +861,7 @@ func gatePositions(src []byte, f features) bool {
 		}
 	}
 	for _, w := range nonASCIICredentials {
-		if bytes.Contains(src, w) {
+		if f&fNonASCII != 0 && bytes.Contains(src, w) {
 			return true
 		}
 	}

@@ -109,6 +109,7 @@ const (
 	fLowerP       // p: "passw"
 	fLowerA       // a: "arn:"
 	fSQLHead      // s, i, u, d, w in either case: the first letter of a SQL keyword
+	fNonASCII     // a byte of a non-ASCII character
 	nByteFeatures = iota
 )
 
@@ -133,6 +134,9 @@ var featureOf = func() (t [256]features) {
 	t['a'] |= fLowerA
 	for _, c := range "siudwSIUDW" {
 		t[c] |= fSQLHead
+	}
+	for c := 0x80; c < 0x100; c++ {
+		t[c] |= fNonASCII
 	}
 	return t
 }()

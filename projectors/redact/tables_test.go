@@ -39,7 +39,7 @@ func TestProofsEntryByEntry(t *testing.T) {
 		"git range, describe name or Go pseudo-version": {
 			{"index 2dab6e7a11..6c9f136b22 100644", "index 2dab6e7a11.6c9f136b22 100644"},
 			{"v1.9.4-14-gb48b6fb2c41", "v1.9.4-14-xb48b6fb2c41"},
-			{"pseudo 20241120103012-0fea7792c71c", "pseudo 20241120103012-0fea7792c71cab"},
+			{"diff 2dab6e7a11...6c9f136b22 shown", "diff 2dab6e7a11....6c9f136b22 shown"},
 		},
 		"key id or fingerprint": {
 			{"gpg: using RSA key 4AEE18F83AFDEB23", "gpg: using the token 4AEE18F83AFDEB23"},

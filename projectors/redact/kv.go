@@ -199,7 +199,7 @@ func glued(w []byte) bool {
 // lines of a log repeat their keys, and a key found here costs a hash and
 // a comparison instead of classifyKey's searches.
 type keyCache struct {
-	slots [64]struct {
+	slots [256]struct {
 		key   [maxCachedKey]byte
 		n     uint8 // length of key; 0: empty
 		class kvClass

@@ -35,16 +35,18 @@ type proof struct {
 // case, of one of lens (any length without); 'd' a digest, in hexadecimal
 // of one case or base64, of the size the context names or any common one;
 // 'b' base64, standard or URL, of one of lens or of 16 bytes or more; 's'
-// an ssh key blob that names its type; 'r' the expression re.
+// an ssh key blob that names its type; 'r' the expression re, tried only
+// on a value that passes the cheaper test may.
 type shape struct {
 	kind byte
 	lens []int
 	re   *regexp.Regexp
+	may  func(v []byte) bool
 }
 
 var (
 	digest    = shape{kind: 'd'}
-	commitHex = shape{'x', []int{7, 8, 9, 10, 11, 12, 16, 20, 24, 32, 40, 64}, nil}
+	commitHex = shape{kind: 'x', lens: []int{7, 8, 9, 10, 11, 12, 16, 20, 24, 32, 40, 64}}
 )
 
 // proofsTable is the table of contexts that prove a generated value
@@ -59,20 +61,23 @@ var proofsTable = []proof{
 		"head", "fast forward", "cherry pick", "revert", "sha", "git", "updating", "index", "object", "tree", "parent", "blob", "ref",
 		"reference", "uses"}, window: 64, shape: commitHex},
 	{name: "commit before its ref", after: []string{" refs/", "\trefs/"}, shape: shape{kind: 'x', lens: []int{40, 64}}},
-	{name: "git range, describe name or Go pseudo-version", shape: shape{kind: 'r', re: regexp.MustCompile(
+	{name: "git range, describe name or Go pseudo-version", shape: shape{kind: 'r', may: func(v []byte) bool {
+		return bytes.Contains(v, []byte("..")) || bytes.Contains(v, []byte("-g")) || v[0] == 'v' && len(v) >= 34
+	}, re: regexp.MustCompile(
 		`^(?:[0-9a-f]{7,40}\.\.\.?[0-9a-f]{7,40}|v?[0-9][0-9A-Za-z.+-]*-[0-9]+-g[0-9a-f]{7,40}|v[0-9]+\.[0-9]+\.[0-9]+-(?:[0-9A-Za-z.]+\.)?[0-9]{14}-[0-9a-f]{12})$`)}},
 	{name: "key id or fingerprint", words: []string{"fingerprint", "keyid", "key id", "gpg", "rsa", "dsa", "ecdsa", "eddsa", "ed25519",
 		"cv25519", "ed448", "nistp256", "nistp384", "nistp521", "rsa2048", "rsa3072", "rsa4096"}, window: 64,
 		shape: shape{kind: 'x', lens: []int{16, 40}}},
 	{name: "content-addressed path", dirs: true, shape: shape{kind: 'x'}},
 	{name: "ssh public key", shape: shape{kind: 's'}},
-	{name: "trace context", words: []string{"trace", "traceparent", "b3", "span", "parent id"}, window: 24, shape: shape{kind: 'r', re: regexp.MustCompile(
+	{name: "trace context", words: []string{"trace", "traceparent", "b3", "span", "parent id"}, window: 24, shape: shape{kind: 'r', may: hexDashes, re: regexp.MustCompile(
 		`^(?:[0-9a-f]{16}|[0-9a-f]{32}|00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}|(?:[0-9a-f]{16}|[0-9a-f]{32})-[0-9a-f]{16}(?:-[01d])?)$`)}},
 	{name: "public key named", words: []string{"public", "pubkey", "publickey"}, window: 32, shape: shape{kind: 'b'}},
 	{name: "JSON web key's public member", words: []string{"x", "y", "n", "e"}, window: 6, line: `"kty"`, shape: shape{kind: 'b'}},
 	{name: "signature tool's public key", words: []string{"minisign", "signify"}, window: 64, shape: shape{kind: 'b', lens: []int{56}}},
-	{name: "age recipient", shape: shape{kind: 'r', re: regexp.MustCompile(`^age1[02-9ac-hj-np-z]{58}$`)}},
-	{name: "Nix store path", words: []string{"nix store"}, window: 16, shape: shape{kind: 'r', re: regexp.MustCompile(`^[0-9a-df-np-sv-z]{32}(?:-|$)`)}},
+	{name: "age recipient", shape: shape{kind: 'r', may: func(v []byte) bool { return len(v) == 62 }, re: regexp.MustCompile(`^age1[02-9ac-hj-np-z]{58}$`)}},
+	{name: "Nix store path", words: []string{"nix store"}, window: 16, shape: shape{kind: 'r', may: func(v []byte) bool { return len(v) >= 32 },
+		re: regexp.MustCompile(`^[0-9a-df-np-sv-z]{32}(?:-|$)`)}},
 }
 
 // proven reports whether the context of the candidate src[s:e] proves it
@@ -82,8 +87,19 @@ var proofsTable = []proof{
 func proven(rw *rewriter, s, e int) bool {
 	src := rw.src
 	v := src[s:e]
+	if !base64Like(v) && bytes.IndexByte(v, '.') < 0 {
+		return false // every proven value is base64, a range or a version
+	}
+	var ws nearWords
 	for i := range proofsTable {
-		if p := &proofsTable[i]; p.shape.fits(v, 0) && p.holds(src, s, e) {
+		p := &proofsTable[i]
+		if !p.shape.fits(v, 0) {
+			continue
+		}
+		if p.window > 0 && ws.n == 0 {
+			ws.read(src, s, nearWindow)
+		}
+		if p.holds(src, s, e, &ws) {
 			rw.public = append(rw.public, [2]int{s, commentEnd(src, e, p.shape.kind)})
 			return true
 		}
@@ -97,6 +113,9 @@ func proven(rw *rewriter, s, e int) bool {
 	}
 	return false
 }
+
+// nearWindow is the widest window of a proof.
+const nearWindow = 64
 
 // commentEnd returns the end of what a proof of a value ending at e makes
 // public: the value, and after a public key or a fingerprint its comment
@@ -117,8 +136,8 @@ func commentEnd(src []byte, e int, kind byte) int {
 }
 
 // holds reports whether p's context stands around src[s:e], a value of
-// its shape.
-func (p *proof) holds(src []byte, s, e int) bool {
+// its shape; ws are the words before the value.
+func (p *proof) holds(src []byte, s, e int, ws *nearWords) bool {
 	if p.line != "" && !bytes.Contains(src[max(0, s-256):min(len(src), e+256)], []byte(p.line)) {
 		return false
 	}
@@ -144,9 +163,7 @@ func (p *proof) holds(src []byte, s, e int) bool {
 	if p.window == 0 {
 		return true
 	}
-	var ws nearWords
-	ws.read(src, s, p.window)
-	for k := 0; k < ws.n; k++ {
+	for k := 0; k < ws.n && ws.w[k][0] >= s-p.window; k++ {
 		if p.algorithm {
 			if bits := digestBits(ws.word(src, k), ws.word(src, k+1)); bits > 0 {
 				return p.shape.fits(src[s:e], bits)
@@ -210,18 +227,15 @@ func (ws *nearWords) word(src []byte, k int) []byte {
 }
 
 // blocks reports whether the k-th word ends the search for a context: a
-// credential word ("key" alone says nothing: a public key, a key id), or
-// another value (letters and digits, 12 or more).
+// credential word (not "key", which alone says nothing: a public key, a
+// key id), or another value (letters and digits, 12 or more).
 func (ws *nearWords) blocks(src []byte, k int) bool {
 	w := ws.word(src, k)
 	if len(w) >= minGenerated && hasDigit(w) && !allDigits(w) {
 		return true
 	}
-	switch classifyKey(w) {
-	case kvSecret, kvAuth, kvCookie:
-		return !equalFold(w, "key")
-	}
-	return false
+	lw := lowerASCII(w)
+	return lw != nil && (credentialWords[string(lw)] || glued(lw) || string(lw) == "authorization")
 }
 
 // phraseAt reports whether the words of phrase (space-separated, lower
@@ -320,5 +334,5 @@ func (sh shape) fits(v []byte, bits int) bool {
 		name := head[4:15]
 		return bytes.HasPrefix(name, []byte("ssh-")) || bytes.HasPrefix(name, []byte("ecdsa-")) || bytes.HasPrefix(name, []byte("sk-"))
 	}
-	return sh.re.Match(v)
+	return sh.may(v) && sh.re.Match(v)
 }

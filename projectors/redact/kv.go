@@ -659,8 +659,11 @@ func redactKV(rw *rewriter) {
 				continue
 			}
 			rw.mask(vs, ve, kSecret)
-		case kvSecret, kvCookie:
-			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4)) {
+		case kvCookie:
+			maskCookies(rw, vs, ve)
+		case kvSecret:
+			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4) ||
+				sentence(val) && generatedKey(key)) {
 				i = ve - 1
 				continue
 			}
@@ -709,6 +712,34 @@ func pinAt(src []byte, vs int) (s, e int) {
 	}
 	return s, e
 }
+
+// maskCookies masks the values of the cookies of a Cookie or Set-Cookie
+// header's value src[vs:ve] (sid=…; theme=…), not their names or a
+// Set-Cookie's attributes (Path, Max-Age, SameSite); a value that names
+// no cookie is masked whole.
+func maskCookies(rw *rewriter, vs, ve int) {
+	src := rw.src
+	if bytes.IndexByte(src[vs:ve], '=') < 0 {
+		rw.mask(vs, ve, kSecret)
+		return
+	}
+	for s := vs; s < ve; {
+		e := ve
+		if k := bytes.IndexByte(src[s:ve], ';'); k >= 0 {
+			e = s + k
+		}
+		if eq := bytes.IndexByte(src[s:e], '='); eq > 0 {
+			name := bytes.TrimSpace(src[s : s+eq])
+			if !cookieAttributes[string(lowerASCII(name))] && s+eq+1 < e {
+				rw.mask(s+eq+1, e, kSecret)
+			}
+		}
+		s = e + 1
+	}
+}
+
+// cookieAttributes are the attributes of a Set-Cookie header.
+var cookieAttributes = wordSet(`path domain expires max-age samesite secure httponly priority partitioned`)
 
 func allDigits(b []byte) bool {
 	if len(b) == 0 {

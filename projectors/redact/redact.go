@@ -234,6 +234,7 @@ var stages = []stage{
 	{any: fSQLHead, gate: gateSQL, apply: redactSQL},
 	{all: fColon | fSlash, gate: gateURL, apply: redactURL},
 	{any: fEquals | fColon, apply: redactKV},
+	{all: fParen, gate: gateCalls, apply: redactCalls},
 	{gate: gatePositions, apply: redactPositions},
 	{any: fDash, apply: redactFlags},
 	{any: fAt, apply: redactEmail},

@@ -224,6 +224,9 @@ func pathValue(v []byte) bool {
 	if v[0] == '/' || v[0] == '~' || bytes.HasPrefix(v, []byte("./")) || bytes.HasPrefix(v, []byte("../")) {
 		return true
 	}
+	if k := bytes.Index(v, []byte(":/")); k > 0 && k < 16 && allLetters(v[:k]) && !bytes.HasPrefix(v[k:], []byte("://")) {
+		return true // a map or a store by its type: hash:/etc/postfix/sasl_passwd
+	}
 	if bytes.IndexByte(v, '/') > 0 {
 		for _, c := range v {
 			if !(c >= 'a' && c <= 'z' || isDigit(c) || c == '/' || c == '-' || c == '_' || c == '.') {

@@ -134,29 +134,60 @@ func TestCredentialWordsEntryByEntry(t *testing.T) {
 	}
 }
 
-// Each login command masks its account and password arguments.
-func TestLoginCommandsEntryByEntry(t *testing.T) {
+// Each account verb masks the account and password after it.
+func TestAccountVerbsEntryByEntry(t *testing.T) {
 	examples := map[string]string{
 		"add_user":        "rabbitmqctl add_user jdoe Zq9v!k2LmP",
+		"adduser":         "mosquitto adduser jdoe Zq9v!k2LmP",
 		"change_password": "rabbitmqctl change_password jdoe Zq9v!k2LmP",
+		"set_password":    "app set_password jdoe tiger",
 		"isql":            "isql -v MyDSN jdoe Zq9v!k2LmP",
-		"http-basic.":     "poetry config http-basic.repo jdoe Zq9v!k2LmP",
+		"http-basic":      "poetry config http-basic.repo jdoe Zq9v!k2LmP",
 		"net":             "net user jdoe Zq9v!k2LmP /add",
 		"htpasswd":        "htpasswd -b -c /etc/nginx/.htpasswd jdoe Zq9v!k2LmP",
+		"login":           "steamcmd +login jdoe Zq9v!k2LmP +quit",
+		"logon":           "client logon jdoe Zq9v!k2LmP",
+		"signin":          "cli signin jdoe Zq9v!k2LmP",
+		"passwd":          "./bin/emqx ctl admins passwd jdoe Zq9v!k2LmP",
+		"password":        "drush user:password jdoe 'Zq9v!k2LmP'",
+		"auth":            "doveadm auth test jdoe Zq9v!k2LmP",
+		"superuser":       "./pocketbase superuser upsert jdoe@example.com Zq9v!k2LmP",
 	}
-	for _, c := range loginCommands {
-		ex, ok := examples[c.cmd]
+	for _, c := range slices.Sorted(maps.Keys(accountVerbs)) {
+		ex, ok := examples[c]
 		if !ok {
-			t.Errorf("login command %q has no example", c.cmd)
+			t.Errorf("account verb %q has no example", c)
 			continue
 		}
 		got := String(ex)
-		if strings.Contains(got, "jdoe") || strings.Contains(got, "Zq9v!k2LmP") || !strings.Contains(got, "<USER> <SECRET>") {
-			t.Errorf("%s: %q -> %q", c.cmd, ex, got)
+		if strings.Contains(got, "jdoe") || strings.Contains(got, "Zq9v!k2LmP") || strings.Contains(got, "tiger") || !strings.Contains(got, "<SECRET>") {
+			t.Errorf("%s: %q -> %q", c, ex, got)
 		}
 	}
-	if got := String("htpasswd -c /etc/nginx/.htpasswd jdoe"); got != "htpasswd -c /etc/nginx/.htpasswd jdoe" {
-		t.Errorf("htpasswd without -b takes no password: %q", got)
+	for _, ordinary := range []string{"htpasswd -c /etc/nginx/.htpasswd jdoe", "login failed for user root from 10.0.0.1",
+		"password expired for alice yesterday", "auth failure for alice: bad input", "net profit 1234abc"} {
+		if got := String(ordinary); strings.Contains(got, "<SECRET>") {
+			t.Errorf("%q -> %q", ordinary, got)
+		}
+	}
+}
+
+// Each form of call passes its credential.
+func TestCalls(t *testing.T) {
+	for in, want := range map[string]string{
+		"define( 'DB_PASSWORD', 'rustic_zephyr3!' );":                                  "define( 'DB_PASSWORD', '<SECRET>' );",
+		`System.setProperty("DISCORD_TOKEN", "414148813964170807")`:                    `System.setProperty("DISCORD_TOKEN", "<SECRET>")`,
+		"client.setKey('standard_85c65ae0b7').setProject('nw-shop');":                  "client.setKey('<SECRET>').setProject('nw-shop');",
+		`Parse.User.logIn("frontdesk", "secret28").then(onLogin)`:                      `Parse.User.logIn("<USER>", "<SECRET>").then(onLogin)`,
+		`auth=trino.auth.BasicAuthentication("etl", "lantern-cedar-552")`:              `auth=trino.auth.BasicAuthentication("<USER>", "<SECRET>")`,
+		"PDO->__construct('mysql:host=mysql;dbname=shop', 'shop', 'Midnight7', Array)": "PDO->__construct('mysql:host=<HOST>;dbname=shop', '<USER>', '<SECRET>', Array)",
+		"mysqli_connect('localhost', 'shop', 'Midnight7')":                             "mysqli_connect('localhost', '<USER>', '<SECRET>')",
+		`log.Printf("user %s logged in", "bob")`:                                       `log.Printf("user %s logged in", "bob")`,
+		`getPassword("alice")`:                                                         `getPassword("alice")`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
 	}
 }
 

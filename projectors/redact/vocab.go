@@ -32,8 +32,8 @@ func Vocabulary() map[string][]string {
 	v["webhook-markers"] = append(append(slices.Clone(webhookMarkers), slackMarkers...), "with/key/", "/bot123:", "hooks.slack.com/services/")
 	v["flags"] = append(slices.Clone(credentialCommands), "-p", "-u", "-U", "-a", "-pX1!", "-uroot", "--user", "--password", "--tenant",
 		"-storepass", "--proxy-user", "curl -u a:b", "mysql -p", "redis-cli -a", "sudo:", "(to root) ", " : TTY=", "@", "root@db01", "a:b@h::m")
-	for _, c := range loginCommands {
-		v["flags"] = append(v["flags"], c.cmd+" ", c.cmd+" "+c.then+" -b ")
+	for _, c := range slices.Sorted(maps.Keys(accountVerbs)) {
+		v["flags"] = append(v["flags"], c+" ", c+" user -b ", c+" a b c ")
 	}
 	v["nodes"] = []string{"gke-a-b-0123abcd-x1y2", "aks-pool-12345678-vmss00000a", "aks-pool-12345678-3", "i-0123456789abcdef0",
 		"ip-10-0-0-1", "db01:5432", "vault-03:"}

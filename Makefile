@@ -223,7 +223,8 @@ eval-patterns:
 ## words are not mostly intact, the verbatim lines changed, and the time; then the same with gitleaks' default
 ## rules as an extra detector (the module projectors/redact/gitleakseval), and the query-log projection speed at
 ## 1 MiB without and with them. Fails when a training set leaks, or a tuned set keeps the words of under 99% of
-## its ordinary lines or changes a verbatim line.
+## its ordinary lines or changes a verbatim line. REDACTION_SETS=dev2,heldout (set names, "first" for the root's
+## own) reads and prints only those sets.
 EVALBENCH ?= 5x
 eval-redaction:
 	@out=$$($(GO) test -count=1 -v -run '^TestRedactionCorpus' ./projectors/redact/ ./projectors/querylog/ 2>&1); rc=$$?; \

@@ -156,6 +156,8 @@ var stackMarkers = [][]byte{
 
 var goroutineHead = regexp.MustCompile(`goroutine \d+ \[`)
 
+var tracebackHead = []byte("Traceback (most recent call last)")
+
 // redactStack cuts a message at its first stack frame and appends <STACK>.
 // A Python traceback keeps its last line, which carries the exception.
 func redactStack(rw *rewriter) {
@@ -167,9 +169,17 @@ func redactStack(rw *rewriter) {
 			cut = i
 		}
 	}
-	if i := bytes.Index(src, []byte("Traceback (most recent call last)")); i >= 0 {
-		consider(i)
-		keepLast = true
+	// A Python traceback's header line names what follows: it stays.
+	tb := bytes.Index(src, tracebackHead)
+	if tb >= 0 {
+		tb += len(tracebackHead)
+		if tb < len(src) && src[tb] == ':' {
+			tb++
+		}
+		if len(bytes.TrimSpace(src[tb:])) > 0 {
+			consider(tb)
+			keepLast = true
+		}
 	}
 	if loc := goroutineHead.FindIndex(src); loc != nil {
 		consider(loc[0])
@@ -187,7 +197,7 @@ func redactStack(rw *rewriter) {
 	if cut < 0 {
 		return
 	}
-	if keepLast && cut != bytes.Index(src, []byte("Traceback (most recent call last)")) {
+	if keepLast && cut != tb {
 		keepLast = false
 	}
 	start := cut

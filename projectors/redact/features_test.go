@@ -39,7 +39,7 @@ func matchesBigramByte(def, c byte, first bool) bool {
 
 func TestScanFeatures(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	const alphabet = "usertidhwlpckoa:(/\\W[ +-.nj\n\tgSUERTIDH0123456789=@<>_"
+	const alphabet = "usertidhwlpckoa:(/\\W[ +-.nj\n\tgSUERTIDH0123456789=@<>_\xc3"
 	seen := features(0)
 	for n := 0; n < 20000; n++ {
 		b := make([]byte, r.IntN(70))

@@ -86,6 +86,9 @@ func redactFlags(rw *rewriter) {
 		var repl string
 		if nd == 1 && ke-ks == 1 {
 			repl = shortValue(name[0], src[vs:ve], fc, false)
+			if repl == Secret && !fc.credentials && proven(rw, vs, ve) {
+				repl = "" // minisign -P <public key>: shaped like a secret, proven public
+			}
 		} else {
 			repl = longValue(name, src[vs:ve])
 		}
@@ -167,7 +170,10 @@ func shortValue(flag byte, v []byte, fc flagContext, attached bool) string {
 		}
 	case 'u', 'U':
 		// curl -u user:pass, lftp -u user,pass, smbclient -U user%pass.
-		if bytes.IndexByte(v, ':') > 0 || bytes.IndexByte(v, ',') > 0 || bytes.IndexByte(v, '%') > 0 {
+		if c := bytes.IndexAny(v, ":,%"); c >= 0 {
+			if notASecretValue(v) || notASecretValue(v[c+1:]) {
+				return "" // user:$PASSWORD, username:password, <user:password>
+			}
 			return Secret
 		}
 		if fc.credentials && !allDigits(v) {
@@ -193,7 +199,10 @@ func longValue(name, v []byte) string {
 	case kvAccount:
 		return Account
 	case kvUser:
-		if bytes.IndexByte(v, ':') > 0 || bytes.IndexByte(v, ',') > 0 {
+		if c := bytes.IndexAny(v, ":,"); c >= 0 {
+			if notASecretValue(v) || notASecretValue(v[c+1:]) {
+				return ""
+			}
 			return Secret
 		}
 		if allDigits(v) && len(v) <= 5 {

@@ -2,7 +2,6 @@ package redact
 
 import (
 	"bytes"
-	"encoding/base64"
 	"math"
 
 	"github.com/toolcanon/toolcanon/canonical"
@@ -75,16 +74,27 @@ func redactGenerated(rw *rewriter) {
 			public = public[1:]
 		}
 		if e-s >= minGenerated && (len(public) == 0 || s < public[0][0] || vendorKey(src[s:e])) {
-			judge(rw, s, e)
+			judge(rw, i, j)
 		}
 		i = j + 1
 	}
+	dropPublic(rw)
 }
 
-// judge masks src[s:e], a candidate, or the parts of it that are
-// generated.
-func judge(rw *rewriter, s, e int) {
+// judge masks the candidate src[i:j], or the parts of it that are
+// generated, unless a proof keeps them.
+func judge(rw *rewriter, i, j int) {
 	src := rw.src
+	s, e := i, j
+	for s < e && (src[s] == '/' || src[s] == '.' || src[s] == '-' || src[s] == '=' || src[s] == '~' || src[s] == '+') {
+		s++
+	}
+	for e > s && (src[e-1] == '.' || src[e-1] == '-' || src[e-1] == '/' || src[e-1] == '+') {
+		e--
+	}
+	if e-s < minGenerated {
+		return
+	}
 	t := src[s:e]
 	if vendorKey(t) {
 		rw.mask(s, e, kSecret)
@@ -100,20 +110,23 @@ func judge(rw *rewriter, s, e int) {
 		}
 	}
 	if seps == 0 || slashes < 3 && !hasWordPart(t) {
-		if generated(t) && !proven(src, s, e) {
-			rw.mask(s, e, generatedKind(rw, s))
+		// Judged whole; a base64 digest may start with '/' or '+'.
+		if !generated(t) || proven(rw, s, e) || s > i && proven(rw, i, e) {
+			return
 		}
-		return
-	}
-	if len(t) >= 24 && bytes.IndexByte(t, '.') < 0 && proven(src, s, e) {
-		return // a proven base64 value with separators in it: an ssh key, SRI
+		if seps == 0 || !partProven(rw, s, e) {
+			rw.mask(s, e, generatedKind(rw, s))
+			return
+		}
+	} else if len(t) >= 24 && bytes.IndexByte(t, '.') < 0 && proven(rw, s, e) {
+		return // a proven base64 value with separators in it: an ssh key
 	}
 	for ps := s; ps < e; {
 		pe := ps
 		for pe < e && src[pe] != '/' && src[pe] != '.' && src[pe] != '+' {
 			pe++
 		}
-		if p := src[ps:pe]; len(p) >= minGenerated && (vendorKey(p) || generated(p) && !proven(src, ps, pe)) {
+		if p := src[ps:pe]; len(p) >= minGenerated && (vendorKey(p) || generated(p) && !proven(rw, ps, pe)) {
 			k := kSecret
 			if !vendorKey(p) {
 				k = generatedKind(rw, s)
@@ -122,6 +135,44 @@ func judge(rw *rewriter, s, e int) {
 		}
 		ps = pe + 1
 	}
+}
+
+// partProven reports whether a part of src[s:e] between '/', '.' and '+'
+// is proven public (trace-id/span;o=1): then the parts are judged one by
+// one.
+func partProven(rw *rewriter, s, e int) bool {
+	src := rw.src
+	for ps := s; ps < e; {
+		pe := ps
+		for pe < e && src[pe] != '/' && src[pe] != '.' && src[pe] != '+' {
+			pe++
+		}
+		if pe-ps >= minGenerated && proven(rw, ps, pe) {
+			return true
+		}
+		ps = pe + 1
+	}
+	return false
+}
+
+// dropPublic drops the masks of ids, users, hosts and other identifiers
+// that lie inside a range a proof made public (the comment of a public
+// key): a secret stays a secret.
+func dropPublic(rw *rewriter) {
+	if len(rw.public) == 0 {
+		return
+	}
+	out := rw.spans[:0]
+	for _, sp := range rw.spans {
+		inside := false
+		for _, p := range rw.public {
+			inside = inside || sp.start >= p[0] && sp.end <= p[1]
+		}
+		if !inside || sp.kind == kSecret || sp.kind == kPrivateKey || sp.kind == kStack {
+			out = append(out, sp)
+		}
+	}
+	rw.spans = out
 }
 
 // hasWordPart reports whether one of the parts of t between '/', '.' and
@@ -190,8 +241,12 @@ func generatedKind(rw *rewriter, s int) canonical.Kind {
 //     number (decimal, or hexadecimal written 0x…) is a number;
 //   - hexadecimal of one case, with digits and letters (digests, UUIDs,
 //     ids), is generated;
+//   - a name of parts joined by '-', '.' or '_', each part switching
+//     between letters and digits once at most (emqx-5.8.3-debian12-amd64.deb), is
+//     not;
 //   - its characters vary as random ones do: entropy per character at
-//     least 0.6 of the most its length allows;
+//     least 0.6 of the most its length and its alphabet allow, and a value
+//     longer than its alphabet does not repeat its pairs of characters;
 //   - and either it switches between upper case, lower case and digits at
 //     least every switchEvery characters, as random values do and names
 //     do not, or its runs of four letters or more (camel case split) do
@@ -199,7 +254,7 @@ func generatedKind(rw *rewriter, s int) canonical.Kind {
 //     letter-pair frequencies of the repository's own text, is over
 //     wordLimit.
 func generated(t []byte) bool {
-	var up, lo, digits, hexUp, hexLo, switches int
+	var up, lo, digits, hexUp, hexLo, switches, seps, partSwitches, maxPart int
 	prev := byte(0) // the class of the last letter or digit: 'u', 'l' or 'd'
 	for _, c := range t {
 		cl := byte(0)
@@ -219,14 +274,21 @@ func generated(t []byte) bool {
 		case c >= '0' && c <= '9':
 			digits++
 			cl = 'd'
-		}
-		if cl != 0 {
-			if prev != 0 && cl != prev && !(prev == 'u' && cl == 'l') {
-				switches++
+		case c == '-' || c == '.' || c == '_':
+			if prev != 0 {
+				seps++
 			}
-			prev = cl
+			maxPart, partSwitches = max(maxPart, partSwitches), 0
+		}
+		if cl != 0 && prev != 0 && cl != prev && !(prev == 'u' && cl == 'l') {
+			switches++
+			partSwitches++
+		}
+		if cl != 0 || c == '-' || c == '.' || c == '_' {
+			prev = cl // a name's separator starts a new part
 		}
 	}
+	maxPart = max(maxPart, partSwitches)
 	letters := up + lo
 	if letters == 0 || letters+digits < minGenerated || len(t) > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') {
 		return false
@@ -234,16 +296,34 @@ func generated(t []byte) bool {
 	if digits > 0 && (hexLo == letters && up == 0 || hexUp == letters && lo == 0) && hexDashes(t) {
 		return true
 	}
+	if seps > 0 && maxPart <= 1 {
+		return false
+	}
 	if switchEvery*switches < letters+digits {
 		if cost, _ := runCost(t); cost <= wordLimit {
 			return false
 		}
 	}
-	// Entropy per character at least 0.6 of log2(len(t)): with counts c,
-	// log2(n) - Σ c·log2(c)/n >= 0.6·log2(n).
+	// Entropy per character at least 0.6 of the most: log2 of the length,
+	// or of the alphabet when the value is longer (a long hexadecimal
+	// value has 4 bits a character at most). With counts c:
+	// log2(n) - Σ c·log2(c)/n >= 0.6·log2(min(n, alphabet)).
 	var hist [256]uint32
 	for _, c := range t {
 		hist[c]++
+	}
+	alphabet := len(t) - letters - digits // at most one of each other byte
+	if up > 0 {
+		alphabet += 26
+	}
+	if lo > 0 {
+		alphabet += 26
+	}
+	if digits > 0 {
+		alphabet += 10
+	}
+	if hexDashes(t) {
+		alphabet = 16
 	}
 	n := float64(len(t))
 	sum := 0.0
@@ -252,7 +332,27 @@ func generated(t []byte) bool {
 			sum += float64(c) * math.Log2(float64(c))
 		}
 	}
-	return sum <= 0.4*n*math.Log2(n)
+	if n*math.Log2(n)-sum < 0.6*n*math.Log2(float64(min(len(t), alphabet))) {
+		return false
+	}
+	// Longer than its alphabet, a random value still seldom repeats a pair
+	// of characters; a pattern repeated (abcdefghabcdefgh…) does.
+	return len(t) <= alphabet || distinctPairs(t) >= min((len(t)-1)/2, alphabet*alphabet/4)
+}
+
+// distinctPairs counts the distinct pairs of adjacent bytes of t, at most
+// (pairs that share a slot of the table count once).
+func distinctPairs(t []byte) int {
+	var seen [256]uint64
+	n := 0
+	for k := 1; k < len(t); k++ {
+		h := (uint(t[k-1])<<7 ^ uint(t[k])) & 16383
+		if seen[h/64]&(1<<(h%64)) == 0 {
+			seen[h/64] |= 1 << (h % 64)
+			n++
+		}
+	}
+	return n
 }
 
 // switchEvery: a value that switches between upper case, lower case and
@@ -369,165 +469,8 @@ func vendorKey(t []byte) bool {
 		if len(t) < len(v.p)+v.rest || string(t[:len(v.p)]) != v.p {
 			continue
 		}
-		if rest := t[len(v.p):]; !v.hex || allHexBytes(rest) {
-			return true
-		}
-	}
-	return false
-}
-
-// A proof is a context that shows a generated value public: the value
-// follows one of before (a label right before it, or a word with at most
-// a few separators between), is followed by one of after when it is set,
-// and has the shape. "^" in before is the start of a line.
-type proof struct {
-	name          string
-	before, after contexts
-	shape         shape
-	joined        bool // the label is joined to the value by '-', within one candidate
-}
-
-// shape is what a proven value must look like.
-type shape struct {
-	alphabet byte  // 'x' hexadecimal (one case), 'b' base64 (standard or URL, padded or not), 's' an ssh key blob, 't' a traceparent
-	lens     []int // the lengths it may have; none: any
-}
-
-var (
-	digestHex = shape{'x', []int{32, 40, 56, 64, 96, 128}}
-	commitHex = shape{'x', []int{12, 16, 20, 24, 32, 40, 64}}
-)
-
-// proofs is the table of contexts that prove a generated value public.
-// When in doubt, an entry is left out: masking costs the agent little.
-var proofsTable = []proof{
-	{"digest after its algorithm", []string{"sha1:", "sha224:", "sha256:", "sha384:", "sha512:", "md5:", "blake2b:", "blake3:",
-		"sha1", "sha224", "sha256", "sha384", "sha512", "md5"}, nil, digestHex, false},
-	{"subresource integrity", []string{"sha256-", "sha384-", "sha512-"}, nil, shape{'b', []int{44, 64, 88}}, true},
-	{"Go checksum", []string{"h1:"}, nil, shape{'b', []int{44}}, false},
-	{"ssh key fingerprint", []string{"sha256:"}, nil, shape{'b', []int{43}}, false},
-	{"checksum header", []string{"etag", "if-none-match", "if-match", "content-md5", "x-checksum-sha1", "x-checksum-sha256", "x-checksum-md5",
-		"checksum", "digest", "sha256sum", "sha1sum", "md5sum", "shasum"}, nil, shape{'x', []int{32, 40, 64, 128}}, false},
-	{"base64 checksum header", []string{"content-md5"}, nil, shape{'b', []int{24}}, false},
-	{"checksum file line", []string{"^"}, []string{"  ", " *"}, digestHex, false},
-	{"commit in a git context", []string{"commit", "revision", "rev", "merge", "checking out", "head is now at", "fast-forward", "cherry-pick", "revert",
-		"sha", "git_commit", "git_sha", "commit_sha", "vcs.revision"}, nil, commitHex, false},
-	{"key id or fingerprint", []string{"fingerprint", "fingerprint is", "key fingerprint", "rsa key", "dsa key", "ecdsa key", "eddsa key", "ed25519 key",
-		"gpg: key", "keyid", "key id", "[sc]", "[sca]", "[scea]", "[e]", "[s]", "[c]"}, nil, shape{'x', []int{16, 40}}, false},
-	{"ssh public key", []string{"ssh-rsa", "ssh-ed25519", "ssh-dss", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
-		"sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com"}, nil, shape{'s', nil}, false},
-	{"W3C traceparent", []string{"traceparent"}, nil, shape{'t', nil}, false},
-	{"OpenTelemetry trace id", []string{"trace_id", "traceid", "trace-id", "trace", "otel.trace_id"}, nil, shape{'x', []int{32}}, false},
-	{"OpenTelemetry span id", []string{"span_id", "spanid", "span-id", "span", "parent_id", "parentid", "otel.span_id"}, nil, shape{'x', []int{16}}, false},
-}
-
-// proven reports whether the context of the generated value src[s:e]
-// proves it public: an entry of proofs, or a public PEM block around it.
-func proven(src []byte, s, e int) bool {
-	v := src[s:e]
-	for i := range proofsTable {
-		p := &proofsTable[i]
-		if p.shape.fits(v) && p.before.at(src, s) && (p.after == nil || p.after.follows(src, e)) {
-			return true
-		}
-		if p.joined {
-			for _, c := range p.before {
-				// A label joined to its value: sha512-<base64>.
-				if len(v) > len(c) && hasPrefixFold(v, c) && p.shape.fits(v[len(c):]) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// fits reports whether v has the shape.
-func (sh shape) fits(v []byte) bool {
-	if len(sh.lens) > 0 {
-		ok := false
-		for _, n := range sh.lens {
-			ok = ok || len(v) == n
-		}
-		if !ok {
-			return false
-		}
-	}
-	switch sh.alphabet {
-	case 'x':
-		up, lo := false, false
-		for _, c := range v {
-			up = up || c >= 'A' && c <= 'F'
-			lo = lo || c >= 'a' && c <= 'f'
-		}
-		return allHexBytes(v) && !(up && lo)
-	case 'b':
-		for k, c := range v {
-			if !(isAlnum(c) || c == '+' || c == '/' || c == '-' || c == '_' || c == '=' && k >= len(v)-2) {
-				return false
-			}
-		}
-		return true
-	case 's':
-		// The blob of an ssh public key starts with its type's name.
-		if len(v) < 24 {
-			return false
-		}
-		var head [16]byte
-		n, _ := base64.StdEncoding.Decode(head[:], v[:20])
-		if n < 11 {
-			return false
-		}
-		name := head[4:n]
-		return (bytes.HasPrefix(name, []byte("ssh-")) || bytes.HasPrefix(name, []byte("ecdsa-")) || bytes.HasPrefix(name, []byte("sk-")))
-	case 't':
-		// 00-<32 hex>-<16 hex>-<2 hex>
-		return len(v) == 55 && v[2] == '-' && v[35] == '-' && v[52] == '-' &&
-			allHexBytes(v[:2]) && allHexBytes(v[3:35]) && allHexBytes(v[36:52]) && allHexBytes(v[53:])
-	}
-	return false
-}
-
-// contexts are the before or after texts of a proof.
-type contexts []string
-
-// at reports whether one of cs stands right before s, or before the few
-// separators before s (white space, ':', '=', quotes) as a whole word.
-func (cs contexts) at(src []byte, s int) bool {
-	k := s
-	for k > 0 && s-k < 4 && (src[k-1] == ' ' || src[k-1] == '\t' || src[k-1] == ':' || src[k-1] == '=' || src[k-1] == '"' || src[k-1] == '\'' || src[k-1] == '\\') {
-		k--
-	}
-	last, lastK := lower(src[max(s, 1)-1]), lower(src[max(k, 1)-1])
-	for _, c := range cs {
-		if e := c[len(c)-1]; e != last && e != lastK && c != "^" {
-			continue // neither right before nor before the separators
-		}
-		if c == "^" {
-			l := s
-			for l > 0 && (src[l-1] == ' ' || src[l-1] == '\t') {
-				l--
-			}
-			if l == 0 || src[l-1] == '\n' {
-				return true
-			}
-			continue
-		}
-		if s >= len(c) && hasSuffixFold(src[:s], c) && (!isWord(c[len(c)-1]) || s == len(c) || !isWord(src[s-len(c)-1])) {
-			return true // a label right before: sha256:, h1:
-		}
-		if k < s && k >= len(c) && hasSuffixFold(src[:k], c) && (k == len(c) || !isKeyByte(src[k-len(c)-1])) {
-			return true // a word or key before: commit X, "etag":"X"
-		}
-	}
-	return false
-}
-
-// follows reports whether one of cs follows e.
-func (cs contexts) follows(src []byte, e int) bool {
-	for _, c := range cs {
-		if bytes.HasPrefix(src[e:], []byte(c)) {
-			return true
+		if rest := t[len(v.p):]; (!v.hex || allHexBytes(rest)) && !placeholder(rest) && (hasDigit(rest) || generated(rest)) {
+			return true // not a placeholder (ghp_xxxx…) or a name (xoxb-Slack_BOT_TOKEN)
 		}
 	}
 	return false

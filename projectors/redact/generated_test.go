@@ -147,3 +147,23 @@ func TestGeneratedLoghub(t *testing.T) {
 			len(seen), strings.Join(examples, " "))
 	}
 }
+
+// A long value is measured against its alphabet: a long hexadecimal or
+// lower-case key is generated, a pattern repeated is not; a name of short
+// parts is not either.
+func TestGeneratedLongAndNames(t *testing.T) {
+	for v, want := range map[string]bool{
+		"standard_d34676fdd8219397e39b49f6b3000d4d07c6d375bf62ffd84e89e52a94551fae5bafadd7618a8e5f0dc71f3004cd21bb0e96c556b4c5caa527abc4c390d99120": true,
+		"uu8oneowdjuzomy6psx0dwdhcenkgulfg3k2hzywy7onzixfmv2421qrpp8exlj1":                                                                          true,
+		strings.Repeat("abcdefgh", 10):         false,
+		strings.Repeat("Xk9q", 20):             false,
+		"emqx-5.8.3-debian12-amd64.deb":        false,
+		"mlflow-2.18.0-py3-none-any.whl":       false,
+		"x86_64-unknown-linux-gnu":             false,
+		"8f14e45f-ceea-467f-a0e3-1b2c3d4e5f60": true,
+	} {
+		if got := generated([]byte(v)); got != want {
+			t.Errorf("generated(%q) = %v, want %v", v, got, want)
+		}
+	}
+}

@@ -8,11 +8,10 @@ import (
 // Host, node, pod and container names; PIDs; user names; cloud accounts;
 // card numbers.
 
-// Last labels that make a dotted name a host name. Java packages end in a
-// class name, file names in an extension: neither is in this set.
+// Public suffixes: a name that ends in one is a host's only when it also
+// names a machine or an internal zone. Java packages end in a class name,
+// file names in an extension: neither is in this set.
 var hostTLDs = map[string]bool{
-	"local": true, "internal": true, "lan": true, "corp": true, "intra": true, "intranet": true,
-	"localdomain": true, "home": true, "consul": true, "cluster": true, "svc": true,
 	"com": true, "net": true, "org": true, "io": true, "dev": true, "cloud": true, "ai": true,
 	"co": true, "us": true, "uk": true, "de": true, "fr": true, "cn": true, "ru": true, "jp": true,
 	"info": true, "biz": true, "edu": true, "gov": true, "mil": true, "xyz": true, "site": true,
@@ -71,6 +70,9 @@ func redactHosts(rw *rewriter) {
 		if p == "" && labels == 1 && j < len(src) && src[j] == ':' && hostWithPort(src, j) && hostLabel(name) {
 			p = Host // db01:5432, vault-03:8200
 		}
+		if p == Account {
+			j = i + bytes.IndexByte(name, '.')
+		}
 		if p != "" && !(j < len(src) && (src[j] == '(' || src[j] == '>' || src[j] == '$')) {
 			rw.mask(i, j, kindOf(p))
 		}
@@ -104,45 +106,62 @@ func hostLabel(b []byte) bool {
 	return false
 }
 
+// classifyName classifies a dotted name. A public name (github.com,
+// docs.strapi.io) says nothing of a network and stays; a name is an
+// internal host when it ends in an internal zone (svc.cluster.local,
+// mlflow-05.sjc.internal), holds one before a public suffix
+// (pg-5.intra.bank.net), or names a machine (db01.acme.com,
+// ip-10-0-1-2.eu-west-1.compute); a public name whose first label is a
+// number names an account there (Account: that label alone). Names with an upper-case last label
+// are code (org.apache.hadoop.DataNode), as are Java packages.
 func classifyName(name []byte, labels int) string {
 	if labels == 1 {
 		return classifyLabel(name)
 	}
-	last := name[bytes.LastIndexByte(name, '.')+1:]
-	first := name[:bytes.IndexByte(name, '.')]
-	if len(last) < 2 || len(last) > 11 || documentationName(name) {
+	dot := bytes.LastIndexByte(name, '.')
+	last, first := lowerASCII(name[dot+1:]), name[:bytes.IndexByte(name, '.')]
+	if len(last) < 2 || last == nil || documentationName(name) || !isUpperName(name) && !isLowerName(name[dot+1:]) {
 		return ""
 	}
-	var buf [12]byte
-	l := buf[:len(last)]
-	for k, c := range last {
-		if c >= 'A' && c <= 'Z' {
-			// Upper-case letters in the last label mean a class name, unless
-			// the whole name is upper-case (an upper-cased host).
-			if !isUpperName(name) {
-				return ""
-			}
+	if internalZones[string(last)] {
+		if labels >= 3 && codeRoots[string(lowerASCII(first))] {
+			return ""
 		}
-		l[k] = lower(c)
+		return Host
 	}
-	if !hostTLDs[string(l)] {
-		if p := classifyLabel(first); p == Host {
-			return Host // ip-10-0-1-2.eu-west-1.compute
+	if !hostTLDs[string(last)] {
+		if classifyLabel(first) == Host {
+			return Host
 		}
 		return ""
 	}
-	if labels >= 3 && codeRoots[string(lowerASCII(first))] && !internalTLD(l) {
-		return ""
+	if labels >= 3 && (hostLabel(first) || classifyLabel(first) == Host) {
+		return Host
 	}
-	return Host
+	if len(first) >= 6 && allDigits(first) {
+		return Account // 414341772824.dkr.ecr.eu-west-1.amazonaws.com
+	}
+	for s := 0; s < dot; {
+		e := s + bytes.IndexByte(name[s:], '.')
+		if internalZones[string(lowerASCII(name[s:e]))] {
+			return Host
+		}
+		s = e + 1
+	}
+	return ""
 }
 
-func internalTLD(l []byte) bool {
-	switch string(l) {
-	case "local", "internal", "lan", "corp", "intra", "intranet", "localdomain", "consul", "cluster", "svc":
-		return true
+// internalZones are the labels of names that resolve only inside a
+// network.
+var internalZones = wordSet(`local internal lan corp intra intranet localdomain consul cluster svc`)
+
+func isLowerName(b []byte) bool {
+	for _, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			return false
+		}
 	}
-	return false
+	return true
 }
 
 func isUpperName(b []byte) bool {
@@ -262,6 +281,10 @@ var userStop = map[string]bool{
 	"can": true, "cannot": true, "will": true, "should": true, "be": true, "info": true,
 }
 
+// sharedHomes are the home directories of no person (C:\Users\Public,
+// /Users/Shared).
+var sharedHomes = wordSet(`public default shared guest`)
+
 // Case matters: macOS homes are /Users/NAME, while /users/me is an HTTP path.
 var homePrefixes = []string{"/home/", "/Users/", "\\Users\\", "/export/home/"}
 
@@ -325,7 +348,8 @@ func redactPhrases(rw *rewriter) {
 				rw.mask(i+1, j, kPID)
 				i = j
 			}
-		case c == '/' || c == '\\':
+		case (c == '/' || c == '\\') && (i == 0 || !isKeyByte(src[i-1])):
+			// A home directory at the root of a path, not /zone/home/x.
 			for _, p := range homePrefixes {
 				if bytes.HasPrefix(src[i:], []byte(p)) {
 					s := i + len(p)
@@ -333,7 +357,7 @@ func redactPhrases(rw *rewriter) {
 					for e < len(src) && (isWord(src[e]) || src[e] == '.' || src[e] == '-') {
 						e++
 					}
-					if e > s && !isPlaceholder(src[s:]) {
+					if e > s && !isPlaceholder(src[s:]) && !sharedHomes[string(lowerASCII(src[s:e]))] {
 						rw.mask(s, e, kUser)
 						i = e - 1
 					}
@@ -365,7 +389,7 @@ func redactPhrases(rw *rewriter) {
 			}
 			next := i + len(ph.lit)
 			e := next
-			for e < len(src) && e-next <= 64 && (isWord(src[e]) || src[e] == '.' || src[e] == '-' || src[e] == '@') {
+			for e < len(src) && e-next <= 64 && (isWord(src[e]) || src[e] == '.' && !(e+1 < len(src) && src[e+1] == '.') || src[e] == '-' || src[e] == '@') {
 				e++
 			}
 			for e > next && src[e-1] == '.' {

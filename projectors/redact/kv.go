@@ -56,18 +56,42 @@ var exactKeys = map[string]kvClass{
 }
 
 // credentialWords are the words that make a key name a credential
-// wherever they stand in it (db_password, x-auth-token, clientSecret).
+// wherever they stand in it (db_password, x-auth-token, clientSecret,
+// kennwort_nas, mot_de_passe), in the languages keys are written in.
 var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode secret token credential credentials
-	cookie cookies signature csrf xsrf apikey auth session sessionid pin otp
+	cookie cookies signature csrf xsrf apikey auth session sessionid pin otp nonce salt mnemonic
 	requirepass masterauth masterpassword bindpw rootpw storepass keypass srcstorepass deststorepass keystorepass
 	authtoken accesstoken refreshtoken idtoken sessiontoken accesskey secretkey privatekey clientsecret
-	connectionstring authkey accountkey masterkey authident sharedkey`)
+	connectionstring authkey accountkey masterkey authident sharedkey
+	kennwort passwort passe contrasena contraseña contrasenya clave senha wachtwoord losenord lösenord salasana
+	haslo hasło heslo jelszo jelszó passord adgangskode sifre şifre parol пароль 密码 パスワード 비밀번호`)
 
-// keyQualifiers are the words before "key" or "string" that make them
-// name a credential (api_key, AccountKey, connection_string); alone, "key"
-// names one too.
-var keyQualifiers = wordSet(`api access secret private client account master encryption decryption signing sas auth
-	license app consumer storage shared hmac webhook integration connection`)
+// qualifiedNouns name a credential after one of their qualifiers,
+// anywhere before them in the key: api_key, AccountKey, local_key,
+// connection_string, security_answer, recoveryPhrase, seed_words,
+// alarm_code. Alone, "key" names one too, the others do not.
+var qualifiedNouns = func() map[string]map[string]bool {
+	key := wordSet(`api access secret private client account master encryption decryption signing sas auth
+		license app consumer storage shared hmac webhook integration local device`)
+	code := wordSet(`verification verify auth otp security recovery backup invite invitation alarm access
+		pairing login confirmation activation reset mfa 2fa sms lock door guard unlock`)
+	phrase := wordSet(`seed recovery backup mnemonic secret pass`)
+	answer := wordSet(`security secret question questions`)
+	return map[string]map[string]bool{"key": key, "keys": key, "string": wordSet("connection"),
+		"code": code, "codes": code, "phrase": phrase, "words": phrase, "answer": answer, "answers": answer, "response": answer}
+}()
+
+// qualified reports whether the n-th word of the lower-case key k (words
+// as keyWords finds them) is a qualified noun after one of its qualifiers.
+func qualified(k []byte, words [][2]int, n int) bool {
+	quals := qualifiedNouns[string(k[words[n][0]:words[n][1]])]
+	for m := 0; m < n && quals != nil; m++ {
+		if quals[string(k[words[m][0]:words[m][1]])] {
+			return true
+		}
+	}
+	return false
+}
 
 // settingWords are the words that make a key name a property of a
 // credential, or where it comes from, rather than the credential itself:
@@ -75,7 +99,8 @@ var keyQualifiers = wordSet(`api access secret private client account master enc
 var settingWords = wordSet(`count len length size ttl timeout expiry expires expire expiration expired max min limit
 	type ms enabled enable disabled required version interval file path env stdin prompt cmd command helper mode method
 	url uri endpoint algorithm alg name ref provider policy strength rotation format dir less hash bits header field
-	param store kind source label hint rule rules valid validity age`)
+	param store kind source label hint rule rules valid validity age function func handler mechanism mechanisms
+	backend class module plugin`)
 
 func wordSet(s string) map[string]bool {
 	m := map[string]bool{}
@@ -115,7 +140,7 @@ func classifyKey(key []byte) kvClass {
 	letters := false
 	for i, c := range key {
 		k[i] = lower(c)
-		letters = letters || isAlpha(c)
+		letters = letters || isAlpha(c) || c >= 0x80
 	}
 	if !letters {
 		return kvNone
@@ -125,15 +150,18 @@ func classifyKey(key []byte) kvClass {
 	}
 	// A dotted key is named by its last part: spring.datasource.password
 	// is a password, session-7.scope a unit.
+	var words [16][2]int
+	nw := keyWords(&words, key)
 	if d := bytes.LastIndexByte(k, '.'); d >= 0 && d+1 < len(k) {
 		c := classifyKey(key[d+1:])
 		if last := string(k[d+1:]); c == kvNone && (last == "id" || last == "value") && d > 0 {
 			return classifyKey(key[:d]) // session.id: the session's
 		}
+		if c == kvNone && nw > 0 && qualified(k, words[:nw], nw-1) {
+			return kvSecret // security_questions.response
+		}
 		return c
 	}
-	var words [16][2]int
-	nw := keyWords(&words, key)
 	class := kvNone
 	for n := range nw {
 		w := k[words[n][0]:words[n][1]]
@@ -144,7 +172,7 @@ func classifyKey(key []byte) kvClass {
 			class = kvAuth
 		case class == kvNone && (credentialWords[string(w)] || glued(w)):
 			class = kvSecret
-		case class == kvNone && (string(w) == "key" || string(w) == "keys" || string(w) == "string") && n > 0 && keyQualifiers[string(k[words[n-1][0]:words[n-1][1]])]:
+		case class == kvNone && qualified(k, words[:nw], n):
 			class = kvSecret
 		}
 	}
@@ -159,7 +187,7 @@ func classifyKey(key []byte) kvClass {
 // glued reports whether the word w is a credential noun with a word glued
 // before it (dbpassword, rpcpassword, npmtoken).
 func glued(w []byte) bool {
-	for _, n := range []string{"password", "passwd", "secret", "token"} {
+	for _, n := range []string{"password", "passwd", "secret", "token", "nonce"} {
 		if len(w) > len(n)+1 && bytes.HasSuffix(w, []byte(n)) {
 			return true
 		}
@@ -171,7 +199,7 @@ func glued(w []byte) bool {
 // lines of a log repeat their keys, and a key found here costs a hash and
 // a comparison instead of classifyKey's searches.
 type keyCache struct {
-	slots [64]struct {
+	slots [256]struct {
 		key   [maxCachedKey]byte
 		n     uint8 // length of key; 0: empty
 		class kvClass
@@ -200,7 +228,9 @@ func (c *keyCache) classify(key []byte) kvClass {
 	return class
 }
 
-func isKeyByte(c byte) bool { return isWord(c) || c == '-' || c == '.' }
+// isKeyByte reports whether c may be part of a key: a word byte, '-', '.',
+// or a byte of a non-ASCII letter (contraseña, пароль).
+func isKeyByte(c byte) bool { return isWord(c) || c == '-' || c == '.' || c >= 0x80 }
 
 // valueEnd returns the end of an unquoted value starting at i.
 func valueEnd(src []byte, i int) int {
@@ -208,10 +238,55 @@ func valueEnd(src []byte, i int) int {
 		switch src[i] {
 		case ' ', '\t', '\n', '\r', ',', ';', '&', ')', ']', '}', '"', '\'', '<', '>', '|', '`':
 			return i
+		case '\\':
+			if escapedBreak(src, i) {
+				return i
+			}
 		}
 		i++
 	}
 	return i
+}
+
+// escapedBreak reports whether src[i], a backslash, starts an escaped
+// line break or tab (\n, \r, \t) of a message logged on one line: it ends
+// a value as the break itself would.
+func escapedBreak(src []byte, i int) bool {
+	return i+1 < len(src) && (src[i+1] == 'n' || src[i+1] == 'r' || src[i+1] == 't')
+}
+
+// phraseEnd returns the end of a pass phrase that starts with the word
+// src[s:e]: the words of lower-case letters after it, two or more, up to a
+// word of prose (a function word, a verb's ending) or anything else; e
+// when the value is one word.
+func phraseEnd(src []byte, s, e int) int {
+	if !isLowerWord(src[s:e]) {
+		return e
+	}
+	end, n := e, 1
+	for k := e; k+1 < len(src) && src[k] == ' ' && n < 24; {
+		w := k + 1
+		for w < len(src) && src[w] >= 'a' && src[w] <= 'z' {
+			w++
+		}
+		if w == k+1 || w-k > 16 || w < len(src) && isWord(src[w]) || !nameLike(src[k+1:w]) {
+			break
+		}
+		end, n, k = w, n+1, w
+	}
+	if n < 3 {
+		return e
+	}
+	return end
+}
+
+func isLowerWord(w []byte) bool {
+	for _, c := range w {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return len(w) >= 3
 }
 
 // secretValueEnd returns the end of an unquoted secret starting at i. A
@@ -223,8 +298,14 @@ func secretValueEnd(src []byte, i int) int {
 		switch src[i] {
 		case ' ', '\t', '\n', '\r', '"', '\'', '<', '>', '|', '`':
 			return i
+		case '\\':
+			if escapedBreak(src, i) {
+				return i
+			}
 		case ',', ';', '&':
-			if i+1 >= len(src) || src[i+1] == ' ' || src[i+1] == '\t' || startsAssignment(src[i+1:]) {
+			// A query's next parameter has no space in its key
+			// (&user=x); a connection string's may (;User Id=sa).
+			if i+1 >= len(src) || src[i+1] == ' ' || src[i+1] == '\t' || startsAssignment(src[i+1:]) && (src[i] != '&' || !spaceBeforeSep(src[i+1:])) {
 				return i
 			}
 		case ')', ']', '}':
@@ -264,6 +345,20 @@ func startsAssignment(b []byte) bool {
 		case c == ' ' && b[n-1] != ' ':
 		default:
 			return false
+		}
+	}
+	return false
+}
+
+// spaceBeforeSep reports whether the key at the start of b holds a space
+// before its separator.
+func spaceBeforeSep(b []byte) bool {
+	for n := 0; n < len(b) && n < 64; n++ {
+		switch b[n] {
+		case '=', ':':
+			return false
+		case ' ':
+			return true
 		}
 	}
 	return false
@@ -317,7 +412,7 @@ func redactKV(rw *rewriter) {
 			return
 		}
 		c := src[i]
-		vs := i + 1
+		vs, op := i+1, i
 		if c == ':' {
 			if vs < len(src) && (src[vs] == '/' || src[vs] == ':') {
 				continue // URL scheme or IPv6, not an assignment
@@ -329,6 +424,9 @@ func redactKV(rw *rewriter) {
 			if i > 0 && (src[i-1] == '=' || src[i-1] == '!' || src[i-1] == '<' || src[i-1] == '>') {
 				continue
 			}
+			// An assignment's operator: :=, ?=, .=, +=, ::=, :::=.
+			for op = i; op > 0 && i-op < 4 && (src[op-1] == ':' || src[op-1] == '?' || src[op-1] == '.' || src[op-1] == '+'); op-- {
+			}
 			if vs < len(src) && src[vs] == '=' {
 				continue
 			}
@@ -337,8 +435,13 @@ func redactKV(rw *rewriter) {
 			}
 		}
 		// Find the key.
-		ke := i
-		for ke > 0 && ke > i-3 && (src[ke-1] == ' ' || src[ke-1] == '\t' || src[ke-1] == '+') {
+		// An aligned column of keys pads them with spaces; a subscript
+		// quotes its key in brackets (os.environ["X"] = …).
+		ke := op
+		for ke > 0 && ke > op-32 && (src[ke-1] == ' ' || src[ke-1] == '\t' || src[ke-1] == '+') {
+			ke--
+		}
+		if ke > 1 && src[ke-1] == ']' && (src[ke-2] == '"' || src[ke-2] == '\'') {
 			ke--
 		}
 		if ke > 0 && (src[ke-1] == '"' || src[ke-1] == '\'') {
@@ -354,8 +457,8 @@ func redactKV(rw *rewriter) {
 		for ks < ke && src[ks] == '-' {
 			ks++ // --password=x: the key is password
 		}
-		if ks == ke {
-			continue
+		if ks == ke || c == ':' && ks > 0 && src[ks-1] == '$' {
+			continue // no key, or a variable's name ($USER:$PASS)
 		}
 		key := src[ks:ke]
 		class := rw.keys.classify(key)
@@ -369,6 +472,27 @@ func redactKV(rw *rewriter) {
 			case hasSuffixFold(before, "subscription") || hasSuffixFold(before, "tenant") || hasSuffixFold(before, "tenant)") ||
 				hasSuffixFold(before, "account") || hasSuffixFold(before, "project"):
 				class = kvAccount
+			}
+		}
+		if (string(lk) == "key" || qualifiedNouns[string(lk)] != nil) && ks >= 2 && src[ks-1] == ' ' && isAlpha(src[ks-2]) {
+			// A noun after a word is that word's: API key, Guard code,
+			// security answer; a public key or a host key is no secret.
+			pw := ks - 1
+			for pw > 0 && ks-pw < 24 && isAlpha(src[pw-1]) {
+				pw--
+			}
+			if two := rw.keys.classify(src[pw:ke]); two != kvNone || !determiners[string(lowerASCII(src[pw:ks-1]))] {
+				class = two
+			}
+		}
+		if class == kvNone && string(lk) == "code" && (c == '=' || src[min(vs, len(src)-1)] == '"' || vs+1 < len(src) && src[vs] == ' ' && src[vs+1] == '"') {
+			// A code of four to eight digits, quoted or in a query, is a
+			// PIN or a one-time code (code=8268, code: "3310"); an error
+			// or status code is a bare number.
+			if s, e := pinAt(src, vs); e > s {
+				rw.mask(s, e, kSecret)
+				i = e - 1
+				continue
 			}
 		}
 		isValueKey := string(lk) == "value"
@@ -427,7 +551,7 @@ func redactKV(rw *rewriter) {
 				continue
 			}
 		}
-		if quote == 0 && vs+1 < len(src) && (src[vs] == '[' || src[vs] == '{') && class != kvAuth && opensStructure(src[vs+1]) {
+		if quote == 0 && vs+1 < len(src) && (src[vs] == '[' || src[vs] == '{') && class != kvAuth && opensStructure(src[vs:]) {
 			// A list or an object: its members carry their own names,
 			// but a cookies list holds cookies, and a list of strings
 			// (set-cookie: ["sid=…"]) the values themselves.
@@ -442,8 +566,20 @@ func redactKV(rw *rewriter) {
 			}
 		}
 		if class == kvSecret || class == kvAuth || class == kvCookie {
-			if e := refEnd(src, vs); e > 0 {
-				i = e - 1 // ${DB_PASSWORD}, os.Getenv("X"): a reference, kept
+			if quote == '`' && bytes.IndexByte(src[vs:min(len(src), vs+maxRef)], ' ') >= 0 {
+				i = vs // `etcdctl get /x`: a command's output
+				continue
+			}
+			if e := refEnd(src, vs); e > 0 && (e == len(src) || closesValue(src[e]) || src[e] == '\\' || src[e] == '%' || src[e] == '[') {
+				// ${DB_PASSWORD}, os.Getenv("X"): a reference, kept; the
+				// arguments of a call are read (Session(password='x')).
+				if i = e - 1; isAlpha(src[vs]) {
+					i = vs
+				}
+				continue
+			}
+			if e := noteEnd(src, vs); e > 0 {
+				i = e - 1 // (not set)
 				continue
 			}
 		}
@@ -502,7 +638,7 @@ func redactKV(rw *rewriter) {
 				ve = len(src)
 			}
 		case class == kvSecret:
-			ve = secretValueEnd(src, vs)
+			ve = phraseEnd(src, vs, secretValueEnd(src, vs))
 		default:
 			ve = valueEnd(src, vs)
 		}
@@ -523,8 +659,11 @@ func redactKV(rw *rewriter) {
 				continue
 			}
 			rw.mask(vs, ve, kSecret)
-		case kvSecret, kvCookie:
-			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4)) {
+		case kvCookie:
+			maskCookies(rw, vs, ve)
+		case kvSecret:
+			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4) ||
+				sentence(val) && generatedKey(key)) {
 				i = ve - 1
 				continue
 			}
@@ -556,6 +695,51 @@ func redactKV(rw *rewriter) {
 		i = ve - 1
 	}
 }
+
+// pinAt returns the bounds of four to eight digits at vs, after a space
+// and inside quotes at most, standing alone; e == s when there are none.
+func pinAt(src []byte, vs int) (s, e int) {
+	s = vs
+	for s < len(src) && s-vs < 2 && (src[s] == ' ' || src[s] == '"' || src[s] == '\'') {
+		s++
+	}
+	e = s
+	for e < len(src) && e-s <= 8 && isDigit(src[e]) {
+		e++
+	}
+	if e-s < 4 || e-s > 8 || e < len(src) && (isWord(src[e]) || src[e] == '.') {
+		return s, s
+	}
+	return s, e
+}
+
+// maskCookies masks the values of the cookies of a Cookie or Set-Cookie
+// header's value src[vs:ve] (sid=…; theme=…), not their names or a
+// Set-Cookie's attributes (Path, Max-Age, SameSite); a value that names
+// no cookie is masked whole.
+func maskCookies(rw *rewriter, vs, ve int) {
+	src := rw.src
+	if bytes.IndexByte(src[vs:ve], '=') < 0 {
+		rw.mask(vs, ve, kSecret)
+		return
+	}
+	for s := vs; s < ve; {
+		e := ve
+		if k := bytes.IndexByte(src[s:ve], ';'); k >= 0 {
+			e = s + k
+		}
+		if eq := bytes.IndexByte(src[s:e], '='); eq > 0 {
+			name := bytes.TrimSpace(src[s : s+eq])
+			if !cookieAttributes[string(lowerASCII(name))] && s+eq+1 < e {
+				rw.mask(s+eq+1, e, kSecret)
+			}
+		}
+		s = e + 1
+	}
+}
+
+// cookieAttributes are the attributes of a Set-Cookie header.
+var cookieAttributes = wordSet(`path domain expires max-age samesite secure httponly priority partitioned`)
 
 func allDigits(b []byte) bool {
 	if len(b) == 0 {
@@ -655,14 +839,19 @@ func isLoopback(v []byte) bool {
 	return false
 }
 
-// opensStructure reports whether c, after '[' or '{', shows a list or an
-// object rather than a bracketed value ([s3cr3t]).
-func opensStructure(c byte) bool {
-	switch c {
+// opensStructure reports whether b, which starts with '[' or '{', opens a
+// list or an object rather than a bracketed value ([s3cr3t]): a quote, a
+// bracket or white space follows, or a key and ':' (YAML's {env: X}).
+func opensStructure(b []byte) bool {
+	switch b[1] {
 	case '{', '[', '"', '\'', ']', '}', ' ', '\t', '\n', '\r':
 		return true
 	}
-	return false
+	k := 1
+	for k < len(b) && k < 48 && isKeyByte(b[k]) {
+		k++
+	}
+	return b[0] == '{' && k > 1 && k+1 < len(b) && b[k] == ':' && b[k+1] == ' '
 }
 
 func hasDigit(b []byte) bool {

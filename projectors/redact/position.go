@@ -2,7 +2,9 @@ package redact
 
 import (
 	"bytes"
+	"maps"
 	"slices"
+	"strings"
 )
 
 // Credential-bearing positions that hold no '=' or ':' after the name: a
@@ -15,28 +17,60 @@ import (
 
 // specialWords are the words this pass reads besides the names of
 // credentials.
-var specialWords = []string{"process", "auth", "basicauth", "credentials", "isql", "http-basic.", "add_user", "change_password", "net", "htpasswd", "by", "login", "account", "subscription", "subscriptions",
+var specialWords = []string{"process", "auth", "basicauth", "credentials", "isql", "http-basic", "add_user", "adduser", "change_password",
+	"set_password", "net", "htpasswd", "by", "login", "logon", "signin", "superuser", "account", "subscription", "subscriptions",
 	"tenant", "project", "directory"}
 
-// passwordWord reports whether the lower-case word w names a password by
-// one of its words (and not a token or a secret, whose name is prose more
-// often): a quoted value after it is the password, whatever its shape.
-func passwordWord(w []byte) bool {
-	for s, e := 0, 0; e <= len(w); e++ {
-		if e < len(w) && w[e] != '_' && w[e] != '-' && w[e] != '.' {
-			continue
-		}
-		switch p := w[s:e]; string(p) {
-		case "password", "passwd", "pwd", "passphrase", "passcode":
+// humanSecret reports whether the key names a secret that a person
+// chose (a password, a pass phrase, a PIN, an answer) by one of its words,
+// rather than a generated one (a token, a key, a salt), whose name is
+// prose more often: its value is what it is, words and spaces included.
+func humanSecret(key []byte) bool {
+	var words [16][2]int
+	n := keyWords(&words, key)
+	for k := range n {
+		w := lowerASCII(key[words[k][0]:words[k][1]])
+		if humanWords[string(w)] || glued(w) && !bytes.HasSuffix(w, []byte("token")) && !bytes.HasSuffix(w, []byte("secret")) && !bytes.HasSuffix(w, []byte("nonce")) {
 			return true
-		default:
-			if glued(p) && !bytes.HasSuffix(p, []byte("token")) && !bytes.HasSuffix(p, []byte("secret")) {
-				return true
-			}
 		}
-		s = e + 1
 	}
 	return false
+}
+
+// humanWords are the words of humanSecret, in the languages of
+// credentialWords.
+var humanWords = wordSet(`password passwd pwd pw pass passphrase passcode pin mnemonic phrase words answer answers response code codes
+	kennwort passwort passe contrasena contraseña contrasenya clave senha wachtwoord losenord lösenord salasana
+	haslo hasło heslo jelszo jelszó passord adgangskode sifre şifre parol пароль 密码 パスワード 비밀번호`)
+
+// generatedKey reports whether the key names generated material (a key, a
+// token, a salt), which no sentence is.
+func generatedKey(key []byte) bool {
+	var words [16][2]int
+	n := keyWords(&words, key)
+	for k := range n {
+		if generatedWords[string(lowerASCII(key[words[k][0]:words[k][1]]))] {
+			return true
+		}
+	}
+	return false
+}
+
+var generatedWords = wordSet(`key keys token tokens salt nonce signature sig apikey hmac cookie session sessionid csrf xsrf`)
+
+// sentence reports whether v is words of lower-case letters and spaces,
+// two or more: prose (put your unique phrase here), not a generated
+// secret.
+func sentence(v []byte) bool {
+	sp := 0
+	for _, c := range v {
+		if c == ' ' {
+			sp++
+		} else if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return sp > 0
 }
 
 // credentialWord reports whether the lower-case word w, used as a keyword
@@ -104,6 +138,9 @@ func redactPositions(rw *rewriter) {
 			if e+1 < len(src) {
 				trig |= triggerPairs[src[e]] & letterBit[src[e+1]]
 			}
+			if src[e] >= 0x80 {
+				trig = 1
+			}
 			e++
 		}
 		if e == i || e-i > 64 {
@@ -128,7 +165,7 @@ func redactPositions(rw *rewriter) {
 				}
 			}
 		}
-		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) || trig == 0 {
+		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) || trig == 0 || src[e-1] == '.' {
 			i = e - 1
 			continue
 		}
@@ -147,8 +184,10 @@ func redactPositions(rw *rewriter) {
 		switch {
 		case string(w) == "process":
 			n = processID(rw, vs)
-		case loginCommand(w) != nil:
-			n = accountArgs(rw, vs, loginCommand(w))
+		case w[0] == 'n' && string(w) == "net":
+			if phrasePrefix(src[vs:], "user ") {
+				n = accountArgs(rw, vs+5, true)
+			}
 		case netrc >= 0 && i > netrc && (string(w) == "login" || string(w) == "account"):
 			n = netrcValue(rw, vs, User)
 		case netrc >= 0 && i > netrc && (string(w) == "password" || string(w) == "passwd"):
@@ -165,7 +204,16 @@ func redactPositions(rw *rewriter) {
 		case string(w) == "subscription" || string(w) == "tenant" || string(w) == "account" || string(w) == "project" ||
 			string(w) == "directory" || string(w) == "subscriptions":
 			n = cloudID(rw, string(w), vs)
-		case credentialWord(w, rw.keys):
+		case isAccountVerb(w) && !(netrc >= 0 && i > netrc):
+			if holdsGateLiteral(w) && credentialWord(w, rw.keys) {
+				n = keywordValue(rw, w, vs) // password X
+			} else if string(w) == "auth" {
+				n = accountPair(rw, vs) // stats auth admin:X
+			}
+			if n == 0 {
+				n = accountArgs(rw, vs, accountVerbs[string(verbOf(w))])
+			}
+		case holdsGateLiteral(w) && credentialWord(w, rw.keys):
 			n = keywordValue(rw, w, vs)
 		case string(w) == "auth" || string(w) == "basicauth" || string(w) == "credentials":
 			n = accountPair(rw, vs)
@@ -176,6 +224,21 @@ func redactPositions(rw *rewriter) {
 			i = e - 1
 		}
 	}
+}
+
+// isAccountVerb reports whether the command word w is one of accountVerbs.
+func isAccountVerb(w []byte) bool {
+	_, ok := accountVerbs[string(verbOf(w))]
+	return ok
+}
+
+// verbOf returns the verb of a command word: http-basic.REPO is
+// http-basic's.
+func verbOf(w []byte) []byte {
+	if d := bytes.IndexByte(w, '.'); d > 0 {
+		return w[:d]
+	}
+	return w
 }
 
 // netrcStart returns the offset of the first netrc entry of src ("machine
@@ -258,7 +321,7 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 		if ve >= len(src) || src[ve] != q || ve == vs+1 || notASecret(src, vs+1, ve) {
 			return 0
 		}
-		if v := src[vs+1 : ve]; !passwordWord(w) && !(credentialShaped(v) && credentialLike(v) && len(v) >= 8 && bytes.IndexByte(v, ' ') < 0) {
+		if v := src[vs+1 : ve]; !humanSecret(w) && !(credentialShaped(v) && credentialLike(v) && len(v) >= 8 && bytes.IndexByte(v, ' ') < 0) {
 			return 0
 		}
 		rw.mask(vs+1, ve, kSecret)
@@ -356,6 +419,9 @@ func xmlSecret(rw *rewriter, i int) int {
 		return 0
 	}
 	w := lowerASCII(src[i+1 : e])
+	if string(w) == "key" {
+		return plistValue(rw, e+1)
+	}
 	if w == nil || rw.keys.classify(w) != kvSecret {
 		return 0
 	}
@@ -369,6 +435,40 @@ func xmlSecret(rw *rewriter, i int) int {
 	}
 	rw.mask(vs, ve, kSecret)
 	return ve
+}
+
+// plistValue reads a property list's pair from vs, after <key>: the
+// element's text names the value of the element that follows
+// (<key>Password</key><string>…</string>), which is masked when the name
+// names a credential.
+func plistValue(rw *rewriter, vs int) int {
+	src := rw.src
+	ve := vs
+	for ve < len(src) && ve-vs < 64 && src[ve] != '<' {
+		ve++
+	}
+	if ve+6 >= len(src) || !bytes.HasPrefix(src[ve:], []byte("</key>")) || rw.keys.classify(src[vs:ve]) != kvSecret {
+		return 0
+	}
+	k := ve + len("</key>")
+	for k < len(src) && isSpace(src[k]) {
+		k++
+	}
+	if k >= len(src) || src[k] != '<' {
+		return 0
+	}
+	if e := elementEnd(src, k); e > 0 {
+		s := e + 1
+		t := s
+		for t < len(src) && t-s < 256 && src[t] != '<' {
+			t++
+		}
+		if t > s && !notASecret(src, s, t) {
+			rw.mask(s, t, kSecret)
+			return t
+		}
+	}
+	return 0
 }
 
 // elementEnd returns the index of the '>' that closes the element name
@@ -458,7 +558,8 @@ func userPassAt(rw *rewriter, i, e int) int {
 	switch {
 	case h[0] == '/' || h[0] == '(':
 		// @//host:1521/SVC, @(DESCRIPTION=…)
-	case hEnd > 0 && isAlpha(h[0]) && !versionLike(h[:hEnd]) && !notAHost[string(lowerASCII(h[:hEnd]))]:
+	case hEnd > 0 && isAlpha(h[0]) && !versionLike(h[:hEnd]) && !notAHost[string(lowerASCII(h[:hEnd]))] &&
+		!(hEnd >= 7 && allHexBytes(h[:hEnd]) && hasDigit(h[:hEnd])): // owner/repo@<commit>
 	default:
 		return 0
 	}
@@ -598,15 +699,19 @@ func afterFlag(src []byte, i int) bool {
 }
 
 // credentialLike reports whether a word after a credential keyword reads
-// as a credential: letters with digits, mixed case, or punctuation that
-// names and words do not hold. Lower-case words joined by '-', '_' or '.'
-// (get-secret-value) are names.
+// as a credential: letters with digits, mixed case (a capital after the
+// first letter), or punctuation that names and words do not hold; the
+// question or exclamation mark that ends a sentence does not count.
+// Lower-case words joined by '-', '_' or '.' (get-secret-value) are names.
 func credentialLike(v []byte) bool {
+	for len(v) > 1 && (v[len(v)-1] == '?' || v[len(v)-1] == '!') && isAlpha(v[len(v)-2]) {
+		v = v[:len(v)-1]
+	}
 	var up, lo, di, punct bool
-	for _, c := range v {
+	for k, c := range v {
 		switch {
 		case c >= 'A' && c <= 'Z':
-			up = true
+			up = up || k > 0
 		case c >= 'a' && c <= 'z':
 			lo = true
 		case isDigit(c):
@@ -621,16 +726,40 @@ func credentialLike(v []byte) bool {
 
 // credentialTriggers are literals that every credential word holds: with
 // specialWords, the keyword prefilter of this pass. A word that holds the
-// first two letters of none of them is not looked at further.
-var credentialTriggers = []string{"pass", "pw", "secret", "token", "key", "auth", "cred", "sig", "sid", "pin", "otp",
-	"csrf", "xsrf", "sess", "cookie", "connectionstring"}
+// first two letters of none of them is not looked at further; a word with
+// a byte of a non-ASCII letter always is (пароль).
+var credentialTriggers = func() []string {
+	t := []string{"pass", "pw", "secret", "token", "key", "auth", "cred", "sig", "sid", "pin", "otp",
+		"csrf", "xsrf", "sess", "cookie", "connectionstring", "answer", "response", "code", "phrase"}
+	for _, w := range slices.Sorted(maps.Keys(credentialWords)) {
+		covered := strings.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) >= 0
+		for _, l := range t {
+			covered = covered || strings.Contains(w, l)
+		}
+		if !covered {
+			t = append(t, w) // nonce, kennwort, clave, …
+		}
+	}
+	return t
+}()
+
+// nonASCIICredentials are the credential words that hold a non-ASCII
+// letter: gatePositions looks for them whole.
+var nonASCIICredentials = func() (out [][]byte) {
+	for _, w := range slices.Sorted(maps.Keys(credentialWords)) {
+		if strings.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) >= 0 {
+			out = append(out, []byte(w))
+		}
+	}
+	return out
+}()
 
 // triggerPairs[c0] has bit c1-'a' when a trigger or a special word starts
 // with c0 c1, in either case.
 var triggerPairs = func() (t [256]uint32) {
 	for _, s := range append(slices.Clone(credentialTriggers), specialWords...) {
-		t[s[0]] |= 1 << (s[1] - 'a')
-		t[s[0]-32] |= 1 << (s[1] - 'a')
+		t[s[0]] |= 1 << (lower(s[1]) - 'a')
+		t[s[0]-32] |= 1 << (lower(s[1]) - 'a')
 	}
 	return t
 }()
@@ -644,80 +773,204 @@ var letterBit = func() (t [256]uint32) {
 	return t
 }()
 
-// loginCommands take an account and its password as arguments, after
-// skip others (flags apart): rabbitmqctl add_user USER PASS, isql DSN USER
-// PASS, poetry config http-basic.REPO USER PASS, net user USER PASS,
-// htpasswd -b FILE USER PASS (-n: no file).
-var loginCommands = []login{
-	{cmd: "add_user"}, {cmd: "change_password"}, {cmd: "isql", skip: 1}, {cmd: "http-basic.", prefix: true},
-	{cmd: "net", then: "user"}, {cmd: "htpasswd", skip: 1, needFlag: 'b', file: 'n'},
-}
+// accountVerbs announce an account and its password as the arguments
+// after them, past flags, a subcommand or a file: rabbitmqctl add_user
+// USER PASS, htpasswd -b FILE USER PASS, isql DSN USER PASS, net user USER
+// PASS, poetry config http-basic.REPO USER PASS, steamcmd +login USER
+// PASS, emqx ctl admins passwd USER PASS, doveadm auth test USER PASS.
+// After a command made for it (true) any word is the password, the last
+// of three arguments; after a verb that is prose too, the first word after
+// an account that is shaped like a password.
+var accountVerbs = map[string]bool{"add_user": true, "adduser": true, "change_password": true, "set_password": true,
+	"isql": true, "htpasswd": true, "http-basic": true, "net": true,
+	"login": false, "logon": false, "signin": false, "passwd": false, "password": false, "auth": false, "superuser": false}
 
-type login struct {
-	cmd, then      string // the command word, and the word after it it needs
-	prefix         bool   // cmd is a prefix of the word (http-basic.REPO)
-	skip           int
-	needFlag, file byte // a flag letter the form needs; one that drops the first argument
-}
-
-// loginCommand returns the entry of loginCommands of the lower-case word
-// w, or nil.
-func loginCommand(w []byte) *login {
-	for i := range loginCommands {
-		c := &loginCommands[i]
-		if string(w) == c.cmd || c.prefix && len(w) > len(c.cmd) && string(w[:len(c.cmd)]) == c.cmd {
-			return c
-		}
-	}
-	return nil
-}
-
-// accountArgs masks the account and the password that the login command c
-// takes as arguments, from vs.
-func accountArgs(rw *rewriter, vs int, c *login) int {
+// accountArgs masks the account and the password among the arguments
+// from vs, after a verb of accountVerbs (strict: made for it).
+func accountArgs(rw *rewriter, vs int, strict bool) int {
 	src := rw.src
-	var args [2][2]int
-	var flags [8]byte
-	n, nf, skip := 0, 0, c.skip
-	if c.then != "" {
-		if !phrasePrefix(src[vs:], c.then+" ") {
-			return 0
-		}
-		vs += len(c.then)
-	}
-	for i, k := vs, 0; i < len(src) && k < 8 && n < 2; k++ {
-		for i < len(src) && src[i] == ' ' {
+	var args [3][2]int
+	n := 0
+	for i, k := vs, 0; i < len(src) && k < 8 && n < len(args); k++ {
+		for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
 			i++
 		}
 		s := i
-		for i < len(src) && i-s < 256 && !isSpace(src[i]) {
+		if i < len(src) && (src[i] == '\'' || src[i] == '"') {
+			for i++; i < len(src) && i-s < 256 && src[i] != src[s]; i++ {
+			}
 			i++
+		} else {
+			for i < len(src) && i-s < 256 && !isSpace(src[i]) {
+				i++
+			}
 		}
-		if s == i {
+		if s == i || i > len(src) || strings.IndexByte("|;&+#<>", src[s]) >= 0 {
 			break
 		}
-		if src[s] == '-' {
-			for _, f := range src[s+1 : min(i, s+4)] {
-				if nf < len(flags) {
-					flags[nf], nf = f, nf+1
-				}
+		if src[s] != '-' && !(src[s] == '/' && i-s < 10 && bytes.IndexByte(src[s+1:i], '/') < 0) {
+			args[n], n = [2]int{s, i}, n+1 // not a flag, nor a Windows switch (/add)
+		}
+	}
+	for k := 0; k+1 < n; k++ {
+		if strict && k+2 < n {
+			continue // DSN USER PASS, FILE USER PASS
+		}
+		a, ps, pe := args[k], args[k+1][0], args[k+1][1]
+		quoted := src[ps] == '\'' || src[ps] == '"'
+		if quoted {
+			ps, pe = ps+1, pe-1
+		}
+		acct := src[a[0]:a[1]]
+		if pe <= ps || !accountName(acct) && !(bytes.IndexByte(acct, '@') > 0 && accountName(acct[:bytes.IndexByte(acct, '@')])) ||
+			!strict && proseWord(acct) ||
+			notASecret(src, ps, pe) || !strict && !quoted && !passwordShaped(src[ps:pe]) {
+			continue
+		}
+		rw.mask(a[0], a[1], kUser)
+		rw.mask(ps, pe, kSecret)
+		return pe
+	}
+	return 0
+}
+
+// proseWord reports whether w is a word of a sentence rather than an
+// account's name: a function word, or an English ending (failed, using).
+func proseWord(w []byte) bool {
+	lw := lowerASCII(w)
+	if userStop[string(lw)] || determiners[string(lw)] || credentialWords[string(lw)] {
+		return true
+	}
+	for _, suffix := range englishSuffixes {
+		if len(lw) >= len(suffix)+3 && bytes.HasSuffix(lw, []byte(suffix)) {
+			return true
+		}
+	}
+	return false
+}
+
+// passwordShaped reports whether a word reads as a password rather than a
+// name, a number, an address, an assignment or a path: credentialLike, and
+// neither an address (10.0.0.1, alice@host, https://…), key=value nor a
+// version.
+func passwordShaped(v []byte) bool {
+	v = bytes.TrimRight(v, ".,;:)") // the sentence's, not the word's
+	if len(v) == 0 || !credentialLike(v) || bytes.ContainsAny(v, "@=") || bytes.Contains(v, []byte("://")) || v[0] == 'v' && len(v) > 1 && isDigit(v[1]) {
+		return false
+	}
+	for _, c := range v {
+		if !isDigit(c) && c != '.' && c != ':' {
+			return true
+		}
+	}
+	return false
+}
+
+// Calls that pass a credential: a setter named for one (setPassword("x"),
+// setKey('x')), a credential's name and its value (define('DB_PASSWORD',
+// 'x'), System.setProperty("X_TOKEN", "x")), and the account and password
+// of a login or a connection (logIn("u", "x"), BasicAuthentication("u",
+// "x"), new PDO('mysql:host=db', 'u', 'x'), mysqli_connect('db', 'u', 'x')).
+func redactCalls(rw *rewriter) {
+	src := rw.src
+	for off := 0; off < len(src); {
+		k := bytes.IndexByte(src[off:], '(')
+		if k < 0 {
+			return
+		}
+		p := off + k
+		off = p + 1
+		var args [3][2]int // the insides of the quoted arguments; zero for another
+		n := callArgs(src, p+1, &args)
+		ns := p
+		for ns > 0 && p-ns < 64 && isWord(src[ns-1]) {
+			ns--
+		}
+		name := src[ns:p]
+		quoted := func(k int) bool { return k < n && args[k][1] > 0 }
+		arg := func(k int) []byte { return src[args[k][0]:args[k][1]] }
+		switch {
+		case !quoted(0):
+		case quoted(1) && isSecretKey(rw.keys.classify(arg(0))) && !(generatedKey(arg(0)) && sentence(arg(1))):
+			rw.mask(args[1][0], args[1][1], kSecret)
+		case setterName(name):
+			rw.mask(args[0][0], args[0][1], kSecret)
+		case quoted(1) && !quoted(2) && loginName(name):
+			rw.mask(args[0][0], args[0][1], kUser)
+			rw.mask(args[1][0], args[1][1], kSecret)
+		case quoted(2) && (bytes.Contains(arg(0), []byte(":")) || bytes.Contains(arg(0), []byte("=")) ||
+			indexFold(name, "connect") >= 0 && !bytes.ContainsAny(arg(0), " ")):
+			rw.mask(args[1][0], args[1][1], kUser) // a DSN or a host, the account, the password
+			rw.mask(args[2][0], args[2][1], kSecret)
+		}
+	}
+}
+
+// callArgs finds the arguments of a call from i, after its '(': the
+// bounds of the inside of each quoted one, zero for another; at most
+// len(args).
+func callArgs(src []byte, i int, args *[3][2]int) int {
+	n := 0
+	for n < len(args) && i < len(src) {
+		for i < len(src) && src[i] == ' ' {
+			i++
+		}
+		if i >= len(src) {
+			break
+		}
+		if q := src[i]; q == '\'' || q == '"' {
+			e := i + 1
+			for e < len(src) && e-i < 256 && src[e] != q && src[e] != '\n' {
+				e++
 			}
-			continue
+			if e >= len(src) || src[e] != q || e == i+1 {
+				break
+			}
+			args[n] = [2]int{i + 1, e}
+			i = e + 1
+		} else {
+			for s := i; i < len(src) && i-s < 64 && src[i] != ',' && src[i] != ')'; i++ {
+			}
 		}
-		if skip > 0 && !(c.file != 0 && bytes.IndexByte(flags[:nf], c.file) >= 0) {
-			skip--
-			continue
-		}
-		args[n] = [2]int{s, i}
 		n++
+		for i < len(src) && src[i] == ' ' {
+			i++
+		}
+		if i >= len(src) || src[i] != ',' {
+			break
+		}
+		i++
 	}
-	if n < 2 || c.needFlag != 0 && bytes.IndexByte(flags[:nf], c.needFlag) < 0 ||
-		isPlaceholder(src[args[0][0]:]) || notASecret(src, args[1][0], args[1][1]) {
-		return 0
+	return n
+}
+
+// gateCalls reports whether src may hold a call with a quoted argument.
+func gateCalls(src []byte, _ features) bool {
+	return bytes.IndexByte(src, '\'') >= 0 || bytes.IndexByte(src, '"') >= 0
+}
+
+func isSecretKey(c kvClass) bool { return c == kvSecret || c == kvAuth }
+
+// setterName reports whether a function's name sets a credential:
+// set, with, use or put, then the credential's name (setApiKey).
+func setterName(name []byte) bool {
+	for _, v := range []string{"set", "with", "use", "put"} {
+		if len(name) > len(v) && hasPrefixFold(name, v) && (isUpper(name[len(v)]) || name[len(v)] == '_') {
+			return isSecretKey(classifyKey(bytes.TrimLeft(name[len(v):], "_")))
+		}
 	}
-	rw.mask(args[0][0], args[0][1], kUser)
-	rw.mask(args[1][0], args[1][1], kSecret)
-	return args[1][1]
+	return false
+}
+
+// loginName reports whether a function's name logs in or authenticates:
+// logIn, signin, login_user, BasicAuthentication, HTTPBasicAuth.
+func loginName(name []byte) bool {
+	for _, w := range []string{"login", "logon", "signin", "auth", "credential"} {
+		if indexFold(name, w) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // gateLiterals are the literals one of which a word must hold for the
@@ -788,6 +1041,11 @@ func gatePositions(src []byte, f features) bool {
 			off = k + 1
 		}
 	}
+	for _, w := range nonASCIICredentials {
+		if f&fNonASCII != 0 && bytes.Contains(src, w) {
+			return true
+		}
+	}
 	// The pair test reads each byte once, carried from one step to the
 	// next, so that a byte costs two table loads and no bounds check.
 	skip := 0
@@ -820,6 +1078,17 @@ func gatePositions(src []byte, f features) bool {
 		}
 	}
 	return false
+}
+
+// holdsGateLiteral reports whether the lower-case word w holds one of
+// gateLiterals, as every keyword gatePositions lets through does.
+func holdsGateLiteral(w []byte) bool {
+	for _, l := range gateLiterals {
+		if bytes.Contains(w, []byte(l)) {
+			return true
+		}
+	}
+	return bytes.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) >= 0
 }
 
 // refusedKeyword holds the words that hold a credential trigger but that

@@ -109,6 +109,7 @@ const (
 	fLowerP       // p: "passw"
 	fLowerA       // a: "arn:"
 	fSQLHead      // s, i, u, d, w in either case: the first letter of a SQL keyword
+	fNonASCII     // a byte of a non-ASCII character
 	nByteFeatures = iota
 )
 
@@ -133,6 +134,9 @@ var featureOf = func() (t [256]features) {
 	t['a'] |= fLowerA
 	for _, c := range "siudwSIUDW" {
 		t[c] |= fSQLHead
+	}
+	for c := 0x80; c < 0x100; c++ {
+		t[c] |= fNonASCII
 	}
 	return t
 }()
@@ -230,6 +234,7 @@ var stages = []stage{
 	{any: fSQLHead, gate: gateSQL, apply: redactSQL},
 	{all: fColon | fSlash, gate: gateURL, apply: redactURL},
 	{any: fEquals | fColon, apply: redactKV},
+	{all: fParen, gate: gateCalls, apply: redactCalls},
 	{gate: gatePositions, apply: redactPositions},
 	{any: fDash, apply: redactFlags},
 	{any: fAt, apply: redactEmail},
@@ -283,7 +288,7 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 	m = canonical.MaskerOf(m)
 	feat := scanFeatures(msg)
 	rw := &r.rw
-	rw.src, rw.spans, rw.keys, rw.feat = msg, r.spans[:0], &r.keys, feat
+	rw.src, rw.spans, rw.keys, rw.feat, rw.public = msg, r.spans[:0], &r.keys, feat, rw.public[:0]
 	for i := range stages {
 		s := &stages[i]
 		if !s.wants(feat) || s.gate != nil && !s.gate(msg, feat) {
@@ -401,6 +406,8 @@ type rewriter struct {
 	last  int       // end of the pass's last range
 	keys  *keyCache // the Redactor's, or nil
 	feat  features  // of src; 0: not known
+	// public are the ranges proofs made public (see proven).
+	public [][2]int
 }
 
 // mask marks src[start:end] as a value of kind k.

@@ -14,6 +14,7 @@ const maxRef = 256
 // refOpeners are the openers of bracketed references and their closers.
 var refOpeners = []struct{ open, close string }{
 	{"${{", "}}"}, {"${", "}"}, {"$(", ")"}, {"{{", "}}"}, {"%(", ")"}, {"((", "))"}, {"#{", "}"}, {"[[", "]]"},
+	{"%env(", ")%"}, {"`", "`"},
 }
 
 // refCalls are the calls and lookups that read a secret from somewhere
@@ -63,23 +64,97 @@ func refEnd(src []byte, i int) int {
 			return i + e
 		}
 		return -1
-	case c == '<':
-		// <password>, <your-token-here>
+	case c == '<' || c == '%' || c == '{':
+		// <password>, <your-token-here>, <masqué>, %TestPassword%,
+		// {SumoAccessKey}: a placeholder of words.
+		closer := map[byte]byte{'<': '>', '%': '%', '{': '}'}[c]
 		e := 1
-		for e < len(rest) && e < 64 && (isWord(rest[e]) || rest[e] == '-' || rest[e] == ' ' || rest[e] == '.') {
+		for e < len(rest) && e < 64 && (isKeyByte(rest[e]) || rest[e] == ' ' && c == '<') {
 			e++
 		}
-		if e > 2 && e < len(rest) && rest[e] == '>' {
-			return i + e + 1
+		if e > 2 && e < len(rest) && rest[e] == closer && (c != '{' || !isUpperName(rest[1:e])) {
+			return i + e + 1 // {PLAIN} is a password scheme, not a placeholder
 		}
 		return -1
 	}
+
 	for _, call := range refCalls {
 		if hasPrefixFold(rest, call) {
 			return i + refTail(rest, len(call))
 		}
 	}
+	if e := codeEnd(rest); e > 0 {
+		return i + e
+	}
 	return -1
+}
+
+// codeEnd returns the end of the expression of code at the start of rest,
+// or -1: a call (getpass(), trino.auth.BasicAuthentication(…)), a path of
+// members followed by a call, an optional member or an index
+// (req.headers.authorization?.split(…)), or a path whose last member
+// names a credential (var.db_password): what it yields, not a value.
+func codeEnd(rest []byte) int {
+	k, parts, last := 0, 0, 0
+	for k < len(rest) && k < 128 && (isAlpha(rest[k]) || rest[k] == '_') {
+		s := k
+		for k < len(rest) && isWord(rest[k]) {
+			k++
+		}
+		parts, last = parts+1, s
+		switch {
+		case k+1 < len(rest) && rest[k] == '.' && isAlpha(rest[k+1]):
+			k++
+		case k+2 < len(rest) && (rest[k] == '?' && rest[k+1] == '.' || rest[k] == '-' && rest[k+1] == '>'):
+			k += 2
+		default:
+			goto end
+		}
+	}
+	return -1
+end:
+	switch {
+	case k < len(rest) && (rest[k] == '(' && (parts > 1 || k >= 4 && allLetters(rest[:k])) || rest[k] == '[' && parts > 1):
+		return refTail(rest, k+1)
+	case parts > 1 && k < len(rest) && rest[k] == '?':
+		return k
+	case parts > 1 && (k == len(rest) || !valueByte[rest[k]]) && classifyKey(rest[last:k]) == kvSecret:
+		return k
+	}
+	return -1
+}
+
+// noteEnd returns the end of a note in brackets at vs ((not set), [none
+// yet]): words and spaces, no value; 0 when there is none.
+func noteEnd(src []byte, vs int) int {
+	if vs >= len(src) || src[vs] != '(' && src[vs] != '[' {
+		return 0
+	}
+	e, space := vs+1, false
+	for e < len(src) && e-vs < 48 && (src[e] >= 'a' && src[e] <= 'z' || src[e] == ' ' || src[e] >= 0x80) {
+		space = space || src[e] == ' '
+		e++
+	}
+	if e < len(src) && space && (src[vs] == '(' && src[e] == ')' || src[vs] == '[' && src[e] == ']') {
+		return e + 1
+	}
+	return 0
+}
+
+// placeholder reports whether v is a value's placeholder: the letter x,
+// a zero or a star repeated for most of it (AKIAXXXXXXXXXXXXXXXX,
+// pnu_XXXXXXXX, xoxb-xxxxxxxxx-xxxxxxxxxx).
+func placeholder(v []byte) bool {
+	n, alnum := 0, 0
+	for _, c := range v {
+		if c == 'x' || c == 'X' || c == '0' || c == '*' {
+			n++
+		}
+		if isAlnum(c) || c == '*' {
+			alnum++
+		}
+	}
+	return n >= 8 && 10*n >= 6*alnum
 }
 
 // refTail returns the end of a call's argument or a lookup's path that
@@ -117,7 +192,11 @@ func maskValue(v []byte) bool {
 	switch string(lowerASCII(v)) { // nil, so no case, past 16 bytes
 	case "null", "nil", "none", "true", "false", "yes", "no", "undefined", "redacted", "[redacted]",
 		"<redacted>", "(redacted)", "hidden", "masked", "[hidden]", "[filtered]", "filtered", "empty", "unset", "omitted",
-		"changeme", "change_me", "change-me", "placeholder",
+		"changeme", "change_me", "change-me", "placeholder", "pass",
+		// A type's name in a signature (secret_id: str).
+		"str", "string", "int", "bool", "boolean", "bytes", "object", "optional",
+		// The type of a public key, as ssh writes it before the key.
+		"ssh-rsa", "ssh-ed25519", "ssh-dss",
 		// The name of a field, as in secret_key=password: not its value.
 		"password", "passwd", "secret", "token", "key":
 		return true
@@ -131,7 +210,7 @@ func maskValue(v []byte) bool {
 			return true // ********, xxxxxxxx
 		}
 	}
-	return false
+	return placeholder(v)
 }
 
 // pathValue reports whether v names a file rather than holding a secret:
@@ -144,6 +223,9 @@ func pathValue(v []byte) bool {
 	}
 	if v[0] == '/' || v[0] == '~' || bytes.HasPrefix(v, []byte("./")) || bytes.HasPrefix(v, []byte("../")) {
 		return true
+	}
+	if k := bytes.Index(v, []byte(":/")); k > 0 && k < 16 && allLetters(v[:k]) && !bytes.HasPrefix(v[k:], []byte("://")) {
+		return true // a map or a store by its type: hash:/etc/postfix/sasl_passwd
 	}
 	if bytes.IndexByte(v, '/') > 0 {
 		for _, c := range v {

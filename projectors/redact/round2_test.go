@@ -28,7 +28,7 @@ func TestRedactionRound2Classes(t *testing.T) {
 		{"aws in a token", "read cache/ASIAQWERTYUIOP234567.json", "read cache/<SECRET>.json"},
 		{"cookie json", `{"cookies":[{"name":"_ga","value":"GA1.2.3"},{"name":"sid","value":"k2LmPx7Rw4"}]}`,
 			`{"cookies":[{"name":"_ga","value":"<SECRET>"},{"name":"sid","value":"<SECRET>"}]}`},
-		{"set-cookie json", `{"set-cookie":["sid=k2LmPx7Rw4; Path=/"]}`, `{"set-cookie":["<SECRET>"]}`},
+		{"set-cookie json", `{"set-cookie":["sid=k2LmPx7Rw4; Path=/"]}`, `{"set-cookie":["sid=<SECRET>; Path=/"]}`},
 		{"name/value env", `{"name":"DB_PASSWORD","value":"Zq9v!k2LmP"},{"name":"LOG_LEVEL","value":"info"}`,
 			`{"name":"DB_PASSWORD","value":"<SECRET>"},{"name":"LOG_LEVEL","value":"info"}`},
 		{"kernel", "Out of memory: Killed process 48813 (java) total-vm:81234kB", "Out of memory: Killed process <PID> (java) total-vm:81234kB"},

@@ -12,25 +12,57 @@ import (
 // and masked in another, and a value of another shape is masked in it.
 func TestProofsEntryByEntry(t *testing.T) {
 	cases := map[string][]struct{ kept, masked string }{
-		"digest after its algorithm": {
+		"digest after its algorithm's name": {
 			{"image sha256:0d5c2ab4f3e8b1a9c7d6e5f40312a1b2c3d4e5f60718293a4b5c6d7e8f901234", "image 0d5c2ab4f3e8b1a9c7d6e5f40312a1b2c3d4e5f60718293a4b5c6d7e8f901234"},
-			{"checksum md5 1c87409cd75d167853d006459185d401 ok", "checksum of 1c87409cd75d167853d006459185d401 ok"},
+			{"SHA256 (app-1.2.tar.gz) = 0D5C2AB4F3E8B1A9C7D6E5F40312A1B2C3D4E5F60718293A4B5C6D7E8F901234", "SHA256 (app-1.2.tar.gz) = 0D5C2AB4F3E8B1A9C7D6E5F40312A1B2C3D4E5F60718293A"},
+			{"SHA2-256(kannel.conf)= 0d5c2ab4f3e8b1a9c7d6e5f40312a1b2c3d4e5f60718293a4b5c6d7e8f901234", "SHA2-512(kannel.conf)= 0d5c2ab4f3e8b1a9c7d6e5f40312a1b2c3d4e5f60718293a4b5c6d7e8f901234"},
+			{"x-amz-checksum-sha256: FfNC35yRiMu784hlVY4LKaxkQ7heaaxJ823UuXLPaMA=", "x-amz-meta-sha1: FfNC35yRiMu784hlVY4LKaxkQ7heaaxJ823UuXLPaMA="},
+			{"Content-MD5: 1B2M2Y8AsgTpgAmY7PhCfg==", "Content-Type: 1B2M2Y8AsgTpgAmY7PhCfg=="},
+			{"Digest: sha-256=OatWF3PpNGqEBZr/cLOJ5GoyJG8WSO8YxmNDeWPpObw=", "Digest: sha-256 token=OatWF3PpNGqEBZr/cLOJ5GoyJG8WSO8YxmNDeWPpObw="},
+			{"x-goog-hash: crc32c=PSO+fw==, md5=/WFU9KLt8E3N/Ke+X8CRXQ==", "x-goog-meta: crc32c=PSO+fw==, sum=/WFU9KLt8E3N/Ke+X8CRXQ=="},
+			{"integrity=sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC", "integrity=sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4Jw"},
+			{"fingerprint is SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8.", "key is SHA1:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8."},
+			{"256 SHA256:3zqtSt6RvKhP6OuRWtEWM5ZiNM2Ug3oNi0fp6kBOYHM ops@build-runner (ED25519)", "256 SHA256:3zqtSt6RvKhP6OuRWtEWM5ZiNM2Ug3oNi0fp6kBOYHM note ops@build-runner (ED25519)"},
 		},
-		"subresource integrity":  {{"integrity=sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC", "integrity=sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4Jw"}},
-		"Go checksum":            {{"x/net v0.25.0 h1:d/OCCoBEUq33pjydKrGQhw7IlUPI2Oylr+8qLx49kac=", "x/net v0.25.0 h2:d/OCCoBEUq33pjydKrGQhw7IlUPI2Oylr+8qLx49kac="}},
-		"ssh key fingerprint":    {{"fingerprint is SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8.", "key is SHA1:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8."}},
-		"checksum header":        {{`ETag: "e474def8bcb216f0ed162edf06727c54"`, `X-Request: "e474def8bcb216f0ed162edf06727c54"`}},
-		"base64 checksum header": {{"Content-MD5: 1B2M2Y8AsgTpgAmY7PhCfg==", "Content-Type: 1B2M2Y8AsgTpgAmY7PhCfg=="}},
-		"checksum file line":     {{"ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1  app.tar.gz", "ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1 app.tar.gz"}},
+		"checksum or digest named": {
+			{`ETag: "e474def8bcb216f0ed162edf06727c54"`, `X-Request: "e474def8bcb216f0ed162edf06727c54"`},
+			{"x/net v0.25.0 h1:d/OCCoBEUq33pjydKrGQhw7IlUPI2Oylr+8qLx49kac=", "x/net v0.25.0 h2:d/OCCoBEUq33pjydKrGQhw7IlUPI2Oylr+8qLx49kac="},
+		},
+		"checksum file line": {{"ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1  app-5.8.3-debian12-amd64.deb", "ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1 app.tar.gz"}},
 		"commit in a git context": {
 			{"commit 28efa20124d6d003a6630d95495d395dc3289858", "token 28efa20124d6d003a6630d95495d395dc3289858"},
-			{"HEAD is now at 9132b5958b11 fix", "head is at 9132b5958b11 fix"},
+			{"HEAD is now at 9132b5958b11 fix", "head token is at 9132b5958b11 fix"},
+			{"object e4be9b4cefbc6271caaf49e1e3a8d078b85a30b2", "objects e4be9b4cefbc6271caaf49e1e3a8d078b85a30b2"},
+			{"- uses: actions/checkout@d92c11494c2b7839ff4753a6a07ec33ab1096bc4 # v4.2.2", "- run: deploy d92c11494c2b7839ff4753a6a07ec33ab1096bc4 # v4.2.2"},
 		},
-		"key id or fingerprint":  {{"gpg: using RSA key 4AEE18F83AFDEB23", "gpg: using the 4AEE18F83AFDEB23"}},
-		"ssh public key":         {{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHq7Lm2vK9tR4xW1nB8yC3dF6hJ0sG5aE2uQ", "ssh-ed25519 QUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSUhxN0xtMnZLOXRSNHhXMW5COHlD"}},
-		"W3C traceparent":        {{"traceparent: 00-b6403f3d9cf02eb7ba30357967f196ce-7f3a9c2e1b4d6058-01", "tracestate: 00-b6403f3d9cf02eb7ba30357967f196ce-7f3a9c2e1b4d6058-01"}},
-		"OpenTelemetry trace id": {{"trace_id=e5ab768873f4f88e5690e80b0c4824c5", "request_id=e5ab768873f4f88e5690e80b0c4824c5"}},
-		"OpenTelemetry span id":  {{`"spanId":"7f3a9c2e1b4d6058"`, `"nonce":"7f3a9c2e1b4d6058"`}},
+		"commit before its ref": {{"1f8fa1d7c8eb9c7cf8ba1c6cbb52440483259735 refs/tags/v1.9.4", "1f8fa1d7c8eb9c7cf8ba1c6cbb52440483259735 tags/v1.9.4"}},
+		"git range, describe name or Go pseudo-version": {
+			{"index 2dab6e7a11..6c9f136b22 100644", "index 2dab6e7a11.6c9f136b22 100644"},
+			{"v1.9.4-14-gb48b6fb2c41", "v1.9.4-14-xb48b6fb2c41"},
+			{"diff 2dab6e7a11...6c9f136b22 shown", "diff 2dab6e7a11....6c9f136b22 shown"},
+		},
+		"key id or fingerprint": {
+			{"gpg: using RSA key 4AEE18F83AFDEB23", "gpg: using the token 4AEE18F83AFDEB23"},
+			{"pub   ed25519/217417CFE32FE7D6 2026-01-14 [SC]", "pub   ed25519 217417CFE32FE7D6b 2026-01-14 [SC]"},
+		},
+		"content-addressed path": {{"packages/8a/ea/19f9ad283fe0a3a3e28580a12d3e1db637519141284019db9bb7a6755bfb/mlflow.whl", "packages/8a/ea/19f9ad283fe0a3a3e28580a12d3e1db637519141284019db9bb7a6755bf/mlflow.whl"}},
+		"ssh public key":         {{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHq7Lm2vK9tR4xW1nB8yC3dF6hJ0sG5aE2uQ ops@build-runner", "ssh-ed25519 QUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSUhxN0xtMnZLOXRSNHhXMW5COHlD"}},
+		"trace context": {
+			{"traceparent: 00-b6403f3d9cf02eb7ba30357967f196ce-7f3a9c2e1b4d6058-01", "tracestate: 01-b6403f3d9cf02eb7ba30357967f196ce-7f3a9c2e1b4d6058-01"},
+			{"trace_id=e5ab768873f4f88e5690e80b0c4824c5", "request_id=e5ab768873f4f88e5690e80b0c4824c5"},
+			{`"spanId":"7f3a9c2e1b4d6058"`, `"nonce":"7f3a9c2e1b4d6058"`},
+			{"X-B3-TraceId: d9b720aaf9d3933f7b143827e5c6655a", "X-Request-Id: d9b720aaf9d3933f7b143827e5c6655a"},
+			{"b3: 7dafb03ac199aba9918c7535ca187fab-9d961b0a2efe15a4-1", "b3: 7dafb03ac199aba9918c7535ca187fab-9d961b0a2efe15a4-1-2-3"},
+			{"X-Cloud-Trace-Context: 04e0b0d18e4c1012f1abbe4ec2eb4203/1223728822541981490;o=1", "X-Cloud-Context: 04e0b0d18e4c1012f1abbe4ec2eb4203/1223728822541981490;o=1"},
+		},
+		"public key named": {
+			{"PublicKey = +bSlf6HDjKP2HDWpncWCFEQjE4f0oSvtK578UmgRRBE=", "PrivateKey = +bSlf6HDjKP2HDWpncWCFEQjE4f0oSvtK578UmgRRBE="},
+			{"<key>SUPublicEDKey</key><string>ecr+hi8h0fxsPqXwTNbIYBwE4q3IRr6AOEDKHN/Ovws=</string>", "<key>SUPrivateEDKey</key><string>ecr+hi8h0fxsPqXwTNbIYBwE4q3IRr6AOEDKHN/Ovws=</string>"},
+		},
+		"JSON web key's public member": {{`{"kty":"EC","crv":"P-256","x":"NFtcoy6l6LCROsUxNH1NS0_rNQFEGMXcdWr_99YCBtQ"}`, `{"crv":"P-256","x":"NFtcoy6l6LCROsUxNH1NS0_rNQFEGMXcdWr_99YCBtQ"}`}},
+		"signature tool's public key":  {{"minisign -Vm app.zip -P RWRBdnw8iNCdVy+A/C6F/WEIV3rcDI4zN5dW/ZzAVhupSmqLFnkRLy8V", "unzip -Vm app.zip -P RWRBdnw8iNCdVy+A/C6F/WEIV3rcDI4zN5dW/ZzAVhupSmqLFnkRLy8V"}},
+		"age recipient":                {{"age: age1wzqal2h74atj72fvu7gsg8kqacjr2lkg4aqua9qnujc4l393drc3nqe66d", "age: age1wzqal2h74atj72fvu7gsg8kqacjr2lkg4aqua9qnujc4l393drc3nqe66"}},
+		"Nix store path":               {{"/nix/store/ncn5zbmvf411bb368pgg01isb2qj1k1w-duckdb-1.1.3", "/opt/store/ncn5zbmvf411bb368pgg01isb2qj1k1w-duckdb-1.1.3"}},
 	}
 	for _, p := range proofsTable {
 		cs, ok := cases[p.name]
@@ -58,7 +90,11 @@ func TestProofsEntryByEntry(t *testing.T) {
 // names one after each of its qualifiers.
 func TestCredentialWordsEntryByEntry(t *testing.T) {
 	for _, w := range slices.Sorted(maps.Keys(credentialWords)) {
-		for _, key := range []string{w, "admin_" + w, "x-" + w, "db." + w, strings.ToUpper(w) + "_VALUE"} {
+		keys := []string{w, "admin_" + w, "x-" + w, "db." + w}
+		if strings.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) < 0 {
+			keys = append(keys, strings.ToUpper(w)+"_VALUE")
+		}
+		for _, key := range keys {
 			if c := classifyKey([]byte(key)); c != kvSecret && c != kvCookie {
 				t.Errorf("%q (word %q): class %d, not a credential", key, w, c)
 			}
@@ -74,15 +110,18 @@ func TestCredentialWordsEntryByEntry(t *testing.T) {
 			}
 		}
 	}
-	for _, q := range slices.Sorted(maps.Keys(keyQualifiers)) {
-		keys := []string{q + "_key", q + "Key", q + "-keys"}
-		if q == "connection" {
-			keys = []string{"connection_string", "ConnectionString"}
-		}
-		for _, key := range keys {
-			if c := classifyKey([]byte(key)); c != kvSecret {
-				t.Errorf("%q (qualifier %q): class %d", key, q, c)
+	for _, noun := range slices.Sorted(maps.Keys(qualifiedNouns)) {
+		for _, q := range slices.Sorted(maps.Keys(qualifiedNouns[noun])) {
+			for _, key := range []string{q + "_" + noun, q + strings.ToUpper(noun[:1]) + noun[1:], "x-" + q + "-db-" + noun, q + "_things." + noun} {
+				if c := classifyKey([]byte(key)); c != kvSecret {
+					t.Errorf("%q (qualifier %q of %q): class %d", key, q, noun, c)
+				}
 			}
+		}
+		// Alone, or after another word, a noun names no credential
+		// (but "key" alone does).
+		if c := classifyKey([]byte("other_" + noun)); c != kvNone {
+			t.Errorf("other_%s: class %d", noun, c)
 		}
 	}
 	// Substrings never count: these hold a setting or a credential word
@@ -95,29 +134,60 @@ func TestCredentialWordsEntryByEntry(t *testing.T) {
 	}
 }
 
-// Each login command masks its account and password arguments.
-func TestLoginCommandsEntryByEntry(t *testing.T) {
+// Each account verb masks the account and password after it.
+func TestAccountVerbsEntryByEntry(t *testing.T) {
 	examples := map[string]string{
 		"add_user":        "rabbitmqctl add_user jdoe Zq9v!k2LmP",
+		"adduser":         "mosquitto adduser jdoe Zq9v!k2LmP",
 		"change_password": "rabbitmqctl change_password jdoe Zq9v!k2LmP",
+		"set_password":    "app set_password jdoe tiger",
 		"isql":            "isql -v MyDSN jdoe Zq9v!k2LmP",
-		"http-basic.":     "poetry config http-basic.repo jdoe Zq9v!k2LmP",
+		"http-basic":      "poetry config http-basic.repo jdoe Zq9v!k2LmP",
 		"net":             "net user jdoe Zq9v!k2LmP /add",
 		"htpasswd":        "htpasswd -b -c /etc/nginx/.htpasswd jdoe Zq9v!k2LmP",
+		"login":           "steamcmd +login jdoe Zq9v!k2LmP +quit",
+		"logon":           "client logon jdoe Zq9v!k2LmP",
+		"signin":          "cli signin jdoe Zq9v!k2LmP",
+		"passwd":          "./bin/emqx ctl admins passwd jdoe Zq9v!k2LmP",
+		"password":        "drush user:password jdoe 'Zq9v!k2LmP'",
+		"auth":            "doveadm auth test jdoe Zq9v!k2LmP",
+		"superuser":       "./pocketbase superuser upsert jdoe@example.com Zq9v!k2LmP",
 	}
-	for _, c := range loginCommands {
-		ex, ok := examples[c.cmd]
+	for _, c := range slices.Sorted(maps.Keys(accountVerbs)) {
+		ex, ok := examples[c]
 		if !ok {
-			t.Errorf("login command %q has no example", c.cmd)
+			t.Errorf("account verb %q has no example", c)
 			continue
 		}
 		got := String(ex)
-		if strings.Contains(got, "jdoe") || strings.Contains(got, "Zq9v!k2LmP") || !strings.Contains(got, "<USER> <SECRET>") {
-			t.Errorf("%s: %q -> %q", c.cmd, ex, got)
+		if strings.Contains(got, "jdoe") || strings.Contains(got, "Zq9v!k2LmP") || strings.Contains(got, "tiger") || !strings.Contains(got, "<SECRET>") {
+			t.Errorf("%s: %q -> %q", c, ex, got)
 		}
 	}
-	if got := String("htpasswd -c /etc/nginx/.htpasswd jdoe"); got != "htpasswd -c /etc/nginx/.htpasswd jdoe" {
-		t.Errorf("htpasswd without -b takes no password: %q", got)
+	for _, ordinary := range []string{"htpasswd -c /etc/nginx/.htpasswd jdoe", "login failed for user root from 10.0.0.1",
+		"password expired for alice yesterday", "auth failure for alice: bad input", "net profit 1234abc"} {
+		if got := String(ordinary); strings.Contains(got, "<SECRET>") {
+			t.Errorf("%q -> %q", ordinary, got)
+		}
+	}
+}
+
+// Each form of call passes its credential.
+func TestCalls(t *testing.T) {
+	for in, want := range map[string]string{
+		"define( 'DB_PASSWORD', 'rustic_zephyr3!' );":                                  "define( 'DB_PASSWORD', '<SECRET>' );",
+		`System.setProperty("DISCORD_TOKEN", "414148813964170807")`:                    `System.setProperty("DISCORD_TOKEN", "<SECRET>")`,
+		"client.setKey('standard_85c65ae0b7').setProject('nw-shop');":                  "client.setKey('<SECRET>').setProject('nw-shop');",
+		`Parse.User.logIn("frontdesk", "secret28").then(onLogin)`:                      `Parse.User.logIn("<USER>", "<SECRET>").then(onLogin)`,
+		`auth=trino.auth.BasicAuthentication("etl", "lantern-cedar-552")`:              `auth=trino.auth.BasicAuthentication("<USER>", "<SECRET>")`,
+		"PDO->__construct('mysql:host=mysql;dbname=shop', 'shop', 'Midnight7', Array)": "PDO->__construct('mysql:host=<HOST>;dbname=shop', '<USER>', '<SECRET>', Array)",
+		"mysqli_connect('localhost', 'shop', 'Midnight7')":                             "mysqli_connect('localhost', '<USER>', '<SECRET>')",
+		`log.Printf("user %s logged in", "bob")`:                                       `log.Printf("user %s logged in", "bob")`,
+		`getPassword("alice")`:                                                         `getPassword("alice")`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
 	}
 }
 
@@ -147,6 +217,81 @@ func TestVendorPrefixesEntryByEntry(t *testing.T) {
 		}
 		if vendorKey([]byte(v.p+string(rest[:max(0, v.rest-5)]))) && len(v.p)+v.rest-5 >= 12 {
 			t.Errorf("%q with a short rest is a vendor key", v.p)
+		}
+	}
+}
+
+// A public name stays; a name is a host's when it names an internal zone,
+// by each zone entry, or a machine.
+func TestHostNamesEntryByEntry(t *testing.T) {
+	for _, z := range slices.Sorted(maps.Keys(internalZones)) {
+		for _, name := range []string{"orders." + z, "pg-5." + z + ".fjordbank.net"} {
+			if got := String("connect " + name + " ok"); got != "connect <HOST> ok" {
+				t.Errorf("zone %q: %q", z, got)
+			}
+		}
+	}
+	for in, want := range map[string]string{
+		"see https://docs.strapi.io/cms/configurations":             "see https://docs.strapi.io/cms/configurations",
+		"Credential store for github.com":                           "Credential store for github.com",
+		"View project at https://wandb.ai/nw-ml/churn":              "View project at https://wandb.ai/nw-ml/churn",
+		"connect db01.acme.com:5432":                                "connect <HOST>:5432",
+		"ECR login to 414341772824.dkr.ecr.eu-west-1.amazonaws.com": "ECR login to <ACCOUNT>.dkr.ecr.eu-west-1.amazonaws.com",
+		"org.apache.hadoop.hdfs.server.DataNode started":            "org.apache.hadoop.hdfs.server.DataNode started",
+		"settings.local.json loaded":                                "settings.local.json loaded",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// The syntaxes a credential's value stands in, and what is no value there.
+func TestAssignments(t *testing.T) {
+	for in, want := range map[string]string{
+		// Keys in any language and naming style; nouns after their qualifier.
+		"kennwort_nas: ciruela21":                                  "kennwort_nas: <SECRET>",
+		"contraseña_router: July1973":                              "contraseña_router: <SECRET>",
+		"'mot_de_passe' => 'libellule.17?',":                       "'mot_de_passe' => '<SECRET>',",
+		`{"securityAnswer":"Kraków"}`:                              `{"securityAnswer":"<SECRET>"}`,
+		`{"seed_words":"tunnel obey volcano"}`:                     `{"seed_words":"<SECRET>"}`,
+		"Steam Guard code:CVC7L":                                   "Steam Guard code:<SECRET>",
+		"Public key: +bSlf6HDjKP2HDWpncWCFEQjE4f0oSvtK578UmgRRBE=": "Public key: +bSlf6HDjKP2HDWpncWCFEQjE4f0oSvtK578UmgRRBE=",
+		"alarm_code: \"522724\"":                                   "alarm_code: \"<SECRET>\"",
+		"POST /verify/check code=8268":                             "POST /verify/check code=<SECRET>",
+		`{"code":200,"status":"OK"}`:                               `{"code":200,"status":"OK"}`,
+		"PDOException(code: 1045)":                                 "PDOException(code: 1045)",
+		// Separators: aligned columns, subscripts, operators, escaped breaks.
+		" password       : teloiv7":                            " password       : <SECRET>",
+		`os.environ["MLFLOW_TRACKING_PASSWORD"] = "hunter2 x"`: `os.environ["MLFLOW_TRACKING_PASSWORD"] = "<SECRET>"`,
+		"$config['smtp.settings']['smtp_password'] = 'pw1?';":  "$config['smtp.settings']['smtp_password'] = '<SECRET>';",
+		`asana_TOKEN :::= "3416850434123131"`:                  `asana_TOKEN :::= "<SECRET>"`,
+		`$discordToken .= "414148813964170807"`:                `$discordToken .= "<SECRET>"`,
+		`Username: crm\r\nSecret: eclipse fiber mosquito\r\n`:  `Username: <USER>\r\nSecret: <SECRET>\r\n`,
+		"--admin-password=Amber&Beacon58 --admin-email=x":      "--admin-password=<SECRET> --admin-email=x",
+		"?user=tb&password=heron wombat flame\" Origin":        "?user=<USER>&password=<SECRET>\" Origin",
+		"password=hunter for user alice":                       "password=<SECRET> for user <USER>",
+		// References, notes, types and placeholders are no values.
+		"APP_SECRET: '%env(APP_SECRET)%'":                                  "APP_SECRET: '%env(APP_SECRET)%'",
+		`<add key="ClearTextPassword" value="%TestPassword%" />`:           `<add key="ClearTextPassword" value="%TestPassword%" />`,
+		"SUMO_ACCESS_KEY={SumoAccessKey}":                                  "SUMO_ACCESS_KEY={SumoAccessKey}",
+		"-e SUMO_ACCESS_KEY=`etcdctl get /sumologic_secret`":               "-e SUMO_ACCESS_KEY=`etcdctl get /sumologic_secret`",
+		"mot_de_passe: <masqué>":                                           "mot_de_passe: <masqué>",
+		"pw: (not set)":                                                    "pw: (not set)",
+		"PASSWORD=(lMdG]WB5}393g) rejected":                                "PASSWORD=<SECRET>) rejected",
+		"def rotate(secret_id: str) -> None:":                              "def rotate(secret_id: str) -> None:",
+		`const token = req.headers.authorization?.split(" ")[1];`:          `const token = req.headers.authorization?.split(" ")[1];`,
+		"administrator_login_password = var.db_password":                   "administrator_login_password = var.db_password",
+		`password = os.environ["DB_PASSWORD"]`:                             `password = os.environ["DB_PASSWORD"]`,
+		"password: {env: DAGSTER_PG_PASSWORD}":                             "password: {env: DAGSTER_PG_PASSWORD}",
+		"PERPLEXITY_API_KEY=pplx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx": "PERPLEXITY_API_KEY=pplx-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		"ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx":                         "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+		"curl --user '$USERNAME:$PASSWORD' $URL":                           "curl --user '$USERNAME:$PASSWORD' $URL",
+		"curl -u username:password https://h":                              "curl -u username:password https://h",
+		`curl -u ":d2LkV78zLx!t" https://h`:                                `curl -u "<SECRET>" https://h`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
 		}
 	}
 }

@@ -14,7 +14,7 @@ func Vocabulary() map[string][]string {
 	v := map[string][]string{
 		"credential-words": slices.Sorted(maps.Keys(credentialWords)),
 		"setting-words":    slices.Sorted(maps.Keys(settingWords)),
-		"key-qualifiers":   slices.Sorted(maps.Keys(keyQualifiers)),
+		"qualified-nouns":  qualifiedVocabulary(),
 		"keys":             slices.Sorted(maps.Keys(exactKeys)),
 		"auth-schemes":     authSchemes,
 		"host-labels":      append(slices.Sorted(maps.Keys(hostTLDs)), slices.Sorted(maps.Keys(codeRoots))...),
@@ -32,8 +32,8 @@ func Vocabulary() map[string][]string {
 	v["webhook-markers"] = append(append(slices.Clone(webhookMarkers), slackMarkers...), "with/key/", "/bot123:", "hooks.slack.com/services/")
 	v["flags"] = append(slices.Clone(credentialCommands), "-p", "-u", "-U", "-a", "-pX1!", "-uroot", "--user", "--password", "--tenant",
 		"-storepass", "--proxy-user", "curl -u a:b", "mysql -p", "redis-cli -a", "sudo:", "(to root) ", " : TTY=", "@", "root@db01", "a:b@h::m")
-	for _, c := range loginCommands {
-		v["flags"] = append(v["flags"], c.cmd+" ", c.cmd+" "+c.then+" -b ")
+	for _, c := range slices.Sorted(maps.Keys(accountVerbs)) {
+		v["flags"] = append(v["flags"], c+" ", c+" user -b ", c+" a b c ")
 	}
 	v["nodes"] = []string{"gke-a-b-0123abcd-x1y2", "aks-pool-12345678-vmss00000a", "aks-pool-12345678-3", "i-0123456789abcdef0",
 		"ip-10-0-0-1", "db01:5432", "vault-03:"}
@@ -60,7 +60,7 @@ func Vocabulary() map[string][]string {
 	v["references"] = append(append(refs, refCalls...), "$X", "$PASSWORD", "<password>", "%(password)s")
 	proofs := []string{"AAAAB3NzaC1", "AAAAC3NzaC1lZDI1NTE5", "00-", "0x"}
 	for _, p := range proofsTable {
-		proofs = append(append(proofs, p.before...), p.after...)
+		proofs = append(proofs, p.words...)
 	}
 	v["proofs"] = proofs
 	var pem []string
@@ -76,4 +76,15 @@ func Vocabulary() map[string][]string {
 		v[k] = slices.Clone(words) // the caller may change them
 	}
 	return v
+}
+
+// qualifiedVocabulary lists each qualified noun after each qualifier.
+func qualifiedVocabulary() []string {
+	var out []string
+	for _, n := range slices.Sorted(maps.Keys(qualifiedNouns)) {
+		for _, q := range slices.Sorted(maps.Keys(qualifiedNouns[n])) {
+			out = append(out, q+"_"+n)
+		}
+	}
+	return out
 }

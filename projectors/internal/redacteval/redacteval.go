@@ -59,9 +59,33 @@ var (
 	ungated  = []string{"dev2"}
 )
 
+// SetsVar names the environment variable that limits which sets Load
+// reads: set names separated by commas ("first" is the root's own set).
+// Unset or empty, every set is read.
+const SetsVar = "REDACTION_SETS"
+
 // Load reads every set under root: root itself and each directory in it
 // with a planted.txt or an ordinary.txt, in name order with blind last.
+// When the environment names sets (SetsVar), only their files are read.
 func Load(root string) ([]Set, error) {
+	return LoadOnly(root, Selected(os.Getenv(SetsVar)))
+}
+
+// Selected returns the set names of a comma-separated list, nil (every
+// set) for an empty one.
+func Selected(list string) []string {
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// LoadOnly is Load limited to the sets named in only (nil: every set):
+// the files of the others are not opened.
+func LoadOnly(root string, only []string) ([]Set, error) {
 	dirs := []string{root}
 	ents, err := os.ReadDir(root)
 	if err != nil {
@@ -77,6 +101,9 @@ func Load(root string) ([]Set, error) {
 		name := filepath.Base(d)
 		if d == root {
 			name = "first"
+		}
+		if only != nil && !slices.Contains(only, name) {
+			continue
 		}
 		pl, ord, verb := "planted.txt", "ordinary.txt", "verbatim.txt"
 		if name == "gitleaks" {

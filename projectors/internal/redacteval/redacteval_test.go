@@ -69,7 +69,7 @@ func TestLoadRoles(t *testing.T) {
 	write("round2", "ordinary.txt", "# a comment\nnothing here\n")
 	write("zeta", "ordinary.txt", "words\n")
 	write("empty", "notes.md", "not a set\n")
-	sets, err := redacteval.Load(root)
+	sets, err := redacteval.LoadOnly(root, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,5 +85,39 @@ func TestLoadRoles(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("sets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// Only the named sets are read: a set left out has none of its files
+// opened, so its figures cannot be seen by accident.
+func TestLoadOnly(t *testing.T) {
+	root := t.TempDir()
+	// A malformed planted.txt in a set left out is never read.
+	for dir, text := range map[string]string{".": "## c\nline x ‖ x\n", "dev": "## c\nline y ‖ y\n", "held": "a line naming no value\n"} {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, dir, "planted.txt"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for list, want := range map[string]string{"": "first,dev", " dev ": "dev", "first,dev": "first,dev", "first,nothing": "first"} {
+		sets, err := redacteval.LoadOnly(root, redacteval.Selected(list))
+		if list == "" {
+			if err == nil {
+				t.Errorf("every set: the malformed one read without an error")
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", list, err)
+		}
+		var got []string
+		for _, s := range sets {
+			got = append(got, s.Name)
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("%q: read %v, want %s", list, got, want)
+		}
 	}
 }

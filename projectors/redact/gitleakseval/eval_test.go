@@ -117,15 +117,14 @@ func TestDetectorLinear(t *testing.T) {
 // the first, round2 and heldout sets, planted and ordinary, in turn) with and without gitleaks' rules.
 // `make eval-redaction` prints the ratio.
 func BenchmarkQueryLogProjection(b *testing.B) {
-	sets, err := redacteval.Load(data)
+	// The lines measured since the first round, whatever sets the
+	// environment names.
+	sets, err := redacteval.LoadOnly(data, []string{"first", "round2", "heldout"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	var msgs []string
 	for _, s := range sets {
-		if s.Name != "first" && s.Name != "round2" && s.Name != "heldout" {
-			continue // the lines measured since the first round
-		}
 		for _, p := range s.Planted {
 			msgs = append(msgs, p.Line)
 		}

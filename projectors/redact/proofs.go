@@ -1,0 +1,338 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/base64"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// A proof shows a generated value public. One of its words stands among
+// the words of the value's line before it, nearest first, within window
+// bytes, with no credential word or other value between (a phrase: its
+// words in a row, as camel case, '-', '_' or '.' write them too); the
+// value has the shape; and, when set, the value starts a line, one of
+// after follows it, or its neighbourhood holds line. Without words and
+// window, the shape alone proves. Two contexts are read, not listed: the
+// name of a digest's algorithm in any form tools write it (algorithm:
+// sha256, SHA-256, sha2-256, sha256sum, x-amz-checksum-sha256), which
+// also gives the digest's length; and the directories that a digest's
+// first digits name before the rest of it (dirs).
+type proof struct {
+	name      string
+	words     []string
+	window    int
+	shape     shape
+	after     []string
+	start     bool
+	line      string
+	algorithm bool
+	dirs      bool
+}
+
+// shape is what a proven value must look like: kind 'x' hexadecimal of one
+// case, of one of lens (any length without); 'd' a digest, in hexadecimal
+// of one case or base64, of the size the context names or any common one;
+// 'b' base64, standard or URL, of one of lens or of 16 bytes or more; 's'
+// an ssh key blob that names its type; 'r' the expression re, tried only
+// on a value that passes the cheaper test may.
+type shape struct {
+	kind byte
+	lens []int
+	re   *regexp.Regexp
+	may  func(v []byte) bool
+}
+
+var (
+	digest    = shape{kind: 'd'}
+	commitHex = shape{kind: 'x', lens: []int{7, 8, 9, 10, 11, 12, 16, 20, 24, 32, 40, 64}}
+)
+
+// proofsTable is the table of contexts that prove a generated value
+// public. When in doubt, an entry is left out: masking costs the agent
+// little, since the handle still names the value.
+var proofsTable = []proof{
+	{name: "digest after its algorithm's name", algorithm: true, window: 64, shape: digest},
+	{name: "checksum or digest named", words: []string{"checksum", "checksums", "digest", "hash", "etag", "if none match", "if match",
+		"integrity", "h1", "zh"}, window: 64, shape: digest},
+	{name: "checksum file line", start: true, after: []string{"  ", " *"}, shape: digest},
+	{name: "commit in a git context", words: []string{"commit", "commits", "revision", "rev", "merge", "merged", "checking out", "checkout",
+		"head", "fast forward", "cherry pick", "revert", "sha", "git", "updating", "index", "object", "tree", "parent", "blob", "ref",
+		"reference", "uses"}, window: 64, shape: commitHex},
+	{name: "commit before its ref", after: []string{" refs/", "\trefs/"}, shape: shape{kind: 'x', lens: []int{40, 64}}},
+	{name: "git range, describe name or Go pseudo-version", shape: shape{kind: 'r', may: func(v []byte) bool {
+		return bytes.Contains(v, []byte("..")) || bytes.Contains(v, []byte("-g")) || v[0] == 'v' && len(v) >= 34
+	}, re: regexp.MustCompile(
+		`^(?:[0-9a-f]{7,40}\.\.\.?[0-9a-f]{7,40}|v?[0-9][0-9A-Za-z.+-]*-[0-9]+-g[0-9a-f]{7,40}|v[0-9]+\.[0-9]+\.[0-9]+-(?:[0-9A-Za-z.]+\.)?[0-9]{14}-[0-9a-f]{12})$`)}},
+	{name: "key id or fingerprint", words: []string{"fingerprint", "keyid", "key id", "gpg", "rsa", "dsa", "ecdsa", "eddsa", "ed25519",
+		"cv25519", "ed448", "nistp256", "nistp384", "nistp521", "rsa2048", "rsa3072", "rsa4096"}, window: 64,
+		shape: shape{kind: 'x', lens: []int{16, 40}}},
+	{name: "content-addressed path", dirs: true, shape: shape{kind: 'x'}},
+	{name: "ssh public key", shape: shape{kind: 's'}},
+	{name: "trace context", words: []string{"trace", "traceparent", "b3", "span", "parent id"}, window: 24, shape: shape{kind: 'r', may: hexDashes, re: regexp.MustCompile(
+		`^(?:[0-9a-f]{16}|[0-9a-f]{32}|00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}|(?:[0-9a-f]{16}|[0-9a-f]{32})-[0-9a-f]{16}(?:-[01d])?)$`)}},
+	{name: "public key named", words: []string{"public", "pubkey", "publickey"}, window: 32, shape: shape{kind: 'b'}},
+	{name: "JSON web key's public member", words: []string{"x", "y", "n", "e"}, window: 6, line: `"kty"`, shape: shape{kind: 'b'}},
+	{name: "signature tool's public key", words: []string{"minisign", "signify"}, window: 64, shape: shape{kind: 'b', lens: []int{56}}},
+	{name: "age recipient", shape: shape{kind: 'r', may: func(v []byte) bool { return len(v) == 62 }, re: regexp.MustCompile(`^age1[02-9ac-hj-np-z]{58}$`)}},
+	{name: "Nix store path", words: []string{"nix store"}, window: 16, shape: shape{kind: 'r', may: func(v []byte) bool { return len(v) >= 32 },
+		re: regexp.MustCompile(`^[0-9a-df-np-sv-z]{32}(?:-|$)`)}},
+}
+
+// proven reports whether the context of the candidate src[s:e] proves it
+// public. The range it makes public (the value, and the comment of a
+// public key) is recorded: the other passes' masks of ids, users and
+// hosts inside it are dropped.
+func proven(rw *rewriter, s, e int) bool {
+	src := rw.src
+	v := src[s:e]
+	if !base64Like(v) && bytes.IndexByte(v, '.') < 0 {
+		return false // every proven value is base64, a range or a version
+	}
+	var ws nearWords
+	for i := range proofsTable {
+		p := &proofsTable[i]
+		if !p.shape.fits(v, 0) {
+			continue
+		}
+		if p.window > 0 && ws.n == 0 {
+			ws.read(src, s, nearWindow)
+		}
+		if p.holds(src, s, e, &ws) {
+			rw.public = append(rw.public, [2]int{s, commentEnd(src, e, p.shape.kind)})
+			return true
+		}
+	}
+	// The algorithm's name joined to its value: sha384-<base64> (SRI).
+	if k := bytes.IndexByte(v, '-'); k > 0 && k <= 8 {
+		if bits := digestBits(v[:k], nil); bits > 0 && digestFits(v[k+1:], bits) {
+			rw.public = append(rw.public, [2]int{s, e})
+			return true
+		}
+	}
+	return false
+}
+
+// nearWindow is the widest window of a proof.
+const nearWindow = 64
+
+// commentEnd returns the end of what a proof of a value ending at e makes
+// public: the value, and after a public key or a fingerprint its comment
+// as ssh writes it (a user@host word last on the line, or before the
+// key's type in parentheses).
+func commentEnd(src []byte, e int, kind byte) int {
+	if kind != 's' && kind != 'd' || e >= len(src) || src[e] != ' ' {
+		return e
+	}
+	ce := e + 1
+	for ce < len(src) && ce-e < 64 && !isSpace(src[ce]) {
+		ce++
+	}
+	if bytes.IndexByte(src[e+1:ce], '@') <= 0 || !(ce == len(src) || src[ce] == '\n' || src[ce] == '\r' || phrasePrefix(src[ce:], " (")) {
+		return e
+	}
+	return ce
+}
+
+// holds reports whether p's context stands around src[s:e], a value of
+// its shape; ws are the words before the value.
+func (p *proof) holds(src []byte, s, e int, ws *nearWords) bool {
+	if p.line != "" && !bytes.Contains(src[max(0, s-256):min(len(src), e+256)], []byte(p.line)) {
+		return false
+	}
+	if p.start {
+		l := s
+		for l > 0 && (src[l-1] == ' ' || src[l-1] == '\t') {
+			l--
+		}
+		if l > 0 && src[l-1] != '\n' {
+			return false
+		}
+	}
+	if p.after != nil && !slices.ContainsFunc(p.after, func(a string) bool { return bytes.HasPrefix(src[e:], []byte(a)) }) {
+		return false
+	}
+	if p.dirs {
+		k, n := s, 0
+		for k >= 3 && src[k-1] == '/' && isHex(src[k-2]) && isHex(src[k-3]) && (k == 3 || src[k-4] == '/') {
+			k, n = k-3, n+2
+		}
+		return n > 0 && slices.Contains(digestSizes, 4*(n+e-s))
+	}
+	if p.window == 0 {
+		return true
+	}
+	for k := 0; k < ws.n && ws.w[k][0] >= s-p.window; k++ {
+		if p.algorithm {
+			if bits := digestBits(ws.word(src, k), ws.word(src, k+1)); bits > 0 {
+				return p.shape.fits(src[s:e], bits)
+			}
+		}
+		for _, w := range p.words {
+			if ws.phraseAt(src, k, w) {
+				return true
+			}
+		}
+		if ws.blocks(src, k) {
+			return false
+		}
+	}
+	return false
+}
+
+// nearWords are the words of a line before a value, nearest first: runs
+// of letters and digits, split where camel case starts a word.
+type nearWords struct {
+	n int
+	w [12][2]int
+}
+
+// read finds the words of src's line before s, at most window bytes back.
+func (ws *nearWords) read(src []byte, s, window int) {
+	stop := max(0, s-window)
+	for e := s; e > stop && ws.n < len(ws.w); {
+		c := src[e-1]
+		if c == '\n' || c == '\r' || c == 'n' && e-2 >= stop && src[e-2] == '\\' {
+			return // a line break, or an escaped one
+		}
+		if !isAlnum(c) {
+			e--
+			continue
+		}
+		b := e - 1
+		for b > stop && isAlnum(src[b-1]) && !camelStart(src, b) {
+			b--
+		}
+		ws.w[ws.n] = [2]int{b, e}
+		ws.n++
+		e = b
+	}
+}
+
+// camelStart reports whether a word starts at src[i] inside a run of
+// letters: a capital after a small letter (traceId), or a capital that
+// starts a word after two capitals or more (EDKey, not ETag).
+func camelStart(src []byte, i int) bool {
+	return isUpper(src[i]) && (src[i-1] >= 'a' && src[i-1] <= 'z' ||
+		i >= 2 && isUpper(src[i-1]) && isUpper(src[i-2]) && i+1 < len(src) && src[i+1] >= 'a' && src[i+1] <= 'z')
+}
+
+// word returns the k-th word, or nil past the last.
+func (ws *nearWords) word(src []byte, k int) []byte {
+	if k >= ws.n {
+		return nil
+	}
+	return src[ws.w[k][0]:ws.w[k][1]]
+}
+
+// blocks reports whether the k-th word ends the search for a context: a
+// credential word (not "key", which alone says nothing: a public key, a
+// key id), or another value (letters and digits, 12 or more).
+func (ws *nearWords) blocks(src []byte, k int) bool {
+	w := ws.word(src, k)
+	if len(w) >= minGenerated && hasDigit(w) && !allDigits(w) {
+		return true
+	}
+	lw := lowerASCII(w)
+	return lw != nil && (credentialWords[string(lw)] || glued(lw) || string(lw) == "authorization")
+}
+
+// phraseAt reports whether the words of phrase (space-separated, lower
+// case) are the words from the k-th on, away from the value: "key id"
+// ends at the k-th word.
+func (ws *nearWords) phraseAt(src []byte, k int, phrase string) bool {
+	for e := len(phrase); e > 0; k++ {
+		b := strings.LastIndexByte(phrase[:e], ' ') + 1
+		if !equalFold(ws.word(src, k), phrase[b:e]) {
+			return false
+		}
+		e = b - 1
+	}
+	return true
+}
+
+// digestBits returns the size in bits of the digest that the word w names,
+// with prev the word before it ("sha" before "256"), or 0: md5, sha1,
+// sha224 … sha512, sha2-256, sha3-512, blake2b(-512), blake2s, blake3,
+// with or without "sum" (sha256sum) and in any case.
+func digestBits(w, prev []byte) int {
+	lw := lowerASCII(w)
+	if lw == nil {
+		return 0
+	}
+	switch string(bytes.TrimSuffix(lw, []byte("sum"))) {
+	case "md5":
+		return 128
+	case "sha1", "sha": // shasum's default
+		return 160
+	case "sha224":
+		return 224
+	case "sha256", "blake2s", "blake3":
+		return 256
+	case "sha384":
+		return 384
+	case "sha512", "blake2b":
+		return 512
+	case "224", "256", "384", "512":
+		switch string(lowerASCII(prev)) {
+		case "sha", "sha2", "sha3", "blake2b", "blake2s":
+			return int(lw[0]-'0')*100 + int(lw[1]-'0')*10 + int(lw[2]-'0')
+		}
+	}
+	return 0
+}
+
+// digestSizes are the common digest sizes in bits.
+var digestSizes = []int{128, 160, 224, 256, 384, 512}
+
+// digestFits reports whether v is a digest of bits (0: any common size),
+// in hexadecimal of one case or base64.
+func digestFits(v []byte, bits int) bool {
+	if bits == 0 {
+		return slices.ContainsFunc(digestSizes, func(b int) bool { return digestFits(v, b) })
+	}
+	n := bits / 8
+	return len(v) == 2*n && hexOneCase(v) || (len(v) == (n+2)/3*4 || len(v) == (n*8+5)/6) && base64Like(v)
+}
+
+func hexOneCase(v []byte) bool {
+	up, lo := false, false
+	for _, c := range v {
+		up = up || c >= 'A' && c <= 'F'
+		lo = lo || c >= 'a' && c <= 'f'
+	}
+	return allHexBytes(v) && !(up && lo)
+}
+
+// base64Like reports whether v is base64, standard or URL, padded or not.
+func base64Like(v []byte) bool {
+	for k, c := range v {
+		if !(isAlnum(c) || c == '+' || c == '/' || c == '-' || c == '_' || c == '=' && k >= len(v)-2) {
+			return false
+		}
+	}
+	return len(v) > 0
+}
+
+// fits reports whether v has the shape; bits is the digest size the
+// context names (0: any).
+func (sh shape) fits(v []byte, bits int) bool {
+	switch sh.kind {
+	case 'x':
+		return (sh.lens == nil || slices.Contains(sh.lens, len(v))) && hexOneCase(v)
+	case 'd':
+		return digestFits(v, bits)
+	case 'b':
+		return (sh.lens == nil && len(v) >= 22 || slices.Contains(sh.lens, len(v))) && base64Like(v)
+	case 's':
+		// The blob of an ssh public key starts with its type's name.
+		var head [16]byte
+		if n, _ := base64.StdEncoding.Decode(head[:], v[:min(len(v), 20)]); len(v) < 24 || n < 11 {
+			return false
+		}
+		name := head[4:15]
+		return bytes.HasPrefix(name, []byte("ssh-")) || bytes.HasPrefix(name, []byte("ecdsa-")) || bytes.HasPrefix(name, []byte("sk-"))
+	}
+	return sh.may(v) && sh.re.Match(v)
+}

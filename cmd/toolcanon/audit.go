@@ -323,10 +323,17 @@ func auditVerifyCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "toolcanon audit verify: %v\n", err)
 			return exitUsage
 		}
+		n := len(keys)
 		for _, l := range strings.Split(string(b), "\n") {
 			if l = strings.TrimSpace(l); l != "" {
 				keys = append(keys, l)
 			}
+		}
+		if len(keys) == n {
+			// An empty file (a keygen that wrote nothing, a truncated copy)
+			// would otherwise verify with no signature checked.
+			fmt.Fprintf(stderr, "toolcanon audit verify: --key-file %s holds no key\n", *keyFile)
+			return exitUsage
 		}
 	}
 	opts := audit.VerifyOptions{Partial: *partial}

@@ -208,6 +208,15 @@ func TestAuditVerifyCommand(t *testing.T) {
 	if code := run([]string{"audit", "verify", dir, "--key", vkey}, &out, &errb); code != exitOK || !strings.Contains(out.String(), "verified") {
 		t.Fatalf("verify: %d %s %s", code, out.String(), errb.String())
 	}
+	// A key file with no key in it is refused, never read as "check no signature".
+	empty := filepath.Join(t.TempDir(), "empty.key")
+	os.WriteFile(empty, []byte("\n"), 0o600)
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"audit", "verify", dir, "--key-file", empty}, &out, &errb); code != exitUsage ||
+		!strings.Contains(errb.String(), "holds no key") {
+		t.Fatalf("verify with an empty key file: %d %s %s", code, out.String(), errb.String())
+	}
 	file := filepath.Join(dir, "audit-000001.jsonl")
 	b, _ := os.ReadFile(file)
 	tampered := bytes.Replace(b, []byte(`"request_size":2`), []byte(`"request_size":3`), 1)

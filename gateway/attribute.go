@@ -204,14 +204,10 @@ func (m *markedStream) fill() {
 	}
 }
 
-// rewriteEvent returns the raw lines of one event (its blank line
-// included), rewritten when the event is a relayable message: its data
-// lines become one, the message with mark in its params' _meta (or without
-// the member when mark is ""). Any other event is returned as it is.
-func rewriteEvent(raw []byte, mark string) []byte {
-	if !mentionsRelayed(raw) {
-		return raw // a response, a progress notification: not parsed
-	}
+// messageData returns the data of the event in raw, its data lines joined
+// as the SDK joins them, when the event is a message the SDK reads (no
+// event name, or "message") and has data.
+func messageData(raw []byte) ([]byte, bool) {
 	var data [][]byte
 	name := ""
 	for _, line := range bytes.SplitAfter(raw, []byte("\n")) {
@@ -227,9 +223,24 @@ func rewriteEvent(raw []byte, mark string) []byte {
 		}
 	}
 	if len(data) == 0 || name != "" && name != "message" {
+		return nil, false
+	}
+	return bytes.Join(data, []byte("\n")), true
+}
+
+// rewriteEvent returns the raw lines of one event (its blank line
+// included), rewritten when the event is a relayable message: its data
+// lines become one, the message with mark in its params' _meta (or without
+// the member when mark is ""). Any other event is returned as it is.
+func rewriteEvent(raw []byte, mark string) []byte {
+	if !mentionsRelayed(raw) {
+		return raw // a response, a progress notification: not parsed
+	}
+	data, ok := messageData(raw)
+	if !ok {
 		return raw
 	}
-	msg, ok := markMessage(bytes.Join(data, []byte("\n")), mark)
+	msg, ok := markMessage(data, mark)
 	if !ok {
 		return raw
 	}

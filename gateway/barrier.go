@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -48,9 +49,12 @@ func barrierEvent(mark string) []byte {
 // method. Only a call's own stream is asked, where the one response is the
 // call's.
 func isResponseEvent(raw []byte) bool {
-	s := string(raw)
-	return strings.Contains(s, `"id"`) && !strings.Contains(s, `"method"`) &&
-		(strings.Contains(s, `"result"`) || strings.Contains(s, `"error"`))
+	data, ok := messageData(raw) // the data the SDK reads, not other fields
+	if !ok {
+		return false
+	}
+	return bytes.Contains(data, []byte(`"id"`)) && !bytes.Contains(data, []byte(`"method"`)) &&
+		(bytes.Contains(data, []byte(`"result"`)) || bytes.Contains(data, []byte(`"error"`)))
 }
 
 // barrierConn is a stdio upstream's connection, with a barrier before

@@ -1,15 +1,15 @@
 -- abandon: close a PROJECTING record whose lease has passed, because the
 -- worker that began it died or gave up. The record becomes
--- ERROR/EXECUTION_ABANDONED with its remaining TTL kept exactly, leaves the
--- run's leases and enters the completion index, in one step; the owner's late
--- complete is then refused. Nothing of the run's counters changes: the call
--- was begun and stays counted.
+-- ERROR/EXECUTION_ABANDONED with its remaining TTL kept exactly (the header
+-- keeps its expiry), and enters the run's completion index, leaving its
+-- calls in flight, in one step; the owner's late complete is then refused.
+-- Nothing of the run's counters changes: the call was begun and stays
+-- counted.
 --
--- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
--- KEYS[2] index   <prefix>:{<run_id>}:done                 LIST
--- KEYS[3] leases  <prefix>:{<run_id>}:leases               ZSET
+-- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
+-- KEYS[2] calls   <prefix>:{<run_id>}:calls                ZSET
 --
--- ARGV[1] tool_call_id  string  the record's id, dropped from the leases when the record is gone
+-- ARGV[1] tool_call_id  string  the record's id, dropped from the calls when the record is gone
 -- ARGV[2] claim         string  CLAIM_LEN base64url characters: kept in the header of the record this abandons
 --
 -- RETRY safe    a resent abandon (same claim) finds the record it abandoned and is told it is its own
@@ -17,7 +17,7 @@
 -- RETURNS
 --   {"OK"|"EXISTS", header string, pttl int}
 --     OK: abandoned by this claim, now or by an earlier send whose reply was lost; EXISTS: abandoned under
---     another claim (the stored outcome). Either way the header is written back unchanged when it was
+--     another claim (the stored outcome). Either way the header's field is written back unchanged when it was
 --     abandoned before, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey)
 --     counts only what its connection propagated
 --   {"LEASE_ACTIVE", remaining_ms int}
@@ -28,6 +28,7 @@
 --     no record (never begun, or expired); a leftover lease entry is dropped
 --   {"LAYOUT_MISMATCH"}
 --     the record is of another layout (an earlier release's): nothing changed
+--   a header in a reply is the header's whole field (the request may follow it)
 
 -- #include format.lib
 
@@ -38,15 +39,17 @@ if not m then
   if redis.call('EXISTS', KEYS[1]) == 1 then
     return {'LAYOUT_MISMATCH'}
   end
-  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
   return {'NOT_FOUND'}
 end
-if string.sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
+if sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
   return {'LAYOUT_MISMATCH'}
 end
-if string.sub(m, H_STATUS, H_STATUS) ~= PROJECTING then
-  local c = string.sub(m, H_COMPLETION, H_COMPLETION_END)
-  if c ~= NO_COMPLETION and string.sub(c, 1, 1) == ABANDON_MARK then
+-- Replies carry the header's whole field (the request may follow the
+-- header's newline): cutting it here would copy it again.
+if sub(m, H_STATUS, H_STATUS) ~= PROJECTING then
+  local c = sub(m, H_COMPLETION, H_COMPLETION_END)
+  if c ~= NO_COMPLETION and sub(c, 1, 1) == ABANDON_MARK then
     redis.call('HSET', KEYS[1], HEADER, m)
     local outcome = 'EXISTS'
     if c == ABANDON_MARK .. ARGV[2] then
@@ -56,30 +59,26 @@ if string.sub(m, H_STATUS, H_STATUS) ~= PROJECTING then
   end
   return {'INVALID_TRANSITION', m}
 end
-if string.len(ARGV[2]) ~= CLAIM_LEN then
+if len(ARGV[2]) ~= CLAIM_LEN then
   return {'INVALID_TRANSITION', m}
 end
 
 local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local lease = tonumber(string.sub(m, H_LEASE, H_LEASE_END))
-if lease == 0 then
-  -- Begun without a lease: it runs until the record expires.
-  return {'LEASE_ACTIVE', redis.call('PTTL', KEYS[1])}
-end
+local us = string.rep('0', 6 - len(t[2])) .. t[2]
+local snow = t[1] .. sub(us, 1, 3)
+local now = tonumber(snow)
+local lease = tonumber(sub(m, H_LEASE, H_LEASE_END))
 if now < lease then
   return {'LEASE_ACTIVE', lease - now}
 end
 
-local h = string.format('%s%s%s%s%013d%s', string.sub(m, 1, H_STATUS - 1), ABANDONED_HEAD, ARGV[2], ABANDONED_TAIL, now,
-  string.sub(m, H_CREATED))
+local h = sub(m, 1, H_STATUS - 1) .. ABANDONED_HEAD .. ARGV[2] .. ABANDONED_TAIL .. snow .. sub(m, H_CREATED)
 redis.call('HSET', KEYS[1], HEADER, h)
-local expires = redis.call('PEXPIRETIME', KEYS[1])
-local pttl = expires - now
-redis.call('ZREM', KEYS[3], ARGV[1])
--- An index this RPUSH made gets the record's expiry; an older one expires
--- with the run's keys, which cover the record already.
-if redis.call('RPUSH', KEYS[2], ARGV[1]) == 1 then
-  redis.call('PEXPIREAT', KEYS[2], expires)
+local expires = tonumber(sub(m, H_EXPIRES, H_EXPIRES_END))
+-- The call enters the completion index, scored by the server's clock in
+-- microseconds. Calls this ZADD made (they were lost) get the record's
+-- expiry; older ones expire with the run's keys, which cover the record.
+if redis.call('ZADD', KEYS[2], t[1] .. us, ARGV[1]) == 1 and redis.call('PTTL', KEYS[2]) == -1 then
+  redis.call('PEXPIREAT', KEYS[2], sub(m, H_EXPIRES, H_EXPIRES_END))
 end
-return {'OK', h, pttl}
+return {'OK', h, expires - now}

@@ -25,29 +25,33 @@
 
 -- #include format.lib
 
-local run = redis.call('HMGET', KEYS[1], 'principal', 'state', RUN_LAYOUT_FIELD, 'exp')
-if other_layout(run, 2, 3) then
+local run = redis.call('HMGET', KEYS[1], RUN_IDENT_FIELD, 'state', RUN_LAYOUT_FIELD, 'exp')
+if run[2] and (not run[3] or sub(run[3], 1, RUN_LAYOUT_LEN) ~= RUN_LAYOUT) then
   return {'LAYOUT_MISMATCH'}
 end
-local principal = run[1]
-if principal and principal ~= ARGV[2] then
+if run[1] and sub(run[1], 1, PRINCIPAL_LEN) ~= ARGV[2] then
   return {'RUN_FORBIDDEN'}
 end
 if not run[2] then
   return {'NOT_FOUND'}
 end
 -- A state without an owner is one a complete left after a loss: closing it
--- makes nobody its owner. A begun run's live marker expires with its
--- state, so that a closed run whose state is lost is still refused (as
--- lost) for the retention.
+-- makes nobody its owner, and it stays lost. A begun run's live marker
+-- expires with its state, so that a closed run whose state is lost is
+-- still refused (as lost) for the retention.
+local state = 'closed'
+if run[2] == RUN_LOST then
+  state = RUN_LOST
+end
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local keep = now + tonumber(ARGV[1])
 if tonumber(run[4] or '0') < keep then
-  redis.call('HSET', KEYS[1], 'state', 'closed', 'closed_ms', now, 'exp', keep)
-  redis.call('PEXPIREAT', KEYS[1], keep)
-  redis.call('PEXPIREAT', KEYS[2], keep)
+  local skeep = format('%d', keep)
+  redis.call('HSET', KEYS[1], 'state', state, 'closed_ms', format('%d', now), 'exp', skeep)
+  redis.call('PEXPIREAT', KEYS[1], skeep)
+  redis.call('PEXPIREAT', KEYS[2], skeep)
 else
-  redis.call('HSET', KEYS[1], 'state', 'closed', 'closed_ms', now)
+  redis.call('HSET', KEYS[1], 'state', state, 'closed_ms', format('%d', now))
 end
 return {'OK'}

@@ -107,7 +107,8 @@ type Store struct {
 	tls       *tls.Config // as Options.TLS, for Check
 	user      string      // as Options.Username, for Check
 	own       bool
-	inflight  atomic.Int64 // commands sent through do and doMulti and not answered yet
+	inflight  atomic.Int64              // commands sent through do and doMulti and not answered yet
+	lastTag   atomic.Pointer[[2]string] // the last principal a Begin named and its tag: one SHA-256 less per call of a run
 }
 
 var (
@@ -253,7 +254,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	if err != nil {
 		return canonical.Record{}, err
 	}
-	ident, err := record.PackIdent(canonical.PrincipalTag(req.Principal), record.NewGeneration(), record.NewRunSecret())
+	ident, err := record.PackIdent(s.principalTag(req.Principal), record.NewGeneration(), record.NewRunSecret())
 	if err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "begin")
 	}
@@ -331,6 +332,17 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidArgument, "begin: limit %s differs from the run's", r.Field)
 	}
 	return canonical.Record{}, refusal(r.Outcome, "begin")
+}
+
+// principalTag is canonical.PrincipalTag(p), computed once for the
+// principal the last Begin named.
+func (s *Store) principalTag(p string) string {
+	if last := s.lastTag.Load(); last != nil && last[0] == p {
+		return last[1]
+	}
+	tag := canonical.PrincipalTag(p)
+	s.lastTag.Store(&[2]string{p, tag})
+	return tag
 }
 
 // packLimits packs limits as begin.lua takes them.

@@ -380,13 +380,16 @@ func flag(v bool) byte {
 
 // writeNums writes each v zero-padded to width digits.
 func writeNums(b *strings.Builder, width int, vs ...int64) error {
+	var buf [20]byte
 	for _, v := range vs {
-		s := strconv.FormatInt(v, 10)
+		s := strconv.AppendInt(buf[:0], v, 10)
 		if v < 0 || len(s) > width {
 			return fmt.Errorf("record: %d does not fit %d digits", v, width)
 		}
-		b.WriteString(strings.Repeat("0", width-len(s)))
-		b.WriteString(s)
+		for range width - len(s) {
+			b.WriteByte('0')
+		}
+		b.Write(s)
 	}
 	return nil
 }
@@ -672,8 +675,13 @@ func NewRunSecret() string {
 // lowerHex decodes s when it is exactly n bytes in lowercase hex, the form
 // that encodes back to s.
 func lowerHex(s string, n int) ([]byte, bool) {
-	if len(s) != 2*n || strings.ToLower(s) != s {
+	if len(s) != 2*n {
 		return nil, false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return nil, false
+		}
 	}
 	b, err := hex.DecodeString(s)
 	return b, err == nil

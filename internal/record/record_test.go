@@ -309,3 +309,24 @@ func TestCutRequest(t *testing.T) {
 		t.Fatalf("a long request: %d bytes in the header, parts %v", len(in), lens(parts))
 	}
 }
+
+// An owner or digest is kept in base64url only when it is lowercase hex of
+// its width, the form that encodes back to it; any other is kept as given.
+func TestStoredForms(t *testing.T) {
+	lower, upper := strings.Repeat("9a", 16), strings.Repeat("9A", 16)
+	if s := record.StoreOwner(lower); !strings.HasPrefix(s, "~") || record.LoadOwner(s) != lower {
+		t.Fatalf("a lowercase hex owner is stored as %q", s)
+	}
+	for _, o := range []string{upper, lower[:31] + "g", lower + "00", "worker-1"} {
+		if s := record.StoreOwner(o); s != o || record.LoadOwner(s) != o {
+			t.Fatalf("owner %q is stored as %q", o, s)
+		}
+	}
+	d := strings.Repeat("0f", 32)
+	if s := record.StoreDigest(d); len(s) != 43 || record.LoadDigest(s) != d {
+		t.Fatalf("digest %q is stored as %q", d, s)
+	}
+	if s := record.StoreDigest(strings.ToUpper(d)); s != strings.ToUpper(d) {
+		t.Fatalf("an uppercase digest is stored as %q", s)
+	}
+}

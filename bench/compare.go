@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/toolcanon/toolcanon/canonical"
 	"io"
 	"runtime"
 	"slices"
@@ -31,6 +32,9 @@ const (
 	NameCeiling    = "ceiling"
 	NameFloor      = "floor"
 	NamePostgres   = "postgres"
+	// NameRedisStoreAudit is redisstore with its audit stream on
+	// (CompareOptions.Audit).
+	NameRedisStoreAudit = "redisstore+audit"
 )
 
 // CompareOptions says what Compare runs.
@@ -64,6 +68,10 @@ type CompareOptions struct {
 	Timeout time.Duration
 	// Log receives a line per measurement as it ends (nil: none).
 	Log io.Writer
+	// Audit compares redisstore with its audit stream on (a row of its
+	// own, NameRedisStoreAudit) with redisstore, alone: the other rows are
+	// left out, and the passes of the two alternate.
+	Audit bool
 }
 
 // DefaultCompareOptions returns the options of `go run ./bench/cmd/compare`
@@ -293,7 +301,7 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 	if o.Lifecycles < 1 && o.Duration <= 0 || o.Reps < 1 || len(o.Callers) == 0 || o.Contention.Rounds < 1 || o.Timeout <= 0 {
 		return Comparison{}, errors.New("bench: Compare needs Lifecycles, Reps, Callers, Contention.Rounds and Timeout")
 	}
-	if o.PostgresDSN == "" {
+	if o.PostgresDSN == "" && !o.Audit {
 		return Comparison{}, errors.New("bench: Compare needs PostgresDSN, the database of the postgres row")
 	}
 	for _, n := range o.Callers {
@@ -350,6 +358,13 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 		{NamePostgres, false, onPostgres, true, func(cfg Config) (Impl, error) {
 			return NewPostgres(ctx, o.PostgresDSN, cfg, out.PostgresConns)
 		}},
+	}
+	if o.Audit {
+		makers = []maker{makers[0], {NameRedisStoreAudit, true, onRedis, true, func(cfg Config) (Impl, error) {
+			// No backlog bound is reached: nothing exports during the passes.
+			cfg.Audit = &canonical.AuditOptions{Key: make([]byte, canonical.MinAuditKey), KeyID: "bench", MaxBacklog: 1 << 40}
+			return NewRedisStore(NameRedisStoreAudit, addrs, cfg)
+		}}}
 	}
 	probe := NewProbe(addrs)
 	defer probe.Close()
@@ -424,8 +439,10 @@ func Compare(ctx context.Context, o CompareOptions) (Comparison, error) {
 	// machine falls on them alike: the floor, redisstore, the smoke's
 	// baseline, postgres; then the others in the rows' order.
 	var runOrder []int
-	for _, name := range []string{NameFloor, NameRedisStore, SmokeBaseline, NamePostgres} {
-		runOrder = append(runOrder, slices.IndexFunc(makers, func(m maker) bool { return m.name == name }))
+	for _, name := range []string{NameFloor, NameRedisStore, NameRedisStoreAudit, SmokeBaseline, NamePostgres} {
+		if i := slices.IndexFunc(makers, func(m maker) bool { return m.name == name }); i >= 0 {
+			runOrder = append(runOrder, i)
+		}
 	}
 	for i := range makers {
 		if !slices.Contains(runOrder, i) {
@@ -560,6 +577,17 @@ func (c Comparison) RatioLine() string {
 			at = append(at, fmt.Sprintf("%s @%d", r, n))
 		}
 		parts = append(parts, fmt.Sprintf("%s ÷ %s: %s", NameRedisStore, name, strings.Join(at, ", ")))
+	}
+	if _, ok := c.Result(NameRedisStoreAudit); ok {
+		var at []string
+		for _, n := range c.Callers {
+			r := "-"
+			if v := c.Ratio(NameRedisStoreAudit, n); v > 0 {
+				r = fmt.Sprintf("%.2fx", 1/v)
+			}
+			at = append(at, fmt.Sprintf("%s @%d", r, n))
+		}
+		parts = append(parts, fmt.Sprintf("%s ÷ %s: %s", NameRedisStoreAudit, NameRedisStore, strings.Join(at, ", ")))
 	}
 	return strings.Join(parts, "; ") + " (medians of the reps)"
 }

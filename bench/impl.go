@@ -71,6 +71,8 @@ type Config struct {
 	// Limits are given to every Begin of toolcanon's stores. Keep them high
 	// enough that no lifecycle is refused.
 	Limits canonical.Limits
+	// Audit turns redisstore's audit stream on (NewRedisStore).
+	Audit *canonical.AuditOptions
 }
 
 // DefaultConfig returns a Config with prefix, a 2-minute TTL and limits that

@@ -39,7 +39,7 @@ func NewRedisStore(name string, addrs []string, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	x := &Store{name: name, cfg: cfg, probe: NewProbe(addrs)}
-	s, err := redisstore.New(redisstore.Options{Client: countRueidis(c, &x.roundTrips), Prefix: cfg.Prefix})
+	s, err := redisstore.New(redisstore.Options{Client: countRueidis(c, &x.roundTrips), Prefix: cfg.Prefix, Audit: cfg.Audit})
 	if err != nil {
 		c.Close()
 		x.probe.Close()

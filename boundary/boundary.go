@@ -65,6 +65,13 @@ type Envelope struct {
 	// ToolCallIDSource says who chose ToolCallID; "" says nothing. Any other
 	// value than the IDSource constants is INVALID_ARGUMENT.
 	ToolCallIDSource IDSource
+	// Continue, when set, is the agent's input to the call of ToolCallID
+	// that waits for it (InputRequired): the call continues if it is the
+	// same request of the run's principal and Continue carries its token;
+	// otherwise it is refused as a Begin of the id would be
+	// (TOOL_CALL_IN_PROGRESS, DUPLICATE_TOOL_CALL, RUN_FORBIDDEN), or
+	// NOT_FOUND when no record is left.
+	Continue *Continuation
 }
 
 // IDSource says where an Envelope's tool_call_id came from. It is kept in

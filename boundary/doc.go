@@ -26,6 +26,11 @@
 //     any other projector error or an overrun is PROJECTION_FAILED);
 //  6. Store.Complete: READY, or ERROR with a stable code.
 //
+// A tool that needs the agent's input first returns InputRequired: the
+// call is not completed but kept open (canonical.Continuer), and the agent's
+// answer, the same call with Envelope.Continue, continues it at step 2
+// (ContinueCall in place of Begin) with everything before it checked again.
+//
 // The raw response is kept whole in the record. A definition that declares
 // an output schema gets it enforced on the raw response before projecting,
 // within the registry's 256 KiB output bound; one without an output schema

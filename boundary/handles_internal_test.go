@@ -16,13 +16,13 @@ func TestHandleRefsBoundsTheDistinctHandles(t *testing.T) {
 	for i := range MaxHandlesPerInput + 1 {
 		fmt.Fprintf(&b, "<ID:%08d> <ID:%08d> ", i, i) // each twice: counted once
 	}
-	ids, over := handleRefs([]byte(b.String()), MaxHandlesPerInput)
+	ids, _, over := handleRefs([]byte(b.String()), MaxHandlesPerInput)
 	if !over || len(ids) != MaxHandlesPerInput {
 		t.Fatalf("handleRefs found %d ids, over %v; want %d and over", len(ids), over, MaxHandlesPerInput)
 	}
-	ids, over = handleRefs([]byte(`{"q":"<SECRET:AAAAAAAA> <SECRET> <IP:BBBBBBBB> <SECRET:AAAAAAAA>"}`), MaxHandlesPerInput)
-	if over || !slices.Equal(ids, []string{"AAAAAAAA", "BBBBBBBB"}) {
-		t.Fatalf("handleRefs = %q, %v", ids, over)
+	ids, kinds, over := handleRefs([]byte(`{"q":"<SECRET:AAAAAAAA> <SECRET> <IP:BBBBBBBB> <SECRET:AAAAAAAA>"}`), MaxHandlesPerInput)
+	if over || !slices.Equal(ids, []string{"AAAAAAAA", "BBBBBBBB"}) || !slices.Equal(kinds, []canonical.Kind{"SECRET", "IP"}) {
+		t.Fatalf("handleRefs = %q, %q, %v", ids, kinds, over)
 	}
 }
 
@@ -62,7 +62,7 @@ func FuzzSubstitute(f *testing.F) {
 		if !strictjson.Valid(input) {
 			return
 		}
-		ids, over := handleRefs(input, MaxHandlesPerInput)
+		ids, _, over := handleRefs(input, MaxHandlesPerInput)
 		if over {
 			return
 		}

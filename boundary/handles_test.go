@@ -295,24 +295,26 @@ func TestHandleValueStillChecked(t *testing.T) {
 	}
 }
 
-// A projector that does not give the recorded result again resolves
-// nothing: the value would not be certain to be the one the agent saw.
-func TestHandleNeedsARepeatableProjection(t *testing.T) {
+// A value is resolved only from a projection that masks it again: a
+// projector that shows it the second time, unmasked, resolves nothing.
+func TestHandleNeedsTheValueMaskedAgain(t *testing.T) {
 	var n int
 	var mu sync.Mutex
-	flaky := canonical.ProjectorFunc(func(ctx context.Context, call canonical.Call, raw []byte) (canonical.Projection, error) {
-		p, err := maskingProjector(ctx, call, raw)
+	once := canonical.ProjectorFunc(func(ctx context.Context, call canonical.Call, raw []byte) (canonical.Projection, error) {
 		mu.Lock()
 		n++
-		p.Result = append(p.Result[:len(p.Result)-1], []byte(`,"n":`+string(rune('0'+n%10))+`}`)...)
+		first := n == 1
 		mu.Unlock()
-		return p, err
+		if !first {
+			call.Mask = nil // placeholders: the minting call's value is no handle now
+		}
+		return maskingProjector(ctx, call, raw)
 	})
 	store := memstore.New()
 	w := newHandleWorld(t, store)
 	b, err := boundary.New(store, w.toolsRegistry, testPolicy("x"),
-		boundary.Bind("vault.read", "vault.read", "1.0.0", w.vault, flaky),
-		boundary.Bind("vault.use", "vault.use", "1.0.0", w.use, flaky),
+		boundary.Bind("vault.read", "vault.read", "1.0.0", w.vault, once),
+		boundary.Bind("vault.use", "vault.use", "1.0.0", w.use, maskingProjector),
 		boundary.Group("vault", "vault.read", "vault.use"))
 	if err != nil {
 		t.Fatal(err)
@@ -320,8 +322,42 @@ func TestHandleNeedsARepeatableProjection(t *testing.T) {
 	w.b = b
 	h := handleOf(t, w.call(t, w.run, "call_read", "vault.read", "key"))
 	if res := w.call(t, w.run, "call_use", "vault.use", "use "+h); res.Code() != canonical.CodeHandleUnknown {
-		t.Fatalf("a handle of a projection that does not repeat: %s, want HANDLE_UNKNOWN", res.AgentJSON())
+		t.Fatalf("a handle whose value the projection no longer masks: %s, want HANDLE_UNKNOWN", res.AgentJSON())
 	}
+}
+
+// A tool that hands a resolved value back in a form its projector does not
+// recognise still shows the agent the handle, in its result and in what it
+// shows while it runs.
+func TestResolvedValueEchoedIsMasked(t *testing.T) {
+	forEachHandleStore(t, func(t *testing.T, store canonical.Store) {
+		w := newHandleWorld(t, store)
+		verbatim := canonical.ProjectorFunc(func(_ context.Context, _ canonical.Call, raw []byte) (canonical.Projection, error) {
+			return canonical.Projection{Evidence: canonical.EvidenceFound, Result: raw}, nil
+		})
+		var during string
+		echo := boundary.ToolFunc(func(ctx context.Context, input []byte) ([]byte, error) {
+			during = string(boundary.MaskResolved(boundary.MaskerFrom(ctx), input))
+			return json.Marshal(map[string]string{"text": "received " + string(input)})
+		})
+		b, err := boundary.New(store, w.toolsRegistry, testPolicy("x"),
+			boundary.Bind("vault.read", "vault.read", "1.0.0", w.vault, maskingProjector),
+			boundary.Bind("vault.use", "vault.use", "1.0.0", echo, verbatim),
+			boundary.Group("vault", "vault.read", "vault.use"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.b = b
+		h := handleOf(t, w.call(t, w.run, "call_read", "vault.read", "deploy key"))
+		res := w.call(t, w.run, "call_use", "vault.use", "use "+h)
+		if res.Status() != canonical.StatusReady || strings.Contains(string(res.AgentJSON()), w.secret) ||
+			!strings.Contains(string(res.AgentJSON()), h) {
+			t.Fatalf("the echo of a resolved value: %s", res.AgentJSON())
+		}
+		if strings.Contains(during, w.secret) || !strings.Contains(during, h) {
+			t.Fatalf("what the tool showed while it ran: %s", during)
+		}
+	})
 }
 
 // Reveal shows a run's owner the values behind handles, and nobody else.

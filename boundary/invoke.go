@@ -211,7 +211,18 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	// 2. The record exists before anything runs. Its lease lets a reaper
 	// close it if this worker dies: the tool's timeout and a margin.
 	inv.owner = canonical.NewOwner()
-	rec, err := inv.begin(ctx, request, def.Timeout()+b.leaseMargin)
+	var rec canonical.Record
+	if env.Continue != nil {
+		// The agent's input to a call that waits for it: the same call
+		// continues, under this invocation, instead of a new one.
+		var cont canonical.Continued
+		if cont, err = inv.continueCall(ctx, request, def.Timeout()+b.leaseMargin); err == nil {
+			rec = cont.Record
+			ctx = context.WithValue(ctx, resumedKey{}, Resumed{State: cont.State, Input: env.Continue.Input})
+		}
+	} else {
+		rec, err = inv.begin(ctx, request, def.Timeout()+b.leaseMargin)
+	}
 	if err != nil {
 		code := canonical.CodeOf(err)
 		if code == canonical.CodeDuplicateToolCall && b.replay {
@@ -230,8 +241,8 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	// the same key (MaskerFrom), the projection mints the result's.
 	var mask *minter
 	if !b.noHandles && len(rec.RunSecret) > 0 {
-		mask = newMinter(rec.RunSecret, false)
-		ctx = context.WithValue(ctx, maskerKey{}, canonical.Masker(newMinter(rec.RunSecret, false)))
+		mask = newMinter(rec.RunSecret, false).withKnown(handles)
+		ctx = context.WithValue(ctx, maskerKey{}, canonical.Masker(newMinter(rec.RunSecret, false).withKnown(handles)))
 	}
 	inv.obs.next(observe.Tool, len(request))
 
@@ -240,8 +251,11 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	raw, code, ran, err := execute(ctx, tool, def.Timeout(), exec)
 	inv.ran = ran
 	inv.obs.sized(len(raw))
+	if ir := (*InputRequired)(nil); err != nil && code == canonical.CodeExecutionFailed && errors.As(err, &ir) {
+		return inv.awaitInput(ir, rec.TTL)
+	}
 	if err != nil {
-		c := canonical.Completion{Status: canonical.StatusError, Code: code}
+		c := canonical.Completion{Status: canonical.StatusError, Code: code, NotRun: !ran}
 		if len(raw) > 0 && int64(len(raw)) <= limits.MaxRecordBytes-int64(len(request)) {
 			c.Raw = raw // what the failed tool answered, kept as harness-only data
 		}
@@ -266,6 +280,11 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 		call.Mask = mask
 	}
 	p, err := project(ctx, bd.projector, b.projTimeout, call, raw)
+	if err == nil && mask != nil {
+		// A value resolved into the arguments that the answer holds again
+		// reads as its handle, whatever the projector's redactor made of it.
+		p.Result = mask.maskKnown(p.Result, true)
+	}
 	inv.obs.sized(len(p.Result))
 	if err == nil && !p.Evidence.Ready() {
 		err = canonical.Errorf(canonical.CodeProjectionFailed, "projector returned evidence %q", p.Evidence)
@@ -287,6 +306,9 @@ func (inv *invocation) invoke(ctx context.Context) Result {
 	c := canonical.Completion{Status: canonical.StatusReady, Evidence: p.Evidence, Raw: raw, Result: p.Result}
 	if mask != nil {
 		c.Handles = mask.minted()
+		mask.mu.Lock()
+		c.Redactions = mask.masked
+		mask.mu.Unlock()
 	}
 	return inv.complete(c, nil)
 }
@@ -308,6 +330,9 @@ func (inv *invocation) begin(ctx context.Context, request []byte, lease time.Dur
 	req := canonical.BeginRequest{
 		RunID: inv.run.ID, ToolCallID: inv.env.ToolCallID, Tool: inv.env.Tool, Owner: inv.owner,
 		Principal: inv.run.Principal.Subject, Request: request, TTL: inv.run.TTL, Lease: lease, Limits: inv.run.Limits,
+	}
+	if bd := inv.b.bindings[inv.env.Tool]; bd != nil {
+		req.Definition = bd.name + "@" + bd.version
 	}
 	var rec canonical.Record
 	err := inv.b.retry(ctx, func(ctx context.Context) error {

@@ -2,6 +2,7 @@ package boundary_test
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,5 +45,26 @@ func TestReadmeCodeTable(t *testing.T) {
 	}
 	if len(seen) < 31 {
 		t.Errorf("the README's table lists %d codes, want all 31", len(seen))
+	}
+}
+
+// The README's handles section gives the bound on handles per call as the
+// code has it.
+func TestReadmeHandles(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "### Handles")
+	if !ok {
+		t.Fatal("the README has no Handles section")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	for _, want := range []string{"`boundary.MaxHandlesPerInput` (" + strconv.Itoa(boundary.MaxHandlesPerInput) + ")",
+		"`HANDLE_UNKNOWN`", "`HANDLE_FORBIDDEN`", "b.Reveal(ctx, run,", "boundary.Group(", "boundary.WithHandlePolicy(", "boundary.WithoutHandles()",
+		strconv.Itoa(canonical.HandleIDLen) + " characters"} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the README's Handles section lacks %q", want)
+		}
 	}
 }

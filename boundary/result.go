@@ -1,6 +1,8 @@
 package boundary
 
 import (
+	"encoding/json"
+
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/internal/strictjson"
 )
@@ -16,6 +18,8 @@ type Result struct {
 	replayed   bool
 	agent      []byte
 	err        error
+	requests   json.RawMessage // what the agent is asked, when the call waits for input
+	inputToken string          // the token its continuation carries; "" when it does not wait
 }
 
 // AgentJSON returns all the agent may see of the call: the bounded projection
@@ -31,7 +35,8 @@ func (r Result) AgentJSON() []byte { return r.agent }
 // ToolCallID returns the envelope's tool_call_id, or "" when it was invalid.
 func (r Result) ToolCallID() string { return r.toolCallID }
 
-// Status returns READY or ERROR.
+// Status returns READY or ERROR; PROJECTING when the call waits for the
+// agent's input (InputRequired).
 func (r Result) Status() canonical.Status { return r.status }
 
 // Code returns the stable error code of an ERROR result, "" when READY.

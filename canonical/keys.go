@@ -8,6 +8,7 @@ package canonical
 //	run:              <prefix>:{<run_id>}:run                    HASH
 //	calls:            <prefix>:{<run_id>}:calls                  ZSET  in flight by lease (ms), completed by completion (µs)
 //	live marker:      <prefix>:{<run_id>}:live                   STRING the run has begun calls (see Live)
+//	audit events:     <prefix>:{<run_id>}:audit                  LIST   chain head and pending audit events (see Audit)
 //
 // The "call:" namespace keeps a tool_call_id from ever colliding with the
 // run's own keys.
@@ -60,6 +61,10 @@ const CompletedFrom = 1_000_000_000_000_000
 // apart from that state, so that a run whose state is gone while its
 // records live is told from a new run.
 func (k Keys) Live(runID string) string { return k.runBase(runID) + "live" }
+
+// Audit returns the key of the run's audit events waiting for export,
+// behind its chain head (a LIST; see package internal/auditrec).
+func (k Keys) Audit(runID string) string { return k.runBase(runID) + "audit" }
 
 // SlotIndex returns the key of the index of kind (SlotDue) of the runs in
 // slot (0 <= slot < Slots): it carries the slot's tag (SlotTag), so that it

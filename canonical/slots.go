@@ -24,6 +24,13 @@ const (
 	// a time (ms since the epoch, server clock) at or before its earliest
 	// lease: what a reap pass reads.
 	SlotDue = "due"
+	// SlotAudit is the slot's runs that have audit events pending export,
+	// each scored by the time of its oldest pending event: what an export
+	// pass reads (canonical.AuditSource).
+	SlotAudit = "audit"
+	// SlotAuditCount is not an index but the slot's count of pending audit
+	// events (a STRING), which bounds the backlog (AuditOptions.MaxBacklog).
+	SlotAuditCount = "audit-n"
 )
 
 // crc16 is Redis Cluster's key hash: CRC16-CCITT (XMODEM), polynomial

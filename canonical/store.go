@@ -246,6 +246,10 @@ type BeginRequest struct {
 	// fields take DefaultLimits); later Begins must give the same non-zero
 	// fields, and a zero field means "the run's".
 	Limits Limits
+	// Definition names the tool definition the agent-facing Tool is bound
+	// to ("name@version"), for the audit stream only: at most 128 bytes
+	// without spaces or control characters, else it is left out.
+	Definition string
 }
 
 // ValidateToolName checks an agent-facing tool name: 1–128 bytes of
@@ -271,6 +275,11 @@ type Completion struct {
 	// MaxHandlesPerCall): the store indexes each under the run, naming this
 	// call as the one whose raw response holds its value (see HandleIndex).
 	Handles []string
+	// NotRun says that the tool never started (boundary.NotRun): the audit
+	// event says so. Redactions is how many values the projection masked.
+	// Both are for the audit stream only.
+	NotRun     bool
+	Redactions int
 }
 
 // MaxHandlesPerCall bounds the handles one completion indexes.

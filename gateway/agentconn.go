@@ -11,18 +11,22 @@ import (
 	"github.com/toolcanon/toolcanon/canonical"
 )
 
-// DefaultMaxAgentConnections is how many connections of their own a stdio
+// DefaultMaxAgentConnections is how many connections of their own an
 // upstream gives agent sessions at once when UpstreamOptions does not say.
 const DefaultMaxAgentConnections = 16
 
-// agentConns are a stdio upstream's connections of one agent session each.
-// A stdio connection carries no stream per call, so that a log message or
-// request the upstream sends on it can be told only from the connection:
-// an agent session whose calls want such messages (it set a log level, or
-// declared sampling or elicitation) gets an upstream process of its own,
-// and everything that process sends goes to that agent. A stateless HTTP
-// request is a session of its own, so its connection is the call's. The
-// shared connection's messages are dropped, its requests refused.
+// agentConns are an upstream's connections of one agent session each. A
+// stdio connection carries no stream per call, and an HTTP upstream may
+// send a message on its session's own stream rather than the call's (as
+// MCP allows for a request not tied to one): such a message can be told
+// only from the connection it came on. An agent session whose calls want
+// such messages (it set a log level, or declared sampling or elicitation)
+// gets an upstream connection of its own — a process over stdio, a session
+// over HTTP (when the agent's session outlives its requests: stdio and
+// --sessions) — and everything that connection sends goes to that agent. A
+// stateless HTTP request is a session of its own: its messages reach it
+// only on its call's stream (marks). The shared connection's unmarked
+// messages are dropped, its requests refused.
 type agentConns struct {
 	mu  sync.Mutex
 	max int
@@ -100,7 +104,11 @@ func (u *Upstream) agentSession(ctx context.Context, r *relay) (*mcp.ClientSessi
 		c = &agentConn{agent: r.agent, ready: make(chan struct{})}
 		a.by[r.agent] = c
 		a.mu.Unlock()
-		c.sess, c.err = u.dial(ctx)
+		version := upstreamProtocol
+		if r.inputs != nil {
+			version = modernProtocol
+		}
+		c.sess, c.err = u.dial(ctx, version)
 		a.mu.Lock()
 		if c.err != nil {
 			delete(a.by, r.agent) // the next call tries again
@@ -158,14 +166,17 @@ func (u *Upstream) forget(c *agentConn) {
 	delete(a.of, c.sess)
 	a.mu.Unlock()
 	_ = c.sess.Close()
+	u.barriers.forget(c.sess)
 }
 
 // relayFor returns the call an upstream's log message or request belongs
-// to, or nil: over HTTP the call whose stream it came on (its mark), over
-// stdio the latest call of the agent whose connection it came on.
+// to, or nil: over HTTP the call whose stream it came on (its mark), else
+// the latest call of the agent whose own connection it came on.
 func (u *Upstream) relayFor(s *mcp.ClientSession, meta mcp.Meta) *relay {
 	if u.opts.URL != "" {
-		return u.inflight.byMark(markOf(meta))
+		if r := u.inflight.byMark(markOf(meta)); r != nil {
+			return r
+		}
 	}
 	u.agents.mu.Lock()
 	c := u.agents.of[s]

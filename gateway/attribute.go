@@ -73,8 +73,13 @@ func markOf(meta mcp.Meta) string {
 	return s
 }
 
-// markingTransport stamps the event streams it reads (markStream).
-type markingTransport struct{ base http.RoundTripper }
+// markingTransport stamps the event streams it reads (markStream), and
+// puts the call's barrier before its response; reached releases a call
+// whose answer is no event stream, or whose stream ended without one.
+type markingTransport struct {
+	base    http.RoundTripper
+	reached func(mark string)
+}
 
 // RoundTrip sends r and marks the event stream it answers with the mark in
 // r's context, or strips marks from it when r carries none.
@@ -83,9 +88,13 @@ func (t markingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
+	mark, _ := r.Context().Value(callMarkKey{}).(string)
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
-		mark, _ := r.Context().Value(callMarkKey{}).(string)
-		resp.Body = markStream(resp.Body, mark, mcp.DefaultMaxEventSize)
+		ms := markStream(resp.Body, mark, mcp.DefaultMaxEventSize).(*markedStream)
+		ms.reached = t.reached
+		resp.Body = ms
+	} else if mark != "" && t.reached != nil {
+		t.reached(mark) // no stream: no notification can come before the answer
 	}
 	return resp, nil
 }
@@ -103,6 +112,40 @@ type markedStream struct {
 	event []byte // the raw lines of the event being read
 	out   []byte // rewritten bytes not yet read
 	err   error
+	// barred: the call's barrier went before its response (barrier.go);
+	// reached, when set, releases the call if the stream ends without one.
+	barred  bool
+	reached func(mark string)
+	noted   bool // a message came before the response
+}
+
+// emit passes one event on, rewritten; on a call's stream its response
+// comes after the call's barrier — or, when no message came before it,
+// the call is released at once: there is nothing to wait for.
+func (m *markedStream) emit(raw []byte) {
+	if m.mark != "" && !m.barred {
+		switch {
+		case isResponseEvent(raw):
+			m.barred = true
+			if m.noted || m.reached == nil {
+				m.out = append(m.out, barrierEvent(m.mark)...)
+			} else {
+				m.reached(m.mark)
+			}
+		case bytes.Contains(raw, []byte(`"method"`)):
+			m.noted = true
+		}
+	}
+	m.out = append(m.out, rewriteEvent(raw, m.mark)...)
+}
+
+// ended notes the end of the stream: a call's stream without a response
+// releases its call.
+func (m *markedStream) ended() {
+	if m.mark != "" && !m.barred && m.reached != nil {
+		m.barred = true
+		m.reached(m.mark)
+	}
 }
 
 // markStream returns src, a text/event-stream, with each relayable message
@@ -111,7 +154,7 @@ type markedStream struct {
 // passes byte for byte. Events are split, and their fields read, as the
 // SDK reads them; an event over max bytes ends the stream with an error.
 func markStream(src io.ReadCloser, mark string, max int) io.ReadCloser {
-	return &markedStream{src: src, r: bufio.NewReaderSize(src, 32<<10), mark: mark, max: max}
+	return &markedStream{src: src, r: bufio.NewReaderSize(src, 4<<10), mark: mark, max: max}
 }
 
 func (m *markedStream) Read(p []byte) (int, error) {
@@ -126,7 +169,10 @@ func (m *markedStream) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (m *markedStream) Close() error { return m.src.Close() }
+func (m *markedStream) Close() error {
+	m.ended()
+	return m.src.Close()
+}
 
 // fill reads one line; a blank line ends the event, which is rewritten
 // into out.
@@ -136,6 +182,7 @@ func (m *markedStream) fill() {
 		frag, err := m.r.ReadSlice('\n')
 		if len(m.event)+len(frag) > m.max {
 			m.event, m.err = nil, errEventTooLarge
+			m.ended()
 			return
 		}
 		m.event = append(m.event, frag...)
@@ -144,14 +191,15 @@ func (m *markedStream) fill() {
 		}
 		if err != nil {
 			// The stream ended: what is left is one last event.
-			m.out = append(m.out, rewriteEvent(m.event, m.mark)...)
+			m.emit(m.event)
 			m.event, m.err = nil, err
+			m.ended()
 			return
 		}
 		break
 	}
 	if len(bytes.TrimRight(m.event[start:], "\r\n")) == 0 {
-		m.out = append(m.out, rewriteEvent(m.event, m.mark)...)
+		m.emit(m.event)
 		m.event = m.event[:0]
 	}
 }

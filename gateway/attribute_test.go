@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -100,6 +101,13 @@ func TestMarkStream(t *testing.T) {
 		out := marked(t, in, mark)
 		evs, bad := readEvents(out)
 		want, _ := readEvents([]byte(in))
+		// A call's stream carries its barrier just before its response,
+		// once; a stream of no call none.
+		barrier := string(barrierEvent(mark))
+		if n := strings.Count(string(out), barrierPrefix); mark != "" && (n != 1 || !strings.Contains(string(out), barrier+"data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\"")) || mark == "" && n != 0 {
+			t.Fatalf("mark %q: %d barriers in\n%s", mark, n, out)
+		}
+		evs = slices.DeleteFunc(evs, func(ev sseEvent) bool { return strings.Contains(string(ev.data), barrierPrefix) })
 		if bad || len(evs) != len(want) {
 			t.Fatalf("mark %q: %d events (malformed %v), want %d:\n%s", mark, len(evs), bad, len(want), out)
 		}
@@ -119,7 +127,7 @@ func TestMarkStream(t *testing.T) {
 			t.Fatalf("the upstream's own _meta was dropped: %s", out)
 		}
 	}
-	if out := marked(t, "data: {\"id\":1,\"result\":{}}\n\n: c\n", "m"); string(out) != "data: {\"id\":1,\"result\":{}}\n\n: c\n" {
+	if out := marked(t, "data: {\"id\":1,\"result\":{}}\n\n: c\n", ""); string(out) != "data: {\"id\":1,\"result\":{}}\n\n: c\n" {
 		t.Fatalf("a stream without relayable messages changed: %q", out)
 	}
 	_, err := io.ReadAll(markStream(io.NopCloser(strings.NewReader("data: "+strings.Repeat("x", 100)+"\n\n")), "m", 64))

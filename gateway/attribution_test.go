@@ -21,11 +21,11 @@ import (
 // httpUpstream starts the test upstream serving streamable HTTP with
 // sessions, logging its executions to logPath, and returns its
 // configuration.
-func httpUpstream(t *testing.T, logPath string) map[string]any {
+func httpUpstream(t *testing.T, logPath string, flags ...string) map[string]any {
 	t.Helper()
 	_, up := binaries(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	cmd := exec.Command(up, "--http", addr)
+	cmd := exec.Command(up, append([]string{"--http", addr}, flags...)...)
 	cmd.Env = append(os.Environ(), "UPSTREAM_LOG="+logPath)
 	own(t, cmd)
 	if err := cmd.Start(); err != nil {
@@ -218,4 +218,42 @@ func TestAgentConnectionsAreCappedAndEnd(t *testing.T) {
 	c := agent(&third)
 	mustCall(ctx, t, c, "note", "call_c3", "run-c3", map[string]any{"query": "third"})
 	waitFor(t, func() bool { return third.count("on third") == 3 }, "the third agent's notes, on the place the first freed")
+}
+
+// An HTTP upstream may send a request on its session's own stream rather
+// than on the call's (the conformance suite's reference server does). An
+// agent whose session outlives its requests and declared elicitation gets
+// an upstream session of its own, so that such a request can only be its:
+// it reaches that agent, and never another.
+func TestRequestOnAnUpstreamSessionsOwnStreamReachesItsAgent(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "upstream.log")
+	lg := openLive(t, baseConfig(t, httpUpstream(t, logPath), "aside", "wait"), gateway.OpenOptions{})
+	ctx := context.Background()
+	var mu sync.Mutex
+	asked := map[string]int{}
+	elicit := func(name string) *mcp.ClientOptions {
+		return &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			asked[name]++
+			mu.Unlock()
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": name}}, nil
+		}}
+	}
+	sopts := &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+	a, b := lg.agent(t, elicit("alice"), sopts), lg.agent(t, elicit("bob"), sopts)
+	// Bob has a call in flight on his own upstream session meanwhile.
+	done := make(chan outcome, 1)
+	go func() {
+		done <- mustCall(ctx, t, b, "wait", "call_w1", "run-b", map[string]any{"query": "bob-waits", "ms": 1500})
+	}()
+	o := mustCall(ctx, t, a, "aside", "call_s1", "run-a", map[string]any{"query": "for alice"})
+	if !o.ready || !strings.Contains(textOf(t, o), "elicited aside: accept alice") {
+		t.Fatalf("alice's request off the call's stream: %s", o.text)
+	}
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if asked["alice"] != 1 || asked["bob"] != 0 {
+		t.Fatalf("elicitations: %v", asked)
+	}
 }

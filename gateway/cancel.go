@@ -23,32 +23,34 @@ import (
 // CancelRelay carries a cancellation between gateway replicas that share a
 // store: stateless HTTP serves every POST on its own, so the
 // notifications/cancelled for a call may reach another replica than the
-// one running it. The running replica registers each call under a key
-// (derived from the caller — the verified bearer token's subject, else the
-// principal — and the JSON-RPC id, the only names a cancel carries) with a
-// nonce of its own, and polls; the receiving replica marks the
-// registration cancelled. redisstore.Store implements it.
+// one running it. Nothing is written for a call that no cancel names: the
+// receiving replica sends the cancel, under a key derived from the caller —
+// the verified bearer token's subject, else the principal — and the
+// JSON-RPC id (the only names a cancel carries), and every replica reads
+// the cancels sent with one blocking read of its own. A replica that runs a
+// call under the key claims the cancel; when two calls claim it (two
+// clients of one caller numbering their requests alike), it stops neither.
+// redisstore.Store implements it.
 type CancelRelay interface {
-	// RegisterCall registers a call in flight under key, for at most ttl.
-	// A second call under a key already registered makes the key
-	// ambiguous until its TTL passes: a cancel then stops neither.
-	RegisterCall(ctx context.Context, key, nonce string, ttl time.Duration) error
-	// CancelCall marks the call registered under key cancelled, and
-	// reports whether one was registered (an ambiguous key is reported
-	// found, and nothing is marked).
-	CancelCall(ctx context.Context, key string) (bool, error)
-	// CallCancelled reports whether the call registered under key with
-	// nonce was marked cancelled.
-	CallCancelled(ctx context.Context, key, nonce string) (bool, error)
-	// ForgetCall removes the registration of key when it is still nonce's.
-	ForgetCall(ctx context.Context, key, nonce string) error
+	// SendCancel tells every replica that the call under key is
+	// cancelled; id names this cancel.
+	SendCancel(ctx context.Context, key, id string) error
+	// ListenCancels calls deliver with the key and id of every cancel
+	// sent from its start on, until ctx ends; it returns ctx's error.
+	ListenCancels(ctx context.Context, deliver func(key, id string)) error
+	// ClaimCancel claims the cancel id of key for holder, a call this
+	// replica runs under key, or for none when it runs several (holder
+	// ""), and returns who holds it now: holder when no other call claimed
+	// it, "" when another did.
+	ClaimCancel(ctx context.Context, key, id, holder string) (string, error)
 }
 
-// Cancellation bounds: how often a running call looks for a cancel from
-// another replica, and how long each store operation may take.
+// Cancellation bounds: how long each store operation of the relay may
+// take, and how long a replica that claimed a cancel waits for other
+// claims before it acts on it.
 const (
-	cancelPoll    = 200 * time.Millisecond
-	cancelTimeout = time.Second
+	cancelTimeout   = time.Second
+	cancelClaimWait = 100 * time.Millisecond
 )
 
 // errCancelledByAgent is the cause of a call the agent cancelled.
@@ -102,17 +104,29 @@ type cancels struct {
 	log   *slog.Logger
 	mu    sync.Mutex
 	live  map[string][]*liveCall // by cancelKey
+
+	listen sync.Once
+	stop   context.CancelFunc // ends the relay's listener
+	ended  chan struct{}      // closed when it has ended
 }
 
-// liveCall is one tracked call.
-type liveCall struct{ cancel context.CancelCauseFunc }
+// liveCall is one tracked call, and the name it claims a relayed cancel
+// with.
+type liveCall struct {
+	cancel context.CancelCauseFunc
+	holder string
+}
 
 // track makes ctx cancellable by a notifications/cancelled of caller naming
 // rpcID, from this replica or, through the relay, another; done ends it.
-func (cs *cancels) track(ctx context.Context, caller, rpcID string, ttl time.Duration) (context.Context, func()) {
+// It writes nothing to the store.
+func (cs *cancels) track(ctx context.Context, caller, rpcID string) (context.Context, func()) {
 	key := cancelKey(caller, rpcID)
 	ctx, cancel := context.WithCancelCause(ctx)
-	me := &liveCall{cancel: cancel}
+	me := &liveCall{cancel: cancel, holder: canonical.NewOwner()}
+	if cs.relay != nil {
+		cs.listen.Do(cs.startListening)
+	}
 	cs.mu.Lock()
 	if cs.live == nil {
 		cs.live = map[string][]*liveCall{}
@@ -121,20 +135,7 @@ func (cs *cancels) track(ctx context.Context, caller, rpcID string, ttl time.Dur
 	// their requests alike): a cancel could name either, so it stops none.
 	cs.live[key] = append(cs.live[key], me)
 	cs.mu.Unlock()
-	stop := func() {}
-	if cs.relay != nil {
-		nonce := canonical.NewOwner()
-		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
-		err := cs.relay.RegisterCall(rctx, key, nonce, ttl)
-		rcancel()
-		if err != nil {
-			cs.log.Warn("a cancel from another replica cannot reach this call", slog.String("cause", causeText(err)))
-		} else {
-			stop = cs.poll(ctx, cancel, key, nonce)
-		}
-	}
 	return ctx, func() {
-		stop()
 		cs.mu.Lock()
 		rest := slices.DeleteFunc(cs.live[key], func(c *liveCall) bool { return c == me })
 		if len(rest) == 0 {
@@ -147,45 +148,74 @@ func (cs *cancels) track(ctx context.Context, caller, rpcID string, ttl time.Dur
 	}
 }
 
-// poll looks for a cancel from another replica until the call ends; the
-// returned func stops it and forgets the registration.
-func (cs *cancels) poll(ctx context.Context, cancel context.CancelCauseFunc, key, nonce string) func() {
-	quit := make(chan struct{})
-	ended := make(chan struct{})
+// startListening starts the replica's one reader of the relay's cancels.
+func (cs *cancels) startListening() {
+	ctx, stop := context.WithCancel(context.Background())
+	cs.stop, cs.ended = stop, make(chan struct{})
 	go func() {
-		defer close(ended)
-		t := time.NewTicker(cancelPoll)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
+		defer close(cs.ended)
+		_ = cs.relay.ListenCancels(ctx, func(key, id string) {
+			cs.mu.Lock()
+			here := slices.Clone(cs.live[key])
+			cs.mu.Unlock()
+			if len(here) > 0 {
+				go cs.claim(ctx, key, id, here)
 			}
-			pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
-			yes, err := cs.relay.CallCancelled(pctx, key, nonce)
-			pcancel()
-			if err == nil && yes {
-				cancel(errCancelledByAgent)
-				return
-			}
-		}
+		})
 	}()
-	return func() {
-		close(quit)
-		<-ended
-		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
-		defer fcancel()
-		if err := cs.relay.ForgetCall(fctx, key, nonce); err != nil {
-			cs.log.Warn("cannot forget a finished call's cancel registration; it expires with its TTL", slog.String("cause", causeText(err)))
-		}
+}
+
+// close ends the relay's listener, if one runs.
+func (cs *cancels) close() {
+	cs.listen.Do(func() {}) // none starts after this
+	if cs.stop != nil {
+		cs.stop()
+		<-cs.ended
 	}
 }
 
+// claim acts on a relayed cancel of key, which names here: one call it
+// claims, and cancels once no other call claimed it within
+// cancelClaimWait; several calls (here, or here and elsewhere) it leaves
+// running.
+func (cs *cancels) claim(ctx context.Context, key, id string, here []*liveCall) {
+	holder := ""
+	if len(here) == 1 {
+		holder = here[0].holder
+	}
+	claimed := func() bool {
+		rctx, cancel := context.WithTimeout(ctx, cancelTimeout)
+		defer cancel()
+		got, err := cs.relay.ClaimCancel(rctx, key, id, holder)
+		if err != nil {
+			cs.log.Warn("a cancel from another replica could not be claimed; the call runs on", slog.String("cause", causeText(err)))
+			return false
+		}
+		return holder != "" && got == holder
+	}
+	if !claimed() {
+		if holder == "" {
+			cs.log.Warn("a cancel names several calls of one principal (one JSON-RPC id); none is cancelled")
+		}
+		return
+	}
+	t := time.NewTimer(cancelClaimWait)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return
+	case <-t.C:
+	}
+	if !claimed() {
+		cs.log.Warn("a cancel names calls of one principal on several replicas (one JSON-RPC id); none is cancelled")
+		return
+	}
+	here[0].cancel(errCancelledByAgent)
+}
+
 // cancel cancels caller's call with JSON-RPC id rpcID: here when it runs
-// here, else through the relay. It reports whether a call was found.
+// here, else through the relay. It reports whether a call was found (or
+// the cancel sent through the relay, which says nothing of calls).
 func (cs *cancels) cancel(ctx context.Context, caller, rpcID string) bool {
 	key := cancelKey(caller, rpcID)
 	cs.mu.Lock()
@@ -205,11 +235,11 @@ func (cs *cancels) cancel(ctx context.Context, caller, rpcID string) bool {
 	}
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer rcancel()
-	found, err := cs.relay.CancelCall(rctx, key)
-	if err != nil {
+	if err := cs.relay.SendCancel(rctx, key, canonical.NewOwner()); err != nil {
 		cs.log.Warn("a cancel could not be passed to the replica running the call", slog.String("cause", causeText(err)))
+		return false
 	}
-	return found
+	return true
 }
 
 // track makes the call cancellable by a stateless notifications/cancelled
@@ -217,11 +247,10 @@ func (cs *cancels) cancel(ctx context.Context, caller, rpcID string) bool {
 // JSON-RPC id); in stdio and sessions the SDK cancels the call itself.
 func (h *handler) track(ctx context.Context, c *Call, run boundary.RunContext) (context.Context, func()) {
 	id, _ := ctx.Value(rpcIDKey{}).(string)
-	def, bound := h.b.Definition(c.Tool)
-	if id == "" || !bound {
+	if _, bound := h.b.Definition(c.Tool); id == "" || !bound {
 		return ctx, func() {}
 	}
-	return h.cancels.track(ctx, callerOf(c.Token, run.Principal.Subject), id, def.Timeout()+time.Minute)
+	return h.cancels.track(ctx, callerOf(c.Token, run.Principal.Subject), id)
 }
 
 // statelessCancel is a stateless notifications/cancelled: the JSON-RPC id

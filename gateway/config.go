@@ -40,6 +40,8 @@ type Config struct {
 	Identity  IdentityConfig
 	Run       RunConfig
 	Tools     []ToolConfig
+	Prompts   []PromptConfig   // the upstream prompts exposed
+	Resources []ResourceConfig // the upstream resources and resource templates exposed
 	Policy    []Grant
 	Progress  *ProgressConfig // nil: no progress tools
 	HTTP      HTTPConfig
@@ -69,6 +71,10 @@ type UpstreamConfig struct {
 	Dir            string
 	URL            string // streamable HTTP endpoint
 	BearerTokenEnv string // environment variable holding a bearer token for URL
+	// LongRunning marks every tool of the upstream as long-running: a call
+	// of it from an agent that declared the tasks extension is answered
+	// with a task (see ToolConfig.LongRunning).
+	LongRunning bool
 }
 
 // IdentityConfig says who the calls act for and where their identity is
@@ -98,6 +104,10 @@ type ToolConfig struct {
 	Definition   registry.Definition // what the registry holds and the agent sees
 	Projector    ProjectorConfig
 	TTL          time.Duration // record TTL of this tool's calls; 0: the run's
+	// LongRunning: a call from an agent that declared the tasks extension
+	// (io.modelcontextprotocol/tasks) is answered with a task once its
+	// record exists, and runs on; the agent polls tasks/get.
+	LongRunning bool
 	// Group is the tool's handle group ("group"); "" means its upstream's
 	// name (see HandlesConfig).
 	Group string
@@ -361,6 +371,13 @@ func (c *cfgParser) int(n *jnode, ptr string, lo, hi int64, fix string) (int64, 
 	return v, nil
 }
 
+func (c *cfgParser) boolean(n *jnode, ptr string) (bool, error) {
+	if n.kind != jBool {
+		return false, c.fail(n, ptr, "write true or false", "expected a boolean, found %s", n.kind)
+	}
+	return n.str == "true", nil
+}
+
 func (c *cfgParser) duration(n *jnode, ptr string, lo, hi time.Duration, fix string) (time.Duration, error) {
 	s, err := c.str(n, ptr, fix)
 	if err != nil {
@@ -374,7 +391,7 @@ func (c *cfgParser) duration(n *jnode, ptr string, lo, hi time.Duration, fix str
 }
 
 func (c *cfgParser) config(root *jnode) (*Config, error) {
-	if err := c.obj(root, "", "upstreams", "identity", "run", "tools", "policy", "progress", "http", "redis", "handles"); err != nil {
+	if err := c.obj(root, "", "upstreams", "identity", "run", "tools", "prompts", "resources", "policy", "progress", "http", "redis", "handles"); err != nil {
 		return nil, err
 	}
 	cfg := &Config{File: c.file}
@@ -402,6 +419,16 @@ func (c *cfgParser) config(root *jnode) (*Config, error) {
 		return nil, err
 	} else if n != nil {
 		if cfg.Tools, err = c.tools(n, "/tools", cfg); err != nil {
+			return nil, err
+		}
+	}
+	if n = root.member("prompts"); n != nil {
+		if cfg.Prompts, err = c.prompts(n, "/prompts", cfg); err != nil {
+			return nil, err
+		}
+	}
+	if n = root.member("resources"); n != nil {
+		if cfg.Resources, err = c.resources(n, "/resources", cfg); err != nil {
 			return nil, err
 		}
 	}
@@ -491,10 +518,16 @@ func (c *cfgParser) upstreams(n *jnode, ptr string) (map[string]UpstreamConfig, 
 		if !upstreamName(name) {
 			return nil, c.fail(v, p, fix, "upstream name %q is not valid", name)
 		}
-		if err := c.obj(v, p, "command", "env", "inherit_env", "url", "bearer_token_env"); err != nil {
+		if err := c.obj(v, p, "command", "env", "inherit_env", "url", "bearer_token_env", "long_running"); err != nil {
 			return nil, err
 		}
 		var u UpstreamConfig
+		if lr := v.member("long_running"); lr != nil {
+			var err error
+			if u.LongRunning, err = c.boolean(lr, p+"/long_running"); err != nil {
+				return nil, err
+			}
+		}
 		cmd, url := v.member("command"), v.member("url")
 		switch {
 		case (cmd == nil) == (url == nil):
@@ -682,8 +715,14 @@ func (c *cfgParser) tool(n *jnode, ptr string, cfg *Config) (ToolConfig, error) 
 		return t, c.fail(v, ptr+"/unbounded", "review the draft's input_schema, narrowed from the upstream's (`toolcanon gateway pin` printed each feature it left out, with its JSON pointer), then delete this member",
 			"the draft is marked for review: %s", oneLineOf(v.str))
 	}
-	if err := c.obj(n, ptr, "name", "upstream", "upstream_tool", "pin", "definition", "projector", "ttl", "group"); err != nil {
+	if err := c.obj(n, ptr, "name", "upstream", "upstream_tool", "pin", "definition", "projector", "ttl", "group", "long_running"); err != nil {
 		return t, err
+	}
+	if lr := n.member("long_running"); lr != nil {
+		var err error
+		if t.LongRunning, err = c.boolean(lr, ptr+"/long_running"); err != nil {
+			return t, err
+		}
 	}
 	v, err := c.required(n, ptr, "name", `add "name": "search_docs", the name agents call`)
 	if err != nil {

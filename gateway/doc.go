@@ -100,6 +100,13 @@
 // replica runs it. A cancelled call is CANCELLED; an upstream that cannot
 // be started or reached is UPSTREAM_UNAVAILABLE, with executed false.
 //
+// An agent of MCP 2026-07-28 that declared sampling or elicitation
+// is asked an upstream's input in the call's result instead
+// (input_required, redacted and bounded alike): the call's record stays
+// open, and the agent's retry with its answers and the requestState it was
+// given continues the same call, on any replica on the store
+// (boundary.InputRequired, canonical.Continuer).
+//
 // # Results
 //
 // A tool's projector is chosen per tool: the MCP-result projector (package

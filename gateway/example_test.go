@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,8 +39,12 @@ func exampleCall(cs *mcp.ClientSession, id string) {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(res.IsError, res.Content[0].(*mcp.TextContent).Text)
+	// A masked value is a handle of the run, <KIND:id>, whose id differs from
+	// run to run: printed here with the id elided.
+	fmt.Println(res.IsError, handleIDs.ReplaceAllString(res.Content[0].(*mcp.TextContent).Text, "<$1:…>"))
 }
+
+var handleIDs = regexp.MustCompile(`<([A-Z_]+):[A-Za-z0-9_-]{8}>`)
 
 func exampleConnect(srv *mcp.Server) *mcp.ClientSession {
 	ct, st := mcp.NewInMemoryTransports()
@@ -73,7 +78,7 @@ func ExampleNewServer() {
 	exampleCall(cs, "call_8f2k") // the same id again
 	exampleCall(cs, "")          // no id: refused, never made up
 	// Output:
-	// false {"tool_call_id":"call_8f2k","content":{"db_password":"<SECRET>","id":"o-81723","status":"refunded"},"truncated":false}
+	// false {"tool_call_id":"call_8f2k","content":{"db_password":"<SECRET:…>","id":"o-81723","status":"refunded"},"truncated":false}
 	// true {"tool_call_id":"call_8f2k","status":"ERROR","error_code":"DUPLICATE_TOOL_CALL","hint":"This tool_call_id was already used; use a new tool_call_id."}
 	// true {"tool_call_id":"","status":"ERROR","error_code":"INVALID_TOOL_CALL_ID","hint":"Use a tool_call_id of 1-128 letters, digits, '_', '.' or '-', starting with a letter or digit."}
 }

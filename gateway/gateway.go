@@ -64,6 +64,17 @@ type OpenOptions struct {
 	// UpstreamOptions.MaxAgentConnections: the most processes it runs of
 	// one agent session each, for the sessions that want its messages.
 	MaxAgentConnections int
+	// AuditExporter, when set, runs beside the gateway until Close: an
+	// audit.Exporter (module audit) draining the audit stream of the
+	// gateway's store to its sink. However many gateways run one over one
+	// store, the store's export lease gives one pass per interval.
+	AuditExporter Service
+}
+
+// Service is what a gateway runs beside its calls until Close: Run
+// returns once ctx ends.
+type Service interface {
+	Run(ctx context.Context) error
 }
 
 // Gateway fronts the upstream MCP servers of a Config: the listed tools
@@ -78,6 +89,7 @@ type Gateway struct {
 	upstreams map[string]*Upstream
 	log       *slog.Logger
 	stopReap  func()       // nil without a reaper
+	stopAudit func()       // nil without an audit exporter
 	oauth     *oauthServer // nil without http.oauth
 }
 
@@ -123,7 +135,7 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 		if err != nil {
 			return nil, err
 		}
-		bindOpts = append(bindOpts, boundary.Bind(t.Name, t.Definition.Name, t.Definition.Version, ups[t.Upstream].Tool(t.UpstreamTool), p))
+		bindOpts = append(bindOpts, boundary.Bind(t.Name, t.Definition.Name, t.Definition.Version, begunTool{ups[t.Upstream].Tool(t.UpstreamTool)}, p))
 		route[t.Name] = t
 		if t.TTL > 0 {
 			ttl[t.Name] = t.TTL
@@ -135,6 +147,13 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 	bindOpts = append(bindOpts, cfg.handleOptions()...)
 	if g.b, err = boundary.New(store, reg, policy, bindOpts...); err != nil {
 		return nil, err
+	}
+	var sf *surface
+	if len(cfg.Prompts) > 0 || len(cfg.Resources) > 0 {
+		sf = &surface{prompts: cfg.Prompts, resources: cfg.Resources, ups: ups, policy: policy}
+		for _, u := range ups {
+			u.opts.OnResourceUpdated = sf.updated
+		}
 	}
 	hopts := Options{
 		Identity: Identity{ToolCallIDKeys: cfg.Identity.ToolCallIDKeys, RunIDKeys: cfg.Identity.RunIDKeys},
@@ -157,7 +176,17 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 		Implementation: &mcp.Implementation{Name: "toolcanon-gateway", Version: "1"},
 		CancelRelay:    opts.CancelRelay,
 	}
+	hopts.tasks = &tasks{longRunning: map[string]bool{}}
+	for _, t := range cfg.Tools {
+		if t.LongRunning || cfg.Upstreams[t.Upstream].LongRunning {
+			hopts.tasks.longRunning[t.Name] = true
+		}
+	}
 	runs := hopts.Runs.(*StaticRuns)
+	if sf != nil {
+		sf.runs = runs
+		hopts.surface = sf
+	}
 	if rt := cfg.Identity.RunToken; rt != nil {
 		if runs.RunTokens, err = rt.Verifier(); err != nil {
 			return nil, err
@@ -190,12 +219,41 @@ func Open(ctx context.Context, cfg *Config, store canonical.Store, opts OpenOpti
 			return nil, err
 		}
 	}
+	if x := opts.AuditExporter; x != nil {
+		actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := x.Run(actx); err != nil && actx.Err() == nil {
+				log.Error("gateway: the audit exporter stopped", "err", err)
+			}
+		}()
+		g.stopAudit = func() { cancel(); <-done }
+	}
 	g.connectAll(ctx)
 	return g, nil
 }
 
 func newUpstreams(cfg *Config, opts OpenOptions, log *slog.Logger) (map[string]*Upstream, error) {
 	pins := map[string]map[string]string{}
+	promptPins, templatePins, uris := map[string]map[string]string{}, map[string]map[string]string{}, map[string][]string{}
+	for _, p := range cfg.Prompts {
+		if promptPins[p.Upstream] == nil {
+			promptPins[p.Upstream] = map[string]string{}
+		}
+		promptPins[p.Upstream][p.UpstreamPrompt] = p.Pin
+	}
+	for _, r := range cfg.Resources {
+		switch {
+		case r.URITemplate != "":
+			if templatePins[r.Upstream] == nil {
+				templatePins[r.Upstream] = map[string]string{}
+			}
+			templatePins[r.Upstream][r.URITemplate] = r.Pin
+		default:
+			uris[r.Upstream] = append(uris[r.Upstream], r.URI)
+		}
+	}
 	for _, t := range cfg.Tools {
 		if pins[t.Upstream] == nil {
 			pins[t.Upstream] = map[string]string{}
@@ -209,6 +267,7 @@ func newUpstreams(cfg *Config, opts OpenOptions, log *slog.Logger) (map[string]*
 	for name, uc := range cfg.Upstreams {
 		o := UpstreamOptions{
 			Name: name, Command: uc.Command, Env: uc.Env, InheritEnv: uc.InheritEnv, Dir: uc.Dir, URL: uc.URL, Pins: pins[name],
+			PromptPins: promptPins[name], TemplatePins: templatePins[name], ResourceURIs: uris[name],
 			ConnectTimeout: opts.ConnectTimeout, Stderr: opts.UpstreamStderr, Logger: log,
 			Propagator: opts.Propagator, MaxAgentConnections: opts.MaxAgentConnections,
 		}
@@ -231,7 +290,7 @@ func newUpstreams(cfg *Config, opts OpenOptions, log *slog.Logger) (map[string]*
 func (g *Gateway) connectAll(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, u := range g.upstreams {
-		if len(u.opts.Pins) == 0 {
+		if len(u.opts.Pins) == 0 && len(u.opts.PromptPins) == 0 && len(u.opts.TemplatePins) == 0 && len(u.opts.ResourceURIs) == 0 {
 			continue
 		}
 		wg.Add(1)
@@ -276,8 +335,15 @@ func tokenVerifier(toks []BearerToken) auth.TokenVerifier {
 // Close stops the reaper and closes every upstream; stdio servers are
 // stopped.
 func (g *Gateway) Close() error {
+	// Tasks still running get a moment to finish, then are cancelled:
+	// their records end before the upstreams go.
+	g.h.tasks.close()
+	g.h.cancels.close()
 	if g.stopReap != nil {
 		g.stopReap()
+	}
+	if g.stopAudit != nil {
+		g.stopAudit()
 	}
 	var errs []error
 	for _, u := range g.upstreams {

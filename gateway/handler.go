@@ -64,6 +64,9 @@ type Options struct {
 	// to the replica running it (see CancelRelay); without it a cancel
 	// reaches only the calls of the replica that receives it.
 	CancelRelay CancelRelay
+
+	surface *surface // the prompts, resources and completions a Gateway serves
+	tasks   *tasks   // a Gateway's tasks
 }
 
 // handler runs tools/call requests through the boundary.
@@ -74,6 +77,7 @@ type handler struct {
 	caps    *limiter
 	cancels *cancels
 	levels  levels
+	tasks   *tasks // nil: no tasks (NewServer, Middleware)
 }
 
 func newHandler(b *boundary.Boundary, opts Options) (*handler, error) {
@@ -102,7 +106,7 @@ func newHandler(b *boundary.Boundary, opts Options) (*handler, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &handler{b: b, opts: opts, log: log, caps: newLimiter(opts.Caps), cancels: &cancels{relay: opts.CancelRelay, log: log}}, nil
+	return &handler{b: b, opts: opts, log: log, caps: newLimiter(opts.Caps), cancels: &cancels{relay: opts.CancelRelay, log: log}, tasks: opts.tasks}, nil
 }
 
 // call answers one tools/call. Boundary outcomes are tool results (isError
@@ -135,7 +139,11 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 			defer r.finish()
 		}
 		ctx, untrack := h.track(ctx, c, run)
-		res = h.invoke(ctx, c, run, req.Params.Arguments)
+		if cont, err := continuationOf(req.Params); err != nil {
+			res = boundary.Refuse(c.ToolCallID, canonical.CodeOf(err), err)
+		} else {
+			res = h.invoke(ctx, c, run, req.Params.Arguments, cont)
+		}
 		untrack()
 		release()
 	}
@@ -147,6 +155,10 @@ func (h *handler) call(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	if h.opts.Observe != nil {
 		h.opts.Observe(ctx, c, res, time.Since(start))
 	}
+	if requests, token, ok := res.InputRequired(); ok {
+		// The call waits for the agent's input (continue.go).
+		return inputResult(requests, token)
+	}
 	return toolResult(res), nil
 }
 
@@ -157,7 +169,9 @@ func (h *handler) liveFor(run boundary.RunContext) time.Duration {
 	return cmp.Or(run.TTL, DefaultRunTTL)
 }
 
-func (h *handler) invoke(ctx context.Context, c *Call, run boundary.RunContext, args json.RawMessage) boundary.Result {
+// invoke runs one call through the boundary; cont, when set, continues a
+// call that waits for the agent's input.
+func (h *handler) invoke(ctx context.Context, c *Call, run boundary.RunContext, args json.RawMessage, cont *boundary.Continuation) boundary.Result {
 	if err := canonical.ValidateToolCallID(c.ToolCallID); err != nil {
 		// Refused first and always: the gateway never makes up an id.
 		return boundary.Refuse("", canonical.CodeInvalidToolCallID, err)
@@ -181,7 +195,7 @@ func (h *handler) invoke(ctx context.Context, c *Call, run boundary.RunContext, 
 	if len(input) == 0 {
 		input = []byte("{}") // a call without arguments passes none
 	}
-	return h.b.Invoke(ctx, run, boundary.Envelope{ToolCallID: c.ToolCallID, RunID: envRun, Tool: c.Tool, Input: input})
+	return h.b.Invoke(ctx, run, boundary.Envelope{ToolCallID: c.ToolCallID, RunID: envRun, Tool: c.Tool, Input: input, Continue: cont})
 }
 
 func (h *handler) rpcError(c *Call, err error) error {
@@ -212,9 +226,13 @@ func causeText(err error) string {
 // agent JSON as text (and as structured content when READY), isError for
 // ERROR, so that the model reads the code and its hint.
 func toolResult(res boundary.Result) *mcp.CallToolResult {
-	out := res.AgentJSON()
+	return toolResultOf(res.Status(), res.AgentJSON())
+}
+
+// toolResultOf is toolResult of an outcome's status and agent JSON.
+func toolResultOf(status canonical.Status, out []byte) *mcp.CallToolResult {
 	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}
-	if res.Status() != canonical.StatusReady {
+	if status != canonical.StatusReady {
 		r.IsError = true
 	} else if len(out) > 0 && out[0] == '{' {
 		text, blocks := attachments(out)

@@ -277,16 +277,26 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// removed them, and a call in one could not be cancelled), nothing
 		// but one strict JSON-RPC message, answered with a JSON-RPC error
 		// rather than a decoder's text.
+		var h head
 		if r.Method == http.MethodPost {
 			if v := classify(body); !v.forward {
 				httpRPCErrorID(w, http.StatusBadRequest, echoID(v.id), v.code, v.msg)
 				return
 			}
+			h, _ = readHead(body)
+			if !headersAgree(r.Header, h) {
+				httpRPCErrorID(w, http.StatusBadRequest, echoID(h.ID), codeHeaderMismatch, headerMismatch)
+				return
+			}
+			if !b.opts.Sessions && h.Method == "initialize" {
+				w = &initializeWriter{ResponseWriter: w}
+			}
+			body = liftTask(body)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if !b.opts.Sessions && r.Method == http.MethodPost && b.h != nil {
 			var cancel *statelessCancel
-			if r, cancel = b.stateless(r, body); cancel != nil {
+			if r, cancel = b.stateless(r, h); cancel != nil {
 				// Acted on only once the SDK accepted the message (202),
 				// after the checks every message passes: Host, Origin,
 				// Content-Type, Accept.
@@ -395,18 +405,7 @@ func (b *bounded) openedFor(who, id string) {
 // cancelled, and a notifications/cancelled, returned to be passed to its
 // call once the SDK has accepted it. The SDK serves the request as it
 // stands.
-func (b *bounded) stateless(r *http.Request, body []byte) (*http.Request, *statelessCancel) {
-	var msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			RequestID json.RawMessage `json:"requestId"`
-			Meta      mcp.Meta        `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &msg) != nil {
-		return r, nil
-	}
+func (b *bounded) stateless(r *http.Request, msg head) (*http.Request, *statelessCancel) {
 	switch msg.Method {
 	case methodCallTool:
 		ctx := context.WithValue(r.Context(), statelessKey{}, true)
@@ -416,7 +415,11 @@ func (b *bounded) stateless(r *http.Request, body []byte) (*http.Request, *state
 		return r.WithContext(ctx), nil
 	case notificationCancelled:
 		if id := rpcIDString(msg.Params.RequestID); id != "" && len(msg.ID) == 0 {
-			return r, &statelessCancel{rpcID: id, meta: msg.Params.Meta}
+			var meta mcp.Meta
+			if len(msg.Params.Meta) > 0 && json.Unmarshal(msg.Params.Meta, &meta) != nil {
+				return r, nil
+			}
+			return r, &statelessCancel{rpcID: id, meta: meta}
 		}
 	}
 	return r, nil

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -284,4 +285,69 @@ func TestStatelessCancelAcrossReplicasInProcess(t *testing.T) {
 	if n := countExecutions(t, logPath, "cancelled", "call_y1") + countExecutions(t, logPath, "cancelled", "call_y2"); n != 0 {
 		t.Fatalf("an ambiguous cancel stopped %d calls", n)
 	}
+}
+
+// The cancel relay writes nothing while calls run and no cancel comes: the
+// server runs the same commands for a stateless call with the relay as
+// without it (its one reader of cancels blocks, and is not counted per
+// call). It used to cost a registration, a poll every 200 ms and a
+// deregistration per call.
+func TestCancelRelayCostsNoCommandPerCall(t *testing.T) {
+	srv, err := redistest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	rs := openRedisStore(t, srv.Addr)
+	logPath := filepath.Join(t.TempDir(), "upstream.log")
+	cfg := liveConfig(t, logPath)
+	const calls = 40
+	perCall := map[bool]float64{}
+	for _, withRelay := range []bool{false, true} {
+		opts := gateway.OpenOptions{}
+		if withRelay {
+			opts.CancelRelay = rs
+		}
+		lg := openLiveOn(t, cfg, rs, opts)
+		hs := httptest.NewServer(lg.g.Handler(gateway.HTTPOptions{}))
+		t.Cleanup(hs.Close)
+		cs := agentWith(t, &httpGateway{url: hs.URL, stderr: &syncBuffer{}}, nil, "2025-11-25", nil)
+		run := "run-cost-" + canonical.NewOwner()[:8]
+		ctx := context.Background()
+		mustCall(ctx, t, cs, "echo", "call_warm", run, map[string]any{"text": "warm"}) // the run's first call does more
+		before := serverCalls(t, srv.Addr)
+		for i := range calls {
+			if o := mustCall(ctx, t, cs, "echo", fmt.Sprintf("call_c%d", i), run, map[string]any{"text": "x"}); !o.ready {
+				t.Fatal(o.text)
+			}
+		}
+		perCall[withRelay] = float64(serverCalls(t, srv.Addr)-before) / calls
+	}
+	t.Logf("server commands per stateless call: %.2f without the relay, %.2f with it", perCall[false], perCall[true])
+	if d := perCall[true] - perCall[false]; d > 0.5 {
+		t.Fatalf("the relay costs %.2f commands per call", d)
+	}
+}
+
+// serverCalls is every command the server at addr has run, INFO aside.
+func serverCalls(t *testing.T, addr string) int64 {
+	t.Helper()
+	info, err := redistest.Command(addr, "INFO", "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, l := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(l), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+				c, _ := strconv.ParseInt(v, 10, 64)
+				n += c
+			}
+		}
+	}
+	return n
 }

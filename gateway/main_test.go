@@ -74,11 +74,26 @@ func (e *buildError) Error() string { return "go build " + e.pkg + ": " + e.err.
 // once from the real server: their pins and definitions.
 var drafts struct {
 	once    sync.Once
-	entries map[string]gateway.DraftEntry
+	entries map[string]gateway.DraftEntry   // tools, by upstream name
+	surface map[string]gateway.SurfaceEntry // prompts by name, resources by URI, templates by URI template
 	err     error
 }
 
 func upstreamDrafts(tb testing.TB) map[string]gateway.DraftEntry {
+	tb.Helper()
+	loadDrafts(tb)
+	return drafts.entries
+}
+
+// surfaceDrafts are the test upstream's prompts, resources and templates
+// as `gateway pin` drafts them, by upstream name.
+func surfaceDrafts(tb testing.TB) map[string]gateway.SurfaceEntry {
+	tb.Helper()
+	loadDrafts(tb)
+	return drafts.surface
+}
+
+func loadDrafts(tb testing.TB) {
 	tb.Helper()
 	_, up := binaries(tb)
 	drafts.once.Do(func() {
@@ -90,15 +105,18 @@ func upstreamDrafts(tb testing.TB) map[string]gateway.DraftEntry {
 			drafts.err = err
 			return
 		}
-		drafts.entries = map[string]gateway.DraftEntry{}
+		drafts.entries, drafts.surface = map[string]gateway.DraftEntry{}, map[string]gateway.SurfaceEntry{}
 		for _, d := range ds {
+			if d.Surface != nil {
+				drafts.surface[d.Tool] = *d.Surface
+				continue
+			}
 			drafts.entries[d.Tool] = d.Entry
 		}
 	})
 	if drafts.err != nil {
 		tb.Fatal(drafts.err)
 	}
-	return drafts.entries
 }
 
 // agentRun is the store's id of the run that the configured principal of

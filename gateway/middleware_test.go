@@ -83,7 +83,7 @@ func TestMiddlewareRunsTheServersHandlerWithTheCanonicalInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := decode(t, res)
-	if !o.ready || !strings.Contains(o.text, `"owner_email":"<EMAIL>"`) {
+	if !o.ready || !strings.Contains(o.text, `"owner_email":"<EMAIL:`) {
 		t.Fatalf("agent got %s", o.text)
 	}
 	if want := []string{`lookup {"id":"o-1","verbose":true}`}; !slices.Equal(e.saw, want) {

@@ -28,10 +28,13 @@ const (
 // operator to review and paste. Nothing is ever pinned automatically.
 type Draft struct {
 	Upstream string
-	Tool     string // the tool's name on the upstream
-	Pin      string // its digest now; "" when it cannot be pinned
-	State    string // PinNew, PinMatches or PinChanged
-	Pinned   string // the configuration's pin, when it has one
+	Tool     string // the tool's name on the upstream (a prompt's name, a resource's URI, a template)
+	// Kind is "" for a tool, else DraftPrompt, DraftResource or
+	// DraftTemplate; those carry Surface in place of Entry.
+	Kind   string
+	Pin    string // its digest now; "" when it cannot be pinned
+	State  string // PinNew, PinMatches or PinChanged
+	Pinned string // the configuration's pin, when it has one
 	// Problem says why the draft cannot be used as it is: the input
 	// schema is outside the bounded subset (no maxLength, an open object,
 	// $ref…), or the definition cannot be pinned.
@@ -39,8 +42,9 @@ type Draft struct {
 	// Notes lists every change the draft made to the upstream's input
 	// schema to bring it into the subset, each with its JSON pointer; those
 	// marked Refused are features the subset cannot express.
-	Notes []SchemaNote
-	Entry DraftEntry
+	Notes   []SchemaNote
+	Entry   DraftEntry
+	Surface *SurfaceEntry // a prompt's or resource's entry
 }
 
 // DraftEntry is a tools[] entry of the configuration. Unbounded carries the
@@ -74,7 +78,22 @@ func Drafts(ctx context.Context, cfg *Config, opts OpenOptions) ([]Draft, error)
 	for _, t := range cfg.Tools {
 		pinned[[2]string{t.Upstream, t.UpstreamTool}] = t.Pin
 	}
-	var out []Draft
+	surfacePinned := map[string]map[[2]string]string{}
+	for _, p := range cfg.Prompts {
+		if surfacePinned[p.Upstream] == nil {
+			surfacePinned[p.Upstream] = map[[2]string]string{}
+		}
+		surfacePinned[p.Upstream][[2]string{DraftPrompt, p.UpstreamPrompt}] = p.Pin
+	}
+	for _, r := range cfg.Resources {
+		if surfacePinned[r.Upstream] == nil {
+			surfacePinned[r.Upstream] = map[[2]string]string{}
+		}
+		if r.URITemplate != "" {
+			surfacePinned[r.Upstream][[2]string{DraftTemplate, r.URITemplate}] = r.Pin
+		}
+	}
+	var out, surf []Draft
 	for _, name := range sortedNames(cfg.Upstreams) {
 		uc := cfg.Upstreams[name]
 		o := OpenOptions{UpstreamStderr: opts.UpstreamStderr, ConnectTimeout: opts.ConnectTimeout, Logger: opts.Logger}
@@ -85,10 +104,15 @@ func Drafts(ctx context.Context, cfg *Config, opts OpenOptions) ([]Draft, error)
 		}
 		u := ups[name]
 		tools, err := u.List(ctx)
+		var sd []Draft
+		if err == nil {
+			sd, err = surfaceDrafts(ctx, u, surfacePinned[name])
+		}
 		_ = u.Close()
 		if err != nil {
 			return nil, err
 		}
+		surf = append(surf, sd...)
 		for _, t := range tools {
 			if t == nil {
 				continue
@@ -107,7 +131,8 @@ func Drafts(ctx context.Context, cfg *Config, opts OpenOptions) ([]Draft, error)
 			out[i].Entry.Name = out[i].Entry.Definition.Name
 		}
 	}
-	return out, nil
+	uniqueSurfaceNames(surf)
+	return append(out, surf...), nil
 }
 
 func draft(upstream string, t *mcp.Tool, pinned string) Draft {
@@ -224,7 +249,33 @@ func DraftConfig(file []byte, drafts []Draft) ([]byte, error) {
 	}
 	entries := make([]json.RawMessage, 0, len(drafts))
 	var reads []string
+	keptSurf := keptSurface(root)
+	var prompts, resources []json.RawMessage
 	for _, d := range drafts {
+		if e := d.Surface; e != nil {
+			raw, ok := keptSurf[surfaceKey(*e)]
+			// A resource has no pin: the file's entry, when it has one, is kept.
+			if !ok || d.State != PinMatches && d.Kind != DraftResource {
+				b, err := json.Marshal(e)
+				if err != nil {
+					return nil, canonical.Wrap(canonical.CodeInvalidArgument, err, "gateway: drafting an entry")
+				}
+				raw = b
+				if d.Problem == "" {
+					perm := ResourcePermissionPrefix + e.Name
+					if d.Kind == DraftPrompt {
+						perm = PromptPermissionPrefix + e.Name
+					}
+					reads = append(reads, perm)
+				}
+			}
+			if d.Kind == DraftPrompt {
+				prompts = append(prompts, raw)
+			} else {
+				resources = append(resources, raw)
+			}
+			continue
+		}
 		if raw, ok := kept[[2]string{d.Upstream, d.Tool}]; ok && d.State == PinMatches {
 			entries = append(entries, raw)
 			continue
@@ -255,10 +306,16 @@ func DraftConfig(file []byte, drafts []Draft) ([]byte, error) {
 	}
 	tools, _ := json.Marshal(entries)
 	members["tools"] = tools
+	if len(prompts) > 0 {
+		members["prompts"], _ = json.Marshal(prompts)
+	}
+	if len(resources) > 0 {
+		members["resources"], _ = json.Marshal(resources)
+	}
 	var b bytes.Buffer
 	b.WriteByte('{')
 	first := true
-	for _, k := range []string{"upstreams", "identity", "run", "tools", "policy", "progress", "http"} {
+	for _, k := range []string{"upstreams", "identity", "run", "tools", "prompts", "resources", "policy", "progress", "http", "redis"} {
 		if members[k] == nil {
 			continue
 		}

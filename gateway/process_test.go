@@ -375,7 +375,7 @@ func (s *scenario) largeResult() {
 
 func (s *scenario) secrets() {
 	o := mustCall(s.ctx(), s.t, s.cs, "secrets", "call_sec", s.run, map[string]any{"query": "diagnostics"})
-	if !o.ready || !strings.Contains(o.text, "<SECRET>") {
+	if !o.ready || !strings.Contains(o.text, "<SECRET:") {
 		s.t.Fatalf("secrets: %s", o.text)
 	}
 	s.noSecrets("secrets", o.text)
@@ -698,10 +698,32 @@ func TestPinCommandDraftsEveryTool(t *testing.T) {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
 	var out struct {
-		Tools []gateway.DraftEntry `json:"tools"`
+		Tools     []gateway.DraftEntry   `json:"tools"`
+		Prompts   []gateway.SurfaceEntry `json:"prompts"`
+		Resources []gateway.SurfaceEntry `json:"resources"`
+		Policy    struct {
+			Grants []gateway.Grant `json:"grants"`
+		} `json:"policy"`
 	}
-	if err := jsonUnmarshal(stdout.Bytes(), &out); err != nil || len(out.Tools) != 22 {
+	if err := jsonUnmarshal(stdout.Bytes(), &out); err != nil || len(out.Tools) != 25 {
 		t.Fatalf("%d drafts (%v): %s", len(out.Tools), err, stdout.String())
+	}
+	// The prompts and resources too, each with its grant; prompts and
+	// templates with their pins.
+	var got []string
+	for _, e := range out.Prompts {
+		got = append(got, "prompt "+e.Name+" "+e.UpstreamPrompt+" "+strconv.FormatBool(strings.HasPrefix(e.Pin, "sha256:")))
+	}
+	for _, e := range out.Resources {
+		got = append(got, "resource "+e.Name+" "+e.URI+e.URITemplate+" "+strconv.FormatBool(strings.HasPrefix(e.Pin, "sha256:")))
+	}
+	want := []string{"prompt greet greet true", "prompt huge huge true", "prompt plain plain true",
+		"resource item kb://items/{id} true", "resource logo kb://docs/logo false", "resource readme kb://docs/readme false", "resource watched kb://watched false"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("drafted prompts and resources:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if allow := strings.Join(out.Policy.Grants[0].Allow, " "); !strings.Contains(allow, "prompt.get:greet") || !strings.Contains(allow, "resource.read:item") {
+		t.Errorf("the draft policy grants %s", allow)
 	}
 	ds := upstreamDrafts(t)
 	for _, e := range out.Tools {
@@ -742,7 +764,7 @@ func TestPinCommandDraftsEveryTool(t *testing.T) {
 	if err := os.WriteFile(printed, mustMarshal(t, doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if msg, err := check(); err != nil || !strings.Contains(msg, "ok: 22 tools from 1 upstreams") {
+	if msg, err := check(); err != nil || !strings.Contains(msg, "ok: 25 tools, 3 prompts, 4 resources from 1 upstreams") {
 		t.Fatalf("check after the review: %v: %s", err, msg)
 	}
 }

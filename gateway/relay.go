@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors/redact"
 )
@@ -38,21 +39,35 @@ type relay struct {
 	token    any             // the agent's progress token; nil: none asked
 	// wantsLogs: the agent set a log level (or its stateless session logs
 	// at the SDK's default), so the call waits for its upstream's last log
-	// messages.
+	// messages (drain: no fixed wait, see barrier.go).
 	wantsLogs bool
 	// asked: the agent asked for the upstream's messages itself (it set a
 	// log level, or declared sampling or elicitation), so that a stdio
 	// upstream gives its calls a connection of their own (agentConns).
-	asked    bool
+	asked bool
+	// lasting: the agent's session outlives its request (stdio,
+	// --sessions), so that an HTTP upstream may give it a session of its
+	// own too (agentConns).
+	lasting bool
+	// inputs, when set, are the capabilities of an agent that takes an
+	// upstream's requests as multi round-trip results (continue.go): its
+	// calls go to an upstream session of that revision.
+	inputs   *mcp.ClientCapabilities
 	progress bucket
 	logs     bucket
 	requests bucket // sampling and elicitation
+	// mask is the call's Masker (boundary.MaskerFrom), set when the call
+	// reaches its upstream: relayed text gets the call's handles, as its
+	// result does.
+	mask atomic.Pointer[canonical.Masker]
 
-	heard    atomic.Int64 // when the last upstream notification was read or relayed (Unix ns)
-	busy     atomic.Int32 // notifications being relayed now
-	mu       sync.Mutex
-	finished bool
-	cleanups []func()
+	// barrier is closed once the SDK has handled the barrier that follows
+	// the call's last notification (drain).
+	barrier     chan struct{}
+	barrierOnce sync.Once
+	mu          sync.Mutex
+	finished    bool
+	cleanups    []func()
 }
 
 // later runs f when the agent's call is answered: an upstream's
@@ -101,9 +116,10 @@ func relayOf(ctx context.Context) *relay {
 }
 
 // newRelay is the relay of one tools/call; nil when it has no session.
-// levelSet says that the agent set a log level; stateless, that the call
-// came over stateless HTTP, whose session logs at the SDK's default level
-// and can send the agent no request.
+// levelSet says that the agent set a log level (logging/setLevel, or in the
+// request's _meta at 2026-07-28); stateless, that the call came over
+// stateless HTTP, whose session logs at the SDK's default level and can
+// send the agent no request.
 func newRelay(ctx context.Context, req *mcp.CallToolRequest, levelSet, stateless bool) *relay {
 	if req.Session == nil {
 		return nil
@@ -112,9 +128,9 @@ func newRelay(ctx context.Context, req *mcp.CallToolRequest, levelSet, stateless
 		levelSet = true // 2026-07-28: the level comes with the request
 	}
 	now := time.Now()
-	return &relay{agent: req.Session, agentCtx: ctx, token: req.Params.GetProgressToken(),
-		wantsLogs: levelSet || stateless, asked: levelSet || !stateless && declaresRequests(req.Session),
-		progress: newBucket(now), logs: newBucket(now), requests: newBucket(now)}
+	return &relay{agent: req.Session, agentCtx: ctx, token: req.Params.GetProgressToken(), inputs: inputCaps(req),
+		wantsLogs: levelSet || stateless, asked: levelSet || !stateless && declaresRequests(req.Session), lasting: !stateless,
+		progress: newBucket(now), logs: newBucket(now), requests: newBucket(now), barrier: make(chan struct{})}
 }
 
 // declaresRequests reports whether the agent of ss declared sampling or
@@ -158,55 +174,37 @@ func (l *levels) set(ss *mcp.ServerSession) bool {
 // sendProgress relays one upstream progress notification under the
 // agent's token, its message redacted and bounded, within the rate.
 func (r *relay) sendProgress(p *mcp.ProgressNotificationParams) {
-	defer r.hear()()
 	if r.token == nil || !r.open() || !r.progress.take(time.Now()) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.agentCtx, relayTimeout)
 	defer cancel()
 	_ = r.agent.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: r.token,
-		Progress: p.Progress, Total: p.Total, Message: agentText(p.Message)})
+		Progress: p.Progress, Total: p.Total, Message: r.text(p.Message, MaxRelayedText)})
 }
 
-// Draining: the SDK reads an upstream's notifications in order but hands
-// a response to its caller at once, so the last notifications of a call
-// can be read after its answer. A call with a progress token waits until
-// none came for drainIdle, at most drainMax; so does one whose agent asked
-// for log messages of an upstream that sends them.
-const (
-	drainIdle = 25 * time.Millisecond
-	drainMax  = 250 * time.Millisecond
-)
+// Draining: the SDK reads an upstream's notifications in order and
+// handles them one after the other, but hands a response to its caller as
+// soon as it reads it, so the last notifications of a call may still be
+// waiting to be relayed when its answer comes. A barrier follows every
+// call's last notification into the SDK's queue (see barrier.go): once the
+// SDK has handled it, every notification read before the answer has been
+// relayed. A call waits for it only when its agent takes what came before:
+// it gave a progress token, or set a log level (a stateless session logs at
+// the SDK's default) and the upstream logs.
+// drainMax bounds the wait should a barrier never come.
+const drainMax = 250 * time.Millisecond
 
-// hear notes a notification being relayed; the returned func notes its
-// end. drain counts a call busy until then.
-func (r *relay) hear() func() {
-	r.busy.Add(1)
-	r.heard.Store(time.Now().UnixNano())
-	return func() {
-		r.heard.Store(time.Now().UnixNano())
-		r.busy.Add(-1)
-	}
-}
+// reached tells the call its barrier was handled.
+func (r *relay) reached() { r.barrierOnce.Do(func() { close(r.barrier) }) }
 
-// drain waits for the upstream's notifications of the call that are still
-// being read or relayed.
+// drain waits for the call's barrier, at most drainMax.
 func (r *relay) drain() {
-	start := time.Now()
-	for {
-		quiet := start
-		if last := time.Unix(0, r.heard.Load()); last.After(quiet) {
-			quiet = last
-		}
-		if r.busy.Load() > 0 {
-			quiet = time.Now()
-		}
-		wait := drainIdle - time.Since(quiet)
-		left := drainMax - time.Since(start)
-		if wait <= 0 || left <= 0 {
-			return
-		}
-		time.Sleep(min(wait, left))
+	t := time.NewTimer(drainMax)
+	defer t.Stop()
+	select {
+	case <-r.barrier:
+	case <-t.C:
 	}
 }
 
@@ -231,20 +229,44 @@ func (b *bucket) take(now time.Time) bool {
 	return true
 }
 
-// agentText is a third party's text as an agent may read it: redacted by
-// the projections' redactor, then cut to MaxRelayedText bytes at a rune
-// boundary. Only a bounded prefix is read, so that a message of megabytes
-// costs what its shown part costs.
-func agentText(s string) string {
-	if n := 8 * MaxRelayedText; len(s) > n {
-		// Cut at a space or line break, so that no secret is cut in two
-		// before the redactor sees it.
-		s = s[:n]
-		if i := strings.LastIndexAny(s, " \t\r\n"); i >= n/2 {
-			s = s[:i]
+// setMask gives the relay the call's Masker.
+func (r *relay) setMask(m canonical.Masker) {
+	if r != nil && m != nil {
+		r.mask.Store(&m)
+	}
+}
+
+// masker is the call's Masker, or canonical.Placeholders before the call
+// reached its upstream (and for a nil relay).
+func (r *relay) masker() canonical.Masker {
+	if r != nil {
+		if m := r.mask.Load(); m != nil {
+			return *m
 		}
 	}
-	return cutText(string(redact.New().Append(nil, []byte(s))), MaxRelayedText)
+	return canonical.Placeholders
+}
+
+// text is a third party's text as the call's agent may read it: redacted
+// by the projections' redactor, each masked value the call's handle (a
+// value resolved into the call's arguments too, whatever the redactor
+// makes of it), then
+// cut to n bytes at a rune boundary. Only a bounded prefix is read (8n
+// bytes, cut at a space or line break, so that no secret is cut in two
+// before the redactor sees it), so that a message of megabytes costs what
+// its shown part costs.
+func (r *relay) text(s string, n int) string {
+	if max := 8 * n; len(s) > max {
+		s = s[:max]
+		if i := strings.LastIndexAny(s, " \t\r\n"); i >= max/2 {
+			s = s[:i]
+		}
+		for len(s) > 0 && !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+	}
+	m := r.masker()
+	return cutText(string(boundary.MaskResolved(m, redact.New().AppendMasked(nil, []byte(s), m))), n)
 }
 
 // cutText cuts s to at most n bytes at a rune boundary, ending a cut one
@@ -313,7 +335,6 @@ func (c *calls) byToken(tok any) *relay {
 // and bounded, within the rate; the agent's session drops it below the
 // level the agent asked for.
 func (r *relay) sendLog(p *mcp.LoggingMessageParams) {
-	defer r.hear()()
 	if !r.open() || !r.logs.take(time.Now()) {
 		return
 	}
@@ -327,7 +348,7 @@ func (r *relay) sendLog(p *mcp.LoggingMessageParams) {
 	}
 	ctx, cancel := context.WithTimeout(r.agentCtx, relayTimeout)
 	defer cancel()
-	_ = r.agent.Log(ctx, &mcp.LoggingMessageParams{Level: p.Level, Logger: agentText(p.Logger), Data: agentText(data)})
+	_ = r.agent.Log(ctx, &mcp.LoggingMessageParams{Level: p.Level, Logger: r.text(p.Logger, MaxRelayedText), Data: r.text(data, MaxRelayedText)})
 }
 
 // refusal is the JSON-RPC error an upstream's request gets when the gateway
@@ -360,7 +381,7 @@ func forwardSampling(ctx context.Context, r *relay, p *mcp.CreateMessageParams) 
 	if why := agentCan(r, func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil }); why != "" {
 		return nil, refusal(why)
 	}
-	q, why := agentSampling(p)
+	q, why := r.agentSampling(p)
 	if why != "" {
 		return nil, refusal(why)
 	}
@@ -374,7 +395,7 @@ func forwardElicitation(ctx context.Context, r *relay, p *mcp.ElicitParams) (*mc
 	if why := agentCan(r, func(c *mcp.ClientCapabilities) bool { return c.Elicitation != nil }); why != "" {
 		return nil, refusal(why)
 	}
-	q, why := agentElicit(p)
+	q, why := r.agentElicit(p)
 	if why != "" {
 		return nil, refusal(why)
 	}

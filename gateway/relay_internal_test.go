@@ -18,7 +18,7 @@ func FuzzAgentText(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		out := agentText(s + " password=hunter2")
+		out := (*relay)(nil).text(s+" password=hunter2", MaxRelayedText)
 		if len(out) > MaxRelayedText || (utf8.ValidString(s) && !utf8.ValidString(out)) {
 			t.Fatalf("%d bytes, valid %v: %q", len(out), utf8.ValidString(out), out)
 		}
@@ -48,7 +48,7 @@ func FuzzAgentRequests(f *testing.F) {
 		if n > 0 {
 			msgs[0].Content = &mcp.ImageContent{Data: []byte(text), MIMEType: "image/png"}
 		}
-		q, why := agentSampling(&mcp.CreateMessageParams{Messages: msgs, SystemPrompt: text, Metadata: text,
+		q, why := (*relay)(nil).agentSampling(&mcp.CreateMessageParams{Messages: msgs, SystemPrompt: text, Metadata: text,
 			StopSequences: []string{text, text}, Meta: mcp.Meta{"k": text}})
 		switch {
 		case n > MaxRelayedMessages:
@@ -73,7 +73,7 @@ func FuzzAgentRequests(f *testing.F) {
 		if json.Unmarshal([]byte(schema), &raw) != nil {
 			raw = schema
 		}
-		e, why := agentElicit(&mcp.ElicitParams{Message: text, RequestedSchema: raw, Meta: mcp.Meta{"k": text}})
+		e, why := (*relay)(nil).agentElicit(&mcp.ElicitParams{Message: text, RequestedSchema: raw, Meta: mcp.Meta{"k": text}})
 		if why != "" {
 			if b, _ := json.Marshal(raw); len(b) <= maxRelayedSchemaBytes/4 {
 				t.Fatalf("a schema of %d bytes refused: %s", len(b), why)

@@ -2,12 +2,8 @@ package gateway
 
 import (
 	"encoding/json"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/toolcanon/toolcanon/projectors/redact"
 )
 
 // Bounds of an upstream's sampling or elicitation request as an agent gets
@@ -27,25 +23,7 @@ const (
 	// maxRelayedHintBytes.
 	maxRelayedHints     = 8
 	maxRelayedHintBytes = 64
-	// maxRelayedReadBytes is the most of one text the redactor reads.
-	maxRelayedReadBytes = 4 * MaxRelayedRequestText
 )
-
-// requestText is a third party's text of a relayed request as an agent may
-// read it: redacted, then cut to n bytes at a rune boundary; only a bounded
-// prefix is read.
-func requestText(s string, n int) string {
-	if len(s) > maxRelayedReadBytes {
-		s = s[:maxRelayedReadBytes]
-		if i := strings.LastIndexAny(s, " \t\r\n"); i >= maxRelayedReadBytes/2 {
-			s = s[:i]
-		}
-		for len(s) > 0 && !utf8.ValidString(s) {
-			s = s[:len(s)-1]
-		}
-	}
-	return cutText(string(redact.New().Append(nil, []byte(s))), n)
-}
 
 // agentSampling is an upstream's sampling request as the agent gets it:
 // at most MaxRelayedMessages messages (else refused, with the reason),
@@ -53,7 +31,7 @@ func requestText(s string, n int) string {
 // withheld (named in its place), the system prompt likewise, at most 8
 // stop sequences and model hints of 64 bytes; no context of other servers
 // asked for, no provider metadata and no _meta.
-func agentSampling(p *mcp.CreateMessageParams) (*mcp.CreateMessageParams, string) {
+func (r *relay) agentSampling(p *mcp.CreateMessageParams) (*mcp.CreateMessageParams, string) {
 	if p == nil {
 		return nil, "the request has no parameters"
 	}
@@ -61,22 +39,22 @@ func agentSampling(p *mcp.CreateMessageParams) (*mcp.CreateMessageParams, string
 		return nil, "the request holds more messages than the gateway passes on"
 	}
 	q := &mcp.CreateMessageParams{MaxTokens: p.MaxTokens, Temperature: p.Temperature,
-		SystemPrompt: requestText(p.SystemPrompt, MaxRelayedRequestText)}
+		SystemPrompt: r.text(p.SystemPrompt, MaxRelayedRequestText)}
 	for _, m := range p.Messages {
 		if m == nil {
 			continue
 		}
-		q.Messages = append(q.Messages, &mcp.SamplingMessage{Role: m.Role, Content: agentContent(m.Content)})
+		q.Messages = append(q.Messages, &mcp.SamplingMessage{Role: m.Role, Content: r.agentContent(m.Content)})
 	}
 	for _, s := range p.StopSequences[:min(len(p.StopSequences), maxRelayedHints)] {
-		q.StopSequences = append(q.StopSequences, requestText(s, maxRelayedHintBytes))
+		q.StopSequences = append(q.StopSequences, r.text(s, maxRelayedHintBytes))
 	}
 	if mp := p.ModelPreferences; mp != nil {
 		q.ModelPreferences = &mcp.ModelPreferences{CostPriority: mp.CostPriority, SpeedPriority: mp.SpeedPriority,
 			IntelligencePriority: mp.IntelligencePriority}
 		for _, h := range mp.Hints[:min(len(mp.Hints), maxRelayedHints)] {
 			if h != nil {
-				q.ModelPreferences.Hints = append(q.ModelPreferences.Hints, &mcp.ModelHint{Name: requestText(h.Name, maxRelayedHintBytes)})
+				q.ModelPreferences.Hints = append(q.ModelPreferences.Hints, &mcp.ModelHint{Name: r.text(h.Name, maxRelayedHintBytes)})
 			}
 		}
 	}
@@ -86,10 +64,10 @@ func agentSampling(p *mcp.CreateMessageParams) (*mcp.CreateMessageParams, string
 // agentContent is one content block of a relayed sampling message: text
 // redacted and bounded; anything else (an image, audio) withheld, since
 // the redactor cannot read it, and named in its place.
-func agentContent(c mcp.Content) mcp.Content {
+func (r *relay) agentContent(c mcp.Content) mcp.Content {
 	switch c := c.(type) {
 	case *mcp.TextContent:
-		return &mcp.TextContent{Text: requestText(c.Text, MaxRelayedRequestText)}
+		return &mcp.TextContent{Text: r.text(c.Text, MaxRelayedRequestText)}
 	case nil:
 		return &mcp.TextContent{}
 	}
@@ -102,14 +80,14 @@ func agentContent(c mcp.Content) mcp.Content {
 // redacted and cut to MaxRelayedText (at most 16 KiB then); no _meta. A URL elicitation is
 // refused: its URL is a third party's, which the gateway can neither
 // redact nor pass on unread.
-func agentElicit(p *mcp.ElicitParams) (*mcp.ElicitParams, string) {
+func (r *relay) agentElicit(p *mcp.ElicitParams) (*mcp.ElicitParams, string) {
 	if p == nil {
 		return nil, "the request has no parameters"
 	}
 	if p.Mode == "url" || p.URL != "" || p.ElicitationID != "" {
 		return nil, "the gateway does not pass on URL elicitations"
 	}
-	q := &mcp.ElicitParams{Mode: p.Mode, Message: requestText(p.Message, MaxRelayedRequestText)}
+	q := &mcp.ElicitParams{Mode: p.Mode, Message: r.text(p.Message, MaxRelayedRequestText)}
 	if p.RequestedSchema != nil {
 		b, err := json.Marshal(p.RequestedSchema)
 		if err != nil || len(b) > maxRelayedSchemaBytes {
@@ -119,7 +97,7 @@ func agentElicit(p *mcp.ElicitParams) (*mcp.ElicitParams, string) {
 		if json.Unmarshal(b, &schema) != nil {
 			return nil, "the requested schema is not JSON of at most 8 KiB"
 		}
-		q.RequestedSchema = redactSchema(schema)
+		q.RequestedSchema = r.redactSchema(schema)
 		// Redaction may lengthen a text ("<SECRET>"): bounded again.
 		if b, err := json.Marshal(q.RequestedSchema); err != nil || len(b) > 2*maxRelayedSchemaBytes {
 			return nil, "the requested schema is not JSON of at most 8 KiB"
@@ -130,19 +108,19 @@ func agentElicit(p *mcp.ElicitParams) (*mcp.ElicitParams, string) {
 
 // redactSchema redacts and bounds every title and description of a
 // decoded JSON schema, in place, and returns it.
-func redactSchema(v any) any {
+func (r *relay) redactSchema(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, x := range v {
 			if s, ok := x.(string); ok && (k == "title" || k == "description") {
-				v[k] = requestText(s, MaxRelayedText)
+				v[k] = r.text(s, MaxRelayedText)
 			} else {
-				v[k] = redactSchema(x)
+				v[k] = r.redactSchema(x)
 			}
 		}
 	case []any:
 		for i, x := range v {
-			v[i] = redactSchema(x)
+			v[i] = r.redactSchema(x)
 		}
 	}
 	return v

@@ -35,10 +35,19 @@ func newServer(b *boundary.Boundary, opts Options) (*mcp.Server, *handler, error
 		impl = &mcp.Implementation{Name: "toolcanon", Version: "1"}
 	}
 	// Logging: an upstream's log messages are relayed (relay.sendLog).
-	s := mcp.NewServer(impl, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
-		// tools/list is the principal's own: no intermediary may serve one
+	so := &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
+		// Every list is the principal's own: no intermediary may serve one
 		// principal's list to another.
-		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" }})
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { cacheable(c) }}
+	sf := opts.surface
+	if sf != nil {
+		sf.h = h
+		sf.configure(so)
+	}
+	if h.tasks != nil {
+		so.Capabilities.AddExtension(ExtensionTasks, nil)
+	}
+	s := mcp.NewServer(impl, so)
 	for _, name := range b.Tools() {
 		def, _ := b.Definition(name)
 		if err := addTool(s, listing(name, def, nil), h.call); err != nil {
@@ -53,6 +62,19 @@ func newServer(b *boundary.Boundary, opts Options) (*mcp.Server, *handler, error
 		}
 	}
 	s.AddReceivingMiddleware(h.unlisted(s), h.levels.middleware, h.listed())
+	if h.tasks != nil {
+		if err := h.registerTaskMethods(s); err != nil {
+			return nil, nil, err
+		}
+		// Around the others (each call wraps what is there): it declares
+		// tasks on the list listed() made, and answers a task-asking call
+		// before the SDK's own tool dispatch.
+		s.AddReceivingMiddleware(h.taskMiddleware)
+	}
+	if sf != nil {
+		sf.server = s
+		s.AddReceivingMiddleware(sf.middleware)
+	}
 	return s, h, nil
 }
 

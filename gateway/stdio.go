@@ -152,7 +152,7 @@ func screen(r io.Reader, pw *io.PipeWriter, out *stdioOut, limit int) {
 			case v.request && !out.begin(v.id):
 				werr = out.answer(v.id, jsonrpc.CodeInvalidRequest, "Invalid request: a request with this id is in flight; use another id")
 			default:
-				_, werr = pw.Write(append(line, '\n'))
+				_, werr = pw.Write(append(liftTask(line), '\n'))
 			}
 		}
 		if werr != nil {

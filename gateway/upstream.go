@@ -67,6 +67,15 @@ type UpstreamOptions struct {
 	// Pins maps each upstream tool the gateway exposes to its pinned digest.
 	// A tool not pinned is never called.
 	Pins map[string]string
+	// PromptPins and TemplatePins map each upstream prompt (by name) and
+	// resource template (by URI template) the gateway exposes to its pin
+	// (PromptDigest, TemplateDigest); ResourceURIs lists the resources it
+	// exposes, whose listing it keeps.
+	PromptPins, TemplatePins map[string]string
+	ResourceURIs             []string
+	// OnResourceUpdated, when set, is told of each resource the upstream
+	// says was updated (notifications/resources/updated).
+	OnResourceUpdated func(uri string)
 	// ConnectTimeout bounds one connection attempt with its tool listing;
 	// default 10s.
 	ConnectTimeout time.Duration
@@ -77,9 +86,10 @@ type UpstreamOptions struct {
 	// nothing else: the agent's _meta, its identity keys among them, is
 	// never forwarded.
 	Propagator Propagator
-	// MaxAgentConnections bounds the stdio server's processes of one agent
-	// session each (see Upstream), besides the shared one; default
-	// DefaultMaxAgentConnections. Past it, calls run on the shared one.
+	// MaxAgentConnections bounds the connections of one agent session each
+	// (a stdio server's processes, an HTTP server's sessions; see
+	// Upstream), besides the shared one; default DefaultMaxAgentConnections.
+	// Past it, calls run on the shared one.
 	MaxAgentConnections int
 }
 
@@ -89,8 +99,16 @@ func logs(s *mcp.ClientSession) bool {
 	return ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil
 }
 
-// upstreamProtocol is the MCP version the gateway asks of upstreams.
+// upstreamProtocol is the MCP version the gateway asks of upstreams but
+// for the calls of agents that take multi round-trip results
+// (modernProtocol, continue.go).
 const upstreamProtocol = "2025-11-25"
+
+// modern reports whether s speaks modernProtocol or later.
+func modern(s *mcp.ClientSession) bool {
+	ir := s.InitializeResult()
+	return ir != nil && ir.ProtocolVersion >= modernProtocol
+}
 
 // maxUpstreamTools bounds the tools read from one upstream listing.
 const maxUpstreamTools = 1024
@@ -109,19 +127,24 @@ const retryPause = 200 * time.Millisecond
 //
 // The server's log messages, sampling and elicitation requests reach only
 // the agent of the call they belong to: over HTTP, the call on whose
-// response stream they came; over stdio, the agent session whose own
-// process sent them — a stdio server is started once more for each agent
-// session that set a log level or declared sampling or elicitation (at
-// most MaxAgentConnections at once). Any other is dropped, or refused.
+// response stream they came; else the agent session whose own connection
+// sent them — a stdio server is started once more, and an HTTP server gets
+// a session more, for each agent session that set a log level or declared
+// sampling or elicitation and outlives its requests (at most
+// MaxAgentConnections at once). Any other is dropped, or refused.
 type Upstream struct {
 	opts   UpstreamOptions
 	client *mcp.Client
 	log    *slog.Logger
 
-	mu       sync.Mutex
-	sess     *mcp.ClientSession
-	lastFail time.Time
-	lastErr  error
+	mu     sync.Mutex
+	shared sharedConn // of upstreamProtocol: every call's but those below
+	// modern is of modernProtocol, for the calls of agents that take an
+	// upstream's requests as multi round-trip results (continue.go); nil
+	// and noModern once the upstream answered with an earlier revision,
+	// whose calls then run on shared.
+	modern   sharedConn
+	noModern bool
 	closed   bool
 
 	stateMu sync.RWMutex
@@ -130,10 +153,21 @@ type Upstream struct {
 	verifyMu sync.Mutex // one verification at a time
 
 	inflight calls      // the calls sent and not yet answered
+	barriers barriers   // stdio: each connection's barriers
 	agents   agentConns // stdio: the connections of one agent session each
+
+	surf surfaceState // guarded by stateMu
+	surfaceSubs
 
 	transportOnce sync.Once
 	pool          http.RoundTripper
+}
+
+// sharedConn is a connection every call of its revision shares.
+type sharedConn struct {
+	sess     *mcp.ClientSession
+	lastFail time.Time
+	lastErr  error
 }
 
 // toolState is what the last verification found of one pinned tool.
@@ -172,11 +206,28 @@ func NewUpstream(opts UpstreamOptions) (*Upstream, error) {
 	}
 	u.log = u.log.With(slog.String("upstream", opts.Name))
 	u.client = mcp.NewClient(&mcp.Implementation{Name: "toolcanon-gateway", Version: "1"}, &mcp.ClientOptions{
+		// An upstream's input_required result is the agent's to answer
+		// (continue.go), never answered here.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
 			// The handler runs on the session's reader: verify elsewhere.
 			go u.reverify(req.Session)
 		},
+		PromptListChangedHandler: func(_ context.Context, req *mcp.PromptListChangedRequest) {
+			go u.reverify(req.Session)
+		},
+		ResourceListChangedHandler: func(_ context.Context, req *mcp.ResourceListChangedRequest) {
+			go u.reverify(req.Session)
+		},
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if f := u.opts.OnResourceUpdated; f != nil && req.Params != nil {
+				f(req.Params.URI)
+			}
+		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if u.barrier(req.Session, req.Params.ProgressToken) {
+				return
+			}
 			if r := u.inflight.byToken(req.Params.ProgressToken); r != nil {
 				r.sendProgress(req.Params)
 			}
@@ -205,10 +256,13 @@ func (u *Upstream) Connect(ctx context.Context) error {
 // Close ends the connections; a stdio server is stopped.
 func (u *Upstream) Close() error {
 	u.mu.Lock()
-	s := u.sess
-	u.sess, u.closed = nil, true
+	s, m := u.shared.sess, u.modern.sess
+	u.shared.sess, u.modern.sess, u.closed = nil, nil, true
 	u.mu.Unlock()
 	u.closeAgents()
+	if m != nil {
+		_ = m.Close()
+	}
 	if s != nil {
 		return s.Close()
 	}
@@ -251,14 +305,19 @@ func (u *Upstream) Tool(name string) boundary.Tool {
 
 func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte, error) {
 	r := relayOf(ctx)
+	r.setMask(boundary.MaskerFrom(ctx))
 	var s *mcp.ClientSession
 	var own *agentConn
 	var err error
-	if u.opts.URL == "" && r != nil && r.asked {
+	if r != nil && r.asked && (u.opts.URL == "" || r.lasting) {
 		s, own, err = u.agentSession(ctx, r)
 	}
 	if s == nil && err == nil {
-		s, err = u.session(ctx)
+		if r != nil && r.inputs != nil {
+			s, err = u.modernSession(ctx)
+		} else {
+			s, err = u.session(ctx)
+		}
 	}
 	if err != nil {
 		// Nothing was sent: the upstream did not run.
@@ -279,6 +338,14 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 			params.Meta = meta
 		}
 	}
+	if modern(s) {
+		if err := continueParams(ctx, r, s, params); err != nil {
+			return nil, err
+		}
+	} else if _, ok := boundary.ContinuationFrom(ctx); ok {
+		return nil, boundary.NotRun(canonical.CodeUpstreamUnavailable,
+			fmt.Errorf("gateway: upstream %q no longer speaks %s, the revision the call began on", u.opts.Name, modernProtocol))
+	}
 	// Each call has its own progress token upstream, never the agent's,
 	// which another agent's call may share, and a mark its HTTP response
 	// stream stamps on the messages that belong to it.
@@ -297,9 +364,10 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 	}
 	cctx, cancel := withoutValues(ctx)
 	defer cancel()
-	res, err := s.CallTool(withCallMark(cctx, mark), params)
+	cctx = context.WithValue(withCallMark(cctx, mark), routeKey{}, route{methodCallTool, name})
+	res, err := s.CallTool(cctx, params)
 	if r != nil && (r.token != nil || r.wantsLogs && logs(s)) {
-		r.drain()
+		u.drain(r, s)
 	}
 	if err != nil {
 		if ctx.Err() == nil && transportFailed(err) {
@@ -314,6 +382,9 @@ func (u *Upstream) call(ctx context.Context, name string, input []byte) ([]byte,
 			}
 		}
 		return nil, err
+	}
+	if res.NeedsInput() {
+		return nil, askAgent(r, res)
 	}
 	return resultRaw(res)
 }
@@ -380,22 +451,50 @@ func listTools(ctx context.Context, s *mcp.ClientSession) ([]*mcp.Tool, error) {
 // session returns the connected session, connecting and verifying first
 // when there is none.
 func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
+	return u.sharedSession(ctx, &u.shared, upstreamProtocol)
+}
+
+// modernSession returns the session of modernProtocol, connecting first
+// when there is none; the shared one when the upstream speaks an earlier
+// revision.
+func (u *Upstream) modernSession(ctx context.Context) (*mcp.ClientSession, error) {
+	u.mu.Lock()
+	no := u.noModern
+	u.mu.Unlock()
+	if no {
+		return u.session(ctx)
+	}
+	s, err := u.sharedSession(ctx, &u.modern, modernProtocol)
+	if err != nil || s.InitializeResult().ProtocolVersion >= modernProtocol {
+		return s, err
+	}
+	// An earlier revision: one connection of it is enough.
+	u.mu.Lock()
+	u.noModern = true
+	u.mu.Unlock()
+	u.drop(s, nil)
+	return u.session(ctx)
+}
+
+// sharedSession returns c's session, connecting at version and verifying
+// first when there is none.
+func (u *Upstream) sharedSession(ctx context.Context, c *sharedConn, version string) (*mcp.ClientSession, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	switch {
 	case u.closed:
 		return nil, canonical.Errorf(canonical.CodeUpstreamUnavailable, "gateway: upstream %q is closed", u.opts.Name)
-	case u.sess != nil:
-		return u.sess, nil
-	case time.Since(u.lastFail) < retryPause:
-		return nil, u.lastErr
+	case c.sess != nil:
+		return c.sess, nil
+	case time.Since(c.lastFail) < retryPause:
+		return nil, c.lastErr
 	}
-	s, err := u.dial(ctx)
+	s, err := u.dial(ctx, version)
 	if err != nil {
-		u.lastFail, u.lastErr = time.Now(), err
+		c.lastFail, c.lastErr = time.Now(), err
 		return nil, err
 	}
-	u.sess = s
+	c.sess = s
 	go func() {
 		err := s.Wait()
 		u.drop(s, err)
@@ -403,19 +502,25 @@ func (u *Upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	return s, nil
 }
 
-// dial opens a connection (a stdio server started, or an HTTP session) and
-// verifies the pins on it.
-func (u *Upstream) dial(ctx context.Context) (*mcp.ClientSession, error) {
+// dial opens a connection of version (a stdio server started, or an HTTP
+// session) and verifies the pins on it.
+func (u *Upstream) dial(ctx context.Context, version string) (*mcp.ClientSession, error) {
 	cctx, cancel := withoutValues(ctx)
 	defer cancel()
 	cctx, cancelTimeout := context.WithTimeout(cctx, u.opts.ConnectTimeout)
 	defer cancelTimeout()
-	// 2025-11-25: what the servers in use speak; an upstream's log level
-	// is its session's, and its sampling and elicitation requests reach
-	// the gateway as requests (multi round-trip results included, which the
-	// upstream's SDK turns into requests for a client of this version).
-	s, err := u.client.Connect(cctx, u.transport(), &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
-	if err == nil && logs(s) {
+	// 2025-11-25 (upstreamProtocol): what the servers in use speak; an
+	// upstream's log level is its session's, and its sampling and
+	// elicitation requests reach the gateway as requests (multi round-trip
+	// results included, which the upstream's SDK turns into requests for a
+	// client of this version). modernProtocol: the level comes with each
+	// request, and input is asked for in results.
+	t := u.transport()
+	s, err := u.client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if bt, ok := t.(*barrierTransport); ok && err == nil {
+		u.barriers.put(s, bt.st)
+	}
+	if err == nil && logs(s) && !modern(s) {
 		_ = s.SetLoggingLevel(cctx, &mcp.SetLoggingLevelParams{Level: "debug"}) // the agent's session filters
 	}
 	if err == nil {
@@ -435,20 +540,25 @@ func (u *Upstream) dial(ctx context.Context) (*mcp.ClientSession, error) {
 // connects again; a stdio server is stopped.
 func (u *Upstream) drop(s *mcp.ClientSession, cause error) {
 	u.mu.Lock()
-	mine := u.sess == s
-	if mine {
-		u.sess = nil
+	mine := false
+	for _, c := range []*sharedConn{&u.shared, &u.modern} {
+		if c.sess == s {
+			c.sess, mine = nil, true
+		}
 	}
 	u.mu.Unlock()
 	if mine {
-		u.log.Warn("connection lost", slog.Any("cause", cause))
+		if cause != nil {
+			u.log.Warn("connection lost", slog.Any("cause", cause))
+		}
 		_ = s.Close()
+		u.barriers.forget(s)
 	}
 }
 
 func (u *Upstream) transport() mcp.Transport {
 	if u.opts.URL != "" {
-		client := &http.Client{Transport: markingTransport{headerTransport{base: u.httpTransport(), header: u.opts.Header}}}
+		client := &http.Client{Transport: markingTransport{base: headerTransport{base: u.httpTransport(), header: u.opts.Header}, reached: u.reachedMark}}
 		return &mcp.StreamableClientTransport{Endpoint: u.opts.URL, HTTPClient: client, MaxRetries: 1}
 	}
 	cmd := exec.Command(u.opts.Command[0], u.opts.Command[1:]...)
@@ -456,7 +566,7 @@ func (u *Upstream) transport() mcp.Transport {
 	cmd.Dir = u.opts.Dir
 	cmd.Stderr = u.opts.Stderr
 	stopWithParent(cmd)
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	return &barrierTransport{Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, st: newBarrierState()}
 }
 
 // minimalEnv is what every stdio server inherits of the gateway's
@@ -504,8 +614,10 @@ type headerTransport struct {
 	header http.Header
 }
 
-// RoundTrip sends r with the fixed headers.
+// RoundTrip sends r with the fixed headers and its routing headers
+// (Mcp-Method, Mcp-Name).
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = routingHeaders(r)
 	if len(t.header) > 0 {
 		r = r.Clone(r.Context())
 		for k, vs := range t.header {
@@ -570,5 +682,6 @@ func (u *Upstream) verify(ctx context.Context, s *mcp.ClientSession) error {
 		u.log.Error("tool refused: TOOL_DEFINITION_CHANGED", slog.String("tool", name),
 			slog.String("pinned", u.opts.Pins[name]), slog.String("seen", st.seen), slog.String("reason", st.reason))
 	}
+	u.verifySurface(ctx, s)
 	return nil
 }

@@ -8,9 +8,16 @@
 --
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
 -- KEYS[2] calls   <prefix>:{<run_id>}:calls                ZSET
+-- KEYS[3] run     <prefix>:{<run_id>}:run                  HASH  with audit on: the event's sequence number (off: any key of the run)
+-- KEYS[4] events  <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+-- KEYS[5] pending <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+-- KEYS[6] count   <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 --
 -- ARGV[1] tool_call_id  string  the record's id, dropped from the calls when the record is gone
 -- ARGV[2] claim         string  CLAIM_LEN base64url characters: kept in the header of the record this abandons
+-- ARGV[3] audit         string  the abandon event's body (internal/auditrec), or empty: audit is off
+-- ARGV[4] run_id        string  the run's id, its member in KEYS[5]
+-- ARGV[5] generation    string  11 bytes: the stream of a run state this script makes (its state was lost)
 --
 -- RETRY safe    a resent abandon (same claim) finds the record it abandoned and is told it is its own
 --
@@ -31,6 +38,10 @@
 --   a header in a reply is the header's whole field (the request may follow it)
 
 -- #include format.lib
+local AUDIT_EVENTS = KEYS[4]
+local AUDIT_RUNS = KEYS[5]
+local AUDIT_COUNT = KEYS[6]
+-- #include audit.lib
 
 local m = redis.call('HGET', KEYS[1], HEADER)
 if not m then
@@ -80,5 +91,23 @@ local expires = tonumber(sub(m, H_EXPIRES, H_EXPIRES_END))
 -- expiry; older ones expire with the run's keys, which cover the record.
 if redis.call('ZADD', KEYS[2], t[1] .. us, ARGV[1]) == 1 and redis.call('PTTL', KEYS[2]) == -1 then
   redis.call('PEXPIREAT', KEYS[2], sub(m, H_EXPIRES, H_EXPIRES_END))
+end
+if ARGV[3] ~= '' then
+  -- The event's sequence number is the run state's, its stream the state's
+  -- generation (or the one it kept when it was found lost). A state that is
+  -- gone while its call lived is made as a completion makes it after a
+  -- loss: lost, with a stream of its own, expiring with the record.
+  local run = redis.call('HMGET', KEYS[3], 'aseq', 'ag', RUN_IDENT_FIELD, 'state')
+  local seq = tonumber(run[1] or '0') + 1
+  local stream = run[2] or run[3] and sub(run[3], PRINCIPAL_LEN + 1, PRINCIPAL_LEN + GEN_LEN)
+  if not run[4] then
+    stream = stream or ARGV[5]
+    redis.call('HSET', KEYS[3], 'state', RUN_LOST, RUN_LAYOUT_FIELD, RUN_LAYOUT, 'ag', stream, 'created_ms', snow,
+      'exp', sub(m, H_EXPIRES, H_EXPIRES_END), 'aseq', format('%d', seq))
+    redis.call('PEXPIREAT', KEYS[3], sub(m, H_EXPIRES, H_EXPIRES_END))
+  else
+    redis.call('HSET', KEYS[3], 'aseq', format('%d', seq))
+  end
+  audit_append(ARGV[4], seq, stream, snow, ARGV[3], 0)
 end
 return {'OK', h, expires - now}

@@ -28,6 +28,9 @@
 -- KEYS[3] calls   <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us), and "~" (+inf)
 -- KEYS[4] live    <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
 -- KEYS[5] due     <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+-- KEYS[6] events  <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+-- KEYS[7] pending <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+-- KEYS[8] count   <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 --
 -- ARGV[1]  tool_call_id  string  the id in KEYS[1], for the run's calls
 -- ARGV[2]  tool          string  for the run's count of the tool's calls
@@ -44,7 +47,10 @@
 -- ARGV[13] new_limits    string  the limits a run without any takes (the caller's, defaulted), packed
 -- ARGV[14] ident         string  the caller's principal tag, and the generation and secret a run without them
 --                                takes (record.PackIdent; random per Begin): the run's owner once it has one
--- ARGV[15] run_id        string  the run's id, its member in KEYS[5]
+-- ARGV[15] run_id        string  the run's id, its member in KEYS[5] and KEYS[7]
+-- ARGV[16] audit_call    string  the begin event's body after its type letter (internal/auditrec), or empty: audit
+--                                is off; a replay, a duplicate of a finished call of the same request, has the same
+-- ARGV[17] audit_max     int     the most pending events the slot may hold before a begin is refused
 --
 -- RETRY safe    a resent begin by the same owner with the same request finds its own record
 --
@@ -71,9 +77,17 @@
 --     a non-zero limit differs from the run's
 --   {"LAYOUT_MISMATCH"}
 --     the run's state, or a hash under the record's key, is of another layout (an earlier release's)
---   refusals write nothing; a header in a reply is the header's whole field (the request may follow it)
+--   {"AUDIT_BACKLOG"}
+--     audit is on and the slot holds audit_max pending events: the call would add one more
+--   refusals write nothing (AUDIT_BACKLOG gives back to the slot's count what it took to compare: the store is as
+--   it was); a header in a reply is the header's whole field (the request may follow it)
 
 -- #include format.lib
+local AUDIT_EVENTS = KEYS[6]
+local AUDIT_RUNS = KEYS[7]
+local AUDIT_COUNT = KEYS[8]
+-- #include audit.lib
+local audit = ARGV[16] ~= ''
 
 -- The run's state in one read; its owner is checked first: another
 -- principal learns nothing, not even whether the call id is taken. A run
@@ -81,7 +95,7 @@
 -- (RUN_INACTIVE "lost") to every principal.
 local tool_field = 'tool:' .. ARGV[2]
 local run = redis.call('HMGET', KEYS[2], RUN_LAYOUT_FIELD, RUN_IDENT_FIELD, 'state', 'calls', tool_field, 'room', 'exp',
-  'due')
+  'due', 'aseq')
 local layout, ident, state = run[1], run[2], run[3]
 -- A state of another layout is read no further.
 if state and (not layout or sub(layout, 1, RUN_LAYOUT_LEN) ~= RUN_LAYOUT) then
@@ -130,6 +144,10 @@ if not refusal then
     refusal = {'BUDGET_EXHAUSTED'}
   elseif size > tonumber(sub(lim, 42, 49)) or size > room then
     refusal = {'RESULT_TOO_LARGE'}
+  elseif audit and not audit_count(tonumber(ARGV[17])) then
+    -- The slot's count takes this call's event and its completion's
+    -- ahead; past the bound it is given them back, and the begin refused.
+    refusal = {'AUDIT_BACKLOG'}
   end
 end
 
@@ -155,6 +173,9 @@ if not refusal then
     -- is taken back, and the hash kept as it was.
     if redis.call('PEXPIREAT', KEYS[1], sexpires, 'NX') == 0 then
       redis.call('HDEL', KEYS[1], HEADER)
+      if audit then
+        redis.call('DECRBY', AUDIT_COUNT, 2)
+      end
       return {'LAYOUT_MISMATCH'}
     end
     if ARGV[7] ~= '' then
@@ -175,6 +196,13 @@ if not refusal then
       counts[9], counts[10] = RUN_IDENT_FIELD, ARGV[14]
       counts[11], counts[12] = 'state', 'open'
       counts[13], counts[14] = 'created_ms', snow
+    end
+    -- The event's sequence number is the state's, written with its
+    -- counters. A state with an owner has no stream but its generation's.
+    local seq = tonumber(run[9] or '0') + 1
+    if audit then
+      counts[#counts + 1] = 'aseq'
+      counts[#counts + 1] = format('%d', seq)
     end
     -- The run's state, calls and live marker must outlive every record they
     -- count, and expire together: at the absolute time the state keeps in
@@ -205,6 +233,9 @@ if not refusal then
     else
       redis.call('HSET', KEYS[2], unpack(counts))
     end
+    if audit then
+      audit_append(ARGV[15], seq, gen, snow, 'B ' .. ARGV[16], 0)
+    end
     local added = redis.call('ZADD', KEYS[3], slease, ARGV[1], 'inf', '~')
     if extend then
       redis.call('PEXPIREAT', KEYS[2], sexp)
@@ -212,6 +243,11 @@ if not refusal then
       -- The marker holds the run's generation; setting it with its expiry
       -- is one command.
       redis.call('SET', KEYS[4], gen, 'PXAT', sexp)
+      -- A chain head with nothing pending lives as long as the run's state
+      -- (a later event continues it); pending events keep their longer life.
+      if audit then
+        redis.call('PEXPIREAT', AUDIT_EVENTS, sexp, 'GT')
+      end
     elseif added == 2 then
       -- The calls were lost, and made again by this ZADD.
       redis.call('PEXPIREAT', KEYS[3], sexp)
@@ -225,6 +261,10 @@ if not refusal then
       redis.call('PEXPIREAT', KEYS[5], sexp, 'NX')
     end
     return {'OK', now, lim, sub(ident or ARGV[14], PRINCIPAL_LEN + GEN_LEN + 1)}
+  end
+  -- The id is taken: the count the call took ahead is given back.
+  if audit then
+    redis.call('DECRBY', AUDIT_COUNT, 2)
   end
 end
 
@@ -266,6 +306,14 @@ end
 local e = find(m, '\n', H_OWNER, true)
 if same and e and sub(m, e - len(ARGV[2]) - 1, e) == ' ' .. ARGV[2] .. '\n' then
   redis.call('HSET', KEYS[1], HEADER, m)
+  if audit then
+    -- A replay is an event of the state's stream (the state has its owner:
+    -- a lost one was refused above).
+    local t = redis.call('TIME')
+    local seq = redis.call('HINCRBY', KEYS[2], 'aseq', 1)
+    audit_append(ARGV[15], seq, sub(ident, PRINCIPAL_LEN + 1, PRINCIPAL_LEN + GEN_LEN),
+      t[1] .. sub(string.rep('0', 6 - len(t[2])) .. t[2], 1, 3), 'R ' .. ARGV[16], 1)
+  end
   local res = redis.call('HMGET', KEYS[1], RES, RES_2, RES_3)
   return {'REPLAYABLE', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or ''}
 end

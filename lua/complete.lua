@@ -14,6 +14,9 @@
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
 -- KEYS[3] calls   <prefix>:{<run_id>}:calls                ZSET
+-- KEYS[4] events  <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+-- KEYS[5] pending <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+-- KEYS[6] count   <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 --
 -- ARGV[1]  tool_call_id  string  the id in KEYS[1], for the run's calls
 -- ARGV[2]  owner         string  the owner as the header keeps it, and a space: must be the header's at H_OWNER
@@ -26,6 +29,11 @@
 -- ARGV[9]  result_3      bytes
 -- ARGV[10] handles       string  READY: the ids of the handles the result holds, space-separated, or empty: each
 --                                becomes the run's field "h:<id>" naming this call (the run's handle index)
+-- ARGV[11] audit         string  the complete event's body after its head (internal/auditrec), or empty: audit is off
+-- ARGV[12] audit_head    string  the body's head: type letter, status, evidence, code ("C R F -"); a completion
+--                                refused for its size has "C E E RESULT_TOO_LARGE" instead
+-- ARGV[13] run_id        string  the run's id, its member in KEYS[5]
+-- ARGV[14] generation    string  11 bytes: the stream of a run state this script finds lost without one
 --
 -- RETRY safe    a resent completion by the same owner is recognised by its digest
 --
@@ -44,6 +52,11 @@
 --   a header in a reply is the header's whole field (the request may follow it)
 
 -- #include format.lib
+local AUDIT_EVENTS = KEYS[4]
+local AUDIT_RUNS = KEYS[5]
+local AUDIT_COUNT = KEYS[6]
+-- #include audit.lib
+local audit = ARGV[11] ~= ''
 
 local m = redis.call('HGET', KEYS[1], HEADER)
 if not m then
@@ -95,11 +108,16 @@ local expires = tonumber(sub(m, H_EXPIRES, H_EXPIRES_END))
 -- in microseconds (after every lease, which are milliseconds).
 local room = redis.call('HINCRBY', KEYS[2], 'room', format('%d', -charge))
 local added = redis.call('ZADD', KEYS[3], t[1] .. us, ARGV[1])
+-- The audit event's sequence number and stream: the state's.
+local seq, stream
 if room <= 0 or added == 1 then
   -- At the run's limit, over it, or a state that is not the one that counted
   -- the call: the state tells which.
-  local run = redis.call('HMGET', KEYS[2], RUN_LAYOUT_FIELD, RUN_IDENT_FIELD, 'state', 'exp')
+  local run = redis.call('HMGET', KEYS[2], RUN_LAYOUT_FIELD, RUN_IDENT_FIELD, 'state', 'exp', 'aseq', 'ag')
   local layout, ident = run[1], run[2]
+  -- A state's stream is its generation's, or the one it kept when it was
+  -- found lost ("ag").
+  seq, stream = tonumber(run[5] or '0') + 1, run[6] or ident and sub(ident, PRINCIPAL_LEN + 1, PRINCIPAL_LEN + GEN_LEN)
   local thisLayout = layout and sub(layout, 1, RUN_LAYOUT_LEN) == RUN_LAYOUT
   if run[3] and not thisLayout then
     -- Another layout's state: what this script wrote is taken back.
@@ -121,6 +139,12 @@ if room <= 0 or added == 1 then
     -- from now on nobody reads the run, nor claims it.
     redis.call('HDEL', KEYS[2], RUN_IDENT_FIELD, 'room')
     redis.call('HSET', KEYS[2], 'state', RUN_LOST, RUN_LAYOUT_FIELD, RUN_LAYOUT)
+    if audit then
+      -- The stream goes on past the loss under the state's generation, or
+      -- starts with the one Go offered when the state is gone.
+      stream = stream or ARGV[14]
+      redis.call('HSET', KEYS[2], 'ag', stream)
+    end
     redis.call('HSETNX', KEYS[2], 'created_ms', snow)
     if not run[3] or run_exp < expires then
       run_exp = math.max(run_exp, expires)
@@ -138,6 +162,13 @@ if room <= 0 or added == 1 then
   if added == 1 and redis.call('PTTL', KEYS[3]) == -1 then
     redis.call('PEXPIREAT', KEYS[3], format('%d', math.max(run_exp, expires)))
   end
+  if audit then
+    redis.call('HSET', KEYS[2], 'aseq', format('%d', seq))
+  end
+elseif audit then
+  -- The state that counted the call, with its owner: its stream is the
+  -- record's generation.
+  seq, stream = redis.call('HINCRBY', KEYS[2], 'aseq', 1), sub(m, H_GEN, H_GEN_END)
 end
 
 -- The header keeps its first byte and everything from H_CREATED on (the
@@ -188,5 +219,12 @@ if outcome == 'OK' and status == READY and ARGV[10] ~= '' then
     fields[#fields + 1] = ARGV[1]
   end
   redis.call('HSET', KEYS[2], unpack(fields))
+end
+if audit then
+  local head = ARGV[12]
+  if outcome ~= 'OK' then
+    head = 'C E E RESULT_TOO_LARGE'
+  end
+  audit_append(ARGV[13], seq, stream, snow, head .. ' ' .. ARGV[11], 0)
 end
 return {outcome, h, expires - tonumber(snow)}

@@ -12,10 +12,12 @@ import (
 type StoreOp struct {
 	// Method is the Store method: "Begin", "Complete", "CloseRun",
 	// "ObserveProgress", "Get", "GetMany", "Completed", "Usage",
-	// "Abandon", "ExpiredLeases", "Reap" or "CheckPrincipal".
+	// "Abandon", "ExpiredLeases", "Reap", "CheckPrincipal", "AwaitInput" or
+	// "ContinueCall".
 	Method string
 	// Script is the lifecycle script the method runs (begin, complete,
-	// close_run, observe_progress); "" for a read.
+	// close_run, observe_progress, await_input, continue_call); "" for a
+	// read.
 	Script string
 	// Command is the Redis command the method stands for: EVALSHA for a
 	// script, HMGET, LRANGE, HGETALL, ZRANGE or HGET for a read. The
@@ -54,6 +56,8 @@ var (
 	opUsage           = storeOp{"Usage", "", "HGETALL"}
 	opObserveProgress = storeOp{"ObserveProgress", "observe_progress", "EVALSHA"}
 	opAbandon         = storeOp{"Abandon", "abandon", "EVALSHA"}
+	opAwaitInput      = storeOp{"AwaitInput", "await_input", "EVALSHA"}
+	opContinueCall    = storeOp{"ContinueCall", "continue_call", "EVALSHA"}
 	opExpiredLeases   = storeOp{"ExpiredLeases", "", "ZRANGE"}
 	opReap            = storeOp{"Reap", "", "ZRANGE"}
 	opCheckPrincipal  = storeOp{"CheckPrincipal", "", "HGET"}
@@ -88,6 +92,7 @@ var (
 	_ canonical.ProgressObserver = (*observedStore)(nil)
 	_ canonical.DefaultTTLer     = (*observedStore)(nil)
 	_ canonical.HandleIndex      = (*observedStore)(nil)
+	_ canonical.Continuer        = (*observedStore)(nil)
 )
 
 // DefaultTTL is the decorated store's default record TTL (0 when it has
@@ -138,6 +143,24 @@ func (s *observedStore) ObserveProgress(ctx context.Context, runID, principal st
 		return canonical.ProtocolState{}, canonical.Errorf(canonical.CodeInvalidArgument, "the store does not count progress reports (canonical.ProgressObserver)")
 	}
 	return p.ObserveProgress(ctx, runID, principal, valid, threshold)
+}
+
+func (s *observedStore) AwaitInput(ctx context.Context, a canonical.AwaitInput) (_ canonical.Record, err error) {
+	defer s.report(ctx, opAwaitInput, a.RunID, a.ToolCallID, 1, time.Now(), &err)
+	c, ok := s.next.(canonical.Continuer)
+	if !ok {
+		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidArgument, "the store keeps no call open for input (canonical.Continuer)")
+	}
+	return c.AwaitInput(ctx, a)
+}
+
+func (s *observedStore) ContinueCall(ctx context.Context, cc canonical.ContinueCall) (_ canonical.Continued, err error) {
+	defer s.report(ctx, opContinueCall, cc.RunID, cc.ToolCallID, 1, time.Now(), &err)
+	c, ok := s.next.(canonical.Continuer)
+	if !ok {
+		return canonical.Continued{}, canonical.Errorf(canonical.CodeInvalidArgument, "the store keeps no call open for input (canonical.Continuer)")
+	}
+	return c.ContinueCall(ctx, cc)
 }
 
 func (s *observedStore) HandleSources(ctx context.Context, runID, principal string, ids []string) (_ canonical.HandleSources, err error) {

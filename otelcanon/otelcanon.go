@@ -125,6 +125,10 @@ func (o *Observer) Start(ctx context.Context, c observe.Call) context.Context {
 	}
 	ctx, span := o.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithTimestamp(c.Start), trace.WithAttributes(attrs...))
+	// A store with audit on names the call's span in its events.
+	if sc := span.SpanContext(); sc.IsValid() {
+		ctx = canonical.WithTrace(ctx, canonical.Trace{TraceID: sc.TraceID().String(), SpanID: sc.SpanID().String()})
+	}
 	return context.WithValue(ctx, callKey{o}, span)
 }
 

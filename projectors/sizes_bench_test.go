@@ -295,9 +295,17 @@ func ragBaseline(cfg rag.Config, call projectors.Call, raw []byte) (projectors.P
 			truncated = true
 			break
 		}
-		t, c1 := projtest.CutRunes(b.Title, min(lim.Text, 256))
-		e, c2 := projtest.CutRunes(*b.Excerpt, lim.Text)
-		truncated = truncated || c1 || c2
+		title, c0 := projtest.CutAtSeparator(b.Title, rag.TextWindow(min(lim.Text, 256)))
+		excerpt, c3 := projtest.CutAtSeparator(*b.Excerpt, rag.TextWindow(lim.Text))
+		red := func(s string, cut bool) string {
+			if cut && s == "" {
+				return redact.ID
+			}
+			return redact.String(s)
+		}
+		t, c1 := projtest.CutRunes(red(title, c0), min(lim.Text, 256))
+		e, c2 := projtest.CutRunes(red(excerpt, c3), lim.Text)
+		truncated = truncated || c0 || c1 || c2 || c3
 		items = append(items, item{b.Source, b.DocumentID, t, e})
 	}
 	result := struct {

@@ -16,9 +16,9 @@ import (
 
 // leastPrivilege is the ACL a toolcanon worker needs: its key prefix only,
 // and the commands redisstore.ACL lists for a worker, with Durability
-// (WAIT) and reaping (SCAN). Nothing else.
+// (WAIT), reaping (SCAN) and the audit stream. Nothing else.
 var leastPrivilege = append([]string{"resetkeys", "~tcacl:*", "resetchannels", "-@all"},
-	redisstore.ACLGrants(redisstore.ACLWorker, redisstore.ACLDurability, redisstore.ACLReap)...)
+	redisstore.ACLGrants(redisstore.ACLWorker, redisstore.ACLDurability, redisstore.ACLReap, redisstore.ACLAudit)...)
 
 // The README's ACL grants the commands the tests grant, no more, no less:
 // redisstore.ACL's, which doctor checks a user against.
@@ -77,34 +77,44 @@ func TestLeastPrivilegeUserRunsTheSuite(t *testing.T) {
 					Addrs: []string{addr}, Username: "toolcanon", Password: "s3cret-acl", Prefix: prefix, Standalone: true,
 				})
 				return storetest.Harness{Store: s, Wait: time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop}
+			},
+			Audited: func(t *testing.T, o canonical.AuditOptions) storetest.Harness {
+				prefix := "tcacl:audit" + canonical.NewOwner()[:12]
+				all, drop := backend([]string{addr}, prefix)
+				s := open(t, redisstore.Options{
+					Addrs: []string{addr}, Username: "toolcanon", Password: "s3cret-acl", Prefix: prefix, Standalone: true, Audit: &o,
+				})
+				return storetest.Harness{Store: s, Wait: time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop}
 			}}
 	})
 }
 
 // The cross-replica cancel relay runs under the least-privilege user:
-// register, cancel, read and forget a call.
+// send a cancel, hear it, claim it.
 func TestLeastPrivilegeUserRelaysCancels(t *testing.T) {
 	addr := redistest.Addr(t)
 	aclUser(t, addr, "toolcanon4")
 	s := open(t, redisstore.Options{
 		Addrs: []string{addr}, Username: "toolcanon4", Password: "s3cret-acl", Prefix: "tcacl", Standalone: true,
 	})
-	ctx := context.Background()
-	key, nonce := "k"+canonical.NewOwner()[:16], "n1"
-	if err := s.RegisterCall(ctx, key, nonce, time.Minute); err != nil {
-		t.Fatalf("register: %v", err)
+	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	key := "k" + canonical.NewOwner()[:16]
+	heard := make(chan string, 64)
+	go func() { _ = s.ListenCancels(ctx, func(k, id string) { heard <- k + " " + id }) }()
+	for got := ""; got != key+" c1"; {
+		if err := s.SendCancel(ctx, key, "c1"); err != nil {
+			t.Fatalf("send: %v", err)
+		}
+		select {
+		case got = <-heard:
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatal("the cancel was never heard")
+		}
 	}
-	if found, err := s.CancelCall(ctx, key); err != nil || !found {
-		t.Fatalf("cancel: %v, %v", found, err)
-	}
-	if cancelled, err := s.CallCancelled(ctx, key, nonce); err != nil || !cancelled {
-		t.Fatalf("read the cancel: %v, %v", cancelled, err)
-	}
-	if err := s.ForgetCall(ctx, key, nonce); err != nil {
-		t.Fatalf("forget: %v", err)
-	}
-	if cancelled, err := s.CallCancelled(ctx, key, nonce); err != nil || cancelled {
-		t.Fatalf("read after forget: %v, %v", cancelled, err)
+	if got, err := s.ClaimCancel(ctx, key, "c1", "h1"); err != nil || got != "h1" {
+		t.Fatalf("claim: %q, %v", got, err)
 	}
 }
 

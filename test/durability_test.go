@@ -143,7 +143,11 @@ func acknowledgedThenKilled(t *testing.T, durable redisstore.Durability) (lost, 
 	for _, m := range masters {
 		addrs = append(addrs, m.Addr)
 	}
-	opts := redisstore.Options{Addrs: addrs, Timeout: 3 * time.Second, Durability: durable}
+	// With audit on, so that the events of what was acknowledged are held
+	// to the same promise: the script that made a transition wrote its
+	// event, and the WAIT after it covers both.
+	opts := redisstore.Options{Addrs: addrs, Timeout: 3 * time.Second, Durability: durable,
+		Audit: &canonical.AuditOptions{Key: make([]byte, canonical.MinAuditKey), KeyID: "dur"}}
 	s, again := open(t, opts), open(t, opts)
 	ctx := context.Background()
 	run := "dur-" + canonical.NewOwner()[:8]
@@ -248,6 +252,25 @@ func acknowledgedThenKilled(t *testing.T, durable redisstore.Durability) (lost, 
 	}
 	if lost > 0 && durable.Replicas > 0 {
 		t.Logf("the replica that took over (%s) logged:\n%s", reps[victim].Addr, reps[victim].LogTail())
+	}
+	// Every acknowledged pair's begin and complete events are there too.
+	if durable.Replicas > 0 {
+		p, err := s.AuditRead(ctx, []string{run}, 10*total)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events := map[string]map[canonical.AuditType]bool{}
+		for _, e := range p[0].Events {
+			if events[e.ToolCallID] == nil {
+				events[e.ToolCallID] = map[canonical.AuditType]bool{}
+			}
+			events[e.ToolCallID][e.Type] = true
+		}
+		for _, id := range ackedIDs {
+			if !events[id][canonical.AuditBegin] || !events[id][canonical.AuditComplete] {
+				t.Errorf("%s after failover: its audit events %v, want its begin and its complete", id, events[id])
+			}
+		}
 	}
 	return lost, acked, total
 }

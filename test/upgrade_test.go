@@ -35,8 +35,11 @@ type oldRelease struct {
 func loadRelease(t *testing.T, name string, c rueidis.Client, keys canonical.Keys) *oldRelease {
 	t.Helper()
 	o := &oldRelease{name: name, c: c, keys: keys, scripts: map[string]*rueidis.Lua{}}
-	for _, f := range []string{"begin", "complete", "abandon", "close_run", "observe_progress"} {
+	for _, f := range []string{"begin", "complete", "abandon", "close_run", "observe_progress", "await_input", "continue_call"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "layouts", name, f+".lua"))
+		if os.IsNotExist(err) && (f == "await_input" || f == "continue_call") {
+			continue // a release before multi round-trip calls
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,8 +59,8 @@ func loadRelease(t *testing.T, name string, c rueidis.Client, keys canonical.Key
 			return []string{keys.Record(run, id), keys.Run(run), old.index(run), old.leases(run)},
 				[]string{owner, "READY", "EVIDENCE_FOUND", "", string(raw), string(result), "d" + owner}
 		}
-	case "43f4dfc", "42f06c5", "ea827e0": // layouts 1 to 3: the fixed-width header of their version, a run state with generation and owner
-		version := map[string]byte{"43f4dfc": '1', "42f06c5": '2', "ea827e0": '3'}[name]
+	case "43f4dfc", "42f06c5", "8606eb8": // layouts 1 to 3: the fixed-width header of their version, a run state with generation and owner
+		version := map[string]byte{"43f4dfc": '1', "42f06c5": '2', "8606eb8": '3'}[name]
 		o.begin = func(o *oldRelease, run, id, owner, principal string, request []byte, ttl time.Duration) ([]string, []string) {
 			head, tail := oldBeginHeader(version, owner, "kb.search", record.IdentityTag(run, id),
 				canonical.RequestDigest(request), int64(len(request)))
@@ -66,8 +69,9 @@ func loadRelease(t *testing.T, name string, c rueidis.Client, keys canonical.Key
 			a := []string{id, "kb.search", head, tail, string(request), "", "", ms, ms,
 				"0", "0", "0", "0", "0", "256", "64", "67108864", "1048576", "16384",
 				canonical.PrincipalTag(principal), record.NewGeneration(), "s3cret"}
-			if name == "ea827e0" { // and the run's slot's due set
-				k, a = append(k, keys.RunSlotIndex(run, canonical.SlotDue)), append(a, run)
+			if name == "8606eb8" { // and the run's slot's due set, and audit (off: the run's key in the place of its keys)
+				k = append(k, keys.RunSlotIndex(run, canonical.SlotDue), keys.Run(run), keys.Run(run), keys.Run(run))
+				a = append(a, run, "", "0")
 			}
 			return k, a
 		}
@@ -75,8 +79,13 @@ func loadRelease(t *testing.T, name string, c rueidis.Client, keys canonical.Key
 			digest := record.CompletionDigest(strings.Repeat("ab", 32))
 			seg := oldSegment("REF", int64(len(raw)), int64(len(result)), digest, "")
 			over := oldSegment("EE1", 0, 0, digest, "RESULT_TOO_LARGE")
-			return []string{keys.Record(run, id), keys.Run(run), old.index(run), old.leases(run)},
-				[]string{id, record.OwnerWord(owner), seg, over, digest, string(raw), "", "", string(result), "", "", ""}
+			k := []string{keys.Record(run, id), keys.Run(run), old.index(run), old.leases(run)}
+			a := []string{id, record.OwnerWord(owner), seg, over, digest, string(raw), "", "", string(result), "", "", ""}
+			if name == "8606eb8" { // audit off
+				k = append(k, keys.Record(run, id), keys.Record(run, id), keys.Record(run, id))
+				a = append(a, "", "", run, record.NewGeneration())
+			}
+			return k, a
 		}
 	}
 	return o
@@ -188,7 +197,7 @@ func TestUpgradeFromEarlierReleases(t *testing.T) {
 	} {
 		t.Run(topo.name, func(t *testing.T) {
 			addrs := topo.addrs(t)
-			for _, rel := range []string{"2d181f9", "43f4dfc", "42f06c5", "ea827e0"} {
+			for _, rel := range []string{"2d181f9", "43f4dfc", "42f06c5", "8606eb8"} {
 				t.Run(rel, func(t *testing.T) { upgradeFrom(t, addrs, rel) })
 			}
 		})
@@ -254,6 +263,13 @@ func upgradeFrom(t *testing.T, addrs []string, rel string) {
 	layout("usage", err)
 	_, err = s.ReadIndex(ctx, run, "alice", 10)
 	layout("index", err)
+	_, err = s.AwaitInput(ctx, canonical.AwaitInput{RunID: run, ToolCallID: "c2", Owner: "o2", Token: canonical.NewOwner(),
+		Wait: time.Minute})
+	layout("await input", err)
+	_, err = s.ContinueCall(ctx, canonical.ContinueCall{RunID: run, ToolCallID: "c2", Owner: canonical.NewOwner(),
+		Principal: "alice", RequestDigest: canonical.RequestDigest([]byte(`{"q":"c2"}`)), Token: canonical.NewOwner(),
+		Lease: time.Minute})
+	layout("continue", err)
 	_, err = s.Get(ctx, run, "c1")
 	layout("get", err)
 	// This release's reaper leaves the old call to the old reaper.
@@ -291,6 +307,18 @@ func upgradeFrom(t *testing.T, addrs []string, rel string) {
 	}
 	if got := old.completeCall(t, fresh, "c2", "o-old-c2"); got == "OK" || got == "EXISTS" {
 		t.Fatalf("%s's complete on this release's run: %s", rel, got)
+	}
+	if _, ok := old.scripts["await_input"]; ok { // a waiting call of this release is not the old release's to take
+		owner := record.StoreOwner(begin(fresh, "c2").Owner)
+		if got := old.outcome(t, "await_input", []string{keys.Record(fresh, "c2"), oldKeys{keys}.leases(fresh), keys.Run(fresh),
+			keys.RunSlotIndex(fresh, canonical.SlotDue)}, []string{"c2", owner + " ", "tok", "", "60000", fresh}); got != "LAYOUT_MISMATCH" {
+			t.Fatalf("%s's await input on this release's call: %s", rel, got)
+		}
+		if got := old.outcome(t, "continue_call", []string{keys.Record(fresh, "c2"), keys.Run(fresh), oldKeys{keys}.leases(fresh),
+			keys.RunSlotIndex(fresh, canonical.SlotDue)}, []string{"c2", "o-old", canonical.PrincipalTag("bob"),
+			record.StoreDigest(canonical.RequestDigest([]byte(`{"q":"c2"}`))), "tok", "60000", fresh}); got != "LAYOUT_MISMATCH" {
+			t.Fatalf("%s's continue on this release's call: %s", rel, got)
+		}
 	}
 	sameKeys(t, rel+"'s refusals", keysOf(t, c, keys, fresh, "c1", "c2", "c3"), mine)
 	if u, err := s.Usage(ctx, fresh); err != nil || u.Calls != usage.Calls || u.Bytes != usage.Bytes || u.Lost {

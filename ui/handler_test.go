@@ -489,7 +489,8 @@ func TestBadParametersHaveStableCodes(t *testing.T) {
 }
 
 func FuzzRunsQuery(f *testing.F) {
-	h := ui.Handler(seeded(f, "r1"), ui.Options{})
+	// One client sends every input: the per-client cap is not what is fuzzed.
+	h := ui.Handler(seeded(f, "r1"), ui.Options{RequestsPerInterval: 1 << 30})
 	for _, q := range []string{"", "state=active&stuck=1", "cursor=0-17", "principal=ops%40example&near=1", "cursor=%00", "state=closed&state=lost"} {
 		f.Add(q)
 	}
@@ -506,7 +507,8 @@ func FuzzRunsQuery(f *testing.F) {
 
 func FuzzActionForm(f *testing.F) {
 	s := seeded(f, "r1")
-	h := ui.Handler(s, ui.Options{AllowActions: true})
+	// One client sends every input: the per-client cap is not what is fuzzed.
+	h := ui.Handler(s, ui.Options{AllowActions: true, RequestsPerInterval: 1 << 30})
 	f.Add("abandon", "r1", seed.Stuck, "", "abandon")
 	f.Add("close", "r1", "", seed.Principal, "close")
 	f.Add("reap", "r1\x00", "x", "p", "")

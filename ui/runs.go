@@ -125,6 +125,46 @@ type runsList struct {
 	Next      template.URL // link to the next page; "" after the last
 	First     bool         // this is the first page
 	NoListing bool         // the store cannot list runs
+	Audit     *auditLine   // the audit export's lag; nil when the store has none
+}
+
+// auditLine is the audit export's state on the runs page: how far behind
+// it is, as the last export pass left it (canonical.AuditStatus).
+type auditLine struct {
+	Never    bool          // no pass has run
+	Lag      time.Duration // the oldest pending event's age, else the time since the last pass
+	Pending  int64         // events the last pass left pending
+	LastPass time.Time
+	Warn     bool // the lag is past AuditLagWarning
+	Err      canonical.Code
+}
+
+// AuditLagWarning is the export lag past which the runs page warns.
+const AuditLagWarning = 10 * time.Minute
+
+// auditLine reads the export's status, when the store has an audit stream.
+func (s *server) auditLine(ctx context.Context, now time.Time) *auditLine {
+	src, ok := s.store.(canonical.AuditSource)
+	if !ok {
+		return nil
+	}
+	st, err := src.AuditStatus(ctx)
+	if err != nil {
+		if canonical.CodeOf(err) == canonical.CodeInvalidArgument {
+			return nil // audit is off
+		}
+		return &auditLine{Err: canonical.CodeOf(err)}
+	}
+	lag, ok := st.Lag(now)
+	if !ok {
+		// No pass has run: worth a line only where this store records
+		// events (a store opened to read may not).
+		if e, ok := s.store.(interface{ AuditEnabled() bool }); !ok || !e.AuditEnabled() {
+			return nil
+		}
+		return &auditLine{Never: true}
+	}
+	return &auditLine{Lag: lag, Pending: st.Pending, LastPass: st.LastPass, Warn: lag > AuditLagWarning}
 }
 
 // runsView reads the runs list: one ListRuns page, newest first within
@@ -134,7 +174,7 @@ func (s *server) runsView(ctx context.Context, q url.Values) (string, any, error
 	if err != nil {
 		return "", nil, err
 	}
-	v := runsList{Filter: f, First: f.Cursor == "", Rows: []runRow{}}
+	v := runsList{Filter: f, First: f.Cursor == "", Rows: []runRow{}, Audit: s.auditLine(ctx, s.opts.Now())}
 	if s.browser == nil {
 		v.NoListing = true
 		return "Runs", v, nil

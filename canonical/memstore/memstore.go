@@ -116,6 +116,10 @@ type Store struct {
 	gens      atomic.Uint64 // the last run generation handed out
 	reapLease atomic.Int64  // when the reap lease taken last ends, ms (ReapOptions.Every)
 	shards    [shardCount]shard
+	// audit is the audit stream's state (nil: off); pendingEvents counts
+	// the events waiting for export over every shard.
+	audit         *auditState
+	pendingEvents atomic.Int64
 }
 
 // full reports whether a new run state may not be created, after dropping
@@ -161,7 +165,8 @@ type record struct {
 	rec      canonical.Record // TTL and Limits unused here; computed on read
 	cdigest  string           // digest of the completion made, abandoned and the claim after Abandon
 	overflow bool
-	gen      uint64 // generation of the run state the call was counted in
+	gen      uint64   // generation of the run state the call was counted in
+	input    *waiting // set while the call waits (or waited) for the agent's input
 }
 
 // runState is what Redis keeps in the run's HASH.
@@ -178,6 +183,8 @@ type runState struct {
 	principal     string            // the owner's canonical.PrincipalTag; "" before the run has one
 	secret        string            // the key of the run's handles, fixed by the first Begin that finds none
 	handles       map[string]string // the run's handle index: handle id -> the call whose result minted it
+	agen          string            // the audit stream's generation, fixed by the state's first event
+	aseq          int64             // the audit stream's last sequence number
 }
 
 // forbids reports whether the run belongs to a principal other than the one
@@ -317,7 +324,14 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		Status: canonical.StatusProjecting, Evidence: canonical.EvidenceUnknown,
 		Request: bytes.Clone(req.Request), RequestDigest: canonical.RequestDigest(req.Request),
 	}}
-	out, visit, err := s.begin(req, a, rec)
+	var ac *auditCall
+	if s.auditOn() {
+		if s.audit.err != nil {
+			return canonical.Record{}, s.audit.err
+		}
+		ac = &auditCall{trace: canonical.TraceOf(ctx), request: s.audit.opts.Digest(req.Request), requestLen: int64(len(req.Request))}
+	}
+	out, visit, err := s.begin(req, a, rec, ac)
 	if visit >= 0 {
 		s.visit(visit)
 	}
@@ -331,7 +345,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 // begin is Begin under the run's shard lock; rec is the record to store,
 // without its times. It returns the record with payloads still shared with
 // the store, and the shard to visit after the lock is released (-1: none).
-func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *record) (canonical.Record, int, error) {
+func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *record, ac *auditCall) (canonical.Record, int, error) {
 	digest := rec.rec.RequestDigest
 	tag := canonical.PrincipalTag(req.Principal)
 	sh, now := s.lock(req.RunID)
@@ -367,6 +381,9 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 		if cur.rec.Tool == req.Tool && cur.rec.RequestDigest == digest {
 			// A finished call of the same tool and request: the record, for
 			// a host that replays duplicates (its payloads copied by detach).
+			if ac != nil {
+				s.appendEvent(sh, r, s.callEvent(canonical.AuditReplay, req, tag, ac), now)
+			}
 			first := snapshot(cur, now, false, false)
 			detach(&first)
 			return canonical.Record{}, -1, &canonical.Error{Code: canonical.CodeDuplicateToolCall, Msg: "begin",
@@ -399,6 +416,9 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 	var calls, toolCalls, bytesUsed int64
 	if r != nil {
 		calls, toolCalls, bytesUsed = r.calls, r.toolCalls[req.Tool], r.bytes
+	}
+	if ac != nil && s.backlogFull() {
+		return canonical.Record{}, -1, errBacklog(s.audit.opts.MaxBacklog)
 	}
 	size := int64(len(req.Request))
 	switch {
@@ -443,6 +463,9 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 	// on Redis the call's one member in the run's calls moves.
 	sh.dropFromIndex(req.RunID, req.ToolCallID, now)
 	sh.cover(req.RunID, rec.expires, now)
+	if ac != nil {
+		s.appendEvent(sh, r, s.callEvent(canonical.AuditBegin, req, tag, ac), now)
+	}
 	out := snapshot(rec, now, true, false)
 	out.Limits, out.RunSecret = lim, []byte(r.secret)
 	visit := -1
@@ -470,7 +493,12 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 	if c.Status == canonical.StatusReady {
 		result = bytes.Clone(c.Result)
 	}
-	out, overflow, err := s.complete(c, digest, raw, result)
+	var ac *auditCall
+	if s.auditOn() {
+		ac = &auditCall{trace: canonical.TraceOf(ctx), raw: s.audit.opts.Digest(c.Raw), result: s.audit.opts.Digest(c.Result),
+			rawLen: int64(len(c.Raw)), resultLen: int64(len(c.Result))}
+	}
+	out, overflow, err := s.complete(c, digest, raw, result, ac)
 	if err != nil {
 		return canonical.Record{}, err
 	}
@@ -483,7 +511,7 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 // complete is Complete under the run's shard lock. It returns the record
 // with payloads still shared with the store, and whether the completion
 // overflowed the run's limits.
-func (s *Store) complete(c canonical.Completion, digest string, raw, result []byte) (canonical.Record, bool, error) {
+func (s *Store) complete(c canonical.Completion, digest string, raw, result []byte, ac *auditCall) (canonical.Record, bool, error) {
 	sh, now := s.lock(c.RunID)
 	defer sh.mu.Unlock()
 	cur := sh.liveRecord(recordKey{c.RunID, c.ToolCallID}, now)
@@ -541,6 +569,9 @@ func (s *Store) complete(c canonical.Completion, digest string, raw, result []by
 	}
 	sh.dropLease(c.RunID, c.ToolCallID, now)
 	sh.appendIndex(c.RunID, c.ToolCallID, cur.expires, now)
+	if ac != nil {
+		s.appendEvent(sh, r, completeEvent(c, cur, ac), now)
+	}
 	return snapshot(cur, now, false, false), cur.overflow, nil
 }
 
@@ -587,6 +618,11 @@ func (s *Store) abandon(runID, toolCallID, claim string) (_ canonical.Record, fr
 	cur.cdigest = abandoned + claim
 	sh.dropLease(runID, toolCallID, now)
 	sh.appendIndex(runID, toolCallID, cur.expires, now)
+	if s.auditOn() {
+		s.appendEvent(sh, sh.streamRun(runID, cur.expires, now), canonical.AuditEvent{RunID: runID, ToolCallID: toolCallID,
+			Type: canonical.AuditAbandon, Status: canonical.StatusError, Evidence: canonical.EvidenceError,
+			Code: canonical.CodeExecutionAbandoned}, now)
+	}
 	return snapshot(cur, now, false, false), true, nil
 }
 
@@ -749,6 +785,9 @@ func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	}
 	if r.expires < keep {
 		r.expires = keep
+	}
+	if s.auditOn() && !r.closed {
+		s.appendEvent(sh, r, canonical.AuditEvent{RunID: runID, Type: canonical.AuditClose, Principal: tag}, now)
 	}
 	r.closed = true
 	// A begun run's live marker expires with its state.

@@ -42,13 +42,20 @@ func TestConformance(t *testing.T) {
 		clock := &fakeClock{now: time.UnixMilli(1_800_000_000_000)}
 		h := harness(memstore.New(memstore.WithClock(clock.Now), memstore.WithClosedRunRetention(20*time.Minute)), clock.Advance, false)
 		h.ClosedRunRetention = 20 * time.Minute
+		h.Audited = func(t *testing.T, o canonical.AuditOptions) storetest.Harness {
+			return harness(memstore.New(memstore.WithClock(clock.Now), memstore.WithAudit(o)), clock.Advance, false)
+		}
 		return h
 	})
 }
 
 func TestConformanceRealClock(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
-		return harness(memstore.New(), time.Sleep, true)
+		h := harness(memstore.New(), time.Sleep, true)
+		h.Audited = func(t *testing.T, o canonical.AuditOptions) storetest.Harness {
+			return harness(memstore.New(memstore.WithAudit(o)), time.Sleep, true)
+		}
+		return h
 	})
 }
 

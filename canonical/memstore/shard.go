@@ -84,6 +84,7 @@ type shard struct {
 	indexes   map[string]*index
 	leases    map[string]*leaseSet
 	markers   map[string]*marker
+	audits    map[string]*auditLog // runs' pending audit events and chain heads
 	deadlines deadlines
 	begins    uint64        // Begins that wrote here: paces the visits to other shards
 	runCount  *atomic.Int64 // the store's run states, over every shard
@@ -97,6 +98,7 @@ type shard struct {
 func (sh *shard) init() {
 	sh.records, sh.runs = map[recordKey]*record{}, map[string]*runState{}
 	sh.indexes, sh.leases, sh.markers = map[string]*index{}, map[string]*leaseSet{}, map[string]*marker{}
+	sh.audits = map[string]*auditLog{}
 }
 
 // track enters an entry, its expiry set, into the deadline heap.
@@ -121,6 +123,7 @@ func (sh *shard) drop(e *expiry) {
 			}
 		}
 		delete(sh.runs, e.run)
+		sh.dropHeadOnly(e.run)
 	case kindIndex:
 		delete(sh.indexes, e.run)
 	case kindLeases:

@@ -11,6 +11,7 @@ const (
 	ACLDurability ACLUse = "durability" // Durability.Replicas: WAIT
 	ACLAOF        ACLUse = "aof"        // Durability.AOF: WAITAOF (Redis 7.2+, Valkey)
 	ACLReap       ACLUse = "reap"       // the UI's list of runs: SCAN (reaping needs only a worker's commands)
+	ACLAudit      ACLUse = "audit"      // Options.Audit and the audit exporter: the audit stream's lists and counts
 	ACLCluster    ACLUse = "cluster"    // a cluster: discovery and the walk over its masters
 	ACLCheck      ACLUse = "check"      // Check (toolcanon doctor): INFO, CONFIG GET, CLUSTER INFO
 )
@@ -47,10 +48,24 @@ var acl = []ACLCommand{
 	{"pexpiretime", ACLWorker, []string{"{key}"}},
 	{"pexpireat", ACLWorker, []string{"{key}", "1"}},
 	{"set", ACLWorker, []string{"{key}", "v"}},
-	{"get", ACLWorker, []string{"{key}"}}, // the cancel relay: a call's registration, read
-	{"del", ACLWorker, []string{"{key}"}}, // and removed
+	{"get", ACLWorker, []string{"{key}"}},                     // the cancel relay: a cancel's claim, read
+	{"xadd", ACLWorker, []string{"{key}", "*", "k", "v"}},     // a cancel sent to every replica
+	{"xread", ACLWorker, []string{"STREAMS", "{key}", "0-0"}}, // and read by each
+	{"xrevrange", ACLWorker, []string{"{key}", "+", "-", "COUNT", "1"}},
+	{"pexpire", ACLWorker, []string{"{key}", "1"}}, // the relay's stream kept as long as a cancel is heard
 	{"wait", ACLDurability, []string{"1", "1"}},
 	{"waitaof", ACLAOF, []string{"1", "1", "1"}},
+	{"incrby", ACLAudit, []string{"{key}", "1"}},
+	{"decrby", ACLAudit, []string{"{key}", "1"}},
+	{"lpush", ACLAudit, []string{"{key}", "v"}},
+	{"lindex", ACLAudit, []string{"{key}", "0"}},
+	{"ltrim", ACLAudit, []string{"{key}", "0", "-1"}},
+	{"lset", ACLAudit, []string{"{key}", "0", "v"}},
+	{"rpush", ACLAudit, []string{"{key}", "v"}},        // an event appended
+	{"lrange", ACLAudit, []string{"{key}", "0", "-1"}}, // the exporter's read of a run's events
+	{"llen", ACLAudit, []string{"{key}"}},              // and its acknowledgement: the events left,
+	{"zcard", ACLAudit, []string{"{key}"}},             // the runs left in the slot,
+	{"del", ACLAudit, []string{"{key}"}},               // and the keys of nothing pending removed
 	{"scan", ACLReap, []string{"0"}},
 	{"cluster|slots", ACLCluster, nil},
 	{"cluster|myid", ACLCluster, nil},

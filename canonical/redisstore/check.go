@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -115,7 +116,38 @@ func (s *Store) Check(ctx context.Context) (Report, error) {
 		}
 		return Report{}, unavailable(lastErr, "check: no server answered")
 	}
+	if f, ok := s.auditFinding(ctx); ok {
+		rep.Findings = append(rep.Findings, f)
+	}
 	return rep, nil
+}
+
+// AuditLagWarning is the export lag past which Check warns.
+const AuditLagWarning = 10 * time.Minute
+
+// auditFinding says how far the audit export is behind, when the store
+// has audit on or an export has run on it.
+func (s *Store) auditFinding(ctx context.Context) (Finding, bool) {
+	st, err := s.AuditStatus(ctx)
+	if err != nil {
+		return Finding{Setting: "audit export", Value: "unknown", Level: LevelUnknown,
+			Meaning: "the export's status could not be read: " + oneLine(rootError(err).Error())}, true
+	}
+	lag, ok := st.Lag(time.Now())
+	switch {
+	case !ok && s.audit == nil:
+		return Finding{}, false
+	case !ok:
+		return Finding{Setting: "audit export", Value: "never", Level: LevelWarn,
+			Meaning: "audit is on and no export pass has run: events wait in Redis until the backlog refuses new calls (AUDIT_BACKLOG)"}, true
+	}
+	f := Finding{Setting: "audit export", Value: fmt.Sprintf("lag %v, %d pending", lag.Round(time.Second), st.Pending), Level: LevelOK,
+		Meaning: fmt.Sprintf("the last export pass was %v ago and exported %d events", time.Since(st.LastPass).Round(time.Second), st.Exported)}
+	if lag > AuditLagWarning {
+		f.Level = LevelWarn
+		f.Meaning += fmt.Sprintf("; the export is over %v behind: is an exporter running and its sink up? Past the backlog, new calls are refused (AUDIT_BACKLOG)", AuditLagWarning)
+	}
+	return f, true
 }
 
 // tlsFinding says whether the connection is encrypted: plain TCP beyond
@@ -534,7 +566,7 @@ func (s *Store) aclFinding(rep aclReport, mode rueidis.ClientMode) Finding {
 		f.Meaning = who + " may run neither ACL DRYRUN nor EVAL, so its commands cannot be checked"
 		return f
 	}
-	needs := map[ACLUse]bool{ACLWorker: true, ACLCluster: mode == rueidis.ClientModeCluster,
+	needs := map[ACLUse]bool{ACLWorker: true, ACLCluster: mode == rueidis.ClientModeCluster, ACLAudit: s.audit != nil,
 		ACLAOF: s.durable.AOF, ACLDurability: s.durable.Replicas > 0 && !s.durable.AOF}
 	var lacks, warns, unknown []string
 	for _, c := range acl {

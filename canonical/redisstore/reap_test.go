@@ -199,10 +199,11 @@ func TestDueSetFollowsTheEarliestLease(t *testing.T) {
 	if got := score(); got != strconv.FormatInt(short.LeaseUntil.UnixMilli(), 10) {
 		t.Fatalf("an earlier lease left the run at %q, want %d", got, short.LeaseUntil.UnixMilli())
 	}
-	runTTL, _ := redistest.Command(addr, "PTTL", s.Keys().Run(run))
-	dueTTL, _ := redistest.Command(addr, "PTTL", due)
-	if rt, dt := atoiT(t, runTTL), atoiT(t, dueTTL); dt < rt {
-		t.Fatalf("the due set expires in %d ms, before the run's state (%d ms)", dt, rt)
+	// Absolute expiry times: two PTTL replies read a moment apart differ by that moment.
+	runAt, _ := redistest.Command(addr, "PEXPIRETIME", s.Keys().Run(run))
+	dueAt, _ := redistest.Command(addr, "PEXPIRETIME", due)
+	if rt, dt := atoiT(t, runAt), atoiT(t, dueAt); dt < rt {
+		t.Fatalf("the due set expires at %d ms, before the run's state (%d ms)", dt, rt)
 	}
 	time.Sleep(30 * time.Millisecond)
 	rep, err := s.Reap(ctx, canonical.ReapOptions{})

@@ -13,36 +13,51 @@ import (
 // the others are sent once.
 var (
 	abandonScript         = newScript("abandon.lua", true)
+	auditAckScript        = newScript("audit_ack.lua", true)
+	auditLeaseScript      = newScript("audit_lease.lua", true)
+	awaitInputScript      = newScript("await_input.lua", true)
 	beginScript           = newScript("begin.lua", true)
 	closeRunScript        = newScript("close_run.lua", true)
 	completeScript        = newScript("complete.lua", true)
+	continueCallScript    = newScript("continue_call.lua", true)
 	observeProgressScript = newScript("observe_progress.lua", false)
 	rescheduleScript      = newScript("reschedule.lua", true)
 )
 
 // allScripts lists every lifecycle script, in file order.
-var allScripts = []*script{abandonScript, beginScript, closeRunScript, completeScript, observeProgressScript, rescheduleScript}
+var allScripts = []*script{abandonScript, auditAckScript, auditLeaseScript, awaitInputScript, beginScript, closeRunScript, completeScript, continueCallScript, observeProgressScript, rescheduleScript}
 
 // declaredOutcomes lists, per script, every outcome its RETURNS declares.
 var declaredOutcomes = map[string][]string{
 	"abandon.lua":          {"OK", "EXISTS", "LEASE_ACTIVE", "INVALID_TRANSITION", "NOT_FOUND", "LAYOUT_MISMATCH"},
-	"begin.lua":            {"OK", "EXISTS", "REPLAYABLE", "RUN_FORBIDDEN", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT", "LAYOUT_MISMATCH"},
+	"audit_ack.lua":        {"OK", "MOVED"},
+	"audit_lease.lua":      {"OK", "HELD"},
+	"await_input.lua":      {"OK", "NOT_FOUND", "INVALID_TRANSITION", "LAYOUT_MISMATCH"},
+	"begin.lua":            {"OK", "EXISTS", "REPLAYABLE", "RUN_FORBIDDEN", "TOOL_CALL_IN_PROGRESS", "DUPLICATE_TOOL_CALL", "BUDGET_EXHAUSTED", "RESULT_TOO_LARGE", "RUN_INACTIVE", "INVALID_ARGUMENT", "LAYOUT_MISMATCH", "AUDIT_BACKLOG"},
 	"close_run.lua":        {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH", "NOT_FOUND"},
 	"complete.lua":         {"OK", "EXISTS", "RESULT_TOO_LARGE", "NOT_FOUND", "INVALID_TRANSITION", "LAYOUT_MISMATCH"},
+	"continue_call.lua":    {"OK", "RUN_FORBIDDEN", "NOT_FOUND", "IN_PROGRESS", "DUPLICATE", "LAYOUT_MISMATCH"},
 	"observe_progress.lua": {"OK", "RUN_FORBIDDEN", "LAYOUT_MISMATCH", "NOT_FOUND", "RUN_INACTIVE"},
 	"reschedule.lua":       {"OK"},
 }
 
 // abandonKeys are the KEYS of abandon.lua.
 type abandonKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
-	Calls  string // KEYS[2] <prefix>:{<run_id>}:calls                ZSET
+	Record  string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
+	Calls   string // KEYS[2] <prefix>:{<run_id>}:calls                ZSET
+	Run     string // KEYS[3] <prefix>:{<run_id>}:run                  HASH  with audit on: the event's sequence number (off: any key of the run)
+	Events  string // KEYS[4] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+	Pending string // KEYS[5] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+	Count   string // KEYS[6] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 }
 
 // abandonArgs are the ARGV of abandon.lua.
 type abandonArgs struct {
 	ToolCallID string // ARGV[1] the record's id, dropped from the calls when the record is gone
 	Claim      string // ARGV[2] CLAIM_LEN base64url characters: kept in the header of the record this abandons
+	Audit      string // ARGV[3] the abandon event's body (internal/auditrec), or empty: audit is off
+	RunID      string // ARGV[4] the run's id, its member in KEYS[5]
+	Generation string // ARGV[5] 11 bytes: the stream of a run state this script makes (its state was lost)
 }
 
 // abandonReply is a reply of abandon.lua, as its RETURNS declares:
@@ -102,19 +117,216 @@ func decodeAbandonReply(res rueidis.RedisResult) (abandonReply, error) {
 
 // execAbandon runs abandon.lua: close a PROJECTING record whose lease has passed, because the worker that began it died or gave up. The record becomes ERROR/EXECUTION_ABANDONED with its remaining TTL kept exactly (the header keeps its expiry), and enters the run's completion index, leaving its calls in flight, in one step; the owner's late complete is then refused. Nothing of the run's counters changes: the call was begun and stays counted.
 func execAbandon(ctx context.Context, r runner, k abandonKeys, a abandonArgs) (abandonReply, error) {
-	return decodeAbandonReply(r.runScript(ctx, abandonScript, []string{k.Record, k.Calls}, []string{
+	return decodeAbandonReply(r.runScript(ctx, abandonScript, []string{k.Record, k.Calls, k.Run, k.Events, k.Pending, k.Count}, []string{
 		a.ToolCallID,
 		a.Claim,
+		a.Audit,
+		a.RunID,
+		a.Generation,
+	}))
+}
+
+// auditAckKeys are the KEYS of audit_ack.lua.
+type auditAckKeys struct {
+	Events  string // KEYS[1] <prefix>:{<run_id>}:audit        LIST    the run's chain head, then its pending events
+	Run     string // KEYS[2] <prefix>:{<run_id>}:run          HASH    its expiry and stream (its generation, or the one it kept
+	Pending string // KEYS[3] <prefix>:{<slot tag>}:audit      ZSET    the slot's runs with pending events
+	Count   string // KEYS[4] <prefix>:{<slot tag>}:audit-n    STRING  the slot's pending events
+}
+
+// auditAckArgs are the ARGV of audit_ack.lua.
+type auditAckArgs struct {
+	RunID  string // ARGV[1] the run's id, its member in KEYS[3]
+	From   string // ARGV[2] the head element the exporter read
+	N      int64  // ARGV[3] how many events it exported: 1..
+	To     string // ARGV[4] the head element of the last of them
+	Last   string // ARGV[5] the sequence number of the last of them, as the event starts with it
+	Stream string // ARGV[6] the generation of the last of them
+}
+
+// auditAckReply is a reply of audit_ack.lua, as its RETURNS declares:
+//
+//	RETURNS
+//	{"OK", pending int}
+//	acknowledged; pending: the run's events still pending
+//	{"MOVED"}
+//	the head is not the one read, or the events are not the ones exported: nothing changed
+type auditAckReply struct {
+	Outcome string // the reply's first element
+	Pending int64  // pending, in OK
+}
+
+// decodeAuditAckReply decodes a reply of audit_ack.lua. Any reply its RETURNS does not
+// declare (an unknown outcome, another length, another element type) is
+// an error.
+func decodeAuditAckReply(res rueidis.RedisResult) (auditAckReply, error) {
+	var r auditAckReply
+	d, err := newReplyDecoder("audit_ack.lua", res)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = d.outcome
+	switch d.outcome {
+	case "OK":
+		d.length(2)
+		r.Pending = d.num(1, "pending")
+	case "MOVED":
+		d.length(1)
+	default:
+		d.undeclared()
+	}
+	return r, d.err
+}
+
+// execAuditAck runs audit_ack.lua: remove a run's first pending audit events once a sink has confirmed them, and keep the chain head they reach, in one step. Only the exporter that read the head still there acknowledges: another that got there first leaves nothing for it (MOVED), so a batch delivered twice is acknowledged once.
+func execAuditAck(ctx context.Context, r runner, k auditAckKeys, a auditAckArgs) (auditAckReply, error) {
+	return decodeAuditAckReply(r.runScript(ctx, auditAckScript, []string{k.Events, k.Run, k.Pending, k.Count}, []string{
+		a.RunID,
+		a.From,
+		strconv.FormatInt(a.N, 10),
+		a.To,
+		a.Last,
+		a.Stream,
+	}))
+}
+
+// auditLeaseKeys are the KEYS of audit_lease.lua.
+type auditLeaseKeys struct {
+	Lease string // KEYS[1] <prefix>:lease:audit  STRING  the holder of the lease, until it expires
+}
+
+// auditLeaseArgs are the ARGV of audit_lease.lua.
+type auditLeaseArgs struct {
+	Holder string // ARGV[1] the exporter asking
+	TTLMs  int64  // ARGV[2] > 0: how long it holds the lease from now
+}
+
+// auditLeaseReply is a reply of audit_lease.lua, as its RETURNS declares:
+//
+//	RETURNS
+//	{"OK"}
+//	the holder has the lease for ttl_ms
+//	{"HELD"}
+//	another exporter holds it
+type auditLeaseReply struct {
+	Outcome string // the reply's first element
+}
+
+// decodeAuditLeaseReply decodes a reply of audit_lease.lua. Any reply its RETURNS does not
+// declare (an unknown outcome, another length, another element type) is
+// an error.
+func decodeAuditLeaseReply(res rueidis.RedisResult) (auditLeaseReply, error) {
+	var r auditLeaseReply
+	d, err := newReplyDecoder("audit_lease.lua", res)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = d.outcome
+	switch d.outcome {
+	case "OK":
+		d.length(1)
+	case "HELD":
+		d.length(1)
+	default:
+		d.undeclared()
+	}
+	return r, d.err
+}
+
+// execAuditLease runs audit_lease.lua: take, or renew, the store's export lease: one exporter's pass at a time, whatever the number of processes that run one.
+func execAuditLease(ctx context.Context, r runner, k auditLeaseKeys, a auditLeaseArgs) (auditLeaseReply, error) {
+	return decodeAuditLeaseReply(r.runScript(ctx, auditLeaseScript, []string{k.Lease}, []string{
+		a.Holder,
+		strconv.FormatInt(a.TTLMs, 10),
+	}))
+}
+
+// awaitInputKeys are the KEYS of await_input.lua.
+type awaitInputKeys struct {
+	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
+	Calls  string // KEYS[2] <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us)
+	Run    string // KEYS[3] <prefix>:{<run_id>}:run                  HASH  its field "due": the run's score in KEYS[4]
+	Due    string // KEYS[4] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+}
+
+// awaitInputArgs are the ARGV of await_input.lua.
+type awaitInputArgs struct {
+	ToolCallID string // ARGV[1] the id in KEYS[1], for the run's calls
+	Owner      string // ARGV[2] the owner as the header keeps it, and a space: must be the header's at H_OWNER
+	Token      string // ARGV[3] what the continuing call must present
+	State      []byte // ARGV[4] the tool's state, for the continuing call (may be empty)
+	WaitMs     int64  // ARGV[5] > 0: the new lease, from now; no later than the record's expiry
+	RunID      string // ARGV[6] the run's id, its member in KEYS[4]
+}
+
+// awaitInputReply is a reply of await_input.lua, as its RETURNS declares:
+//
+//	RETURNS
+//	{"OK", header string, pttl int}
+//	the record waits for the input under the token
+//	{"NOT_FOUND"}
+//	no record (never begun, or expired)
+//	{"INVALID_TRANSITION", header string}
+//	another owner, a terminal record, or one waiting under another token: nothing changed
+//	{"LAYOUT_MISMATCH"}
+//	the record is of another layout (an earlier release's): nothing changed
+//	a header in a reply is the header's whole field (the request may follow it)
+type awaitInputReply struct {
+	Outcome string // the reply's first element
+	Header  string // header, in OK, INVALID_TRANSITION
+	PTTL    int64  // pttl, in OK
+}
+
+// decodeAwaitInputReply decodes a reply of await_input.lua. Any reply its RETURNS does not
+// declare (an unknown outcome, another length, another element type) is
+// an error.
+func decodeAwaitInputReply(res rueidis.RedisResult) (awaitInputReply, error) {
+	var r awaitInputReply
+	d, err := newReplyDecoder("await_input.lua", res)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = d.outcome
+	switch d.outcome {
+	case "OK":
+		d.length(3)
+		r.Header = d.str(1, "header")
+		r.PTTL = d.num(2, "pttl")
+	case "NOT_FOUND":
+		d.length(1)
+	case "INVALID_TRANSITION":
+		d.length(2)
+		r.Header = d.str(1, "header")
+	case "LAYOUT_MISMATCH":
+		d.length(1)
+	default:
+		d.undeclared()
+	}
+	return r, d.err
+}
+
+// execAwaitInput runs await_input.lua: keep the owner's PROJECTING record open for the agent's input (a multi round-trip call): the tool asked the agent for input instead of answering. The record stays PROJECTING; it keeps the token the continuing call must present (continue_call.lua) and the tool's state for it, and its lease becomes the wait for the input, after which a reaper may abandon the call. The TTL is kept (the header keeps the record's expiry); of the run, only its place in its slot's due set may move earlier, to the new lease (begin.lua).
+func execAwaitInput(ctx context.Context, r runner, k awaitInputKeys, a awaitInputArgs) (awaitInputReply, error) {
+	return decodeAwaitInputReply(r.runScript(ctx, awaitInputScript, []string{k.Record, k.Calls, k.Run, k.Due}, []string{
+		a.ToolCallID,
+		a.Owner,
+		a.Token,
+		rueidis.BinaryString(a.State),
+		strconv.FormatInt(a.WaitMs, 10),
+		a.RunID,
 	}))
 }
 
 // beginKeys are the KEYS of begin.lua.
 type beginKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
-	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
-	Calls  string // KEYS[3] <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us), and "~" (+inf)
-	Live   string // KEYS[4] <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
-	Due    string // KEYS[5] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+	Record  string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
+	Run     string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
+	Calls   string // KEYS[3] <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us), and "~" (+inf)
+	Live    string // KEYS[4] <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
+	Due     string // KEYS[5] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+	Events  string // KEYS[6] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+	Pending string // KEYS[7] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+	Count   string // KEYS[8] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 }
 
 // beginArgs are the ARGV of begin.lua.
@@ -133,7 +345,9 @@ type beginArgs struct {
 	Limits     string // ARGV[12] the caller's limits, packed (record.PackLimits); a zero limit means the run's
 	NewLimits  string // ARGV[13] the limits a run without any takes (the caller's, defaulted), packed
 	Ident      string // ARGV[14] the caller's principal tag, and the generation and secret a run without them
-	RunID      string // ARGV[15] the run's id, its member in KEYS[5]
+	RunID      string // ARGV[15] the run's id, its member in KEYS[5] and KEYS[7]
+	AuditCall  string // ARGV[16] the begin event's body after its type letter (internal/auditrec), or empty: audit
+	AuditMax   int64  // ARGV[17] the most pending events the slot may hold before a begin is refused
 }
 
 // beginReply is a reply of begin.lua, as its RETURNS declares:
@@ -161,7 +375,10 @@ type beginArgs struct {
 //	a non-zero limit differs from the run's
 //	{"LAYOUT_MISMATCH"}
 //	the run's state, or a hash under the record's key, is of another layout (an earlier release's)
-//	refusals write nothing; a header in a reply is the header's whole field (the request may follow it)
+//	{"AUDIT_BACKLOG"}
+//	audit is on and the slot holds audit_max pending events: the call would add one more
+//	refusals write nothing (AUDIT_BACKLOG gives back to the slot's count what it took to compare: the store is as
+//	it was); a header in a reply is the header's whole field (the request may follow it)
 type beginReply struct {
 	Outcome   string // the reply's first element
 	CreatedMs int64  // created_ms, in OK
@@ -226,6 +443,8 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 		r.Field = d.str(1, "field")
 	case "LAYOUT_MISMATCH":
 		d.length(1)
+	case "AUDIT_BACKLOG":
+		d.length(1)
 	default:
 		d.undeclared()
 	}
@@ -234,7 +453,7 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 
 // execBegin runs begin.lua: create one call's record in PROJECTING, with a lease, and count it against its run.
 func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginReply, error) {
-	return decodeBeginReply(r.runScript(ctx, beginScript, []string{k.Record, k.Run, k.Calls, k.Live, k.Due}, []string{
+	return decodeBeginReply(r.runScript(ctx, beginScript, []string{k.Record, k.Run, k.Calls, k.Live, k.Due, k.Events, k.Pending, k.Count}, []string{
 		a.ToolCallID,
 		a.Tool,
 		a.Head,
@@ -250,19 +469,26 @@ func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginRe
 		a.NewLimits,
 		a.Ident,
 		a.RunID,
+		a.AuditCall,
+		strconv.FormatInt(a.AuditMax, 10),
 	}))
 }
 
 // closeRunKeys are the KEYS of close_run.lua.
 type closeRunKeys struct {
-	Run  string // KEYS[1] <prefix>:{<run_id>}:run   HASH
-	Live string // KEYS[2] <prefix>:{<run_id>}:live  STRING  when the run has one, kept as long as the run's state
+	Run     string // KEYS[1] <prefix>:{<run_id>}:run   HASH
+	Live    string // KEYS[2] <prefix>:{<run_id>}:live  STRING  when the run has one, kept as long as the run's state
+	Events  string // KEYS[3] <prefix>:{<run_id>}:audit      LIST  the run's audit chain head and pending events (audit.lib)
+	Pending string // KEYS[4] <prefix>:{<slot tag>}:audit    ZSET  the slot's runs with pending events
+	Count   string // KEYS[5] <prefix>:{<slot tag>}:audit-n  STRING  the slot's pending events
 }
 
 // closeRunArgs are the ARGV of close_run.lua.
 type closeRunArgs struct {
 	RetentionMs int64  // ARGV[1] > 0: how long the run stays closed at least
 	Principal   string // ARGV[2] the caller's principal tag (64 hex): only the run's owner closes it
+	Audit       string // ARGV[3] the close event's body (internal/auditrec), or empty: audit is off; an event
+	RunID       string // ARGV[4] the run's id, its member in KEYS[4]
 }
 
 // closeRunReply is a reply of close_run.lua, as its RETURNS declares:
@@ -307,17 +533,22 @@ func decodeCloseRunReply(res rueidis.RedisResult) (closeRunReply, error) {
 
 // execCloseRun runs close_run.lua: mark a run closed so that it accepts no new begin. Idempotent.
 func execCloseRun(ctx context.Context, r runner, k closeRunKeys, a closeRunArgs) (closeRunReply, error) {
-	return decodeCloseRunReply(r.runScript(ctx, closeRunScript, []string{k.Run, k.Live}, []string{
+	return decodeCloseRunReply(r.runScript(ctx, closeRunScript, []string{k.Run, k.Live, k.Events, k.Pending, k.Count}, []string{
 		strconv.FormatInt(a.RetentionMs, 10),
 		a.Principal,
+		a.Audit,
+		a.RunID,
 	}))
 }
 
 // completeKeys are the KEYS of complete.lua.
 type completeKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
-	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
-	Calls  string // KEYS[3] <prefix>:{<run_id>}:calls                ZSET
+	Record  string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
+	Run     string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
+	Calls   string // KEYS[3] <prefix>:{<run_id>}:calls                ZSET
+	Events  string // KEYS[4] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+	Pending string // KEYS[5] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+	Count   string // KEYS[6] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 }
 
 // completeArgs are the ARGV of complete.lua.
@@ -332,6 +563,10 @@ type completeArgs struct {
 	Result2    []byte // ARGV[8]
 	Result3    []byte // ARGV[9]
 	Handles    string // ARGV[10] READY: the ids of the handles the result holds, space-separated, or empty: each
+	Audit      string // ARGV[11] the complete event's body after its head (internal/auditrec), or empty: audit is off
+	AuditHead  string // ARGV[12] the body's head: type letter, status, evidence, code ("C R F -"); a completion
+	RunID      string // ARGV[13] the run's id, its member in KEYS[5]
+	Generation string // ARGV[14] 11 bytes: the stream of a run state this script finds lost without one
 }
 
 // completeReply is a reply of complete.lua, as its RETURNS declares:
@@ -385,7 +620,7 @@ func decodeCompleteReply(res rueidis.RedisResult) (completeReply, error) {
 
 // execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and enter it in the run's completion index, in one step. The record's TTL is kept exactly (HSET does not touch it; the header keeps its expiry). The completion is checked against the run's limits: a record's bytes against the limits its header took from the run at begin, the run's bytes by taking them from the room the run's state keeps (HINCRBY), given back when it goes below zero. When the run's state is gone (evicted, deleted), or is another generation than the record's (it was lost and a later begin made a new one: the call is not among the new state's calls), the outcome is still recorded, and the run is marked lost, with a TTL no longer than the record's; a state of another generation loses its owner and limits, as a lost one has none.
 func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs) (completeReply, error) {
-	return decodeCompleteReply(r.runScript(ctx, completeScript, []string{k.Record, k.Run, k.Calls}, []string{
+	return decodeCompleteReply(r.runScript(ctx, completeScript, []string{k.Record, k.Run, k.Calls, k.Events, k.Pending, k.Count}, []string{
 		a.ToolCallID,
 		a.Owner,
 		a.Segment,
@@ -396,6 +631,104 @@ func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs)
 		rueidis.BinaryString(a.Result2),
 		rueidis.BinaryString(a.Result3),
 		a.Handles,
+		a.Audit,
+		a.AuditHead,
+		a.RunID,
+		a.Generation,
+	}))
+}
+
+// continueCallKeys are the KEYS of continue_call.lua.
+type continueCallKeys struct {
+	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
+	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH  its owner is checked first
+	Calls  string // KEYS[3] <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us)
+	Due    string // KEYS[4] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+}
+
+// continueCallArgs are the ARGV of continue_call.lua.
+type continueCallArgs struct {
+	ToolCallID    string // ARGV[1] the id in KEYS[1], for the run's calls
+	Owner         string // ARGV[2] the continuing invocation's owner, as the header keeps it (no space)
+	Principal     string // ARGV[3] the caller's principal tag (64 hex): must be the run's owner
+	RequestSHA256 string // ARGV[4] the continuing request's digest, as the header keeps it
+	Token         string // ARGV[5] the token the waiting record keeps
+	LeaseMs       int64  // ARGV[6] > 0: the new lease, from now; no later than the record's expiry
+	RunID         string // ARGV[7] the run's id, its member in KEYS[4]
+}
+
+// continueCallReply is a reply of continue_call.lua, as its RETURNS declares:
+//
+//	RETURNS
+//	{"OK", header string, pttl int, state bytes, limits string, secret string}
+//	the call is the new owner's, with the tool's state; the limits (packed, as begin returns them) and the
+//	secret are the run's
+//	{"RUN_FORBIDDEN"}
+//	the run belongs to another principal, or its owner is unknown; checked before anything else
+//	{"NOT_FOUND"}
+//	no record (never begun, or expired)
+//	{"IN_PROGRESS", header string}
+//	PROJECTING, and waiting for no input under this token and request (running, or another's): nothing changed
+//	{"DUPLICATE", header string}
+//	the call is finished: nothing changed
+//	{"LAYOUT_MISMATCH"}
+//	the record or the run's state is of another layout (an earlier release's): nothing changed
+//	a header in a reply is the header's whole field (the request may follow it)
+type continueCallReply struct {
+	Outcome string // the reply's first element
+	Header  string // header, in OK, IN_PROGRESS, DUPLICATE
+	PTTL    int64  // pttl, in OK
+	State   []byte // state, in OK
+	Limits  string // limits, in OK
+	Secret  string // secret, in OK
+}
+
+// decodeContinueCallReply decodes a reply of continue_call.lua. Any reply its RETURNS does not
+// declare (an unknown outcome, another length, another element type) is
+// an error.
+func decodeContinueCallReply(res rueidis.RedisResult) (continueCallReply, error) {
+	var r continueCallReply
+	d, err := newReplyDecoder("continue_call.lua", res)
+	if err != nil {
+		return r, err
+	}
+	r.Outcome = d.outcome
+	switch d.outcome {
+	case "OK":
+		d.length(6)
+		r.Header = d.str(1, "header")
+		r.PTTL = d.num(2, "pttl")
+		r.State = d.bin(3, "state")
+		r.Limits = d.str(4, "limits")
+		r.Secret = d.str(5, "secret")
+	case "RUN_FORBIDDEN":
+		d.length(1)
+	case "NOT_FOUND":
+		d.length(1)
+	case "IN_PROGRESS":
+		d.length(2)
+		r.Header = d.str(1, "header")
+	case "DUPLICATE":
+		d.length(2)
+		r.Header = d.str(1, "header")
+	case "LAYOUT_MISMATCH":
+		d.length(1)
+	default:
+		d.undeclared()
+	}
+	return r, d.err
+}
+
+// execContinueCall runs continue_call.lua: hand a record that waits for the agent's input (await_input.lua) to the invocation that continues the call: the same call (the request's digest is the record's), of the run's principal, presenting the token the record keeps. The record stays PROJECTING under the new owner with a new lease, and the tool's state is returned with the run's limits and secret (as begin returns them to the invocation); the token is kept as taken, so that only this owner's retry finds it again. Anything else changes nothing: a call still running, one waiting under another token or for another request, and a finished one are refused as a begin of the id would be. The TTL is kept (the header keeps the record's expiry); of the run, only its place in its slot's due set may move earlier, to the new lease (begin.lua).
+func execContinueCall(ctx context.Context, r runner, k continueCallKeys, a continueCallArgs) (continueCallReply, error) {
+	return decodeContinueCallReply(r.runScript(ctx, continueCallScript, []string{k.Record, k.Run, k.Calls, k.Due}, []string{
+		a.ToolCallID,
+		a.Owner,
+		a.Principal,
+		a.RequestSHA256,
+		a.Token,
+		strconv.FormatInt(a.LeaseMs, 10),
+		a.RunID,
 	}))
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/internal/storeimpl"
+	"github.com/toolcanon/toolcanon/internal/auditrec"
 	"github.com/toolcanon/toolcanon/internal/record"
 )
 
@@ -66,6 +68,13 @@ type Options struct {
 	// resent after a lost connection until this runs out, so a server that is
 	// down answers STORE_UNAVAILABLE instead of blocking the caller.
 	Timeout time.Duration
+	// Audit, when set, turns the audit stream on: every transition appends
+	// a canonical.AuditEvent in its own script, which waits in the run's
+	// slot until an exporter has it acknowledged (canonical.AuditSource).
+	// Audit.MaxBacklog bounds the events waiting per cluster slot (a
+	// standalone server has the slots too): DefaultSlotBacklog when zero,
+	// so that the store holds at most 16,384 times that.
+	Audit *canonical.AuditOptions
 }
 
 // Durability asks that a state change be on Replicas replicas before the
@@ -109,6 +118,8 @@ type Store struct {
 	own       bool
 	inflight  atomic.Int64              // commands sent through do and doMulti and not answered yet
 	lastTag   atomic.Pointer[[2]string] // the last principal a Begin named and its tag: one SHA-256 less per call of a run
+	audit     *canonical.AuditOptions   // nil: audit off
+	macs      sync.Pool                 // HMACs under audit.Key (digest)
 }
 
 var (
@@ -141,6 +152,17 @@ func New(opts Options) (*Store, error) {
 	}
 	s := &Store{c: opts.Client, keys: keys, ttl: opts.DefaultTTL, retention: opts.ClosedRunRetention,
 		timeout: opts.Timeout, durable: opts.Durability, tls: opts.TLS, user: opts.Username}
+	if opts.Audit != nil {
+		if err := opts.Audit.Validate(); err != nil {
+			return nil, err
+		}
+		a := *opts.Audit
+		a.Key = append([]byte(nil), a.Key...)
+		if a.MaxBacklog == 0 {
+			a.MaxBacklog = DefaultSlotBacklog
+		}
+		s.audit = &a
+	}
 	if s.timeout == 0 {
 		s.timeout = DefaultTimeout
 	}
@@ -254,20 +276,30 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	if err != nil {
 		return canonical.Record{}, err
 	}
-	ident, err := record.PackIdent(s.principalTag(req.Principal), record.NewGeneration(), record.NewRunSecret())
+	tag := s.principalTag(req.Principal)
+	ident, err := record.PackIdent(tag, record.NewGeneration(), record.NewRunSecret())
 	if err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "begin")
 	}
+	auditCall, err := s.callRest(ctx, &req, tag)
+	if err != nil {
+		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "begin")
+	}
+	var auditMax int64
+	if s.audit != nil {
+		auditMax = s.audit.MaxBacklog
+	}
+	events, pending, count := s.auditKeys(req.RunID, s.keys.Run(req.RunID))
 	inHeader, parts := record.CutRequest(len(head)+record.OffOwner-record.OffUpdated+len(tail), req.Request)
 	r, err := execBegin(ctx, s, beginKeys{
 		Record: s.keys.Record(req.RunID, req.ToolCallID), Run: s.keys.Run(req.RunID),
 		Calls: s.keys.Calls(req.RunID), Live: s.keys.Live(req.RunID),
-		Due: s.keys.RunSlotIndex(req.RunID, canonical.SlotDue),
+		Due: s.keys.RunSlotIndex(req.RunID, canonical.SlotDue), Events: events, Pending: pending, Count: count,
 	}, beginArgs{
 		ToolCallID: req.ToolCallID, Tool: req.Tool, Head: head, Mid: mid, Tail: tail,
 		Request: inHeader, Request1: parts[0], Request2: parts[1], Request3: parts[2],
 		TTLMs: a.TTL.Milliseconds(), LeaseMs: a.Lease.Milliseconds(), Limits: given, NewLimits: newRun,
-		Ident: ident, RunID: req.RunID,
+		Ident: ident, RunID: req.RunID, AuditCall: auditCall, AuditMax: auditMax,
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "begin")
@@ -403,12 +435,19 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "complete")
 	}
 	raw, result := record.Cut(c.Raw), record.Cut(c.Result)
+	auditHead, auditRest, err := s.completeParts(ctx, &c)
+	if err != nil {
+		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "complete")
+	}
+	events, pending, count := s.auditKeys(c.RunID, s.keys.Record(c.RunID, c.ToolCallID))
 	r, err := execComplete(ctx, s, completeKeys{
 		Record: s.keys.Record(c.RunID, c.ToolCallID), Run: s.keys.Run(c.RunID), Calls: s.keys.Calls(c.RunID),
+		Events: events, Pending: pending, Count: count,
 	}, completeArgs{
 		ToolCallID: c.ToolCallID, Owner: record.OwnerWord(c.Owner), Segment: segment,
 		Raw: raw[0], Raw2: raw[1], Raw3: raw[2], Result: result[0], Result2: result[1], Result3: result[2],
-		Handles: strings.Join(c.Handles, " "),
+		Handles: strings.Join(c.Handles, " "), Audit: auditRest, AuditHead: auditHead, RunID: c.RunID,
+		Generation: record.NewGeneration(),
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "complete")
@@ -460,9 +499,16 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 // call or by an earlier send of it whose reply was lost (OK), false when
 // under another (EXISTS).
 func (s *Store) abandon(ctx context.Context, runID, toolCallID, claim string) (_ canonical.Record, fresh bool, _ error) {
+	rec := s.keys.Record(runID, toolCallID)
+	events, pending, count := s.auditKeys(runID, rec)
+	runKey := rec
+	if s.audit != nil {
+		runKey = s.keys.Run(runID)
+	}
 	r, err := execAbandon(ctx, s, abandonKeys{
-		Record: s.keys.Record(runID, toolCallID), Calls: s.keys.Calls(runID),
-	}, abandonArgs{ToolCallID: toolCallID, Claim: claim})
+		Record: rec, Calls: s.keys.Calls(runID), Run: runKey, Events: events, Pending: pending, Count: count,
+	}, abandonArgs{ToolCallID: toolCallID, Claim: claim, Audit: s.auditArg(auditrec.AbandonBody(toolCallID)), RunID: runID,
+		Generation: record.NewGeneration()})
 	if err != nil {
 		return canonical.Record{}, false, unavailable(err, "abandon")
 	}
@@ -808,8 +854,15 @@ func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	if err := canonical.ValidatePrincipal(principal); err != nil {
 		return err
 	}
-	r, err := execCloseRun(ctx, s, closeRunKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID)},
-		closeRunArgs{RetentionMs: s.retention.Milliseconds(), Principal: canonical.PrincipalTag(principal)})
+	tag := canonical.PrincipalTag(principal)
+	body, err := auditrec.CloseBody(tag)
+	if err != nil {
+		return canonical.Wrap(canonical.CodeInvalidArgument, err, "close run")
+	}
+	events, pending, count := s.auditKeys(runID, s.keys.Run(runID))
+	r, err := execCloseRun(ctx, s, closeRunKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID), Events: events,
+		Pending: pending, Count: count},
+		closeRunArgs{RetentionMs: s.retention.Milliseconds(), Principal: tag, Audit: s.auditArg(body), RunID: runID})
 	if err != nil {
 		return unavailable(err, "close run")
 	}

@@ -86,6 +86,15 @@ func isolated(addrs []string, base string, opts redisstore.Options) func(*testin
 	}
 }
 
+// audited returns the harness of a store with audit on, of a prefix of its
+// own over addrs.
+func audited(addrs []string, base string, opts redisstore.Options) func(*testing.T, canonical.AuditOptions) storetest.Harness {
+	return func(t *testing.T, o canonical.AuditOptions) storetest.Harness {
+		opts.Audit = &o
+		return isolated(addrs, base+":audit", opts)(t)
+	}
+}
+
 // outcomes wraps a client and records the outcome of every lifecycle
 // script reply that passes through it, so that a test can see which of the
 // outcomes each script declares were reached.
@@ -138,6 +147,7 @@ func TestConformanceStandalone(t *testing.T) {
 			Store: newStore(t, nil, redisstore.Options{Client: rec}),
 			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop, Evict: redistest.Evicter([]string{addr}, "tc"),
 			Isolated: isolated([]string{addr}, "tc", redisstore.Options{Client: rec}),
+			Audited:  audited([]string{addr}, "tc", redisstore.Options{Client: rec}),
 		}
 	})
 	reachLayoutMismatch(t, addr, newStore(t, nil, redisstore.Options{Client: rec}))
@@ -159,6 +169,7 @@ func TestConformanceCluster(t *testing.T) {
 			Wait:  time.Sleep, RealClock: true, AllKeys: all, DropRunState: drop, ClosedRunRetention: 30 * time.Minute,
 			Evict:    redistest.Evicter(addrs, "tcc"),
 			Isolated: isolated(addrs, "tcc", redisstore.Options{ClosedRunRetention: 30 * time.Minute}),
+			Audited:  audited(addrs, "tcc", redisstore.Options{ClosedRunRetention: 30 * time.Minute}),
 		}
 	})
 }
@@ -456,6 +467,11 @@ func reachLayoutMismatch(t *testing.T, addr string, s *redisstore.Store) {
 	_, err = s.Usage(ctx, run)
 	wantLayout(t, "usage", err)
 	wantLayout(t, "check", s.CheckPrincipal(ctx, run, ""))
+	_, err = s.AwaitInput(ctx, canonical.AwaitInput{RunID: run, ToolCallID: "c1", Owner: "o", Token: "t", Wait: time.Minute})
+	wantLayout(t, "await input", err)
+	_, err = s.ContinueCall(ctx, canonical.ContinueCall{RunID: run, ToolCallID: "c1", Owner: "o", Token: "t",
+		RequestDigest: canonical.RequestDigest([]byte(`{}`)), Lease: time.Minute})
+	wantLayout(t, "continue", err)
 }
 
 func wantLayout(t *testing.T, op string, err error) {

@@ -1,8 +1,10 @@
 // Package storetest is the conformance suite every canonical.Store must pass,
 // unchanged: Run(t, factory) exercises the lifecycle, ownership, TTL,
 // capacity, run state and limits, leases and abandon, completion index,
-// reads, concurrency, replies, reaping, run ownership, handle index and argument validation through the Store
-// interface, and after every case checks through the harness that the
+// reads, concurrency, replies, reaping, run ownership, handle index, continued
+// calls (canonical.Continuer) and argument validation through the Store
+// interface, the audit stream (canonical.AuditSource), and after every case
+// checks through the harness that the
 // backend holds no key without a TTL. One area per file.
 package storetest
 
@@ -53,6 +55,11 @@ type Harness struct {
 	// of Reap, which sweep every run of a store. Leave it nil when Store is
 	// already the test's alone.
 	Isolated func(t *testing.T) Harness
+	// Audited returns a harness over the same backend whose store has the
+	// audit stream on with opts, and that no other test writes to (a prefix
+	// of its own), for the cases of Audit. Every store of this module sets
+	// it; the cases run when it is set.
+	Audited func(t *testing.T, opts canonical.AuditOptions) Harness
 }
 
 // Factory returns a fresh harness for one test. Stores may share a backend:
@@ -89,6 +96,13 @@ func Run(t *testing.T, factory Factory) {
 	t.Run("Principal", func(t *testing.T) { testPrincipal(t, f) })
 	t.Run("Handles", func(t *testing.T) { testHandles(t, f) })
 	t.Run("OwnedReads", func(t *testing.T) { testOwnedReads(t, f) })
+	// The cases of continued calls need a store that continues them.
+	if _, ok := f(t).Store.(canonical.Continuer); ok {
+		t.Run("Continue", func(t *testing.T) { testContinue(t, f) })
+	}
+	if f(t).Audited != nil {
+		t.Run("Audit", func(t *testing.T) { testAudit(t, f) })
+	}
 	// The cases of lost keys need a harness that can lose them.
 	if f(t).DropRunState != nil {
 		t.Run("LostState", func(t *testing.T) { testLostState(t, f) })

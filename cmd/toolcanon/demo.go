@@ -110,11 +110,17 @@ func logSource(now time.Time) *querylog.Mock {
 	}}
 }
 
-func logTool(src *querylog.Mock) boundary.ToolFunc {
+// logTool searches src; each query it runs goes to queries, so that the
+// demo can show what a tool receives for a handle.
+func logTool(src *querylog.Mock, queries chan<- string) boundary.ToolFunc {
 	return func(ctx context.Context, input []byte) ([]byte, error) {
 		req, err := querylog.ParseRequest(input)
 		if err != nil {
 			return nil, err
+		}
+		select {
+		case queries <- req.Query:
+		default:
 		}
 		return src.Search(ctx, req)
 	}
@@ -191,9 +197,10 @@ func runDemo(ctx context.Context, w io.Writer, store canonical.Store, storeName,
 		return err
 	}
 	runStore := store // the store the run goes through: observed under --trace
+	queries := make(chan string, 8)
 	opts := []boundary.Option{
 		boundary.Bind("search_docs", "kb.search", "1.2.0", boundary.ToolFunc(knowledgeBase), ragProj),
-		boundary.Bind("query_logs", "logs.query", "2.0.1", logTool(logSource(time.Now())), logProj),
+		boundary.Bind("query_logs", "logs.query", "2.0.1", logTool(logSource(time.Now()), queries), logProj),
 		boundary.Bind("update_ticket", "ticket.update", "1.0.0",
 			boundary.ToolFunc(func(context.Context, []byte) ([]byte, error) { return []byte(`{}`), nil }), ragProj),
 	}
@@ -241,6 +248,27 @@ func runDemo(ctx context.Context, w io.Writer, store canonical.Store, storeName,
 			return err
 		}
 	}
+	// The agent saw the ledger's address as a handle of the run; it passes
+	// the handle back, and the log tool (the group the value came from)
+	// searches for the address itself.
+	if h := firstHandle(results[1].AgentJSON(), canonical.KindIP); h != "" {
+		for len(queries) > 0 {
+			<-queries
+		}
+		step++
+		c := demoCall{"the agent passes back a handle it saw (the ledger's address)",
+			env("call_logs_2", "query_logs", `{"topic":"payments","query":"`+h+`","lookback_minutes":60}`)}
+		res := b.Invoke(ctx, run, c.env)
+		if err := show(ctx, w, store, step, c, res, showRaw, ""); err != nil {
+			return err
+		}
+		select {
+		case q := <-queries:
+			fmt.Fprintf(w, "   tool got:   the address behind %s (%d bytes, not the handle: %v); the record keeps the handle\n",
+				h, len(q), !strings.Contains(q, h))
+		default:
+		}
+	}
 	sequential := []demoCall{
 		{"the framework reuses an id", env("call_kb_1", "search_docs", `{"query":"refund approval rules"}`)},
 		{"an envelope from another run", boundary.Envelope{ToolCallID: "call_x_1", RunID: "other-run", Tool: "search_docs", Input: []byte(`{"query":"refunds"}`)}},
@@ -270,6 +298,21 @@ func runDemo(ctx context.Context, w io.Writer, store canonical.Store, storeName,
 		return tr.write(w)
 	}
 	return nil
+}
+
+// firstHandle returns the first handle of kind in an agent result, or "".
+func firstHandle(agent []byte, kind canonical.Kind) string {
+	for b := agent; len(b) > 0; {
+		off, n := canonical.IndexHandle(b)
+		if off < 0 {
+			return ""
+		}
+		if k, _, _, _ := canonical.ParseHandle(b[off:]); k == kind {
+			return string(b[off : off+n])
+		}
+		b = b[off+n:]
+	}
+	return ""
 }
 
 func show(ctx context.Context, w io.Writer, store canonical.Store, step int, c demoCall, res boundary.Result, showRaw bool, note string) error {

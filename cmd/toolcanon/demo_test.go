@@ -16,6 +16,9 @@ var demoExpect = []string{
 	`"pattern":"payment timeout after <*> calling ledger at <IP> for order <*>","count":3`,
 	"password=<SECRET>",
 	"3. search for something the knowledge base lacks",
+	"4. the agent passes back a handle it saw (the ledger's address)",
+	`"pattern":"payment timeout after <*> calling ledger at <IP> for order <*>","count":3`,
+	"tool got:   the address behind <IP:", "bytes, not the handle: true); the record keeps the handle",
 	`"evidence":[],"returned":0`, "READY NO_EVIDENCE",
 	`"error_code":"DUPLICATE_TOOL_CALL"`,
 	`"error_code":"RUN_MISMATCH"`,
@@ -24,7 +27,7 @@ var demoExpect = []string{
 	`"error_code":"NOT_READ_ONLY"`,
 	`"error_code":"INVALID_TOOL_CALL_ID"`,
 	`"error_code":"RUN_INACTIVE"`,
-	"end of run: 3 observed facts, 1 excluded",
+	"end of run: 4 observed facts, 1 excluded",
 	"excluded call_kb_3    ERROR",
 	"progress report 1: valid=false INVALID_PROGRESS_PROTOCOL",
 	"claims[1].cites[0] (call_kb_3): EXCLUDED_ID",
@@ -46,8 +49,8 @@ func checkDemo(t *testing.T, out string) {
 		}
 	}
 	// The duplicate never ran the tool again; the refused calls never ran it.
-	if n := strings.Count(out, "(tool ran once)"); n != 4 {
-		t.Errorf("%d calls ran their tool, want 4", n)
+	if n := strings.Count(out, "(tool ran once)"); n != 5 {
+		t.Errorf("%d calls ran their tool, want 5", n)
 	}
 	for _, leak := range []string{"context_pack", "retrieval_trace", "score", "hit_reason", "full body", "instance", "latency_ms", "tc:{"} {
 		if strings.Contains(out, leak) {
@@ -81,7 +84,7 @@ func TestDemoOnRedis(t *testing.T) {
 	line := strings.SplitN(out, "\n", 2)[0]
 	run := strings.Fields(strings.TrimPrefix(line, "toolcanon demo: run "))[0]
 	code, insp, stderr := runCmd("inspect", "--redis", addr, "--run", run)
-	if code != exitOK || !strings.Contains(insp, "calls begun 4, completed 4") || !strings.Contains(insp, "closed") {
+	if code != exitOK || !strings.Contains(insp, "calls begun 5, completed 5") || !strings.Contains(insp, "closed") {
 		t.Fatalf("inspect %s: exit %d %s\n%s", run, code, stderr, insp)
 	}
 }

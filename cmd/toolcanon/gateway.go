@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -24,6 +25,8 @@ import (
 const gatewayUsage = `Usage:
   toolcanon gateway --config FILE [--stdio] [--listen ADDR] [--sessions] [--redis ADDR[,ADDR...]]
                     [--trace-file FILE | --trace-stdout] [--insecure-no-auth] [--reap-interval 30s]
+                    [--audit-key-file FILE --audit-key-id ID [(--audit-jsonl DIR | --audit-postgres DSN)
+                     --audit-signing-key-file FILE [--audit-interval 10s] [--audit-origin NAME]]]
       Serve the configured upstream tools to agents over stdio and/or
       streamable HTTP (at http://ADDR/mcp, stateless unless --sessions).
       Store: in memory, or Redis (several gateways may share one).
@@ -35,6 +38,10 @@ const gatewayUsage = `Usage:
       a new connection is answered 503 and closed.
       A reaper abandons the calls of any run whose lease passed (a gateway
       died mid-call), a pass every --reap-interval, logged; 0 switches it off.
+      --audit-key-file turns the store's audit stream on (an event per
+      transition, digests under that HMAC key); --audit-jsonl or
+      --audit-postgres also runs its exporter (one pass per store and
+      interval, however many gateways share the store).
       --trace-file FILE (or --trace-stdout, not with --stdio) exports the
       OpenTelemetry spans of every call as JSON lines; each call's span is
       the child of the traceparent in the request's _meta, and the call
@@ -50,7 +57,17 @@ const gatewayUsage = `Usage:
       Check the configuration and exit.
 `
 
+// gatewayGCPercent is the garbage collector's target of a gateway process
+// unless GOGC says otherwise: the MCP SDK allocates a large buffer for every
+// message it decodes, and a gateway's live heap is small, so collecting at
+// 4x the live heap instead of 2x saves a collection every few calls for a
+// few megabytes.
+const gatewayGCPercent = 400
+
 func gatewayCmd(args []string, stdout, stderr io.Writer) int {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gatewayGCPercent)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return gatewayServe(ctx, args, stdout, stderr)
@@ -91,6 +108,8 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	maxNewRuns := fs.Int("max-new-runs-per-minute", gateway.DefaultMaxNewRunsPerMinute, "the most new runs one principal starts per minute (-1: no cap)")
 	maxRuns := fs.Int("max-memory-runs", defaultMemoryRuns, "without --redis: the most runs the in-memory store holds")
 	maxLiveRuns := fs.Int("max-live-runs-per-principal", gateway.DefaultMaxLiveRuns, "the most live runs one principal has (in the in-memory store, and begun through this process) (-1: no cap)")
+	var af auditFlags
+	af.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -134,17 +153,29 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, openListenerRefused, *listen, *config)
 		return exitUsage
 	}
-	var store canonical.Store = memstore.New(memstore.WithMaxRuns(*maxRuns), memstore.WithMaxRunsPerPrincipal(*maxLiveRuns))
-	var relay gateway.CancelRelay // a cancel reaches the replica running the call
+	auditOpts, err := af.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon gateway: %v\n\n"+gatewayUsage, err)
+		return exitUsage
+	}
+	memOpts := []memstore.Option{memstore.WithMaxRuns(*maxRuns), memstore.WithMaxRunsPerPrincipal(*maxLiveRuns)}
+	if auditOpts != nil {
+		memOpts = append(memOpts, memstore.WithAudit(*auditOpts))
+	}
+	mem := memstore.New(memOpts...)
+	var store canonical.Store = mem
+	var source canonical.AuditSource = mem // what the audit exporter drains
+	var relay gateway.CancelRelay          // a cancel reaches the replica running the call
 	dbSystem := "memory"
 	if rf.given() {
+		rf.audit = auditOpts
 		rs, err := rf.open()
 		if err != nil {
 			fmt.Fprintf(stderr, "toolcanon gateway: %v\n", err)
 			return codeExit(err)
 		}
 		defer rs.Close()
-		store, relay, dbSystem = rs, rs, "redis"
+		store, relay, dbSystem, source = rs, rs, "redis", rs
 	}
 	gopts := gateway.OpenOptions{Logger: log, UpstreamStderr: stderr,
 		Caps:   gateway.Caps{MaxCallsInFlight: *maxInFlight, MaxNewRunsPerMinute: *maxNewRuns, MaxLiveRuns: *maxLiveRuns},
@@ -166,6 +197,15 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
+	x, closeSink, err := af.exporter(ctx, source, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolcanon gateway: audit export: %v\n", err)
+		return exitFailure
+	}
+	defer closeSink()
+	if x != nil {
+		gopts.AuditExporter = x
+	}
 	g, err := gateway.Open(ctx, cfg, store, gopts)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcanon gateway: %s: %v\n", *config, err)
@@ -278,6 +318,9 @@ func gatewayPinCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, d := range drafts {
 		line := fmt.Sprintf("%s/%s: %s %s", d.Upstream, d.Tool, d.State, d.Pin)
+		if d.Kind != "" {
+			line = fmt.Sprintf("%s %s/%s: %s %s", d.Kind, d.Upstream, d.Tool, d.State, d.Pin)
+		}
 		if d.State == gateway.PinChanged {
 			line += " (the configuration pins " + d.Pinned + "; review the change before pinning it)"
 		}
@@ -331,7 +374,14 @@ func gatewayCheckCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "toolcanon gateway check: %v\n", err)
 		return exitUsage
 	}
-	fmt.Fprintf(stdout, "%s: ok: %d tools from %d upstreams", *config, len(cfg.Tools), len(cfg.Upstreams))
+	surface := ""
+	if n := len(cfg.Prompts); n > 0 {
+		surface += fmt.Sprintf(", %d prompts", n)
+	}
+	if n := len(cfg.Resources); n > 0 {
+		surface += fmt.Sprintf(", %d resources", n)
+	}
+	fmt.Fprintf(stdout, "%s: ok: %d tools%s from %d upstreams", *config, len(cfg.Tools), surface, len(cfg.Upstreams))
 	if o := cfg.HTTP.OAuth; o != nil {
 		fmt.Fprintf(stdout, "; OAuth resource %s, tokens of %s, metadata at %s", o.Resource, o.Issuer, o.MetadataURL())
 	}

@@ -13,6 +13,7 @@
 //	toolcanon gateway pin|check --config FILE
 //	toolcanon run-token --config FILE --run RUN --principal P [--ttl 1h]
 //	toolcanon ui      --redis ADDR[,ADDR...] [--cluster] [--listen 127.0.0.1:7474] [--show-raw] [--allow-actions]
+//	toolcanon audit   export|verify|tail|keygen ...
 //
 // Exit codes: 0 success, 1 the store failed (unreachable), 2 bad usage,
 // 3 nothing found, 4 the store refused the change (a lease still runs, the
@@ -60,6 +61,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runTokenCmd(args[1:], stdout, stderr)
 	case "ui":
 		return uiCmd(args[1:], stdout, stderr)
+	case "audit":
+		return auditCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return exitOK
@@ -106,6 +109,9 @@ Usage:
       --key-id ID --audience AUD.
   toolcanon ui      --redis ADDR[,ADDR...] [--cluster] [--listen 127.0.0.1:7474] [--show-raw] [--allow-actions]
       Serve the operator UI on loopback: runs, a run's calls, a call. "toolcanon ui -h" for more.
+  toolcanon audit   export|verify|tail|keygen ...
+      Drain the audit stream to a JSONL directory or PostgreSQL, check an
+      export offline, follow it. "toolcanon audit help" for more.
 
 Connection flags (every command; the gateway's configuration takes them as its "redis" object):
   --redis URL      rediss://[user@]host:port (TLS), redis://[user@]host:port, or

@@ -20,7 +20,8 @@ const EnvRedisPassword = redisconn.EnvPassword
 // "redis" object.
 type redisFlags struct {
 	spec   redisconn.Spec
-	config string // the configuration file the spec came from, if it did
+	config string                  // the configuration file the spec came from, if it did
+	audit  *canonical.AuditOptions // the store's audit stream, when on
 }
 
 func (f *redisFlags) register(fs *flag.FlagSet) { f.spec.Flags(fs) }
@@ -39,7 +40,22 @@ func (f *redisFlags) check() error {
 
 // open connects, turning failures into messages a person understands.
 func (f *redisFlags) open() (*redisstore.Store, error) {
-	s, err := redisconn.Open(f.spec)
+	open := redisconn.Open
+	if f.audit != nil {
+		open = func(spec redisconn.Spec) (*redisstore.Store, error) {
+			o, err := spec.Options()
+			if err != nil {
+				return nil, err
+			}
+			o.Audit = f.audit
+			s, err := redisstore.New(o)
+			if canonical.CodeOf(err) == canonical.CodeStoreUnavailable {
+				return nil, canonical.Errorf(canonical.CodeStoreUnavailable, "cannot reach Redis at %s: %v", spec, err)
+			}
+			return s, err
+		}
+	}
+	s, err := open(f.spec)
 	if err == nil {
 		return s, nil
 	}

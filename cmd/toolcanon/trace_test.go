@@ -66,9 +66,12 @@ func parseTrace(t *testing.T, out string) (header string, calls []traceCall, roo
 // The demo's calls, as its trace must show them, in the order they end up
 // (the first three ran in parallel, so their order is not fixed).
 var wantTrace = map[string][]string{
-	"execute_tool search_docs call_kb_1 READY EVIDENCE_FOUND":      {"preflight", "EVALSHA begin", "tool", "projector EVIDENCE_FOUND", "EVALSHA complete"},
-	"execute_tool query_logs call_logs_1 READY EVIDENCE_FOUND":     {"preflight", "EVALSHA begin", "tool", "projector EVIDENCE_FOUND", "EVALSHA complete"},
-	"execute_tool search_docs call_kb_2 READY NO_EVIDENCE":         {"preflight", "EVALSHA begin", "tool", "projector NO_EVIDENCE", "EVALSHA complete"},
+	"execute_tool search_docs call_kb_1 READY EVIDENCE_FOUND":  {"preflight", "EVALSHA begin", "tool", "projector EVIDENCE_FOUND", "EVALSHA complete"},
+	"execute_tool query_logs call_logs_1 READY EVIDENCE_FOUND": {"preflight", "EVALSHA begin", "tool", "projector EVIDENCE_FOUND", "EVALSHA complete"},
+	"execute_tool search_docs call_kb_2 READY NO_EVIDENCE":     {"preflight", "EVALSHA begin", "tool", "projector NO_EVIDENCE", "EVALSHA complete"},
+	// The handle in its arguments is read in the run's handle index, then
+	// in the call that minted it.
+	"execute_tool query_logs call_logs_2 READY EVIDENCE_FOUND":     {"preflight", "HMGET", "HMGET", "EVALSHA begin", "tool", "projector EVIDENCE_FOUND", "EVALSHA complete"},
 	"execute_tool search_docs call_kb_1 ERROR DUPLICATE_TOOL_CALL": {"preflight", "EVALSHA begin DUPLICATE_TOOL_CALL"},
 	"execute_tool search_docs call_x_1 ERROR RUN_MISMATCH":         {"preflight RUN_MISMATCH"},
 	"execute_tool search_docs call_kb_3 ERROR RESULT_TOO_LARGE":    {"preflight", "EVALSHA begin", "tool RESULT_TOO_LARGE", "EVALSHA complete"},
@@ -82,7 +85,7 @@ func checkTrace(t *testing.T, out string) {
 	t.Helper()
 	checkDemo(t, out)
 	header, calls, roots := parseTrace(t, out)
-	if !strings.Contains(header, "10 calls") {
+	if !strings.Contains(header, "11 calls") {
 		t.Errorf("trace header %q", header)
 	}
 	if len(calls) != len(wantTrace) {

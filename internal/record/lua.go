@@ -27,6 +27,8 @@ func LuaLib() string {
 	}
 	w("local H_OWNER = %d -- the owner, one space, the tool, a newline\n", OffOwner+1)
 	w("local HEADER = %q\n", HeaderField)
+	w("local INPUT_TOKEN, INPUT_STATE, CONSUMED = %q, %q, %q -- a record waiting for input: its token (CONSUMED and the token once taken), the tool's state\n",
+		InputTokenField, InputStateField, ConsumedMark)
 	w("local LAYOUT = %q -- the header's first byte\n", string(rune(Version)))
 	w("-- The run state's layout (the start of the field that keeps it, whose\n")
 	w("-- value goes on with a space and the run's packed limits), that field,\n")

@@ -63,6 +63,17 @@ const (
 // HeaderField is the hash field of the header.
 const HeaderField = "h"
 
+// The fields of a record that waits for the agent's input (a multi
+// round-trip call, lua/await_input.lua): the token the continuing call must
+// present, and the tool's state it is given (lua/continue_call.lua). A
+// token taken by a continuing call is kept after ConsumedMark, so that the
+// continuing call's retry finds it its own.
+const (
+	InputTokenField = "in"
+	InputStateField = "is"
+	ConsumedMark    = "~"
+)
+
 // MaxParts is how many parts a payload is cut into, at most.
 const MaxParts = 3
 

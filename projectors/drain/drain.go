@@ -1,8 +1,11 @@
 package drain
 
 import (
+	"bytes"
 	"slices"
 	"strings"
+
+	"github.com/toolcanon/toolcanon/canonical"
 )
 
 // Wildcard marks a variable position of a template.
@@ -58,6 +61,7 @@ type Miner struct {
 	clusters []cluster
 	toks     [][]byte
 	buf      []byte
+	canon    []byte // a message with its handles as placeholders
 }
 
 // shortLen bounds the token counts whose nodes are found by index.
@@ -125,10 +129,30 @@ func (m *Miner) Len() int { return len(m.clusters) }
 
 // Add mines one message and returns the id of its cluster (0, 1, … in
 // creation order). It reports false when the message matched no cluster
-// and MaxClusters is reached.
+// and MaxClusters is reached. A masked value is one class of token: each
+// handle (<SECRET:k7Qp2xA9>) is mined as its placeholder (<SECRET>), so
+// that messages differing only in a masked value group.
 func (m *Miner) Add(msg []byte) (int, bool) {
+	if bytes.IndexByte(msg, '<') >= 0 {
+		m.canon = appendPlaceholders(m.canon[:0], msg)
+		msg = m.canon
+	}
 	m.toks = TokenizeN(m.toks[:0], msg, m.cfg.MaxTokens)
 	return m.AddTokens(m.toks)
+}
+
+// appendPlaceholders appends msg to dst with each handle written as the
+// placeholder of its kind.
+func appendPlaceholders(dst, msg []byte) []byte {
+	for {
+		i, n := canonical.IndexHandle(msg)
+		if i < 0 {
+			return append(dst, msg...)
+		}
+		kind, _, _, _ := canonical.ParseHandle(msg[i:])
+		dst = canonical.Placeholders.AppendMask(append(dst, msg[:i]...), kind, nil)
+		msg = msg[i+n:]
+	}
 }
 
 // AddString is Add for a string.

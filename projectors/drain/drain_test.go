@@ -172,3 +172,33 @@ func TestMinerUnreachableSimilarity(t *testing.T) {
 		}
 	}
 }
+
+// Messages that differ only in a masked value group, whether it stands as
+// a placeholder or as a handle, and the template names its kind.
+func TestHandlesAreOneTokenClass(t *testing.T) {
+	m := drain.New(drain.DefaultConfig())
+	var ids []int
+	for _, msg := range []string{
+		"<SECRET:k7Qp2xA9> rejected for <USER:Ab-_1234>",
+		"<SECRET:Zz9yX8w7> rejected for <USER:Cd-_5678>",
+		"<SECRET> rejected for <USER>",
+	} {
+		id, ok := m.AddString(msg)
+		if !ok {
+			t.Fatal("not mined")
+		}
+		ids = append(ids, id)
+	}
+	if ids[0] != ids[1] || ids[1] != ids[2] {
+		t.Fatalf("clusters %v: messages differing only in masked values did not group", ids)
+	}
+	if got := m.TemplateString(ids[0]); got != "<SECRET> rejected for <USER>" {
+		t.Fatalf("template %q", got)
+	}
+	// A handle-like text that is not a handle is an ordinary token.
+	a, _ := m.AddString("<SECRET:short> rejected for x")
+	b, _ := m.AddString("<SECRET:other> rejected for x")
+	if a == ids[0] || m.TemplateString(b) != "<SECRET:other> rejected for x" {
+		t.Fatalf("a malformed handle was read as a handle: %q", m.TemplateString(b))
+	}
+}

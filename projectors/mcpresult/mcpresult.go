@@ -84,8 +84,9 @@ func New(cfg Config) (*Projector, error) {
 type state struct {
 	w    projectors.Writer
 	red  *redact.Redactor
-	dec  []byte // a decoded string
-	out  []byte // its redacted form
+	mask canonical.Masker // the call's
+	dec  []byte           // a decoded string
+	out  []byte           // its redacted form
 	keys [][]byte
 	text []byte // joined text content
 }
@@ -104,6 +105,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	}
 	st := p.pool.Get().(*state)
 	defer p.pool.Put(st)
+	st.mask = canonical.MaskerOf(call.Mask)
 
 	lim := p.cfg.Limits
 	w := &st.w
@@ -342,7 +344,7 @@ func (p *Projector) redacted(w *projectors.Writer, st *state, s []byte, limit in
 	if cut {
 		s = atBreak(s[:min(len(s), n)])
 	}
-	st.out = st.red.Append(st.out[:0], s)
+	st.out = st.red.AppendMasked(st.out[:0], s, st.mask)
 	_, ok := w.Text(st.out, limit)
 	if cut {
 		w.SetTruncated()
@@ -395,8 +397,8 @@ func (p *Projector) object(w *projectors.Writer, st *state, v []byte, depth int)
 			return false
 		}
 		st.dec = projectors.AppendDecoded(st.dec[:0], view.String(k))
-		ph := redact.FieldPlaceholder(st.dec)
-		key := st.red.Append(nil, st.dec)
+		kind := redact.FieldKind(st.dec)
+		key := st.red.AppendMasked(nil, st.dec, st.mask)
 		for _, seen := range st.keys[first:] {
 			if bytes.Equal(seen, key) {
 				// A repeated name, or two names that redact alike: the first wins.
@@ -408,8 +410,16 @@ func (p *Projector) object(w *projectors.Writer, st *state, v []byte, depth int)
 		ok := w.KeyText(key)
 		if ok {
 			switch {
-			case ph == redact.Secret, ph != "" && scalar(val):
-				ok = w.String(ph)
+			case kind == canonical.KindSecret, kind != "" && scalar(val):
+				// The whole value, whatever it holds, as one masked value:
+				// a string decoded, so that it masks as it does in text.
+				v := bytes.TrimSpace(val)
+				if v[0] == '"' {
+					st.dec = projectors.AppendDecoded(st.dec[:0], view.String(v[1:len(v)-1]))
+					v = st.dec
+				}
+				st.out = st.mask.AppendMask(st.out[:0], kind, v)
+				_, ok = w.Text(st.out, p.cfg.Limits.Text)
 			default:
 				ok = p.value(w, st, val, depth+1)
 			}

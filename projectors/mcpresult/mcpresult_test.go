@@ -443,3 +443,49 @@ func ExampleProjector() {
 	// EVIDENCE_FOUND
 	// {"tool_call_id":"call_8f2k","content":{"orders":[{"id":"o-81723","status":"refunded"}],"db_password":"<SECRET>"},"truncated":false}
 }
+
+// The call's Masker writes every masked value: in text, in structured
+// content (a secret member's whole value, decoded) and in an embedded
+// resource's text, and a handle already in the result passes unchanged.
+func TestCallMaskerWritesEveryMaskedValue(t *testing.T) {
+	p, err := mcpresult.New(mcpresult.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const prior = "<SECRET:AbCd_-12>"
+	for name, c := range map[string]struct {
+		raw    []byte
+		values []string
+	}{
+		"text": {textResult("login password=hunter2 token " + prior + " from 10.1.2.3"), []string{"hunter2", "10.1.2.3"}},
+		"structured": {structuredResult(map[string]any{"password": "hunter2", "note": "id 9f8e7d6c5b4a39281706f5e4d3c2b1a0 " + prior}),
+			[]string{"hunter2", "9f8e7d6c5b4a39281706f5e4d3c2b1a0"}},
+		"resource": {[]byte(`{"content":[{"type":"resource","resource":{"uri":"file:///n.txt","text":"password=hunter2 ` + prior + `"}}]}`),
+			[]string{"hunter2"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := projtest.Handles{}
+			c2 := call
+			c2.Mask = h
+			out, err := p.Project(context.Background(), c2, c.raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range c.values {
+				if bytes.Contains(out.Result, []byte(v)) {
+					t.Errorf("%q survives: %s", v, out.Result)
+				}
+				found := false
+				for handle, got := range h {
+					found = found || got == v && bytes.Contains(out.Result, []byte(handle))
+				}
+				if !found {
+					t.Errorf("no handle stands for %q: %s (%v)", v, out.Result, h)
+				}
+			}
+			if !bytes.Contains(out.Result, []byte(prior)) {
+				t.Errorf("the handle in the result did not pass unchanged: %s", out.Result)
+			}
+		})
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -14,7 +13,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/toolcanon/toolcanon/canonical"
-	"github.com/toolcanon/toolcanon/internal/strictjson"
 	"github.com/toolcanon/toolcanon/projectors"
 	"github.com/toolcanon/toolcanon/projectors/drain"
 	"github.com/toolcanon/toolcanon/projectors/internal/view"
@@ -257,6 +255,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	st := p.pool.Get().(*state)
 	defer p.pool.Put(st)
 	st.reset()
+	mask := canonical.MaskerOf(call.Mask)
 
 	matches, mineCut, work := 0, false, 0
 	var perr error
@@ -296,9 +295,9 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 			lvl = levelIndex(f.level)
 		}
 		var cut bool
-		st.msg, cut = appendMessage(st.msg[:0], msgRaw, p.cfg.MaxMessageBytes)
+		st.msg, cut = projectors.AppendDecodedCut(st.msg[:0], msgRaw, p.cfg.MaxMessageBytes)
 		mineCut = mineCut || cut
-		st.rmg = st.red.Append(st.rmg[:0], st.msg)
+		st.rmg = st.red.AppendMasked(st.rmg[:0], st.msg, mask)
 		mined := st.rmg
 		if len(mined) > p.cfg.MaxMineBytes {
 			mined = mined[:runeCut(mined, p.cfg.MaxMineBytes)]
@@ -388,51 +387,6 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 		return projectors.Projection{}, perr
 	}
 	return p.write(st, call, req, from, to, matches, mineCut)
-}
-
-// appendMessage appends the decoded value of the undecoded string
-// contents raw to dst, up to max bytes, and reports whether it cut. A cut
-// message ends at its last separator before the bound (white space or
-// punctuation that ends a value), so that no part of a token cut in two
-// reaches the redactor, which could no longer recognise it. Only the bytes
-// kept are read.
-func appendMessage(dst []byte, raw string, max int) ([]byte, bool) {
-	if len(raw) <= max && strings.IndexByte(raw, '\\') < 0 {
-		return append(dst, raw...), false // the common case: short, no escape
-	}
-	start := len(dst)
-	i := 0
-	for i < len(raw) && len(dst)-start < max {
-		j := i
-		for j < len(raw) && raw[j] != '\\' && j-i < max-(len(dst)-start) {
-			j++
-		}
-		dst = append(dst, raw[i:j]...)
-		i = j
-		if i < len(raw) && raw[i] == '\\' && len(dst)-start < max {
-			r, n := strictjson.DecodeEscape(view.Bytes(raw[i:]))
-			dst = utf8.AppendRune(dst, r)
-			i += n
-		}
-	}
-	if i >= len(raw) && len(dst)-start <= max {
-		return dst, false
-	}
-	msg := dst[start:]
-	k := min(len(msg), max)
-	for k > 0 && !isSeparator(msg[k-1]) {
-		k--
-	}
-	return dst[:start+k], true
-}
-
-// isSeparator reports whether c ends a token for the cut of a message.
-func isSeparator(c byte) bool {
-	switch c {
-	case ' ', '\t', '\n', '\r', ',', ';', '|', '"', '\'', '(', ')', '[', ']', '{', '}', '<', '>':
-		return true
-	}
-	return false
 }
 
 // runeCut returns the largest n <= max such that b[:n] ends at a rune

@@ -416,3 +416,38 @@ func TestQueryLogResponseChecksPrecedeEntryChecks(t *testing.T) {
 		t.Fatalf("%v %v\n%s\n%s", err1, err2, pa.Result, pb.Result)
 	}
 }
+
+// With the call's Masker, the timeline shows each masked value as its
+// handle and the patterns group the messages that differ only in one,
+// showing its kind.
+func TestQueryLogMasksWithTheCallsMasker(t *testing.T) {
+	p := newProjector(t, nil)
+	var entries []string
+	for i, pw := range []string{"hunter2", "s3cr3t!x", "Tr0ub4dor&3"} {
+		entries = append(entries, fmt.Sprintf(`{"timestamp":"2026-03-01T09:3%d:00Z","level":"ERROR","message":"login failed password=%s for job 9f8e7d6c5b4a39281706f5e4d3c2b1a%d"}`, i, pw, i))
+	}
+	raw := []byte(`{"success":true,"entries":[` + strings.Join(entries, ",") + `]}`)
+	h := projtest.Handles{}
+	c := hostileCall
+	c.Mask = h
+	pr, err := p.Project(context.Background(), c, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := checkResult(t, pr.Result, querylog.DefaultConfig().Limits.Total, []string{"hunter2", "s3cr3t!x", "Tr0ub4dor&3", "9f8e7d6c5b4a"})
+	if len(res.Patterns) != 1 || res.Patterns[0].Count != 3 || res.Patterns[0].Pattern != "login failed password=<SECRET> for job <ID>" {
+		t.Fatalf("patterns %+v", res.Patterns)
+	}
+	if len(res.Timeline) != 3 || len(h) != 6 {
+		t.Fatalf("timeline %+v, %d values masked", res.Timeline, len(h))
+	}
+	for _, e := range res.Timeline {
+		for k := 0; k < 2; k++ {
+			i, _ := canonical.IndexHandle([]byte(e.Message))
+			if i < 0 {
+				t.Fatalf("no handle in %q", e.Message)
+			}
+			e.Message = e.Message[i+1:]
+		}
+	}
+}

@@ -7,8 +7,10 @@
 //	 "evidence":[{"source":"...","document_id":"...","title":"...","excerpt":"..."}],
 //	 "returned":N,"truncated":false}
 //
-// Excerpts are exact prefixes of the block's text, cut at a rune boundary to
-// the text budget; they are never rewritten. When several blocks name the
+// Excerpts are prefixes of the block's text, cut at a rune boundary to the
+// text budget, with what must not reach the model masked (package redact,
+// through the call's Masker): a document keeps its words, and the values
+// in it are masked as in any tool output. Titles too. When several blocks name the
 // same (source, document_id), the first usable one wins, so the result is
 // the same for the same response. A response without a usable block (an
 // object with a document id, a source and a non-blank excerpt) projects to

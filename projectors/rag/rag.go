@@ -11,6 +11,7 @@ import (
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/projectors"
 	"github.com/toolcanon/toolcanon/projectors/internal/view"
+	"github.com/toolcanon/toolcanon/projectors/redact"
 )
 
 // Paths locate the fields of a RAG response, in gjson path syntax. Block
@@ -113,6 +114,10 @@ type state struct {
 	index map[string]struct{}
 	query []byte
 	tmp   []byte
+	red   *redact.Redactor
+	mask  canonical.Masker // the call's
+	dec   []byte           // a decoded title or excerpt
+	out   []byte           // its redacted form
 }
 
 // checkEvery is how many bytes of blocks pass between two looks at the
@@ -126,6 +131,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	}
 	st := p.pool.Get().(*state)
 	defer p.pool.Put(st)
+	st.mask = canonical.MaskerOf(call.Mask)
 
 	query, err := p.parseInput(st, call.Input)
 	if err != nil {
@@ -383,17 +389,46 @@ func (p *Projector) writeItem(w *projectors.Writer, st *state, title, text strin
 		w.Key("title")
 	if ok {
 		// A title is descriptive: a prefix is fine.
-		_, ok = w.RawText(view.Bytes(title), min(p.cfg.Limits.Text, 256))
+		ok = st.redacted(w, title, min(p.cfg.Limits.Text, 256))
 	}
 	ok = ok && w.Key("excerpt")
 	if ok {
 		before := w.Len()
-		_, ok = w.RawText(view.Bytes(text), p.cfg.Limits.Text)
+		ok = st.redacted(w, text, p.cfg.Limits.Text)
 		// An empty excerpt proves nothing.
 		ok = ok && w.Len() > before+2
 	}
 	return w.EndItem(m, ok)
 }
+
+// redacted writes the undecoded string contents raw, decoded, redacted
+// and cut to limit bytes. Only a window of it is decoded and redacted, so
+// that a text of megabytes costs what its shown part costs; the window
+// ends at a separator, so that no value is cut in two before the redactor
+// sees it.
+func (st *state) redacted(w *projectors.Writer, raw string, limit int) bool {
+	var cut bool
+	st.dec, cut = projectors.AppendDecodedCut(st.dec[:0], raw, TextWindow(limit))
+	if st.red == nil {
+		st.red = redact.New()
+	}
+	if cut && len(st.dec) == 0 {
+		// One unbroken run longer than the window: no words, one value.
+		st.out = st.mask.AppendMask(st.out[:0], canonical.KindID, view.Bytes(raw[:min(len(raw), TextWindow(limit))]))
+	} else {
+		st.out = st.red.AppendMasked(st.out[:0], st.dec, st.mask)
+	}
+	_, ok := w.Text(st.out, limit)
+	if cut {
+		w.SetTruncated()
+	}
+	return ok
+}
+
+// TextWindow is how many decoded bytes of a title or an excerpt shown in
+// at most limit bytes are redacted: four times as many, and at least 4 KiB,
+// since redaction can shrink a text.
+func TextWindow(limit int) int { return max(4*limit, 4<<10) }
 
 func (p *Projector) parseInput(st *state, in []byte) ([]byte, error) {
 	if !projectors.Valid(in) {

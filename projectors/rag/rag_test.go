@@ -537,3 +537,35 @@ func TestRAGConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// An excerpt keeps its words and has its values masked through the call's
+// Masker; the document's id and source stay as they are, to cite it.
+func TestExcerptsAreRedacted(t *testing.T) {
+	p := newProjector(t, nil)
+	raw := legacy(block{Source: "runbooks", DocumentID: "db-access", Title: "Database access for alice@example.org",
+		Excerpt: "Connect with password=Tr0ub4dor&3 and the token ghp_0123456789abcdefghijABCDEFGHIJ012345 from 10.2.3.4, then run the migration."})
+	in, _ := json.Marshal(map[string]string{"query": "db"})
+	h := projtest.Handles{}
+	pr, err := p.Project(context.Background(), projectors.Call{ToolCallID: "call_1", Input: in, Mask: h}, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r result
+	if err := json.Unmarshal(pr.Result, &r); err != nil || len(r.Evidence) != 1 {
+		t.Fatalf("%v: %s", err, pr.Result)
+	}
+	e := r.Evidence[0]
+	for _, v := range []string{"Tr0ub4dor&3", "ghp_0123456789", "10.2.3.4", "alice@example.org"} {
+		if strings.Contains(string(pr.Result), v) {
+			t.Errorf("%q survives: %s", v, pr.Result)
+		}
+	}
+	if len(h) != 4 || e.Source != "runbooks" || e.DocumentID != "db-access" {
+		t.Errorf("%d values masked; evidence %+v", len(h), e)
+	}
+	for _, w := range []string{"Connect with password=", " and the token ", " from ", ", then run the migration.", "Database access for "} {
+		if !strings.Contains(e.Excerpt+e.Title, w) {
+			t.Errorf("the words %q are lost: %+v", w, e)
+		}
+	}
+}

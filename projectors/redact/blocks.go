@@ -38,7 +38,7 @@ func redactPEM(rw *rewriter) {
 				end = len(src)
 			}
 		}
-		rw.replace(start, end, PrivateKey)
+		rw.mask(start, end, kPrivateKey)
 		off = end
 	}
 }
@@ -201,16 +201,17 @@ func redactStack(rw *rewriter) {
 	if keepLast {
 		last := bytes.TrimRight(src[cut:], " \t\r\n")
 		if j := bytes.LastIndexByte(last, '\n'); j >= 0 {
-			line := bytes.TrimSpace(last[j+1:])
+			line := bytes.TrimLeft(last[j+1:], " \t")
 			if len(line) > 0 && !bytes.HasPrefix(line, []byte("File \"")) {
-				rw.replace(start, len(src), repl+" ")
-				// The exception line stays; later passes redact it.
-				rw.out = append(rw.out, line...)
+				// The exception line stays, and the other passes read it.
+				ls := cut + len(last) - len(line)
+				rw.cut(start, ls, repl+" ")
+				rw.cut(ls+len(line), len(src), "")
 				return
 			}
 		}
 	}
-	rw.replace(start, len(src), repl)
+	rw.cut(start, len(src), repl)
 }
 
 // SQL literals.
@@ -307,10 +308,10 @@ func redactSQL(rw *rewriter) {
 			}
 			if j >= len(src) {
 				// Unterminated literal: the rest is its value.
-				rw.replace(i, len(src), Str)
+				rw.mask(i, len(src), kStr)
 				return
 			}
-			rw.replace(i, j+1, Str)
+			rw.mask(i, j+1, kStr)
 			i = j
 			continue
 		}
@@ -324,9 +325,9 @@ func redactSQL(rw *rewriter) {
 				continue
 			}
 			if i > 0 && src[i-1] == '-' && (i == 1 || !isWord(src[i-2])) {
-				rw.replace(i-1, j, Num)
+				rw.mask(i-1, j, kNum)
 			} else {
-				rw.replace(i, j, Num)
+				rw.mask(i, j, kNum)
 			}
 			i = j - 1
 		}

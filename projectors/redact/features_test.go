@@ -56,29 +56,3 @@ func TestScanFeatures(t *testing.T) {
 		t.Fatalf("features never seen: %x", all&^seen)
 	}
 }
-
-// Every feature a rewrite can add to a text is in placeholderFeatures.
-func TestPlaceholderFeatures(t *testing.T) {
-	lines := append(readLines(t, "testdata/planted.txt"), readLines(t, "testdata/ordinary.txt")...)
-	rw := &rewriter{}
-	changed := 0
-	for _, l := range lines {
-		cur := l
-		for i := range stages {
-			rw.src, rw.out, rw.last, rw.changed = cur, nil, 0, false
-			stages[i].apply(rw)
-			if !rw.changed {
-				continue
-			}
-			out := rw.finish()
-			if added := scanFeatures(out) &^ scanFeatures(cur); added&^placeholderFeatures != 0 {
-				t.Fatalf("pass %d adds features %x to %q: %q", i, added&^placeholderFeatures, cur, out)
-			}
-			cur = out
-			changed++
-		}
-	}
-	if changed < 100 {
-		t.Fatalf("only %d rewrites", changed)
-	}
-}

@@ -1,26 +1,28 @@
 package redact
 
-// FieldPlaceholder returns the placeholder that replaces the whole value of
-// a structured field (a JSON member, a header) named key, by the same key
-// rules as the key=value pass: Secret for passwords, tokens, keys, cookies
-// and authorization; User, PID, Host, Pod, Container or Account for those
+import "github.com/toolcanon/toolcanon/canonical"
+
+// FieldKind returns the kind of the whole value of a structured field (a
+// JSON member, a header) named key, by the key rules of the key=value
+// pass: a secret for passwords, tokens, keys, cookies and authorization; a
+// user, process id, host, pod, container or account for those
 // identifiers; "" when the name says nothing about its value.
-func FieldPlaceholder(key []byte) string {
+func FieldKind(key []byte) canonical.Kind {
 	switch classifyKey(key) {
 	case kvSecret, kvAuth, kvCookie:
-		return Secret
+		return kSecret
 	case kvUser:
-		return User
+		return kUser
 	case kvPID:
-		return PID
+		return kPID
 	case kvHost:
-		return Host
+		return kHost
 	case kvPod:
-		return Pod
+		return kPod
 	case kvContainer:
-		return Container
+		return kContainer
 	case kvAccount:
-		return Account
+		return kAccount
 	}
 	return ""
 }

@@ -3,69 +3,9 @@ package redact
 import "bytes"
 
 // Command lines: the value of a flag that names a secret or an account
-// (--password s3cret, -u user:pass, -pS3cret, -a s3cret to redis-cli) and
-// the arguments of commands that take credentials by position (htpasswd -b
-// FILE USER PASS, rabbitmqctl add_user USER PASS). --key=value is an
-// assignment, handled by redactKV.
-
-func gateFlags(src []byte, _ features) bool { return bytes.IndexByte(src, '-') >= 0 }
-
-// positionalNeeds are the features of each command of positional.
-var positionalNeeds = func() (out []features) {
-	for _, p := range positional {
-		out = append(out, scanFeatures([]byte(p.cmd)))
-	}
-	return out
-}()
-
-func gatePositional(src []byte, f features) bool {
-	some := false
-	for _, n := range positionalNeeds {
-		some = some || f&n == n
-	}
-	if !some {
-		return false
-	}
-	k, _ := positionalAt(src)
-	return k >= 0
-}
-
-// positionalAt finds the first command of positional in src: its index in
-// positional and its offset, or -1. Every command holds one of
-// positionalAnchors, so a search for each finds them all.
-func positionalAt(src []byte) (int, int) {
-	best, at := -1, len(src)
-	for a, anchor := range positionalAnchors {
-		for off := 0; off < at; {
-			k := bytes.Index(src[off:at], []byte(anchor))
-			if k < 0 {
-				break
-			}
-			k += off
-			for n, p := range positional {
-				if d := anchorOffset[n][a]; d >= 0 && k-d >= 0 && k-d < at && bytes.HasPrefix(src[k-d:], []byte(p.cmd)) {
-					best, at = n, k-d
-				}
-			}
-			off = k + 1
-		}
-	}
-	return best, at
-}
-
-// positionalAnchors are literals that every command of positional holds.
-var positionalAnchors = [2]string{"user ", "passw"}
-
-// anchorOffset[n][a] is where anchor a sits in positional[n].cmd, or -1.
-var anchorOffset = func() [][len(positionalAnchors)]int {
-	out := make([][len(positionalAnchors)]int, len(positional))
-	for n, p := range positional {
-		for a, anchor := range positionalAnchors {
-			out[n][a] = bytes.Index([]byte(p.cmd), []byte(anchor))
-		}
-	}
-	return out
-}()
+// (--password s3cret, -u user:pass, -pS3cret, -a s3cret to redis-cli).
+// --key=value is an assignment, handled by redactKV; the arguments of
+// login commands are the positions pass's (loginCommands).
 
 // Commands whose short flags -u, -U and -p carry an account and a password.
 var credentialCommands = []string{"mysql", "mariadb", "sshpass", " login ", "mongo", "psql", "pg_dump", "pg_restore", "redis-cli", "keydb-cli", "smbclient"}
@@ -129,7 +69,7 @@ func redactFlags(rw *rewriter) {
 				ve++
 			}
 			if repl := shortValue(name[0], src[ks+1:ve], fc, true); repl != "" {
-				rw.replace(ks+1, ve, repl)
+				rw.mask(ks+1, ve, kindOf(repl))
 			}
 			i = ve - 1
 			continue
@@ -150,7 +90,7 @@ func redactFlags(rw *rewriter) {
 			repl = longValue(name, src[vs:ve])
 		}
 		if repl != "" {
-			rw.replace(vs, ve, repl)
+			rw.mask(vs, ve, kindOf(repl))
 			i = ve - 1
 		} else {
 			i = ke - 1
@@ -272,53 +212,4 @@ func longValue(name, v []byte) string {
 
 func hasSuffixFold(s []byte, lit string) bool {
 	return len(s) >= len(lit) && hasPrefixFold(s[len(s)-len(lit):], lit)
-}
-
-// Commands that take an account and its password as arguments: the
-// arguments after cmd (flags skipped) that are the account and the
-// password, counted from 0.
-var positional = []struct {
-	cmd            string
-	account, pass  int
-	needFlag, file byte // a flag letter the form needs; a flag letter that drops the file argument
-}{
-	{"add_user ", 0, 1, 0, 0}, {"change_password ", 0, 1, 0, 0}, {"net user ", 0, 1, 0, 0},
-	{"htpasswd ", 1, 2, 'b', 'n'},
-}
-
-func redactPositional(rw *rewriter) {
-	src := rw.src
-	if n, at := positionalAt(src); n >= 0 {
-		p := positional[n]
-		var args [][2]int
-		var flags []byte
-		for i := at + len(p.cmd); i < len(src) && len(args) < 3; {
-			for i < len(src) && src[i] == ' ' {
-				i++
-			}
-			s := i
-			for i < len(src) && !isSpace(src[i]) {
-				i++
-			}
-			if s == i {
-				break
-			}
-			if src[s] == '-' {
-				flags = append(flags, src[s+1:i]...)
-				continue
-			}
-			args = append(args, [2]int{s, i})
-		}
-		account, pass := p.account, p.pass
-		if p.needFlag != 0 && bytes.IndexByte(flags, p.needFlag) < 0 {
-			return
-		}
-		if p.file != 0 && bytes.IndexByte(flags, p.file) >= 0 {
-			account, pass = account-1, pass-1
-		}
-		if pass < len(args) && !isPlaceholder(src[args[account][0]:]) {
-			rw.replace(args[account][0], args[account][1], User)
-			rw.replace(args[pass][0], args[pass][1], Secret)
-		}
-	}
 }

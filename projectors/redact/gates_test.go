@@ -3,6 +3,7 @@ package redact
 import (
 	"bufio"
 	"bytes"
+	"github.com/toolcanon/toolcanon/canonical"
 	"math/rand/v2"
 	"os"
 	"reflect"
@@ -17,22 +18,20 @@ import (
 // only save time, never change a result.
 func appendGatesOnly(dst, msg []byte) []byte {
 	stack := reflect.ValueOf(redactStack).Pointer()
-	cur := msg
+	r := New()
 	for i := range stages {
 		gate := stages[i].gate
 		if reflect.ValueOf(stages[i].apply).Pointer() == stack {
 			gate = func(src []byte, _ features) bool { return stackHint(src, scanFeatures(src)) }
 		}
-		if gate != nil && !gate(cur, scanFeatures(cur)) {
+		if gate != nil && !gate(msg, scanFeatures(msg)) {
 			continue
 		}
-		rw := &rewriter{src: cur}
+		rw := &rewriter{src: msg, keys: &r.keys}
 		stages[i].apply(rw)
-		if rw.changed {
-			cur = rw.finish()
-		}
+		r.spans = append(r.spans, rw.spans...)
 	}
-	return append(dst, cur...)
+	return r.write(dst, msg, canonical.Placeholders)
 }
 
 func readLines(tb testing.TB, path string) [][]byte {

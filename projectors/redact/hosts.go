@@ -72,7 +72,7 @@ func redactHosts(rw *rewriter) {
 			p = Host // db01:5432, vault-03:8200
 		}
 		if p != "" && !(j < len(src) && (src[j] == '(' || src[j] == '>' || src[j] == '$')) {
-			rw.replace(i, j, p)
+			rw.mask(i, j, kindOf(p))
 		}
 		i = j
 	}
@@ -110,7 +110,7 @@ func classifyName(name []byte, labels int) string {
 	}
 	last := name[bytes.LastIndexByte(name, '.')+1:]
 	first := name[:bytes.IndexByte(name, '.')]
-	if len(last) < 2 || len(last) > 11 {
+	if len(last) < 2 || len(last) > 11 || documentationName(name) {
 		return ""
 	}
 	var buf [12]byte
@@ -322,7 +322,7 @@ func redactPhrases(rw *rewriter) {
 				j++
 			}
 			if j > i+1 && j < len(src) && src[j] == ']' && (j+1 == len(src) || src[j+1] == ':' || src[j+1] == ' ') {
-				rw.replace(i+1, j, PID)
+				rw.mask(i+1, j, kPID)
 				i = j
 			}
 		case c == '/' || c == '\\':
@@ -334,7 +334,7 @@ func redactPhrases(rw *rewriter) {
 						e++
 					}
 					if e > s && !isPlaceholder(src[s:]) {
-						rw.replace(s, e, User)
+						rw.mask(s, e, kUser)
 						i = e - 1
 					}
 					break
@@ -344,7 +344,7 @@ func redactPhrases(rw *rewriter) {
 			// sudo:   alice : TTY=pts/0 ; … — the invoking account.
 			s, e := wordAfterSpaces(src, i+5)
 			if e > s && phrasePrefix(src[e:], " : ") && !isPlaceholder(src[s:]) {
-				rw.replace(s, e, User)
+				rw.mask(s, e, kUser)
 				i = e - 1
 			}
 		case c == '(' && phrasePrefix(src[i:], "(to "):
@@ -355,7 +355,7 @@ func redactPhrases(rw *rewriter) {
 			}
 			s, e := wordAfterSpaces(src, i+k+1)
 			if e > s && phrasePrefix(src[e:], " on ") && !isPlaceholder(src[s:]) {
-				rw.replace(s, e, User)
+				rw.mask(s, e, kUser)
 				i = e - 1
 			}
 		case phraseStart[lower(c)] && (i == 0 || !isWord(src[i-1])):
@@ -391,7 +391,7 @@ func redactPhrases(rw *rewriter) {
 					continue
 				}
 			}
-			rw.replace(next, e, ph.repl)
+			rw.mask(next, e, kindOf(ph.repl))
 			i = e - 1
 		}
 	}
@@ -591,7 +591,7 @@ func redactARN(rw *rewriter) {
 				e++
 			}
 			if e-p == 12 {
-				rw.replace(p, e, Account)
+				rw.mask(p, e, kAccount)
 			}
 			off = e
 			continue
@@ -661,7 +661,7 @@ func redactCards(rw *rewriter) {
 				continue
 			}
 			if cnt >= 13 && cnt <= 19 && luhn(digits[:cnt]) && (g > 0 || cardPrefix(digits[:cnt])) {
-				rw.replace(i, e, Card)
+				rw.mask(i, e, kCard)
 				i = e - 1
 				matched = true
 				break
@@ -724,4 +724,15 @@ func phrasePrefix(s []byte, lit string) bool {
 		}
 	}
 	return true
+}
+
+// documentationName reports whether name is reserved for documentation
+// and tests (RFC 2606, RFC 6761): example.com, *.example, *.test, …
+func documentationName(name []byte) bool {
+	for _, s := range []string{"example.com", "example.org", "example.net", ".example", ".test", ".invalid"} {
+		if hasSuffixFold(name, s) && (len(name) == len(s) || s[0] == '.' || name[len(name)-len(s)-1] == '.') {
+			return true
+		}
+	}
+	return false
 }

@@ -12,8 +12,8 @@ import (
 // another case, colliding in its slots, or too long for it.
 func TestKeyCacheMatchesClassifyKey(t *testing.T) {
 	keys := slices.Sorted(maps.Keys(exactKeys))
-	keys = append(keys, secretStems...)
-	keys = append(keys, notSecretStems...)
+	keys = append(keys, slices.Sorted(maps.Keys(credentialWords))...)
+	keys = append(keys, slices.Sorted(maps.Keys(settingWords))...)
 	keys = append(keys, "status", "src", "dest", "customer_id", "db_password", "x-auth", "max_token_count",
 		strings.Repeat("password", 4), "10.0.0.1", "", "a", "User", "PASSWORD", "Authorization")
 	r := rand.New(rand.NewPCG(9, 10))

@@ -1,6 +1,11 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+
+	"github.com/toolcanon/toolcanon/canonical"
+)
 
 // Key-value assignments: key=value, key: value, "key": "value", key => value.
 
@@ -20,33 +25,14 @@ const (
 	kvProject // a cloud project: an account when its value is shaped like a project id
 )
 
-// Substrings of a lower-cased key that mark its value as a secret.
-var secretStems = []string{
-	"passw", "passphrase", "secret", "token", "apikey", "api_key", "api-key",
-	"accesskey", "access_key", "access-key", "privatekey", "private_key", "private-key",
-	"credential", "signature", "session", "cookie", "csrf", "xsrf", "client_key",
-	"master_key", "encryption_key", "signing_key", "connectionstring", "connection_string",
-	"sas_key", "account_key", "accountkey", "auth_key", "authkey", "storepass", "keypass",
-	"authident", "passwd",
-}
+// A key is classified by its words: split on '_', '-', '.', spaces and
+// camel case, lower-cased. Whole words count, never parts of one: a key
+// holding "admin" is not a setting for holding "min".
 
-// Key qualifiers that mean the value is a count or a setting, not a secret.
-var notSecretStems = []string{
-	"count", "tokens", "_len", "length", "size", "ttl", "timeout", "expir", "max", "min",
-	"limit", "type", "_ms", "enabled", "required", "version", "refresh_interval",
-	"_file", "-file", "_path", "-path",
-	// where a secret comes from or what it is for, not the secret: a
-	// flag that reads it, a URL, a name or reference in a store, a method
-	"stdin", "_env", "-env", "prompt", "_cmd", "-cmd", "command", "helper", "_mode", "-mode", "method",
-	"_url", "-url", "url", "_uri", "-uri", "endpoint", "algorithm", "_name", "-name", "secretname",
-	"_ref", "-ref", "secretref", "keyref", "less", "provider", "policy", "strength", "rotation",
-	"format", "_dir", "-dir", "store_type",
-}
-
+// exactKeys name a value by the whole key: identities, and the short
+// names of credentials that are words of other things inside longer keys.
 var exactKeys = map[string]kvClass{
-	"pwd": kvSecret, "pass": kvSecret, "sig": kvSecret, "sid": kvSecret, "auth": kvSecret,
-	"pin": kvSecret, "otp": kvSecret, "key": kvSecret, "jsessionid": kvSecret, "phpsessid": kvSecret,
-	"x-amz-signature": kvSecret, "x-amz-credential": kvSecret, "x-goog-signature": kvSecret,
+	"sig": kvSecret, "sid": kvSecret, "key": kvSecret, "jsessionid": kvSecret, "phpsessid": kvSecret,
 	"authorization": kvAuth, "proxy-authorization": kvAuth, "www-authenticate": kvAuth,
 	"cookie": kvCookie, "set-cookie": kvCookie,
 	"user": kvUser, "username": kvUser, "user_name": kvUser, "user-name": kvUser, "login": kvUser,
@@ -69,74 +55,55 @@ var exactKeys = map[string]kvClass{
 	"gcloud_project": kvProject, "project": kvProject, "cloudsdk_core_project": kvProject, "aws_account": kvAccount,
 }
 
-// exactIndex lists exactKeys by first byte: for a short key, comparing the
-// few candidates is cheaper than hashing it.
-var exactIndex = func() (ix [256][]exactKey) {
-	for k, c := range exactKeys {
-		ix[k[0]] = append(ix[k[0]], exactKey{k, c})
-	}
-	return ix
-}()
+// credentialWords are the words that make a key name a credential
+// wherever they stand in it (db_password, x-auth-token, clientSecret).
+var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode secret token credential credentials
+	cookie cookies signature csrf xsrf apikey auth session sessionid pin otp
+	requirepass masterauth masterpassword bindpw rootpw storepass keypass srcstorepass deststorepass keystorepass
+	authtoken accesstoken refreshtoken idtoken sessiontoken accesskey secretkey privatekey clientsecret
+	connectionstring authkey accountkey masterkey authident sharedkey`)
 
-type exactKey struct {
-	key   string
-	class kvClass
+// keyQualifiers are the words before "key" or "string" that make them
+// name a credential (api_key, AccountKey, connection_string); alone, "key"
+// names one too.
+var keyQualifiers = wordSet(`api access secret private client account master encryption decryption signing sas auth
+	license app consumer storage shared hmac webhook integration connection`)
+
+// settingWords are the words that make a key name a property of a
+// credential, or where it comes from, rather than the credential itself:
+// max_tokens, password_file, token_url, secret_name, auth_type.
+var settingWords = wordSet(`count len length size ttl timeout expiry expires expire expiration expired max min limit
+	type ms enabled enable disabled required version interval file path env stdin prompt cmd command helper mode method
+	url uri endpoint algorithm alg name ref provider policy strength rotation format dir less hash bits header field
+	param store kind source label hint rule rules valid validity age`)
+
+func wordSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
 }
 
-// stems holds the secret and the not-secret stems by their first two
-// bytes, so that a key is scanned once and a position where no stem starts
-// costs a bit test.
-var stems = func() *stemIndex {
-	ix := &stemIndex{}
-	add := func(list []string, not bool) {
-		for _, s := range list {
-			if len(s) < minStem {
-				panic("redact: stem " + s + " is shorter than minStem")
+// keyWords finds the words of key, into dst as bounds, and returns their
+// count: key splits on '_', '-', '.', ' ' and where camel case starts a
+// word; at most len(dst) words.
+func keyWords(dst *[16][2]int, key []byte) int {
+	n, s := 0, 0
+	for i := 0; i <= len(key) && n < len(dst); i++ {
+		sep := i == len(key) || key[i] == '_' || key[i] == '-' || key[i] == '.' || key[i] == ' '
+		if sep || i > s && isUpper(key[i]) && !isUpper(key[i-1]) {
+			if i > s {
+				dst[n] = [2]int{s, i}
+				n++
 			}
-			ix.pairs[s[0]][s[1]>>6] |= 1 << (s[1] & 63)
-			h := pairSlot(s[0], s[1])
-			ix.slots[h] = append(ix.slots[h], stem{s, not})
-		}
-	}
-	add(notSecretStems, true)
-	add(secretStems, false)
-	return ix
-}()
-
-type stemIndex struct {
-	pairs [256][4]uint64 // bit c1 of pairs[c0]: a stem starts with c0 c1
-	slots [256][]stem    // the stems by pairSlot of their first two bytes
-}
-
-type stem struct {
-	s   string
-	not bool // a not-secret stem: the key names a count or a setting
-}
-
-func pairSlot(c0, c1 byte) byte { return c0*7 ^ c1 }
-
-// Every stem has at least minStem bytes.
-const minStem = 3
-
-// findStems reports whether the lower-case key k holds a not-secret stem,
-// and whether it holds a secret one.
-func findStems(k []byte) (not, secret bool) {
-	for i := 0; i+minStem <= len(k); i++ {
-		c0, c1 := k[i], k[i+1]
-		if stems.pairs[c0][c1>>6]&(1<<(c1&63)) == 0 {
-			continue
-		}
-		for _, st := range stems.slots[pairSlot(c0, c1)] {
-			s := st.s
-			if len(k)-i >= len(s) && s[0] == c0 && s[1] == c1 && string(k[i:i+len(s)]) == s {
-				if st.not {
-					return true, secret
-				}
-				secret = true
+			s = i
+			if sep {
+				s = i + 1
 			}
 		}
 	}
-	return false, secret
+	return n
 }
 
 func classifyKey(key []byte) kvClass {
@@ -151,12 +118,10 @@ func classifyKey(key []byte) kvClass {
 		letters = letters || isAlpha(c)
 	}
 	if !letters {
-		return kvNone // every key, stem and suffix below has a letter
+		return kvNone
 	}
-	for _, e := range exactIndex[k[0]] {
-		if len(e.key) == len(k) && e.key == string(k) {
-			return e.class
-		}
+	if c, ok := exactKeys[string(k)]; ok {
+		return c
 	}
 	// A dotted key is named by its last part: spring.datasource.password
 	// is a password, session-7.scope a unit.
@@ -167,26 +132,39 @@ func classifyKey(key []byte) kvClass {
 		}
 		return c
 	}
-	// A not-secret stem wins over authorization, which wins over a secret
-	// stem.
-	not, secret := findStems(k)
-	if not {
-		return kvNone
+	var words [16][2]int
+	nw := keyWords(&words, key)
+	class := kvNone
+	for n := range nw {
+		w := k[words[n][0]:words[n][1]]
+		switch {
+		case settingWords[string(w)]:
+			return kvNone
+		case string(w) == "authorization":
+			class = kvAuth
+		case class == kvNone && (credentialWords[string(w)] || glued(w)):
+			class = kvSecret
+		case class == kvNone && (string(w) == "key" || string(w) == "keys" || string(w) == "string") && n > 0 && keyQualifiers[string(k[words[n-1][0]:words[n-1][1]])]:
+			class = kvSecret
+		}
 	}
-	if len(k) >= len("authorization") && bytes.Contains(k, []byte("authorization")) {
-		return kvAuth
+	if class == kvNone && nw > 1 {
+		if last := string(k[words[nw-1][0]:words[nw-1][1]]); last == "user" || last == "username" {
+			return kvUser
+		}
 	}
-	if secret {
-		return kvSecret
+	return class
+}
+
+// glued reports whether the word w is a credential noun with a word glued
+// before it (dbpassword, rpcpassword, npmtoken).
+func glued(w []byte) bool {
+	for _, n := range []string{"password", "passwd", "secret", "token"} {
+		if len(w) > len(n)+1 && bytes.HasSuffix(w, []byte(n)) {
+			return true
+		}
 	}
-	// db_password, my-auth, x_auth, client_pwd
-	// requirepass, masterauth, bind_pw, rootpw, db-pass.
-	if len(k) >= 4 && (bytes.HasSuffix(k, []byte("pwd")) || bytes.HasSuffix(k, []byte("auth")) && !bytes.HasSuffix(k, []byte("oauth")) ||
-		bytes.HasSuffix(k, []byte("pass")) && !bytes.HasSuffix(k, []byte("bypass")) && !bytes.HasSuffix(k, []byte("compass")) ||
-		bytes.HasSuffix(k, []byte("pw"))) {
-		return kvSecret
-	}
-	return kvNone
+	return false
 }
 
 // keyCache remembers the classes of the keys a Redactor met last: the
@@ -194,33 +172,31 @@ func classifyKey(key []byte) kvClass {
 // a comparison instead of classifyKey's searches.
 type keyCache struct {
 	slots [64]struct {
-		key   [maxCachedKey]byte // lower case
-		n     uint8              // length of key; 0: empty
+		key   [maxCachedKey]byte
+		n     uint8 // length of key; 0: empty
 		class kvClass
 	}
 }
 
 const maxCachedKey = 24
 
-// classify returns classifyKey(key), which depends on the lower-case key
-// only. c may be nil.
+// classify returns classifyKey(key), remembering the keys it met last as
+// they are written (camel case splits words). c may be nil.
 func (c *keyCache) classify(key []byte) kvClass {
 	if c == nil || len(key) == 0 || len(key) > maxCachedKey {
 		return classifyKey(key)
 	}
-	var low [maxCachedKey]byte
 	h := uint32(2166136261) // FNV-1a
-	for i, b := range key {
-		b = lower(b)
-		low[i] = b
+	for _, b := range key {
 		h = (h ^ uint32(b)) * 16777619
 	}
 	slot := &c.slots[h%uint32(len(c.slots))]
-	if int(slot.n) == len(key) && slot.key == low {
+	if int(slot.n) == len(key) && string(slot.key[:slot.n]) == string(key) {
 		return slot.class
 	}
 	class := classifyKey(key)
-	slot.key, slot.n, slot.class = low, uint8(len(key)), class
+	copy(slot.key[:], key)
+	slot.n, slot.class = uint8(len(key)), class
 	return class
 }
 
@@ -421,7 +397,9 @@ func redactKV(rw *rewriter) {
 			quote = '\\'
 			vs += 2
 		}
-		if vs < len(src) && isPlaceholder(src[vs:]) {
+		if _, _, n, ok := canonical.ParseHandle(src[vs:]); ok && vs+n < len(src) && !isSpace(src[vs+n]) && !closesValue(src[vs+n]) {
+			vs += n // a handle proves nothing about what is glued to it
+		} else if vs < len(src) && isPlaceholder(src[vs:]) {
 			continue
 		}
 		if nameKey && quote != '\\' {
@@ -489,7 +467,7 @@ func redactKV(rw *rewriter) {
 				e++
 			}
 			if e > vs && valueEnd(src, e) == e {
-				rw.replace(vs, e, PID)
+				rw.mask(vs, e, kPID)
 				i = e - 1
 			}
 			continue
@@ -544,36 +522,36 @@ func redactKV(rw *rewriter) {
 				i = max(e, vs) - 1 // Bearer $TOKEN; Bearer realm="api": no credential
 				continue
 			}
-			rw.replace(vs, ve, Secret)
+			rw.mask(vs, ve, kSecret)
 		case kvSecret, kvCookie:
 			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4)) {
 				i = ve - 1
 				continue
 			}
-			rw.replace(vs, ve, Secret)
+			rw.mask(vs, ve, kSecret)
 		case kvUser:
 			if allDigits(val) && len(val) <= 5 {
 				// uid=0, euid=1000: numeric ids of system accounts.
 				continue
 			}
 
-			rw.replace(vs, ve, User)
+			rw.mask(vs, ve, kUser)
 		case kvHost:
 			if string(lowerASCII(val)) == "localhost" || isLoopback(val) {
 				i = ve - 1
 				continue
 			}
-			rw.replace(vs, ve, Host)
+			rw.mask(vs, ve, kHost)
 		case kvProject:
 			if projectID(val) {
-				rw.replace(vs, ve, Account)
+				rw.mask(vs, ve, kAccount)
 			}
 		case kvPod:
-			rw.replace(vs, ve, Pod)
+			rw.mask(vs, ve, kPod)
 		case kvContainer:
-			rw.replace(vs, ve, Container)
+			rw.mask(vs, ve, kContainer)
 		case kvAccount:
-			rw.replace(vs, ve, Account)
+			rw.mask(vs, ve, kAccount)
 		}
 		i = ve - 1
 	}

@@ -1,6 +1,9 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"slices"
+)
 
 // Credential-bearing positions that hold no '=' or ':' after the name: a
 // keyword or directive and its value (password X, requirepass X,
@@ -11,41 +14,35 @@ import "bytes"
 // its first letter starts one of the words below.
 
 // specialWords are the words this pass reads besides the names of
-// credentials: a word that starts with none of their first two letters
-// and holds no credential trigger is not looked at further.
-var specialWords = []string{"process", "isql", "http-basic.", "by", "login", "account", "subscription", "subscriptions",
+// credentials.
+var specialWords = []string{"process", "auth", "basicauth", "credentials", "isql", "http-basic.", "add_user", "change_password", "net", "htpasswd", "by", "login", "account", "subscription", "subscriptions",
 	"tenant", "project", "directory"}
 
-// specialPairs[c0] has bit c1-'a' when a special word starts with c0 c1.
-var specialPairs = func() (t [256]uint32) {
-	for _, w := range specialWords {
-		t[w[0]] |= 1 << (w[1] - 'a')
-		t[w[0]-32] |= 1 << (w[1] - 'a')
-	}
-	return t
-}()
-
-// specialStart reports whether a word starting with c0 c1 may be one of
-// specialWords.
-func specialStart(c0, c1 byte) bool {
-	c1 = lower(c1)
-	return c1 >= 'a' && c1 <= 'z' && specialPairs[c0]&(1<<(c1-'a')) != 0
-}
-
-// passwordWord reports whether the lower-case word w names a password (and
-// not a token or a secret, whose name is prose more often): a quoted value
-// after it is the password, whatever its shape.
+// passwordWord reports whether the lower-case word w names a password by
+// one of its words (and not a token or a secret, whose name is prose more
+// often): a quoted value after it is the password, whatever its shape.
 func passwordWord(w []byte) bool {
-	return bytes.Contains(w, []byte("passw")) || bytes.Contains(w, []byte("passphrase")) || string(w) == "pwd"
+	for s, e := 0, 0; e <= len(w); e++ {
+		if e < len(w) && w[e] != '_' && w[e] != '-' && w[e] != '.' {
+			continue
+		}
+		switch p := w[s:e]; string(p) {
+		case "password", "passwd", "pwd", "passphrase", "passcode":
+			return true
+		default:
+			if glued(p) && !bytes.HasSuffix(p, []byte("token")) && !bytes.HasSuffix(p, []byte("secret")) {
+				return true
+			}
+		}
+		s = e + 1
+	}
+	return false
 }
 
 // credentialWord reports whether the lower-case word w, used as a keyword
 // before a value, names a credential: the key rules say so and it is not
 // one of the names that are prose or ids more often than keywords.
 func credentialWord(w []byte, keys *keyCache) bool {
-	if !mayNameCredential(w) {
-		return false
-	}
 	switch string(w) {
 	case "key", "sig", "sid", "pin", "otp", "pass", "session", "sessions", "cookie", "cookies", "signature", "auth",
 		"credentials", "secrets", "tokens", "passwords", "keys":
@@ -131,7 +128,7 @@ func redactPositions(rw *rewriter) {
 				}
 			}
 		}
-		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) || trig == 0 && !specialStart(c, src[i+1]) {
+		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) || trig == 0 {
 			i = e - 1
 			continue
 		}
@@ -150,10 +147,8 @@ func redactPositions(rw *rewriter) {
 		switch {
 		case string(w) == "process":
 			n = processID(rw, vs)
-		case string(w) == "isql":
-			n = accountArgs(rw, vs, 1) // isql DSN USER PASSWORD (unixODBC)
-		case bytes.HasPrefix(w, []byte("http-basic.")):
-			n = accountArgs(rw, vs, 0) // poetry config http-basic.REPO USER PASSWORD
+		case loginCommand(w) != nil:
+			n = accountArgs(rw, vs, loginCommand(w))
 		case netrc >= 0 && i > netrc && (string(w) == "login" || string(w) == "account"):
 			n = netrcValue(rw, vs, User)
 		case netrc >= 0 && i > netrc && (string(w) == "password" || string(w) == "passwd"):
@@ -172,6 +167,8 @@ func redactPositions(rw *rewriter) {
 			n = cloudID(rw, string(w), vs)
 		case credentialWord(w, rw.keys):
 			n = keywordValue(rw, w, vs)
+		case string(w) == "auth" || string(w) == "basicauth" || string(w) == "credentials":
+			n = accountPair(rw, vs)
 		}
 		if n > 0 {
 			i = n - 1
@@ -240,7 +237,7 @@ func netrcValue(rw *rewriter, vs int, repl string) int {
 	if ve <= vs || notASecret(src, vs, ve) {
 		return 0
 	}
-	rw.replace(vs, ve, repl)
+	rw.mask(vs, ve, kindOf(repl))
 	return ve
 }
 
@@ -261,10 +258,10 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 		if ve >= len(src) || src[ve] != q || ve == vs+1 || notASecret(src, vs+1, ve) {
 			return 0
 		}
-		if !passwordWord(w) && !(credentialShaped(src[vs+1:ve]) && ve-vs-1 >= 8 && bytes.IndexByte(src[vs+1:ve], ' ') < 0) {
+		if v := src[vs+1 : ve]; !passwordWord(w) && !(credentialShaped(v) && credentialLike(v) && len(v) >= 8 && bytes.IndexByte(v, ' ') < 0) {
 			return 0
 		}
-		rw.replace(vs+1, ve, Secret)
+		rw.mask(vs+1, ve, kSecret)
 		return ve + 1
 	}
 	if src[vs] == '-' || startsAssignment(src[vs:]) {
@@ -285,8 +282,29 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 	if allDigits(v) && len(v) < 8 {
 		return 0
 	}
-	rw.replace(vs, ve, Secret)
+	rw.mask(vs, ve, kSecret)
 	return ve
+}
+
+// accountPair masks the account:password pair among the two words at vs,
+// after a word that announces credentials (stats auth admin:s3cret, basic
+// auth user ops:s3cret). The password must not be a number (a port) or a
+// path.
+func accountPair(rw *rewriter, vs int) int {
+	src := rw.src
+	for s, k := vs, 0; s < len(src) && k < 2; k++ {
+		e := valueWord(src, s)
+		if c := bytes.IndexByte(src[s:e], ':'); c > 0 && s+c+1 < e {
+			if v := src[s+c+1 : e]; accountName(src[s:s+c]) && !allDigits(v) && v[0] != '/' && !notASecret(src, s+c+1, e) {
+				rw.mask(s, s+c, kUser)
+				rw.mask(s+c+1, e, kSecret)
+				return e
+			}
+		}
+		for s = e; s < len(src) && src[s] == ' '; s++ {
+		}
+	}
+	return 0
 }
 
 // quotedSecret redacts the quoted literal at vs (IDENTIFIED BY 'x').
@@ -303,7 +321,7 @@ func quotedSecret(rw *rewriter, vs int) int {
 	if ve >= len(src) || ve == vs+1 || notASecret(src, vs+1, ve) {
 		return 0
 	}
-	rw.replace(vs+1, ve, Secret)
+	rw.mask(vs+1, ve, kSecret)
 	return ve + 1
 }
 
@@ -325,7 +343,7 @@ func processID(rw *rewriter, vs int) int {
 	if e-vs < 3 || e < len(src) && (isWord(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1])) || phrasePrefix(src[e:], " of ") {
 		return 0
 	}
-	rw.replace(vs, e, PID)
+	rw.mask(vs, e, kPID)
 	return e
 }
 
@@ -349,7 +367,7 @@ func xmlSecret(rw *rewriter, i int) int {
 	if ve == vs || notASecret(src, vs, ve) {
 		return 0
 	}
-	rw.replace(vs, ve, Secret)
+	rw.mask(vs, ve, kSecret)
 	return ve
 }
 
@@ -447,8 +465,8 @@ func userPassAt(rw *rewriter, i, e int) int {
 	if isPlaceholder(src[ps:]) {
 		return 0
 	}
-	rw.replace(i, e, User)
-	rw.replace(ps, pe, Secret)
+	rw.mask(i, e, kUser)
+	rw.mask(ps, pe, kSecret)
 	return pe
 }
 
@@ -480,9 +498,9 @@ func pgpass(rw *rewriter, i int) int {
 		return 0
 	}
 	if string(src[colons[2]+1:colons[3]]) != "*" {
-		rw.replace(colons[2]+1, colons[3], User)
+		rw.mask(colons[2]+1, colons[3], kUser)
 	}
-	rw.replace(colons[3]+1, e, Secret)
+	rw.mask(colons[3]+1, e, kSecret)
 	return e
 }
 
@@ -510,7 +528,7 @@ func cloudPath(rw *rewriter, i, e int) int {
 	if !(guidShaped(v) || projectID(v) || allDigits(v) && len(v) >= 6) {
 		return 0
 	}
-	rw.replace(vs, ve, Account)
+	rw.mask(vs, ve, kAccount)
 	return ve
 }
 
@@ -543,7 +561,7 @@ func cloudID(rw *rewriter, word string, vs int) int {
 		if e < len(src) && (isWord(src[e]) || src[e] == '.') {
 			return 0
 		}
-		rw.replace(k, e, Account)
+		rw.mask(k, e, kAccount)
 		return e
 	}
 	return 0
@@ -601,16 +619,16 @@ func credentialLike(v []byte) bool {
 	return punct || up && lo || di && (up || lo) || di && len(v) >= 8
 }
 
-// credentialTriggers are literals that every name of a credential holds
-// (the secret stems, exact keys and suffixes of classifyKey): a word with
-// none of them is not classified, which keeps the key cache for keys.
+// credentialTriggers are literals that every credential word holds: with
+// specialWords, the keyword prefilter of this pass. A word that holds the
+// first two letters of none of them is not looked at further.
 var credentialTriggers = []string{"pass", "pw", "secret", "token", "key", "auth", "cred", "sig", "sid", "pin", "otp",
 	"csrf", "xsrf", "sess", "cookie", "connectionstring"}
 
-// triggerPairs[c0] has bit c1-'a' when a trigger starts with c0 c1, in
-// either case.
+// triggerPairs[c0] has bit c1-'a' when a trigger or a special word starts
+// with c0 c1, in either case.
 var triggerPairs = func() (t [256]uint32) {
-	for _, s := range credentialTriggers {
+	for _, s := range append(slices.Clone(credentialTriggers), specialWords...) {
 		t[s[0]] |= 1 << (s[1] - 'a')
 		t[s[0]-32] |= 1 << (s[1] - 'a')
 	}
@@ -626,29 +644,47 @@ var letterBit = func() (t [256]uint32) {
 	return t
 }()
 
-// mayNameCredential reports whether the lower-case word w holds one of
-// credentialTriggers.
-func mayNameCredential(w []byte) bool {
-	for k := 0; k+1 < len(w); k++ {
-		c1 := w[k+1]
-		if c1 < 'a' || c1 > 'z' || triggerPairs[w[k]]&(1<<(c1-'a')) == 0 {
-			continue
-		}
-		for _, s := range credentialTriggers {
-			if len(w)-k >= len(s) && s[0] == w[k] && string(w[k:k+len(s)]) == s {
-				return true
-			}
-		}
-	}
-	return false
+// loginCommands take an account and its password as arguments, after
+// skip others (flags apart): rabbitmqctl add_user USER PASS, isql DSN USER
+// PASS, poetry config http-basic.REPO USER PASS, net user USER PASS,
+// htpasswd -b FILE USER PASS (-n: no file).
+var loginCommands = []login{
+	{cmd: "add_user"}, {cmd: "change_password"}, {cmd: "isql", skip: 1}, {cmd: "http-basic.", prefix: true},
+	{cmd: "net", then: "user"}, {cmd: "htpasswd", skip: 1, needFlag: 'b', file: 'n'},
 }
 
-// accountArgs redacts the account and the password that a command takes as
-// its arguments after skip others, from vs; flags are skipped.
-func accountArgs(rw *rewriter, vs, skip int) int {
+type login struct {
+	cmd, then      string // the command word, and the word after it it needs
+	prefix         bool   // cmd is a prefix of the word (http-basic.REPO)
+	skip           int
+	needFlag, file byte // a flag letter the form needs; one that drops the first argument
+}
+
+// loginCommand returns the entry of loginCommands of the lower-case word
+// w, or nil.
+func loginCommand(w []byte) *login {
+	for i := range loginCommands {
+		c := &loginCommands[i]
+		if string(w) == c.cmd || c.prefix && len(w) > len(c.cmd) && string(w[:len(c.cmd)]) == c.cmd {
+			return c
+		}
+	}
+	return nil
+}
+
+// accountArgs masks the account and the password that the login command c
+// takes as arguments, from vs.
+func accountArgs(rw *rewriter, vs int, c *login) int {
 	src := rw.src
 	var args [2][2]int
-	n := 0
+	var flags [8]byte
+	n, nf, skip := 0, 0, c.skip
+	if c.then != "" {
+		if !phrasePrefix(src[vs:], c.then+" ") {
+			return 0
+		}
+		vs += len(c.then)
+	}
 	for i, k := vs, 0; i < len(src) && k < 8 && n < 2; k++ {
 		for i < len(src) && src[i] == ' ' {
 			i++
@@ -661,20 +697,26 @@ func accountArgs(rw *rewriter, vs, skip int) int {
 			break
 		}
 		if src[s] == '-' {
+			for _, f := range src[s+1 : min(i, s+4)] {
+				if nf < len(flags) {
+					flags[nf], nf = f, nf+1
+				}
+			}
 			continue
 		}
-		if skip > 0 {
+		if skip > 0 && !(c.file != 0 && bytes.IndexByte(flags[:nf], c.file) >= 0) {
 			skip--
 			continue
 		}
 		args[n] = [2]int{s, i}
 		n++
 	}
-	if n < 2 || isPlaceholder(src[args[0][0]:]) || notASecret(src, args[1][0], args[1][1]) {
+	if n < 2 || c.needFlag != 0 && bytes.IndexByte(flags[:nf], c.needFlag) < 0 ||
+		isPlaceholder(src[args[0][0]:]) || notASecret(src, args[1][0], args[1][1]) {
 		return 0
 	}
-	rw.replace(args[0][0], args[0][1], User)
-	rw.replace(args[1][0], args[1][1], Secret)
+	rw.mask(args[0][0], args[0][1], kUser)
+	rw.mask(args[1][0], args[1][1], kSecret)
 	return args[1][1]
 }
 
@@ -783,5 +825,5 @@ func gatePositions(src []byte, f features) bool {
 // refusedKeyword holds the words that hold a credential trigger but that
 // credentialWord refuses and that no other keyword case reads.
 var refusedKeyword = map[string]bool{"key": true, "sig": true, "sid": true, "pin": true, "otp": true, "pass": true,
-	"session": true, "sessions": true, "cookie": true, "cookies": true, "signature": true, "auth": true,
-	"credentials": true, "secrets": true, "tokens": true, "passwords": true, "keys": true}
+	"session": true, "sessions": true, "cookie": true, "cookies": true, "signature": true,
+	"secrets": true, "tokens": true, "passwords": true, "keys": true}

@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"slices"
 	"sync"
+
+	"github.com/toolcanon/toolcanon/canonical"
 )
 
-// Typed placeholders. Each replaces one class of sensitive value, so that
-// messages differing only in those values still group into one pattern.
+// The placeholders that canonical.Placeholders writes for each class of
+// masked value, and Stack, which replaces dropped stack-trace frames.
 const (
 	IP         = "<IP>"          // IPv4/IPv6 address, with port, CIDR or zone
 	MAC        = "<MAC>"         // hardware address
 	Email      = "<EMAIL>"       // e-mail address
 	Secret     = "<SECRET>"      // password, token, key, signature, cookie, session id
+	ID         = "<ID>"          // a generated value that its context does not prove public
 	PrivateKey = "<PRIVATE_KEY>" // PEM block
 	Host       = "<HOST>"        // host or node name
 	Pod        = "<POD>"         // Kubernetes pod name
@@ -23,19 +26,28 @@ const (
 	Account    = "<ACCOUNT>"     // cloud account id
 	Str        = "<STR>"         // SQL string literal
 	Num        = "<NUM>"         // SQL number literal
-	Stack      = "<STACK>"       // dropped stack-trace frames
-	Hex        = "<HEX>"         // long hexadecimal digest or id
+	Stack      = "<STACK>"       // dropped stack-trace frames: not a value, never a handle
 )
 
-// Redactor replaces sensitive values in log messages with typed
-// placeholders. It keeps scratch buffers between calls, so reuse one per
-// goroutine; it is not safe for concurrent use.
+// The kinds the passes name, short.
+const (
+	kIP, kMAC, kEmail, kSecret, kID                = canonical.KindIP, canonical.KindMAC, canonical.KindEmail, canonical.KindSecret, canonical.KindID
+	kPrivateKey, kHost, kPod                       = canonical.KindPrivateKey, canonical.KindHost, canonical.KindPod
+	kContainer, kPID, kUser, kCard                 = canonical.KindContainer, canonical.KindPID, canonical.KindUser, canonical.KindCard
+	kAccount, kStr, kNum                           = canonical.KindAccount, canonical.KindStr, canonical.KindNum
+	kStack                          canonical.Kind = "STACK" // a literal cut, not a masked value
+)
+
+// Redactor masks sensitive values in log messages. It keeps scratch
+// buffers between calls, so reuse one per goroutine; it is not safe for
+// concurrent use.
 type Redactor struct {
-	a, b  []byte
-	rw    rewriter // reused so that passes do not allocate
+	spans []span
+	keep  [][2]int
+	rw    rewriter
 	keys  keyCache
 	extra []Detector
-	spans [][2]int
+	ext   [][2]int
 }
 
 // A Detector finds secrets that the redactor's own rules may miss, such as
@@ -47,20 +59,24 @@ type Detector interface {
 }
 
 // New returns a Redactor. The extra detectors, when given, run on each
-// message after the redactor's own passes, on their output, and what they
-// find is replaced with Secret: they only add to what the rules replace.
+// message besides the redactor's own passes, and what they find is masked
+// as a secret: they only add to what the passes mask.
 func New(extra ...Detector) *Redactor { return &Redactor{extra: extra} }
 
-// stage is one rewriting pass. It runs only on a text that holds at least
+// span is a range of the message that a pass masks, as a value of kind,
+// or cuts (kind kStack), writing lit in its place.
+type span struct {
+	start, end int
+	kind       canonical.Kind
+	lit        string
+}
+
+// stage is one pass. It runs only on a text that holds at least
 // one of the features any (unless any is 0), all of the features all, and
 // passes gate (unless it is nil), a cheap test that the pass can match at
-// all; when exact is set, the features alone decide and gate is not
-// called. The features are
-// found for all passes in one scan. Most messages fail most of these tests
-// and are never copied.
+// all. The features are found for all passes in one scan.
 type stage struct {
 	any, all features
-	exact    bool // gate holds exactly when the features do
 	gate     func(src []byte, f features) bool
 	apply    func(rw *rewriter)
 }
@@ -213,19 +229,19 @@ var stages = []stage{
 	{any: fNewline | fTab | fBackslash | fParen | fG, gate: gateStack, apply: redactStack},
 	{any: fSQLHead, gate: gateSQL, apply: redactSQL},
 	{all: fColon | fSlash, gate: gateURL, apply: redactURL},
-	{any: fEquals | fColon, exact: true, gate: gateKV, apply: redactKV},
+	{any: fEquals | fColon, apply: redactKV},
 	{gate: gatePositions, apply: redactPositions},
-	{any: fDash, exact: true, gate: gateFlags, apply: redactFlags},
-	{any: fLowerU | fLowerP, gate: gatePositional, apply: redactPositional},
-	{apply: redactTokens},
-	{any: fAt, exact: true, gate: gateEmail, apply: redactEmail},
+	{any: fDash, apply: redactFlags},
+	{any: fAt, apply: redactEmail},
 	// An IPv4 address has dots, an IPv6 one colons, a MAC address one of
 	// colons, dashes or dots.
 	{any: fColon | fDot | fDash, apply: redactAddrs},
-	{any: fDot | fDash | fColon, exact: true, gate: gateHosts, apply: redactHosts},
+	{any: fDot | fDash | fColon, apply: redactHosts},
 	{gate: gatePhrases, apply: redactPhrases},
 	{all: fLowerA | fColon, gate: gateARN, apply: redactARN},
-	{any: fDigit, exact: true, gate: gateDigits, apply: redactCards},
+	{any: fDigit, apply: redactCards},
+	// Last, so that a value the passes above name keeps their kind.
+	{apply: redactGenerated},
 }
 
 // wants reports whether a text with features f passes the feature tests of
@@ -233,19 +249,6 @@ var stages = []stage{
 func (s *stage) wants(f features) bool {
 	return (s.any == 0 || f&s.any != 0) && f&s.all == s.all
 }
-
-// placeholderFeatures are the features a pass can add to a text. Every
-// byte of its output is a byte of its input or of a placeholder, and the
-// stack-trace pass adds a space: so the new features are those of the
-// placeholders and the bigrams that '<', '>' or a space can make with any
-// neighbour.
-var placeholderFeatures = func() features {
-	f := bigramSecond['<'] | bigramFirst['>'] | bigramFirst[' '] | bigramSecond[' ']
-	for _, p := range []string{IP, MAC, Email, Secret, PrivateKey, Host, Pod, Container, PID, User, Card, Account, Str, Num, Stack, Hex} {
-		f |= scanFeatures([]byte(p))
-	}
-	return f
-}()
 
 // lit is a literal that a gate looks for, with its features: a text whose
 // features lack them cannot hold it, and is not searched.
@@ -261,102 +264,161 @@ func (l lit) in(src []byte, f features) bool {
 	return f&l.f == l.f && bytes.Contains(src, l.s)
 }
 
-// Append appends the redacted form of msg to dst and returns the extended
-// buffer. msg is not modified and may alias nothing in dst.
+// Append appends the redacted form of msg to dst, each masked value
+// written as its placeholder (<SECRET>, <IP>, …), and returns the extended
+// buffer. msg is not modified.
 func (r *Redactor) Append(dst, msg []byte) []byte {
-	cur := msg
-	useA := true
-	feat := scanFeatures(cur)
-	// After a rewrite, feat is a superset of the features of cur (see
-	// placeholderFeatures), made exact again only when a pass it does not
-	// rule out needs them.
-	stale := false
+	return r.AppendMasked(dst, msg, canonical.Placeholders)
+}
+
+// AppendMasked appends the redacted form of msg to dst, each masked value
+// written by m (nil: canonical.Placeholders), and returns the extended
+// buffer. A well-formed handle in msg (<KIND:xxxxxxxx>) is copied as it
+// is: it is never masked again, but it proves nothing about its
+// neighbours. msg is not modified.
+//
+// Every pass reads msg as it is and only names the ranges it masks; the
+// output is written once, with overlapping ranges joined.
+func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
+	m = canonical.MaskerOf(m)
+	feat := scanFeatures(msg)
+	rw := &r.rw
+	rw.src, rw.spans, rw.keys, rw.feat = msg, r.spans[:0], &r.keys, feat
 	for i := range stages {
 		s := &stages[i]
-		if !s.wants(feat) {
+		if !s.wants(feat) || s.gate != nil && !s.gate(msg, feat) {
 			continue
 		}
-		if stale && (s.any|s.all != 0 || s.gate != nil) {
-			feat, stale = scanFeatures(cur), false
-			if !s.wants(feat) {
-				continue
+		rw.last = 0
+		s.apply(rw)
+	}
+	r.spans, rw.src = rw.spans, nil
+	for _, d := range r.extra {
+		r.ext = d.Spans(r.ext[:0], msg)
+		for _, sp := range r.ext {
+			if s, e := max(sp[0], 0), min(sp[1], len(msg)); s < e {
+				r.spans = append(r.spans, span{start: s, end: e, kind: kSecret})
 			}
 		}
-		if s.gate != nil && !s.exact && !s.gate(cur, feat) {
+	}
+	return r.write(dst, msg, m)
+}
+
+// write appends msg to dst with the ranges of r.spans masked by m.
+func (r *Redactor) write(dst, msg []byte, m canonical.Masker) []byte {
+	if len(r.spans) == 0 {
+		return append(dst, msg...)
+	}
+	r.keep = appendHandles(r.keep[:0], msg)
+	slices.SortStableFunc(r.spans, func(a, b span) int { return a.start - b.start })
+	last := 0
+	for i := 0; i < len(r.spans); {
+		sp := r.spans[i]
+		// Join the ranges that overlap this one. A secret stays a secret
+		// whatever else it holds.
+		for i++; i < len(r.spans) && r.spans[i].start < sp.end; i++ {
+			o := r.spans[i]
+			sp.end = max(sp.end, o.end)
+			if sp.kind != kStack && (o.kind == kSecret || o.kind == kPrivateKey) && sp.kind != kPrivateKey {
+				sp.kind = o.kind
+			}
+		}
+		if sp.start < last {
 			continue
 		}
-		var out []byte
-		if useA {
-			out = r.a[:0]
-		} else {
-			out = r.b[:0]
-		}
-		rw := &r.rw
-		// Field by field: a struct copy would take the bulk write barrier.
-		rw.src, rw.out, rw.last, rw.changed, rw.keys = cur, out, 0, false, &r.keys
-		s.apply(rw)
-		if !rw.changed {
+		dst = append(dst, msg[last:sp.start]...)
+		dst = r.emit(dst, msg, sp, m)
+		last = sp.end
+	}
+	return append(dst, msg[last:]...)
+}
+
+// emit appends what stands for the masked range sp of msg: its literal, or
+// what m writes for it, the handles inside it copied as they are.
+func (r *Redactor) emit(dst, msg []byte, sp span, m canonical.Masker) []byte {
+	if sp.kind == kStack {
+		return append(dst, sp.lit...)
+	}
+	s := sp.start
+	for _, h := range r.keep {
+		if h[1] <= s || h[0] >= sp.end {
 			continue
 		}
-		res := rw.finish()
-		if useA {
-			r.a = res
-		} else {
-			r.b = res
+		if h[0] > s {
+			dst = m.AppendMask(dst, sp.kind, msg[s:h[0]])
 		}
-		cur = res
-		useA = !useA
-		feat |= placeholderFeatures
-		stale = true
+		dst = append(dst, msg[max(h[0], s):min(h[1], sp.end)]...)
+		s = min(h[1], sp.end)
 	}
-	if len(r.extra) > 0 {
-		buf := &r.a
-		if !useA {
-			buf = &r.b
+	if s < sp.end {
+		dst = m.AppendMask(dst, sp.kind, msg[s:sp.end])
+	}
+	return dst
+}
+
+// appendHandles appends the ranges of the handles in msg to dst.
+func appendHandles(dst [][2]int, msg []byte) [][2]int {
+	for off := 0; off < len(msg); {
+		k := bytes.IndexByte(msg[off:], '<')
+		if k < 0 {
+			break
 		}
-		cur = r.detect(cur, buf)
+		if i, n := canonical.IndexHandle(msg[off+k : min(len(msg), off+k+canonical.MaxHandleLen)]); i == 0 {
+			dst = append(dst, [2]int{off + k, off + k + n})
+			off += k + n
+			continue
+		}
+		off += k + 1
 	}
-	return append(dst, cur...)
+	return dst
 }
 
 var pool = sync.Pool{New: func() any { return New() }}
 
-// AppendRedacted appends the redacted form of msg to dst, using a pooled
-// Redactor.
-func AppendRedacted(dst, msg []byte) []byte {
+// AppendRedacted appends the redacted form of msg to dst, with
+// placeholders, using a pooled Redactor.
+func AppendRedacted(dst, msg []byte) []byte { return AppendMasked(dst, msg, nil) }
+
+// AppendMasked appends the redacted form of msg to dst, each masked value
+// written by m (nil: placeholders), using a pooled Redactor.
+func AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 	r := pool.Get().(*Redactor)
-	dst = r.Append(dst, msg)
+	dst = r.AppendMasked(dst, msg, m)
 	pool.Put(r)
 	return dst
 }
 
-// String returns the redacted form of s.
+// String returns the redacted form of s, with placeholders.
 func String(s string) string {
 	return string(AppendRedacted(nil, []byte(s)))
 }
 
-// rewriter builds the output of one pass: src with some ranges replaced.
-// Ranges must be replaced in increasing, non-overlapping order.
+// rewriter collects the ranges one pass masks in src, in increasing,
+// non-overlapping order.
 type rewriter struct {
-	src     []byte
-	out     []byte
-	last    int
-	changed bool
-	keys    *keyCache // the Redactor's, or nil
+	src   []byte
+	spans []span
+	last  int       // end of the pass's last range
+	keys  *keyCache // the Redactor's, or nil
+	feat  features  // of src; 0: not known
 }
 
-func (rw *rewriter) replace(start, end int, repl string) {
-	if start < rw.last || end < start {
+// mask marks src[start:end] as a value of kind k.
+func (rw *rewriter) mask(start, end int, k canonical.Kind) {
+	if start < rw.last || end <= start {
 		return
 	}
-	rw.out = append(rw.out, rw.src[rw.last:start]...)
-	rw.out = append(rw.out, repl...)
+	rw.spans = append(rw.spans, span{start: start, end: end, kind: k})
 	rw.last = end
-	rw.changed = true
 }
 
-func (rw *rewriter) finish() []byte {
-	return append(rw.out, rw.src[rw.last:]...)
+// cut replaces src[start:end] with the literal lit.
+func (rw *rewriter) cut(start, end int, lit string) {
+	if start < rw.last || end < start || end == start && lit == "" {
+		return
+	}
+	rw.spans = append(rw.spans, span{start: start, end: end, kind: kStack, lit: lit})
+	rw.last = end
 }
 
 // Byte classes.
@@ -438,63 +500,30 @@ func hasPrefixFold(s []byte, lit string) bool {
 	return true
 }
 
-// isPlaceholder reports whether s starts with one of our placeholders, so
-// that later passes leave earlier replacements alone.
+// isPlaceholder reports whether s starts with a placeholder (<SECRET>)
+// or a handle (<SECRET:k7Qp2xA9>): a value that is masked already.
 func isPlaceholder(s []byte) bool {
 	if len(s) < 3 || s[0] != '<' {
 		return false
 	}
-	for i := 1; i < len(s) && i < 16; i++ {
-		c := s[i]
-		if c == '>' {
+	for i := 1; i < len(s) && i <= canonical.MaxKindLen+1; i++ {
+		switch c := s[i]; {
+		case c == '>':
 			return i > 1
-		}
-		if !(c >= 'A' && c <= 'Z') && c != '_' {
+		case c == ':':
+			_, _, _, ok := canonical.ParseHandle(s)
+			return ok
+		case !(c >= 'A' && c <= 'Z') && c != '_':
 			return false
 		}
 	}
 	return false
 }
 
-func gateHosts(src []byte, _ features) bool {
-	return bytes.IndexByte(src, '.') >= 0 || bytes.IndexByte(src, '-') >= 0 || bytes.IndexByte(src, ':') >= 0
-}
-func gateEmail(src []byte, _ features) bool { return bytes.IndexByte(src, '@') >= 0 }
-
 var litScheme, litARN = newLit("://"), newLit("arn:")
 
 func gateURL(src []byte, f features) bool { return litScheme.in(src, f) }
 func gateARN(src []byte, f features) bool { return litARN.in(src, f) }
-func gateDigits(src []byte, _ features) bool {
-	return bytes.IndexAny(src, "0123456789") >= 0
-}
-func gateKV(src []byte, _ features) bool {
-	return bytes.IndexByte(src, '=') >= 0 || bytes.IndexByte(src, ':') >= 0
-}
 
-// detect replaces what the extra detectors find in msg with Secret, into
-// *buf (which msg does not alias), and returns the result: msg itself when
-// they find nothing.
-func (r *Redactor) detect(msg []byte, buf *[]byte) []byte {
-	r.spans = r.spans[:0]
-	for _, d := range r.extra {
-		r.spans = d.Spans(r.spans, msg)
-	}
-	if len(r.spans) == 0 {
-		return msg
-	}
-	slices.SortFunc(r.spans, func(a, b [2]int) int { return a[0] - b[0] })
-	out := (*buf)[:0]
-	last := 0
-	for _, sp := range r.spans {
-		s, e := max(sp[0], last), min(sp[1], len(msg))
-		if e <= s {
-			continue
-		}
-		out = append(out, msg[last:s]...)
-		out = append(out, Secret...)
-		last = e
-	}
-	*buf = append(out, msg[last:]...)
-	return *buf
-}
+// kindOf returns the kind of the placeholder p (<SECRET>: SECRET).
+func kindOf(p string) canonical.Kind { return canonical.Kind(p[1 : len(p)-1]) }

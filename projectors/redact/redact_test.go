@@ -2,6 +2,7 @@ package redact_test
 
 import (
 	"fmt"
+	"github.com/toolcanon/toolcanon/canonical"
 	"strings"
 	"testing"
 
@@ -173,15 +174,50 @@ func TestSecretValuesAreRedactedWhole(t *testing.T) {
 	}
 }
 
-func TestFieldPlaceholder(t *testing.T) {
-	for key, want := range map[string]string{
-		"password": redact.Secret, "DB_PASSWORD": redact.Secret, "api_key": redact.Secret, "Authorization": redact.Secret, "set-cookie": redact.Secret,
-		"aws_secret_access_key": redact.Secret, "username": redact.User, "pid": redact.PID, "hostname": redact.Host, "pod_name": redact.Pod,
-		"container_id": redact.Container, "account_id": redact.Account,
-		"title": "", "max_tokens": "", "token_count": "", "excerpt": "", "": "",
+func TestFieldKind(t *testing.T) {
+	for key, want := range map[string]canonical.Kind{
+		"password": canonical.KindSecret, "DB_PASSWORD": canonical.KindSecret, "api_key": canonical.KindSecret, "Authorization": canonical.KindSecret,
+		"set-cookie": canonical.KindSecret, "aws_secret_access_key": canonical.KindSecret, "admin_password": canonical.KindSecret,
+		"username": canonical.KindUser, "pid": canonical.KindPID, "hostname": canonical.KindHost, "pod_name": canonical.KindPod,
+		"container_id": canonical.KindContainer, "account_id": canonical.KindAccount,
+		"title": "", "max_tokens": "", "token_count": "", "excerpt": "", "": "", "min_password_length": "",
 	} {
-		if got := redact.FieldPlaceholder([]byte(key)); got != want {
-			t.Errorf("FieldPlaceholder(%q) = %q, want %q", key, got, want)
+		if got := redact.FieldKind([]byte(key)); got != want {
+			t.Errorf("FieldKind(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
+
+// counter is a Masker that gives each distinct value the next handle, as
+// a run's Masker gives each value one.
+type counter map[string]string
+
+func (c counter) AppendMask(dst []byte, kind canonical.Kind, value []byte) []byte {
+	id, ok := c[string(value)]
+	if !ok {
+		id = fmt.Sprintf("h%07d", len(c)+1)
+		c[string(value)] = id
+	}
+	return canonical.AppendHandle(dst, kind, id)
+}
+
+func ExampleAppendMasked() {
+	msg := []byte("login failed password=hunter2 for job 9f8e7d6c5b4a39281706f5e4d3c2b1a0; retried with password=hunter2")
+	fmt.Println(string(redact.AppendMasked(nil, msg, counter{})))
+	// Output: login failed password=<SECRET:h0000001> for job <ID:h0000002>; retried with password=<SECRET:h0000001>
+}
+
+// A handle passes unchanged, and proves nothing about what stands next to
+// it: a secret glued to it is still masked.
+func TestHandlesPassButProveNothing(t *testing.T) {
+	for in, want := range map[string]string{
+		"token <SECRET:AbCd_-12> reused":                        "token <SECRET:AbCd_-12> reused",
+		"<ID:zZ09-_aB>ghp_0123456789abcdefghijABCDEFGHIJ012345": "<ID:zZ09-_aB><SECRET>",
+		"password=<SECRET:AbCd_-12>hunter2x":                    "password=<SECRET:AbCd_-12><SECRET>",
+		"<ID:short> 9f8e7d6c5b4a39281706f5e4d3c2b1a0":           "<ID:short> <ID>",
+	} {
+		if got := redact.String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
 		}
 	}
 }

@@ -59,7 +59,7 @@ func refEnd(src []byte, i int) int {
 			e++
 		}
 		if e >= 3 && (isAlpha(rest[1]) || rest[1] == '_') && !(up && lo) && (!digit || !lo || under) &&
-			(e == len(rest) || !isTokenByte(rest[e]) || rest[e] == '.') {
+			(e == len(rest) || !valueByte[rest[e]] || rest[e] == '.') {
 			return i + e
 		}
 		return -1
@@ -117,7 +117,9 @@ func maskValue(v []byte) bool {
 	switch string(lowerASCII(v)) { // nil, so no case, past 16 bytes
 	case "null", "nil", "none", "true", "false", "yes", "no", "undefined", "redacted", "[redacted]",
 		"<redacted>", "(redacted)", "hidden", "masked", "[hidden]", "[filtered]", "filtered", "empty", "unset", "omitted",
-		"changeme", "change_me", "change-me", "placeholder":
+		"changeme", "change_me", "change-me", "placeholder",
+		// The name of a field, as in secret_key=password: not its value.
+		"password", "passwd", "secret", "token", "key":
 		return true
 	}
 	if len(v) >= 3 {

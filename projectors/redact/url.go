@@ -47,7 +47,7 @@ func redactURL(rw *rewriter) {
 				he++
 			}
 			if he-as >= 12 && (he == len(src) || !isWord(src[he])) {
-				rw.replace(as, he, Container)
+				rw.mask(as, he, kContainer)
 			}
 			off = ae
 			continue
@@ -56,7 +56,7 @@ func redactURL(rw *rewriter) {
 		if at := userinfoEnd(src[as:ae]); at >= 0 {
 			at += as
 			if !referencesOnly(src, as, at) {
-				rw.replace(as, at, Secret)
+				rw.mask(as, at, kSecret)
 			}
 			hs = at + 1
 		}
@@ -66,7 +66,7 @@ func redactURL(rw *rewriter) {
 		}
 		// The host of a URL that carried credentials is an internal name.
 		if hs > as && he > hs && !isPlaceholder(src[hs:]) && !isDigit(src[hs]) && string(lowerASCII(src[hs:he])) != "localhost" {
-			rw.replace(hs, he, Host)
+			rw.mask(hs, he, kHost)
 		}
 		if p := bytes.IndexByte(src[he:ae], '/'); p >= 0 {
 			redactPath(rw, src[hs:he], he+p, ae)
@@ -84,7 +84,7 @@ var slackMarkers = []string{"services", "workflows", "triggers"}
 // redactPath redacts the credentials a URL carries in its path, from ps
 // (a '/') to the end of the URL at ae: the rest of the path after a webhook
 // marker, the token of a Telegram bot (/bot<id>:<token>), the key after
-// /with/key/, and any segment shaped like a random key.
+// /with/key/. A random segment is the generated-value pass's.
 func redactPath(rw *rewriter, host []byte, ps, ae int) {
 	src := rw.src
 	pe := ps
@@ -102,12 +102,10 @@ func redactPath(rw *rewriter, host []byte, ps, ae int) {
 		switch {
 		case e < pe-1 && (oneOfFold(seg, webhookMarkers) || (slack && oneOfFold(seg, slackMarkers)) ||
 			(equalFold(seg, "key") && equalFold(prev, "with"))):
-			rw.replace(e+1, trimSlash(src, e+1, pe), Secret)
+			rw.mask(e+1, trimSlash(src, e+1, pe), kSecret)
 			return
 		case len(seg) > 4 && hasPrefixFold(seg, "bot") && isDigit(seg[3]) && bytes.IndexByte(seg, ':') > 0:
-			rw.replace(s+3, e, Secret)
-		case keyShaped(seg):
-			rw.replace(s, e, Secret)
+			rw.mask(s+3, e, kSecret)
 		}
 		prev = seg
 		s = e + 1
@@ -120,21 +118,6 @@ func trimSlash(src []byte, s, pe int) int {
 		return pe - 1
 	}
 	return pe
-}
-
-// keyShaped reports whether a path segment looks like a random key rather
-// than a name: at least 16 bytes of letters and digits (and - _) with
-// upper and lower case and a digit, or at least 32 hexadecimal digits.
-func keyShaped(seg []byte) bool {
-	if len(seg) < 16 || isPlaceholder(seg) {
-		return false
-	}
-	for _, c := range seg {
-		if !isAlnum(c) && c != '-' && c != '_' {
-			return false
-		}
-	}
-	return mixedClasses(seg) || (len(seg) >= 32 && allHexBytes(seg))
 }
 
 func equalFold(b []byte, lit string) bool { return len(b) == len(lit) && hasPrefixFold(b, lit) }

@@ -12,11 +12,11 @@ import (
 // must cost linear time (see the package's adversarial tests).
 func Vocabulary() map[string][]string {
 	v := map[string][]string{
-		"secret-stems":     secretStems,
-		"not-secret-stems": notSecretStems,
+		"credential-words": slices.Sorted(maps.Keys(credentialWords)),
+		"setting-words":    slices.Sorted(maps.Keys(settingWords)),
+		"key-qualifiers":   slices.Sorted(maps.Keys(keyQualifiers)),
 		"keys":             slices.Sorted(maps.Keys(exactKeys)),
 		"auth-schemes":     authSchemes,
-		"aws-prefixes":     awsPrefixes,
 		"host-labels":      append(slices.Sorted(maps.Keys(hostTLDs)), slices.Sorted(maps.Keys(codeRoots))...),
 		"user-stop-words":  slices.Sorted(maps.Keys(userStop)),
 		"home-prefixes":    homePrefixes,
@@ -32,8 +32,8 @@ func Vocabulary() map[string][]string {
 	v["webhook-markers"] = append(append(slices.Clone(webhookMarkers), slackMarkers...), "with/key/", "/bot123:", "hooks.slack.com/services/")
 	v["flags"] = append(slices.Clone(credentialCommands), "-p", "-u", "-U", "-a", "-pX1!", "-uroot", "--user", "--password", "--tenant",
 		"-storepass", "--proxy-user", "curl -u a:b", "mysql -p", "redis-cli -a", "sudo:", "(to root) ", " : TTY=", "@", "root@db01", "a:b@h::m")
-	for _, p := range positional {
-		v["flags"] = append(v["flags"], p.cmd)
+	for _, c := range loginCommands {
+		v["flags"] = append(v["flags"], c.cmd+" ", c.cmd+" "+c.then+" -b ")
 	}
 	v["nodes"] = []string{"gke-a-b-0123abcd-x1y2", "aks-pool-12345678-vmss00000a", "aks-pool-12345678-3", "i-0123456789abcdef0",
 		"ip-10-0-0-1", "db01:5432", "vault-03:"}
@@ -58,13 +58,17 @@ func Vocabulary() map[string][]string {
 		refs = append(refs, o.open, o.close, o.open+"x"+o.close)
 	}
 	v["references"] = append(append(refs, refCalls...), "$X", "$PASSWORD", "<password>", "%(password)s")
-	v["digests"] = append(append(slices.Clone(digestLabels), publicKeyTypes...), "sha512-", "SHA256:", "AAAAB3NzaC1", "AAAAC3NzaC1lZDI1NTE5", "x-amz-id-2")
+	proofs := []string{"AAAAB3NzaC1", "AAAAC3NzaC1lZDI1NTE5", "00-", "0x"}
+	for _, p := range proofsTable {
+		proofs = append(append(proofs, p.before...), p.after...)
+	}
+	v["proofs"] = proofs
 	var pem []string
 	for _, l := range publicPEMLabels {
 		pem = append(pem, "-----BEGIN "+l+"-----", "-----END "+l+"-----")
 	}
 	v["pem-labels"] = pem
-	v["positions"] = append(append(slices.Clone(cloudPathWords), positionalAnchors[:]...),
+	v["positions"] = append(append(slices.Clone(cloudPathWords), specialWords...),
 		"process ", "Killed process 1", "identified by ", "IDENTIFIED BY '", "password for ", "= '", "machine ", "default login ",
 		"login ", "password ", "account ", "subscription ", "tenant ", "project ", "directory ", "requirepass ", "<password>",
 		"</password>", "a/b@c", "a/\"b\"@c", "h:5432:d:u:", "*:*:*:u:", "a:b@tcp(", "-e ", "subscriptions/", "1234 of ")

@@ -24,7 +24,10 @@ test("gateway pin prints a configuration gateway check accepts unchanged", async
   assert.match(pin.stderr, /adjusted at "\/properties\/message", "maxLength": 4096 added/);
   const check = await run(["gateway", "check", "--config", config]);
   assert.equal(check.code, 0, check.stderr);
-  assert.match(check.stdout, new RegExp(`ok: ${names.length} tools from 1 upstreams`));
+  assert.match(check.stdout, new RegExp(`ok: ${names.length} tools, ${doc.prompts.length} prompts, ${doc.resources.length} resources from 1 upstreams`));
+  // Prompts and resources are drafted too, each granted by its name.
+  assert.ok(doc.prompts.length > 0 && doc.resources.length > 0);
+  for (const p of doc.prompts) assert.ok(doc.policy.grants[0].allow.includes(`prompt.get:${p.name}`), p.name);
 });
 
 test("over stdio: initialize, list, call, duplicate id, large result", async (t) => {
@@ -118,4 +121,38 @@ test("two gateways on one Redis share the record of every call", async (t) => {
     const other = got.find((r) => r.isError).json.error_code;
     assert.ok(["DUPLICATE_TOOL_CALL", "TOOL_CALL_IN_PROGRESS"].includes(other), other);
   }
+});
+
+test("a 2025-11-25 client's task: answered once the call is recorded, polled to its end, the call's own result", async (t) => {
+  const dir = tempDir(t);
+  const addr = await redis(t);
+  const { config } = await draft(dir);
+  const g = await httpGateway(t, config, "--redis", addr);
+  const c = await httpClient(t, g.url);
+  assert.deepEqual(c.getServerCapabilities().tasks, { cancel: {}, requests: { tools: { call: {} } } });
+  const { tools } = await c.listTools();
+  assert.equal(tools.find((x) => x.name === "get-sum").execution?.taskSupport, "optional");
+
+  const runId = id("run");
+  const callId = id();
+  const params = { name: "get-sum", arguments: { a: 20, b: 22 }, _meta: { "io.github.toolcanon/toolCallId": callId, "io.github.toolcanon/runId": runId } };
+  const seen = [];
+  for await (const m of c.experimental.tasks.callToolStream(params)) seen.push(m);
+  const created = seen.find((m) => m.type === "taskCreated");
+  const result = seen.find((m) => m.type === "result");
+  assert.ok(created && result, JSON.stringify(seen));
+  assert.ok(created.task.taskId.startsWith("t1."), created.task.taskId);
+  assert.equal(created.task.pollInterval, 1000);
+  assert.match(result.result.content[0].text, /The sum of 20 and 22 is 42/);
+  assert.equal(JSON.parse(result.result.content[0].text).tool_call_id, callId);
+  assert.equal((await c.experimental.tasks.getTask(created.task.taskId)).status, "completed");
+
+  // The same call again is the same task: it does not run twice.
+  const again = [];
+  for await (const m of c.experimental.tasks.callToolStream(params)) again.push(m);
+  assert.equal(again.find((m) => m.type === "taskCreated")?.task.taskId, created.task.taskId, JSON.stringify(again));
+  // The same id with other arguments is refused, naming the code.
+  const other = [];
+  for await (const m of c.experimental.tasks.callToolStream({ ...params, arguments: { a: 1, b: 1 } })) other.push(m);
+  assert.match(other.find((m) => m.type === "error")?.error.message ?? "", /DUPLICATE_TOOL_CALL/, JSON.stringify(other));
 });

@@ -7,7 +7,11 @@
 //
 // Usage:
 //
-//	go run ./bench/cmd/compare [-redis ADDR] [-postgres DSN] [-pg-conns 16] [-n 5000 | -d 300ms] [-c 1,64] [-reps 3] [-rounds 3] [-json] [-check] [-v]
+//	go run ./bench/cmd/compare [-redis ADDR] [-postgres DSN] [-pg-conns 16] [-n 5000 | -d 300ms] [-c 1,64] [-reps 3] [-rounds 3] [-json] [-check] [-v] [-audit]
+//
+// -audit compares redisstore with its audit stream on (redisstore+audit)
+// and off, and nothing else, passes alternating; it prints
+// redisstore+audit ÷ redisstore.
 //
 // Without -redis it starts a redis-server of its own on a free loopback port
 // and stops it at the end. With -redis it writes keys under its own prefix
@@ -57,6 +61,7 @@ func main() {
 	asJSON := flag.Bool("json", false, "print the comparison as JSON instead of tables")
 	check := flag.Bool("check", false, "exit 1 when a correctness column of toolcanon's stores is not zero or redisstore is slower than go-redis running the same scripts (bench.SmokeBaseline) at the largest caller count")
 	verbose := flag.Bool("v", false, "log each measurement on stderr as it ends")
+	withAudit := flag.Bool("audit", false, "compare redisstore with its audit stream on and off, alone, passes alternating")
 	flag.Parse()
 	cs, err := parseCallers(*callers)
 	if err != nil || *n < 1 || *d < 0 || *reps < 1 || *rounds < 1 || *timeout <= 0 || *pgConns < 1 {
@@ -67,6 +72,7 @@ func main() {
 	o.Lifecycles, o.Duration, o.Callers, o.Reps, o.Timeout = *n, *d, cs, *reps, *timeout
 	o.PostgresDSN, o.PostgresConns = *pgDSN, *pgConns
 	o.Contention.Rounds = *rounds
+	o.Audit = *withAudit
 	if *verbose {
 		o.Log = os.Stderr
 	}
@@ -110,7 +116,7 @@ func run(ctx context.Context, o bench.CompareOptions, asJSON, check bool, w io.W
 		defer srv.Stop()
 		o.Addr = srv.Addr
 	}
-	if o.PostgresDSN == "" {
+	if o.PostgresDSN == "" && !o.Audit {
 		// As many connections as the pool and the probes need, and no more:
 		// every backend is a process on the same cores.
 		srv, err := pgtest.Start(fmt.Sprintf("max_connections=%d", o.PostgresConns+10))

@@ -24,7 +24,11 @@ import (
 //   - sample, elicit: ask the client for a model completion or for input,
 //     and answer with what came back or the error;
 //   - background: answers at once, and logs "finished background work for
-//     query <query>" ms later, when the call is long answered.
+//     query <query>" ms later, when the call is long answered;
+//   - confirm: asks the client's user in its result (input_required, a
+//     multi round-trip request) with its query as the message, and answers
+//     with what came back and the state it echoed (the SDK asks a client
+//     of an earlier revision with a request instead).
 func addLiveTools(s *mcp.Server) {
 	ro := &mcp.ToolAnnotations{ReadOnlyHint: true}
 	msProp := `"ms":{"type":"integer","minimum":0,"maximum":600000}`
@@ -122,6 +126,34 @@ func addLiveTools(s *mcp.Server) {
 				return text("elicitation refused: " + err.Error()), nil
 			}
 			return text(fmt.Sprintf("elicited: %s %v", res.Action, res.Content["answer"])), nil
+		}))
+	s.AddTool(&mcp.Tool{Name: "aside", Description: "Ask the client's user, on the session's own stream.", InputSchema: schema(queryProp, "query"), Annotations: ro},
+		withSession("aside", func(ctx context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
+			// A context not of the call: over streamable HTTP the request
+			// goes on the session's own stream, tied to no call.
+			actx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			res, err := req.Session.Elicit(actx, &mcp.ElicitParams{Message: a.Query,
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}}})
+			if err != nil {
+				return text("elicitation refused: " + err.Error()), nil
+			}
+			return text(fmt.Sprintf("elicited aside: %s %v", res.Action, res.Content["answer"])), nil
+		}))
+	s.AddTool(&mcp.Tool{Name: "confirm", Description: "Ask the client's user in the result.", InputSchema: schema(queryProp, "query"), Annotations: ro},
+		withSession("confirm", func(_ context.Context, req *mcp.CallToolRequest, a args) (*mcp.CallToolResult, error) {
+			p := req.Params
+			if p.RequestState == "" {
+				return &mcp.CallToolResult{RequestState: "asked " + a.Query, InputRequests: mcp.InputRequestMap{
+					"answer": &mcp.ElicitParams{Message: a.Query,
+						RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}}},
+				}}, nil
+			}
+			res, ok := p.InputResponses["answer"].(*mcp.ElicitResult)
+			if !ok || p.RequestState != "asked "+a.Query {
+				return text(fmt.Sprintf("confirm: no answer for the state %q", p.RequestState)), nil
+			}
+			return text(fmt.Sprintf("confirmed: %s %v", res.Action, res.Content["answer"])), nil
 		}))
 }
 

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -89,4 +90,18 @@ func CutRunes(s string, max int) (string, bool) {
 		n--
 	}
 	return s[:n], true
+}
+
+// CutAtSeparator is projectors.AppendDecodedCut for a decoded string: s
+// whole when it has at most max bytes, else its prefix of at most max
+// bytes that ends at its last separator.
+func CutAtSeparator(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	k := max
+	for k > 0 && !strings.ContainsRune(" \t\n\r,;|\"'()[]{}<>", rune(s[k-1])) {
+		k--
+	}
+	return s[:k], true
 }

@@ -1,11 +1,8 @@
 package gitleakseval_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,92 +10,14 @@ import (
 
 	"github.com/toolcanon/toolcanon/internal/strictjson"
 	"github.com/toolcanon/toolcanon/projectors"
+	"github.com/toolcanon/toolcanon/projectors/internal/redacteval"
 	"github.com/toolcanon/toolcanon/projectors/querylog"
 	"github.com/toolcanon/toolcanon/projectors/redact"
 	"github.com/toolcanon/toolcanon/projectors/redact/gitleakseval"
 )
 
-// The corpora of package redact (see its corpus tests).
-const data = "../testdata/"
-
-var corpora = []struct {
-	name              string
-	planted, ordinary []string
-}{
-	{"whole corpus", []string{"planted.txt", "round2/planted.txt", "heldout/planted.txt"}, []string{"ordinary.txt", "round2/ordinary.txt", "heldout/ordinary.txt"}},
-	{"held-out part", []string{"heldout/planted.txt"}, []string{"heldout/ordinary.txt"}},
-	{"external (gitleaks examples)", []string{"gitleaks/true-positives.txt"}, []string{"gitleaks/false-positives.txt"}},
-}
-
-type planted struct {
-	line    string
-	secrets []string
-}
-
-func lines(tb testing.TB, path string) []string {
-	tb.Helper()
-	f, err := os.Open(data + path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if l := sc.Text(); l != "" && !strings.HasPrefix(l, "#") {
-			out = append(out, l)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
-	}
-	return out
-}
-
-func readPlanted(tb testing.TB, path string) []planted {
-	var out []planted
-	for _, l := range lines(tb, path) {
-		parts := strings.Split(l, " ‖ ")
-		out = append(out, planted{parts[0], parts[1:]})
-	}
-	return out
-}
-
-// leaked is package redact's leak test: the secret whole (a number standing
-// alone), or of a secret of 10 bytes or more any run of half its length
-// (at least 8 bytes), as it is or JSON-escaped.
-func leaked(out, s string) bool {
-	enc, _ := json.Marshal(s)
-	for _, v := range []string{s, strings.Trim(string(enc), `"`)} {
-		if strings.Trim(v, "0123456789") == "" {
-			for off := 0; ; {
-				i := strings.Index(out[off:], v)
-				if i < 0 {
-					break
-				}
-				i += off
-				if (i == 0 || out[i-1] < '0' || out[i-1] > '9') && (i+len(v) == len(out) || out[i+len(v)] < '0' || out[i+len(v)] > '9') {
-					return true
-				}
-				off = i + 1
-			}
-			continue
-		}
-		if strings.Contains(out, v) {
-			return true
-		}
-		if len(v) >= 10 {
-			w := max(8, len(v)/2)
-			for k := 0; k+w <= len(v); k++ {
-				if strings.Contains(out, v[k:k+w]) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
+// data holds the evaluation sets (see redacteval.Load).
+const data = "../testdata"
 
 var (
 	detOnce sync.Once
@@ -150,7 +69,11 @@ func TestRedactionCorpusWithGitleaks(t *testing.T) {
 	d := detector(t)
 	run, skipped := d.Rules()
 	t.Logf("gitleaks v8.30.1 default rules: %d run, keyword-gated; %d without keywords left out", run, skipped)
-	for _, c := range corpora {
+	sets, err := redacteval.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sets {
 		for _, with := range []bool{false, true} {
 			var extra []redact.Detector
 			name := "redactor"
@@ -159,42 +82,19 @@ func TestRedactionCorpusWithGitleaks(t *testing.T) {
 			}
 			r := redact.New(extra...)
 			proj := projector(t, extra...)
-			secrets, leaks, projLeaks, nOrd, changed := 0, 0, 0, 0, 0
-			nLines := 0
-			for _, f := range c.planted {
-				for _, p := range readPlanted(t, f) {
-					nLines++
-					out := string(r.Append(nil, []byte(p.line)))
-					pr, err := proj.Project(context.Background(), call, entries(p.line))
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, s := range p.secrets {
-						secrets++
-						if leaked(out, s) {
-							leaks++
-						}
-						if leaked(string(pr.Result), s) {
-							projLeaks++
-						}
-					}
+			f := redacteval.Measure(s, func(l string) string { return string(r.Append(nil, []byte(l))) }, nil)
+			pf := redacteval.Measure(redacteval.Set{Planted: s.Planted}, func(l string) string {
+				pr, err := proj.Project(context.Background(), call, entries(l))
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			for _, f := range c.ordinary {
-				for _, l := range lines(t, f) {
-					nOrd++
-					if string(r.Append(nil, []byte(l))) != l {
-						changed++
-					}
-				}
-			}
-			t.Logf("redaction corpus: %s: %s: planted %d lines, %d secrets, %d leaks (query-log projector: %d); ordinary %d lines, %d changed (%.2f%%)",
-				name, c.name, nLines, secrets, leaks, projLeaks, nOrd, changed, 100*float64(changed)/float64(max(nOrd, 1)))
+				return string(pr.Result)
+			}, nil)
+			t.Logf("redaction corpus: %s: %s: %s; query-log projector: %d leak", name, s.Label(), f, pf.Leaks)
 		}
 	}
 }
 
-// The detector stays linear: 64 KiB and 1 MiB of a line that holds many
 // rules' keywords cost about the same per byte.
 func TestDetectorLinear(t *testing.T) {
 	d := detector(t)
@@ -213,20 +113,23 @@ func TestDetectorLinear(t *testing.T) {
 	}
 }
 
-// BenchmarkQueryLogProjection projects 1 MiB of log entries (the corpora's
-// lines, planted and ordinary, in turn) with and without gitleaks' rules.
+// BenchmarkQueryLogProjection projects 1 MiB of log entries (the lines of
+// the first, round2 and heldout sets, planted and ordinary, in turn) with and without gitleaks' rules.
 // `make eval-redaction` prints the ratio.
 func BenchmarkQueryLogProjection(b *testing.B) {
+	sets, err := redacteval.Load(data)
+	if err != nil {
+		b.Fatal(err)
+	}
 	var msgs []string
-	for _, c := range corpora[:1] {
-		for _, f := range c.planted {
-			for _, p := range readPlanted(b, f) {
-				msgs = append(msgs, p.line)
-			}
+	for _, s := range sets {
+		if s.Name != "first" && s.Name != "round2" && s.Name != "heldout" {
+			continue // the lines measured since the first round
 		}
-		for _, f := range c.ordinary {
-			msgs = append(msgs, lines(b, f)...)
+		for _, p := range s.Planted {
+			msgs = append(msgs, p.Line)
 		}
+		msgs = append(msgs, s.Ordinary...)
 	}
 	var batch []string
 	for size, k := 0, 0; size < 1<<20; k++ {

@@ -9,7 +9,8 @@
 // The configuration is the one `toolcanon gateway pin` prints, with the
 // review this suite needs: every tool is a read (the gateway runs only
 // reads) that may pass 1 MiB of images and audio, the one narrowed draft is
-// accepted, the run defaults to "conformance", every tool is granted. The suite's client passes no
+// accepted, the run defaults to "conformance", every tool, prompt and resource is granted, and prompts
+// and resources pass their images and blobs. The suite's client passes no
 // tool_call_id, which the gateway never invents: a relay in front of the
 // gateway gives each tools/call a fresh one in _meta, as a host would.
 import { spawn, execFileSync } from "node:child_process";
@@ -140,10 +141,12 @@ for (const t of doc.tools) {
   t.definition.risk = "low";
   t.projector = { kind: "mcp", media: { max_bytes: 1 << 20 } };
 }
+// Prompts and resources pass their images and blobs within the same budget.
+for (const e of [...(doc.prompts ?? []), ...(doc.resources ?? [])]) e.media = { max_bytes: 1 << 20 };
 // The run's results hold the projection's budget and the media.
 doc.run = { ...(doc.run ?? {}), max_result_bytes: (16 << 10) + (1 << 20), max_record_bytes: 8 << 20 };
 doc.identity.default_run = "conformance";
-doc.policy = { grants: [{ principals: ["*"], projects: [doc.identity.project], allow: ["tool.call:*"] }] };
+doc.policy = { grants: [{ principals: ["*"], projects: [doc.identity.project], allow: ["tool.call:*", "prompt.get:*", "resource.read:*"] }] };
 const config = join(work, "gateway.json");
 writeFileSync(config, JSON.stringify(doc, null, 2));
 const check = await run(toolcanon, ["gateway", "check", "--config", config]);

@@ -1,0 +1,509 @@
+package audit_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolcanon/toolcanon/audit"
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/memstore"
+	"golang.org/x/mod/sumdb/note"
+)
+
+// leaseInterval is the tests' export interval: the lease of an exporter
+// that stops passes after three of them.
+const leaseInterval = 10 * time.Millisecond
+
+var auditOpts = canonical.AuditOptions{Key: bytes.Repeat([]byte("k"), 32), KeyID: "k1"}
+
+// keys returns a signer and the verifiers of its key.
+func keys(t testing.TB) (note.Signer, note.Verifiers) {
+	t.Helper()
+	skey, vkey, err := audit.GenerateKey("test.exporter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := note.NewSigner(skey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier, err := note.NewVerifier(vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer, note.VerifierList(verifier)
+}
+
+// workload runs a mixed workload of workers on s: lifecycles READY and
+// ERROR, duplicates of finished calls (replays), abandons after a short
+// lease and closes, over a few runs per worker. It returns how many
+// transitions it made, each of which is one event.
+func workload(t testing.TB, s canonical.Store, workers, runsPer, callsPer int, tag string) int {
+	t.Helper()
+	ctx := context.Background()
+	var mu sync.Mutex
+	events := 0
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := 0
+			for r := range runsPer {
+				run := fmt.Sprintf("run-%s-%d-%d", tag, w, r)
+				for c := range callsPer {
+					id := fmt.Sprintf("call_%d", c)
+					owner := canonical.NewOwner()
+					req := canonical.BeginRequest{RunID: run, ToolCallID: id, Tool: "kb_search", Owner: owner, Principal: "alice",
+						Request: []byte(fmt.Sprintf(`{"q":"%d"}`, c)), TTL: time.Hour, Definition: "kb.search@1.0.0"}
+					if c%5 == 4 {
+						req.Lease = time.Millisecond
+					}
+					if _, err := s.Begin(ctx, req); err != nil {
+						errs <- fmt.Errorf("begin %s/%s: %w", run, id, err)
+						return
+					}
+					n++
+					switch c % 5 {
+					case 4:
+						time.Sleep(3 * time.Millisecond)
+						if _, err := s.Abandon(ctx, run, id); err != nil {
+							errs <- fmt.Errorf("abandon %s/%s: %w", run, id, err)
+							return
+						}
+					case 3:
+						if _, err := s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: id, Owner: owner,
+							Status: canonical.StatusError, Code: canonical.CodeExecutionFailed, Raw: []byte(`{"err":1}`)}); err != nil {
+							errs <- err
+							return
+						}
+					default:
+						if _, err := s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: id, Owner: owner,
+							Status: canonical.StatusReady, Evidence: canonical.EvidenceFound, Raw: []byte(`{"hits":[1]}`),
+							Result: []byte(`{"ok":true}`), Redactions: 1}); err != nil {
+							errs <- err
+							return
+						}
+					}
+					n++
+					if c%5 == 0 {
+						// A duplicate of the finished call: replayable.
+						req.Owner = canonical.NewOwner()
+						_, err := s.Begin(ctx, req)
+						if _, ok := canonical.ReplayableOf(err); !ok {
+							errs <- fmt.Errorf("duplicate %s/%s: %v", run, id, err)
+							return
+						}
+						n++
+					}
+				}
+				if err := s.CloseRun(ctx, run, "alice"); err != nil {
+					errs <- err
+					return
+				}
+				n++
+			}
+			mu.Lock()
+			events += n
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return events
+}
+
+// exportAll makes passes until nothing is pending.
+func exportAll(t testing.TB, x *audit.Exporter) int {
+	t.Helper()
+	total := 0
+	for range 100 {
+		rep, err := x.Pass(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Leased {
+			t.Fatal("the exporter does not get the lease")
+		}
+		total += rep.Exported
+		if rep.Pending == 0 {
+			return total
+		}
+	}
+	t.Fatal("the backlog does not drain")
+	return 0
+}
+
+// readExport returns the events and checkpoints of an export directory.
+func readExport(t testing.TB, dir string) ([]audit.Event, []audit.Checkpoint) {
+	t.Helper()
+	var evs []audit.Event
+	var cps []audit.Checkpoint
+	if err := audit.ReadJSONL(dir, func(_ string, l audit.Line) error {
+		if l.Event != nil {
+			evs = append(evs, *l.Event)
+		} else {
+			cps = append(cps, *l.Checkpoint)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return evs, cps
+}
+
+// checkOnce fails unless events holds every stream once, in seq order
+// from 1, and n events in all.
+func checkOnce(t testing.TB, evs []audit.Event, n int) {
+	t.Helper()
+	last := map[string]int64{}
+	for _, e := range evs {
+		k := e.RunID + "/" + e.Gen
+		if e.Seq != last[k]+1 {
+			t.Fatalf("%s after seq %d", e.ID(), last[k])
+		}
+		last[k] = e.Seq
+	}
+	if len(evs) != n {
+		t.Fatalf("%d events at the sink, want %d", len(evs), n)
+	}
+}
+
+func newExporter(t testing.TB, src canonical.AuditSource, sink audit.Sink) (*audit.Exporter, note.Verifiers) {
+	signer, verifiers := keys(t)
+	return &audit.Exporter{Source: src, Sink: sink, Signer: signer, Origin: "test", RunsPerBatch: 7, EventsPerRun: 5,
+		Interval: leaseInterval}, verifiers
+}
+
+func TestExportOnceInOrder(t *testing.T) {
+	s := memstore.New(memstore.WithAudit(auditOpts))
+	dir := t.TempDir()
+	sink, err := audit.OpenJSONL(dir, audit.JSONLOptions{MaxBytes: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	x, verifiers := newExporter(t, s, sink)
+	n := workload(t, s, 8, 3, 11, "a")
+	if got := exportAll(t, x); got != n {
+		t.Fatalf("exported %d events, want %d", got, n)
+	}
+	evs, _ := readExport(t, dir)
+	checkOnce(t, evs, n)
+	if files, _ := audit.JSONLFiles(dir); len(files) < 2 {
+		t.Fatalf("%d files: the sink did not rotate", len(files))
+	}
+	rep, err := audit.VerifyJSONL(dir, audit.VerifyOptions{Verifiers: verifiers})
+	if err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %v", err, rep.Problems)
+	}
+	if rep.Replays != 8*3*3 || rep.Events != n {
+		t.Fatalf("verify: %+v", rep)
+	}
+	if s.AuditBacklog() != 0 {
+		t.Fatalf("%d events left in the store", s.AuditBacklog())
+	}
+	// More work, exported by an exporter that starts afresh on the same
+	// directory: the checkpoints go on from the sink's last.
+	sink.Close()
+	sink2, err := audit.OpenJSONL(dir, audit.JSONLOptions{MaxBytes: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink2.Close()
+	time.Sleep(4 * leaseInterval) // the first exporter's lease passes
+	x2 := &audit.Exporter{Source: s, Sink: sink2, Signer: x.Signer, Origin: "test", Interval: leaseInterval}
+	m := workload(t, s, 2, 1, 4, "b")
+	exportAll(t, x2)
+	evs, _ = readExport(t, dir)
+	checkOnce(t, evs, n+m)
+	if rep, err := audit.VerifyJSONL(dir, audit.VerifyOptions{Verifiers: verifiers}); err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %v", err, rep.Problems)
+	}
+}
+
+// failingAcks acknowledges nothing while on: a pass that dies after its
+// sink confirmed.
+type failingAcks struct {
+	canonical.AuditSource
+	on bool
+}
+
+func (f *failingAcks) AuditAck(ctx context.Context, run string, from canonical.AuditHead, n int, to canonical.AuditHead) (bool, error) {
+	if f.on {
+		return false, canonical.Errorf(canonical.CodeStoreUnavailable, "acknowledgement lost")
+	}
+	return f.AuditSource.AuditAck(ctx, run, from, n, to)
+}
+
+// A batch the sink confirmed but the store never acknowledged is delivered
+// again, and the sink holds each event once.
+func TestRedeliveryIsANoOp(t *testing.T) {
+	s := memstore.New(memstore.WithAudit(auditOpts))
+	dir := t.TempDir()
+	sink, err := audit.OpenJSONL(dir, audit.JSONLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &failingAcks{AuditSource: s, on: true}
+	x, verifiers := newExporter(t, src, sink)
+	n := workload(t, s, 2, 2, 6, "r")
+	if _, err := x.Pass(context.Background()); err == nil {
+		t.Fatal("a pass whose acknowledgements failed reported no error")
+	}
+	// The process dies: a new sink on the directory, a new exporter.
+	sink.Close()
+	sink, err = audit.OpenJSONL(dir, audit.JSONLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	src.on = false
+	time.Sleep(4 * leaseInterval) // the dead exporter's lease passes
+	x2 := &audit.Exporter{Source: src, Sink: sink, Signer: x.Signer, Origin: "test", RunsPerBatch: 3, Interval: leaseInterval}
+	exportAll(t, x2)
+	evs, _ := readExport(t, dir)
+	checkOnce(t, evs, n)
+	if rep, err := audit.VerifyJSONL(dir, audit.VerifyOptions{Verifiers: verifiers}); err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %v", err, rep.Problems)
+	}
+}
+
+// A batch cut short (the process died while writing) is cut off when the
+// directory is opened again, and delivered again whole.
+func TestTornBatchIsCutOff(t *testing.T) {
+	s := memstore.New(memstore.WithAudit(auditOpts))
+	dir := t.TempDir()
+	sink, err := audit.OpenJSONL(dir, audit.JSONLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, verifiers := newExporter(t, s, sink)
+	n := workload(t, s, 2, 1, 4, "t1")
+	exportAll(t, x)
+	sink.Close()
+	// Events of a batch never acknowledged, the last line cut in two.
+	files, _ := audit.JSONLFiles(dir)
+	evs, _ := readExport(t, dir)
+	f, _ := os.OpenFile(files[len(files)-1], os.O_APPEND|os.O_WRONLY, 0)
+	line, _ := evs[0].MarshalCloudEvent("test")
+	f.Write(append(line, '\n'))
+	f.Write(line[:len(line)/2])
+	f.Close()
+	sink, err = audit.OpenJSONL(dir, audit.JSONLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	m := workload(t, s, 1, 1, 3, "t2")
+	x.Sink = sink
+	exportAll(t, x)
+	evs, _ = readExport(t, dir)
+	checkOnce(t, evs, n+m)
+	if rep, err := audit.VerifyJSONL(dir, audit.VerifyOptions{Verifiers: verifiers}); err != nil || !rep.OK() {
+		t.Fatalf("verify: %v %v", err, rep.Problems)
+	}
+}
+
+// Full backlog: Begin is refused with AUDIT_BACKLOG, completions of calls
+// in flight still append theirs, and an export makes room again.
+func TestBacklogRefusesThenRecovers(t *testing.T) {
+	o := auditOpts
+	o.MaxBacklog = 10
+	s := memstore.New(memstore.WithAudit(o))
+	ctx := context.Background()
+	begun := 0
+	var err error
+	for ; begun < 20; begun++ {
+		_, err = s.Begin(ctx, canonical.BeginRequest{RunID: "full", ToolCallID: fmt.Sprintf("c%d", begun), Tool: "t",
+			Owner: "o", Request: []byte(`{}`), TTL: time.Hour})
+		if err != nil {
+			break
+		}
+	}
+	if canonical.CodeOf(err) != canonical.CodeAuditBacklog || begun != 10 {
+		t.Fatalf("begin %d: %v, want AUDIT_BACKLOG after 10", begun, err)
+	}
+	// In flight: completes all the same, past the bound.
+	if _, err := s.Complete(ctx, canonical.Completion{RunID: "full", ToolCallID: "c0", Owner: "o",
+		Status: canonical.StatusError, Code: canonical.CodeCancelled}); err != nil {
+		t.Fatal(err)
+	}
+	if s.AuditBacklog() != 11 {
+		t.Fatalf("backlog %d, want 11", s.AuditBacklog())
+	}
+	sink, err := audit.OpenJSONL(t.TempDir(), audit.JSONLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	x, _ := newExporter(t, s, sink)
+	exportAll(t, x)
+	if _, err := s.Begin(ctx, canonical.BeginRequest{RunID: "full", ToolCallID: "again", Tool: "t", Owner: "o",
+		Request: []byte(`{}`), TTL: time.Hour}); err != nil {
+		t.Fatalf("after the export: %v", err)
+	}
+}
+
+// A second exporter of the same store waits while the first holds the
+// lease.
+func TestOneExporterAtATime(t *testing.T) {
+	s := memstore.New(memstore.WithAudit(auditOpts))
+	workload(t, s, 1, 1, 2, "l")
+	var reps []audit.PassReport
+	for i := range 2 {
+		sink, err := audit.OpenJSONL(t.TempDir(), audit.JSONLOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sink.Close()
+		x, _ := newExporter(t, s, sink)
+		x.Interval = time.Minute
+		rep, err := x.Pass(context.Background())
+		if err != nil {
+			t.Fatal(i, err)
+		}
+		reps = append(reps, rep)
+	}
+	if !reps[0].Leased || reps[1].Leased || reps[1].Exported != 0 {
+		t.Fatalf("passes: %+v", reps)
+	}
+}
+
+// Tampering: each is detected, and names where.
+func TestVerifyDetectsTampering(t *testing.T) {
+	s := memstore.New(memstore.WithAudit(auditOpts))
+	dir := t.TempDir()
+	sink, err := audit.OpenJSONL(dir, audit.JSONLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, verifiers := newExporter(t, s, sink)
+	workload(t, s, 2, 2, 6, "v")
+	exportAll(t, x)
+	sink.Close()
+	files, _ := audit.JSONLFiles(dir)
+	orig, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(orig), "\n")
+	lines = lines[:len(lines)-1] // the empty string after the last newline
+	eventLines := []int{}
+	for i, l := range lines {
+		if !strings.Contains(l, audit.CheckpointType) {
+			eventLines = append(eventLines, i)
+		}
+	}
+	// The second and third events of one stream, adjacent in the file.
+	pair := -1
+	for j := 0; j+1 < len(eventLines); j++ {
+		a, b := eventLines[j], eventLines[j+1]
+		if b == a+1 && sameStream(t, lines[a], lines[b]) {
+			pair = a
+			break
+		}
+	}
+	if pair < 0 {
+		t.Fatal("no two adjacent events of one stream")
+	}
+	mid := eventLines[len(eventLines)/2]
+	cases := map[string]struct {
+		edit func() string
+		want string
+	}{
+		"untouched": {func() string { return string(orig) }, ""},
+		"flipped byte": {func() string {
+			l := lines[mid]
+			i := strings.Index(l, `"raw_size":`)
+			if i < 0 {
+				i = strings.Index(l, `"request_size":`)
+			}
+			j := strings.IndexAny(l[i:], "0123456789") + i
+			b := []byte(l)
+			b[j] ^= 1 // a digit becomes another digit
+			return join(lines[:mid], string(b), lines[mid+1:])
+		}, "the event was changed"},
+		"dropped event": {func() string { return join(lines[:mid], "", lines[mid+1:]) }, "missing"},
+		"swapped pair": {func() string {
+			return join(lines[:pair], lines[pair+1]+lines[pair], lines[pair+2:])
+		}, "out of order"},
+		"truncated tail": {func() string { return join(lines[:len(lines)-3], "", nil) }, "follow the last checkpoint"},
+		"cut line":       {func() string { return string(orig[:len(orig)-40]) }, "audit"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit-000001.jsonl")
+			if err := os.WriteFile(path, []byte(c.edit()), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := audit.VerifyJSONL(path, audit.VerifyOptions{Verifiers: verifiers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.want == "" {
+				if !rep.OK() {
+					t.Fatalf("the untouched export fails: %v", rep.Problems)
+				}
+				return
+			}
+			if rep.OK() {
+				t.Fatalf("%s not detected", name)
+			}
+			if !strings.Contains(strings.Join(rep.Problems, "\n"), c.want) {
+				t.Fatalf("%s: problems %q, want one saying %q", name, rep.Problems, c.want)
+			}
+		})
+	}
+	// A tail cut at a checkpoint, whole batches gone: told by the latest
+	// checkpoint kept apart.
+	_, cps := readExport(t, dir)
+	latest := cps[len(cps)-1]
+	last := 0
+	for i, l := range lines[:len(lines)-1] {
+		if strings.Contains(l, audit.CheckpointType) {
+			last = i
+		}
+	}
+	path := filepath.Join(t.TempDir(), "cut.jsonl")
+	os.WriteFile(path, []byte(join(lines[:last+1], "", nil)), 0o600)
+	rep, _ := audit.VerifyJSONL(path, audit.VerifyOptions{Verifiers: verifiers})
+	if !rep.OK() {
+		t.Fatalf("a prefix ending at a checkpoint fails alone: %v", rep.Problems)
+	}
+	rep, _ = audit.VerifyJSONL(path, audit.VerifyOptions{Verifiers: verifiers, Latest: &latest})
+	if rep.OK() {
+		t.Fatal("a tail cut at a checkpoint is not told by the latest checkpoint")
+	}
+	// A checkpoint signed by another key.
+	_, other := keys(t)
+	rep, _ = audit.VerifyJSONL(dir, audit.VerifyOptions{Verifiers: other})
+	if rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), "no verifiable signatures") {
+		t.Fatalf("checkpoints of another key: %v", rep.Problems)
+	}
+}
+
+func sameStream(t *testing.T, a, b string) bool {
+	la, err1 := audit.ParseLine([]byte(strings.TrimSuffix(a, "\n")))
+	lb, err2 := audit.ParseLine([]byte(strings.TrimSuffix(b, "\n")))
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	return la.Event.RunID == lb.Event.RunID && la.Event.Gen == lb.Event.Gen
+}
+
+func join(a []string, mid string, b []string) string {
+	return strings.Join(a, "") + mid + strings.Join(b, "")
+}

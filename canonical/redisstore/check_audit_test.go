@@ -1,0 +1,60 @@
+package redisstore_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/redisstore"
+	"github.com/toolcanon/toolcanon/internal/redistest"
+)
+
+// doctor says how far the audit export is behind: nothing where no store
+// of the server records events, a warning where one does and no pass ran,
+// the lag of the last pass, a warning past AuditLagWarning.
+func TestCheckReportsAuditLag(t *testing.T) {
+	addr := redistest.Addr(t)
+	prefix := "ck" + canonical.NewOwner()[:8]
+	finding := func(s *redisstore.Store) (redisstore.Finding, bool) {
+		t.Helper()
+		rep, err := s.Check(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range rep.Findings {
+			if f.Setting == "audit export" {
+				return f, true
+			}
+		}
+		return redisstore.Finding{}, false
+	}
+	plain, err := redisstore.New(redisstore.Options{Addrs: []string{addr}, Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if f, ok := finding(plain); ok {
+		t.Fatalf("a store without audit, never exported: %+v", f)
+	}
+	o := canonical.AuditOptions{Key: make([]byte, 32), KeyID: "ck"}
+	audited, err := redisstore.New(redisstore.Options{Addrs: []string{addr}, Prefix: prefix, Audit: &o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer audited.Close()
+	if f, ok := finding(audited); !ok || f.Level != redisstore.LevelWarn || f.Value != "never" {
+		t.Fatalf("audit on, never exported: %+v %v", f, ok)
+	}
+	now := time.Now()
+	audited.AuditReport(context.Background(), canonical.AuditStatus{LastPass: now.Add(-5 * time.Second), Exported: 9})
+	if f, ok := finding(plain); !ok || f.Level != redisstore.LevelOK || !strings.HasPrefix(f.Value, "lag 5s") {
+		t.Fatalf("after a pass: %+v %v", f, ok)
+	}
+	audited.AuditReport(context.Background(), canonical.AuditStatus{LastPass: now, Pending: 40,
+		OldestEvent: now.Add(-redisstore.AuditLagWarning - time.Minute)})
+	if f, ok := finding(plain); !ok || f.Level != redisstore.LevelWarn || !strings.Contains(f.Value, "40 pending") {
+		t.Fatalf("far behind: %+v %v", f, ok)
+	}
+}

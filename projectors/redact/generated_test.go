@@ -1,0 +1,149 @@
+package redact
+
+import (
+	"bytes"
+	"go/scanner"
+	"go/token"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// Random values of every common alphabet, 16 bytes and longer, are
+// generated.
+func TestGeneratedRandomValues(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const b62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	for _, a := range []struct{ name, alphabet string }{
+		{"base62", b62}, {"base64", b62 + "+/"}, {"base64url", b62 + "-_"}, {"base32", "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"},
+		{"base58", "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"}, {"hex", "0123456789abcdef"},
+		{"lower alnum", "abcdefghijklmnopqrstuvwxyz0123456789"}, {"upper alnum", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"},
+		{"lower", "abcdefghijklmnopqrstuvwxyz"},
+	} {
+		for _, n := range []int{16, 20, 24, 32, 40, 64} {
+			missed := 0
+			const tries = 1000
+			for range tries {
+				b := make([]byte, n)
+				for k := range b {
+					b[k] = a.alphabet[r.IntN(len(a.alphabet))]
+				}
+				if !generatedAnywhere(b) {
+					missed++
+				}
+			}
+			if missed > tries*3/100 {
+				t.Errorf("%s of %d bytes: %d of %d not found generated", a.name, n, missed, tries)
+			}
+		}
+	}
+}
+
+// generatedAnywhere reports whether the generated-value pass masks part of
+// v standing alone.
+func generatedAnywhere(v []byte) bool {
+	rw := &rewriter{src: v}
+	redactGenerated(rw)
+	return len(rw.spans) > 0
+}
+
+// The identifiers and words of the repository's Go sources, 12 bytes and
+// longer, are names: hardly any is generated.
+func TestGeneratedNotNames(t *testing.T) {
+	names := map[string]bool{}
+	err := filepath.WalkDir("../..", func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.Contains(p, "testdata") || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var s scanner.Scanner
+		fs := token.NewFileSet()
+		s.Init(fs.AddFile(p, -1, len(src)), src, nil, 0)
+		for {
+			_, tok, lit := s.Scan()
+			if tok == token.EOF {
+				break
+			}
+			if tok == token.IDENT && len(lit) >= minGenerated {
+				names[lit] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flagged []string
+	for n := range names {
+		if generated([]byte(n)) {
+			flagged = append(flagged, n)
+		}
+	}
+	sort.Strings(flagged)
+	t.Logf("%d of %d identifiers of 12 bytes or more look generated: %s", len(flagged), len(names), strings.Join(flagged, " "))
+	if len(names) < 1000 || len(flagged)*100 > len(names) {
+		t.Errorf("%d of %d identifiers look generated: over 1%%", len(flagged), len(names))
+	}
+}
+
+// With LOGHUB_DIR naming a directory of log files (*.log), the share of
+// their white-space separated tokens that the redactor changes, and those
+// that the generated-value pass masks, with examples. The samples are
+// research material: read where the user keeps them, never copied here.
+func TestGeneratedLoghub(t *testing.T) {
+	dir := os.Getenv("LOGHUB_DIR")
+	if dir == "" {
+		t.Skip("LOGHUB_DIR names no directory of Loghub samples")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.log"))
+	if len(files) == 0 {
+		t.Fatalf("no */*.log under %s", dir)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens, changed, generatedN := 0, 0, 0
+		seen := map[string]bool{}
+		var examples []string
+		for _, line := range bytes.Split(src, []byte("\n")) {
+			out := string(AppendRedacted(nil, line))
+			in := strings.Fields(string(line))
+			kept := map[string]int{}
+			for _, w := range strings.Fields(out) {
+				kept[w]++
+			}
+			for _, w := range in {
+				tokens++
+				if kept[w] > 0 {
+					kept[w]--
+				} else {
+					changed++
+				}
+			}
+			rw := &rewriter{src: line}
+			redactGenerated(rw)
+			for _, sp := range rw.spans {
+				generatedN++
+				if v := string(line[sp.start:sp.end]); !seen[v] {
+					seen[v] = true
+					examples = append(examples, v)
+				}
+			}
+		}
+		sort.Strings(examples)
+		if len(examples) > 12 {
+			examples = examples[:12]
+		}
+		t.Logf("loghub %s: %d tokens, %d changed by the redactor (%.2f%%), %d values masked as generated (%.2f%%), %d distinct: %s",
+			filepath.Base(f), tokens, changed, 100*float64(changed)/float64(tokens), generatedN, 100*float64(generatedN)/float64(tokens),
+			len(seen), strings.Join(examples, " "))
+	}
+}

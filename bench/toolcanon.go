@@ -294,15 +294,18 @@ func (x *Ceiling) completeCmd(c Call, raw, result []byte) rueidis.Completed {
 }
 
 // beginKeys are the KEYS of begin.lua for one call, as redisstore sends
-// them.
+// them with audit off: the run's key in the place of the audit stream's.
 func beginKeys(k canonical.Keys, c Call) []string {
-	return []string{k.Record(c.RunID, c.ToolCallID), k.Run(c.RunID), k.Calls(c.RunID), k.Live(c.RunID),
-		k.RunSlotIndex(c.RunID, canonical.SlotDue)}
+	run := k.Run(c.RunID)
+	return []string{k.Record(c.RunID, c.ToolCallID), run, k.Calls(c.RunID), k.Live(c.RunID),
+		k.RunSlotIndex(c.RunID, canonical.SlotDue), run, run, run}
 }
 
-// completeKeys are the KEYS of complete.lua for one call.
+// completeKeys are the KEYS of complete.lua for one call, audit off: the
+// record's key in the place of the audit stream's.
 func completeKeys(k canonical.Keys, c Call) []string {
-	return []string{k.Record(c.RunID, c.ToolCallID), k.Run(c.RunID), k.Calls(c.RunID)}
+	rec := k.Record(c.RunID, c.ToolCallID)
+	return []string{rec, k.Run(c.RunID), k.Calls(c.RunID), rec, rec, rec}
 }
 
 // beginArgs are the ARGV of begin.lua for one call, as redisstore sends
@@ -330,8 +333,9 @@ func beginArgs(c Call, request []byte, cfg Config) []string {
 		args = append(args, rueidis.BinaryString(p))
 	}
 	// The caller's limits are the run's, then a new run's; the run's id
-	// is its member in its slot's due set.
-	return append(args, ttl, ttl, limits, limits, ident, c.RunID)
+	// is its member in its slot's due set; audit is off (no event, no
+	// bound).
+	return append(args, ttl, ttl, limits, limits, ident, c.RunID, "", "0")
 }
 
 // completeArgs are the ARGV of complete.lua for a READY completion, as
@@ -348,7 +352,9 @@ func completeArgs(c Call, raw, result []byte) []string {
 	for _, p := range append(r[:], s[:]...) {
 		args = append(args, rueidis.BinaryString(p))
 	}
-	return append(args, "") // no handles
+	// No handles; audit off (no event, its head empty), the run's id, and
+	// the generation of a state found lost.
+	return append(args, "", "", "", c.RunID, record.NewGeneration())
 }
 
 // outcome is the first element of a script's reply.

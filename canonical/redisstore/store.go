@@ -820,8 +820,8 @@ func joinParts(parts []rueidis.RedisMessage, size int64) ([]byte, error) {
 	return b, nil
 }
 
-// Completed implements canonical.Store: LRANGE of the first max entries and
-// LLEN, in one round trip.
+// Completed implements canonical.Store: ZRANGE of the first max finished
+// calls and their ZCOUNT, in one round trip.
 func (s *Store) Completed(ctx context.Context, runID string, limit int) ([]string, int, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -1004,8 +1004,8 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 }
 
 // ReadIndex implements canonical.OwnedReader: the run's owner and
-// generation (HMGET), whether it has calls (EXISTS), and the index's LRANGE
-// and LLEN, in one round trip on the run's slot.
+// generation (HMGET), whether it has calls (EXISTS), and the index's ZRANGE
+// and ZCOUNT, in one round trip on the run's slot.
 func (s *Store) ReadIndex(ctx context.Context, runID, principal string, limit int) (canonical.RunIndex, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()

@@ -279,9 +279,7 @@ func (g *GoRedisLua) Begin(ctx context.Context, c Call, request []byte) (bool, e
 		args = append(args, a)
 	}
 	o, err := scriptOutcome(goRedisBegin.Run(ctx, g.c,
-		[]string{g.keys.Record(c.RunID, c.ToolCallID), g.keys.Run(c.RunID), g.keys.Index(c.RunID), g.keys.Leases(c.RunID),
-			g.keys.Live(c.RunID), g.keys.RunSlotIndex(c.RunID, canonical.SlotDue)},
-		args...))
+		beginKeys(g.keys, c), args...))
 	return o == "OK" || o == "EXISTS", err
 }
 
@@ -292,8 +290,7 @@ func (g *GoRedisLua) Complete(ctx context.Context, c Call, raw, result []byte) (
 		args = append(args, a)
 	}
 	o, err := scriptOutcome(goRedisComplete.Run(ctx, g.c,
-		[]string{g.keys.Record(c.RunID, c.ToolCallID), g.keys.Run(c.RunID), g.keys.Index(c.RunID), g.keys.Leases(c.RunID)},
-		args...))
+		completeKeys(g.keys, c), args...))
 	return o == "OK" || o == "EXISTS", err
 }
 

@@ -284,42 +284,58 @@ func NewCeiling(name string, addr string, cfg Config) (*Ceiling, error) {
 func (x *Ceiling) Name() string { return x.name }
 
 func (x *Ceiling) beginCmd(c Call, request []byte) rueidis.Completed {
-	return x.c.B().Evalsha().Sha1(x.begin).Numkeys(6).
-		Key(x.keys.Record(c.RunID, c.ToolCallID), x.keys.Run(c.RunID), x.keys.Index(c.RunID), x.keys.Leases(c.RunID),
-			x.keys.Live(c.RunID), x.keys.RunSlotIndex(c.RunID, canonical.SlotDue)).
-		Arg(beginArgs(c, request, x.cfg)...).
-		Build()
+	keys := beginKeys(x.keys, c)
+	return x.c.B().Evalsha().Sha1(x.begin).Numkeys(int64(len(keys))).Key(keys...).Arg(beginArgs(c, request, x.cfg)...).Build()
 }
 
 func (x *Ceiling) completeCmd(c Call, raw, result []byte) rueidis.Completed {
-	return x.c.B().Evalsha().Sha1(x.complete).Numkeys(4).
-		Key(x.keys.Record(c.RunID, c.ToolCallID), x.keys.Run(c.RunID), x.keys.Index(c.RunID), x.keys.Leases(c.RunID)).
-		Arg(completeArgs(c, raw, result)...).
-		Build()
+	keys := completeKeys(x.keys, c)
+	return x.c.B().Evalsha().Sha1(x.complete).Numkeys(int64(len(keys))).Key(keys...).Arg(completeArgs(c, raw, result)...).Build()
+}
+
+// beginKeys are the KEYS of begin.lua for one call, as redisstore sends
+// them with audit off: the run's key in the place of the audit stream's.
+func beginKeys(k canonical.Keys, c Call) []string {
+	run := k.Run(c.RunID)
+	return []string{k.Record(c.RunID, c.ToolCallID), run, k.Calls(c.RunID), k.Live(c.RunID),
+		k.RunSlotIndex(c.RunID, canonical.SlotDue), run, run, run}
+}
+
+// completeKeys are the KEYS of complete.lua for one call, audit off: the
+// record's key in the place of the audit stream's.
+func completeKeys(k canonical.Keys, c Call) []string {
+	rec := k.Record(c.RunID, c.ToolCallID)
+	return []string{rec, k.Run(c.RunID), k.Calls(c.RunID), rec, rec, rec}
 }
 
 // beginArgs are the ARGV of begin.lua for one call, as redisstore sends
 // them: the configured limits are the run's (its first Begin fixes them).
 func beginArgs(c Call, request []byte, cfg Config) []string {
 	lim, ttl := cfg.Limits.WithDefaults(), strconv.FormatInt(cfg.TTL.Milliseconds(), 10)
-	head, tail, err := record.BeginHeader(c.Owner, Tool, record.IdentityTag(c.RunID, c.ToolCallID),
+	head, mid, tail, err := record.BeginHeader(c.Owner, Tool, record.IdentityTag(c.RunID, c.ToolCallID),
 		canonical.RequestDigest(request), int64(len(request)))
 	if err != nil {
 		panic(err) // the bench's own calls always encode
 	}
-	args := []string{c.ToolCallID, Tool, head, tail}
-	for _, p := range record.Cut(request) {
-		args = append(args, rueidis.BinaryString(p))
-	}
-	args = append(args, ttl, ttl)
-	for range 2 { // the caller's limits, then a new run's
-		args = append(args, strconv.FormatInt(lim.MaxCallsPerRun, 10), strconv.FormatInt(lim.MaxCallsPerTool, 10),
-			strconv.FormatInt(lim.MaxRunBytes, 10), strconv.FormatInt(lim.MaxRecordBytes, 10),
-			strconv.FormatInt(lim.MaxResultBytes, 10))
+	limits, err := record.PackLimits(lim.MaxCallsPerRun, lim.MaxCallsPerTool, lim.MaxRunBytes, lim.MaxResultBytes, lim.MaxRecordBytes)
+	if err != nil {
+		panic(err)
 	}
 	// The generation and secret a new run takes: random per Begin, as
-	// redisstore offers; the run's id, its member in its slot's due set.
-	return append(args, canonical.PrincipalTag(""), record.NewGeneration(), record.NewRunSecret(), c.RunID)
+	// redisstore offers.
+	ident, err := record.PackIdent(canonical.PrincipalTag(""), record.NewGeneration(), record.NewRunSecret())
+	if err != nil {
+		panic(err)
+	}
+	inHeader, parts := record.CutRequest(len(head)+record.OffOwner-record.OffUpdated+len(tail), request)
+	args := []string{c.ToolCallID, Tool, head, mid, tail, rueidis.BinaryString(inHeader)}
+	for _, p := range parts {
+		args = append(args, rueidis.BinaryString(p))
+	}
+	// The caller's limits are the run's, then a new run's; the run's id
+	// is its member in its slot's due set; audit is off (no event, no
+	// bound).
+	return append(args, ttl, ttl, limits, limits, ident, c.RunID, "", "0")
 }
 
 // completeArgs are the ARGV of complete.lua for a READY completion, as
@@ -331,16 +347,14 @@ func completeArgs(c Call, raw, result []byte) []string {
 	if err != nil {
 		panic(err)
 	}
-	overflow, err := record.OverflowSegment(digest)
-	if err != nil {
-		panic(err)
-	}
-	args := []string{c.ToolCallID, record.OwnerWord(c.Owner), segment, overflow, digest}
+	args := []string{c.ToolCallID, record.OwnerWord(c.Owner), segment}
 	r, s := record.Cut(raw), record.Cut(result)
 	for _, p := range append(r[:], s[:]...) {
 		args = append(args, rueidis.BinaryString(p))
 	}
-	return append(args, "") // no handles
+	// No handles; audit off (no event, its head empty), the run's id, and
+	// the generation of a state found lost.
+	return append(args, "", "", "", c.RunID, record.NewGeneration())
 }
 
 // outcome is the first element of a script's reply.

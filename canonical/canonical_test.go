@@ -46,11 +46,11 @@ func TestKeyLayout(t *testing.T) {
 	if got := k.Record("run-1", "call_1"); got != "tc:{run-1}:call:call_1" {
 		t.Fatalf("record key %q", got)
 	}
-	if k.Run("run-1") != "tc:{run-1}:run" || k.Index("run-1") != "tc:{run-1}:done" {
-		t.Fatalf("run keys %q %q", k.Run("run-1"), k.Index("run-1"))
+	if k.Run("run-1") != "tc:{run-1}:run" || k.Calls("run-1") != "tc:{run-1}:calls" || k.Live("run-1") != "tc:{run-1}:live" {
+		t.Fatalf("run keys %q %q %q", k.Run("run-1"), k.Calls("run-1"), k.Live("run-1"))
 	}
 	// A tool_call_id named like a run key lives in the call: namespace.
-	if k.Record("r", "run") == k.Run("r") || k.Record("r", "done") == k.Index("r") {
+	if k.Record("r", "run") == k.Run("r") || k.Record("r", "calls") == k.Calls("r") {
 		t.Fatal("call ids collide with run keys")
 	}
 	if k2, err := canonical.NewKeys("app:prod.tc"); err != nil || k2.Run("r") != "app:prod.tc:{r}:run" {

@@ -6,8 +6,7 @@ package canonical
 //
 //	record:           <prefix>:{<run_id>}:call:<tool_call_id>   HASH
 //	run:              <prefix>:{<run_id>}:run                    HASH
-//	completion index: <prefix>:{<run_id>}:done                   LIST
-//	leases:           <prefix>:{<run_id>}:leases                 ZSET  PROJECTING calls by lease deadline (ms)
+//	calls:            <prefix>:{<run_id>}:calls                  ZSET  in flight by lease (ms), completed by completion (µs)
 //	live marker:      <prefix>:{<run_id>}:live                   STRING the run has begun calls (see Live)
 //	audit events:     <prefix>:{<run_id>}:audit                  LIST   chain head and pending audit events (see Audit)
 //
@@ -46,12 +45,16 @@ func (k Keys) Record(runID, toolCallID string) string {
 // Run returns the key of the run's counters and state.
 func (k Keys) Run(runID string) string { return k.runBase(runID) + "run" }
 
-// Index returns the key of the run's completion index.
-func (k Keys) Index(runID string) string { return k.runBase(runID) + "done" }
+// Calls returns the key of the run's calls: each PROJECTING call scored by
+// the server time (ms) at which its lease passes, each finished one by the
+// server time (µs) at which it finished, so that the completion index is
+// the members scored from CompletedFrom on, in completion order.
+func (k Keys) Calls(runID string) string { return k.runBase(runID) + "calls" }
 
-// Leases returns the key of the run's PROJECTING calls, scored by the
-// server time (ms) at which each one's lease passes.
-func (k Keys) Leases(runID string) string { return k.runBase(runID) + "leases" }
+// CompletedFrom is the least score of a finished call in a run's calls
+// (Keys.Calls): microseconds since the epoch are at least this since 2001,
+// and leases, in milliseconds, are below it until the year 33658.
+const CompletedFrom = 1_000_000_000_000_000
 
 // Live returns the key of the run's live marker: written by every Begin
 // and kept exactly as long as the run's state should live (never longer),

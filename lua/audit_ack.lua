@@ -10,7 +10,8 @@
 -- stream lives (the state's field "exp"); otherwise the list is deleted.
 --
 -- KEYS[1] events   <prefix>:{<run_id>}:audit        LIST    the run's chain head, then its pending events
--- KEYS[2] run      <prefix>:{<run_id>}:run          HASH    its expiry and stream, for a head left alone
+-- KEYS[2] run      <prefix>:{<run_id>}:run          HASH    its expiry and stream (its generation, or the one it kept
+--                                                          when found lost), for a head left alone
 -- KEYS[3] pending  <prefix>:{<slot tag>}:audit      ZSET    the slot's runs with pending events
 -- KEYS[4] count    <prefix>:{<slot tag>}:audit-n    STRING  the slot's pending events
 --
@@ -28,6 +29,8 @@
 --     acknowledged; pending: the run's events still pending
 --   {"MOVED"}
 --     the head is not the one read, or the events are not the ones exported: nothing changed
+
+-- #include format.lib
 
 local h = redis.call('LINDEX', KEYS[1], 0)
 if h ~= ARGV[2] then
@@ -59,8 +62,8 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 if redis.call('ZCARD', KEYS[3]) == 0 then
   redis.call('DEL', KEYS[4])
 end
-local run = redis.call('HMGET', KEYS[2], 'exp', 'ag', 'gen')
-local stream = run[2] or run[3]
+local run = redis.call('HMGET', KEYS[2], 'exp', 'ag', RUN_IDENT_FIELD)
+local stream = run[2] or run[3] and sub(run[3], PRINCIPAL_LEN + 1, PRINCIPAL_LEN + GEN_LEN)
 if run[1] and stream == ARGV[6] then
   redis.call('PEXPIREAT', KEYS[1], run[1])
 else

@@ -3,15 +3,16 @@
 -- answering. The record stays PROJECTING; it keeps the token the continuing
 -- call must present (continue_call.lua) and the tool's state for it, and
 -- its lease becomes the wait for the input, after which a reaper may
--- abandon the call. The TTL is kept; of the run, only its place in its
--- slot's due set may move earlier, to the new lease (begin.lua).
+-- abandon the call. The TTL is kept (the header keeps the record's
+-- expiry); of the run, only its place in its slot's due set may move
+-- earlier, to the new lease (begin.lua).
 --
--- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
--- KEYS[2] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+-- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
+-- KEYS[2] calls   <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us)
 -- KEYS[3] run     <prefix>:{<run_id>}:run                  HASH  its field "due": the run's score in KEYS[4]
 -- KEYS[4] due     <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
 --
--- ARGV[1] tool_call_id  string  the id in KEYS[1], for the run's leases
+-- ARGV[1] tool_call_id  string  the id in KEYS[1], for the run's calls
 -- ARGV[2] owner         string  the owner as the header keeps it, and a space: must be the header's at H_OWNER
 -- ARGV[3] token         string  what the continuing call must present
 -- ARGV[4] state         bytes   the tool's state, for the continuing call (may be empty)
@@ -29,34 +30,36 @@
 --     another owner, a terminal record, or one waiting under another token: nothing changed
 --   {"LAYOUT_MISMATCH"}
 --     the record is of another layout (an earlier release's): nothing changed
+--   a header in a reply is the header's whole field (the request may follow it)
 
 -- #include format.lib
 
-local m = redis.call('HGET', KEYS[1], HEADER)
+local r = redis.call('HMGET', KEYS[1], HEADER, INPUT_TOKEN)
+local m, w = r[1], r[2]
 if not m then
+  -- A hash without a header under the record's key is another layout's.
   if redis.call('EXISTS', KEYS[1]) == 1 then
     return {'LAYOUT_MISMATCH'}
   end
   return {'NOT_FOUND'}
 end
-if string.sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
+if sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
   return {'LAYOUT_MISMATCH'}
 end
-if string.sub(m, H_OWNER, H_OWNER + string.len(ARGV[2]) - 1) ~= ARGV[2] or
-    string.sub(m, H_STATUS, H_STATUS) ~= PROJECTING then
+if sub(m, H_OWNER, H_OWNER + len(ARGV[2]) - 1) ~= ARGV[2] or sub(m, H_STATUS, H_STATUS) ~= PROJECTING then
   return {'INVALID_TRANSITION', m}
 end
-local w = redis.call('HGET', KEYS[1], INPUT_TOKEN)
-if w and w ~= ARGV[3] and string.sub(w, 1, 1) ~= CONSUMED then
+if w and w ~= ARGV[3] and sub(w, 1, 1) ~= CONSUMED then
   return {'INVALID_TRANSITION', m}
 end
 
 local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local pttl = redis.call('PTTL', KEYS[1])
+local snow = t[1] .. sub(string.rep('0', 6 - len(t[2])) .. t[2], 1, 3)
+local now = tonumber(snow)
+local pttl = tonumber(sub(m, H_EXPIRES, H_EXPIRES_END)) - now
 local lease = now + math.min(tonumber(ARGV[5]), pttl)
-local h = string.format('%s%013d%s%013d%s', string.sub(m, 1, H_UPDATED - 1), now,
-  string.sub(m, H_CREATED, H_CREATED_END), lease, string.sub(m, H_GEN))
+local h = sub(m, 1, H_UPDATED - 1) .. snow .. sub(m, H_CREATED, H_CREATED_END) .. format('%013d', lease) ..
+  sub(m, H_EXPIRES)
 redis.call('HSET', KEYS[1], HEADER, h, INPUT_TOKEN, ARGV[3], INPUT_STATE, ARGV[4])
 -- XX: the call's entry is there while it is PROJECTING; the key is never
 -- made here, and so never without its expiry.
@@ -66,6 +69,6 @@ redis.call('ZADD', KEYS[2], 'XX', lease, ARGV[1])
 -- the set never made.
 local at = redis.call('HGET', KEYS[3], 'due')
 if at and lease < tonumber(at) and redis.call('ZADD', KEYS[4], 'XX', 'CH', lease, ARGV[6]) == 1 then
-  redis.call('HSET', KEYS[3], 'due', lease)
+  redis.call('HSET', KEYS[3], 'due', format('%013d', lease))
 end
 return {'OK', h, pttl}

@@ -2,79 +2,77 @@
 --
 -- The run's first begin fixes the run's limits and its generation in the
 -- run's state; every later begin is checked against those, and each record
--- keeps the generation it was counted in. The record gets its expiry as an
--- absolute time (PEXPIREAT). The run's state, leases, index and live marker
--- expire together, at the absolute time the state keeps in its field "exp":
--- at most a granule (a sixteenth of the TTL, at most a second) after their
--- latest record, set only when a record would outlive them (a close extends
--- state and marker alike).
+-- keeps the generation it was counted in, and the run's limits of a
+-- record's bytes, which its completion checks. The record gets its expiry
+-- as an absolute time (PEXPIREAT), which its header keeps too. The run's
+-- state, calls and live marker expire together, at the absolute time the
+-- state keeps in its field "exp": at most a granule (a sixteenth of the
+-- TTL, at most a second) after their latest record, set only when a record
+-- would outlive them (a close extends state and marker alike).
 --
--- A run whose state is gone (evicted, deleted) while its live marker, index
--- or leases live is lost: it is refused, never restarted with fresh budgets.
+-- The record is made by one HSETNX of its header (with the request, when
+-- it is short), which never writes over a record: a begin of an id that is
+-- taken, by this run or by one whose keys were all lost, finds the record;
+-- its PEXPIREAT NX finds a key that was there before (of another layout).
+--
+-- A run whose state is gone (evicted, deleted) while its calls or live
+-- marker live is lost: it is refused, never restarted with fresh budgets.
 --
 -- The run is in its slot's due set, scored at or before its earliest lease,
 -- while it has calls in flight: a begin adds it (and keeps the score in the
 -- state's field "due") only when its lease is earlier than that score, so
 -- about once per run; the reaper moves it to its next lease, or drops it.
 --
--- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
+-- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
--- KEYS[3] index   <prefix>:{<run_id>}:done                 LIST  tells a lost run state from a new run; extended with the state
--- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
--- KEYS[5] live    <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
--- KEYS[6] due     <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
--- KEYS[7] events  <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
--- KEYS[8] pending <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
--- KEYS[9] count   <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
+-- KEYS[3] calls   <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us), and "~" (+inf)
+-- KEYS[4] live    <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
+-- KEYS[5] due     <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+-- KEYS[6] events  <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+-- KEYS[7] pending <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+-- KEYS[8] count   <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 --
--- ARGV[1]  tool_call_id      string  the id in KEYS[1], for the run's leases
--- ARGV[2]  tool              string  for the run's count of the tool's calls
--- ARGV[3]  head              string  the new record's header up to H_UPDATED, as Go encodes it
--- ARGV[4]  tail              string  the header from H_ID_TAG on (identity tag, request length and digest, owner, tool)
--- ARGV[5]  request           bytes   the request's first part (complete canonical request: a JSON object)
--- ARGV[6]  request_2         bytes   its second part, or empty
--- ARGV[7]  request_3         bytes   its third part, or empty
--- ARGV[8]  ttl_ms            int     > 0; set once here (as an absolute expiry), never extended
--- ARGV[9]  lease_ms          int     1..ttl_ms: time until abandon may close the call
--- ARGV[10] calls_run         int     the caller's limits; 0 means the run's
--- ARGV[11] calls_tool        int
--- ARGV[12] run_bytes         int
--- ARGV[13] record_bytes      int
--- ARGV[14] result_bytes      int
--- ARGV[15] new_calls_run     int     the limits a run without any takes (the caller's, defaulted)
--- ARGV[16] new_calls_tool    int
--- ARGV[17] new_run_bytes     int
--- ARGV[18] new_record_bytes  int
--- ARGV[19] new_result_bytes  int
--- ARGV[20] principal         string  the caller's principal tag (64 hex): the run's owner once the run has one
--- ARGV[21] generation        string  11 bytes: the generation a run without one takes (random per Begin)
--- ARGV[22] secret            string  the secret a run without one takes (random per Begin): the key of the run's handles
--- ARGV[23] run_id            string  the run's id, its member in KEYS[6] and KEYS[8]
--- ARGV[24] audit_call        string  the begin event's body after its type letter (internal/auditrec), or empty: audit
---                                    is off; a replay, a duplicate of a finished call of the same request, has the same
--- ARGV[25] audit_max         int     the most pending events the slot may hold before a begin is refused
+-- ARGV[1]  tool_call_id  string  the id in KEYS[1], for the run's calls
+-- ARGV[2]  tool          string  for the run's count of the tool's calls
+-- ARGV[3]  head          string  the new record's header up to H_UPDATED, as Go encodes it
+-- ARGV[4]  mid           string  the header from H_ID_TAG to H_MAX_RESULT (identity tag, request length and digest)
+-- ARGV[5]  tail          string  the header from H_OWNER on (owner, space, tool, newline)
+-- ARGV[6]  request       bytes   the request when the header's field keeps it, else empty
+-- ARGV[7]  request_1     bytes   else the request's first part (a complete canonical request: a JSON object)
+-- ARGV[8]  request_2     bytes   its second part, or empty
+-- ARGV[9]  request_3     bytes   its third part, or empty
+-- ARGV[10] ttl_ms        int     > 0; set once here (as an absolute expiry), never extended
+-- ARGV[11] lease_ms      int     1..ttl_ms: time until abandon may close the call
+-- ARGV[12] limits        string  the caller's limits, packed (record.PackLimits); a zero limit means the run's
+-- ARGV[13] new_limits    string  the limits a run without any takes (the caller's, defaulted), packed
+-- ARGV[14] ident         string  the caller's principal tag, and the generation and secret a run without them
+--                                takes (record.PackIdent; random per Begin): the run's owner once it has one
+-- ARGV[15] run_id        string  the run's id, its member in KEYS[5] and KEYS[7]
+-- ARGV[16] audit_call    string  the begin event's body after its type letter (internal/auditrec), or empty: audit
+--                                is off; a replay, a duplicate of a finished call of the same request, has the same
+-- ARGV[17] audit_max     int     the most pending events the slot may hold before a begin is refused
 --
 -- RETRY safe    a resent begin by the same owner with the same request finds its own record
 --
 -- RETURNS
---   {"OK", created_ms int, ttl_ms int, lease_ms int, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int, secret string}
---     created; the limits and the secret are the run's
---   {"EXISTS", header string, pttl int, result bytes, result_2 bytes, result_3 bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int, secret string}
---     the same owner retried the same request (the header's tail is ARGV[4]): the record as it is (its header and
---     its result's parts), nothing counted again; limits are 0 and the secret empty when the run's state is gone. The header is written
---     back unchanged, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only
---     what its connection propagated
+--   {"OK", created_ms int, limits string, secret string}
+--     created; the limits (packed) and the secret are the run's
+--   {"EXISTS", header string, pttl int, result bytes, result_2 bytes, result_3 bytes, limits string, secret string}
+--     the same owner retried the same request: the record as it is (its header and its result's parts), nothing
+--     counted again; limits and secret are empty when the run's state is gone. The header's field is written
+--     back unchanged, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts
+--     only what its connection propagated
 --   {"REPLAYABLE", header string, pttl int, result bytes, result_2 bytes, result_3 bytes}
 --     another owner began the same tool and request under the id, and the call is finished: the record as it is,
---     for a host that replays duplicates; its header is written back unchanged, so that the reply follows a write
---     of this script's own and a WAIT covers what a replay shows
+--     for a host that replays duplicates; its header's field is written back unchanged, so that the reply
+--     follows a write of this script's own and a WAIT covers what a replay shows
 --   {"RUN_FORBIDDEN"}
 --     the run belongs to another principal; checked before anything else, so it tells nothing of the run
 --   {"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
 --     another call has the id (still PROJECTING, or finished), or the run's limits refuse it
 --   {"RUN_INACTIVE", reason string}
---     reason "closed": the run was closed; "lost": its state is gone while its live marker, index, leases or
---     the call's record live
+--     reason "closed": the run was closed; "lost": its state is gone while its calls, live marker or the
+--     call's record live
 --   {"INVALID_ARGUMENT", field string}
 --     a non-zero limit differs from the run's
 --   {"LAYOUT_MISMATCH"}
@@ -82,224 +80,241 @@
 --   {"AUDIT_BACKLOG"}
 --     audit is on and the slot holds audit_max pending events: the call would add one more
 --   refusals write nothing (AUDIT_BACKLOG gives back to the slot's count what it took to compare: the store is as
---   it was)
+--   it was); a header in a reply is the header's whole field (the request may follow it)
 
 -- #include format.lib
-local AUDIT_EVENTS = KEYS[7]
-local AUDIT_RUNS = KEYS[8]
-local AUDIT_COUNT = KEYS[9]
+local AUDIT_EVENTS = KEYS[6]
+local AUDIT_RUNS = KEYS[7]
+local AUDIT_COUNT = KEYS[8]
 -- #include audit.lib
-local audit = ARGV[24] ~= ''
+local audit = ARGV[16] ~= ''
 
 -- The run's state in one read; its owner is checked first: another
 -- principal learns nothing, not even whether the call id is taken. A run
 -- whose state is lost has no owner any more, and is refused below
 -- (RUN_INACTIVE "lost") to every principal.
 local tool_field = 'tool:' .. ARGV[2]
-local run = redis.call('HMGET', KEYS[2], 'state', 'calls', tool_field, 'bytes',
-  'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', RUN_GONE_FIELD, 'gen',
-  'principal', 'secret', RUN_LAYOUT_FIELD, 'exp', 'created_ms', 'due', 'aseq', 'ag')
+local run = redis.call('HMGET', KEYS[2], RUN_LAYOUT_FIELD, RUN_IDENT_FIELD, 'state', 'calls', tool_field, 'room', 'exp',
+  'due', 'aseq')
+local layout, ident, state = run[1], run[2], run[3]
 -- A state of another layout is read no further.
-if other_layout(run, 1, 14) then
+if state and (not layout or sub(layout, 1, RUN_LAYOUT_LEN) ~= RUN_LAYOUT) then
   return {'LAYOUT_MISMATCH'}
 end
-if run[12] and run[12] ~= ARGV[20] then
+if ident and sub(ident, 1, PRINCIPAL_LEN) ~= sub(ARGV[14], 1, PRINCIPAL_LEN) then
   return {'RUN_FORBIDDEN'}
 end
 
--- A new call finds no key: one EXISTS, and the record is read only when
--- there is one.
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  local m = redis.call('HGET', KEYS[1], HEADER)
-  if not m or string.sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
-    -- A hash under the record's key without a header of this layout is
-    -- no record this layout wrote: never write over it.
-    return {'LAYOUT_MISMATCH'}
-  end
-  if string.sub(m, H_ID_TAG) == ARGV[4] then
-    redis.call('HSET', KEYS[1], HEADER, m)
-    local res = redis.call('HMGET', KEYS[1], unpack(RESULT_PARTS))
-    return {'EXISTS', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or '',
-      tonumber(run[5] or '0'), tonumber(run[6] or '0'), tonumber(run[7] or '0'), tonumber(run[8] or '0'),
-      tonumber(run[9] or '0'), run[13] or ''}
-  end
-  -- A record while the run's state has no limits: the state is lost (it
-  -- outlives every record it counts), and with it the run's owner. Refused
-  -- as lost to every principal, before telling whether the id is taken.
-  if not run[5] then
-    return {'RUN_INACTIVE', 'lost'}
-  end
-  if string.sub(m, H_STATUS, H_STATUS) == PROJECTING then
-    return {'TOOL_CALL_IN_PROGRESS'}
-  end
-  -- The same request and tool (the tail but its owner; the owner holds no
-  -- space, so the tool is what follows the header's last one).
-  if string.sub(m, H_ID_TAG, H_OWNER - 1) == string.sub(ARGV[4], 1, H_OWNER - H_ID_TAG)
-      and string.sub(m, -(string.len(ARGV[2]) + 1)) == ' ' .. ARGV[2] then
-    redis.call('HSET', KEYS[1], HEADER, m)
-    if audit then
-      local t = redis.call('TIME')
-      local seq = tonumber(run[18] or '0') + 1
-      redis.call('HSET', KEYS[2], 'aseq', seq)
-      audit_append(ARGV[23], seq, audit_stream(run[19], run[11]), t[1] * 1000 + math.floor(t[2] / 1000), 'R ' .. ARGV[24], 1)
-    end
-    local res = redis.call('HMGET', KEYS[1], unpack(RESULT_PARTS))
-    return {'REPLAYABLE', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or ''}
-  end
-  return {'DUPLICATE_TOOL_CALL'}
-end
-
-if run[10] then
-  return {'RUN_INACTIVE', 'lost'}
-end
-if run[1] == 'closed' then
-  return {'RUN_INACTIVE', 'closed'}
-end
-local names = {'calls_run', 'calls_tool', 'run_bytes', 'record_bytes', 'result_bytes'}
-local lim = {}
-local gen = run[11]
-if run[5] then
-  for i = 1, 5 do
-    lim[i] = tonumber(run[4 + i])
-    local given = tonumber(ARGV[9 + i])
-    if given ~= 0 and given ~= lim[i] then
-      return {'INVALID_ARGUMENT', names[i]}
+-- The run's limits: "" in a state a completion left after a loss, nil
+-- without a state.
+local limits = layout and sub(layout, LIMITS_AT)
+local refusal
+local lim = limits
+if state == RUN_LOST or limits == '' then
+  refusal = {'RUN_INACTIVE', 'lost'}
+elseif state == 'closed' then
+  refusal = {'RUN_INACTIVE', 'closed'}
+elseif limits then
+  if ARGV[12] ~= limits then
+    -- Each non-zero limit the caller gives must be the run's.
+    local at = {1, 11, 21, 34, 42, 50}
+    local names = {'calls_run', 'calls_tool', 'run_bytes', 'result_bytes', 'record_bytes'}
+    for i = 1, 5 do
+      local given = sub(ARGV[12], at[i], at[i + 1] - 1)
+      if tonumber(given) ~= 0 and given ~= sub(limits, at[i], at[i + 1] - 1) then
+        refusal = {'INVALID_ARGUMENT', names[i]}
+        break
+      end
     end
   end
 else
-  -- No limits: a new run, unless the run already began calls (its live
-  -- marker, index or leases live: none outlives the state it belongs to),
-  -- in which case its state was lost and its budgets cannot restart.
-  if redis.call('EXISTS', KEYS[5], KEYS[3], KEYS[4]) > 0 then
-    return {'RUN_INACTIVE', 'lost'}
+  -- No state: a new run, unless the run already began calls (its calls or
+  -- live marker live: neither outlives the state it belongs to), in which
+  -- case its state was lost and its budgets cannot restart.
+  if redis.call('EXISTS', KEYS[3], KEYS[4]) > 0 then
+    refusal = {'RUN_INACTIVE', 'lost'}
   end
-  for i = 1, 5 do
-    lim[i] = tonumber(ARGV[14 + i])
+  lim = ARGV[13]
+end
+local calls, count = tonumber(run[4] or '0'), tonumber(run[5] or '0')
+local size = len(ARGV[6]) + len(ARGV[7]) + len(ARGV[8]) + len(ARGV[9])
+local room = tonumber(run[6] or sub(lim, 21, 33))
+if not refusal then
+  if calls >= tonumber(sub(lim, 1, 10)) or count >= tonumber(sub(lim, 11, 20)) then
+    refusal = {'BUDGET_EXHAUSTED'}
+  elseif size > tonumber(sub(lim, 42, 49)) or size > room then
+    refusal = {'RESULT_TOO_LARGE'}
+  elseif audit and not audit_count(tonumber(ARGV[17])) then
+    -- The slot's count takes this call's event and its completion's
+    -- ahead; past the bound it is given them back, and the begin refused.
+    refusal = {'AUDIT_BACKLOG'}
   end
-  gen = ARGV[21]
-end
-if tonumber(run[2] or '0') >= lim[1] or tonumber(run[3] or '0') >= lim[2] then
-  return {'BUDGET_EXHAUSTED'}
-end
-local size = string.len(ARGV[5]) + string.len(ARGV[6]) + string.len(ARGV[7])
-if size > lim[4] or tonumber(run[4] or '0') + size > lim[3] then
-  return {'RESULT_TOO_LARGE'}
-end
--- The slot's count takes this call's event and its completion's ahead;
--- past the bound it is given them back, and the begin refused: the store
--- is left as it was.
-if audit and not audit_count(tonumber(ARGV[25])) then
-  return {'AUDIT_BACKLOG'}
 end
 
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local ttl = tonumber(ARGV[8])
-local lease = now + tonumber(ARGV[9])
--- One absolute expiry for the record and every key that covers it, from
--- one clock read.
-local expires = now + ttl
--- The header Go encoded, with the server's clock and the run's generation
--- written between its head and its tail.
-local args = {HEADER, string.format('%s%013d%013d%013d%s%s', ARGV[3], now, now, lease, gen, ARGV[4])}
-put(args, REQUEST_PARTS, 5)
-redis.call('HSET', KEYS[1], unpack(args))
-redis.call('PEXPIREAT', KEYS[1], expires)
+if not refusal then
+  local t = redis.call('TIME')
+  local us = t[2]
+  local snow = t[1] .. sub(string.rep('0', 6 - len(us)) .. us, 1, 3)
+  local now = tonumber(snow)
+  local ttl = tonumber(ARGV[10])
+  -- One absolute expiry for the record and every key that covers it, from
+  -- one clock read.
+  local expires = now + ttl
+  local slease = format('%013d', now + tonumber(ARGV[11]))
+  local sexpires = format('%013d', expires)
+  local gen = sub(ident or ARGV[14], PRINCIPAL_LEN + 1, PRINCIPAL_LEN + GEN_LEN)
+  -- The header Go encoded, with the server's clock, the run's generation
+  -- and its limits of a record's bytes written between its parts, and the
+  -- request when it is short. HSETNX makes the record, or finds one.
+  if redis.call('HSETNX', KEYS[1], HEADER, ARGV[3] .. snow .. snow .. slease .. sexpires .. gen .. ARGV[4] ..
+      sub(lim, 34) .. ARGV[5] .. ARGV[6]) == 1 then
+    -- A key HSETNX did not make has an expiry already (every key of every
+    -- layout does): a hash of another layout, without a header. The header
+    -- is taken back, and the hash kept as it was.
+    if redis.call('PEXPIREAT', KEYS[1], sexpires, 'NX') == 0 then
+      redis.call('HDEL', KEYS[1], HEADER)
+      if audit then
+        redis.call('DECRBY', AUDIT_COUNT, 2)
+      end
+      return {'LAYOUT_MISMATCH'}
+    end
+    if ARGV[7] ~= '' then
+      if ARGV[8] == '' then
+        redis.call('HSET', KEYS[1], REQ, ARGV[7])
+      elseif ARGV[9] == '' then
+        redis.call('HSET', KEYS[1], REQ, ARGV[7], REQ_2, ARGV[8])
+      else
+        redis.call('HSET', KEYS[1], REQ, ARGV[7], REQ_2, ARGV[8], REQ_3, ARGV[9])
+      end
+    end
 
--- The counters are the ones read above, in this script: one HSET writes
--- them (and a run's first begin, its limits and generation).
-local counts = {'calls', tonumber(run[2] or '0') + 1, tool_field, tonumber(run[3] or '0') + 1,
-  'bytes', tonumber(run[4] or '0') + size}
--- The event's sequence number is the state's, written with its counters.
-local seq = tonumber(run[18] or '0') + 1
-if audit then
-  counts[#counts + 1] = 'aseq'
-  counts[#counts + 1] = seq
-end
-if not run[5] then
-  for i, f in ipairs({'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes'}) do
-    counts[#counts + 1] = f
-    counts[#counts + 1] = lim[i]
+    -- The counters are the ones read above, in this script: one HSET
+    -- writes them (and a run's first begin, its layout, limits, identity).
+    local counts = {'calls', format('%d', calls + 1), tool_field, format('%d', count + 1), 'room', format('%d', room - size)}
+    if not state then
+      counts[7], counts[8] = RUN_LAYOUT_FIELD, RUN_LAYOUT .. ' ' .. lim
+      counts[9], counts[10] = RUN_IDENT_FIELD, ARGV[14]
+      counts[11], counts[12] = 'state', 'open'
+      counts[13], counts[14] = 'created_ms', snow
+    end
+    -- The event's sequence number is the state's, written with its
+    -- counters. A state with an owner has no stream but its generation's.
+    local seq = tonumber(run[9] or '0') + 1
+    if audit then
+      counts[#counts + 1] = 'aseq'
+      counts[#counts + 1] = format('%d', seq)
+    end
+    -- The run's state, calls and live marker must outlive every record they
+    -- count, and expire together: at the absolute time the state keeps in
+    -- its field "exp". When the new record expires later, all three are
+    -- set to its expiry and a granule more (a sixteenth of its TTL, at most
+    -- a second), so that the begins of the next granule find them covering
+    -- already and write none of them; the first begin of a run sets them
+    -- all. The calls keep a member of their own ("~", scored +inf) that no
+    -- call removes, so that they are never deleted while the run lives and
+    -- a ZADD that makes them (2 added) tells they were lost.
+    local sexp = run[7]
+    local extend = not state or tonumber(sexp) < expires
+    if extend then
+      sexp = format('%d', math.max(tonumber(sexp or '0'), expires + math.min(math.floor(ttl / 16), 1000)))
+      counts[#counts + 1] = 'exp'
+      counts[#counts + 1] = sexp
+    end
+    -- The run enters its slot's due set at this lease when it is not there
+    -- at an earlier time already (a later lease of the run is found through
+    -- the earliest one: the reaper moves the run on when it comes).
+    local due = not run[8] or slease < run[8]
+    if due then
+      counts[#counts + 1] = 'due'
+      counts[#counts + 1] = slease
+    end
+    if #counts == 6 then
+      redis.call('HSET', KEYS[2], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6])
+    else
+      redis.call('HSET', KEYS[2], unpack(counts))
+    end
+    if audit then
+      audit_append(ARGV[15], seq, gen, snow, 'B ' .. ARGV[16], 0)
+    end
+    local added = redis.call('ZADD', KEYS[3], slease, ARGV[1], 'inf', '~')
+    if extend then
+      redis.call('PEXPIREAT', KEYS[2], sexp)
+      redis.call('PEXPIREAT', KEYS[3], sexp)
+      -- The marker holds the run's generation; setting it with its expiry
+      -- is one command.
+      redis.call('SET', KEYS[4], gen, 'PXAT', sexp)
+      -- A chain head with nothing pending lives as long as the run's state
+      -- (a later event continues it); pending events keep their longer life.
+      if audit then
+        redis.call('PEXPIREAT', AUDIT_EVENTS, sexp, 'GT')
+      end
+    elseif added == 2 then
+      -- The calls were lost, and made again by this ZADD.
+      redis.call('PEXPIREAT', KEYS[3], sexp)
+    end
+    if due then
+      redis.call('ZADD', KEYS[5], slease, ARGV[15])
+    end
+    -- The due set lives as long as the runs in it: extended as their keys
+    -- are.
+    if (due or extend and run[8]) and redis.call('PEXPIREAT', KEYS[5], sexp, 'GT') == 0 then
+      redis.call('PEXPIREAT', KEYS[5], sexp, 'NX')
+    end
+    return {'OK', now, lim, sub(ident or ARGV[14], PRINCIPAL_LEN + GEN_LEN + 1)}
   end
-  counts[#counts + 1] = 'gen'
-  counts[#counts + 1] = gen
-  counts[#counts + 1] = RUN_LAYOUT_FIELD
-  counts[#counts + 1] = RUN_LAYOUT
-end
--- The run's secret, the key of its handles, is fixed by the first begin
--- that finds none: no agent ever reads it.
-local secret = run[13]
-if not secret then
-  secret = ARGV[22]
-  counts[#counts + 1] = 'secret'
-  counts[#counts + 1] = secret
-end
--- A run's first begin writes what a progress report or a close may have
--- made before it only where they made nothing: the same one HSET.
-if not run[5] then
-  if not run[1] then
-    counts[#counts + 1] = 'state'
-    counts[#counts + 1] = 'open'
-  end
-  if not run[12] then
-    counts[#counts + 1] = 'principal'
-    counts[#counts + 1] = ARGV[20]
-  end
-  if not run[16] then
-    counts[#counts + 1] = 'created_ms'
-    counts[#counts + 1] = now
-  end
-end
--- The run's state, leases, index and live marker must outlive every record
--- they count, and expire together: at the absolute time the state keeps in
--- its field "exp". When the new record expires later, all four are set to
--- its expiry and a granule more (a sixteenth of its TTL, at most a second),
--- so that the begins of the next granule find them covering already and
--- write none of them; the first begin of a run sets them all. The leases
--- keep a member of their own ("~", scored +inf) that no call removes, so
--- that they are never deleted while the run lives and a ZADD that creates
--- them (2 added) tells they were lost.
-local run_exp = tonumber(run[15] or '0')
-local extend = not run[5] or run_exp < expires
-if extend then
-  run_exp = math.max(run_exp, expires + math.min(math.floor(ttl / 16), 1000))
-  counts[#counts + 1] = 'exp'
-  counts[#counts + 1] = run_exp
-end
--- The run enters its slot's due set at this lease when it is not there at
--- an earlier time already (a later lease of the run is found through the
--- earliest one: the reaper moves the run on when it comes).
-local due = not run[17] or lease < tonumber(run[17])
-if due then
-  counts[#counts + 1] = 'due'
-  counts[#counts + 1] = lease
-end
-redis.call('HSET', KEYS[2], unpack(counts))
-if audit then
-  audit_append(ARGV[23], seq, audit_stream(run[19], gen), now, 'B ' .. ARGV[24], 0)
-end
-if due then
-  redis.call('ZADD', KEYS[6], lease, ARGV[23])
-end
--- The due set lives as long as the runs in it: extended as their keys are.
-if (due or extend and run[17]) and redis.call('PEXPIREAT', KEYS[6], run_exp, 'GT') == 0 then
-  redis.call('PEXPIREAT', KEYS[6], run_exp, 'NX')
-end
-local added = redis.call('ZADD', KEYS[4], lease, ARGV[1], 'inf', '~')
-if extend then
-  redis.call('PEXPIREAT', KEYS[2], run_exp)
-  redis.call('PEXPIREAT', KEYS[4], run_exp)
-  redis.call('PEXPIREAT', KEYS[3], run_exp)
-  -- The marker holds the run's generation; setting it with its expiry is
-  -- one command.
-  redis.call('SET', KEYS[5], gen, 'PXAT', run_exp)
-  -- A chain head with nothing pending lives as long as the run's state
-  -- (a later event continues it); pending events keep their longer life.
+  -- The id is taken: the count the call took ahead is given back.
   if audit then
-    redis.call('PEXPIREAT', AUDIT_EVENTS, run_exp, 'GT')
+    redis.call('DECRBY', AUDIT_COUNT, 2)
   end
-elseif added == 2 then
-  -- The leases were lost, and made again by this ZADD.
-  redis.call('PEXPIREAT', KEYS[4], run_exp)
 end
-return {'OK', now, ttl, lease, lim[1], lim[2], lim[3], lim[4], lim[5], secret}
+
+-- A refusal, or the id is taken: a record under the id answers first.
+local m = redis.call('HGET', KEYS[1], HEADER)
+if not m then
+  -- A hash under the record's key without a header of this layout is no
+  -- record this layout wrote: never write over it.
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    return {'LAYOUT_MISMATCH'}
+  end
+  return refusal
+end
+if sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
+  return {'LAYOUT_MISMATCH'}
+end
+local same = sub(m, H_ID_TAG, H_MAX_RESULT - 1) == ARGV[4]
+if same and sub(m, H_OWNER, H_OWNER + len(ARGV[5]) - 1) == ARGV[5] then
+  redis.call('HSET', KEYS[1], HEADER, m)
+  local res = redis.call('HMGET', KEYS[1], RES, RES_2, RES_3)
+  local secret = ''
+  if ident then
+    secret = sub(ident, PRINCIPAL_LEN + GEN_LEN + 1)
+  end
+  return {'EXISTS', m, redis.call('PTTL', KEYS[1]), res[1] or '',
+    res[2] or '', res[3] or '', limits or '', secret}
+end
+-- A record while the run's state has no limits: the state is lost (it
+-- outlives every record it counts), and with it the run's owner. Refused
+-- as lost to every principal, before telling whether the id is taken.
+if not limits or limits == '' then
+  return {'RUN_INACTIVE', 'lost'}
+end
+if sub(m, H_STATUS, H_STATUS) == PROJECTING then
+  return {'TOOL_CALL_IN_PROGRESS'}
+end
+-- The same request and tool (the owner holds no space, so the tool is what
+-- follows the last space before the header's newline).
+local e = find(m, '\n', H_OWNER, true)
+if same and e and sub(m, e - len(ARGV[2]) - 1, e) == ' ' .. ARGV[2] .. '\n' then
+  redis.call('HSET', KEYS[1], HEADER, m)
+  if audit then
+    -- A replay is an event of the state's stream (the state has its owner:
+    -- a lost one was refused above).
+    local t = redis.call('TIME')
+    local seq = redis.call('HINCRBY', KEYS[2], 'aseq', 1)
+    audit_append(ARGV[15], seq, sub(ident, PRINCIPAL_LEN + 1, PRINCIPAL_LEN + GEN_LEN),
+      t[1] .. sub(string.rep('0', 6 - len(t[2])) .. t[2], 1, 3), 'R ' .. ARGV[16], 1)
+  end
+  local res = redis.call('HMGET', KEYS[1], RES, RES_2, RES_3)
+  return {'REPLAYABLE', m, redis.call('PTTL', KEYS[1]), res[1] or '', res[2] or '', res[3] or ''}
+end
+return {'DUPLICATE_TOOL_CALL'}

@@ -35,45 +35,47 @@ local AUDIT_RUNS = KEYS[4]
 local AUDIT_COUNT = KEYS[5]
 -- #include audit.lib
 
-local run = redis.call('HMGET', KEYS[1], 'principal', 'state', RUN_LAYOUT_FIELD, 'exp', 'aseq', 'ag', 'gen')
-if other_layout(run, 2, 3) then
+local run = redis.call('HMGET', KEYS[1], RUN_IDENT_FIELD, 'state', RUN_LAYOUT_FIELD, 'exp', 'aseq', 'ag')
+if run[2] and (not run[3] or sub(run[3], 1, RUN_LAYOUT_LEN) ~= RUN_LAYOUT) then
   return {'LAYOUT_MISMATCH'}
 end
-local principal = run[1]
-if principal and principal ~= ARGV[2] then
+if run[1] and sub(run[1], 1, PRINCIPAL_LEN) ~= ARGV[2] then
   return {'RUN_FORBIDDEN'}
 end
 if not run[2] then
   return {'NOT_FOUND'}
 end
 -- A state without an owner is one a complete left after a loss: closing it
--- makes nobody its owner. A begun run's live marker expires with its
--- state, so that a closed run whose state is lost is still refused (as
--- lost) for the retention.
+-- makes nobody its owner, and it stays lost. A begun run's live marker
+-- expires with its state, so that a closed run whose state is lost is
+-- still refused (as lost) for the retention.
+local state = 'closed'
+if run[2] == RUN_LOST then
+  state = RUN_LOST
+end
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local keep = now + tonumber(ARGV[1])
-local fields = {'state', 'closed', 'closed_ms', now}
+local fields = {'state', state, 'closed_ms', format('%d', now)}
 -- A close of an open run is an event, numbered in the state's stream.
 local seq = tonumber(run[5] or '0') + 1
-local event = ARGV[3] ~= '' and run[2] ~= 'closed'
+local event = ARGV[3] ~= '' and run[2] == 'open'
 if event then
-  fields[#fields + 1] = 'aseq'
-  fields[#fields + 1] = seq
+  fields[5], fields[6] = 'aseq', format('%d', seq)
 end
 if tonumber(run[4] or '0') < keep then
-  fields[#fields + 1] = 'exp'
-  fields[#fields + 1] = keep
+  local skeep = format('%d', keep)
+  fields[#fields + 1], fields[#fields + 2] = 'exp', skeep
   redis.call('HSET', KEYS[1], unpack(fields))
-  redis.call('PEXPIREAT', KEYS[1], keep)
-  redis.call('PEXPIREAT', KEYS[2], keep)
+  redis.call('PEXPIREAT', KEYS[1], skeep)
+  redis.call('PEXPIREAT', KEYS[2], skeep)
   if ARGV[3] ~= '' then
-    redis.call('PEXPIREAT', AUDIT_EVENTS, keep, 'GT')
+    redis.call('PEXPIREAT', AUDIT_EVENTS, skeep, 'GT')
   end
 else
   redis.call('HSET', KEYS[1], unpack(fields))
 end
 if event then
-  audit_append(ARGV[4], seq, audit_stream(run[6], run[7]), now, ARGV[3], 1)
+  audit_append(ARGV[4], seq, run[6] or sub(run[1], PRINCIPAL_LEN + 1, PRINCIPAL_LEN + GEN_LEN), now, ARGV[3], 1)
 end
 return {'OK'}

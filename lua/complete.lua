@@ -1,47 +1,46 @@
--- complete: move a PROJECTING record to READY or ERROR and append it to the
--- run's completion index, in one step. The record's TTL is kept exactly (HSET
--- does not touch it); the index is extended only to cover the record. The
--- completion is checked against the run's limits. When the run's state is gone
--- (evicted, deleted), or is another generation than the record's (it was lost
--- and a later begin made a new one), the outcome is still recorded, and the
--- run is marked lost and closed, with a TTL no longer than the record's; a
--- state of another generation loses its owner and limits, as a lost one has
--- none. The index expires with the run's other keys (the state keeps their
--- absolute expiry, which begin sets); one this script makes gets it.
+-- complete: move a PROJECTING record to READY or ERROR and enter it in the
+-- run's completion index, in one step. The record's TTL is kept exactly
+-- (HSET does not touch it; the header keeps its expiry). The completion is
+-- checked against the run's limits: a record's bytes against the limits its
+-- header took from the run at begin, the run's bytes by taking them from
+-- the room the run's state keeps (HINCRBY), given back when it goes below
+-- zero. When the run's state is gone (evicted, deleted), or is another
+-- generation than the record's (it was lost and a later begin made a new
+-- one: the call is not among the new state's calls), the outcome is still
+-- recorded, and the run is marked lost, with a TTL no longer than the
+-- record's; a state of another generation loses its owner and limits, as a
+-- lost one has none.
 --
--- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
+-- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
 -- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH
--- KEYS[3] index   <prefix>:{<run_id>}:done                 LIST
--- KEYS[4] leases  <prefix>:{<run_id>}:leases               ZSET
--- KEYS[5] events  <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
--- KEYS[6] pending <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
--- KEYS[7] count   <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
+-- KEYS[3] calls   <prefix>:{<run_id>}:calls                ZSET
+-- KEYS[4] events  <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+-- KEYS[5] pending <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+-- KEYS[6] count   <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 --
--- ARGV[1]  tool_call_id  string  the id in KEYS[1], for the run's leases and index
+-- ARGV[1]  tool_call_id  string  the id in KEYS[1], for the run's calls
 -- ARGV[2]  owner         string  the owner as the header keeps it, and a space: must be the header's at H_OWNER
 -- ARGV[3]  segment       string  the header from H_STATUS to H_UPDATED that the completion writes, as Go encodes it
--- ARGV[4]  overflow      string  the same for the completion refused for its size (ERROR/RESULT_TOO_LARGE, no payload)
--- ARGV[5]  digest        string  the completion's digest, as in both segments: recognises a retry
--- ARGV[6]  raw           bytes   the raw response's first part (may be empty for ERROR)
--- ARGV[7]  raw_2         bytes   its second part, or empty
--- ARGV[8]  raw_3         bytes   its third part, or empty
--- ARGV[9]  result        bytes   READY: the agent-facing result's first part; ERROR: empty
--- ARGV[10] result_2      bytes
--- ARGV[11] result_3      bytes
--- ARGV[12] handles       string  READY: the ids of the handles the result holds, space-separated, or empty: each
+-- ARGV[4]  raw           bytes   the raw response's first part (may be empty for ERROR)
+-- ARGV[5]  raw_2         bytes   its second part, or empty
+-- ARGV[6]  raw_3         bytes   its third part, or empty
+-- ARGV[7]  result        bytes   READY: the agent-facing result's first part; ERROR: empty
+-- ARGV[8]  result_2      bytes
+-- ARGV[9]  result_3      bytes
+-- ARGV[10] handles       string  READY: the ids of the handles the result holds, space-separated, or empty: each
 --                                becomes the run's field "h:<id>" naming this call (the run's handle index)
--- ARGV[13] audit         string  the complete event's body after its head (internal/auditrec), or empty: audit is off
--- ARGV[14] audit_head    string  the body's head: type letter, status, evidence, code ("C R F -"); a completion
+-- ARGV[11] audit         string  the complete event's body after its head (internal/auditrec), or empty: audit is off
+-- ARGV[12] audit_head    string  the body's head: type letter, status, evidence, code ("C R F -"); a completion
 --                                refused for its size has "C E E RESULT_TOO_LARGE" instead
--- ARGV[15] run_id        string  the run's id, its member in KEYS[6]
--- ARGV[16] generation    string  11 bytes: the stream of a run state this script makes (after a loss)
+-- ARGV[13] run_id        string  the run's id, its member in KEYS[5]
+-- ARGV[14] generation    string  11 bytes: the stream of a run state this script finds lost without one
 --
 -- RETRY safe    a resent completion by the same owner is recognised by its digest
 --
 -- RETURNS
 --   {"OK"|"EXISTS"|"RESULT_TOO_LARGE", header string, pttl int}
 --     OK: the transition asked for was made; EXISTS: the same owner already made this completion (the stored outcome),
---     its header written back unchanged, so that the reply follows a write of this script's own: WAIT
+--     its header's field written back unchanged, so that the reply follows a write of this script's own: WAIT
 --     (Redis 7.2+, Valkey) counts only what its connection propagated;
 --     RESULT_TOO_LARGE: over a byte limit, the record is now ERROR/RESULT_TOO_LARGE with no raw or result
 --   {"NOT_FOUND"}
@@ -50,13 +49,14 @@
 --     wrong owner, terminal record (abandoned included), or a malformed completion: nothing changed
 --   {"LAYOUT_MISMATCH"}
 --     the record or the run's state is of another layout (an earlier release's): nothing changed
+--   a header in a reply is the header's whole field (the request may follow it)
 
 -- #include format.lib
-local AUDIT_EVENTS = KEYS[5]
-local AUDIT_RUNS = KEYS[6]
-local AUDIT_COUNT = KEYS[7]
+local AUDIT_EVENTS = KEYS[4]
+local AUDIT_RUNS = KEYS[5]
+local AUDIT_COUNT = KEYS[6]
 -- #include audit.lib
-local audit = ARGV[13] ~= ''
+local audit = ARGV[11] ~= ''
 
 local m = redis.call('HGET', KEYS[1], HEADER)
 if not m then
@@ -66,120 +66,165 @@ if not m then
   end
   return {'NOT_FOUND'}
 end
-if string.sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
+if sub(m, H_VERSION, H_VERSION) ~= LAYOUT then
   return {'LAYOUT_MISMATCH'}
 end
-if string.sub(m, H_OWNER, H_OWNER + string.len(ARGV[2]) - 1) ~= ARGV[2] then
+-- Replies carry the header's whole field (the request may follow the
+-- header's newline): cutting it here would copy it again.
+if sub(m, H_OWNER, H_OWNER + len(ARGV[2]) - 1) ~= ARGV[2] then
   return {'INVALID_TRANSITION', m}
 end
-if string.sub(m, H_STATUS, H_STATUS) ~= PROJECTING then
-  if string.sub(m, H_COMPLETION, H_COMPLETION_END) == ARGV[5] then
+if sub(m, H_STATUS, H_STATUS) ~= PROJECTING then
+  if sub(m, H_COMPLETION, H_COMPLETION_END) == sub(ARGV[3], H_COMPLETION - 1, H_COMPLETION_END - 1) then
     redis.call('HSET', KEYS[1], HEADER, m)
     return {'EXISTS', m, redis.call('PTTL', KEYS[1])}
   end
   return {'INVALID_TRANSITION', m}
 end
-local status = string.sub(ARGV[3], 1, 1)
-local width = H_UPDATED - H_STATUS
-if (status ~= READY and status ~= ERROR) or string.len(ARGV[3]) ~= width or string.len(ARGV[4]) ~= width then
+local status = sub(ARGV[3], 1, 1)
+if (status ~= READY and status ~= ERROR) or len(ARGV[3]) ~= H_UPDATED - H_STATUS then
   return {'INVALID_TRANSITION', m}
 end
 
-local raw_len = string.len(ARGV[6]) + string.len(ARGV[7]) + string.len(ARGV[8])
-local result_len = string.len(ARGV[9]) + string.len(ARGV[10]) + string.len(ARGV[11])
-local req_len = tonumber(string.sub(m, H_REQUEST_LEN, H_REQUEST_LEN_END))
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local expires = redis.call('PEXPIRETIME', KEYS[1])
-local pttl = expires - now
-local run = redis.call('HMGET', KEYS[2], 'bytes', 'lim_run_bytes', 'lim_record_bytes', 'lim_result_bytes', 'gen', 'state',
-  RUN_LAYOUT_FIELD, 'exp', 'aseq', 'ag')
--- The expiry of the run's keys, which cover this record: the state's own
--- (begin sets it and them together), else, for a state made below, the
--- record's.
-local run_exp = tonumber(run[8] or '0')
-if other_layout(run, 6, 7) then
-  return {'LAYOUT_MISMATCH'}
+local raw_len = len(ARGV[4]) + len(ARGV[5]) + len(ARGV[6])
+local result_len = 0
+if status == READY then
+  result_len = len(ARGV[7]) + len(ARGV[8]) + len(ARGV[9])
 end
-local outcome, segment = 'OK', ARGV[3]
--- The audit stream the event joins: the state's (a state made here after
--- a loss starts one of its own), and its next sequence number.
-local stream, seq = audit_stream(run[10], run[5]), tonumber(run[9] or '0') + 1
-if not run[2] or (run[5] and string.sub(m, H_GEN, H_GEN_END) ~= run[5]) then
-  -- The run's state is gone while its record lives, or the state is a new
-  -- one a begin made after it was lost: record the outcome all the same
-  -- (the record is the canonical one), and mark the run lost and closed, so
-  -- that its budgets never silently start again from zero.
-  redis.call('HSET', KEYS[2], 'state', 'closed', RUN_GONE_FIELD, 1, RUN_LAYOUT_FIELD, RUN_LAYOUT)
+local outcome, segment, charge = 'OK', ARGV[3], raw_len + result_len
+-- Never truncate: a record over its limits keeps no payload, and says why.
+if result_len > tonumber(sub(m, H_MAX_RESULT, H_MAX_RESULT_END)) or
+    tonumber(sub(m, H_REQUEST_LEN, H_REQUEST_LEN_END)) + charge > tonumber(sub(m, H_MAX_RECORD, H_MAX_RECORD_END)) then
+  outcome, segment, charge = 'RESULT_TOO_LARGE', OVERFLOW_HEAD ..
+    sub(ARGV[3], H_COMPLETION - 1, H_COMPLETION_END - 1) .. OVERFLOW_TAIL, 0
+end
+local t = redis.call('TIME')
+local us = string.rep('0', 6 - len(t[2])) .. t[2]
+local snow = t[1] .. sub(us, 1, 3)
+local expires = tonumber(sub(m, H_EXPIRES, H_EXPIRES_END))
+
+-- The run's bytes: taken from its room, which a run at its limit has at
+-- zero. The call enters the completion index, scored by the server's clock
+-- in microseconds (after every lease, which are milliseconds).
+local room = redis.call('HINCRBY', KEYS[2], 'room', format('%d', -charge))
+local added = redis.call('ZADD', KEYS[3], t[1] .. us, ARGV[1])
+-- The audit event's sequence number and stream: the state's.
+local seq, stream
+if room <= 0 or added == 1 then
+  -- At the run's limit, over it, or a state that is not the one that counted
+  -- the call: the state tells which.
+  local run = redis.call('HMGET', KEYS[2], RUN_LAYOUT_FIELD, RUN_IDENT_FIELD, 'state', 'exp', 'aseq', 'ag')
+  local layout, ident = run[1], run[2]
+  -- A state's stream is its generation's, or the one it kept when it was
+  -- found lost ("ag").
+  seq, stream = tonumber(run[5] or '0') + 1, run[6] or ident and sub(ident, PRINCIPAL_LEN + 1, PRINCIPAL_LEN + GEN_LEN)
+  local thisLayout = layout and sub(layout, 1, RUN_LAYOUT_LEN) == RUN_LAYOUT
+  if run[3] and not thisLayout then
+    -- Another layout's state: what this script wrote is taken back.
+    redis.call('HDEL', KEYS[2], 'room')
+    if added == 1 then
+      redis.call('ZREM', KEYS[3], ARGV[1])
+    end
+    return {'LAYOUT_MISMATCH'}
+  end
+  local run_exp = tonumber(run[4] or '0')
+  if not run[3] or run[3] == RUN_LOST or not ident or len(layout) == RUN_LAYOUT_LEN or
+      (added == 1 and sub(ident, PRINCIPAL_LEN + 1, PRINCIPAL_LEN + GEN_LEN) ~= sub(m, H_GEN, H_GEN_END)) then
+    -- The run's state is gone while its record lives, or the state is a
+    -- new one a begin made after it was lost: record the outcome all the
+    -- same (the record is the canonical one), and mark the run lost, so
+    -- that its budgets never silently start again from zero. A state of
+    -- another generation loses its owner, limits and room: its owner
+    -- restarted a run it could not know was lost, and is not this record's;
+    -- from now on nobody reads the run, nor claims it.
+    redis.call('HDEL', KEYS[2], RUN_IDENT_FIELD, 'room')
+    redis.call('HSET', KEYS[2], 'state', RUN_LOST, RUN_LAYOUT_FIELD, RUN_LAYOUT)
+    if audit then
+      -- The stream goes on past the loss under the state's generation, or
+      -- starts with the one Go offered when the state is gone.
+      stream = stream or ARGV[14]
+      redis.call('HSET', KEYS[2], 'ag', stream)
+    end
+    redis.call('HSETNX', KEYS[2], 'created_ms', snow)
+    if not run[3] or run_exp < expires then
+      run_exp = math.max(run_exp, expires)
+      redis.call('HSET', KEYS[2], 'exp', format('%d', run_exp))
+      redis.call('PEXPIREAT', KEYS[2], format('%d', run_exp))
+    end
+  elseif room < 0 then
+    -- Over the run's bytes: the room is given back, and the record keeps
+    -- no payload.
+    redis.call('HINCRBY', KEYS[2], 'room', format('%d', charge))
+    outcome, segment = 'RESULT_TOO_LARGE', OVERFLOW_HEAD ..
+      sub(ARGV[3], H_COMPLETION - 1, H_COMPLETION_END - 1) .. OVERFLOW_TAIL
+  end
+  -- Calls this ZADD made (they were lost) get the run's keys' expiry.
+  if added == 1 and redis.call('PTTL', KEYS[3]) == -1 then
+    redis.call('PEXPIREAT', KEYS[3], format('%d', math.max(run_exp, expires)))
+  end
   if audit then
-    -- The stream goes on past the loss under the state's generation, or
-    -- starts with the one Go offered when the state is gone.
-    stream = stream or ARGV[16]
-    redis.call('HSET', KEYS[2], 'ag', stream)
+    redis.call('HSET', KEYS[2], 'aseq', format('%d', seq))
   end
-  if run[5] then
-    -- Another generation's state: its owner restarted a run it could not
-    -- know was lost, and is not this record's. The state becomes what a
-    -- lost one is, with no owner and no limits, so that nobody reads the
-    -- run from now on, nor claims it.
-    redis.call('HDEL', KEYS[2], 'principal', 'gen', 'secret', 'lim_calls_run', 'lim_calls_tool', 'lim_run_bytes',
-      'lim_record_bytes', 'lim_result_bytes')
-  end
-  redis.call('HSETNX', KEYS[2], 'created_ms', now)
-  if run_exp < expires then
-    run_exp = expires
-    redis.call('HSET', KEYS[2], 'exp', run_exp)
-    redis.call('PEXPIREAT', KEYS[2], run_exp)
-  end
-elseif result_len > tonumber(run[4]) or req_len + raw_len + result_len > tonumber(run[3])
-    or tonumber(run[1] or '0') + raw_len + result_len > tonumber(run[2]) then
-  -- Never truncate: refuse the payload and record why.
-  outcome, segment = 'RESULT_TOO_LARGE', ARGV[4]
+elseif audit then
+  -- The state that counted the call, with its owner: its stream is the
+  -- record's generation.
+  seq, stream = redis.call('HINCRBY', KEYS[2], 'aseq', 1), sub(m, H_GEN, H_GEN_END)
 end
 
--- The header keeps its first byte and everything from H_CREATED on; Go's
--- segment and the server's clock replace the rest.
-local h = string.format('%s%s%013d%s', string.sub(m, 1, H_STATUS - 1), segment, now, string.sub(m, H_CREATED))
-local args = {HEADER, h}
-if outcome == 'OK' then
-  put(args, RAW_PARTS, 6)
-  if status == READY then
-    put(args, RESULT_PARTS, 9)
+-- The header keeps its first byte and everything from H_CREATED on (the
+-- request too, when it follows); Go's segment and the server's clock
+-- replace the rest.
+local h = sub(m, 1, H_STATUS - 1) .. segment .. snow .. sub(m, H_CREATED)
+if outcome ~= 'OK' or raw_len == 0 and result_len == 0 then
+  redis.call('HSET', KEYS[1], HEADER, h)
+elseif ARGV[5] == '' and ARGV[8] == '' and raw_len > 0 then
+  -- A raw response in one part, and a result in one part or none.
+  if result_len > 0 then
+    redis.call('HSET', KEYS[1], HEADER, h, RAW, ARGV[4], RES, ARGV[7])
   else
-    result_len = 0
+    redis.call('HSET', KEYS[1], HEADER, h, RAW, ARGV[4])
   end
-  -- The bytes read above, and the run's handle index: for each handle the
-  -- result holds, the call whose raw response holds its value. The index
-  -- is the state's, so it lives as the state does, longer than every
-  -- record it names, and is lost with the run's secret.
-  local fields = {'bytes', tonumber(run[1] or '0') + raw_len + result_len}
-  if audit then
-    fields[#fields + 1] = 'aseq'
-    fields[#fields + 1] = seq
-  end
-  if status == READY then
-    for id in string.gmatch(ARGV[12], '%S+') do
-      fields[#fields + 1] = 'h:' .. id
-      fields[#fields + 1] = ARGV[1]
+else
+  -- The payloads' parts that hold bytes.
+  local args = {HEADER, h}
+  if raw_len > 0 then
+    args[3], args[4] = RAW, ARGV[4]
+    if ARGV[5] ~= '' then
+      args[5], args[6] = RAW_2, ARGV[5]
+      if ARGV[6] ~= '' then
+        args[7], args[8] = RAW_3, ARGV[6]
+      end
     end
   end
-  redis.call('HSET', KEYS[2], unpack(fields))
-elseif audit then
-  redis.call('HSET', KEYS[2], 'aseq', seq)
+  if result_len > 0 then
+    local n = #args
+    args[n + 1], args[n + 2] = RES, ARGV[7]
+    if ARGV[8] ~= '' then
+      args[n + 3], args[n + 4] = RES_2, ARGV[8]
+      if ARGV[9] ~= '' then
+        args[n + 5], args[n + 6] = RES_3, ARGV[9]
+      end
+    end
+  end
+  redis.call('HSET', KEYS[1], unpack(args))
 end
-redis.call('HSET', KEYS[1], unpack(args))
+-- The run's handle index: for each handle the result holds, the call whose
+-- raw response holds its value. The index is the state's, so it lives as
+-- the state does, longer than every record it names, and is lost with the
+-- run's secret.
+if outcome == 'OK' and status == READY and ARGV[10] ~= '' then
+  local fields = {}
+  for id in string.gmatch(ARGV[10], '%S+') do
+    fields[#fields + 1] = 'h:' .. id
+    fields[#fields + 1] = ARGV[1]
+  end
+  redis.call('HSET', KEYS[2], unpack(fields))
+end
 if audit then
-  local head = ARGV[14]
+  local head = ARGV[12]
   if outcome ~= 'OK' then
     head = 'C E E RESULT_TOO_LARGE'
   end
-  audit_append(ARGV[15], seq, stream, now, head .. ' ' .. ARGV[13], 0)
+  audit_append(ARGV[13], seq, stream, snow, head .. ' ' .. ARGV[11], 0)
 end
-
-redis.call('ZREM', KEYS[4], ARGV[1])
--- An index this RPUSH made has no expiry yet, and gets the run's keys'; an
--- older one has it already (begin extends it with the state).
-if redis.call('RPUSH', KEYS[3], ARGV[1]) == 1 then
-  redis.call('PEXPIREAT', KEYS[3], math.max(run_exp, expires))
-end
-return {outcome, h, pttl}
+return {outcome, h, expires - tonumber(snow)}

@@ -30,18 +30,17 @@
 
 -- #include format.lib
 
-local run = redis.call('HMGET', KEYS[1], 'principal', 'state', RUN_LAYOUT_FIELD)
-if other_layout(run, 2, 3) then
+local run = redis.call('HMGET', KEYS[1], RUN_IDENT_FIELD, 'state', RUN_LAYOUT_FIELD)
+if run[2] and (not run[3] or sub(run[3], 1, RUN_LAYOUT_LEN) ~= RUN_LAYOUT) then
   return {'LAYOUT_MISMATCH'}
 end
-local principal = run[1]
-if principal and principal ~= ARGV[3] then
+if run[1] and sub(run[1], 1, PRINCIPAL_LEN) ~= ARGV[3] then
   return {'RUN_FORBIDDEN'}
 end
 if not run[2] then
   return {'NOT_FOUND'}
 end
-if not principal then
+if not run[1] then
   return {'RUN_INACTIVE', 'lost'}
 end
 local reports = redis.call('HINCRBY', KEYS[1], 'pp_reports', 1)

@@ -20,7 +20,7 @@ type StoreOp struct {
 	// read.
 	Script string
 	// Command is the Redis command the method stands for: EVALSHA for a
-	// script, HMGET, LRANGE, HGETALL, ZRANGE or HGET for a read. The
+	// script, HMGET, HGETALL, ZRANGE or HGET for a read. The
 	// in-memory store runs none, but has the same operations, so it reports
 	// the same names.
 	Command string
@@ -51,7 +51,7 @@ var (
 	opComplete        = storeOp{"Complete", "complete", "EVALSHA"}
 	opGet             = storeOp{"Get", "", "HMGET"}
 	opGetMany         = storeOp{"GetMany", "", "HMGET"}
-	opCompleted       = storeOp{"Completed", "", "LRANGE"}
+	opCompleted       = storeOp{"Completed", "", "ZRANGE"}
 	opCloseRun        = storeOp{"CloseRun", "close_run", "EVALSHA"}
 	opUsage           = storeOp{"Usage", "", "HGETALL"}
 	opObserveProgress = storeOp{"ObserveProgress", "observe_progress", "EVALSHA"}
@@ -62,7 +62,7 @@ var (
 	opReap            = storeOp{"Reap", "", "ZRANGE"}
 	opCheckPrincipal  = storeOp{"CheckPrincipal", "", "HGET"}
 	opHandleSources   = storeOp{"HandleSources", "", "HMGET"}
-	opReadIndex       = storeOp{"ReadIndex", "", "LRANGE"}
+	opReadIndex       = storeOp{"ReadIndex", "", "ZRANGE"}
 	opReadRecords     = storeOp{"ReadRecords", "", "HMGET"}
 	opReadUsage       = storeOp{"ReadUsage", "", "HGETALL"}
 )

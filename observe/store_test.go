@@ -124,7 +124,7 @@ func TestObservedStoreReportsEveryOperation(t *testing.T) {
 				},
 					observe.StoreOp{Method: "GetMany", Command: "HMGET", RunID: run, Items: 3}},
 				{func() error { _, _, err := s.Completed(ctx, run, 10); return err },
-					observe.StoreOp{Method: "Completed", Command: "LRANGE", RunID: run}},
+					observe.StoreOp{Method: "Completed", Command: "ZRANGE", RunID: run}},
 				{func() error { _, err := s.Abandon(ctx, run, "call_1"); return err },
 					observe.StoreOp{Method: "Abandon", Script: "abandon", Command: "EVALSHA", RunID: run, ToolCallID: "call_1", Items: 1,
 						Code: canonical.CodeInvalidTransition}},

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"regexp"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -105,16 +106,20 @@ func newRedisHarness(t testing.TB) *harness {
 		}
 		return out
 	}
+	// after scores an entry written behind the store's back after every
+	// completion, as the next one would be (completions are scored in µs).
+	var injected atomic.Int64
+	after := func() string { return strconv.FormatInt(8e15+injected.Add(1), 10) }
 	return &harness{
 		// A second, not less: the short record is begun and completed before
 		// it may expire, and on a loaded machine that can take hundreds of ms.
 		store: s, wait: time.Sleep, shortTTL: time.Second,
-		injectIndex: func(t *testing.T, run, entry string) { cmd(t, "RPUSH", keys.Index(run), entry) },
+		injectIndex: func(t *testing.T, run, entry string) { cmd(t, "ZADD", keys.Calls(run), after(), entry) },
 		plantForeign: func(t *testing.T, run, fromRun, id string) {
 			if got := cmd(t, "COPY", keys.Record(fromRun, id), keys.Record(run, id)); got != "1" {
 				t.Fatalf("COPY of %s/%s: %q", fromRun, id, got)
 			}
-			cmd(t, "RPUSH", keys.Index(run), id)
+			cmd(t, "ZADD", keys.Calls(run), after(), id)
 		},
 		deleteRecord: func(t *testing.T, run, id string) { cmd(t, "DEL", keys.Record(run, id)) },
 	}

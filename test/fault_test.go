@@ -201,7 +201,8 @@ func TestClusterKeysOfARunShareOneSlot(t *testing.T) {
 	keys, _ := canonical.NewKeys("tc")
 	for _, run := range []string{"run-1", "a", "R.9_x-y", strings.Repeat("z", 128)} {
 		var slots []string
-		for _, k := range []string{keys.Record(run, "call_1"), keys.Record(run, "toolu_01"), keys.Run(run), keys.Index(run)} {
+		for _, k := range []string{keys.Record(run, "call_1"), keys.Record(run, "toolu_01"), keys.Run(run), keys.Calls(run), keys.Live(run),
+			keys.RunSlotIndex(run, canonical.SlotDue)} {
 			slot, err := redistest.Command(addrs[0], "CLUSTER", "KEYSLOT", k)
 			if err != nil {
 				t.Fatal(err)

@@ -120,7 +120,7 @@ func TestReadsIssueNoExpireOrRefresh(t *testing.T) {
 			t.Errorf("a read ran a script: %s", c.line)
 		}
 	}
-	for _, read := range []string{"hmget", "pttl", "lrange", "hgetall"} {
+	for _, read := range []string{"hmget", "pttl", "zrange", "hgetall"} {
 		if seen[read] == 0 {
 			t.Errorf("no %s seen among the reads %v: the watch missed them", read, seen)
 		}

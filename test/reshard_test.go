@@ -410,7 +410,7 @@ func TestReapFollowsARunMidMove(t *testing.T) {
 	}
 	time.Sleep(5 * time.Millisecond)
 	keys, _ := canonical.NewKeys(prefix)
-	v, err := redistest.Command(masters[0].Addr, "CLUSTER", "KEYSLOT", keys.Leases(run))
+	v, err := redistest.Command(masters[0].Addr, "CLUSTER", "KEYSLOT", keys.Calls(run))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +425,7 @@ func TestReapFollowsARunMidMove(t *testing.T) {
 	for _, c := range [][]string{
 		{dst.Addr, "CLUSTER", "SETSLOT", v, "IMPORTING", ids[from]},
 		{src.Addr, "CLUSTER", "SETSLOT", v, "MIGRATING", ids[to]},
-		{src.Addr, "MIGRATE", "127.0.0.1", strconv.Itoa(dst.Port), keys.Leases(run), "0", "5000"},
+		{src.Addr, "MIGRATE", "127.0.0.1", strconv.Itoa(dst.Port), keys.Calls(run), "0", "5000"},
 	} {
 		if _, err := redistest.Command(c[0], c[1:]...); err != nil {
 			t.Fatalf("%v: %v", c[1:], err)

@@ -20,34 +20,35 @@ import (
 // more: it makes the run's state). README's "Server work per lifecycle"
 // states the same numbers; a change that adds work to a script fails here.
 var serverCommandsPerLifecycle = map[string]map[string]float64{
-	// begin: HMGET run, EXISTS record, TIME, HSET and PEXPIREAT record, HSET
-	// run (its counters, and "exp" when it extends), ZADD leases: 7. A begin
-	// whose record would outlive the run's keys extends them, to the
-	// record's expiry and a granule more (PEXPIREAT of state, leases and
-	// index, SET of the live marker: 4), so that the begins of the next
-	// granule extend none; a run's first begin always does, and also asks
-	// EXISTS of the run's other keys, and puts the run in its slot's due set
-	// (ZADD, and PEXPIREAT of the set; with NX after a GT that did not set
-	// an expiry, for a set the ZADD made). complete: HGET header, TIME,
-	// PEXPIRETIME record, HMGET run, HSET run, HSET record, ZREM, RPUSH (and
-	// PEXPIREAT of an index it makes): 8. With the 2 EVALSHA: 17 and a tenth
-	// of a first begin's extra work per lifecycle (measured: 17.9).
-	"ready": {"evalsha": 2, "total": 18.0},
-	"error": {"evalsha": 2, "total": 18.0},
-	// abandon: HGET header, TIME, HSET header, PEXPIRETIME, ZREM, RPUSH (and
-	// PEXPIREAT of an index it makes): 6 (measured: 15.9).
-	"abandon": {"evalsha": 2, "total": 16.0},
+	// begin: HMGET run, TIME, HSETNX record (its header, with a short
+	// request), PEXPIREAT record NX, HSET run (its counters), ZADD calls: 6.
+	// A begin whose record would outlive the run's keys extends them, to the
+	// record's expiry and a granule more (PEXPIREAT of state and calls, SET
+	// of the live marker: 3), so that the begins of the next granule extend
+	// none; a run's first begin always does, also asks EXISTS of the run's
+	// calls and marker, and puts the run in its slot's due set (ZADD, and
+	// PEXPIREAT of the set; with NX after a GT that did not set an expiry,
+	// for a set the ZADD made): 13. complete: HGET header, TIME, HINCRBY of
+	// the run's room, ZADD calls, HSET record: 5. With the 2 EVALSHA: 13 and
+	// a tenth of a first begin's extra 7 per lifecycle (measured: 13.7).
+	"ready": {"evalsha": 2, "total": 13.8},
+	"error": {"evalsha": 2, "total": 13.8},
+	// abandon: HGET header, TIME, HSET header, ZADD calls: 4 (measured:
+	// 12.7).
+	"abandon": {"evalsha": 2, "total": 12.8},
 	// With audit on (Options.Audit), each script appends its event: begin
 	// raises the slot's count by two, its event's and its completion's,
 	// comparing with the bound in the same INCRBY, and pushes the event
-	// (RPUSH); complete and abandon push theirs (RPUSH), and abandon reads
-	// and sets the run's sequence number (HMGET, HSET), which begin and
-	// complete write in the HSET they make anyway. A run's first event also
-	// makes its list (LPUSH of the head, PEXPIRE) and enters the slot's set
-	// (ZADD, PEXPIRE), a tenth of a lifecycle here (measured: 21.5 each).
-	"ready+audit":   {"evalsha": 2, "total": 21.6},
-	"error+audit":   {"evalsha": 2, "total": 21.6},
-	"abandon+audit": {"evalsha": 2, "total": 21.6},
+	// (RPUSH), writing the run's sequence number in the HSET it makes
+	// anyway; complete takes its number with an HINCRBY and pushes its
+	// event; abandon reads and sets the run's sequence number (HMGET, HSET)
+	// and pushes its event. A run's first event also makes its list (LPUSH
+	// of the head, PEXPIRE) and enters the slot's set (ZADD, PEXPIRE), and
+	// a begin that extends the run's keys extends the list's (PEXPIREAT), a
+	// tenth of a lifecycle here (measured: 18.3 each; layout 3: 21.5).
+	"ready+audit":   {"evalsha": 2, "total": 18.4},
+	"error+audit":   {"evalsha": 2, "total": 18.4},
+	"abandon+audit": {"evalsha": 2, "total": 18.4},
 }
 
 // lifecyclesPerRun is how many calls each run of the count holds.

@@ -35,52 +35,95 @@ type oldRelease struct {
 func loadRelease(t *testing.T, name string, c rueidis.Client, keys canonical.Keys) *oldRelease {
 	t.Helper()
 	o := &oldRelease{name: name, c: c, keys: keys, scripts: map[string]*rueidis.Lua{}}
-	for _, f := range []string{"begin", "complete", "abandon", "close_run", "observe_progress"} {
+	for _, f := range []string{"begin", "complete", "abandon", "close_run", "observe_progress", "await_input", "continue_call"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "layouts", name, f+".lua"))
+		if os.IsNotExist(err) && (f == "await_input" || f == "continue_call") {
+			continue // a release before multi round-trip calls
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
 		o.scripts[f] = rueidis.NewLuaScript(string(b))
 	}
+	old := oldKeys{keys}
 	switch name {
 	case "2d181f9": // run state without generation or owner; a record's meta line
 		o.begin = func(o *oldRelease, run, id, owner, _ string, request []byte, ttl time.Duration) ([]string, []string) {
 			sum := sha256.Sum256(request)
 			ms := strconv.FormatInt(ttl.Milliseconds(), 10)
-			return []string{keys.Record(run, id), keys.Run(run), keys.Index(run), keys.Leases(run)},
+			return []string{keys.Record(run, id), keys.Run(run), old.index(run), old.leases(run)},
 				[]string{id, "kb.search", owner, string(request), hex.EncodeToString(sum[:]), ms, ms,
 					"0", "0", "0", "0", "0", "256", "64", "67108864", "1048576", "16384", record.IdentityTag(run, id)}
 		}
 		o.complete = func(o *oldRelease, run, id, owner string, raw, result []byte) ([]string, []string) {
-			return []string{keys.Record(run, id), keys.Run(run), keys.Index(run), keys.Leases(run)},
+			return []string{keys.Record(run, id), keys.Run(run), old.index(run), old.leases(run)},
 				[]string{owner, "READY", "EVIDENCE_FOUND", "", string(raw), string(result), "d" + owner}
 		}
-	case "43f4dfc", "42f06c5": // layouts 1 and 2: the fixed-width header of their version, a run state with generation and owner
-		version := map[string]string{"43f4dfc": "1", "42f06c5": "2"}[name]
+	case "43f4dfc", "42f06c5", "8606eb8": // layouts 1 to 3: the fixed-width header of their version, a run state with generation and owner
+		version := map[string]byte{"43f4dfc": '1', "42f06c5": '2', "8606eb8": '3'}[name]
 		o.begin = func(o *oldRelease, run, id, owner, principal string, request []byte, ttl time.Duration) ([]string, []string) {
-			head, tail, err := record.BeginHeader(owner, "kb.search", record.IdentityTag(run, id),
+			head, tail := oldBeginHeader(version, owner, "kb.search", record.IdentityTag(run, id),
 				canonical.RequestDigest(request), int64(len(request)))
-			if err != nil {
-				t.Fatal(err)
-			}
 			ms := strconv.FormatInt(ttl.Milliseconds(), 10)
-			return []string{keys.Record(run, id), keys.Run(run), keys.Index(run), keys.Leases(run), keys.Live(run)},
-				[]string{id, "kb.search", version + head[1:], tail, string(request), "", "", ms, ms,
-					"0", "0", "0", "0", "0", "256", "64", "67108864", "1048576", "16384",
-					canonical.PrincipalTag(principal), record.NewGeneration(), "s3cret"}
+			k := []string{keys.Record(run, id), keys.Run(run), old.index(run), old.leases(run), keys.Live(run)}
+			a := []string{id, "kb.search", head, tail, string(request), "", "", ms, ms,
+				"0", "0", "0", "0", "0", "256", "64", "67108864", "1048576", "16384",
+				canonical.PrincipalTag(principal), record.NewGeneration(), "s3cret"}
+			if name == "8606eb8" { // and the run's slot's due set, and audit (off: the run's key in the place of its keys)
+				k = append(k, keys.RunSlotIndex(run, canonical.SlotDue), keys.Run(run), keys.Run(run), keys.Run(run))
+				a = append(a, run, "", "0")
+			}
+			return k, a
 		}
 		o.complete = func(o *oldRelease, run, id, owner string, raw, result []byte) ([]string, []string) {
 			digest := record.CompletionDigest(strings.Repeat("ab", 32))
-			seg, err := record.Segment("READY", "EVIDENCE_FOUND", "", false, int64(len(raw)), int64(len(result)), digest)
-			if err != nil {
-				t.Fatal(err)
+			seg := oldSegment("REF", int64(len(raw)), int64(len(result)), digest, "")
+			over := oldSegment("EE1", 0, 0, digest, "RESULT_TOO_LARGE")
+			k := []string{keys.Record(run, id), keys.Run(run), old.index(run), old.leases(run)}
+			a := []string{id, record.OwnerWord(owner), seg, over, digest, string(raw), "", "", string(result), "", "", ""}
+			if name == "8606eb8" { // audit off
+				k = append(k, keys.Record(run, id), keys.Record(run, id), keys.Record(run, id))
+				a = append(a, "", "", run, record.NewGeneration())
 			}
-			over, _ := record.OverflowSegment(digest)
-			return []string{keys.Record(run, id), keys.Run(run), keys.Index(run), keys.Leases(run)},
-				[]string{id, record.OwnerWord(owner), seg, over, digest, string(raw), "", "", string(result), "", "", ""}
+			return k, a
 		}
 	}
 	return o
+}
+
+// oldKeys names the keys of a run that the earlier layouts had and this
+// one has not.
+type oldKeys struct{ canonical.Keys }
+
+func (k oldKeys) index(run string) string  { return k.Prefix() + ":{" + run + "}:done" }
+func (k oldKeys) leases(run string) string { return k.Prefix() + ":{" + run + "}:leases" }
+
+// The header of layouts 1 to 3, as their releases encoded it: fixed-width
+// fields up to the owner, the owner, a space and the tool.
+const (
+	oldWidthLen  = 10
+	oldWidthCode = 26
+)
+
+func oldNum(v int64, width int) string {
+	s := strconv.FormatInt(v, 10)
+	return strings.Repeat("0", width-len(s)) + s
+}
+
+// oldBeginHeader is those releases' record.BeginHeader: the header before
+// its times and generation, and the header from its identity tag on.
+func oldBeginHeader(version byte, owner, tool, idTag, sha string, requestLen int64) (head, tail string) {
+	head = string(version) + "PU0" + oldNum(0, oldWidthLen) + oldNum(0, oldWidthLen) + record.NoCompletion +
+		strings.Repeat(" ", oldWidthCode)
+	tail = idTag + oldNum(requestLen, oldWidthLen) + record.StoreDigest(sha) + record.StoreOwner(owner) + " " + tool
+	return head, tail
+}
+
+// oldSegment is those releases' record.Segment: status, evidence and
+// overflow letters, the lengths, the digest and the code.
+func oldSegment(letters string, rawLen, resultLen int64, digest, code string) string {
+	return letters + oldNum(rawLen, oldWidthLen) + oldNum(resultLen, oldWidthLen) + digest + code +
+		strings.Repeat(" ", oldWidthCode-len(code))
 }
 
 // outcome runs one of the release's scripts and returns its outcome (the
@@ -110,7 +153,8 @@ func (o *oldRelease) completeCall(t *testing.T, run, id, owner string) string {
 // keysOf returns every key of the run with its value as DUMP gives it.
 func keysOf(t *testing.T, c rueidis.Client, keys canonical.Keys, run string, ids ...string) map[string]string {
 	t.Helper()
-	names := []string{keys.Run(run), keys.Index(run), keys.Leases(run), keys.Live(run)}
+	old := oldKeys{keys}
+	names := []string{keys.Run(run), keys.Calls(run), keys.Live(run), old.index(run), old.leases(run)}
 	for _, id := range ids {
 		names = append(names, keys.Record(run, id))
 	}
@@ -153,7 +197,7 @@ func TestUpgradeFromEarlierReleases(t *testing.T) {
 	} {
 		t.Run(topo.name, func(t *testing.T) {
 			addrs := topo.addrs(t)
-			for _, rel := range []string{"2d181f9", "43f4dfc", "42f06c5"} {
+			for _, rel := range []string{"2d181f9", "43f4dfc", "42f06c5", "8606eb8"} {
 				t.Run(rel, func(t *testing.T) { upgradeFrom(t, addrs, rel) })
 			}
 		})
@@ -219,6 +263,13 @@ func upgradeFrom(t *testing.T, addrs []string, rel string) {
 	layout("usage", err)
 	_, err = s.ReadIndex(ctx, run, "alice", 10)
 	layout("index", err)
+	_, err = s.AwaitInput(ctx, canonical.AwaitInput{RunID: run, ToolCallID: "c2", Owner: "o2", Token: canonical.NewOwner(),
+		Wait: time.Minute})
+	layout("await input", err)
+	_, err = s.ContinueCall(ctx, canonical.ContinueCall{RunID: run, ToolCallID: "c2", Owner: canonical.NewOwner(),
+		Principal: "alice", RequestDigest: canonical.RequestDigest([]byte(`{"q":"c2"}`)), Token: canonical.NewOwner(),
+		Lease: time.Minute})
+	layout("continue", err)
 	_, err = s.Get(ctx, run, "c1")
 	layout("get", err)
 	// This release's reaper leaves the old call to the old reaper.
@@ -256,6 +307,18 @@ func upgradeFrom(t *testing.T, addrs []string, rel string) {
 	}
 	if got := old.completeCall(t, fresh, "c2", "o-old-c2"); got == "OK" || got == "EXISTS" {
 		t.Fatalf("%s's complete on this release's run: %s", rel, got)
+	}
+	if _, ok := old.scripts["await_input"]; ok { // a waiting call of this release is not the old release's to take
+		owner := record.StoreOwner(begin(fresh, "c2").Owner)
+		if got := old.outcome(t, "await_input", []string{keys.Record(fresh, "c2"), oldKeys{keys}.leases(fresh), keys.Run(fresh),
+			keys.RunSlotIndex(fresh, canonical.SlotDue)}, []string{"c2", owner + " ", "tok", "", "60000", fresh}); got != "LAYOUT_MISMATCH" {
+			t.Fatalf("%s's await input on this release's call: %s", rel, got)
+		}
+		if got := old.outcome(t, "continue_call", []string{keys.Record(fresh, "c2"), keys.Run(fresh), oldKeys{keys}.leases(fresh),
+			keys.RunSlotIndex(fresh, canonical.SlotDue)}, []string{"c2", "o-old", canonical.PrincipalTag("bob"),
+			record.StoreDigest(canonical.RequestDigest([]byte(`{"q":"c2"}`))), "tok", "60000", fresh}); got != "LAYOUT_MISMATCH" {
+			t.Fatalf("%s's continue on this release's call: %s", rel, got)
+		}
 	}
 	sameKeys(t, rel+"'s refusals", keysOf(t, c, keys, fresh, "c1", "c2", "c3"), mine)
 	if u, err := s.Usage(ctx, fresh); err != nil || u.Calls != usage.Calls || u.Bytes != usage.Bytes || u.Lost {
@@ -303,7 +366,7 @@ func TestReadmeTellsHowToUpgrade(t *testing.T) {
 	section, _, _ = strings.Cut(section, "\n## ")
 	for _, want := range []string{
 		"layout " + string(rune(record.Version)), "header's first byte is `" + string(rune(record.Version)) + "`",
-		"`" + record.RunLayoutField + "` = `" + record.RunLayout + "`", "`LAYOUT_MISMATCH`", "`RUN_INACTIVE`",
+		"`" + record.RunLayoutField + "` starts with\n`" + record.RunLayout + "`", "`LAYOUT_MISMATCH`", "`RUN_INACTIVE`",
 		"**Drain.**", "**A new prefix side by side.**", "**A mixed fleet, briefly.**", "test/upgrade_test.go",
 	} {
 		if !strings.Contains(section, want) {

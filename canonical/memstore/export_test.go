@@ -109,11 +109,17 @@ func AllKeys(s *Store) map[string]time.Duration {
 		for id, r := range sh.runs {
 			add("mem:{"+id+"}:run", r.expires)
 		}
+		// The index and the leases are one key on Redis, the run's calls:
+		// it lives as long as the later of the two.
 		for id, x := range sh.indexes {
-			add("mem:{"+id+"}:done", x.expires)
+			if l := sh.leases[id]; l == nil || l.expires <= x.expires && l.expires != 0 {
+				add("mem:{"+id+"}:calls", x.expires)
+			}
 		}
 		for id, l := range sh.leases {
-			add("mem:{"+id+"}:leases", l.expires)
+			if x := sh.indexes[id]; x == nil || x.expires < l.expires || l.expires == 0 {
+				add("mem:{"+id+"}:calls", l.expires)
+			}
 		}
 		for id, m := range sh.markers {
 			add("mem:{"+id+"}:live", m.expires)
@@ -136,8 +142,9 @@ func DropRunState(t *testing.T, s *Store, runID string) {
 }
 
 // Evict forgets one key of a run, named as the last part of its Redis key
-// ("run", "leases", "done", "live"), as memory eviction or a DEL would on
-// Redis. It fails the test when the run has no such key.
+// ("run", "calls", "live"), as memory eviction or a DEL would on Redis:
+// "calls" is the run's leases and its completion index, which Redis keeps
+// in one key. It fails the test when the run has no such key.
 func Evict(t *testing.T, s *Store, runID, key string) {
 	t.Helper()
 	sh := &s.shards[s.shardOf(runID)]
@@ -149,12 +156,14 @@ func Evict(t *testing.T, s *Store, runID, key string) {
 		if r := sh.runs[runID]; r != nil {
 			e = &r.expiry
 		}
-	case "leases":
-		if l := sh.leases[runID]; l != nil {
+	case "calls":
+		l, x := sh.leases[runID], sh.indexes[runID]
+		if l != nil && x != nil {
+			sh.drop(&l.expiry)
+			e = &x.expiry
+		} else if l != nil {
 			e = &l.expiry
-		}
-	case "done":
-		if x := sh.indexes[runID]; x != nil {
+		} else if x != nil {
 			e = &x.expiry
 		}
 	case "live":

@@ -221,10 +221,13 @@ func (sh *shard) disown(r *runState) {
 	}
 }
 
-// index is the run's completion index (a LIST on Redis).
+// index is the run's completion index (on Redis, the finished members of
+// the run's calls, a ZSET): each id at most once, at its latest
+// completion; an id begun again leaves it until it finishes again.
 type index struct {
 	expiry
-	ids []string // only ever appended to
+	ids []string        // in completion order
+	in  map[string]bool // the ids in ids
 }
 
 // leaseSet is the run's PROJECTING calls by lease deadline (a ZSET on Redis).
@@ -456,6 +459,9 @@ func (s *Store) begin(req canonical.BeginRequest, a storeimpl.BeginArgs, rec *re
 		l.expires = rec.expires
 	}
 	l.until[req.ToolCallID] = rec.rec.LeaseUntil.UnixMilli()
+	// An id begun again (its record expired) is in flight, not finished:
+	// on Redis the call's one member in the run's calls moves.
+	sh.dropFromIndex(req.RunID, req.ToolCallID, now)
 	sh.cover(req.RunID, rec.expires, now)
 	if ac != nil {
 		s.appendEvent(sh, r, s.callEvent(canonical.AuditBegin, req, tag, ac), now)

@@ -229,16 +229,35 @@ func (sh *shard) dropLease(runID, id string, now int64) {
 // appendIndex appends id to the run's completion index and extends the
 // index to cover a record that expires at recExpires.
 func (sh *shard) appendIndex(runID, id string, recExpires, now int64) {
+	sh.dropFromIndex(runID, id, now)
 	x := sh.liveIndex(runID, now)
 	if x == nil {
-		x = &index{}
+		x = &index{in: map[string]bool{}}
 		x.expires = recExpires
 		sh.indexes[runID] = x
 		sh.track(&x.expiry, kindIndex, runID, "")
 	}
 	x.ids = append(x.ids, id)
+	x.in[id] = true
 	if x.expires < recExpires {
 		x.expires = recExpires
+	}
+}
+
+// dropFromIndex takes id out of the run's completion index, keeping the
+// order of the others: an id whose record expired, begun or finished
+// again (rare: the set of the index's ids tells at once).
+func (sh *shard) dropFromIndex(runID, id string, now int64) {
+	x := sh.liveIndex(runID, now)
+	if x == nil || !x.in[id] {
+		return
+	}
+	delete(x.in, id)
+	for i, v := range x.ids {
+		if v == id {
+			x.ids = append(x.ids[:i:i], x.ids[i+1:]...)
+			break
+		}
 	}
 }
 

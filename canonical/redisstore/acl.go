@@ -34,18 +34,14 @@ var acl = []ACLCommand{
 	{"hmget", ACLWorker, []string{"{key}", "f"}},
 	{"hgetall", ACLWorker, []string{"{key}"}},
 	{"pttl", ACLWorker, []string{"{key}"}},
-	{"lrange", ACLWorker, []string{"{key}", "0", "-1"}},
-	{"llen", ACLWorker, []string{"{key}"}},
 	{"zrange", ACLWorker, []string{"{key}", "0", "-1"}},
-	{"zcard", ACLWorker, []string{"{key}"}},
+	{"zcount", ACLWorker, []string{"{key}", "0", "1"}},
 	{"time", ACLWorker, nil},
 	{"hset", ACLWorker, []string{"{key}", "f", "v"}},
 	{"hsetnx", ACLWorker, []string{"{key}", "f", "v"}},
 	{"hget", ACLWorker, []string{"{key}", "f"}},
 	{"hincrby", ACLWorker, []string{"{key}", "f", "1"}},
 	{"hdel", ACLWorker, []string{"{key}", "f"}},
-	{"pexpire", ACLWorker, []string{"{key}", "1"}},
-	{"rpush", ACLWorker, []string{"{key}", "v"}},
 	{"exists", ACLWorker, []string{"{key}"}},
 	{"zadd", ACLWorker, []string{"{key}", "0", "m"}},
 	{"zrem", ACLWorker, []string{"{key}", "m"}},
@@ -56,6 +52,7 @@ var acl = []ACLCommand{
 	{"xadd", ACLWorker, []string{"{key}", "*", "k", "v"}},     // a cancel sent to every replica
 	{"xread", ACLWorker, []string{"STREAMS", "{key}", "0-0"}}, // and read by each
 	{"xrevrange", ACLWorker, []string{"{key}", "+", "-", "COUNT", "1"}},
+	{"pexpire", ACLWorker, []string{"{key}", "1"}}, // the relay's stream kept as long as a cancel is heard
 	{"wait", ACLDurability, []string{"1", "1"}},
 	{"waitaof", ACLAOF, []string{"1", "1", "1"}},
 	{"incrby", ACLAudit, []string{"{key}", "1"}},
@@ -64,6 +61,11 @@ var acl = []ACLCommand{
 	{"lindex", ACLAudit, []string{"{key}", "0"}},
 	{"ltrim", ACLAudit, []string{"{key}", "0", "-1"}},
 	{"lset", ACLAudit, []string{"{key}", "0", "v"}},
+	{"rpush", ACLAudit, []string{"{key}", "v"}},        // an event appended
+	{"lrange", ACLAudit, []string{"{key}", "0", "-1"}}, // the exporter's read of a run's events
+	{"llen", ACLAudit, []string{"{key}"}},              // and its acknowledgement: the events left,
+	{"zcard", ACLAudit, []string{"{key}"}},             // the runs left in the slot,
+	{"del", ACLAudit, []string{"{key}"}},               // and the keys of nothing pending removed
 	{"scan", ACLReap, []string{"0"}},
 	{"cluster|slots", ACLCluster, nil},
 	{"cluster|myid", ACLCluster, nil},

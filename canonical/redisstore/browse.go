@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/redis/rueidis"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/internal/record"
 )
 
 // listSteps bounds the SCANs of one ListRuns page.
@@ -84,7 +84,7 @@ func (s *Store) ListRuns(ctx context.Context, cursor string, size int) (canonica
 	}
 	cmds := make(rueidis.Commands, len(runs))
 	for i, r := range runs {
-		cmds[i] = s.c.B().Hmget().Key(s.keys.Run(r)).Field(principalField, "created_ms").Build()
+		cmds[i] = s.c.B().Hmget().Key(s.keys.Run(r)).Field(record.RunIdentField, "created_ms").Build()
 	}
 	hctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -93,7 +93,7 @@ func (s *Store) ListRuns(ctx context.Context, cursor string, size int) (canonica
 		if err != nil || len(v) != 2 {
 			return page, unavailable(errors.Join(err, errors.New("HMGET reply")), "list runs")
 		}
-		owner, _ := v[0].ToString()
+		owner, _, _ := runIdent(v[0])
 		created, _ := v[1].ToString()
 		if stated := owner != "" || created != ""; stated == marker[i] {
 			continue // listed by its state's key; or expired since the SCAN
@@ -140,8 +140,8 @@ func (s *Store) runOfKey(key string) (run string, live, ok bool) {
 	return run, false, ok && canonical.ValidateRunID(run) == nil && s.keys.Run(run) == key
 }
 
-// CompletedRange implements canonical.Browser: LRANGE and LLEN of the
-// run's index, in one round trip.
+// CompletedRange implements canonical.Browser: the run's finished calls
+// (ZRANGE BYSCORE of its calls) and their count, in one round trip.
 func (s *Store) CompletedRange(ctx context.Context, runID string, start, max int) ([]string, int, error) {
 	if err := canonical.ValidateRunID(runID); err != nil {
 		return nil, 0, err
@@ -154,10 +154,8 @@ func (s *Store) CompletedRange(ctx context.Context, runID string, start, max int
 	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	k := s.keys.Index(runID)
-	res := s.c.DoMulti(ctx,
-		s.c.B().Lrange().Key(k).Start(int64(start)).Stop(int64(start+max-1)).Build(),
-		s.c.B().Llen().Key(k).Build())
+	k := s.keys.Calls(runID)
+	res := s.c.DoMulti(ctx, s.completed(k, start, max), s.completedCount(k))
 	ids, err := res[0].AsStrSlice()
 	n, err2 := res[1].AsInt64()
 	if err := errors.Join(err, err2); err != nil {
@@ -166,8 +164,9 @@ func (s *Store) CompletedRange(ctx context.Context, runID string, start, max int
 	return ids, int(n), nil
 }
 
-// InFlight implements canonical.Browser: ZRANGE WITHSCORES and ZCARD of
-// the run's leases, in one round trip.
+// InFlight implements canonical.Browser: the run's calls in flight with
+// their leases (ZRANGE BYSCORE WITHSCORES of its calls) and their count,
+// in one round trip.
 func (s *Store) InFlight(ctx context.Context, runID string, start, max int) ([]canonical.Lease, int, error) {
 	if err := canonical.ValidateRunID(runID); err != nil {
 		return nil, 0, err
@@ -180,12 +179,8 @@ func (s *Store) InFlight(ctx context.Context, runID string, start, max int) ([]c
 	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	k := s.keys.Leases(runID)
-	// The calls' leases: every member but "~", scored +inf (so ranked
-	// last), which keeps the key while the run lives.
-	res := s.c.DoMulti(ctx,
-		s.c.B().Zrange().Key(k).Min(strconv.Itoa(start)).Max(strconv.Itoa(start+max-1)).Withscores().Build(),
-		s.c.B().Zcard().Key(k).Build())
+	k := s.keys.Calls(runID)
+	res := s.c.DoMulti(ctx, s.inFlight(k, start, max), s.inFlightCount(k))
 	zs, err := res[0].AsZScores()
 	n, err2 := res[1].AsInt64()
 	if err := errors.Join(err, err2); err != nil {
@@ -193,16 +188,7 @@ func (s *Store) InFlight(ctx context.Context, runID string, start, max int) ([]c
 	}
 	out := make([]canonical.Lease, 0, len(zs))
 	for _, z := range zs {
-		if z.Member != leasesMember {
-			out = append(out, canonical.Lease{ToolCallID: z.Member, Until: msTime(int64(z.Score))})
-		}
-	}
-	if n > 0 {
-		n-- // the "~" member
+		out = append(out, canonical.Lease{ToolCallID: z.Member, Until: msTime(int64(z.Score))})
 	}
 	return out, int(n), nil
 }
-
-// leasesMember is the member a run's leases keep beside its calls', scored
-// +inf, so that the key lives as long as the run (begin.lua writes it).
-const leasesMember = "~"

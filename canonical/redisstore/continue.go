@@ -16,7 +16,7 @@ func (s *Store) AwaitInput(ctx context.Context, a canonical.AwaitInput) (canonic
 	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	r, err := execAwaitInput(ctx, s, awaitInputKeys{Record: s.keys.Record(a.RunID, a.ToolCallID), Leases: s.keys.Leases(a.RunID),
+	r, err := execAwaitInput(ctx, s, awaitInputKeys{Record: s.keys.Record(a.RunID, a.ToolCallID), Calls: s.keys.Calls(a.RunID),
 		Run: s.keys.Run(a.RunID), Due: s.keys.RunSlotIndex(a.RunID, canonical.SlotDue)},
 		awaitInputArgs{ToolCallID: a.ToolCallID, Owner: record.OwnerWord(a.Owner), Token: a.Token, State: a.State,
 			WaitMs: a.Wait.Milliseconds(), RunID: a.RunID})
@@ -40,7 +40,7 @@ func (s *Store) ContinueCall(ctx context.Context, c canonical.ContinueCall) (can
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	r, err := execContinueCall(ctx, s, continueCallKeys{Record: s.keys.Record(c.RunID, c.ToolCallID), Run: s.keys.Run(c.RunID),
-		Leases: s.keys.Leases(c.RunID), Due: s.keys.RunSlotIndex(c.RunID, canonical.SlotDue)},
+		Calls: s.keys.Calls(c.RunID), Due: s.keys.RunSlotIndex(c.RunID, canonical.SlotDue)},
 		continueCallArgs{ToolCallID: c.ToolCallID, Owner: record.StoreOwner(c.Owner), Principal: canonical.PrincipalTag(c.Principal),
 			RequestSHA256: record.StoreDigest(c.RequestDigest), Token: c.Token, LeaseMs: c.Lease.Milliseconds(), RunID: c.RunID})
 	if err != nil {
@@ -49,12 +49,16 @@ func (s *Store) ContinueCall(ctx context.Context, c canonical.ContinueCall) (can
 	switch r.Outcome {
 	case "OK":
 		rec, err := s.headerRecord(c.RunID, c.ToolCallID, r.Header, r.PTTL, "continue")
-		rec.Limits = canonical.Limits{MaxCallsPerRun: r.CallsRun, MaxCallsPerTool: r.CallsTool, MaxRunBytes: r.RunBytes,
-			MaxRecordBytes: r.RecordBytes, MaxResultBytes: r.ResultBytes}
+		if err != nil {
+			return canonical.Continued{}, err
+		}
+		if rec.Limits, err = unpackLimits(r.Limits); err != nil {
+			return canonical.Continued{}, err
+		}
 		if r.Secret != "" {
 			rec.RunSecret = []byte(r.Secret)
 		}
-		return canonical.Continued{Record: rec, State: r.State}, err
+		return canonical.Continued{Record: rec, State: r.State}, nil
 	case "IN_PROGRESS":
 		return canonical.Continued{}, canonical.Errorf(canonical.CodeToolCallInProgress, "continue: the call waits for no input under this token and request")
 	case "DUPLICATE":

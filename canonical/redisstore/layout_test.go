@@ -5,9 +5,10 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/rueidis"
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/canonical/redisstore"
@@ -19,17 +20,14 @@ import (
 // hold a newline.
 func hgetall(t *testing.T, addr, key string) map[string]string {
 	t.Helper()
-	out, err := redistest.Command(addr, "HGETALL", key)
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, DisableCache: true, ForceSingleClient: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(out, "\n")
-	if len(lines)%2 != 0 {
-		t.Fatalf("HGETALL %s: %d lines", key, len(lines))
-	}
-	m := map[string]string{}
-	for i := 0; i < len(lines); i += 2 {
-		m[lines[i]] = lines[i+1]
+	defer c.Close()
+	m, err := c.Do(context.Background(), c.B().Hgetall().Key(key).Build()).AsStrMap()
+	if err != nil {
+		t.Fatalf("HGETALL %s: %v", key, err)
 	}
 	return m
 }
@@ -83,11 +81,26 @@ func TestRecordLayout(t *testing.T) {
 		hd, err := record.Decode(h[record.HeaderField])
 		if err != nil || hd.Status != "READY" || hd.Evidence != "EVIDENCE_FOUND" || hd.IDTag != record.IdentityTag(run, id) ||
 			hd.Tool != "kb.search" || hd.Owner != owner || hd.RequestLen != int64(len(req)) || hd.RawLen != int64(len(raw)) ||
-			hd.ResultLen != int64(len(res)) || hd.Created == 0 || hd.Updated < hd.Created || hd.Lease < hd.Created {
+			hd.ResultLen != int64(len(res)) || hd.Created == 0 || hd.Updated < hd.Created || hd.Lease < hd.Created ||
+			hd.Expires != hd.Created+time.Hour.Milliseconds() || hd.MaxResult != limits.MaxResultBytes || hd.MaxRecord != limits.MaxRecordBytes {
 			t.Errorf("%s: header %q decodes to %+v, %v", id, h[record.HeaderField], hd, err)
 		}
+		// A short request follows the header in its field; a long one has
+		// parts of its own.
+		header, inHeader, _ := record.Split(h[record.HeaderField])
+		payloads := map[string][]byte{"raw": raw, "res": res}
+		if embed, _ := record.CutRequest(len(header), req); embed != nil {
+			if inHeader != string(req) {
+				t.Errorf("%s: the header's field holds %d bytes after the header, want the %d of the request", id, len(inHeader), len(req))
+			}
+		} else {
+			payloads["req"] = req
+			if inHeader != "" {
+				t.Errorf("%s: the header's field holds %d bytes after the header", id, len(inHeader))
+			}
+		}
 		fields := 1
-		for name, payload := range map[string][]byte{"req": req, "raw": raw, "res": res} {
+		for name, payload := range payloads {
 			var joined []byte
 			var parts []int
 			for p := 1; ; p++ {

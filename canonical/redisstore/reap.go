@@ -298,7 +298,7 @@ func (r *reaping) reschedule(ctx context.Context, runs []string) {
 			defer func() { <-sem; wg.Done() }()
 			rctx, cancel := s.bound(ctx)
 			defer cancel()
-			_, err := execReschedule(rctx, s, rescheduleKeys{Run: s.keys.Run(run), Leases: s.keys.Leases(run),
+			_, err := execReschedule(rctx, s, rescheduleKeys{Run: s.keys.Run(run), Calls: s.keys.Calls(run),
 				Due: s.keys.RunSlotIndex(run, canonical.SlotDue)}, rescheduleArgs{RunID: run})
 			if err != nil {
 				r.fail(fmt.Errorf("reschedule %s: %w", run, err))
@@ -317,23 +317,23 @@ func (r *reaping) passed(ctx context.Context, runs []string, now int64) (passed 
 	defer cancel()
 	cmds := make(rueidis.Commands, 0, len(runs))
 	for _, run := range runs {
-		cmds = append(cmds, s.c.B().Zrange().Key(s.keys.Leases(run)).Min("0").Max(strconv.Itoa(r.opts.Batch-1)).Withscores().Build())
+		cmds = append(cmds, s.inFlight(s.keys.Calls(run), 0, r.opts.Batch))
 	}
 	res := s.doMulti(ctx, cmds...)
 	for i, run := range runs {
 		leases, err := res[i].AsZScores()
 		if err != nil {
-			r.fail(fmt.Errorf("ZRANGE %s: %w", s.keys.Leases(run), err))
+			r.fail(fmt.Errorf("ZRANGE %s: %w", s.keys.Calls(run), err))
 			continue
 		}
 		n := 0
 		for _, l := range leases {
-			if l.Score > float64(now) { // the "~" member is +inf
+			if l.Score > float64(now) {
 				break
 			}
 			n++
 			if canonical.ValidateToolCallID(l.Member) != nil {
-				r.fail(fmt.Errorf("%s holds %q, not a tool_call_id", s.keys.Leases(run), l.Member))
+				r.fail(fmt.Errorf("%s holds %q, not a tool_call_id", s.keys.Calls(run), l.Member))
 				continue
 			}
 			passed = append(passed, passedLease{run, l.Member})

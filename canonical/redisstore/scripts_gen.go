@@ -43,21 +43,20 @@ var declaredOutcomes = map[string][]string{
 
 // abandonKeys are the KEYS of abandon.lua.
 type abandonKeys struct {
-	Record  string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
-	Index   string // KEYS[2] <prefix>:{<run_id>}:done                 LIST
-	Leases  string // KEYS[3] <prefix>:{<run_id>}:leases               ZSET
-	Run     string // KEYS[4] <prefix>:{<run_id>}:run                  HASH  with audit on: the event's sequence number (off: any key of the run)
-	Events  string // KEYS[5] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
-	Pending string // KEYS[6] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
-	Count   string // KEYS[7] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
+	Record  string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
+	Calls   string // KEYS[2] <prefix>:{<run_id>}:calls                ZSET
+	Run     string // KEYS[3] <prefix>:{<run_id>}:run                  HASH  with audit on: the event's sequence number (off: any key of the run)
+	Events  string // KEYS[4] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+	Pending string // KEYS[5] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+	Count   string // KEYS[6] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 }
 
 // abandonArgs are the ARGV of abandon.lua.
 type abandonArgs struct {
-	ToolCallID string // ARGV[1] the record's id, dropped from the leases when the record is gone
+	ToolCallID string // ARGV[1] the record's id, dropped from the calls when the record is gone
 	Claim      string // ARGV[2] CLAIM_LEN base64url characters: kept in the header of the record this abandons
 	Audit      string // ARGV[3] the abandon event's body (internal/auditrec), or empty: audit is off
-	RunID      string // ARGV[4] the run's id, its member in KEYS[6]
+	RunID      string // ARGV[4] the run's id, its member in KEYS[5]
 	Generation string // ARGV[5] 11 bytes: the stream of a run state this script makes (its state was lost)
 }
 
@@ -66,7 +65,7 @@ type abandonArgs struct {
 //	RETURNS
 //	{"OK"|"EXISTS", header string, pttl int}
 //	OK: abandoned by this claim, now or by an earlier send whose reply was lost; EXISTS: abandoned under
-//	another claim (the stored outcome). Either way the header is written back unchanged when it was
+//	another claim (the stored outcome). Either way the header's field is written back unchanged when it was
 //	abandoned before, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey)
 //	counts only what its connection propagated
 //	{"LEASE_ACTIVE", remaining_ms int}
@@ -77,6 +76,7 @@ type abandonArgs struct {
 //	no record (never begun, or expired); a leftover lease entry is dropped
 //	{"LAYOUT_MISMATCH"}
 //	the record is of another layout (an earlier release's): nothing changed
+//	a header in a reply is the header's whole field (the request may follow it)
 type abandonReply struct {
 	Outcome     string // the reply's first element
 	Header      string // header, in OK, EXISTS, INVALID_TRANSITION
@@ -115,9 +115,9 @@ func decodeAbandonReply(res rueidis.RedisResult) (abandonReply, error) {
 	return r, d.err
 }
 
-// execAbandon runs abandon.lua: close a PROJECTING record whose lease has passed, because the worker that began it died or gave up. The record becomes ERROR/EXECUTION_ABANDONED with its remaining TTL kept exactly, leaves the run's leases and enters the completion index, in one step; the owner's late complete is then refused. Nothing of the run's counters changes: the call was begun and stays counted.
+// execAbandon runs abandon.lua: close a PROJECTING record whose lease has passed, because the worker that began it died or gave up. The record becomes ERROR/EXECUTION_ABANDONED with its remaining TTL kept exactly (the header keeps its expiry), and enters the run's completion index, leaving its calls in flight, in one step; the owner's late complete is then refused. Nothing of the run's counters changes: the call was begun and stays counted.
 func execAbandon(ctx context.Context, r runner, k abandonKeys, a abandonArgs) (abandonReply, error) {
-	return decodeAbandonReply(r.runScript(ctx, abandonScript, []string{k.Record, k.Index, k.Leases, k.Run, k.Events, k.Pending, k.Count}, []string{
+	return decodeAbandonReply(r.runScript(ctx, abandonScript, []string{k.Record, k.Calls, k.Run, k.Events, k.Pending, k.Count}, []string{
 		a.ToolCallID,
 		a.Claim,
 		a.Audit,
@@ -129,7 +129,7 @@ func execAbandon(ctx context.Context, r runner, k abandonKeys, a abandonArgs) (a
 // auditAckKeys are the KEYS of audit_ack.lua.
 type auditAckKeys struct {
 	Events  string // KEYS[1] <prefix>:{<run_id>}:audit        LIST    the run's chain head, then its pending events
-	Run     string // KEYS[2] <prefix>:{<run_id>}:run          HASH    its expiry and stream, for a head left alone
+	Run     string // KEYS[2] <prefix>:{<run_id>}:run          HASH    its expiry and stream (its generation, or the one it kept
 	Pending string // KEYS[3] <prefix>:{<slot tag>}:audit      ZSET    the slot's runs with pending events
 	Count   string // KEYS[4] <prefix>:{<slot tag>}:audit-n    STRING  the slot's pending events
 }
@@ -243,15 +243,15 @@ func execAuditLease(ctx context.Context, r runner, k auditLeaseKeys, a auditLeas
 
 // awaitInputKeys are the KEYS of await_input.lua.
 type awaitInputKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
-	Leases string // KEYS[2] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
+	Calls  string // KEYS[2] <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us)
 	Run    string // KEYS[3] <prefix>:{<run_id>}:run                  HASH  its field "due": the run's score in KEYS[4]
 	Due    string // KEYS[4] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
 }
 
 // awaitInputArgs are the ARGV of await_input.lua.
 type awaitInputArgs struct {
-	ToolCallID string // ARGV[1] the id in KEYS[1], for the run's leases
+	ToolCallID string // ARGV[1] the id in KEYS[1], for the run's calls
 	Owner      string // ARGV[2] the owner as the header keeps it, and a space: must be the header's at H_OWNER
 	Token      string // ARGV[3] what the continuing call must present
 	State      []byte // ARGV[4] the tool's state, for the continuing call (may be empty)
@@ -270,6 +270,7 @@ type awaitInputArgs struct {
 //	another owner, a terminal record, or one waiting under another token: nothing changed
 //	{"LAYOUT_MISMATCH"}
 //	the record is of another layout (an earlier release's): nothing changed
+//	a header in a reply is the header's whole field (the request may follow it)
 type awaitInputReply struct {
 	Outcome string // the reply's first element
 	Header  string // header, in OK, INVALID_TRANSITION
@@ -304,9 +305,9 @@ func decodeAwaitInputReply(res rueidis.RedisResult) (awaitInputReply, error) {
 	return r, d.err
 }
 
-// execAwaitInput runs await_input.lua: keep the owner's PROJECTING record open for the agent's input (a multi round-trip call): the tool asked the agent for input instead of answering. The record stays PROJECTING; it keeps the token the continuing call must present (continue_call.lua) and the tool's state for it, and its lease becomes the wait for the input, after which a reaper may abandon the call. The TTL is kept; of the run, only its place in its slot's due set may move earlier, to the new lease (begin.lua).
+// execAwaitInput runs await_input.lua: keep the owner's PROJECTING record open for the agent's input (a multi round-trip call): the tool asked the agent for input instead of answering. The record stays PROJECTING; it keeps the token the continuing call must present (continue_call.lua) and the tool's state for it, and its lease becomes the wait for the input, after which a reaper may abandon the call. The TTL is kept (the header keeps the record's expiry); of the run, only its place in its slot's due set may move earlier, to the new lease (begin.lua).
 func execAwaitInput(ctx context.Context, r runner, k awaitInputKeys, a awaitInputArgs) (awaitInputReply, error) {
-	return decodeAwaitInputReply(r.runScript(ctx, awaitInputScript, []string{k.Record, k.Leases, k.Run, k.Due}, []string{
+	return decodeAwaitInputReply(r.runScript(ctx, awaitInputScript, []string{k.Record, k.Calls, k.Run, k.Due}, []string{
 		a.ToolCallID,
 		a.Owner,
 		a.Token,
@@ -318,67 +319,58 @@ func execAwaitInput(ctx context.Context, r runner, k awaitInputKeys, a awaitInpu
 
 // beginKeys are the KEYS of begin.lua.
 type beginKeys struct {
-	Record  string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
+	Record  string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
 	Run     string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
-	Index   string // KEYS[3] <prefix>:{<run_id>}:done                 LIST  tells a lost run state from a new run; extended with the state
-	Leases  string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
-	Live    string // KEYS[5] <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
-	Due     string // KEYS[6] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
-	Events  string // KEYS[7] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
-	Pending string // KEYS[8] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
-	Count   string // KEYS[9] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
+	Calls   string // KEYS[3] <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us), and "~" (+inf)
+	Live    string // KEYS[4] <prefix>:{<run_id>}:live                 STRING  the run has begun calls; expires with the run's state
+	Due     string // KEYS[5] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+	Events  string // KEYS[6] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+	Pending string // KEYS[7] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+	Count   string // KEYS[8] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 }
 
 // beginArgs are the ARGV of begin.lua.
 type beginArgs struct {
-	ToolCallID     string // ARGV[1] the id in KEYS[1], for the run's leases
-	Tool           string // ARGV[2] for the run's count of the tool's calls
-	Head           string // ARGV[3] the new record's header up to H_UPDATED, as Go encodes it
-	Tail           string // ARGV[4] the header from H_ID_TAG on (identity tag, request length and digest, owner, tool)
-	Request        []byte // ARGV[5] the request's first part (complete canonical request: a JSON object)
-	Request2       []byte // ARGV[6] its second part, or empty
-	Request3       []byte // ARGV[7] its third part, or empty
-	TTLMs          int64  // ARGV[8] > 0; set once here (as an absolute expiry), never extended
-	LeaseMs        int64  // ARGV[9] 1..ttl_ms: time until abandon may close the call
-	CallsRun       int64  // ARGV[10] the caller's limits; 0 means the run's
-	CallsTool      int64  // ARGV[11]
-	RunBytes       int64  // ARGV[12]
-	RecordBytes    int64  // ARGV[13]
-	ResultBytes    int64  // ARGV[14]
-	NewCallsRun    int64  // ARGV[15] the limits a run without any takes (the caller's, defaulted)
-	NewCallsTool   int64  // ARGV[16]
-	NewRunBytes    int64  // ARGV[17]
-	NewRecordBytes int64  // ARGV[18]
-	NewResultBytes int64  // ARGV[19]
-	Principal      string // ARGV[20] the caller's principal tag (64 hex): the run's owner once the run has one
-	Generation     string // ARGV[21] 11 bytes: the generation a run without one takes (random per Begin)
-	Secret         string // ARGV[22] the secret a run without one takes (random per Begin): the key of the run's handles
-	RunID          string // ARGV[23] the run's id, its member in KEYS[6] and KEYS[8]
-	AuditCall      string // ARGV[24] the begin event's body after its type letter (internal/auditrec), or empty: audit
-	AuditMax       int64  // ARGV[25] the most pending events the slot may hold before a begin is refused
+	ToolCallID string // ARGV[1] the id in KEYS[1], for the run's calls
+	Tool       string // ARGV[2] for the run's count of the tool's calls
+	Head       string // ARGV[3] the new record's header up to H_UPDATED, as Go encodes it
+	Mid        string // ARGV[4] the header from H_ID_TAG to H_MAX_RESULT (identity tag, request length and digest)
+	Tail       string // ARGV[5] the header from H_OWNER on (owner, space, tool, newline)
+	Request    []byte // ARGV[6] the request when the header's field keeps it, else empty
+	Request1   []byte // ARGV[7] else the request's first part (a complete canonical request: a JSON object)
+	Request2   []byte // ARGV[8] its second part, or empty
+	Request3   []byte // ARGV[9] its third part, or empty
+	TTLMs      int64  // ARGV[10] > 0; set once here (as an absolute expiry), never extended
+	LeaseMs    int64  // ARGV[11] 1..ttl_ms: time until abandon may close the call
+	Limits     string // ARGV[12] the caller's limits, packed (record.PackLimits); a zero limit means the run's
+	NewLimits  string // ARGV[13] the limits a run without any takes (the caller's, defaulted), packed
+	Ident      string // ARGV[14] the caller's principal tag, and the generation and secret a run without them
+	RunID      string // ARGV[15] the run's id, its member in KEYS[5] and KEYS[7]
+	AuditCall  string // ARGV[16] the begin event's body after its type letter (internal/auditrec), or empty: audit
+	AuditMax   int64  // ARGV[17] the most pending events the slot may hold before a begin is refused
 }
 
 // beginReply is a reply of begin.lua, as its RETURNS declares:
 //
 //	RETURNS
-//	{"OK", created_ms int, ttl_ms int, lease_ms int, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int, secret string}
-//	created; the limits and the secret are the run's
-//	{"EXISTS", header string, pttl int, result bytes, result_2 bytes, result_3 bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int, secret string}
-//	the same owner retried the same request (the header's tail is ARGV[4]): the record as it is (its header and
-//	its result's parts), nothing counted again; limits are 0 and the secret empty when the run's state is gone. The header is written
-//	back unchanged, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts only
-//	what its connection propagated
+//	{"OK", created_ms int, limits string, secret string}
+//	created; the limits (packed) and the secret are the run's
+//	{"EXISTS", header string, pttl int, result bytes, result_2 bytes, result_3 bytes, limits string, secret string}
+//	the same owner retried the same request: the record as it is (its header and its result's parts), nothing
+//	counted again; limits and secret are empty when the run's state is gone. The header's field is written
+//	back unchanged, so that the reply follows a write of this script's own: WAIT (Redis 7.2+, Valkey) counts
+//	only what its connection propagated
 //	{"REPLAYABLE", header string, pttl int, result bytes, result_2 bytes, result_3 bytes}
 //	another owner began the same tool and request under the id, and the call is finished: the record as it is,
-//	for a host that replays duplicates; its header is written back unchanged, so that the reply follows a write
-//	of this script's own and a WAIT covers what a replay shows
+//	for a host that replays duplicates; its header's field is written back unchanged, so that the reply
+//	follows a write of this script's own and a WAIT covers what a replay shows
 //	{"RUN_FORBIDDEN"}
 //	the run belongs to another principal; checked before anything else, so it tells nothing of the run
 //	{"TOOL_CALL_IN_PROGRESS"} | {"DUPLICATE_TOOL_CALL"} | {"BUDGET_EXHAUSTED"} | {"RESULT_TOO_LARGE"}
 //	another call has the id (still PROJECTING, or finished), or the run's limits refuse it
 //	{"RUN_INACTIVE", reason string}
-//	reason "closed": the run was closed; "lost": its state is gone while its live marker, index, leases or
-//	the call's record live
+//	reason "closed": the run was closed; "lost": its state is gone while its calls, live marker or the
+//	call's record live
 //	{"INVALID_ARGUMENT", field string}
 //	a non-zero limit differs from the run's
 //	{"LAYOUT_MISMATCH"}
@@ -386,25 +378,19 @@ type beginArgs struct {
 //	{"AUDIT_BACKLOG"}
 //	audit is on and the slot holds audit_max pending events: the call would add one more
 //	refusals write nothing (AUDIT_BACKLOG gives back to the slot's count what it took to compare: the store is as
-//	it was)
+//	it was); a header in a reply is the header's whole field (the request may follow it)
 type beginReply struct {
-	Outcome     string // the reply's first element
-	CreatedMs   int64  // created_ms, in OK
-	TTLMs       int64  // ttl_ms, in OK
-	LeaseMs     int64  // lease_ms, in OK
-	CallsRun    int64  // calls_run, in OK, EXISTS
-	CallsTool   int64  // calls_tool, in OK, EXISTS
-	RunBytes    int64  // run_bytes, in OK, EXISTS
-	RecordBytes int64  // record_bytes, in OK, EXISTS
-	ResultBytes int64  // result_bytes, in OK, EXISTS
-	Secret      string // secret, in OK, EXISTS
-	Header      string // header, in EXISTS, REPLAYABLE
-	PTTL        int64  // pttl, in EXISTS, REPLAYABLE
-	Result      []byte // result, in EXISTS, REPLAYABLE
-	Result2     []byte // result_2, in EXISTS, REPLAYABLE
-	Result3     []byte // result_3, in EXISTS, REPLAYABLE
-	Reason      string // reason, in RUN_INACTIVE
-	Field       string // field, in INVALID_ARGUMENT
+	Outcome   string // the reply's first element
+	CreatedMs int64  // created_ms, in OK
+	Limits    string // limits, in OK, EXISTS
+	Secret    string // secret, in OK, EXISTS
+	Header    string // header, in EXISTS, REPLAYABLE
+	PTTL      int64  // pttl, in EXISTS, REPLAYABLE
+	Result    []byte // result, in EXISTS, REPLAYABLE
+	Result2   []byte // result_2, in EXISTS, REPLAYABLE
+	Result3   []byte // result_3, in EXISTS, REPLAYABLE
+	Reason    string // reason, in RUN_INACTIVE
+	Field     string // field, in INVALID_ARGUMENT
 }
 
 // decodeBeginReply decodes a reply of begin.lua. Any reply its RETURNS does not
@@ -419,29 +405,19 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 	r.Outcome = d.outcome
 	switch d.outcome {
 	case "OK":
-		d.length(10)
+		d.length(4)
 		r.CreatedMs = d.num(1, "created_ms")
-		r.TTLMs = d.num(2, "ttl_ms")
-		r.LeaseMs = d.num(3, "lease_ms")
-		r.CallsRun = d.num(4, "calls_run")
-		r.CallsTool = d.num(5, "calls_tool")
-		r.RunBytes = d.num(6, "run_bytes")
-		r.RecordBytes = d.num(7, "record_bytes")
-		r.ResultBytes = d.num(8, "result_bytes")
-		r.Secret = d.str(9, "secret")
+		r.Limits = d.str(2, "limits")
+		r.Secret = d.str(3, "secret")
 	case "EXISTS":
-		d.length(12)
+		d.length(8)
 		r.Header = d.str(1, "header")
 		r.PTTL = d.num(2, "pttl")
 		r.Result = d.bin(3, "result")
 		r.Result2 = d.bin(4, "result_2")
 		r.Result3 = d.bin(5, "result_3")
-		r.CallsRun = d.num(6, "calls_run")
-		r.CallsTool = d.num(7, "calls_tool")
-		r.RunBytes = d.num(8, "run_bytes")
-		r.RecordBytes = d.num(9, "record_bytes")
-		r.ResultBytes = d.num(10, "result_bytes")
-		r.Secret = d.str(11, "secret")
+		r.Limits = d.str(6, "limits")
+		r.Secret = d.str(7, "secret")
 	case "REPLAYABLE":
 		d.length(6)
 		r.Header = d.str(1, "header")
@@ -477,29 +453,21 @@ func decodeBeginReply(res rueidis.RedisResult) (beginReply, error) {
 
 // execBegin runs begin.lua: create one call's record in PROJECTING, with a lease, and count it against its run.
 func execBegin(ctx context.Context, r runner, k beginKeys, a beginArgs) (beginReply, error) {
-	return decodeBeginReply(r.runScript(ctx, beginScript, []string{k.Record, k.Run, k.Index, k.Leases, k.Live, k.Due, k.Events, k.Pending, k.Count}, []string{
+	return decodeBeginReply(r.runScript(ctx, beginScript, []string{k.Record, k.Run, k.Calls, k.Live, k.Due, k.Events, k.Pending, k.Count}, []string{
 		a.ToolCallID,
 		a.Tool,
 		a.Head,
+		a.Mid,
 		a.Tail,
 		rueidis.BinaryString(a.Request),
+		rueidis.BinaryString(a.Request1),
 		rueidis.BinaryString(a.Request2),
 		rueidis.BinaryString(a.Request3),
 		strconv.FormatInt(a.TTLMs, 10),
 		strconv.FormatInt(a.LeaseMs, 10),
-		strconv.FormatInt(a.CallsRun, 10),
-		strconv.FormatInt(a.CallsTool, 10),
-		strconv.FormatInt(a.RunBytes, 10),
-		strconv.FormatInt(a.RecordBytes, 10),
-		strconv.FormatInt(a.ResultBytes, 10),
-		strconv.FormatInt(a.NewCallsRun, 10),
-		strconv.FormatInt(a.NewCallsTool, 10),
-		strconv.FormatInt(a.NewRunBytes, 10),
-		strconv.FormatInt(a.NewRecordBytes, 10),
-		strconv.FormatInt(a.NewResultBytes, 10),
-		a.Principal,
-		a.Generation,
-		a.Secret,
+		a.Limits,
+		a.NewLimits,
+		a.Ident,
 		a.RunID,
 		a.AuditCall,
 		strconv.FormatInt(a.AuditMax, 10),
@@ -575,33 +543,30 @@ func execCloseRun(ctx context.Context, r runner, k closeRunKeys, a closeRunArgs)
 
 // completeKeys are the KEYS of complete.lua.
 type completeKeys struct {
-	Record  string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
+	Record  string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
 	Run     string // KEYS[2] <prefix>:{<run_id>}:run                  HASH
-	Index   string // KEYS[3] <prefix>:{<run_id>}:done                 LIST
-	Leases  string // KEYS[4] <prefix>:{<run_id>}:leases               ZSET
-	Events  string // KEYS[5] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
-	Pending string // KEYS[6] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
-	Count   string // KEYS[7] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
+	Calls   string // KEYS[3] <prefix>:{<run_id>}:calls                ZSET
+	Events  string // KEYS[4] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+	Pending string // KEYS[5] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+	Count   string // KEYS[6] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 }
 
 // completeArgs are the ARGV of complete.lua.
 type completeArgs struct {
-	ToolCallID string // ARGV[1] the id in KEYS[1], for the run's leases and index
+	ToolCallID string // ARGV[1] the id in KEYS[1], for the run's calls
 	Owner      string // ARGV[2] the owner as the header keeps it, and a space: must be the header's at H_OWNER
 	Segment    string // ARGV[3] the header from H_STATUS to H_UPDATED that the completion writes, as Go encodes it
-	Overflow   string // ARGV[4] the same for the completion refused for its size (ERROR/RESULT_TOO_LARGE, no payload)
-	Digest     string // ARGV[5] the completion's digest, as in both segments: recognises a retry
-	Raw        []byte // ARGV[6] the raw response's first part (may be empty for ERROR)
-	Raw2       []byte // ARGV[7] its second part, or empty
-	Raw3       []byte // ARGV[8] its third part, or empty
-	Result     []byte // ARGV[9] READY: the agent-facing result's first part; ERROR: empty
-	Result2    []byte // ARGV[10]
-	Result3    []byte // ARGV[11]
-	Handles    string // ARGV[12] READY: the ids of the handles the result holds, space-separated, or empty: each
-	Audit      string // ARGV[13] the complete event's body after its head (internal/auditrec), or empty: audit is off
-	AuditHead  string // ARGV[14] the body's head: type letter, status, evidence, code ("C R F -"); a completion
-	RunID      string // ARGV[15] the run's id, its member in KEYS[6]
-	Generation string // ARGV[16] 11 bytes: the stream of a run state this script makes (after a loss)
+	Raw        []byte // ARGV[4] the raw response's first part (may be empty for ERROR)
+	Raw2       []byte // ARGV[5] its second part, or empty
+	Raw3       []byte // ARGV[6] its third part, or empty
+	Result     []byte // ARGV[7] READY: the agent-facing result's first part; ERROR: empty
+	Result2    []byte // ARGV[8]
+	Result3    []byte // ARGV[9]
+	Handles    string // ARGV[10] READY: the ids of the handles the result holds, space-separated, or empty: each
+	Audit      string // ARGV[11] the complete event's body after its head (internal/auditrec), or empty: audit is off
+	AuditHead  string // ARGV[12] the body's head: type letter, status, evidence, code ("C R F -"); a completion
+	RunID      string // ARGV[13] the run's id, its member in KEYS[5]
+	Generation string // ARGV[14] 11 bytes: the stream of a run state this script finds lost without one
 }
 
 // completeReply is a reply of complete.lua, as its RETURNS declares:
@@ -609,7 +574,7 @@ type completeArgs struct {
 //	RETURNS
 //	{"OK"|"EXISTS"|"RESULT_TOO_LARGE", header string, pttl int}
 //	OK: the transition asked for was made; EXISTS: the same owner already made this completion (the stored outcome),
-//	its header written back unchanged, so that the reply follows a write of this script's own: WAIT
+//	its header's field written back unchanged, so that the reply follows a write of this script's own: WAIT
 //	(Redis 7.2+, Valkey) counts only what its connection propagated;
 //	RESULT_TOO_LARGE: over a byte limit, the record is now ERROR/RESULT_TOO_LARGE with no raw or result
 //	{"NOT_FOUND"}
@@ -618,6 +583,7 @@ type completeArgs struct {
 //	wrong owner, terminal record (abandoned included), or a malformed completion: nothing changed
 //	{"LAYOUT_MISMATCH"}
 //	the record or the run's state is of another layout (an earlier release's): nothing changed
+//	a header in a reply is the header's whole field (the request may follow it)
 type completeReply struct {
 	Outcome string // the reply's first element
 	Header  string // header, in OK, EXISTS, RESULT_TOO_LARGE, INVALID_TRANSITION
@@ -652,14 +618,12 @@ func decodeCompleteReply(res rueidis.RedisResult) (completeReply, error) {
 	return r, d.err
 }
 
-// execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and append it to the run's completion index, in one step. The record's TTL is kept exactly (HSET does not touch it); the index is extended only to cover the record. The completion is checked against the run's limits. When the run's state is gone (evicted, deleted), or is another generation than the record's (it was lost and a later begin made a new one), the outcome is still recorded, and the run is marked lost and closed, with a TTL no longer than the record's; a state of another generation loses its owner and limits, as a lost one has none. The index expires with the run's other keys (the state keeps their absolute expiry, which begin sets); one this script makes gets it.
+// execComplete runs complete.lua: move a PROJECTING record to READY or ERROR and enter it in the run's completion index, in one step. The record's TTL is kept exactly (HSET does not touch it; the header keeps its expiry). The completion is checked against the run's limits: a record's bytes against the limits its header took from the run at begin, the run's bytes by taking them from the room the run's state keeps (HINCRBY), given back when it goes below zero. When the run's state is gone (evicted, deleted), or is another generation than the record's (it was lost and a later begin made a new one: the call is not among the new state's calls), the outcome is still recorded, and the run is marked lost, with a TTL no longer than the record's; a state of another generation loses its owner and limits, as a lost one has none.
 func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs) (completeReply, error) {
-	return decodeCompleteReply(r.runScript(ctx, completeScript, []string{k.Record, k.Run, k.Index, k.Leases, k.Events, k.Pending, k.Count}, []string{
+	return decodeCompleteReply(r.runScript(ctx, completeScript, []string{k.Record, k.Run, k.Calls, k.Events, k.Pending, k.Count}, []string{
 		a.ToolCallID,
 		a.Owner,
 		a.Segment,
-		a.Overflow,
-		a.Digest,
 		rueidis.BinaryString(a.Raw),
 		rueidis.BinaryString(a.Raw2),
 		rueidis.BinaryString(a.Raw3),
@@ -676,15 +640,15 @@ func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs)
 
 // continueCallKeys are the KEYS of continue_call.lua.
 type continueCallKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header and the payloads' parts (format.lib)
+	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
 	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH  its owner is checked first
-	Leases string // KEYS[3] <prefix>:{<run_id>}:leases               ZSET  PROJECTING calls by lease deadline
+	Calls  string // KEYS[3] <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us)
 	Due    string // KEYS[4] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
 }
 
 // continueCallArgs are the ARGV of continue_call.lua.
 type continueCallArgs struct {
-	ToolCallID    string // ARGV[1] the id in KEYS[1], for the run's leases
+	ToolCallID    string // ARGV[1] the id in KEYS[1], for the run's calls
 	Owner         string // ARGV[2] the continuing invocation's owner, as the header keeps it (no space)
 	Principal     string // ARGV[3] the caller's principal tag (64 hex): must be the run's owner
 	RequestSHA256 string // ARGV[4] the continuing request's digest, as the header keeps it
@@ -696,8 +660,9 @@ type continueCallArgs struct {
 // continueCallReply is a reply of continue_call.lua, as its RETURNS declares:
 //
 //	RETURNS
-//	{"OK", header string, pttl int, state bytes, calls_run int, calls_tool int, run_bytes int, record_bytes int, result_bytes int, secret string}
-//	the call is the new owner's, with the tool's state; the limits and the secret are the run's
+//	{"OK", header string, pttl int, state bytes, limits string, secret string}
+//	the call is the new owner's, with the tool's state; the limits (packed, as begin returns them) and the
+//	secret are the run's
 //	{"RUN_FORBIDDEN"}
 //	the run belongs to another principal, or its owner is unknown; checked before anything else
 //	{"NOT_FOUND"}
@@ -708,17 +673,14 @@ type continueCallArgs struct {
 //	the call is finished: nothing changed
 //	{"LAYOUT_MISMATCH"}
 //	the record or the run's state is of another layout (an earlier release's): nothing changed
+//	a header in a reply is the header's whole field (the request may follow it)
 type continueCallReply struct {
-	Outcome     string // the reply's first element
-	Header      string // header, in OK, IN_PROGRESS, DUPLICATE
-	PTTL        int64  // pttl, in OK
-	State       []byte // state, in OK
-	CallsRun    int64  // calls_run, in OK
-	CallsTool   int64  // calls_tool, in OK
-	RunBytes    int64  // run_bytes, in OK
-	RecordBytes int64  // record_bytes, in OK
-	ResultBytes int64  // result_bytes, in OK
-	Secret      string // secret, in OK
+	Outcome string // the reply's first element
+	Header  string // header, in OK, IN_PROGRESS, DUPLICATE
+	PTTL    int64  // pttl, in OK
+	State   []byte // state, in OK
+	Limits  string // limits, in OK
+	Secret  string // secret, in OK
 }
 
 // decodeContinueCallReply decodes a reply of continue_call.lua. Any reply its RETURNS does not
@@ -733,16 +695,12 @@ func decodeContinueCallReply(res rueidis.RedisResult) (continueCallReply, error)
 	r.Outcome = d.outcome
 	switch d.outcome {
 	case "OK":
-		d.length(10)
+		d.length(6)
 		r.Header = d.str(1, "header")
 		r.PTTL = d.num(2, "pttl")
 		r.State = d.bin(3, "state")
-		r.CallsRun = d.num(4, "calls_run")
-		r.CallsTool = d.num(5, "calls_tool")
-		r.RunBytes = d.num(6, "run_bytes")
-		r.RecordBytes = d.num(7, "record_bytes")
-		r.ResultBytes = d.num(8, "result_bytes")
-		r.Secret = d.str(9, "secret")
+		r.Limits = d.str(4, "limits")
+		r.Secret = d.str(5, "secret")
 	case "RUN_FORBIDDEN":
 		d.length(1)
 	case "NOT_FOUND":
@@ -761,9 +719,9 @@ func decodeContinueCallReply(res rueidis.RedisResult) (continueCallReply, error)
 	return r, d.err
 }
 
-// execContinueCall runs continue_call.lua: hand a record that waits for the agent's input (await_input.lua) to the invocation that continues the call: the same call (the request's digest is the record's), of the run's principal, presenting the token the record keeps. The record stays PROJECTING under the new owner with a new lease, and the tool's state is returned with the run's limits and secret (as begin returns them to the invocation); the token is kept as taken, so that only this owner's retry finds it again. Anything else changes nothing: a call still running, one waiting under another token or for another request, and a finished one are refused as a begin of the id would be. The TTL is kept; of the run, only its place in its slot's due set may move earlier, to the new lease (begin.lua).
+// execContinueCall runs continue_call.lua: hand a record that waits for the agent's input (await_input.lua) to the invocation that continues the call: the same call (the request's digest is the record's), of the run's principal, presenting the token the record keeps. The record stays PROJECTING under the new owner with a new lease, and the tool's state is returned with the run's limits and secret (as begin returns them to the invocation); the token is kept as taken, so that only this owner's retry finds it again. Anything else changes nothing: a call still running, one waiting under another token or for another request, and a finished one are refused as a begin of the id would be. The TTL is kept (the header keeps the record's expiry); of the run, only its place in its slot's due set may move earlier, to the new lease (begin.lua).
 func execContinueCall(ctx context.Context, r runner, k continueCallKeys, a continueCallArgs) (continueCallReply, error) {
-	return decodeContinueCallReply(r.runScript(ctx, continueCallScript, []string{k.Record, k.Run, k.Leases, k.Due}, []string{
+	return decodeContinueCallReply(r.runScript(ctx, continueCallScript, []string{k.Record, k.Run, k.Calls, k.Due}, []string{
 		a.ToolCallID,
 		a.Owner,
 		a.Principal,
@@ -852,9 +810,9 @@ func execObserveProgress(ctx context.Context, r runner, k observeProgressKeys, a
 
 // rescheduleKeys are the KEYS of reschedule.lua.
 type rescheduleKeys struct {
-	Run    string // KEYS[1] <prefix>:{<run_id>}:run     HASH
-	Leases string // KEYS[2] <prefix>:{<run_id>}:leases  ZSET  PROJECTING calls by lease deadline, and "~" (+inf)
-	Due    string // KEYS[3] <prefix>:{<slot tag>}:due   ZSET  the slot's runs with calls in flight, by earliest lease
+	Run   string // KEYS[1] <prefix>:{<run_id>}:run     HASH
+	Calls string // KEYS[2] <prefix>:{<run_id>}:calls   ZSET  calls in flight by lease (ms), completed by completion (us), and "~" (+inf)
+	Due   string // KEYS[3] <prefix>:{<slot tag>}:due   ZSET  the slot's runs with calls in flight, by earliest lease
 }
 
 // rescheduleArgs are the ARGV of reschedule.lua.
@@ -894,7 +852,7 @@ func decodeRescheduleReply(res rueidis.RedisResult) (rescheduleReply, error) {
 
 // execReschedule runs reschedule.lua: move a run in its slot's due set to its earliest lease, or drop it when it has no call in flight. The reaper sends it for each run it found due, after abandoning the run's passed leases: a begin adds a run only when its lease is earlier than the run's score, so a score stays at a lease that may since have ended, until the reaper comes.
 func execReschedule(ctx context.Context, r runner, k rescheduleKeys, a rescheduleArgs) (rescheduleReply, error) {
-	return decodeRescheduleReply(r.runScript(ctx, rescheduleScript, []string{k.Run, k.Leases, k.Due}, []string{
+	return decodeRescheduleReply(r.runScript(ctx, rescheduleScript, []string{k.Run, k.Calls, k.Due}, []string{
 		a.RunID,
 	}))
 }

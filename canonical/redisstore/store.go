@@ -116,9 +116,10 @@ type Store struct {
 	tls       *tls.Config // as Options.TLS, for Check
 	user      string      // as Options.Username, for Check
 	own       bool
-	inflight  atomic.Int64            // commands sent through do and doMulti and not answered yet
-	audit     *canonical.AuditOptions // nil: audit off
-	macs      sync.Pool               // HMACs under audit.Key (digest)
+	inflight  atomic.Int64              // commands sent through do and doMulti and not answered yet
+	lastTag   atomic.Pointer[[2]string] // the last principal a Begin named and its tag: one SHA-256 less per call of a run
+	audit     *canonical.AuditOptions   // nil: audit off
+	macs      sync.Pool                 // HMACs under audit.Key (digest)
 }
 
 var (
@@ -262,13 +263,24 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		return canonical.Record{}, err
 	}
 	digest := canonical.RequestDigest(req.Request)
-	head, tail, err := record.BeginHeader(req.Owner, req.Tool, record.IdentityTag(req.RunID, req.ToolCallID), digest,
+	head, mid, tail, err := record.BeginHeader(req.Owner, req.Tool, record.IdentityTag(req.RunID, req.ToolCallID), digest,
 		int64(len(req.Request)))
 	if err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "begin")
 	}
-	parts := record.Cut(req.Request)
-	tag := canonical.PrincipalTag(req.Principal)
+	given, err := packLimits(a.Limits)
+	if err != nil {
+		return canonical.Record{}, err
+	}
+	newRun, err := packLimits(a.NewRun)
+	if err != nil {
+		return canonical.Record{}, err
+	}
+	tag := s.principalTag(req.Principal)
+	ident, err := record.PackIdent(tag, record.NewGeneration(), record.NewRunSecret())
+	if err != nil {
+		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "begin")
+	}
 	auditCall, err := s.callRest(ctx, &req, tag)
 	if err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "begin")
@@ -278,19 +290,16 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 		auditMax = s.audit.MaxBacklog
 	}
 	events, pending, count := s.auditKeys(req.RunID, s.keys.Run(req.RunID))
+	inHeader, parts := record.CutRequest(len(head)+record.OffOwner-record.OffUpdated+len(tail), req.Request)
 	r, err := execBegin(ctx, s, beginKeys{
 		Record: s.keys.Record(req.RunID, req.ToolCallID), Run: s.keys.Run(req.RunID),
-		Index: s.keys.Index(req.RunID), Leases: s.keys.Leases(req.RunID), Live: s.keys.Live(req.RunID),
+		Calls: s.keys.Calls(req.RunID), Live: s.keys.Live(req.RunID),
 		Due: s.keys.RunSlotIndex(req.RunID, canonical.SlotDue), Events: events, Pending: pending, Count: count,
 	}, beginArgs{
-		ToolCallID: req.ToolCallID, Tool: req.Tool, Head: head, Tail: tail,
-		Request: parts[0], Request2: parts[1], Request3: parts[2], TTLMs: a.TTL.Milliseconds(), LeaseMs: a.Lease.Milliseconds(),
-		CallsRun: a.Limits.MaxCallsPerRun, CallsTool: a.Limits.MaxCallsPerTool, RunBytes: a.Limits.MaxRunBytes,
-		RecordBytes: a.Limits.MaxRecordBytes, ResultBytes: a.Limits.MaxResultBytes,
-		NewCallsRun: a.NewRun.MaxCallsPerRun, NewCallsTool: a.NewRun.MaxCallsPerTool, NewRunBytes: a.NewRun.MaxRunBytes,
-		NewRecordBytes: a.NewRun.MaxRecordBytes, NewResultBytes: a.NewRun.MaxResultBytes,
-		Principal: tag, Generation: record.NewGeneration(), Secret: record.NewRunSecret(),
-		RunID: req.RunID, AuditCall: auditCall, AuditMax: auditMax,
+		ToolCallID: req.ToolCallID, Tool: req.Tool, Head: head, Mid: mid, Tail: tail,
+		Request: inHeader, Request1: parts[0], Request2: parts[1], Request3: parts[2],
+		TTLMs: a.TTL.Milliseconds(), LeaseMs: a.Lease.Milliseconds(), Limits: given, NewLimits: newRun,
+		Ident: ident, RunID: req.RunID, AuditCall: auditCall, AuditMax: auditMax,
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "begin")
@@ -298,8 +307,11 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	rec := canonical.Record{
 		RunID: req.RunID, ToolCallID: req.ToolCallID, Tool: req.Tool, Owner: req.Owner,
 		Request: req.Request, RequestDigest: digest, RequestLen: len(req.Request),
-		Limits: canonical.Limits{MaxCallsPerRun: r.CallsRun, MaxCallsPerTool: r.CallsTool, MaxRunBytes: r.RunBytes,
-			MaxRecordBytes: r.RecordBytes, MaxResultBytes: r.ResultBytes},
+	}
+	if r.Outcome == "OK" || r.Outcome == "EXISTS" {
+		if rec.Limits, err = unpackLimits(r.Limits); err != nil {
+			return canonical.Record{}, err
+		}
 	}
 	if r.Secret != "" {
 		rec.RunSecret = []byte(r.Secret)
@@ -308,7 +320,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	case "OK":
 		rec.Status, rec.Evidence = canonical.StatusProjecting, canonical.EvidenceUnknown
 		rec.CreatedAt, rec.UpdatedAt = msTime(r.CreatedMs), msTime(r.CreatedMs)
-		rec.LeaseUntil, rec.TTL = msTime(r.LeaseMs), msDuration(r.TTLMs)
+		rec.LeaseUntil, rec.TTL = msTime(r.CreatedMs+a.Lease.Milliseconds()), a.TTL
 		return rec, nil
 	case "EXISTS":
 		h, err := s.header(r.Header, "begin")
@@ -354,6 +366,40 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	return canonical.Record{}, refusal(r.Outcome, "begin")
 }
 
+// principalTag is canonical.PrincipalTag(p), computed once for the
+// principal the last Begin named.
+func (s *Store) principalTag(p string) string {
+	if last := s.lastTag.Load(); last != nil && last[0] == p {
+		return last[1]
+	}
+	tag := canonical.PrincipalTag(p)
+	s.lastTag.Store(&[2]string{p, tag})
+	return tag
+}
+
+// packLimits packs limits as begin.lua takes them.
+func packLimits(l canonical.Limits) (string, error) {
+	p, err := record.PackLimits(l.MaxCallsPerRun, l.MaxCallsPerTool, l.MaxRunBytes, l.MaxResultBytes, l.MaxRecordBytes)
+	if err != nil {
+		return "", canonical.Wrap(canonical.CodeInvalidArgument, err, "begin")
+	}
+	return p, nil
+}
+
+// unpackLimits reads limits a script returned packed: none ("") are zero,
+// anything else not packed is STORE_UNAVAILABLE.
+func unpackLimits(p string) (canonical.Limits, error) {
+	if p == "" {
+		return canonical.Limits{}, nil
+	}
+	run, tool, runBytes, result, recordBytes, ok := record.UnpackLimits(p)
+	if !ok {
+		return canonical.Limits{}, canonical.Errorf(canonical.CodeStoreUnavailable, "begin: the run's limits %q are not packed limits", p)
+	}
+	return canonical.Limits{MaxCallsPerRun: run, MaxCallsPerTool: tool, MaxRunBytes: runBytes, MaxResultBytes: result,
+		MaxRecordBytes: recordBytes}, nil
+}
+
 // header decodes a header a script returned: a header that is not one is
 // STORE_UNAVAILABLE, as any reply not as declared.
 func (s *Store) header(h, op string) (record.Header, error) {
@@ -388,10 +434,6 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 	if err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "complete")
 	}
-	overflow, err := record.OverflowSegment(digest)
-	if err != nil {
-		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "complete")
-	}
 	raw, result := record.Cut(c.Raw), record.Cut(c.Result)
 	auditHead, auditRest, err := s.completeParts(ctx, &c)
 	if err != nil {
@@ -399,10 +441,10 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 	}
 	events, pending, count := s.auditKeys(c.RunID, s.keys.Record(c.RunID, c.ToolCallID))
 	r, err := execComplete(ctx, s, completeKeys{
-		Record: s.keys.Record(c.RunID, c.ToolCallID), Run: s.keys.Run(c.RunID),
-		Index: s.keys.Index(c.RunID), Leases: s.keys.Leases(c.RunID), Events: events, Pending: pending, Count: count,
+		Record: s.keys.Record(c.RunID, c.ToolCallID), Run: s.keys.Run(c.RunID), Calls: s.keys.Calls(c.RunID),
+		Events: events, Pending: pending, Count: count,
 	}, completeArgs{
-		ToolCallID: c.ToolCallID, Owner: record.OwnerWord(c.Owner), Segment: segment, Overflow: overflow, Digest: digest,
+		ToolCallID: c.ToolCallID, Owner: record.OwnerWord(c.Owner), Segment: segment,
 		Raw: raw[0], Raw2: raw[1], Raw3: raw[2], Result: result[0], Result2: result[1], Result3: result[2],
 		Handles: strings.Join(c.Handles, " "), Audit: auditRest, AuditHead: auditHead, RunID: c.RunID,
 		Generation: record.NewGeneration(),
@@ -464,8 +506,7 @@ func (s *Store) abandon(ctx context.Context, runID, toolCallID, claim string) (_
 		runKey = s.keys.Run(runID)
 	}
 	r, err := execAbandon(ctx, s, abandonKeys{
-		Record: rec, Index: s.keys.Index(runID), Leases: s.keys.Leases(runID),
-		Run: runKey, Events: events, Pending: pending, Count: count,
+		Record: rec, Calls: s.keys.Calls(runID), Run: runKey, Events: events, Pending: pending, Count: count,
 	}, abandonArgs{ToolCallID: toolCallID, Claim: claim, Audit: s.auditArg(auditrec.AbandonBody(toolCallID)), RunID: runID,
 		Generation: record.NewGeneration()})
 	if err != nil {
@@ -503,9 +544,7 @@ func (s *Store) ExpiredLeases(ctx context.Context, runID string, max int) ([]str
 	if err := canonical.ValidateMax(max); err != nil {
 		return nil, err
 	}
-	res := s.doMulti(ctx,
-		s.c.B().Zrange().Key(s.keys.Leases(runID)).Min("0").Max(strconv.Itoa(max-1)).Withscores().Build(),
-		s.c.B().Time().Build())
+	res := s.doMulti(ctx, s.inFlight(s.keys.Calls(runID), 0, max), s.c.B().Time().Build())
 	leases, err := res[0].AsZScores()
 	if err != nil {
 		return nil, unavailable(err, "read leases")
@@ -517,7 +556,7 @@ func (s *Store) ExpiredLeases(ctx context.Context, runID string, max int) ([]str
 	now := atoi(t[0])*1000 + atoi(t[1])/1000
 	ids := []string{}
 	for _, l := range leases {
-		if l.Score > float64(now) { // the "~" member is +inf
+		if l.Score > float64(now) {
 			break
 		}
 		ids = append(ids, l.Member)
@@ -571,7 +610,7 @@ func (s *Store) getMany(ctx context.Context, runID string, ids []string, opts ca
 	}
 	fields := append([]string{record.HeaderField}, record.ResultFields...)
 	if opts.Request {
-		fields = append(fields, record.RequestFields...)
+		fields = append(fields, record.RequestFields...) // a request the header's field does not keep
 	}
 	if opts.Raw {
 		fields = append(fields, record.RawFields...)
@@ -602,13 +641,13 @@ type ownerRead struct {
 	first     bool   // the next batch is the first
 }
 
-// ownerCommands are the reads of a run's owner check: its owner and
-// generation (HMGET of the state) and whether it has calls (EXISTS of its
-// index, leases and live marker).
+// ownerCommands are the reads of a run's owner check: its identity (its
+// owner and generation; HMGET of the state) and whether it has calls
+// (EXISTS of its calls and live marker).
 func (s *Store) ownerCommands(runID string) []rueidis.Completed {
 	return []rueidis.Completed{
-		s.c.B().Hmget().Key(s.keys.Run(runID)).Field(principalField, genField, stateField, record.RunLayoutField).Build(),
-		s.c.B().Exists().Key(s.keys.Index(runID), s.keys.Leases(runID), s.keys.Live(runID)).Build(),
+		s.c.B().Hmget().Key(s.keys.Run(runID)).Field(record.RunIdentField, stateField, record.RunLayoutField).Build(),
+		s.c.B().Exists().Key(s.keys.Calls(runID), s.keys.Live(runID)).Build(),
 	}
 }
 
@@ -616,22 +655,32 @@ func (s *Store) ownerCommands(runID string) []rueidis.Completed {
 // returns the run's generation ("" when it has none).
 func checkOwnerReply(state, calls rueidis.RedisResult, principal string) (string, error) {
 	vals, err := state.ToArray()
-	if err != nil || len(vals) != 4 {
+	if err != nil || len(vals) != 3 {
 		return "", unavailable(replyErr(err, "HMGET of the run"), "read run owner")
 	}
 	n, err := calls.AsInt64()
 	if err != nil {
 		return "", unavailable(err, "read run owner")
 	}
-	if err := checkLayout(vals[2], vals[3]); err != nil {
+	if err := checkLayout(vals[1], vals[2]); err != nil {
 		return "", err
 	}
-	owner, oerr := vals[0].ToString()
-	if err := canonical.CheckOwner(owner, oerr == nil, n > 0, principal); err != nil {
+	owner, gen, _ := runIdent(vals[0])
+	if err := canonical.CheckOwner(owner, owner != "", n > 0, principal); err != nil {
 		return "", err
 	}
-	gen, _ := vals[1].ToString()
 	return gen, nil
+}
+
+// runIdent reads a run state's identity field: its owner's principal tag,
+// its generation and its secret, all "" when it has none.
+func runIdent(v rueidis.RedisMessage) (owner, gen, secret string) {
+	s, err := v.ToString()
+	if err != nil {
+		return "", "", ""
+	}
+	owner, gen, secret, _ = record.UnpackIdent(s)
+	return owner, gen, secret
 }
 
 // checkLayout refuses, with LAYOUT_MISMATCH, a run state (its fields state
@@ -640,7 +689,8 @@ func checkLayout(state, layout rueidis.RedisMessage) error {
 	if _, err := state.ToString(); err != nil {
 		return nil // no state
 	}
-	if v, _ := layout.ToString(); v != record.RunLayout {
+	v, _ := layout.ToString()
+	if _, ok := record.ParseRunLayout(v); !ok {
 		return errLayout("the run's state")
 	}
 	return nil
@@ -700,6 +750,7 @@ func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string
 		if errors.Is(err, record.ErrLayout) {
 			return errLayout("record " + id)
 		}
+		_, inHeader, _ := record.Split(line)
 		if err != nil {
 			return canonical.Wrap(canonical.CodeStoreUnavailable, err, "read records: "+s.keys.Record(runID, id)+" has no valid header")
 		}
@@ -732,7 +783,10 @@ func (s *Store) getBatch(ctx context.Context, runID string, ids, fields []string
 			return err
 		}
 		if opts.Request {
-			if rec.Request, err = payload("request", h.RequestLen); err != nil {
+			if int64(len(inHeader)) == h.RequestLen && h.RequestLen > 0 {
+				rec.Request = []byte(inHeader)
+				next += record.MaxParts
+			} else if rec.Request, err = payload("request", h.RequestLen); err != nil {
 				return err
 			}
 		}
@@ -766,8 +820,8 @@ func joinParts(parts []rueidis.RedisMessage, size int64) ([]byte, error) {
 	return b, nil
 }
 
-// Completed implements canonical.Store: LRANGE of the first max entries and
-// LLEN, in one round trip.
+// Completed implements canonical.Store: ZRANGE of the first max finished
+// calls and their ZCOUNT, in one round trip.
 func (s *Store) Completed(ctx context.Context, runID string, limit int) ([]string, int, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -777,8 +831,8 @@ func (s *Store) Completed(ctx context.Context, runID string, limit int) ([]strin
 	if err := canonical.ValidateMax(limit); err != nil {
 		return nil, 0, err
 	}
-	key := s.keys.Index(runID)
-	res := s.doMulti(ctx, s.c.B().Lrange().Key(key).Start(0).Stop(int64(limit-1)).Build(), s.c.B().Llen().Key(key).Build())
+	key := s.keys.Calls(runID)
+	res := s.doMulti(ctx, s.completed(key, 0, limit), s.completedCount(key))
 	ids, err := res[0].AsStrSlice()
 	if err != nil {
 		return nil, 0, unavailable(err, "read completion index")
@@ -848,13 +902,13 @@ func (s *Store) ReadUsage(ctx context.Context, runID, principal string) (canonic
 
 // usage is Usage; on principal's behalf when principal is not nil.
 func (s *Store) usage(ctx context.Context, runID string, principal *string) (canonical.RunUsage, error) {
-	run := s.keys.Run(runID)
+	run, calls := s.keys.Run(runID), s.keys.Calls(runID)
 	res := s.doMulti(ctx,
 		s.c.B().Hgetall().Key(run).Build(),
 		s.c.B().Pttl().Key(run).Build(),
-		s.c.B().Llen().Key(s.keys.Index(runID)).Build(),
-		s.c.B().Zcard().Key(s.keys.Leases(runID)).Build(),                      // the calls and the "~" member
-		s.c.B().Exists().Key(s.keys.Live(runID), s.keys.Leases(runID)).Build()) // leases kept while the run lives
+		s.completedCount(calls),
+		s.inFlightCount(calls),
+		s.c.B().Exists().Key(s.keys.Live(runID), calls).Build()) // calls kept while the run lives
 	m, err := res[0].AsStrMap()
 	if err != nil {
 		return canonical.RunUsage{}, unavailable(err, "read run")
@@ -866,19 +920,19 @@ func (s *Store) usage(ctx context.Context, runID string, principal *string) (can
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return canonical.RunUsage{}, unavailable(err, "read run")
 	}
-	open = max(open-1, 0) // leases made by a begin hold "~" beside the calls
-	if _, has := m[stateField]; has && m[record.RunLayoutField] != record.RunLayout {
+	packed, thisLayout := record.ParseRunLayout(m[record.RunLayoutField])
+	if _, has := m[stateField]; has && !thisLayout {
 		return canonical.RunUsage{}, errLayout("the run's state")
 	}
+	owner, _, _, _ := record.UnpackIdent(m[record.RunIdentField])
 	if principal != nil {
-		owner, has := m[principalField]
-		if err := canonical.CheckOwner(owner, has, n > 0 || open > 0 || live > 0, *principal); err != nil {
+		if err := canonical.CheckOwner(owner, owner != "", n > 0 || open > 0 || live > 0, *principal); err != nil {
 			return canonical.RunUsage{}, err
 		}
 	}
 	// What Begin reads as a lost run: no limits (no state, or one a
 	// complete made after a loss) while a key only a begun run has lives.
-	lost := m["lim_calls_run"] == "" && (live > 0 || n > 0 || open > 0)
+	lost := packed == "" && (live > 0 || n > 0 || open > 0)
 	if len(m) == 0 {
 		if lost {
 			return canonical.RunUsage{RunID: runID, ToolCalls: map[string]int64{}, Completed: n, InFlight: open,
@@ -886,15 +940,24 @@ func (s *Store) usage(ctx context.Context, runID string, principal *string) (can
 		}
 		return canonical.RunUsage{}, canonical.Errorf(canonical.CodeNotFound, "no state for run %s", runID)
 	}
+	var limits canonical.Limits
+	if packed != "" {
+		var ok bool
+		limits.MaxCallsPerRun, limits.MaxCallsPerTool, limits.MaxRunBytes, limits.MaxResultBytes, limits.MaxRecordBytes, ok =
+			record.UnpackLimits(packed)
+		if !ok {
+			return canonical.RunUsage{}, canonical.Errorf(canonical.CodeStoreUnavailable, "read run: limits %q", packed)
+		}
+	}
+	// The run's bytes are what its room lost since the limit.
+	var bytes int64
+	if room, has := m["room"]; has && packed != "" {
+		bytes = limits.MaxRunBytes - atoi(room)
+	}
 	u := canonical.RunUsage{
 		RunID: runID, ToolCalls: map[string]int64{}, Completed: n, InFlight: open,
-		Calls: atoi(m["calls"]), Bytes: atoi(m["bytes"]), Closed: m[stateField] == "closed" || lost, Lost: m[record.RunGoneField] == "1" || lost,
-		TTL: msDuration(pttl),
-		Limits: canonical.Limits{
-			MaxCallsPerRun: atoi(m["lim_calls_run"]), MaxCallsPerTool: atoi(m["lim_calls_tool"]),
-			MaxRunBytes: atoi(m["lim_run_bytes"]), MaxRecordBytes: atoi(m["lim_record_bytes"]),
-			MaxResultBytes: atoi(m["lim_result_bytes"]),
-		},
+		Calls: atoi(m["calls"]), Bytes: bytes, Closed: m[stateField] == "closed" || m[stateField] == record.RunStateLost || lost,
+		Lost: m[stateField] == record.RunStateLost || lost, TTL: msDuration(pttl), Limits: limits,
 		Protocol: canonical.ProtocolState{
 			Reports: atoi(m["pp_reports"]), Pending: atoi(m["pp_pending"]),
 			Violations: atoi(m["pp_violations"]), Violated: m["pp_violated"] == "1",
@@ -941,8 +1004,8 @@ func (s *Store) ObserveProgress(ctx context.Context, runID, principal string, va
 }
 
 // ReadIndex implements canonical.OwnedReader: the run's owner and
-// generation (HMGET), whether it has calls (EXISTS), and the index's LRANGE
-// and LLEN, in one round trip on the run's slot.
+// generation (HMGET), whether it has calls (EXISTS), and the index's ZRANGE
+// and ZCOUNT, in one round trip on the run's slot.
 func (s *Store) ReadIndex(ctx context.Context, runID, principal string, limit int) (canonical.RunIndex, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -955,9 +1018,8 @@ func (s *Store) ReadIndex(ctx context.Context, runID, principal string, limit in
 	if err := canonical.ValidateMax(limit); err != nil {
 		return canonical.RunIndex{}, err
 	}
-	key := s.keys.Index(runID)
-	cmds := append(s.ownerCommands(runID),
-		s.c.B().Lrange().Key(key).Start(0).Stop(int64(limit-1)).Build(), s.c.B().Llen().Key(key).Build())
+	key := s.keys.Calls(runID)
+	cmds := append(s.ownerCommands(runID), s.completed(key, 0, limit), s.completedCount(key))
 	res := s.doMulti(ctx, cmds...)
 	gen, err := checkOwnerReply(res[0], res[1], principal)
 	if err != nil {
@@ -1001,14 +1063,14 @@ func (s *Store) HandleSources(ctx context.Context, runID, principal string, ids 
 	if err := storeimpl.ValidateHandleRead(runID, principal, ids); err != nil {
 		return canonical.HandleSources{}, err
 	}
-	fields := make([]string, 0, 4+len(ids))
-	fields = append(fields, principalField, secretField, stateField, record.RunLayoutField)
+	fields := make([]string, 0, 3+len(ids))
+	fields = append(fields, record.RunIdentField, stateField, record.RunLayoutField)
 	for _, id := range ids {
 		fields = append(fields, handleField+id)
 	}
 	res := s.doMulti(ctx,
 		s.c.B().Hmget().Key(s.keys.Run(runID)).Field(fields...).Build(),
-		s.c.B().Exists().Key(s.keys.Index(runID), s.keys.Leases(runID), s.keys.Live(runID)).Build())
+		s.c.B().Exists().Key(s.keys.Calls(runID), s.keys.Live(runID)).Build())
 	vals, err := res[0].ToArray()
 	if err != nil || len(vals) != len(fields) {
 		return canonical.HandleSources{}, unavailable(replyErr(err, "HMGET of the run"), "read handles")
@@ -1017,19 +1079,19 @@ func (s *Store) HandleSources(ctx context.Context, runID, principal string, ids 
 	if err != nil {
 		return canonical.HandleSources{}, unavailable(err, "read handles")
 	}
-	if err := checkLayout(vals[2], vals[3]); err != nil {
+	if err := checkLayout(vals[1], vals[2]); err != nil {
 		return canonical.HandleSources{}, err
 	}
-	owner, oerr := vals[0].ToString()
-	if err := canonical.CheckOwner(owner, oerr == nil, calls > 0, principal); err != nil {
+	owner, _, secret := runIdent(vals[0])
+	if err := canonical.CheckOwner(owner, owner != "", calls > 0, principal); err != nil {
 		return canonical.HandleSources{}, err
 	}
 	out := canonical.HandleSources{Calls: make([]string, len(ids))}
-	if secret, err := vals[1].ToString(); err == nil {
+	if secret != "" {
 		out.RunSecret = []byte(secret)
 	}
 	for i := range ids {
-		if call, err := vals[4+i].ToString(); err == nil {
+		if call, err := vals[3+i].ToString(); err == nil {
 			out.Calls[i] = call
 		}
 	}
@@ -1044,14 +1106,11 @@ func replyErr(err error, what string) error {
 	return fmt.Errorf("the reply of %s is not as expected", what)
 }
 
-// The run hash's fields of the owner's PrincipalTag and of the run's
-// secret, and the prefix of its handle index's fields.
+// The run hash's field of its state (open, closed, lost), and the prefix
+// of its handle index's fields.
 const (
-	principalField = "principal"
-	genField       = "gen"
-	stateField     = "state"
-	secretField    = "secret"
-	handleField    = "h:"
+	stateField  = "state"
+	handleField = "h:"
 )
 
 // bound applies the store's timeout to ctx.
@@ -1218,3 +1277,33 @@ func atoi(s string) int64 {
 func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// The reads of a run's calls (canonical.Keys.Calls): those in flight are
+// scored by their lease (ms), the finished ones from
+// canonical.CompletedFrom on (µs), and "~" at +inf.
+var (
+	completedFrom = strconv.FormatInt(canonical.CompletedFrom, 10)
+	inFlightUpTo  = "(" + completedFrom
+)
+
+// completed reads max finished calls of the run's calls key from the
+// start-th, in completion order.
+func (s *Store) completed(key string, start, max int) rueidis.Completed {
+	return s.c.B().Zrange().Key(key).Min(completedFrom).Max("(+inf").Byscore().Limit(int64(start), int64(max)).Build()
+}
+
+// completedCount counts the finished calls of the run's calls key.
+func (s *Store) completedCount(key string) rueidis.Completed {
+	return s.c.B().Zcount().Key(key).Min(completedFrom).Max("(+inf").Build()
+}
+
+// inFlight reads max calls in flight of the run's calls key from the
+// start-th, earliest lease first, with their leases.
+func (s *Store) inFlight(key string, start, max int) rueidis.Completed {
+	return s.c.B().Zrange().Key(key).Min("-inf").Max(inFlightUpTo).Byscore().Limit(int64(start), int64(max)).Withscores().Build()
+}
+
+// inFlightCount counts the calls in flight of the run's calls key.
+func (s *Store) inFlightCount(key string) rueidis.Completed {
+	return s.c.B().Zcount().Key(key).Min("-inf").Max(inFlightUpTo).Build()
+}

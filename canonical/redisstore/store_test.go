@@ -313,19 +313,19 @@ func TestCoveringKeysFollowTheLatestRecord(t *testing.T) {
 		}
 	}
 	// covered checks that the run's keys expire with latest's record and,
-	// when done is set, the index with done's.
+	// when done is set, no earlier than done's.
 	// The run's keys expire together, at most a granule (a second here)
-	// after the latest record; the index no earlier than done's record.
+	// after the latest record.
 	covered := func(t *testing.T, step, latest, done string) {
 		t.Helper()
 		want := atoi(t, expiry(t, keys.Record(run, latest))[0])
-		e := expiry(t, keys.Run(run), keys.Live(run), keys.Leases(run))
+		e := expiry(t, keys.Run(run), keys.Live(run), keys.Calls(run))
 		if e[0] != e[1] || e[0] != e[2] || atoi(t, e[0]) < want || atoi(t, e[0]) > want+1000 {
-			t.Errorf("%s: state, marker and leases expire at %v, want together within a second after %d (%s)", step, e, want, latest)
+			t.Errorf("%s: state, marker and calls expire at %v, want together within a second after %d (%s)", step, e, want, latest)
 		}
 		if done != "" {
-			if x, w := atoi(t, expiry(t, keys.Index(run))[0]), atoi(t, expiry(t, keys.Record(run, done))[0]); x < w || x > atoi(t, e[0]) {
-				t.Errorf("%s: the index expires at %d, want from %d (%s) to the state's %s", step, x, w, done, e[0])
+			if x, w := atoi(t, e[2]), atoi(t, expiry(t, keys.Record(run, done))[0]); x < w {
+				t.Errorf("%s: the calls expire at %d, before %d (%s)", step, x, w, done)
 			}
 		}
 	}
@@ -334,36 +334,36 @@ func TestCoveringKeysFollowTheLatestRecord(t *testing.T) {
 	begin(t, "c2", 2*time.Hour)
 	covered(t, "a begin that extends", "c2", "")
 	complete(t, "c1")
-	covered(t, "a new index", "c2", "c1")
+	covered(t, "a completion", "c2", "c1")
 	complete(t, "c2")
-	covered(t, "an index extended", "c2", "c2")
-	begin(t, "c3", 3*time.Hour) // no call in flight: the leases key is made anew
-	covered(t, "new leases", "c3", "c2")
+	covered(t, "the last completion", "c2", "c2")
+	begin(t, "c3", 3*time.Hour) // no call in flight
+	covered(t, "a begin with none in flight", "c3", "c2")
 	begin(t, "c4", 30*time.Minute)
 	covered(t, "a begin that expires earlier", "c3", "c2")
 	complete(t, "c4")
 	covered(t, "a completion that expires earlier", "c3", "c2")
-	redis(t, []string{"PERSIST", keys.Leases(run)}, []string{"PERSIST", keys.Live(run)})
+	redis(t, []string{"PERSIST", keys.Calls(run)}, []string{"PERSIST", keys.Live(run)})
 	begin(t, "c5", 4*time.Hour)
-	covered(t, "leases and marker without an expiry", "c5", "c2")
-	redis(t, []string{"PERSIST", keys.Run(run)}, []string{"PERSIST", keys.Index(run)})
+	covered(t, "calls and marker without an expiry", "c5", "c2")
+	redis(t, []string{"PERSIST", keys.Run(run)})
 	begin(t, "c6", 5*time.Hour)
-	covered(t, "a state without an expiry", "c6", "") // the index is left without one until a completion
+	covered(t, "a state without an expiry", "c6", "")
 	complete(t, "c3")
-	covered(t, "an index without an expiry", "c6", "c3")
-	for _, k := range []string{keys.Run(run), keys.Live(run), keys.Leases(run), keys.Index(run)} {
+	covered(t, "a completion after", "c6", "c3")
+	for _, k := range []string{keys.Run(run), keys.Live(run), keys.Calls(run)} {
 		if e := expiry(t, k)[0]; e == "-1" {
 			t.Errorf("%s has no expiry", k)
 		}
 	}
 }
 
-// A key set to cover a record expires exactly with it, never a millisecond
-// past: the completion index (after Complete or Abandon) and the run's
-// state, leases and live marker (after Begin). The index used to be set from
-// the record's PTTL and a PEXPIRE, two clock reads, and in about 1-6% of
-// completions it expired 1 ms after its only record; 400 completions and
-// 100 abandons would have shown it (0.99^400 < 2%).
+// A key set to cover a record expires exactly when it should: the run's
+// state, calls and live marker a granule after the record (after Begin),
+// and after a Complete or an Abandon still with the state. The index used
+// to be set from the record's PTTL and a PEXPIRE, two clock reads, and in
+// about 1-6% of completions it expired 1 ms after its only record; 400
+// completions and 100 abandons would have shown it (0.99^400 < 2%).
 func TestCoveringKeysExpireWithTheirRecord(t *testing.T) {
 	addr := redistest.Addr(t)
 	s := newStore(t, []string{addr}, redisstore.Options{})
@@ -393,10 +393,10 @@ func TestCoveringKeysExpireWithTheirRecord(t *testing.T) {
 		if _, err := s.Begin(ctx, req); err != nil {
 			t.Fatal(err)
 		}
-		e := expiry(t, keys.Record(run, id), keys.Run(run), keys.Leases(run), keys.Live(run))
+		e := expiry(t, keys.Record(run, id), keys.Run(run), keys.Calls(run), keys.Live(run))
 		granule := canonical.ExpiryGranule(req.TTL).Milliseconds()
 		if atoi(t, e[0])+granule != atoi(t, e[1]) || e[1] != e[2] || e[1] != e[3] {
-			t.Fatalf("after Begin %d: record, state, leases, marker expire at %v; want the three a granule (%dms) after the record", i, e, granule)
+			t.Fatalf("after Begin %d: record, state, calls, marker expire at %v; want the three a granule (%dms) after the record", i, e, granule)
 		}
 	}
 	time.Sleep(5 * time.Millisecond) // the abandoned calls' leases pass
@@ -413,10 +413,9 @@ func TestCoveringKeysExpireWithTheirRecord(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// A completion's new index expires with the run's keys; an
-		// abandon's (which reads no state) with the record.
-		e := expiry(t, keys.Record(run, id), keys.Index(run), keys.Run(run))
-		if want := e[2]; i >= completions && e[1] != e[0] || i < completions && e[1] != want {
+		// The calls expire with the run's keys.
+		e := expiry(t, keys.Record(run, id), keys.Calls(run), keys.Run(run))
+		if e[1] != e[2] {
 			past++
 			t.Errorf("call %d: record, index, state expire at %v", i, e)
 		}

@@ -259,6 +259,57 @@ func testAudit(t *testing.T, f Factory) {
 		mustBegin(t, s, beginReq(run, "c3"))
 	})
 
+	t.Run("RetriesAndTakenIdsKeepNoBacklog", func(t *testing.T) {
+		o := testAuditOptions
+		o.MaxBacklog = 3
+		h, _ := audited(t, f, o)
+		s, run := h.Store, newRunID(t)
+		mustBegin(t, s, beginReq(run, "c1"))
+		for range 3 {
+			mustBegin(t, s, beginReq(run, "c1")) // a retry counts nothing
+			other := beginReq(run, "c1")
+			other.Owner = "owner-other"
+			if _, err := s.Begin(ctx(), other); canonical.CodeOf(err) != canonical.CodeToolCallInProgress {
+				t.Fatalf("another owner's begin of a taken id: %v", err)
+			}
+		}
+		mustBegin(t, s, beginReq(run, "c2"))
+		mustComplete(t, s, ready(run, "c1", canonical.NoEvidence)) // as in BacklogRefuses: the backlog is full
+		if _, err := s.Begin(ctx(), beginReq(run, "c3")); canonical.CodeOf(err) != canonical.CodeAuditBacklog {
+			t.Fatalf("begin past the backlog: %v, want AUDIT_BACKLOG", err)
+		}
+	})
+
+	t.Run("AbandonAfterALossHasAStream", func(t *testing.T) {
+		h, src := audited(t, f, testAuditOptions)
+		if h.DropRunState == nil {
+			return
+		}
+		s, run := h.Store, newRunID(t)
+		req := beginReq(run, "c1")
+		req.Lease = time.Millisecond
+		mustBegin(t, s, req)
+		p := pendingOf(t, src, run)
+		ackAll(t, src, p)
+		h.DropRunState(t, run)
+		h.Wait(5 * time.Millisecond)
+		if _, err := s.Abandon(ctx(), run, "c1"); err != nil {
+			t.Fatal(err)
+		}
+		mustBegin(t, s, beginReq(newRunID(t), "c1")) // another run: the lost one stays refused
+		if _, err := s.Begin(ctx(), beginReq(run, "c2")); canonical.CodeOf(err) != canonical.CodeRunInactive {
+			t.Fatalf("begin on the lost run: %v, want RUN_INACTIVE", err)
+		}
+		// Closing the lost run is no event of it: it was not open.
+		if err := s.CloseRun(ctx(), run, ""); err != nil {
+			t.Fatal(err)
+		}
+		q := pendingOf(t, src, run)
+		if len(q.Events) != 1 || q.Events[0].Seq != 1 || q.Events[0].Gen == p.Events[0].Gen || q.Events[0].Type != canonical.AuditAbandon {
+			t.Fatalf("after a loss: %+v, want one abandon in a stream of its own", q.Events)
+		}
+	})
+
 	t.Run("LostStateHasAStream", func(t *testing.T) {
 		h, src := audited(t, f, testAuditOptions)
 		if h.DropRunState == nil {

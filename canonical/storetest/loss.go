@@ -8,12 +8,13 @@ import (
 	"github.com/toolcanon/toolcanon/canonical"
 )
 
-// A run's keys besides its records, as Harness.Evict names them.
+// A run's keys besides its records, as Harness.Evict names them: its
+// state, its calls (those in flight and the completion index) and its live
+// marker.
 const (
-	keyRun    = "run"
-	keyLeases = "leases"
-	keyDone   = "done"
-	keyLive   = "live"
+	keyRun   = "run"
+	keyCalls = "calls"
+	keyLive  = "live"
 )
 
 // lossSet is a set of a run's keys that disappeared.
@@ -21,7 +22,7 @@ type lossSet map[string]bool
 
 func (l lossSet) String() string {
 	var names []string
-	for _, k := range []string{keyRun, keyLeases, keyDone, keyLive} {
+	for _, k := range []string{keyRun, keyCalls, keyLive} {
 		if l[k] {
 			names = append(names, k)
 		}
@@ -49,14 +50,14 @@ func subsets(keys ...string) []lossSet {
 // as lost — Begin refused RUN_INACTIVE "lost", writing nothing; Usage Lost
 // and Closed — or the subset is one the README states goes undetected:
 //
-//   - run state intact (only leases, index or live marker gone): the budgets
-//     are the state's and hold; nothing is reported lost;
-//   - run state, live marker, index and leases all gone: a new Begin cannot
+//   - run state intact (only calls or live marker gone): the budgets are the
+//     state's and hold; nothing is reported lost;
+//   - run state, calls and live marker all gone: a new Begin cannot
 //     know the surviving records and starts the run again; a call that was
 //     in flight is then detected at its Complete (its record keeps the
 //     generation of the lost state), which closes the run as lost.
 func testLoss(t *testing.T, f Factory) {
-	for _, lost := range subsets(keyRun, keyLeases, keyDone, keyLive) {
+	for _, lost := range subsets(keyRun, keyCalls, keyLive) {
 		t.Run("InFlight/"+lost.String(), func(t *testing.T) {
 			h := f(t)
 			run := newRunID(t)
@@ -69,7 +70,7 @@ func testLoss(t *testing.T, f Factory) {
 			for k := range lost {
 				h.Evict(t, run, k)
 			}
-			all := len(lost) == 4
+			all := len(lost) == 3
 			detected := lost[keyRun] && !all
 
 			u, err := h.Store.Usage(ctx(), run)
@@ -138,10 +139,10 @@ func testLoss(t *testing.T, f Factory) {
 		})
 	}
 
-	// No call in flight (the leases are kept, empty, while the run lives).
+	// No call in flight (the calls are kept while the run lives).
 	// The run of the issue: one call, one refusal, then keys gone while the
 	// record lives.
-	for _, lost := range subsets(keyRun, keyLeases, keyDone, keyLive) {
+	for _, lost := range subsets(keyRun, keyCalls, keyLive) {
 		t.Run("Completed/"+lost.String(), func(t *testing.T) {
 			h := f(t)
 			run := newRunID(t)
@@ -154,7 +155,7 @@ func testLoss(t *testing.T, f Factory) {
 			for k := range lost {
 				h.Evict(t, run, k)
 			}
-			all := len(lost) == 4
+			all := len(lost) == 3
 			detected := lost[keyRun] && !all
 			rec, err := h.Store.Begin(ctx(), beginReq(run, "c2"))
 			switch {
@@ -171,7 +172,7 @@ func testLoss(t *testing.T, f Factory) {
 			case err != nil || rec.Limits != canonical.DefaultLimits:
 				// The documented gap: only the record survives, and no Begin
 				// can know it.
-				t.Fatalf("begin after state, leases, index and marker are gone: %+v, %v; want a new run with the defaults", rec.Limits, err)
+				t.Fatalf("begin after state, calls and marker are gone: %+v, %v; want a new run with the defaults", rec.Limits, err)
 			}
 		})
 	}
@@ -237,7 +238,7 @@ func testLoss(t *testing.T, f Factory) {
 		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c1"), alice))
 		mustComplete(t, h.Store, ready(run, "c1", canonical.EvidenceFound))
 		mustBegin(t, h.Store, asPrincipal(beginReq(run, "c2"), alice)) // in flight
-		for _, k := range []string{keyRun, keyLeases, keyDone, keyLive} {
+		for _, k := range []string{keyRun, keyCalls, keyLive} {
 			h.Evict(t, run, k)
 		}
 		mustBegin(t, h.Store, asPrincipal(beginReq(run, "b1"), bob))

@@ -40,7 +40,7 @@ type Harness struct {
 	DropRunState func(t *testing.T, runID string)
 	// Evict removes one key of a run behind the store's back, as an evicting
 	// maxmemory-policy or an operator's DEL would. key is the last part of
-	// the key's name in canonical.Keys: "run", "leases", "done" or "live".
+	// the key's name in canonical.Keys: "run", "calls" or "live".
 	// It fails the test when the run has no such key. The table of losses
 	// (Loss) runs when it is set, as it is for every store of this module.
 	Evict func(t *testing.T, runID, key string)

@@ -98,7 +98,7 @@ func testTTL(t *testing.T, f Factory) {
 		mustComplete(t, h.Store, ready(run, "short", canonical.EvidenceFound))
 		found := false
 		for k, ttl := range runKeys(t, h, run) {
-			if strings.HasSuffix(k, ":done") {
+			if strings.HasSuffix(k, ":calls") {
 				found = true
 				if ttl <= time.Hour {
 					t.Fatalf("index TTL %v does not cover the 2h record", ttl)

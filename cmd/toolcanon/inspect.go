@@ -123,14 +123,11 @@ func inspectCmd(args []string, stdout, stderr io.Writer) int {
 	defer store.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	var on *string
 	if onBehalf {
-		// Before anything of the run is read.
-		if err := store.CheckPrincipal(ctx, *runID, *principal); err != nil {
-			fmt.Fprintf(stderr, "toolcanon inspect: %v\n", err)
-			return codeExit(err)
-		}
+		on = principal
 	}
-	view, err := collect(ctx, store, *runID, *call, *raw)
+	view, err := collect(ctx, store, *runID, *call, *raw, on)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolcanon inspect: %v\n", err)
 		return codeExit(err)
@@ -162,17 +159,44 @@ func codeExit(err error) int {
 // maxInspect bounds the calls one inspect reads.
 const maxInspect = 10000
 
+// inspectStore is what inspect reads: a Store, and its reads on a
+// principal's behalf.
+type inspectStore interface {
+	canonical.Store
+	canonical.OwnedReader
+}
+
 // collect reads a run: usage, index (at most maxInspect entries), records.
-func collect(ctx context.Context, store canonical.Store, runID, call string, withRaw bool) (*inspectView, error) {
-	u, err := store.Usage(ctx, runID)
+// With principal, it reads on the principal's behalf: each read checks the
+// run's owner in the read itself (the first one refuses another
+// principal's run before anything of it is shown), and only records of the
+// generation of the run's state the index read found are read, so that a
+// run that expires and is begun again by someone else between two reads
+// never shows the newcomer's records.
+func collect(ctx context.Context, store inspectStore, runID, call string, withRaw bool, principal *string) (*inspectView, error) {
+	var u canonical.RunUsage
+	var err error
+	if principal != nil {
+		u, err = store.ReadUsage(ctx, runID, *principal)
+	} else {
+		u, err = store.Usage(ctx, runID)
+	}
 	if err != nil {
 		if canonical.CodeOf(err) == canonical.CodeNotFound {
 			return nil, canonical.Errorf(canonical.CodeNotFound, "run %s is unknown (never begun, or expired)", runID)
 		}
 		return nil, err
 	}
-	idx, length, err := store.Completed(ctx, runID, maxInspect)
-	if err != nil {
+	var idx []string
+	var length int
+	var gen string
+	if principal != nil {
+		ri, err := store.ReadIndex(ctx, runID, *principal, maxInspect)
+		if err != nil {
+			return nil, err
+		}
+		idx, length, gen = ri.IDs, ri.Length, ri.Gen
+	} else if idx, length, err = store.Completed(ctx, runID, maxInspect); err != nil {
 		return nil, err
 	}
 	if length > len(idx) {
@@ -183,7 +207,13 @@ func collect(ctx context.Context, store canonical.Store, runID, call string, wit
 	if call != "" {
 		ids = []string{call}
 	}
-	recs, err := store.GetMany(ctx, runID, ids, canonical.ReadOptions{Request: withRaw, Raw: withRaw})
+	opts := canonical.ReadOptions{Request: withRaw, Raw: withRaw}
+	var recs []*canonical.Record
+	if principal != nil {
+		recs, err = store.ReadRecords(ctx, runID, *principal, gen, ids, opts)
+	} else {
+		recs, err = store.GetMany(ctx, runID, ids, opts)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -272,5 +273,82 @@ func TestInspectDecodesCompactFields(t *testing.T) {
 	code, out, _ = runCmd("inspect", "--redis", addr, "--run", run, "--call", "c1")
 	if code != exitOK || !strings.Contains(out, "owner "+owner+"; request sha256 "+canonical.RequestDigest(req)) {
 		t.Fatalf("exit %d, text output:\n%s", code, out)
+	}
+}
+
+// readLog records the reads collect makes of a store.
+type readLog struct {
+	inspectStore
+	mu    sync.Mutex
+	reads []string
+}
+
+func (r *readLog) log(what string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reads = append(r.reads, what)
+}
+
+func (r *readLog) CheckPrincipal(ctx context.Context, run, p string) error {
+	r.log("CheckPrincipal")
+	return r.inspectStore.CheckPrincipal(ctx, run, p)
+}
+
+func (r *readLog) Usage(ctx context.Context, run string) (canonical.RunUsage, error) {
+	r.log("Usage")
+	return r.inspectStore.Usage(ctx, run)
+}
+
+func (r *readLog) Completed(ctx context.Context, run string, n int) ([]string, int, error) {
+	r.log("Completed")
+	return r.inspectStore.Completed(ctx, run, n)
+}
+
+func (r *readLog) GetMany(ctx context.Context, run string, ids []string, o canonical.ReadOptions) ([]*canonical.Record, error) {
+	r.log("GetMany")
+	return r.inspectStore.GetMany(ctx, run, ids, o)
+}
+
+func (r *readLog) ReadUsage(ctx context.Context, run, p string) (canonical.RunUsage, error) {
+	r.log("ReadUsage")
+	return r.inspectStore.ReadUsage(ctx, run, p)
+}
+
+func (r *readLog) ReadIndex(ctx context.Context, run, p string, n int) (canonical.RunIndex, error) {
+	r.log("ReadIndex")
+	return r.inspectStore.ReadIndex(ctx, run, p, n)
+}
+
+func (r *readLog) ReadRecords(ctx context.Context, run, p, gen string, ids []string, o canonical.ReadOptions) ([]*canonical.Record, error) {
+	r.log("ReadRecords")
+	return r.inspectStore.ReadRecords(ctx, run, p, gen, ids, o)
+}
+
+// On a principal's behalf, every read of inspect is an owned read: the
+// owner is checked in the first read (no separate check before it), and
+// another principal's run is refused there, before anything of it is read.
+func TestInspectOnBehalfReadsOwned(t *testing.T) {
+	addr := redistest.Addr(t)
+	run := seedRun(t, addr)
+	s, err := redisstore.New(redisstore.Options{Addrs: []string{addr}, Standalone: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mine := &readLog{inspectStore: s}
+	p := ""
+	if v, err := collect(context.Background(), mine, run, "", false, &p); err != nil || len(v.Records) != 2 {
+		t.Fatalf("collect on the run's principal's behalf: %+v, %v", v, err)
+	}
+	if got := strings.Join(mine.reads, " "); got != "ReadUsage ReadIndex ReadRecords" {
+		t.Fatalf("reads %q, want ReadUsage ReadIndex ReadRecords", got)
+	}
+	theirs := &readLog{inspectStore: s}
+	bob := "user:bob"
+	if _, err := collect(context.Background(), theirs, run, "", false, &bob); canonical.CodeOf(err) != canonical.CodeRunForbidden {
+		t.Fatalf("another principal: %v, want RUN_FORBIDDEN", err)
+	}
+	if got := strings.Join(theirs.reads, " "); got != "ReadUsage" {
+		t.Fatalf("another principal's reads %q, want ReadUsage alone", got)
 	}
 }

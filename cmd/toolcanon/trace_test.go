@@ -103,7 +103,7 @@ func checkTrace(t *testing.T, out string) {
 	}
 	// The sequential calls keep their order; close_run comes before the late call.
 	seq := []string{"DUPLICATE_TOOL_CALL", "RUN_MISMATCH", "RESULT_TOO_LARGE", "INVALID_INPUT", "NOT_READ_ONLY",
-		"INVALID_TOOL_CALL_ID", "EVALSHA close_run", "RUN_INACTIVE", "LRANGE", "HMGET", "EVALSHA observe_progress"}
+		"INVALID_TOOL_CALL_ID", "EVALSHA close_run", "RUN_INACTIVE", "ZRANGE", "HMGET", "EVALSHA observe_progress"}
 	at := 0
 	for _, r := range roots {
 		if at < len(seq) && strings.Contains(r, seq[at]) {

@@ -5,20 +5,23 @@
 //
 // A record is one HASH. Field "h" is the header: fixed-width ASCII fields
 // at fixed offsets (Fields), then the owner and the tool, separated by one
-// space. The payloads are fields of their own, each cut into at most
-// MaxParts parts where an allocator size class ends (Cut), so that a 64 KiB
-// payload does not take an 80 KiB allocation:
+// space, and a newline; a request short enough (EmbedRequest) follows in
+// the same field, so that one HSETNX both makes a record and refuses to
+// write over one. The other payloads are fields of their own, each cut into
+// at most MaxParts parts where an allocator size class ends (Cut), so that
+// a 64 KiB payload does not take an 80 KiB allocation:
 //
-//	h               the header
-//	req req.2 ...   the request's parts
+//	h               the header, and the request when it is short
+//	req req.2 ...   the request's parts, when it is not in h
 //	raw raw.2 ...   the raw response's parts (absent while PROJECTING)
 //	res res.2 ...   the agent result's parts (absent unless READY)
 //
-// Go prepares every byte a script writes: Begin's header but the times and
-// the generation (the script writes the server's clock and the run's
-// generation into TimeSegment), a completion's Segment. A script reads only
-// the bytes it compares, with string.sub at the offsets below, and never
-// copies or cuts a payload.
+// Go prepares every byte a script writes: Begin's header but the times,
+// the generation and the run's record limits (the script writes the
+// server's clock and what the run's state holds), a completion's Segment.
+// A script reads only the bytes it compares, with string.sub at the offsets
+// below, and never cuts a payload; it copies the header field (with a short
+// request) when it rewrites the header.
 package record
 
 import (
@@ -32,24 +35,29 @@ import (
 	"strings"
 )
 
-// Version is the header's first byte: the layout it follows. Layout 2
-// (runs outside their slot's due set), layout 1 (the header before claims
-// and the run state's fence) and the meta line before it are refused by
-// every script of this layout (LAYOUT_MISMATCH).
-const Version = '3'
+// Version is the header's first byte: the layout it follows. Layout 3 (the
+// header of separate request fields and the run's separate leases, index
+// and limits), layout 2, layout 1 (the header before claims and the run
+// state's fence) and the meta line before it are refused by every script
+// of this layout (LAYOUT_MISMATCH).
+const Version = '4'
 
-// RunLayout is what a run state of this layout keeps in its field
-// RunLayoutField, and what every script compares before it reads the
-// state further: a state without it is another layout's (LAYOUT_MISMATCH).
-// The field is the one the earlier layouts kept their lost flag in, so
-// that a worker of an earlier release refuses a run of this layout (as
-// lost) instead of writing into it.
+// RunLayout starts what a run state of this layout keeps in its field
+// RunLayoutField: the layout, a space and the run's limits (PackLimits).
+// Every script compares the layout before it reads the state further: a
+// state without it is another layout's (LAYOUT_MISMATCH). The field is the
+// one the earlier layouts kept their lost flag in, so that a worker of an
+// earlier release refuses a run of this layout (as lost, or as another
+// layout's) instead of writing into it.
 const (
 	RunLayout      = "layout " + string(Version)
 	RunLayoutField = "lost"
-	// RunGoneField is 1 in a run state found lost (the earlier layouts'
-	// "lost").
-	RunGoneField = "gone"
+	// RunIdentField holds the run's owner, generation and secret
+	// (PackIdent); a state a completion made after a loss has none.
+	RunIdentField = "id"
+	// RunStateLost is the field "state" of a run found lost (else "open"
+	// or "closed").
+	RunStateLost = "lost"
 )
 
 // HeaderField is the hash field of the header.
@@ -69,10 +77,15 @@ const (
 // MaxParts is how many parts a payload is cut into, at most.
 const MaxParts = 3
 
+// EmbedRequest is the most bytes the header field holds, header and
+// request together, for the request to be kept in it: a completion
+// rewrites the field, copying what it holds.
+const EmbedRequest = 4096 - 6
+
 // Widths of the header's fixed fields.
 const (
 	widthTime   = 13 // milliseconds since the epoch, zero-padded (to the year 2286)
-	widthLen    = 10 // a payload's length in bytes, zero-padded
+	widthLen    = 8  // a payload's length in bytes, zero-padded (at most canonical.MaxRecordBytesCeiling)
 	widthDigest = 11 // a completion digest (8 bytes in base64url)
 	widthError  = 26 // the longest stable code, space-padded
 	widthGen    = 11 // a run generation (8 bytes in base64url)
@@ -82,7 +95,7 @@ const (
 
 // Offsets of the header's fixed fields. A completion rewrites
 // [OffStatus, OffUpdated) with Go's Segment and the time at OffUpdated;
-// Begin writes [OffUpdated, OffIDTag) in Lua (TimeSegment).
+// Begin writes [OffUpdated, OffIDTag) and [OffMaxResult, OffOwner) in Lua.
 const (
 	OffVersion    = 0
 	OffStatus     = OffVersion + 1
@@ -95,11 +108,14 @@ const (
 	OffUpdated    = OffError + widthError
 	OffCreated    = OffUpdated + widthTime
 	OffLease      = OffCreated + widthTime
-	OffGen        = OffLease + widthTime
+	OffExpires    = OffLease + widthTime
+	OffGen        = OffExpires + widthTime
 	OffIDTag      = OffGen + widthGen
 	OffRequestLen = OffIDTag + widthTag
 	OffRequestSHA = OffRequestLen + widthLen
-	OffOwner      = OffRequestSHA + widthSHA // then the owner, one space, the tool
+	OffMaxResult  = OffRequestSHA + widthSHA
+	OffMaxRecord  = OffMaxResult + widthLen
+	OffOwner      = OffMaxRecord + widthLen // then the owner, one space, the tool, a newline
 )
 
 // Field is one fixed-width field of the header.
@@ -109,8 +125,8 @@ type Field struct {
 	Doc      string
 }
 
-// Fields lists the header's fixed fields in order; the owner and the tool
-// follow at OffOwner.
+// Fields lists the header's fixed fields in order; the owner, the tool
+// and a newline follow at OffOwner.
 var Fields = []Field{
 	{"version", OffVersion, 1, "layout version: " + string(Version)},
 	{"status", OffStatus, 1, "P PROJECTING, R READY, E ERROR"},
@@ -123,10 +139,13 @@ var Fields = []Field{
 	{"updated", OffUpdated, widthTime, "last transition, ms since the epoch (server clock)"},
 	{"created", OffCreated, widthTime, "begin, ms since the epoch (server clock)"},
 	{"lease", OffLease, widthTime, "lease deadline, ms since the epoch"},
+	{"expires", OffExpires, widthTime, "the record's expiry, ms since the epoch (its key's PEXPIREAT)"},
 	{"gen", OffGen, widthGen, "generation of the run state the call was counted in"},
 	{"id_tag", OffIDTag, widthTag, "binds the record to its key's run_id and tool_call_id"},
 	{"request_len", OffRequestLen, widthLen, "bytes of the request"},
 	{"request_sha256", OffRequestSHA, widthSHA, "SHA-256 of the request, base64url"},
+	{"max_result", OffMaxResult, widthLen, "the run's limit of an agent result's bytes, when the call began"},
+	{"max_record", OffMaxRecord, widthLen, "the run's limit of a record's bytes (request, raw, result), when the call began"},
 }
 
 // Completion fields that are no digest: a record not completed yet, and
@@ -209,14 +228,16 @@ func partFields(name string) []string {
 // canonical names ("READY", "EVIDENCE_FOUND"); Owner and RequestSHA256
 // are as Go gave them (StoreOwner, StoreDigest undone).
 type Header struct {
-	Status, Evidence, Error    string
-	Overflow                   bool
-	RawLen, ResultLen          int64
-	Completion                 string // NoCompletion, AbandonMark and a claim, or a digest
-	Updated, Created, Lease    int64
-	Gen, IDTag                 string
-	RequestLen                 int64
-	RequestSHA256, Owner, Tool string
+	Status, Evidence, Error          string
+	Overflow                         bool
+	RawLen, ResultLen                int64
+	Completion                       string // NoCompletion, AbandonMark and a claim, or a digest
+	Updated, Created, Lease, Expires int64
+	Gen, IDTag                       string
+	RequestLen                       int64
+	RequestSHA256                    string
+	MaxResult, MaxRecord             int64
+	Owner, Tool                      string
 }
 
 // ErrHeader is the error of a header that is not one.
@@ -225,15 +246,33 @@ var ErrHeader = errors.New("record: not a header of layout " + string(rune(Versi
 // ErrLayout is the error of a header of another layout version.
 var ErrLayout = errors.New("record: a header of another layout")
 
-// Decode reads a header. It fails with ErrLayout, wrapped, for a header of
-// another layout version, and ErrHeader for anything else that is not one.
-func Decode(h string) (Header, error) {
-	var r Header
-	if len(h) > 0 && h[OffVersion] != Version && h[OffVersion] >= '0' && h[OffVersion] <= '9' {
-		return r, fmt.Errorf("%w: version %q, this is %q", ErrLayout, h[OffVersion], Version)
+// Split cuts a header field into the header (its newline included) and
+// the bytes that follow it (the request, when the field holds it). It
+// fails as Decode does for what is not a header of this layout.
+func Split(field string) (header, rest string, err error) {
+	if len(field) > 0 && field[OffVersion] != Version && field[OffVersion] >= '0' && field[OffVersion] <= '9' {
+		return "", "", fmt.Errorf("%w: version %q, this is %q", ErrLayout, field[OffVersion], Version)
 	}
-	if len(h) < OffOwner+3 || h[OffVersion] != Version {
-		return r, fmt.Errorf("%w: %d bytes", ErrHeader, len(h))
+	if len(field) < OffOwner+4 || field[OffVersion] != Version {
+		return "", "", fmt.Errorf("%w: %d bytes", ErrHeader, len(field))
+	}
+	end := strings.IndexByte(field[OffOwner:], '\n')
+	if end < 0 {
+		return "", "", fmt.Errorf("%w: no newline after the owner and tool", ErrHeader)
+	}
+	end += OffOwner + 1
+	return field[:end], field[end:], nil
+}
+
+// Decode reads a header field: the header, and whatever follows its
+// newline, which Decode leaves alone (Split returns it). It fails with
+// ErrLayout, wrapped, for a header of another layout version, and ErrHeader
+// for anything else that is not one.
+func Decode(field string) (Header, error) {
+	var r Header
+	h, _, err := Split(field)
+	if err != nil {
+		return r, err
 	}
 	var ok bool
 	if r.Status, ok = statusNames[h[OffStatus]]; !ok {
@@ -254,7 +293,8 @@ func Decode(h string) (Header, error) {
 		off, len int
 	}{
 		{&r.RawLen, OffRawLen, widthLen}, {&r.ResultLen, OffResultLen, widthLen}, {&r.Updated, OffUpdated, widthTime},
-		{&r.Created, OffCreated, widthTime}, {&r.Lease, OffLease, widthTime}, {&r.RequestLen, OffRequestLen, widthLen},
+		{&r.Created, OffCreated, widthTime}, {&r.Lease, OffLease, widthTime}, {&r.Expires, OffExpires, widthTime},
+		{&r.RequestLen, OffRequestLen, widthLen}, {&r.MaxResult, OffMaxResult, widthLen}, {&r.MaxRecord, OffMaxRecord, widthLen},
 	}
 	for _, n := range nums {
 		v, ok := digits(h[n.off : n.off+n.len])
@@ -268,8 +308,8 @@ func Decode(h string) (Header, error) {
 	r.Gen = h[OffGen : OffGen+widthGen]
 	r.IDTag = h[OffIDTag : OffIDTag+widthTag]
 	r.RequestSHA256 = LoadDigest(h[OffRequestSHA : OffRequestSHA+widthSHA])
-	owner, tool, found := strings.Cut(h[OffOwner:], " ")
-	if !found || owner == "" || tool == "" {
+	owner, tool, found := strings.Cut(h[OffOwner:len(h)-1], " ")
+	if !found || owner == "" || tool == "" || strings.Contains(tool, " ") {
 		return r, fmt.Errorf("%w: no owner and tool", ErrHeader)
 	}
 	r.Owner, r.Tool = LoadOwner(owner), tool
@@ -289,10 +329,10 @@ func digits(s string) (int64, bool) {
 	return v, true
 }
 
-// Encode returns the header h describes. It fails for a value that does
-// not fit its field (a status or evidence without a letter, a number too
-// large, a generation, tag, digest or code of another width, an owner or
-// tool that is empty or holds a space).
+// Encode returns the header h describes, its newline included. It fails
+// for a value that does not fit its field (a status or evidence without a
+// letter, a number too large, a generation, tag, digest or code of another
+// width, an owner or tool that is empty or holds a space).
 func Encode(h Header) (string, error) {
 	st, ok := letter(statusNames, h.Status)
 	if !ok {
@@ -313,7 +353,7 @@ func Encode(h Header) (string, error) {
 		return "", errors.New("record: owner and tool must be words")
 	}
 	var b strings.Builder
-	b.Grow(OffOwner + len(owner) + 1 + len(h.Tool))
+	b.Grow(OffOwner + len(owner) + 2 + len(h.Tool))
 	b.WriteByte(Version)
 	b.WriteByte(st)
 	b.WriteByte(ev)
@@ -323,7 +363,7 @@ func Encode(h Header) (string, error) {
 	}
 	b.WriteString(h.Completion)
 	b.WriteString(h.Error + strings.Repeat(" ", widthError-len(h.Error)))
-	if err := writeNums(&b, widthTime, h.Updated, h.Created, h.Lease); err != nil {
+	if err := writeNums(&b, widthTime, h.Updated, h.Created, h.Lease, h.Expires); err != nil {
 		return "", err
 	}
 	b.WriteString(h.Gen)
@@ -332,9 +372,13 @@ func Encode(h Header) (string, error) {
 		return "", err
 	}
 	b.WriteString(sha)
+	if err := writeNums(&b, widthLen, h.MaxResult, h.MaxRecord); err != nil {
+		return "", err
+	}
 	b.WriteString(owner)
 	b.WriteByte(' ')
 	b.WriteString(h.Tool)
+	b.WriteByte('\n')
 	return b.String(), nil
 }
 
@@ -347,13 +391,16 @@ func flag(v bool) byte {
 
 // writeNums writes each v zero-padded to width digits.
 func writeNums(b *strings.Builder, width int, vs ...int64) error {
+	var buf [20]byte
 	for _, v := range vs {
-		s := strconv.FormatInt(v, 10)
+		s := strconv.AppendInt(buf[:0], v, 10)
 		if v < 0 || len(s) > width {
 			return fmt.Errorf("record: %d does not fit %d digits", v, width)
 		}
-		b.WriteString(strings.Repeat("0", width-len(s)))
-		b.WriteString(s)
+		for range width - len(s) {
+			b.WriteByte('0')
+		}
+		b.Write(s)
 	}
 	return nil
 }
@@ -361,14 +408,29 @@ func writeNums(b *strings.Builder, width int, vs ...int64) error {
 // Segment returns the bytes a completion writes at OffStatus, up to
 // OffUpdated: status, evidence, overflow, lengths, digest and code.
 func Segment(status, evidence, code string, overflow bool, rawLen, resultLen int64, completion string) (string, error) {
-	h := Header{Status: status, Evidence: evidence, Error: code, Overflow: overflow, RawLen: rawLen, ResultLen: resultLen,
-		Completion: completion, Gen: strings.Repeat("0", widthGen), IDTag: strings.Repeat("0", widthTag),
-		RequestSHA256: strings.Repeat("0", widthSHA), Owner: "o", Tool: "t"}
-	s, err := Encode(h)
-	if err != nil {
+	st, ok := letter(statusNames, status)
+	if !ok {
+		return "", fmt.Errorf("record: status %q", status)
+	}
+	ev, ok := letter(evidenceNames, evidence)
+	if !ok {
+		return "", fmt.Errorf("record: evidence %q", evidence)
+	}
+	if len(completion) != widthDigest || len(code) > widthError {
+		return "", errors.New("record: a completion digest or error code of another width")
+	}
+	var b strings.Builder
+	b.Grow(OffUpdated - OffStatus)
+	b.WriteByte(st)
+	b.WriteByte(ev)
+	b.WriteByte(flag(overflow))
+	if err := writeNums(&b, widthLen, rawLen, resultLen); err != nil {
 		return "", err
 	}
-	return s[OffStatus:OffUpdated], nil
+	b.WriteString(completion)
+	b.WriteString(code)
+	b.WriteString(strings.Repeat(" ", widthError-len(code)))
+	return b.String(), nil
 }
 
 // AbandonedSegment returns the Segment an abandonment by claim writes.
@@ -393,6 +455,14 @@ func OverflowSegment(completion string) (string, error) {
 	return Segment("ERROR", "ERROR", "RESULT_TOO_LARGE", true, 0, 0, completion)
 }
 
+// overflowHead and overflowTail are the OverflowSegment before and after
+// its digest: the script writes the completion's digest between them.
+var overflowHead, overflowTail = func() (string, string) {
+	seg := must(OverflowSegment(strings.Repeat("A", widthDigest)))
+	at := OffCompletion - OffStatus
+	return seg[:at], seg[at+widthDigest:]
+}()
+
 func must(s string, err error) string {
 	if err != nil {
 		panic(err)
@@ -400,18 +470,129 @@ func must(s string, err error) string {
 	return s
 }
 
-// BeginHeader returns a new PROJECTING record's header cut around its time
-// segment: head is the bytes before OffUpdated, tail those from OffIDTag
-// on. The script writes updated, created, lease and generation between
-// them.
-func BeginHeader(owner, tool, idTag, requestSHA256 string, requestLen int64) (head, tail string, err error) {
-	h, err := Encode(Header{Status: "PROJECTING", Evidence: "UNKNOWN", Completion: NoCompletion,
-		Gen: strings.Repeat("0", widthGen), IDTag: idTag, RequestLen: requestLen, RequestSHA256: requestSHA256,
-		Owner: owner, Tool: tool})
-	if err != nil {
-		return "", "", err
+// BeginHeader returns a new PROJECTING record's header cut around what
+// the script writes: head is the bytes before OffUpdated, mid those from
+// OffIDTag to OffMaxResult (identity tag, request length and digest), tail
+// those from OffOwner on (owner, tool, newline). The script writes the
+// times, the expiry and the generation between head and mid, and the
+// run's record limits between mid and tail.
+func BeginHeader(owner, tool, idTag, requestSHA256 string, requestLen int64) (head, mid, tail string, err error) {
+	stored, sha := StoreOwner(owner), StoreDigest(requestSHA256)
+	switch {
+	case len(idTag) != widthTag || len(sha) != widthSHA:
+		return "", "", "", errors.New("record: identity tag or request digest of another width")
+	case stored == "" || tool == "" || strings.ContainsAny(stored, " \n") || strings.ContainsAny(tool, " \n"):
+		return "", "", "", errors.New("record: owner and tool must be words")
 	}
-	return h[:OffUpdated], h[OffIDTag:], nil
+	var b strings.Builder
+	b.Grow(widthTag + widthLen + widthSHA)
+	b.WriteString(idTag)
+	if err := writeNums(&b, widthLen, requestLen); err != nil {
+		return "", "", "", err
+	}
+	b.WriteString(sha)
+	return projectingHead, b.String(), stored + " " + tool + "\n", nil
+}
+
+// projectingHead is the header of a record just begun, up to OffUpdated.
+var projectingHead = string(rune(Version)) + must(Segment("PROJECTING", "UNKNOWN", "", false, 0, 0, NoCompletion))
+
+// CutRequest returns how a request is stored beside a header of
+// headerLen bytes: in the header field (inHeader, the whole request) when
+// both fit EmbedRequest, else in parts of their own (Cut).
+func CutRequest(headerLen int, request []byte) (inHeader []byte, parts [MaxParts][]byte) {
+	if headerLen+len(request) <= EmbedRequest {
+		return request, parts
+	}
+	return nil, Cut(request)
+}
+
+// Widths of the fields of a run's packed limits (PackLimits).
+const (
+	widthCalls    = 10 // calls per run, calls per tool: at most canonical.MaxCallsCeiling
+	widthRunBytes = 13 // bytes per run: at most canonical.MaxRunBytesCeiling
+)
+
+// PackedLimitsLen is the length of PackLimits's result.
+const PackedLimitsLen = 2*widthCalls + widthRunBytes + 2*widthLen
+
+// PackLimits returns limits as a run state keeps them, after its layout in
+// RunLayoutField, and as Begin sends them: calls per run and per tool,
+// bytes per run, per agent result and per record, zero-padded, the last
+// two as a record's header keeps them (at OffMaxResult). It fails for a
+// limit that does not fit its width.
+func PackLimits(callsRun, callsTool, runBytes, resultBytes, recordBytes int64) (string, error) {
+	var b strings.Builder
+	b.Grow(PackedLimitsLen)
+	for _, f := range []struct {
+		v     int64
+		width int
+	}{{callsRun, widthCalls}, {callsTool, widthCalls}, {runBytes, widthRunBytes}, {resultBytes, widthLen}, {recordBytes, widthLen}} {
+		if err := writeNums(&b, f.width, f.v); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
+// UnpackLimits reads what PackLimits wrote.
+func UnpackLimits(s string) (callsRun, callsTool, runBytes, resultBytes, recordBytes int64, ok bool) {
+	if len(s) != PackedLimitsLen {
+		return 0, 0, 0, 0, 0, false
+	}
+	var v [5]int64
+	off := 0
+	for i, w := range []int{widthCalls, widthCalls, widthRunBytes, widthLen, widthLen} {
+		if v[i], ok = digits(s[off : off+w]); !ok {
+			return 0, 0, 0, 0, 0, false
+		}
+		off += w
+	}
+	return v[0], v[1], v[2], v[3], v[4], true
+}
+
+// RunLayoutValue returns what a run state of this layout keeps in
+// RunLayoutField: the layout, and the run's packed limits after a space
+// (none in a state a completion made after a loss).
+func RunLayoutValue(packedLimits string) string {
+	if packedLimits == "" {
+		return RunLayout
+	}
+	return RunLayout + " " + packedLimits
+}
+
+// ParseRunLayout reads a state's RunLayoutField: whether it is this
+// layout's, and the run's packed limits ("" when it has none).
+func ParseRunLayout(v string) (packedLimits string, thisLayout bool) {
+	if v == RunLayout {
+		return "", true
+	}
+	rest, ok := strings.CutPrefix(v, RunLayout+" ")
+	return rest, ok && len(rest) == PackedLimitsLen
+}
+
+// Widths of a run's packed identity (PackIdent).
+const (
+	widthPrincipal = 64 // a principal tag: SHA-256 in hex
+	widthSecret    = 22 // a run secret: 16 bytes in base64url
+)
+
+// PackIdent returns the run's owner (its principal tag), generation and
+// secret as a run state keeps them, in RunIdentField, and as Begin offers
+// them to a run that has none. It fails for a part of another width.
+func PackIdent(principalTag, gen, secret string) (string, error) {
+	if len(principalTag) != widthPrincipal || len(gen) != widthGen || len(secret) != widthSecret {
+		return "", errors.New("record: a principal tag, generation or run secret of another width")
+	}
+	return principalTag + gen + secret, nil
+}
+
+// UnpackIdent reads what PackIdent wrote.
+func UnpackIdent(s string) (principalTag, gen, secret string, ok bool) {
+	if len(s) != widthPrincipal+widthGen+widthSecret {
+		return "", "", "", false
+	}
+	return s[:widthPrincipal], s[widthPrincipal : widthPrincipal+widthGen], s[widthPrincipal+widthGen:], true
 }
 
 // OwnerWord is what a script compares at OffOwner to tell the record's
@@ -505,8 +686,13 @@ func NewRunSecret() string {
 // lowerHex decodes s when it is exactly n bytes in lowercase hex, the form
 // that encodes back to s.
 func lowerHex(s string, n int) ([]byte, bool) {
-	if len(s) != 2*n || strings.ToLower(s) != s {
+	if len(s) != 2*n {
 		return nil, false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return nil, false
+		}
 	}
 	b, err := hex.DecodeString(s)
 	return b, err == nil

@@ -45,8 +45,9 @@ func TestFieldsTile(t *testing.T) {
 func sample() record.Header {
 	return record.Header{Status: "READY", Evidence: "EVIDENCE_FOUND", RawLen: 1234, ResultLen: 56,
 		Completion: record.CompletionDigest(strings.Repeat("ab", 32)), Updated: 1700000000002, Created: 1700000000001,
-		Lease: 1700000030001, Gen: record.NewGeneration(), IDTag: record.IdentityTag("run-1", "call-1"), RequestLen: 78,
-		RequestSHA256: strings.Repeat("0f", 32), Owner: strings.Repeat("9a", 16), Tool: "kb.search"}
+		Lease: 1700000030001, Expires: 1700003600001, Gen: record.NewGeneration(), IDTag: record.IdentityTag("run-1", "call-1"),
+		RequestLen: 78, RequestSHA256: strings.Repeat("0f", 32), MaxResult: 16384, MaxRecord: 1 << 20,
+		Owner: strings.Repeat("9a", 16), Tool: "kb.search"}
 }
 
 func TestEncodeDecode(t *testing.T) {
@@ -55,12 +56,21 @@ func TestEncodeDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s) != record.OffOwner+23+1+len("kb.search") || s[0] != record.Version || s[record.OffStatus] != 'R' {
+	if len(s) != record.OffOwner+23+1+len("kb.search")+1 || s[0] != record.Version || s[record.OffStatus] != 'R' {
 		t.Fatalf("header %q", s)
 	}
 	got, err := record.Decode(s)
 	if err != nil || got != h {
 		t.Fatalf("Decode(Encode(h)) = %+v, %v; want %+v", got, err, h)
+	}
+	// A request after the header's newline is the field's rest, whatever it
+	// holds.
+	const request = `{"q":"a b\nc"}`
+	if got, err := record.Decode(s + request); err != nil || got != h {
+		t.Fatalf("Decode of a header and a request = %+v, %v; want %+v", got, err, h)
+	}
+	if header, rest, err := record.Split(s + request); err != nil || header != s || rest != request {
+		t.Fatalf("Split = %q, %q, %v", header, rest, err)
 	}
 	// An error code is kept; owners of another form are kept as given.
 	h.Status, h.Evidence, h.Error, h.Owner, h.Overflow = "ERROR", "ERROR", "RESULT_TOO_LARGE", "worker-1", true
@@ -81,9 +91,15 @@ func TestSegmentsAreTheHeadersBytes(t *testing.T) {
 	p := h
 	p.Status, p.Evidence, p.RawLen, p.ResultLen, p.Completion = "PROJECTING", "UNKNOWN", 0, 0, record.NoCompletion
 	pfull, _ := record.Encode(p)
-	head, tail, err := record.BeginHeader(p.Owner, p.Tool, p.IDTag, p.RequestSHA256, p.RequestLen)
-	if err != nil || head != pfull[:record.OffUpdated] || tail != pfull[record.OffIDTag:] {
-		t.Fatalf("BeginHeader = %q, %q, %v; the header is %q", head, tail, err, pfull)
+	head, mid, tail, err := record.BeginHeader(p.Owner, p.Tool, p.IDTag, p.RequestSHA256, p.RequestLen)
+	if err != nil || head != pfull[:record.OffUpdated] || mid != pfull[record.OffIDTag:record.OffMaxResult] ||
+		tail != pfull[record.OffOwner:] {
+		t.Fatalf("BeginHeader = %q, %q, %q, %v; the header is %q", head, mid, tail, err, pfull)
+	}
+	over, err := record.OverflowSegment(h.Completion)
+	if o, _ := record.Decode(pfull[:record.OffStatus] + over + pfull[record.OffUpdated:]); err != nil || !o.Overflow ||
+		o.Error != "RESULT_TOO_LARGE" || o.Completion != h.Completion || o.RawLen != 0 {
+		t.Fatalf("overflow header decodes to %+v, %v", o, err)
 	}
 	if w := record.OwnerWord(p.Owner); !strings.HasPrefix(pfull[record.OffOwner:], w) {
 		t.Fatalf("OwnerWord %q is not at the header's owner: %q", w, pfull[record.OffOwner:])
@@ -133,7 +149,8 @@ func TestDecodeRefuses(t *testing.T) {
 		"evidence": good[:2] + "X" + good[3:],
 		"overflow": good[:3] + "2" + good[4:],
 		"digits":   good[:record.OffRawLen] + "x" + good[record.OffRawLen+1:],
-		"no tool":  good[:record.OffOwner] + "owner",
+		"no tool":  good[:record.OffOwner] + "owner\n",
+		"no end":   good[:len(good)-1],
 		"short":    good[:record.OffOwner],
 	} {
 		if _, err := record.Decode(s); !errors.Is(err, record.ErrHeader) {
@@ -216,7 +233,7 @@ func lens(p [record.MaxParts][]byte) []int {
 func FuzzDecode(f *testing.F) {
 	good, _ := record.Encode(sample())
 	f.Add(good)
-	f.Add(good[:record.OffOwner] + "worker-1 kb.search")
+	f.Add(good[:record.OffOwner] + "worker-1 kb.search\n{}")
 	f.Add("")
 	f.Add(strings.Repeat("1", record.OffOwner+3))
 	f.Fuzz(func(t *testing.T, s string) {
@@ -232,4 +249,84 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("Decode(Encode(Decode(%q))) failed: %v", s, err)
 		}
 	})
+}
+
+// A run's limits and identity pack to fixed widths and back; what does not
+// fit is refused, and a layout field tells this layout from others.
+func TestPackedRunFields(t *testing.T) {
+	p, err := record.PackLimits(256, 64, 1<<40, 16384, 16<<20)
+	if err != nil || len(p) != record.PackedLimitsLen {
+		t.Fatalf("PackLimits = %q, %v", p, err)
+	}
+	if a, b, c, d, e, ok := record.UnpackLimits(p); !ok || a != 256 || b != 64 || c != 1<<40 || d != 16384 || e != 16<<20 {
+		t.Fatalf("UnpackLimits(%q) = %d %d %d %d %d %v", p, a, b, c, d, e, ok)
+	}
+	// A header keeps the last two where the packed limits end.
+	h := sample()
+	h.MaxResult, h.MaxRecord = 16384, 16<<20
+	full, _ := record.Encode(h)
+	if full[record.OffMaxResult:record.OffOwner] != p[len(p)-(record.OffOwner-record.OffMaxResult):] {
+		t.Fatalf("the header's limits %q are not the packed ones' end %q", full[record.OffMaxResult:record.OffOwner], p)
+	}
+	if _, err := record.PackLimits(1<<40, 1, 1, 1, 1); err == nil {
+		t.Fatal("PackLimits took a limit over its width")
+	}
+	for v, want := range map[string]struct {
+		limits string
+		ok     bool
+	}{
+		record.RunLayoutValue(p): {p, true}, record.RunLayout: {"", true}, "layout 3": {"", false}, "1": {"", false},
+		record.RunLayout + " short": {"", false},
+	} {
+		if got, ok := record.ParseRunLayout(v); ok != want.ok || ok && got != want.limits {
+			t.Errorf("ParseRunLayout(%q) = %q, %v", v, got, ok)
+		}
+	}
+	tag := strings.Repeat("ab", 32)
+	gen, secret := record.NewGeneration(), record.NewRunSecret()
+	id, err := record.PackIdent(tag, gen, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b, c, ok := record.UnpackIdent(id); !ok || a != tag || b != gen || c != secret {
+		t.Fatalf("UnpackIdent(%q) = %q %q %q %v", id, a, b, c, ok)
+	}
+	if _, err := record.PackIdent("short", gen, secret); err == nil {
+		t.Fatal("PackIdent took a short principal tag")
+	}
+}
+
+// A request is kept in the header's field when both fit EmbedRequest, else
+// in parts of its own.
+func TestCutRequest(t *testing.T) {
+	in, parts := record.CutRequest(200, []byte("{}"))
+	if string(in) != "{}" || parts[0] != nil {
+		t.Fatalf("a short request: %q, %v", in, lens(parts))
+	}
+	long := bytes.Repeat([]byte("x"), record.EmbedRequest)
+	in, parts = record.CutRequest(200, long)
+	if in != nil || len(parts[0]) == 0 {
+		t.Fatalf("a long request: %d bytes in the header, parts %v", len(in), lens(parts))
+	}
+}
+
+// An owner or digest is kept in base64url only when it is lowercase hex of
+// its width, the form that encodes back to it; any other is kept as given.
+func TestStoredForms(t *testing.T) {
+	lower, upper := strings.Repeat("9a", 16), strings.Repeat("9A", 16)
+	if s := record.StoreOwner(lower); !strings.HasPrefix(s, "~") || record.LoadOwner(s) != lower {
+		t.Fatalf("a lowercase hex owner is stored as %q", s)
+	}
+	for _, o := range []string{upper, lower[:31] + "g", lower + "00", "worker-1"} {
+		if s := record.StoreOwner(o); s != o || record.LoadOwner(s) != o {
+			t.Fatalf("owner %q is stored as %q", o, s)
+		}
+	}
+	d := strings.Repeat("0f", 32)
+	if s := record.StoreDigest(d); len(s) != 43 || record.LoadDigest(s) != d {
+		t.Fatalf("digest %q is stored as %q", d, s)
+	}
+	if s := record.StoreDigest(strings.ToUpper(d)); s != strings.ToUpper(d) {
+		t.Fatalf("an uppercase digest is stored as %q", s)
+	}
 }

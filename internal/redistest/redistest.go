@@ -699,7 +699,7 @@ func keyTTLs(addr, pattern string, out map[string]int64) error {
 }
 
 // Evicter returns a DEL of one key of a run, named as its last part ("run",
-// "leases", "done", "live"), sent to every server at addrs, as eviction would:
+// "calls", "live"), sent to every server at addrs, as eviction would:
 // exactly one of them must hold the key, or the test fails.
 func Evicter(addrs []string, prefix string) func(*testing.T, string, string) {
 	return func(t *testing.T, runID, key string) {

@@ -85,7 +85,9 @@ func checkRequest(b []byte) error {
 	if errors.As(err, &se) {
 		return canonical.Errorf(canonical.CodeInvalidArgument, "request is not strict JSON: %s at byte %d", se.Reason, se.Offset)
 	}
-	if err != nil || !canonical.IsJSONObject(b) {
+	// One strict JSON value: an object when it starts with '{' (no second
+	// parse).
+	if i := strictjson.SkipSpace(b, 0); err != nil || i >= len(b) || b[i] != '{' {
 		return canonical.Errorf(canonical.CodeInvalidArgument, "request must be a JSON object")
 	}
 	return nil

@@ -355,6 +355,9 @@ func sum(m map[string]int) int {
 func migrateSlot(slot int, masters []*redistest.Server, ids []string, from, to int) error {
 	src, dst := masters[from], masters[to]
 	sl := strconv.Itoa(slot)
+	if err := settled(slot, masters, ids[from]); err != nil {
+		return err
+	}
 	if _, err := redistest.Command(dst.Addr, "CLUSTER", "SETSLOT", sl, "IMPORTING", ids[from]); err != nil {
 		return fmt.Errorf("IMPORTING: %w", err)
 	}
@@ -380,6 +383,65 @@ func migrateSlot(slot int, masters []*redistest.Server, ids []string, from, to i
 		}
 	}
 	return nil
+}
+
+// settled waits, as an operator's cluster check between two reshards does,
+// until every master names owner for slot and all share one current epoch:
+// a master whose view of the epochs lags may otherwise take a claim its
+// gossip still carries from before the last move for a newer one, and
+// give the slot back to a master that no longer holds it.
+func settled(slot int, masters []*redistest.Server, owner string) error {
+	var last string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		owners, epochs := map[string]bool{}, map[string]bool{}
+		for _, m := range masters {
+			nodes, err := redistest.Command(m.Addr, "CLUSTER", "NODES")
+			if err != nil {
+				return err
+			}
+			owners[slotOwner(nodes, slot)] = true
+			info, err := redistest.Command(m.Addr, "CLUSTER", "INFO")
+			if err != nil {
+				return err
+			}
+			for _, l := range strings.Split(info, "\n") {
+				if v, ok := strings.CutPrefix(strings.TrimSpace(l), "cluster_current_epoch:"); ok {
+					epochs[v] = true
+				}
+			}
+		}
+		if len(owners) == 1 && owners[owner] && len(epochs) == 1 {
+			return nil
+		}
+		last = fmt.Sprintf("owners %v, current epochs %v", owners, epochs)
+	}
+	return fmt.Errorf("slot %d: the masters do not agree that %s owns it: %s", slot, owner, last)
+}
+
+// slotOwner returns the id of the master that CLUSTER NODES' reply gives
+// slot, "" when none.
+func slotOwner(nodes string, slot int) string {
+	for _, l := range strings.Split(nodes, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 9 {
+			continue
+		}
+		for _, r := range f[8:] {
+			if strings.HasPrefix(r, "[") {
+				continue // a slot being imported or migrated
+			}
+			lo, hi, ok := strings.Cut(r, "-")
+			if !ok {
+				hi = lo
+			}
+			a, err1 := strconv.Atoi(lo)
+			b, err2 := strconv.Atoi(hi)
+			if err1 == nil && err2 == nil && a <= slot && slot <= b {
+				return f[0]
+			}
+		}
+	}
+	return ""
 }
 
 // A reaper that meets a run in the middle of a move follows it: the run's

@@ -136,7 +136,7 @@ func parseTaskID(id string) (run, call, owner string, ok bool) {
 	if !found || len(id) > 1024 {
 		return "", "", "", false
 	}
-	b, err := base64.RawURLEncoding.DecodeString(rest)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(rest) // one string per id: no stray bits
 	if err != nil {
 		return "", "", "", false
 	}

@@ -84,7 +84,9 @@ func TestInputRequiredKeepsTheCallOpenForItsContinuation(t *testing.T) {
 		}
 		rec := fx.checkRecord(t, "c1", want{status: canonical.StatusReady, evidence: canonical.EvidenceFound,
 			raw: []byte(`{"hits":[{"source":"kb","document_id":"d7"}]}`), result: res.AgentJSON()})
-		if strings.Contains(string(rec.Request), "d7") {
+		// The input's key and its value as a JSON string: a bare "d7" is
+		// found in a random run id one time in a few.
+		if strings.Contains(string(rec.Request), `"d7"`) || strings.Contains(string(rec.Request), "Answer") {
 			t.Fatalf("the agent's input was recorded: %s", rec.Request)
 		}
 		if u, err := fx.store.Usage(context.Background(), fx.run.ID); err != nil || u.Calls != 1 {

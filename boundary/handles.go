@@ -418,23 +418,31 @@ func (b *Boundary) reproject(ctx context.Context, bd *binding, rec *canonical.Re
 // substitute returns input with every handle of r replaced by its value,
 // escaped for a JSON string (handles stand only inside strings).
 func substitute(input []byte, r resolved) []byte {
-	out := make([]byte, 0, len(input)+64)
-	for len(input) > 0 {
-		off, n := canonical.IndexHandle(input)
+	out, _ := replaceHandles(input, r, func(out, v []byte) []byte { return strictjson.AppendEscaped(out, string(v)) })
+	return out
+}
+
+// replaceHandles returns text with each handle of r appended by put in the
+// place of its value, and how many it replaced; a handle r does not know
+// stays as it is.
+func replaceHandles(text []byte, r resolved, put func(out, value []byte) []byte) ([]byte, int) {
+	out, n := make([]byte, 0, len(text)+64), 0
+	for len(text) > 0 {
+		off, l := canonical.IndexHandle(text)
 		if off < 0 {
 			break
 		}
-		_, id, _, _ := canonical.ParseHandle(input[off:])
-		out = append(out, input[:off]...)
-		i := slices.Index(r.ids, id)
-		if i < 0 { // not asked for: cannot happen, ids are the input's
-			out = append(out, input[off:off+n]...)
+		_, id, _, _ := canonical.ParseHandle(text[off:])
+		out = append(out, text[:off]...)
+		if i := slices.Index(r.ids, id); i >= 0 {
+			out = put(out, r.values[i])
+			n++
 		} else {
-			out = strictjson.AppendEscaped(out, string(r.values[i]))
+			out = append(out, text[off:off+l]...)
 		}
-		input = input[off+n:]
+		text = text[off+l:]
 	}
-	return append(out, input...)
+	return append(out, text...), n
 }
 
 // resolveInput resolves the handles in a call's canonical input (as the
@@ -510,21 +518,5 @@ func (b *Boundary) Reveal(ctx context.Context, run RunContext, text []byte) ([]b
 
 // reveal replaces each handle of r in text by its value, as it is.
 func reveal(text []byte, r resolved) ([]byte, int) {
-	out, n := make([]byte, 0, len(text)), 0
-	for len(text) > 0 {
-		off, l := canonical.IndexHandle(text)
-		if off < 0 {
-			break
-		}
-		_, id, _, _ := canonical.ParseHandle(text[off:])
-		out = append(out, text[:off]...)
-		if i := slices.Index(r.ids, id); i >= 0 {
-			out = append(out, r.values[i]...)
-			n++
-		} else {
-			out = append(out, text[off:off+l]...)
-		}
-		text = text[off+l:]
-	}
-	return append(out, text...), n
+	return replaceHandles(text, r, func(out, v []byte) []byte { return append(out, v...) })
 }

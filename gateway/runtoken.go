@@ -223,21 +223,24 @@ func parseRunTokenPayload(b []byte) (p runTokenPayload, ok bool) {
 }
 
 func keyID(s string) bool {
-	if len(s) == 0 || len(s) > maxRunTokenKeyID {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !keyIDByte(s[i]) {
-			return false
-		}
-	}
-	return true
+	return len(s) > 0 && len(s) <= maxRunTokenKeyID && base64URLOnly(s)
 }
 
 // keyIDByte reports whether c is of base64url's alphabet, which key ids
 // share.
 func keyIDByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
+// base64URLOnly reports whether every byte of s is of the base64url
+// alphabet (keyIDByte).
+func base64URLOnly(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !keyIDByte(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // RunTokenConfig is identity.run_token: this gateway's audience, the keys

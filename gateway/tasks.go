@@ -136,7 +136,7 @@ func parseTaskID(id string) (run, call, owner string, ok bool) {
 	if !found || len(id) > 1024 {
 		return "", "", "", false
 	}
-	if strings.IndexFunc(rest, notBase64URL) >= 0 {
+	if !base64URLOnly(rest) {
 		return "", "", "", false // the decoder skips CR and LF: one string per id
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(rest) // and no stray bits
@@ -148,11 +148,6 @@ func parseTaskID(id string) (run, call, owner string, ok bool) {
 		return "", "", "", false
 	}
 	return parts[0], parts[1], parts[2], true
-}
-
-// notBase64URL reports whether r is outside the base64url alphabet.
-func notBase64URL(r rune) bool {
-	return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_')
 }
 
 // taskKey is the name a task's cancel goes by (see cancels): its run and

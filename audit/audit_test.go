@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -506,4 +507,92 @@ func sameStream(t *testing.T, a, b string) bool {
 
 func join(a []string, mid string, b []string) string {
 	return strings.Join(a, "") + mid + strings.Join(b, "")
+}
+
+// refusedLast lists the runs whose acknowledgement was refused after
+// every other pending run: the order of AuditRuns is not promised, and
+// this is the worst one for a sink that remembers only its last files.
+type refusedLast struct {
+	*failingAcks
+	refused map[string]bool
+}
+
+func (r refusedLast) AuditAck(ctx context.Context, run string, from canonical.AuditHead, n int, to canonical.AuditHead) (bool, error) {
+	ok, err := r.failingAcks.AuditAck(ctx, run, from, n, to)
+	if err != nil {
+		r.refused[run] = true
+	}
+	return ok, err
+}
+
+func (r refusedLast) AuditRuns(ctx context.Context, batch int, visit func([]string) error) error {
+	var all []string
+	if err := r.failingAcks.AuditRuns(ctx, 1<<20, func(runs []string) error {
+		all = append(all, runs...)
+		return nil
+	}); err != nil {
+		return err
+	}
+	slices.SortStableFunc(all, func(a, b string) int {
+		switch {
+		case r.refused[a] == r.refused[b]:
+			return strings.Compare(a, b)
+		case r.refused[a]:
+			return 1
+		}
+		return -1
+	})
+	for len(all) > 0 {
+		n := min(batch, len(all))
+		if err := visit(all[:n]); err != nil {
+			return err
+		}
+		all = all[n:]
+	}
+	return nil
+}
+
+// A batch written but not acknowledged is settled by the next pass before
+// the sink forgets it, whichever order the runs are listed in and however
+// many files the rest of the backlog fills: in the same exporter after a
+// refused acknowledgement, and in a new one after the process died.
+func TestUnacknowledgedBatchIsSettledFirst(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+			s := memstore.New(memstore.WithAudit(auditOpts))
+			dir := t.TempDir()
+			opts := audit.JSONLOptions{MaxBytes: 1} // a new file for every batch
+			sink, err := audit.OpenJSONL(dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := &failingAcks{AuditSource: s}
+			src2 := refusedLast{failingAcks: src, refused: map[string]bool{}}
+			x, verifiers := newExporter(t, src2, sink)
+			x.RunsPerBatch = 1
+			n := workload(t, s, 3, 2, 4, "u1")
+			src.on = true
+			if _, err := x.Pass(context.Background()); err == nil {
+				t.Fatal("a pass whose acknowledgements failed reported no error")
+			}
+			src.on = false
+			n += workload(t, s, 3, 2, 4, "u2") // more runs listed before the unacknowledged one
+			if restart {
+				sink.Close()
+				if sink, err = audit.OpenJSONL(dir, opts); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(4 * leaseInterval) // the dead exporter's lease passes
+				x = &audit.Exporter{Source: src2, Sink: sink, Signer: x.Signer, Origin: "test",
+					RunsPerBatch: 1, Interval: leaseInterval}
+			}
+			defer sink.Close()
+			exportAll(t, x)
+			evs, _ := readExport(t, dir)
+			checkOnce(t, evs, n)
+			if rep, err := audit.VerifyJSONL(dir, audit.VerifyOptions{Verifiers: verifiers}); err != nil || !rep.OK() {
+				t.Fatalf("verify: %v %v", err, rep.Problems)
+			}
+		})
+	}
 }

@@ -46,7 +46,21 @@ type Head struct {
 
 const checkpointTitle = "toolcanon audit checkpoint v1"
 
+// runs returns the runs of c's heads, each once.
+func (c *Checkpoint) runs() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range c.Heads {
+		if !seen[h.RunID] {
+			seen[h.RunID] = true
+			out = append(out, h.RunID)
+		}
+	}
+	return out
+}
+
 // ID is the checkpoint's CloudEvents id.
+
 func (c *Checkpoint) ID() string { return "checkpoint/" + strconv.FormatInt(c.N, 10) }
 
 // Text returns the note's text: what the signature covers.

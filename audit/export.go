@@ -39,6 +39,16 @@ const (
 // or two exporters that overlap after a lease passed, deliver the same
 // events again, never a different chain, and the sink's dedupe on (run,
 // generation, sequence number) makes that a no-op.
+//
+// A batch written and not acknowledged (the pass died between the two, or
+// the store refused the acknowledgement) is always the sink's last one,
+// because a pass stops at the first failure. The first pass of an exporter,
+// and the first after a failed acknowledgement, therefore settles the runs
+// of the sink's last checkpoint before anything else: it delivers their
+// pending events again at once, while the sink still remembers that batch
+// (a JSONL sink remembers the events of its last two files only), and
+// acknowledges them. A run left unacknowledged is never delivered again
+// after a sink forgot it.
 type Exporter struct {
 	Source canonical.AuditSource
 	Sink   Sink
@@ -53,6 +63,7 @@ type Exporter struct {
 
 	holder string
 	last   *Checkpoint // the sink's last checkpoint, once read
+	settle bool        // the batch of last may be unacknowledged: deliver its runs again first
 	now    func() time.Time
 }
 
@@ -147,6 +158,15 @@ func (x *Exporter) Pass(ctx context.Context) (PassReport, error) {
 			x.last = &cp
 		} else {
 			x.last = &Checkpoint{}
+		}
+		x.settle = true
+	}
+	if x.settle {
+		x.settle = false
+		if runs := x.last.runs(); len(runs) > 0 {
+			if _, err := x.batch(ctx, runs, &rep); err != nil {
+				return rep, err
+			}
 		}
 	}
 	// Rounds over the pending runs, until none is left or the pass has
@@ -283,6 +303,9 @@ func (x *Exporter) batch(ctx context.Context, runs []string, rep *PassReport) (f
 		if ok {
 			rep.Acked++
 		}
+	}
+	if failed != nil {
+		x.settle = true // this batch is the sink's last: the next pass settles it first
 	}
 	return full, failed
 }

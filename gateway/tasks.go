@@ -700,15 +700,28 @@ func liftTask(msg []byte) []byte {
 	meta[MetaTask] = p["task"]
 	delete(p, "task")
 	var err error
-	if p["_meta"], err = json.Marshal(meta); err != nil {
+	if p["_meta"], err = marshalVerbatim(meta); err != nil {
 		return msg
 	}
-	if m["params"], err = json.Marshal(p); err != nil {
+	if m["params"], err = marshalVerbatim(p); err != nil {
 		return msg
 	}
-	out, err := json.Marshal(m)
+	out, err := marshalVerbatim(m)
 	if err != nil {
 		return msg
 	}
 	return out
+}
+
+// marshalVerbatim encodes an object of raw members without escaping <, >
+// and & inside them, as json.Marshal would: a member the gateway only
+// moves keeps the agent's bytes.
+func marshalVerbatim(m map[string]json.RawMessage) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -596,3 +596,68 @@ func TestUnacknowledgedBatchIsSettledFirst(t *testing.T) {
 		})
 	}
 }
+
+// The events of the types before continuations hash and encode as they
+// did: an export written before them still verifies.
+func TestEarlierTypesHashAsBefore(t *testing.T) {
+	e := audit.Event{AuditEvent: canonical.AuditEvent{RunID: "run-1", Gen: "AAECAwQFBgc", Seq: 1,
+		Time: time.UnixMilli(1796321576928).UTC(), Type: canonical.AuditBegin, ToolCallID: "toolu_01", Tool: "kb_search",
+		ToolVersion: "kb.search@1.0.0", Principal: canonical.PrincipalTag("alice"), KeyID: "k1",
+		RequestDigest: auditOpts.Digest([]byte(`{"q":"x"}`)), RequestSize: 9}}
+	if err := e.Chain(audit.Genesis); err != nil {
+		t.Fatal(err)
+	}
+	// The hash of this event as the first release of the chain made it.
+	if want := "30d2d8b38ef19357413780c934ea02b4ad0c46da26d1277e26319a44269779d8"; e.Hash != want {
+		t.Fatalf("hash %s, want %s", e.Hash, want)
+	}
+	b, err := e.MarshalCloudEvent("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"token_hmac", "wait_until_ms", "input_hmac", "input_size"} {
+		if strings.Contains(string(b), m) {
+			t.Fatalf("a begin event has %s: %s", m, b)
+		}
+	}
+}
+
+// The events of a continued call keep the fields of their types through
+// the JSON form, and their hash covers them.
+func TestContinuationEventsRoundTrip(t *testing.T) {
+	base := canonical.AuditEvent{RunID: "run-1", Gen: "AAECAwQFBgc", Time: time.UnixMilli(1796321576928).UTC(),
+		ToolCallID: "toolu_01", KeyID: "k1"}
+	aw, co := base, base
+	aw.Seq, aw.Type, aw.TokenDigest, aw.WaitUntil = 2, canonical.AuditAwaitInput, auditOpts.Digest([]byte("token")),
+		base.Time.Add(time.Minute)
+	co.Seq, co.Type, co.Principal = 3, canonical.AuditContinue, canonical.PrincipalTag("alice")
+	co.InputDigest, co.InputSize = auditOpts.Digest([]byte(`{"a":1}`)), 7
+	prev := strings.Repeat("ab", 32)
+	for _, e := range []canonical.AuditEvent{aw, co} {
+		ev := audit.Event{AuditEvent: e}
+		if err := ev.Chain(prev); err != nil {
+			t.Fatal(err)
+		}
+		b, err := ev.MarshalCloudEvent("test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := audit.ParseLine(b)
+		if err != nil || l.Event == nil || *l.Event != ev {
+			t.Fatalf("%s: %v\n got %+v\nwant %+v", e.Type, err, l.Event, ev)
+		}
+		// Each field of the continuation is in the hash.
+		for _, change := range []func(*audit.Event){
+			func(x *audit.Event) { x.TokenDigest = strings.Repeat("0", 64) },
+			func(x *audit.Event) { x.WaitUntil = x.WaitUntil.Add(time.Millisecond) },
+			func(x *audit.Event) { x.InputDigest = strings.Repeat("1", 64) },
+			func(x *audit.Event) { x.InputSize++ },
+		} {
+			x := ev
+			change(&x)
+			if h, _ := x.ChainHash(); h == ev.Hash {
+				t.Fatalf("%s: a changed field hashes the same", e.Type)
+			}
+		}
+	}
+}

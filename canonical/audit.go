@@ -103,9 +103,10 @@ type AuditOptions struct {
 	KeyID string
 	// MaxBacklog bounds the events that wait for export: past it, a Begin
 	// that would add one is refused with AUDIT_BACKLOG rather than any
-	// event dropped (completions, abandons and closes of calls already
-	// begun still append theirs). 0 means DefaultAuditBacklog. Each store
-	// says how it counts (redisstore: per cluster slot).
+	// event dropped (completions, abandons, closes, and the awaits and
+	// continuations of calls already begun still append theirs). 0 means
+	// DefaultAuditBacklog. Each store says how it counts (redisstore: per
+	// cluster slot).
 	MaxBacklog int64
 }
 

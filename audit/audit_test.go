@@ -596,3 +596,198 @@ func TestUnacknowledgedBatchIsSettledFirst(t *testing.T) {
 		})
 	}
 }
+
+// continuedCall makes, on s, a call that asks for input, is continued with
+// input and completes, and returns the token and the input.
+func continuedCall(t *testing.T, st store, run string) (token string, input []byte) {
+	t.Helper()
+	ctx := context.Background()
+	s, ok := st.(interface {
+		canonical.Store
+		canonical.Continuer
+	})
+	if !ok {
+		t.Fatalf("%T keeps no call open", st)
+	}
+	owner := canonical.NewOwner()
+	req := canonical.BeginRequest{RunID: run, ToolCallID: "call_1", Tool: "kb_search", Owner: owner, Principal: "alice",
+		Request: []byte(`{"q":"x"}`), TTL: time.Hour}
+	if _, err := s.Begin(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	token, next := canonical.NewOwner(), canonical.NewOwner()
+	if _, err := s.AwaitInput(ctx, canonical.AwaitInput{RunID: run, ToolCallID: "call_1", Owner: owner, Token: token,
+		State: []byte("page 2"), Wait: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	input = []byte(`{"confirm":{"action":"accept"}}`)
+	if _, err := s.ContinueCall(ctx, canonical.ContinueCall{RunID: run, ToolCallID: "call_1", Owner: next, Principal: "alice",
+		RequestDigest: canonical.RequestDigest(req.Request), Token: token, Lease: time.Minute, Input: input}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Complete(ctx, canonical.Completion{RunID: run, ToolCallID: "call_1", Owner: next,
+		Status: canonical.StatusReady, Evidence: canonical.EvidenceFound, Raw: []byte(`{"hits":[2]}`), Result: []byte(`{"ok":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	return token, input
+}
+
+// A continued call's events are exported with their fields, verify, and
+// a continue event dropped or changed is told.
+func TestContinuedCallExportsAndVerifies(t *testing.T) {
+	for name, open := range stores(t, auditOpts) {
+		t.Run(name, func(t *testing.T) { exportContinued(t, open(t)) })
+	}
+}
+
+func exportContinued(t *testing.T, s store) {
+	dir := t.TempDir()
+	sink, err := audit.OpenJSONL(dir, audit.JSONLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, verifiers := newExporter(t, s, sink)
+	token, input := continuedCall(t, s, "run-continued")
+	if n := exportAll(t, x); n != 4 {
+		t.Fatalf("%d events exported, want 4", n)
+	}
+	sink.Close()
+	evs, _ := readExport(t, dir)
+	want := []canonical.AuditType{canonical.AuditBegin, canonical.AuditAwaitInput, canonical.AuditContinue, canonical.AuditComplete}
+	if len(evs) != len(want) {
+		t.Fatalf("%d events at the sink, want %d", len(evs), len(want))
+	}
+	for i, e := range evs {
+		if e.Type != want[i] || e.Seq != int64(i+1) {
+			t.Fatalf("event %d: %s seq %d, want %s seq %d", i, e.Type, e.Seq, want[i], i+1)
+		}
+	}
+	aw, co := evs[1], evs[2]
+	if aw.TokenDigest != auditOpts.Digest([]byte(token)) || aw.WaitUntil.Sub(aw.Time) != time.Minute || aw.KeyID != "k1" {
+		t.Fatalf("await_input at the sink: %+v", aw)
+	}
+	if co.Principal != canonical.PrincipalTag("alice") || co.InputDigest != auditOpts.Digest(input) ||
+		co.InputSize != int64(len(input)) || co.KeyID != "k1" {
+		t.Fatalf("continue at the sink: %+v", co)
+	}
+	rep, err := audit.VerifyJSONL(dir, audit.VerifyOptions{Verifiers: verifiers})
+	if err != nil || !rep.OK() || rep.Events != 4 {
+		t.Fatalf("the export of a continued call: %+v %v", rep, err)
+	}
+
+	files, _ := audit.JSONLFiles(dir)
+	orig, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(orig), token) || strings.Contains(string(orig), "accept") {
+		t.Fatal("the export holds the token or the input")
+	}
+	lines := strings.SplitAfter(string(orig), "\n")
+	lines = lines[:len(lines)-1]
+	find := func(typ canonical.AuditType) int {
+		for i, l := range lines {
+			if strings.Contains(l, `"type":"io.github.toolcanon.audit.`+string(typ)+`"`) {
+				return i
+			}
+		}
+		t.Fatalf("no %s line", typ)
+		return -1
+	}
+	b, w, k := find(canonical.AuditBegin), find(canonical.AuditAwaitInput), find(canonical.AuditContinue)
+	edit := func(i int, from, to string) string {
+		if !strings.Contains(lines[i], from) {
+			t.Fatalf("line %d holds no %q", i, from)
+		}
+		return join(lines[:i], strings.Replace(lines[i], from, to, 1), lines[i+1:])
+	}
+	size := fmt.Sprintf(`"input_size":%d`, len(input))
+	for name, c := range map[string]struct{ text, want string }{
+		"continue dropped":          {join(lines[:k], "", lines[k+1:]), "missing"},
+		"continue's input changed":  {edit(k, size, fmt.Sprintf(`"input_size":%d`, len(input)+1)), "the event was changed"},
+		"continue's input unkeyed":  {edit(k, co.InputDigest, strings.Repeat("0", 64)), "the event was changed"},
+		"continue's principal lent": {edit(k, co.Principal, canonical.PrincipalTag("mallory")), "the event was changed"},
+		"await's wait changed":      {edit(w, fmt.Sprint(aw.WaitUntil.UnixMilli()), fmt.Sprint(aw.WaitUntil.UnixMilli()+1)), "the event was changed"},
+		"await's token dropped":     {edit(w, `"token_hmac":"`+aw.TokenDigest+`",`, ""), "every member of its type"},
+		"a begin given an input":    {edit(b, `"span_id":""`, `"span_id":"","input_hmac":"","input_size":0`), "every member of its type"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit-000001.jsonl")
+			if err := os.WriteFile(path, []byte(c.text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := audit.VerifyJSONL(path, audit.VerifyOptions{Verifiers: verifiers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), c.want) {
+				t.Fatalf("problems %q, want one saying %q", rep.Problems, c.want)
+			}
+		})
+	}
+}
+
+// The events of the types before continuations hash and encode as they
+// did: an export written before them still verifies.
+func TestEarlierTypesHashAsBefore(t *testing.T) {
+	e := audit.Event{AuditEvent: canonical.AuditEvent{RunID: "run-1", Gen: "AAECAwQFBgc", Seq: 1,
+		Time: time.UnixMilli(1796321576928).UTC(), Type: canonical.AuditBegin, ToolCallID: "toolu_01", Tool: "kb_search",
+		ToolVersion: "kb.search@1.0.0", Principal: canonical.PrincipalTag("alice"), KeyID: "k1",
+		RequestDigest: auditOpts.Digest([]byte(`{"q":"x"}`)), RequestSize: 9}}
+	if err := e.Chain(audit.Genesis); err != nil {
+		t.Fatal(err)
+	}
+	// The hash of this event as the first release of the chain made it.
+	if want := "30d2d8b38ef19357413780c934ea02b4ad0c46da26d1277e26319a44269779d8"; e.Hash != want {
+		t.Fatalf("hash %s, want %s", e.Hash, want)
+	}
+	b, err := e.MarshalCloudEvent("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"token_hmac", "wait_until_ms", "input_hmac", "input_size"} {
+		if strings.Contains(string(b), m) {
+			t.Fatalf("a begin event has %s: %s", m, b)
+		}
+	}
+}
+
+// The events of a continued call keep the fields of their types through
+// the JSON form, and their hash covers them.
+func TestContinuationEventsRoundTrip(t *testing.T) {
+	base := canonical.AuditEvent{RunID: "run-1", Gen: "AAECAwQFBgc", Time: time.UnixMilli(1796321576928).UTC(),
+		ToolCallID: "toolu_01", KeyID: "k1"}
+	aw, co := base, base
+	aw.Seq, aw.Type, aw.TokenDigest, aw.WaitUntil = 2, canonical.AuditAwaitInput, auditOpts.Digest([]byte("token")),
+		base.Time.Add(time.Minute)
+	co.Seq, co.Type, co.Principal = 3, canonical.AuditContinue, canonical.PrincipalTag("alice")
+	co.InputDigest, co.InputSize = auditOpts.Digest([]byte(`{"a":1}`)), 7
+	prev := strings.Repeat("ab", 32)
+	for _, e := range []canonical.AuditEvent{aw, co} {
+		ev := audit.Event{AuditEvent: e}
+		if err := ev.Chain(prev); err != nil {
+			t.Fatal(err)
+		}
+		b, err := ev.MarshalCloudEvent("test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := audit.ParseLine(b)
+		if err != nil || l.Event == nil || *l.Event != ev {
+			t.Fatalf("%s: %v\n got %+v\nwant %+v", e.Type, err, l.Event, ev)
+		}
+		// Each field of the continuation is in the hash.
+		for _, change := range []func(*audit.Event){
+			func(x *audit.Event) { x.TokenDigest = strings.Repeat("0", 64) },
+			func(x *audit.Event) { x.WaitUntil = x.WaitUntil.Add(time.Millisecond) },
+			func(x *audit.Event) { x.InputDigest = strings.Repeat("1", 64) },
+			func(x *audit.Event) { x.InputSize++ },
+		} {
+			x := ev
+			change(&x)
+			if h, _ := x.ChainHash(); h == ev.Hash {
+				t.Fatalf("%s: a changed field hashes the same", e.Type)
+			}
+		}
+	}
+}

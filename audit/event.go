@@ -33,10 +33,11 @@ var Genesis = hex.EncodeToString(make([]byte, sha256.Size))
 const chainDomain = "toolcanon audit event v1\n"
 
 // fields returns the event's fields as the chain hashes and the JSON form
-// names them, in that order: every field of canonical.AuditEvent.
+// names them, in that order: every field of canonical.AuditEvent, those of
+// a continuation only in an event of its types (continuation).
 func (e *Event) fields() [][2]string {
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
-	return [][2]string{
+	f := [][2]string{
 		{"run", e.RunID}, {"gen", e.Gen}, {"seq", i(e.Seq)}, {"time_ms", i(e.Time.UnixMilli())},
 		{"type", string(e.Type)}, {"call", e.ToolCallID}, {"tool", e.Tool}, {"tool_version", e.ToolVersion},
 		{"principal", e.Principal}, {"status", string(e.Status)}, {"evidence", string(e.Evidence)},
@@ -47,6 +48,29 @@ func (e *Event) fields() [][2]string {
 		{"redactions", i(int64(e.Redactions))}, {"handles", i(int64(e.Handles))},
 		{"trace_id", e.TraceID}, {"span_id", e.SpanID},
 	}
+	if continuation(e.Type) {
+		f = append(f, [][2]string{
+			{"token_hmac", e.TokenDigest}, {"wait_until_ms", i(unixMilli(e.WaitUntil))},
+			{"input_hmac", e.InputDigest}, {"input_size", i(e.InputSize)},
+		}...)
+	}
+	return f
+}
+
+// continuation reports whether t is a type of a continued call's events:
+// await_input and continue. Only those have the fields token_hmac,
+// wait_until_ms, input_hmac and input_size, so that the hash and JSON form
+// of an event of another type are the same as before these types were.
+func continuation(t canonical.AuditType) bool {
+	return t == canonical.AuditAwaitInput || t == canonical.AuditContinue
+}
+
+// unixMilli is t in ms since the epoch, 0 for the zero time.
+func unixMilli(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
 }
 
 // ChainHash returns the hash the event must carry: the hex SHA-256 of
@@ -55,8 +79,10 @@ func (e *Event) fields() [][2]string {
 // order of the JSON form (run, gen, seq, time_ms, type, call, tool,
 // tool_version, principal, status, evidence, code, execution, key_id,
 // request_hmac, request_size, raw_hmac, raw_size, result_hmac,
-// result_size, redactions, handles, trace_id, span_id), numbers in
-// decimal. An event whose Prev is not 64 hex digits has no chain hash.
+// result_size, redactions, handles, trace_id, span_id, and for await_input
+// and continue then token_hmac, wait_until_ms, input_hmac, input_size),
+// numbers in decimal. An event whose Prev is not 64 hex digits has no
+// chain hash.
 func (e *Event) ChainHash() (string, error) {
 	prev, err := hex.DecodeString(e.Prev)
 	if err != nil || len(prev) != sha256.Size || hex.EncodeToString(prev) != e.Prev {
@@ -141,7 +167,7 @@ const timeFormat = "2006-01-02T15:04:05.000Z"
 
 func isNumber(name string) bool {
 	switch name {
-	case "seq", "time_ms", "request_size", "raw_size", "result_size", "redactions", "handles":
+	case "seq", "time_ms", "request_size", "raw_size", "result_size", "redactions", "handles", "wait_until_ms", "input_size":
 		return true
 	}
 	return false
@@ -185,20 +211,35 @@ type eventData struct {
 	Handles     int64  `json:"handles"`
 	TraceID     string `json:"trace_id"`
 	SpanID      string `json:"span_id"`
+	TokenHMAC   string `json:"token_hmac"`
+	WaitUntilMs int64  `json:"wait_until_ms"`
+	InputHMAC   string `json:"input_hmac"`
+	InputSize   int64  `json:"input_size"`
 	Prev        string `json:"prev"`
 	Hash        string `json:"hash"`
 }
 
-// dataMembers is how many members an event's data has: all of them.
-const dataMembers = 26
-
-// dataNames are the names of an event's data members.
-var dataNames = func() map[string]bool {
-	m := map[string]bool{"prev": true, "hash": true}
-	for _, f := range (&Event{}).fields() {
-		m[f[0]] = true
+// dataMembers is how many members an event's data has: all of its type's,
+// with prev and hash.
+func dataMembers(t canonical.AuditType) int {
+	if continuation(t) {
+		return 30
 	}
-	return m
+	return 26
+}
+
+// dataNames are the names of an event's data members, by whether the
+// event is of a continuation's type.
+var dataNames = func() map[bool]map[string]bool {
+	out := map[bool]map[string]bool{}
+	for _, t := range []canonical.AuditType{canonical.AuditBegin, canonical.AuditContinue} {
+		m := map[string]bool{"prev": true, "hash": true}
+		for _, f := range (&Event{AuditEvent: canonical.AuditEvent{Type: t}}).fields() {
+			m[f[0]] = true
+		}
+		out[continuation(t)] = m
+	}
+	return out
 }()
 
 // ErrFormat is the error of a line that is not an audit CloudEvent.
@@ -244,11 +285,12 @@ func ParseLine(b []byte) (Line, error) {
 		return Line{}, err
 	}
 	var members map[string]json.RawMessage
-	if err := json.Unmarshal(env.Data, &members); err != nil || len(members) != dataMembers {
-		return Line{}, fmt.Errorf("%w: an event's data has every member, once", ErrFormat)
+	t := canonical.AuditType(d.Type)
+	if err := json.Unmarshal(env.Data, &members); err != nil || len(members) != dataMembers(t) {
+		return Line{}, fmt.Errorf("%w: an event's data has every member of its type, once", ErrFormat)
 	}
 	for name := range members {
-		if !dataNames[name] {
+		if !dataNames[continuation(t)][name] {
 			// encoding/json matches names regardless of case.
 			return Line{}, fmt.Errorf("%w: data member %q", ErrFormat, name)
 		}
@@ -260,7 +302,11 @@ func ParseLine(b []byte) (Line, error) {
 		Execution: d.Execution, KeyID: d.KeyID, RequestDigest: d.RequestHMAC, RequestSize: d.RequestSize,
 		RawDigest: d.RawHMAC, RawSize: d.RawSize, ResultDigest: d.ResultHMAC, ResultSize: d.ResultSize,
 		Redactions: int(d.Redactions), Handles: int(d.Handles), TraceID: d.TraceID, SpanID: d.SpanID,
+		TokenDigest: d.TokenHMAC, InputDigest: d.InputHMAC, InputSize: d.InputSize,
 	}, Prev: d.Prev, Hash: d.Hash}
+	if d.WaitUntilMs != 0 {
+		e.WaitUntil = time.UnixMilli(d.WaitUntilMs).UTC()
+	}
 	if !e.Type.Valid() || env.Type != typePrefix+d.Type || env.ID != e.ID() || env.Subject != e.RunID ||
 		env.Time != e.Time.Format(timeFormat) || env.DataContentType != "application/json" || d.Redactions != int64(e.Redactions) ||
 		d.Handles != int64(e.Handles) {

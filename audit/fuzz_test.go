@@ -33,7 +33,26 @@ func seedLines(f *testing.F) [][]byte {
 	if err != nil {
 		f.Fatal(err)
 	}
-	return [][]byte{line, cpLine}
+	out := [][]byte{line, cpLine}
+	// A continued call's events: the fields of their types.
+	for i, c := range []canonical.AuditEvent{
+		{Type: canonical.AuditAwaitInput, ToolCallID: "c1", KeyID: "k1", TokenDigest: strings.Repeat("ef", 32),
+			WaitUntil: e.Time.Add(time.Minute)},
+		{Type: canonical.AuditContinue, ToolCallID: "c1", Principal: strings.Repeat("ab", 32), KeyID: "k1",
+			InputDigest: strings.Repeat("12", 32), InputSize: 41},
+	} {
+		c.RunID, c.Gen, c.Seq, c.Time = e.RunID, e.Gen, int64(i+2), e.Time
+		ce := audit.Event{AuditEvent: c}
+		if err := ce.Chain(e.Hash); err != nil {
+			f.Fatal(err)
+		}
+		l, err := ce.MarshalCloudEvent("origin-1")
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // FuzzParseLine: whatever a line holds, ParseLine returns an error or a

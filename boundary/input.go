@@ -49,7 +49,8 @@ type Continuation struct {
 	// Token is the token of the Result that asked (Result.InputRequired).
 	Token string
 	// Input is the agent's answer, passed to the tool (ContinuationFrom).
-	// It is not recorded.
+	// It is not recorded: with audit on, the call's continue event keeps
+	// its keyed digest and size.
 	Input json.RawMessage
 }
 
@@ -90,6 +91,7 @@ func (inv *invocation) continueCall(ctx context.Context, request []byte, lease t
 	req := canonical.ContinueCall{
 		RunID: inv.run.ID, ToolCallID: inv.env.ToolCallID, Owner: inv.owner, Principal: inv.run.Principal.Subject,
 		RequestDigest: canonical.RequestDigest(request), Token: inv.env.Continue.Token, Lease: lease,
+		Input: inv.env.Continue.Input,
 	}
 	var out canonical.Continued
 	err := inv.b.retry(ctx, func(ctx context.Context) error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/boundary"
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/canonical/memstore"
 	"github.com/toolcanon/toolcanon/registry"
 )
 
@@ -189,4 +190,41 @@ func TestContinuationIsAuthorizedAgain(t *testing.T) {
 		}
 		fx.checkRecord(t, "c1", want{status: canonical.StatusProjecting, evidence: canonical.EvidenceUnknown})
 	})
+}
+
+// With audit on, the continued call's stream holds its wait and its
+// continuation, with the agent's input as its keyed digest and size only.
+func TestContinuationIsAudited(t *testing.T) {
+	opts := canonical.AuditOptions{Key: []byte(strings.Repeat("k", 32)), KeyID: "k1"}
+	store := memstore.New(memstore.WithAudit(opts))
+	fx := newFixture(t, factory{name: "memstore", open: func(testing.TB) canonical.Store { return store },
+		addr: func(testing.TB) string { return "" }})
+	var seen []boundary.Resumed
+	asking(fx, &seen)
+	_, token, ok := fx.invoke("c1").InputRequired()
+	if !ok {
+		t.Fatal("the tool's call does not wait for input")
+	}
+	env := fx.envelope("c1", "kb.search", okInput)
+	input := json.RawMessage(`{"Answer":"d7"}`)
+	env.Continue = &boundary.Continuation{Token: token, Input: input}
+	if res := fx.b.Invoke(fx.ctx, fx.run, env); res.Status() != canonical.StatusReady {
+		t.Fatalf("continuation: %s %s %v", res.Status(), res.Code(), res.Err())
+	}
+	p, err := store.AuditRead(context.Background(), []string{fx.run.ID}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []canonical.AuditType
+	for _, e := range p[0].Events {
+		types = append(types, e.Type)
+	}
+	if len(types) != 4 || types[1] != canonical.AuditAwaitInput || types[2] != canonical.AuditContinue {
+		t.Fatalf("events %v, want begin, await_input, continue, complete", types)
+	}
+	aw, co := p[0].Events[1], p[0].Events[2]
+	if aw.TokenDigest != opts.Digest([]byte(token)) || co.InputDigest != opts.Digest(input) || co.InputSize != int64(len(input)) ||
+		co.Principal != canonical.PrincipalTag("user:alice") {
+		t.Fatalf("await_input %+v, continue %+v", aw, co)
+	}
 }

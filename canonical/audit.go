@@ -21,12 +21,17 @@ const (
 	// same tool and request got that call's stored outcome (a duplicate a
 	// host may replay, canonical.Replayable); nothing ran.
 	AuditReplay AuditType = "replay"
+	// AuditAwaitInput: AwaitInput kept the call open for the agent's input
+	// (Continuer); AuditContinue: ContinueCall handed it to the invocation
+	// that continues it with that input.
+	AuditAwaitInput AuditType = "await_input"
+	AuditContinue   AuditType = "continue"
 )
 
 // Valid reports whether t is one of the audit event types.
 func (t AuditType) Valid() bool {
 	switch t {
-	case AuditBegin, AuditComplete, AuditAbandon, AuditClose, AuditReplay:
+	case AuditBegin, AuditComplete, AuditAbandon, AuditClose, AuditReplay, AuditAwaitInput, AuditContinue:
 		return true
 	}
 	return false
@@ -55,7 +60,7 @@ type AuditEvent struct {
 	ToolCallID  string // every type but close
 	Tool        string // begin, replay: the agent-facing tool name
 	ToolVersion string // begin, replay: the definition the tool is bound to (BeginRequest.Definition)
-	Principal   string // begin, replay, close: the caller's PrincipalTag
+	Principal   string // begin, replay, close, continue: the caller's PrincipalTag
 
 	Status    Status   // complete, abandon: READY or ERROR
 	Evidence  Evidence // complete, abandon
@@ -71,6 +76,11 @@ type AuditEvent struct {
 	RequestSize   int64  // begin, replay
 	RawSize       int64  // complete
 	ResultSize    int64  // complete
+	TokenDigest   string // await_input: of the token the continuing call must present (never the token: it is a bearer secret)
+	InputDigest   string // continue: of the agent's input responses (ContinueCall.Input)
+	InputSize     int64  // continue
+
+	WaitUntil time.Time // await_input: the call's new lease, until when it waits for its input (ms)
 
 	Redactions int // complete: values the projection masked
 	Handles    int // complete: handles the result holds
@@ -93,9 +103,10 @@ type AuditOptions struct {
 	KeyID string
 	// MaxBacklog bounds the events that wait for export: past it, a Begin
 	// that would add one is refused with AUDIT_BACKLOG rather than any
-	// event dropped (completions, abandons and closes of calls already
-	// begun still append theirs). 0 means DefaultAuditBacklog. Each store
-	// says how it counts (redisstore: per cluster slot).
+	// event dropped (completions, abandons, closes, and the awaits and
+	// continuations of calls already begun still append theirs). 0 means
+	// DefaultAuditBacklog. Each store says how it counts (redisstore: per
+	// cluster slot).
 	MaxBacklog int64
 }
 

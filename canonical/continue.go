@@ -53,6 +53,10 @@ type ContinueCall struct {
 	RequestDigest     string        // RequestDigest of the continuing request: the record's
 	Token             string        // the token AwaitInput kept
 	Lease             time.Duration // the continuing invocation's lease
+	// Input is the agent's input responses the call is continued with: a
+	// store keeps nothing of them, and with audit on its continue event
+	// their keyed digest and size.
+	Input []byte
 }
 
 // Continued is what ContinueCall returns: the record, with the run's

@@ -5,19 +5,27 @@
 -- its lease becomes the wait for the input, after which a reaper may
 -- abandon the call. The TTL is kept (the header keeps the record's
 -- expiry); of the run, only its place in its slot's due set may move
--- earlier, to the new lease (begin.lua).
+-- earlier, to the new lease (begin.lua), and, with audit on, its event's
+-- sequence number (the state is made as abandon.lua makes it when it is
+-- gone while its call lives). A resent await appends no event.
 --
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
 -- KEYS[2] calls   <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us)
--- KEYS[3] run     <prefix>:{<run_id>}:run                  HASH  its field "due": the run's score in KEYS[4]
+-- KEYS[3] run     <prefix>:{<run_id>}:run                  HASH  its field "due": the run's score in KEYS[4]; with audit on: the event's sequence number
 -- KEYS[4] due     <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+-- KEYS[5] events  <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+-- KEYS[6] pending <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+-- KEYS[7] count   <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 --
 -- ARGV[1] tool_call_id  string  the id in KEYS[1], for the run's calls
 -- ARGV[2] owner         string  the owner as the header keeps it, and a space: must be the header's at H_OWNER
 -- ARGV[3] token         string  what the continuing call must present
 -- ARGV[4] state         bytes   the tool's state, for the continuing call (may be empty)
 -- ARGV[5] wait_ms       int     > 0: the new lease, from now; no later than the record's expiry
--- ARGV[6] run_id        string  the run's id, its member in KEYS[4]
+-- ARGV[6] run_id        string  the run's id, its member in KEYS[4] and KEYS[6]
+-- ARGV[7] audit         string  the await_input event's body but its last word (internal/auditrec), or empty: audit is off
+--                               (the script appends the end of the lease it sets)
+-- ARGV[8] generation    string  11 bytes: the stream of a run state this script makes (its state was lost)
 --
 -- RETRY safe    a resent await (same owner, same token) finds the record waiting under its token
 --
@@ -33,6 +41,10 @@
 --   a header in a reply is the header's whole field (the request may follow it)
 
 -- #include format.lib
+local AUDIT_EVENTS = KEYS[5]
+local AUDIT_RUNS = KEYS[6]
+local AUDIT_COUNT = KEYS[7]
+-- #include audit.lib
 
 local r = redis.call('HMGET', KEYS[1], HEADER, INPUT_TOKEN)
 local m, w = r[1], r[2]
@@ -64,10 +76,37 @@ redis.call('HSET', KEYS[1], HEADER, h, INPUT_TOKEN, ARGV[3], INPUT_STATE, ARGV[4
 -- XX: the call's entry is there while it is PROJECTING; the key is never
 -- made here, and so never without its expiry.
 redis.call('ZADD', KEYS[2], 'XX', lease, ARGV[1])
+local at
+if ARGV[7] == '' then
+  at = redis.call('HGET', KEYS[3], 'due')
+else
+  local run = redis.call('HMGET', KEYS[3], 'due', 'aseq', 'ag', RUN_IDENT_FIELD, 'state')
+  at = run[1]
+  -- A resent await finds the call waiting under its token: no transition.
+  if w ~= ARGV[3] then
+    -- The event's sequence number is the run state's, its stream the
+    -- state's generation (or the one it kept when it was found lost). A
+    -- state that is gone while its call lives is made as abandon.lua makes
+    -- it: lost, with a stream of its own, expiring with the record.
+    local seq = tonumber(run[2] or '0') + 1
+    local stream = run[3] or run[4] and sub(run[4], PRINCIPAL_LEN + 1, PRINCIPAL_LEN + GEN_LEN)
+    if not run[5] then
+      stream = stream or ARGV[8]
+      redis.call('HSET', KEYS[3], 'state', RUN_LOST, RUN_LAYOUT_FIELD, RUN_LAYOUT, 'ag', stream, 'created_ms', snow,
+        'exp', sub(m, H_EXPIRES, H_EXPIRES_END), 'aseq', format('%d', seq))
+      redis.call('PEXPIREAT', KEYS[3], sub(m, H_EXPIRES, H_EXPIRES_END))
+    elseif not stream then
+      stream = ARGV[8]
+      redis.call('HSET', KEYS[3], 'aseq', format('%d', seq), 'ag', stream)
+    else
+      redis.call('HSET', KEYS[3], 'aseq', format('%d', seq))
+    end
+    audit_append(ARGV[6], seq, stream, snow, ARGV[7] .. ' ' .. format('%d', lease), 1)
+  end
+end
 -- The run's place in its slot's due set moves earlier, to this lease, when
 -- it is later (begin.lua); XX: a run not in the set is left out of it, and
 -- the set never made.
-local at = redis.call('HGET', KEYS[3], 'due')
 if at and lease < tonumber(at) and redis.call('ZADD', KEYS[4], 'XX', 'CH', lease, ARGV[6]) == 1 then
   redis.call('HSET', KEYS[3], 'due', format('%013d', lease))
 end

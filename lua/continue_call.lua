@@ -9,12 +9,16 @@
 -- another token or for another request, and a finished one are refused as
 -- a begin of the id would be. The TTL is kept (the header keeps the
 -- record's expiry); of the run, only its place in its slot's due set may
--- move earlier, to the new lease (begin.lua).
+-- move earlier, to the new lease (begin.lua), and, with audit on, its
+-- event's sequence number. A resent continue appends no event.
 --
 -- KEYS[1] record  <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
--- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH  its owner is checked first
+-- KEYS[2] run     <prefix>:{<run_id>}:run                  HASH  its owner is checked first; with audit on: the event's sequence number
 -- KEYS[3] calls   <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us)
 -- KEYS[4] due     <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+-- KEYS[5] events  <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+-- KEYS[6] pending <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+-- KEYS[7] count   <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 --
 -- ARGV[1] tool_call_id    string  the id in KEYS[1], for the run's calls
 -- ARGV[2] owner           string  the continuing invocation's owner, as the header keeps it (no space)
@@ -22,7 +26,8 @@
 -- ARGV[4] request_sha256  string  the continuing request's digest, as the header keeps it
 -- ARGV[5] token           string  the token the waiting record keeps
 -- ARGV[6] lease_ms        int     > 0: the new lease, from now; no later than the record's expiry
--- ARGV[7] run_id          string  the run's id, its member in KEYS[4]
+-- ARGV[7] run_id          string  the run's id, its member in KEYS[4] and KEYS[6]
+-- ARGV[8] audit           string  the continue event's body (internal/auditrec), or empty: audit is off
 --
 -- RETRY safe    a resent continue (same owner, same token) finds the record its own and is given the state again
 --
@@ -43,8 +48,12 @@
 --   a header in a reply is the header's whole field (the request may follow it)
 
 -- #include format.lib
+local AUDIT_EVENTS = KEYS[5]
+local AUDIT_RUNS = KEYS[6]
+local AUDIT_COUNT = KEYS[7]
+-- #include audit.lib
 
-local run = redis.call('HMGET', KEYS[2], RUN_LAYOUT_FIELD, RUN_IDENT_FIELD, 'state', 'due')
+local run = redis.call('HMGET', KEYS[2], RUN_LAYOUT_FIELD, RUN_IDENT_FIELD, 'state', 'due', 'ag')
 local layout, ident = run[1], run[2]
 if run[3] and (not layout or sub(layout, 1, RUN_LAYOUT_LEN) ~= RUN_LAYOUT) then
   return {'LAYOUT_MISMATCH'}
@@ -90,5 +99,12 @@ redis.call('ZADD', KEYS[3], 'XX', lease, ARGV[1])
 local at = run[4]
 if at and lease < tonumber(at) and redis.call('ZADD', KEYS[4], 'XX', 'CH', lease, ARGV[7]) == 1 then
   redis.call('HSET', KEYS[2], 'due', format('%013d', lease))
+end
+-- A resent continue finds the token taken by its owner: no transition. The
+-- event's stream is the state's generation (or the one it kept when it
+-- was found lost).
+if ARGV[8] ~= '' and w == ARGV[5] then
+  audit_append(ARGV[7], redis.call('HINCRBY', KEYS[2], 'aseq', 1),
+    run[5] or sub(ident, PRINCIPAL_LEN + 1, PRINCIPAL_LEN + GEN_LEN), snow, ARGV[8], 1)
 end
 return {'OK', h, pttl, r[3] or '', sub(layout, LIMITS_AT), sub(ident, PRINCIPAL_LEN + GEN_LEN + 1)}

@@ -13,6 +13,8 @@
 //	  request_hmac text, request_size bigint, raw_hmac text, raw_size bigint,
 //	  result_hmac text, result_size bigint, redactions bigint, handles bigint,
 //	  trace_id text, span_id text,
+//	  token_hmac text, wait_until_ms bigint,     -- await_input
+//	  input_hmac text, input_size bigint,        -- continue
 //	  prev text, hash text,                      -- the chain: see audit.Event.ChainHash
 //	  origin text,                               -- the exporter's origin
 //	  PRIMARY KEY (run, gen, seq));
@@ -20,7 +22,9 @@
 //	CREATE TABLE toolcanon_audit_checkpoints (
 //	  n bigint PRIMARY KEY, origin text, time timestamptz, note text);  -- the signed note
 //
-// every column NOT NULL ("" and 0 where an event has no such field).
+// every column NOT NULL ("" and 0 where an event has no such field). Open
+// adds the columns of await_input and continue events to a table an
+// earlier release made without them.
 // Keeping six months is a DELETE of the rows older than that (see the
 // README); verification then takes audit.VerifyOptions.Partial.
 package pgsink
@@ -74,6 +78,10 @@ func Schema(table string) string {
   result_hmac text NOT NULL, result_size bigint NOT NULL, redactions bigint NOT NULL, handles bigint NOT NULL,
   trace_id text NOT NULL, span_id text NOT NULL, prev text NOT NULL, hash text NOT NULL, origin text NOT NULL,
   PRIMARY KEY (run, gen, seq));
+ALTER TABLE ` + e + ` ADD COLUMN IF NOT EXISTS token_hmac text NOT NULL DEFAULT '',
+  ADD COLUMN IF NOT EXISTS wait_until_ms bigint NOT NULL DEFAULT 0,
+  ADD COLUMN IF NOT EXISTS input_hmac text NOT NULL DEFAULT '',
+  ADD COLUMN IF NOT EXISTS input_size bigint NOT NULL DEFAULT 0;
 CREATE INDEX IF NOT EXISTS ` + e + `_time ON ` + e + ` (time);
 CREATE TABLE IF NOT EXISTS ` + c + ` (
   n bigint PRIMARY KEY, origin text NOT NULL, time timestamptz NOT NULL, note text NOT NULL);`
@@ -81,7 +89,8 @@ CREATE TABLE IF NOT EXISTS ` + c + ` (
 
 // columns are the events table's columns, in the order Write binds them.
 const columns = "run, gen, seq, time, type, call, tool, tool_version, principal, status, evidence, code, execution, key_id, " +
-	"request_hmac, request_size, raw_hmac, raw_size, result_hmac, result_size, redactions, handles, trace_id, span_id, prev, hash, origin"
+	"request_hmac, request_size, raw_hmac, raw_size, result_hmac, result_size, redactions, handles, trace_id, span_id, prev, hash, origin, " +
+	"token_hmac, wait_until_ms, input_hmac, input_size"
 
 // Open connects to the database of dsn and creates the tables when they
 // are missing.
@@ -103,7 +112,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Sink, error) {
 	s := &Sink{pool: pool, events: opts.Table + "_events", cps: opts.Table + "_checkpoints"}
 	// One statement inserts a batch: an array per column, unnested.
 	types := []string{"text", "text", "bigint", "timestamptz", "text", "text", "text", "text", "text", "text", "text", "text",
-		"text", "text", "text", "bigint", "text", "bigint", "text", "bigint", "bigint", "bigint", "text", "text", "text", "text", "text"}
+		"text", "text", "text", "bigint", "text", "bigint", "text", "bigint", "bigint", "bigint", "text", "text", "text", "text", "text",
+		"text", "bigint", "text", "bigint"}
 	args := make([]string, len(types))
 	for i, t := range types {
 		args[i] = fmt.Sprintf("$%d::%s[]", i+1, t)
@@ -126,7 +136,7 @@ func (s *Sink) Close() error {
 // skipped (ON CONFLICT DO NOTHING); a checkpoint whose number is taken (two
 // exporters at once) fails the batch, which is then delivered again.
 func (s *Sink) Write(ctx context.Context, events []audit.Event, cp audit.Checkpoint) error {
-	cols := make([][]any, 27)
+	cols := make([][]any, 31)
 	for i := range cols {
 		cols[i] = make([]any, 0, len(events))
 	}
@@ -135,7 +145,7 @@ func (s *Sink) Write(ctx context.Context, events []audit.Event, cp audit.Checkpo
 		vals := []any{e.RunID, e.Gen, e.Seq, e.Time, string(e.Type), e.ToolCallID, e.Tool, e.ToolVersion, e.Principal,
 			string(e.Status), string(e.Evidence), string(e.Code), e.Execution, e.KeyID, e.RequestDigest, e.RequestSize,
 			e.RawDigest, e.RawSize, e.ResultDigest, e.ResultSize, int64(e.Redactions), int64(e.Handles), e.TraceID, e.SpanID,
-			e.Prev, e.Hash, cp.Origin}
+			e.Prev, e.Hash, cp.Origin, e.TokenDigest, unixMilli(e.WaitUntil), e.InputDigest, e.InputSize}
 		for j, v := range vals {
 			cols[j] = append(cols[j], v)
 		}
@@ -214,17 +224,21 @@ func (s *Sink) Verify(ctx context.Context, opts audit.VerifyOptions) (audit.Veri
 	for rows.Next() {
 		var e audit.Event
 		var typ, status, evidence, code, origin string
-		var red, handles int64
+		var red, handles, wait int64
 		var t time.Time
 		if err := rows.Scan(&e.RunID, &e.Gen, &e.Seq, &t, &typ, &e.ToolCallID, &e.Tool, &e.ToolVersion, &e.Principal,
 			&status, &evidence, &code, &e.Execution, &e.KeyID, &e.RequestDigest, &e.RequestSize, &e.RawDigest, &e.RawSize,
-			&e.ResultDigest, &e.ResultSize, &red, &handles, &e.TraceID, &e.SpanID, &e.Prev, &e.Hash, &origin); err != nil {
+			&e.ResultDigest, &e.ResultSize, &red, &handles, &e.TraceID, &e.SpanID, &e.Prev, &e.Hash, &origin,
+			&e.TokenDigest, &wait, &e.InputDigest, &e.InputSize); err != nil {
 			rows.Close()
 			return audit.VerifyReport{}, fmt.Errorf("pgsink: %w", err)
 		}
 		e.Time, e.Type = t.UTC(), canonical.AuditType(typ)
 		e.Status, e.Evidence, e.Code = canonical.Status(status), canonical.Evidence(evidence), canonical.Code(code)
 		e.Redactions, e.Handles = int(red), int(handles)
+		if wait != 0 {
+			e.WaitUntil = time.UnixMilli(wait).UTC()
+		}
 		v.Event(fmt.Sprintf("%s row %s", s.events, e.ID()), e)
 	}
 	rows.Close()
@@ -254,4 +268,12 @@ func (s *Sink) Verify(ctx context.Context, opts audit.VerifyOptions) (audit.Veri
 		return audit.VerifyReport{}, fmt.Errorf("pgsink: %w", err)
 	}
 	return v.Finish(), nil
+}
+
+// unixMilli is t in ms since the epoch, 0 for the zero time.
+func unixMilli(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
 }

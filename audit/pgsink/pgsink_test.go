@@ -134,3 +134,78 @@ func TestSinkOncePerEvent(t *testing.T) {
 		}
 	}
 }
+
+// A table made before continuations gains their columns, and a continued
+// call's events are kept with them and verify; a continue row changed is
+// told.
+func TestContinuedCallInATableOfAnEarlierRelease(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Database(t)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// The events table as the release before continuations made it.
+	if _, err := conn.Exec(ctx, `CREATE TABLE toolcanon_audit_events (
+  run text NOT NULL, gen text NOT NULL, seq bigint NOT NULL, time timestamptz NOT NULL,
+  type text NOT NULL, call text NOT NULL, tool text NOT NULL, tool_version text NOT NULL, principal text NOT NULL,
+  status text NOT NULL, evidence text NOT NULL, code text NOT NULL, execution text NOT NULL, key_id text NOT NULL,
+  request_hmac text NOT NULL, request_size bigint NOT NULL, raw_hmac text NOT NULL, raw_size bigint NOT NULL,
+  result_hmac text NOT NULL, result_size bigint NOT NULL, redactions bigint NOT NULL, handles bigint NOT NULL,
+  trace_id text NOT NULL, span_id text NOT NULL, prev text NOT NULL, hash text NOT NULL, origin text NOT NULL,
+  PRIMARY KEY (run, gen, seq))`); err != nil {
+		t.Fatal(err)
+	}
+	sink, err := pgsink.Open(ctx, dsn, pgsink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	opts := canonical.AuditOptions{Key: bytes.Repeat([]byte{1}, 32), KeyID: "k"}
+	s := memstore.New(memstore.WithAudit(opts))
+	signer, verifiers := keys(t)
+	x := &audit.Exporter{Source: s, Sink: sink, Signer: signer, Origin: "pg"}
+	req := canonical.BeginRequest{RunID: "pg-cont", ToolCallID: "c1", Tool: "t", Owner: "o1", Principal: "p",
+		Request: []byte(`{"q":1}`), TTL: time.Hour}
+	if _, err := s.Begin(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AwaitInput(ctx, canonical.AwaitInput{RunID: "pg-cont", ToolCallID: "c1", Owner: "o1", Token: "tok",
+		Wait: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	input := []byte(`{"ask":{"action":"accept"}}`)
+	if _, err := s.ContinueCall(ctx, canonical.ContinueCall{RunID: "pg-cont", ToolCallID: "c1", Owner: "o2", Principal: "p",
+		RequestDigest: canonical.RequestDigest(req.Request), Token: "tok", Lease: time.Minute, Input: input}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Complete(ctx, canonical.Completion{RunID: "pg-cont", ToolCallID: "c1", Owner: "o2",
+		Status: canonical.StatusReady, Evidence: canonical.NoEvidence, Raw: []byte(`[]`), Result: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := x.Pass(ctx); err != nil || rep.Exported != 4 {
+		t.Fatalf("pass: %+v %v", rep, err)
+	}
+	var tokenHMAC, inputHMAC string
+	var wait, size int64
+	if err := conn.QueryRow(ctx, `SELECT a.token_hmac, a.wait_until_ms, c.input_hmac, c.input_size
+  FROM toolcanon_audit_events a, toolcanon_audit_events c WHERE a.type = 'await_input' AND c.type = 'continue'`).
+		Scan(&tokenHMAC, &wait, &inputHMAC, &size); err != nil {
+		t.Fatal(err)
+	}
+	if tokenHMAC != opts.Digest([]byte("tok")) || wait == 0 || inputHMAC != opts.Digest(input) || size != int64(len(input)) {
+		t.Fatalf("rows: token %s until %d, input %s of %d", tokenHMAC, wait, inputHMAC, size)
+	}
+	rep, err := sink.Verify(ctx, audit.VerifyOptions{Verifiers: verifiers})
+	if err != nil || !rep.OK() || rep.Events != 4 {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+	if _, err := conn.Exec(ctx, "UPDATE toolcanon_audit_events SET input_size = input_size + 1 WHERE type = 'continue'"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = sink.Verify(ctx, audit.VerifyOptions{Verifiers: verifiers})
+	if err != nil || rep.OK() || !strings.Contains(strings.Join(rep.Problems, "\n"), "was changed") {
+		t.Fatalf("a continue row changed: %v %v", rep.Problems, err)
+	}
+}

@@ -28,6 +28,10 @@ func (s *Store) AwaitInput(ctx context.Context, a canonical.AwaitInput) (canonic
 		return canonical.Record{}, canonical.Wrap(canonical.CodeStoreUnavailable, err, "await input")
 	}
 	state := bytes.Clone(a.State)
+	var token string
+	if s.auditOn() {
+		token = s.audit.opts.Digest([]byte(a.Token))
+	}
 	sh, now := s.lock(a.RunID)
 	defer sh.mu.Unlock()
 	cur := sh.liveRecord(recordKey{a.RunID, a.ToolCallID}, now)
@@ -38,8 +42,16 @@ func (s *Store) AwaitInput(ctx context.Context, a canonical.AwaitInput) (canonic
 		cur.input != nil && cur.input.token != a.Token && !cur.input.taken {
 		return canonical.Record{}, canonical.Errorf(canonical.CodeInvalidTransition, "await input: the record is %s, or not the owner's to hold", cur.rec.Status)
 	}
+	// A resent await finds the call waiting under its token: no transition.
+	resent := cur.input != nil && cur.input.token == a.Token && !cur.input.taken
 	cur.input = &waiting{token: a.Token, state: state}
 	s.relet(sh, cur, a.RunID, a.ToolCallID, a.Wait, now)
+	if s.auditOn() && !resent {
+		tr := canonical.TraceOf(ctx)
+		s.appendEvent(sh, sh.streamRun(a.RunID, cur.expires, now), canonical.AuditEvent{RunID: a.RunID,
+			Type: canonical.AuditAwaitInput, ToolCallID: a.ToolCallID, TokenDigest: token,
+			WaitUntil: cur.rec.LeaseUntil.UTC(), TraceID: tr.TraceID, SpanID: tr.SpanID}, now)
+	}
 	out := snapshot(cur, now, false, false)
 	detach(&out)
 	return out, nil
@@ -54,6 +66,10 @@ func (s *Store) ContinueCall(ctx context.Context, c canonical.ContinueCall) (can
 		return canonical.Continued{}, canonical.Wrap(canonical.CodeStoreUnavailable, err, "continue")
 	}
 	tag := canonical.PrincipalTag(c.Principal)
+	var input string
+	if s.auditOn() {
+		input = s.audit.opts.Digest(c.Input)
+	}
 	sh, now := s.lock(c.RunID)
 	defer sh.mu.Unlock()
 	// The run's owner first, as Begin checks it: a run with none (its state
@@ -73,9 +89,16 @@ func (s *Store) ContinueCall(ctx context.Context, c canonical.ContinueCall) (can
 	if w == nil || cur.rec.RequestDigest != c.RequestDigest || w.token != c.Token || w.taken && cur.rec.Owner != c.Owner {
 		return canonical.Continued{}, canonical.Errorf(canonical.CodeToolCallInProgress, "continue: the call waits for no input under this token and request")
 	}
+	// A resent continue finds the call its own already: no transition.
+	resent := w.taken
 	w.taken = true
 	cur.rec.Owner = c.Owner
 	s.relet(sh, cur, c.RunID, c.ToolCallID, c.Lease, now)
+	if s.auditOn() && !resent {
+		tr := canonical.TraceOf(ctx)
+		s.appendEvent(sh, r, canonical.AuditEvent{RunID: c.RunID, Type: canonical.AuditContinue, ToolCallID: c.ToolCallID,
+			Principal: tag, InputDigest: input, InputSize: int64(len(c.Input)), TraceID: tr.TraceID, SpanID: tr.SpanID}, now)
+	}
 	out := snapshot(cur, now, false, false)
 	detach(&out)
 	// The run's limits and secret, as Begin gives them to the invocation.

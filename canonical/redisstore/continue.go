@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/toolcanon/toolcanon/canonical"
+	"github.com/toolcanon/toolcanon/internal/auditrec"
 	"github.com/toolcanon/toolcanon/internal/record"
 )
 
@@ -14,12 +15,22 @@ func (s *Store) AwaitInput(ctx context.Context, a canonical.AwaitInput) (canonic
 	if err := a.Validate(); err != nil {
 		return canonical.Record{}, err
 	}
+	var body string
+	if s.audit != nil {
+		var err error
+		if body, err = auditrec.AwaitBody(auditrec.Continuation{ToolCallID: a.ToolCallID, KeyID: s.audit.KeyID,
+			TokenMAC: s.mac([]byte(a.Token)), Trace: canonical.TraceOf(ctx)}); err != nil {
+			return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "await input")
+		}
+	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	r, err := execAwaitInput(ctx, s, awaitInputKeys{Record: s.keys.Record(a.RunID, a.ToolCallID), Calls: s.keys.Calls(a.RunID),
-		Run: s.keys.Run(a.RunID), Due: s.keys.RunSlotIndex(a.RunID, canonical.SlotDue)},
+	rec := s.keys.Record(a.RunID, a.ToolCallID)
+	events, pending, count := s.auditKeys(a.RunID, rec)
+	r, err := execAwaitInput(ctx, s, awaitInputKeys{Record: rec, Calls: s.keys.Calls(a.RunID),
+		Run: s.keys.Run(a.RunID), Due: s.keys.RunSlotIndex(a.RunID, canonical.SlotDue), Events: events, Pending: pending, Count: count},
 		awaitInputArgs{ToolCallID: a.ToolCallID, Owner: record.OwnerWord(a.Owner), Token: a.Token, State: a.State,
-			WaitMs: a.Wait.Milliseconds(), RunID: a.RunID})
+			WaitMs: a.Wait.Milliseconds(), RunID: a.RunID, Audit: body, Generation: record.NewGeneration()})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "await input")
 	}
@@ -37,12 +48,24 @@ func (s *Store) ContinueCall(ctx context.Context, c canonical.ContinueCall) (can
 	if err := c.Validate(); err != nil {
 		return canonical.Continued{}, err
 	}
+	tag := canonical.PrincipalTag(c.Principal)
+	var body string
+	if s.audit != nil {
+		var err error
+		if body, err = auditrec.ContinueBody(auditrec.Continuation{ToolCallID: c.ToolCallID, Principal: tag, KeyID: s.audit.KeyID,
+			InputMAC: s.mac(c.Input), InputSize: int64(len(c.Input)), Trace: canonical.TraceOf(ctx)}); err != nil {
+			return canonical.Continued{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "continue")
+		}
+	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	r, err := execContinueCall(ctx, s, continueCallKeys{Record: s.keys.Record(c.RunID, c.ToolCallID), Run: s.keys.Run(c.RunID),
-		Calls: s.keys.Calls(c.RunID), Due: s.keys.RunSlotIndex(c.RunID, canonical.SlotDue)},
-		continueCallArgs{ToolCallID: c.ToolCallID, Owner: record.StoreOwner(c.Owner), Principal: canonical.PrincipalTag(c.Principal),
-			RequestSHA256: record.StoreDigest(c.RequestDigest), Token: c.Token, LeaseMs: c.Lease.Milliseconds(), RunID: c.RunID})
+	rec := s.keys.Record(c.RunID, c.ToolCallID)
+	events, pending, count := s.auditKeys(c.RunID, rec)
+	r, err := execContinueCall(ctx, s, continueCallKeys{Record: rec, Run: s.keys.Run(c.RunID),
+		Calls: s.keys.Calls(c.RunID), Due: s.keys.RunSlotIndex(c.RunID, canonical.SlotDue), Events: events, Pending: pending, Count: count},
+		continueCallArgs{ToolCallID: c.ToolCallID, Owner: record.StoreOwner(c.Owner), Principal: tag,
+			RequestSHA256: record.StoreDigest(c.RequestDigest), Token: c.Token, LeaseMs: c.Lease.Milliseconds(), RunID: c.RunID,
+			Audit: body})
 	if err != nil {
 		return canonical.Continued{}, unavailable(err, "continue")
 	}

@@ -243,10 +243,13 @@ func execAuditLease(ctx context.Context, r runner, k auditLeaseKeys, a auditLeas
 
 // awaitInputKeys are the KEYS of await_input.lua.
 type awaitInputKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
-	Calls  string // KEYS[2] <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us)
-	Run    string // KEYS[3] <prefix>:{<run_id>}:run                  HASH  its field "due": the run's score in KEYS[4]
-	Due    string // KEYS[4] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+	Record  string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
+	Calls   string // KEYS[2] <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us)
+	Run     string // KEYS[3] <prefix>:{<run_id>}:run                  HASH  its field "due": the run's score in KEYS[4]; with audit on: the event's sequence number
+	Due     string // KEYS[4] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+	Events  string // KEYS[5] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+	Pending string // KEYS[6] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+	Count   string // KEYS[7] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 }
 
 // awaitInputArgs are the ARGV of await_input.lua.
@@ -256,7 +259,9 @@ type awaitInputArgs struct {
 	Token      string // ARGV[3] what the continuing call must present
 	State      []byte // ARGV[4] the tool's state, for the continuing call (may be empty)
 	WaitMs     int64  // ARGV[5] > 0: the new lease, from now; no later than the record's expiry
-	RunID      string // ARGV[6] the run's id, its member in KEYS[4]
+	RunID      string // ARGV[6] the run's id, its member in KEYS[4] and KEYS[6]
+	Audit      string // ARGV[7] the await_input event's body but its last word (internal/auditrec), or empty: audit is off
+	Generation string // ARGV[8] 11 bytes: the stream of a run state this script makes (its state was lost)
 }
 
 // awaitInputReply is a reply of await_input.lua, as its RETURNS declares:
@@ -305,15 +310,17 @@ func decodeAwaitInputReply(res rueidis.RedisResult) (awaitInputReply, error) {
 	return r, d.err
 }
 
-// execAwaitInput runs await_input.lua: keep the owner's PROJECTING record open for the agent's input (a multi round-trip call): the tool asked the agent for input instead of answering. The record stays PROJECTING; it keeps the token the continuing call must present (continue_call.lua) and the tool's state for it, and its lease becomes the wait for the input, after which a reaper may abandon the call. The TTL is kept (the header keeps the record's expiry); of the run, only its place in its slot's due set may move earlier, to the new lease (begin.lua).
+// execAwaitInput runs await_input.lua: keep the owner's PROJECTING record open for the agent's input (a multi round-trip call): the tool asked the agent for input instead of answering. The record stays PROJECTING; it keeps the token the continuing call must present (continue_call.lua) and the tool's state for it, and its lease becomes the wait for the input, after which a reaper may abandon the call. The TTL is kept (the header keeps the record's expiry); of the run, only its place in its slot's due set may move earlier, to the new lease (begin.lua), and, with audit on, its event's sequence number (the state is made as abandon.lua makes it when it is gone while its call lives). A resent await appends no event.
 func execAwaitInput(ctx context.Context, r runner, k awaitInputKeys, a awaitInputArgs) (awaitInputReply, error) {
-	return decodeAwaitInputReply(r.runScript(ctx, awaitInputScript, []string{k.Record, k.Calls, k.Run, k.Due}, []string{
+	return decodeAwaitInputReply(r.runScript(ctx, awaitInputScript, []string{k.Record, k.Calls, k.Run, k.Due, k.Events, k.Pending, k.Count}, []string{
 		a.ToolCallID,
 		a.Owner,
 		a.Token,
 		rueidis.BinaryString(a.State),
 		strconv.FormatInt(a.WaitMs, 10),
 		a.RunID,
+		a.Audit,
+		a.Generation,
 	}))
 }
 
@@ -640,10 +647,13 @@ func execComplete(ctx context.Context, r runner, k completeKeys, a completeArgs)
 
 // continueCallKeys are the KEYS of continue_call.lua.
 type continueCallKeys struct {
-	Record string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
-	Run    string // KEYS[2] <prefix>:{<run_id>}:run                  HASH  its owner is checked first
-	Calls  string // KEYS[3] <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us)
-	Due    string // KEYS[4] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+	Record  string // KEYS[1] <prefix>:{<run_id>}:call:<tool_call_id>  HASH  a header, the request when short, and the payloads' parts (format.lib)
+	Run     string // KEYS[2] <prefix>:{<run_id>}:run                  HASH  its owner is checked first; with audit on: the event's sequence number
+	Calls   string // KEYS[3] <prefix>:{<run_id>}:calls                ZSET  calls in flight by lease (ms), completed by completion (us)
+	Due     string // KEYS[4] <prefix>:{<slot tag>}:due                ZSET  the slot's runs with calls in flight, by earliest lease
+	Events  string // KEYS[5] <prefix>:{<run_id>}:audit                LIST  the run's audit chain head and pending events (audit.lib)
+	Pending string // KEYS[6] <prefix>:{<slot tag>}:audit              ZSET  the slot's runs with pending events
+	Count   string // KEYS[7] <prefix>:{<slot tag>}:audit-n            STRING  the slot's pending events
 }
 
 // continueCallArgs are the ARGV of continue_call.lua.
@@ -654,7 +664,8 @@ type continueCallArgs struct {
 	RequestSHA256 string // ARGV[4] the continuing request's digest, as the header keeps it
 	Token         string // ARGV[5] the token the waiting record keeps
 	LeaseMs       int64  // ARGV[6] > 0: the new lease, from now; no later than the record's expiry
-	RunID         string // ARGV[7] the run's id, its member in KEYS[4]
+	RunID         string // ARGV[7] the run's id, its member in KEYS[4] and KEYS[6]
+	Audit         string // ARGV[8] the continue event's body (internal/auditrec), or empty: audit is off
 }
 
 // continueCallReply is a reply of continue_call.lua, as its RETURNS declares:
@@ -719,9 +730,9 @@ func decodeContinueCallReply(res rueidis.RedisResult) (continueCallReply, error)
 	return r, d.err
 }
 
-// execContinueCall runs continue_call.lua: hand a record that waits for the agent's input (await_input.lua) to the invocation that continues the call: the same call (the request's digest is the record's), of the run's principal, presenting the token the record keeps. The record stays PROJECTING under the new owner with a new lease, and the tool's state is returned with the run's limits and secret (as begin returns them to the invocation); the token is kept as taken, so that only this owner's retry finds it again. Anything else changes nothing: a call still running, one waiting under another token or for another request, and a finished one are refused as a begin of the id would be. The TTL is kept (the header keeps the record's expiry); of the run, only its place in its slot's due set may move earlier, to the new lease (begin.lua).
+// execContinueCall runs continue_call.lua: hand a record that waits for the agent's input (await_input.lua) to the invocation that continues the call: the same call (the request's digest is the record's), of the run's principal, presenting the token the record keeps. The record stays PROJECTING under the new owner with a new lease, and the tool's state is returned with the run's limits and secret (as begin returns them to the invocation); the token is kept as taken, so that only this owner's retry finds it again. Anything else changes nothing: a call still running, one waiting under another token or for another request, and a finished one are refused as a begin of the id would be. The TTL is kept (the header keeps the record's expiry); of the run, only its place in its slot's due set may move earlier, to the new lease (begin.lua), and, with audit on, its event's sequence number. A resent continue appends no event.
 func execContinueCall(ctx context.Context, r runner, k continueCallKeys, a continueCallArgs) (continueCallReply, error) {
-	return decodeContinueCallReply(r.runScript(ctx, continueCallScript, []string{k.Record, k.Run, k.Calls, k.Due}, []string{
+	return decodeContinueCallReply(r.runScript(ctx, continueCallScript, []string{k.Record, k.Run, k.Calls, k.Due, k.Events, k.Pending, k.Count}, []string{
 		a.ToolCallID,
 		a.Owner,
 		a.Principal,
@@ -729,6 +740,7 @@ func execContinueCall(ctx context.Context, r runner, k continueCallKeys, a conti
 		a.Token,
 		strconv.FormatInt(a.LeaseMs, 10),
 		a.RunID,
+		a.Audit,
 	}))
 }
 

@@ -164,6 +164,130 @@ func testAudit(t *testing.T, f Factory) {
 		}
 	})
 
+	t.Run("ContinuedCall", func(t *testing.T) {
+		h, src := audited(t, f, testAuditOptions)
+		s, c, run := h.Store, h.continuer(t), newRunID(t)
+		tr := canonical.Trace{TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", SpanID: "00f067aa0ba902b7"}
+		mustBegin(t, s, asPrincipal(beginReq(run, "c1"), alice))
+		token := canonical.NewOwner()
+		// The second a resent await: no event (the first's lease end is the
+		// event's).
+		var waiting canonical.Record
+		for i := range 2 {
+			rec, err := c.AwaitInput(canonical.WithTrace(ctx(), tr), awaitReq(run, "c1", token))
+			if err != nil {
+				t.Fatalf("AwaitInput: %v", err)
+			}
+			if i == 0 {
+				waiting = rec
+			}
+		}
+		next := canonical.NewOwner()
+		cont := continueReq(run, "c1", next, token)
+		cont.Input = []byte(`{"confirm":{"action":"accept","content":{"ok":true}}}`)
+		for range 2 { // the second a resent continue: no event
+			if _, err := c.ContinueCall(ctx(), cont); err != nil {
+				t.Fatalf("ContinueCall: %v", err)
+			}
+		}
+		// A refused continue appends nothing.
+		if _, err := c.ContinueCall(ctx(), continueReq(run, "c1", canonical.NewOwner(), token)); canonical.CodeOf(err) != canonical.CodeToolCallInProgress {
+			t.Fatalf("a continue of a taken token: %v", err)
+		}
+		done := ready(run, "c1", canonical.EvidenceFound)
+		done.Owner = next
+		mustComplete(t, s, done)
+
+		p := pendingOf(t, src, run)
+		want := []canonical.AuditType{canonical.AuditBegin, canonical.AuditAwaitInput, canonical.AuditContinue, canonical.AuditComplete}
+		if len(p.Events) != len(want) {
+			t.Fatalf("%d events, want %d: %+v", len(p.Events), len(want), p.Events)
+		}
+		for i, e := range p.Events {
+			if e.Type != want[i] || e.Seq != int64(i+1) || e.Gen == "" || e.Gen != p.Events[0].Gen || e.RunID != run ||
+				e.ToolCallID != "c1" || e.Time.IsZero() || !e.Type.Valid() {
+				t.Fatalf("event %d: %+v, want a %s of c1 numbered %d of one stream", i, e, want[i], i+1)
+			}
+		}
+		aw, co := p.Events[1], p.Events[2]
+		switch {
+		case aw.TokenDigest != testAuditOptions.Digest([]byte(token)) || aw.KeyID != "suite" ||
+			!aw.WaitUntil.Equal(waiting.LeaseUntil) || aw.TraceID != tr.TraceID || aw.SpanID != tr.SpanID ||
+			aw.Principal != "" || aw.InputDigest != "" || aw.InputSize != 0 || aw.RequestDigest != "" || aw.Status != "":
+			t.Fatalf("await_input event %+v (the call waits until %v)", aw, waiting.LeaseUntil)
+		case co.Principal != canonical.PrincipalTag(alice) || co.KeyID != "suite" ||
+			co.InputDigest != testAuditOptions.Digest(cont.Input) || co.InputSize != int64(len(cont.Input)) ||
+			co.TokenDigest != "" || !co.WaitUntil.IsZero() || co.TraceID != "":
+			t.Fatalf("continue event %+v", co)
+		}
+		for _, e := range p.Events {
+			if v := fmt.Sprintf("%+v", e); strings.Contains(v, token) || strings.Contains(v, next) || strings.Contains(v, "accept") ||
+				strings.Contains(v, "state of c1") {
+				t.Fatalf("an event holds a secret or a payload: %s", v)
+			}
+		}
+	})
+
+	t.Run("ContinuationPastTheBacklog", func(t *testing.T) {
+		o := testAuditOptions
+		o.MaxBacklog = 3
+		h, src := audited(t, f, o)
+		s, c, run := h.Store, h.continuer(t), newRunID(t)
+		mustBegin(t, s, asPrincipal(beginReq(run, "c1"), alice))
+		mustComplete(t, s, ready(run, "c1", canonical.NoEvidence))
+		mustBegin(t, s, asPrincipal(beginReq(run, "c2"), alice))
+		// The backlog is full (as in BacklogRefuses): the call already
+		// begun still waits, is continued and completes, each with its
+		// event; only a new call is refused.
+		token, next := canonical.NewOwner(), canonical.NewOwner()
+		if _, err := c.AwaitInput(ctx(), awaitReq(run, "c2", token)); err != nil {
+			t.Fatalf("AwaitInput past the backlog: %v", err)
+		}
+		if _, err := c.ContinueCall(ctx(), continueReq(run, "c2", next, token)); err != nil {
+			t.Fatalf("ContinueCall past the backlog: %v", err)
+		}
+		if _, err := s.Begin(ctx(), asPrincipal(beginReq(run, "c3"), alice)); canonical.CodeOf(err) != canonical.CodeAuditBacklog {
+			t.Fatalf("begin past the backlog: %v, want AUDIT_BACKLOG", err)
+		}
+		done := ready(run, "c2", canonical.NoEvidence)
+		done.Owner = next
+		mustComplete(t, s, done)
+		p := pendingOf(t, src, run)
+		want := []canonical.AuditType{canonical.AuditBegin, canonical.AuditComplete, canonical.AuditBegin,
+			canonical.AuditAwaitInput, canonical.AuditContinue, canonical.AuditComplete}
+		if len(p.Events) != len(want) {
+			t.Fatalf("%d events, want %d: %+v", len(p.Events), len(want), p.Events)
+		}
+		for i, e := range p.Events {
+			if e.Type != want[i] || e.Seq != int64(i+1) {
+				t.Fatalf("event %d: %+v, want a %s numbered %d", i, e, want[i], i+1)
+			}
+		}
+		ackAll(t, src, p)
+		mustBegin(t, s, asPrincipal(beginReq(run, "c3"), alice))
+	})
+
+	t.Run("AwaitAfterALossHasAStream", func(t *testing.T) {
+		h, src := audited(t, f, testAuditOptions)
+		if h.DropRunState == nil {
+			return
+		}
+		s, c, run := h.Store, h.continuer(t), newRunID(t)
+		mustBegin(t, s, asPrincipal(beginReq(run, "c1"), alice))
+		p := pendingOf(t, src, run)
+		ackAll(t, src, p)
+		h.DropRunState(t, run)
+		if _, err := c.AwaitInput(ctx(), awaitReq(run, "c1", canonical.NewOwner())); err != nil {
+			t.Fatalf("AwaitInput after a loss: %v", err)
+		}
+		mustComplete(t, s, ready(run, "c1", canonical.NoEvidence))
+		q := pendingOf(t, src, run)
+		if len(q.Events) != 2 || q.Events[0].Type != canonical.AuditAwaitInput || q.Events[0].Seq != 1 ||
+			q.Events[1].Seq != 2 || q.Events[1].Gen != q.Events[0].Gen || q.Events[0].Gen == p.Events[0].Gen {
+			t.Fatalf("after a loss: %+v, want an await and a completion in a stream of their own from 1", q.Events)
+		}
+	})
+
 	t.Run("Acknowledge", func(t *testing.T) {
 		h, src := audited(t, f, testAuditOptions)
 		s := h.Store

@@ -521,7 +521,7 @@ func describe(l audit.Line) string {
 	}
 	e := l.Event
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s %-8s", e.Time.Format("2006-01-02T15:04:05.000Z"), e.ID(), e.Type)
+	fmt.Fprintf(&b, "%s %s %-11s", e.Time.Format("2006-01-02T15:04:05.000Z"), e.ID(), e.Type)
 	add := func(k, v string) {
 		if v != "" && v != "0" {
 			fmt.Fprintf(&b, " %s=%s", k, v)
@@ -539,6 +539,10 @@ func describe(l audit.Line) string {
 	add("request", size(e.RequestSize))
 	add("raw", size(e.RawSize))
 	add("result", size(e.ResultSize))
+	if !e.WaitUntil.IsZero() {
+		add("until", e.WaitUntil.Format("2006-01-02T15:04:05.000Z"))
+	}
+	add("input", size(e.InputSize))
 	add("trace", e.TraceID)
 	return b.String()
 }

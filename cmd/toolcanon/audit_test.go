@@ -231,3 +231,51 @@ func TestAuditVerifyCommand(t *testing.T) {
 		t.Fatalf("tail: %d %q", code, out.String())
 	}
 }
+
+// A call that waited for input and was continued is exported, verified and
+// tailed with what its await_input and continue events say.
+func TestAuditTailsAContinuedCall(t *testing.T) {
+	addr := redistest.Addr(t)
+	prefix := "ct" + canonical.NewOwner()[:8]
+	o := testAudit
+	s, err := redisstore.New(redisstore.Options{Addrs: []string{addr}, Prefix: prefix, Audit: &o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	req := canonical.BeginRequest{RunID: "cont-run", ToolCallID: "c1", Tool: "t", Owner: "o1", Principal: "p",
+		Request: []byte(`{}`), TTL: time.Hour}
+	if _, err := s.Begin(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AwaitInput(ctx, canonical.AwaitInput{RunID: "cont-run", ToolCallID: "c1", Owner: "o1", Token: "tok",
+		Wait: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ContinueCall(ctx, canonical.ContinueCall{RunID: "cont-run", ToolCallID: "c1", Owner: "o2", Principal: "p",
+		RequestDigest: canonical.RequestDigest(req.Request), Token: "tok", Lease: time.Minute, Input: []byte(`{"a":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	keyFile, vkey := keygen(t)
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := run([]string{"audit", "export", "--redis", addr, "--prefix", prefix, "--jsonl", dir, "--signing-key-file", keyFile,
+		"--once"}, &out, &errb); code != exitOK || !strings.Contains(out.String(), "3 event(s) of 1 run(s) exported") {
+		t.Fatalf("export: %d %s %s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"audit", "verify", dir, "--key", vkey}, &out, &errb); code != exitOK || !strings.Contains(out.String(), "verified") {
+		t.Fatalf("verify: %d %s %s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"audit", "tail", dir, "-n", "3"}, &out, &errb); code != exitOK {
+		t.Fatalf("tail: %d %q %s", code, out.String(), errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	tag := canonical.PrincipalTag("p")[:12]
+	if len(lines) != 3 || !strings.Contains(lines[0], " await_input call=c1 until=") ||
+		!strings.Contains(lines[1], " continue    call=c1 principal="+tag+" input=7B") {
+		t.Fatalf("tail:\n%s", out.String())
+	}
+}

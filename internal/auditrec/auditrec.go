@@ -19,12 +19,15 @@
 //	C <status> <evidence> <code> <call> <execution> <key_id> <raw_hmac> <raw_size> <result_hmac> <result_size> <redactions> <handles> <trace> <span>
 //	A <call>
 //	X <principal>
+//	W <call> <key_id> <token_hmac> <trace> <span> <wait_until_ms>
+//	K <call> <principal> <key_id> <input_hmac> <input_size> <trace> <span>
 //
 // Go sends a script a body's parts, the script joins them with a space:
 // the type letter and the rest of a begin (CallRest), so that the same
 // rest serves a replay; the head (type and outcome: "C R F -") and the
 // rest of a complete (CompleteParts), so that the same rest serves the
-// completion refused for its size (OverflowHead).
+// completion refused for its size (OverflowHead); an await_input's body
+// but its last word (AwaitBody), the end of the lease the script sets.
 //
 // Digests, principal tags and trace ids are kept in base64url (a 32-byte
 // digest in 43 characters), letters stand for status, evidence and
@@ -251,6 +254,56 @@ func CompleteParts(o Outcome) (head, rest string, err error) {
 	return "C " + st + " " + ev + " " + word(string(o.Code)), b.String(), nil
 }
 
+// Continuation is what an await_input or a continue body says of a call.
+type Continuation struct {
+	ToolCallID string
+	Principal  string // continue: a PrincipalTag (hex)
+	KeyID      string
+	// TokenDigest (await_input) and InputDigest (continue) are hex HMACs;
+	// TokenMAC and InputMAC, when set, the HMACs themselves in their place.
+	TokenDigest, InputDigest string
+	TokenMAC, InputMAC       []byte
+	InputSize                int64 // continue
+	Trace                    canonical.Trace
+}
+
+// The type letters of an await_input and a continue body.
+const (
+	AwaitType    = "W"
+	ContinueType = "K"
+)
+
+// AwaitBody returns the body of an await_input event but its last word:
+// the script appends a space and the end of the lease it sets (ms).
+func AwaitBody(c Continuation) (string, error) {
+	tok, err := macWord(c.TokenMAC, c.TokenDigest)
+	if err != nil {
+		return "", err
+	}
+	tr, sp, err := traceWords(c.Trace)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join([]string{AwaitType, c.ToolCallID, word(c.KeyID), tok, tr, sp}, " "), nil
+}
+
+// ContinueBody returns the body of a continue event.
+func ContinueBody(c Continuation) (string, error) {
+	p, err := hexWord(c.Principal)
+	if err != nil {
+		return "", err
+	}
+	in, err := macWord(c.InputMAC, c.InputDigest)
+	if err != nil {
+		return "", err
+	}
+	tr, sp, err := traceWords(c.Trace)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join([]string{ContinueType, c.ToolCallID, p, word(c.KeyID), in, strconv.FormatInt(c.InputSize, 10), tr, sp}, " "), nil
+}
+
 // AbandonBody returns the body of an abandon event.
 func AbandonBody(toolCallID string) string { return "A " + toolCallID }
 
@@ -283,7 +336,7 @@ func Decode(runID, e string) (canonical.AuditEvent, error) {
 	}
 	ev = canonical.AuditEvent{RunID: runID, Gen: w[2], Seq: seq, Time: time.UnixMilli(ms).UTC()}
 	body := w[3:]
-	want := map[string]int{"B": 10, "R": 10, "C": 15, "A": 2, "X": 2}[body[0]]
+	want := map[string]int{"B": 10, "R": 10, "C": 15, "A": 2, "X": 2, "W": 7, "K": 8}[body[0]]
 	if want == 0 || len(body) != want {
 		return ev, fmt.Errorf("%w: a %q body of %d words", ErrEvent, body[0], len(body))
 	}
@@ -321,6 +374,17 @@ func Decode(runID, e string) (canonical.AuditEvent, error) {
 		ev.Status, ev.Evidence, ev.Code = canonical.StatusError, canonical.EvidenceError, canonical.CodeExecutionAbandoned
 	case "X":
 		ev.Type, ev.Principal = canonical.AuditClose, r.hex(1, 32)
+	case "W":
+		ev.Type, ev.ToolCallID = canonical.AuditAwaitInput, r.id(1)
+		ev.KeyID, ev.TokenDigest = r.opt(2), r.hex(3, 32)
+		ev.TraceID, ev.SpanID = r.hex(4, 16), r.hex(5, 8)
+		if ms := r.size(6); ms > 0 {
+			ev.WaitUntil = time.UnixMilli(ms).UTC()
+		}
+	case "K":
+		ev.Type, ev.ToolCallID, ev.Principal = canonical.AuditContinue, r.id(1), r.hex(2, 32)
+		ev.KeyID, ev.InputDigest, ev.InputSize = r.opt(3), r.hex(4, 32), r.size(5)
+		ev.TraceID, ev.SpanID = r.hex(6, 16), r.hex(7, 8)
 	}
 	if r.err != nil {
 		return canonical.AuditEvent{}, r.err

@@ -2,6 +2,7 @@ package auditrec_test
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,29 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil || ev.Type != canonical.AuditClose || ev.Principal != tag {
 		t.Fatalf("close: %+v %v", ev, err)
 	}
+
+	w, err := auditrec.AwaitBody(auditrec.Continuation{ToolCallID: "toolu_03", KeyID: "k1", TokenDigest: digest, Trace: trace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err = auditrec.Decode("run-1", element("5", "1796321576933", w+" 1796322176933"))
+	want = canonical.AuditEvent{RunID: "run-1", Gen: gen, Seq: 5, Time: time.UnixMilli(1796321576933).UTC(),
+		Type: canonical.AuditAwaitInput, ToolCallID: "toolu_03", KeyID: "k1", TokenDigest: digest,
+		WaitUntil: time.UnixMilli(1796322176933).UTC(), TraceID: trace.TraceID, SpanID: trace.SpanID}
+	if err != nil || ev != want {
+		t.Fatalf("await_input: %v\n got %+v\nwant %+v", err, ev, want)
+	}
+	k, err := auditrec.ContinueBody(auditrec.Continuation{ToolCallID: "toolu_03", Principal: tag, KeyID: "k1",
+		InputDigest: digest, InputSize: 41})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err = auditrec.Decode("run-1", element("6", "1796321576990", k))
+	want = canonical.AuditEvent{RunID: "run-1", Gen: gen, Seq: 6, Time: time.UnixMilli(1796321576990).UTC(),
+		Type: canonical.AuditContinue, ToolCallID: "toolu_03", Principal: tag, KeyID: "k1", InputDigest: digest, InputSize: 41}
+	if err != nil || ev != want {
+		t.Fatalf("continue: %v\n got %+v\nwant %+v", err, ev, want)
+	}
 }
 
 // A begin event of typical ids stays well under the 300 bytes an event
@@ -88,6 +112,8 @@ func TestRefused(t *testing.T) {
 		element("1", "1", strings.Replace(ok, "B c", "B c/d", 1)), element("1", "1", "Z c"),
 		element("1", "1", "C R F - c q k - 0 - 0 0 0 - -"), element("1", "1", "C R F NOPE c e k - 0 - 0 0 0 - -"),
 		element("1", "1", "X AAAA"),
+		element("1", "1", "W c k - - -"), element("1", "1", "W c k - - - -1"), element("1", "1", "W c k AAAA - - 5"),
+		element("1", "1", "K c - k - x - -"), element("1", "1", "K c - k - 0 - - 9"),
 	} {
 		if _, err := auditrec.Decode("run", e); !errors.Is(err, auditrec.ErrEvent) {
 			t.Errorf("Decode(%q) = %v, want ErrEvent", e, err)
@@ -134,7 +160,10 @@ func FuzzDecode(f *testing.F) {
 	c, _ := auditrec.CompleteBody(auditrec.Outcome{ToolCallID: "c1", Status: canonical.StatusReady, Evidence: canonical.EvidenceFound,
 		Execution: canonical.ExecutionExecuted, KeyID: "k1", RawDigest: digest, RawSize: 9, ResultDigest: digest, ResultSize: 4})
 	x, _ := auditrec.CloseBody(tag)
-	for _, e := range []string{element("1", "17", b), element("2", "18", c), element("3", "19", "A c2"), element("4", "20", x)} {
+	w, _ := auditrec.AwaitBody(auditrec.Continuation{ToolCallID: "c3", KeyID: "k1", TokenDigest: digest, Trace: trace})
+	k, _ := auditrec.ContinueBody(auditrec.Continuation{ToolCallID: "c3", Principal: tag, KeyID: "k1", InputDigest: digest, InputSize: 7})
+	for _, e := range []string{element("1", "17", b), element("2", "18", c), element("3", "19", "A c2"), element("4", "20", x),
+		element("5", "21", w+" 600021"), element("6", "22", k)} {
 		f.Add(e)
 	}
 	f.Fuzz(func(t *testing.T, e string) {
@@ -160,6 +189,18 @@ func FuzzDecode(f *testing.F) {
 			body = auditrec.AbandonBody(ev.ToolCallID)
 		case canonical.AuditClose:
 			body, err = auditrec.CloseBody(ev.Principal)
+		case canonical.AuditAwaitInput:
+			body, err = auditrec.AwaitBody(auditrec.Continuation{ToolCallID: ev.ToolCallID, KeyID: ev.KeyID,
+				TokenDigest: ev.TokenDigest, Trace: canonical.Trace{TraceID: ev.TraceID, SpanID: ev.SpanID}})
+			until := int64(0)
+			if !ev.WaitUntil.IsZero() {
+				until = ev.WaitUntil.UnixMilli()
+			}
+			body += " " + strconv.FormatInt(until, 10)
+		case canonical.AuditContinue:
+			body, err = auditrec.ContinueBody(auditrec.Continuation{ToolCallID: ev.ToolCallID, Principal: ev.Principal,
+				KeyID: ev.KeyID, InputDigest: ev.InputDigest, InputSize: ev.InputSize,
+				Trace: canonical.Trace{TraceID: ev.TraceID, SpanID: ev.SpanID}})
 		}
 		if err != nil {
 			t.Fatalf("%+v does not encode: %v", ev, err)

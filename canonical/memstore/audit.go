@@ -66,7 +66,9 @@ func (s *Store) appendEvent(sh *shard, r *runState, ev canonical.AuditEvent, now
 	}
 	r.aseq++
 	ev.Gen, ev.Seq, ev.Time = r.agen, r.aseq, time.UnixMilli(now).UTC()
-	ev.KeyID = s.audit.opts.KeyID
+	if ev.Type != canonical.AuditAbandon && ev.Type != canonical.AuditClose {
+		ev.KeyID = s.audit.opts.KeyID // the key of its digests: abandon and close have none (as redisstore)
+	}
 	l := sh.audits[ev.RunID]
 	if l == nil {
 		l = &auditLog{}

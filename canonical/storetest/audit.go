@@ -152,9 +152,9 @@ func testAudit(t *testing.T, f Factory) {
 		case f2.Status != canonical.StatusError || f2.Code != canonical.CodeUpstreamUnavailable || f2.Execution != canonical.ExecutionNotRun ||
 			f2.RawDigest != "" || f2.RawSize != 0:
 			t.Fatalf("not run event %+v", f2)
-		case ab.Code != canonical.CodeExecutionAbandoned || ab.ToolCallID != "c3":
-			t.Fatalf("abandon event %+v", ab)
-		case cl.Principal != tag || cl.ToolCallID != "":
+		case ab.Code != canonical.CodeExecutionAbandoned || ab.ToolCallID != "c3" || ab.KeyID != "":
+			t.Fatalf("abandon event %+v (no digest: no key id)", ab)
+		case cl.Principal != tag || cl.ToolCallID != "" || cl.KeyID != "":
 			t.Fatalf("close event %+v", cl)
 		}
 		for _, e := range p.Events {

@@ -84,13 +84,13 @@ lint:
 VALKEY_PKGS ?= ./internal/redistest/ ./canonical/redisstore/ ./test/ ./audit/
 test: deps lint
 	$(MAKE) fuzz FUZZTIME=$(FUZZTIME)
-	@echo "go test -race -count=1 $(PKGS)"
-	@log=$$(mktemp); vlog=$$(mktemp); $(GO) test -race -count=1 -v $(PKGS) >$$log 2>&1; rc=$$?; \
+	@echo "go test -race -count=1 -timeout=30m $(PKGS)"
+	@log=$$(mktemp); vlog=$$(mktemp); $(GO) test -race -count=1 -timeout=30m -v $(PKGS) >$$log 2>&1; rc=$$?; \
 		grep -hE '^redistest: ' $$log | sort -u; \
 		if [ $$rc -ne 0 ]; then grep -vE '^\s*(=== (RUN|PAUSE|CONT)|--- PASS)' $$log; else grep -E '^(ok|FAIL|\?) ' $$log; fi; \
 		if grep -q '^redistest: no redis-server on PATH' $$log; then :; else \
-			echo "TOOLCANON_SERVER=valkey go test -race -count=1 $(VALKEY_PKGS)"; \
-			TOOLCANON_SERVER=valkey $(GO) test -race -count=1 -v $(VALKEY_PKGS) >$$vlog 2>&1; vrc=$$?; \
+			echo "TOOLCANON_SERVER=valkey go test -race -count=1 -timeout=30m $(VALKEY_PKGS)"; \
+			TOOLCANON_SERVER=valkey $(GO) test -race -count=1 -timeout=30m -v $(VALKEY_PKGS) >$$vlog 2>&1; vrc=$$?; \
 			grep -hE '^redistest: ' $$vlog | sort -u; \
 			if [ $$vrc -ne 0 ]; then grep -vE '^\s*(=== (RUN|PAUSE|CONT)|--- PASS)' $$vlog; rc=$$vrc; \
 			else grep -E '^(ok|FAIL|\?) ' $$vlog | sed 's/$$/ (valkey)/'; fi; \

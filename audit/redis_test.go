@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -168,13 +169,19 @@ func TestSinkDownThenRecovery(t *testing.T) {
 }
 
 // Four exporters of one store, as four gateways run them, make one pass
-// per interval between them: the store's export lease.
+// per interval between them: the store's export lease. The lease passes to
+// another exporter only once it lapsed (its holder was not scheduled for
+// three intervals, as happens on a loaded machine), never while held.
 func TestOnePassPerStoreAndInterval(t *testing.T) {
 	s := openRedis(t, redisstore.Options{Addrs: []string{redistest.Addr(t)}, Audit: &auditOpts})
 	const interval = 200 * time.Millisecond
 	signer, _ := keys(t)
+	type pass struct {
+		g          int
+		start, end time.Time
+	}
 	var mu sync.Mutex
-	leased := map[int]int{}
+	var passes []pass
 	ctx, cancel := context.WithTimeout(context.Background(), 10*interval)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -191,10 +198,11 @@ func TestOnePassPerStoreAndInterval(t *testing.T) {
 			tick := time.NewTicker(interval)
 			defer tick.Stop()
 			for ctx.Err() == nil {
+				start := time.Now()
 				rep, err := x.Pass(ctx)
 				if err == nil && rep.Leased {
 					mu.Lock()
-					leased[g]++
+					passes = append(passes, pass{g, start, time.Now()})
 					mu.Unlock()
 				}
 				select {
@@ -205,13 +213,23 @@ func TestOnePassPerStoreAndInterval(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	total := 0
-	for _, n := range leased {
-		total += n
+	if len(passes) < 1 || len(passes) > 11 {
+		t.Fatalf("%d passes over 10 intervals: want one per interval", len(passes))
 	}
-	if len(leased) != 1 || total > 11 || total < 1 {
-		t.Fatalf("passes by exporter %v over 10 intervals: want one exporter, one pass per interval", leased)
+	slices.SortFunc(passes, func(a, b pass) int { return a.start.Compare(b.start) })
+	holders := map[int]bool{}
+	for i, p := range passes {
+		holders[p.g] = true
+		if i == 0 || p.g == passes[i-1].g {
+			continue
+		}
+		// The previous holder renewed its lease for three intervals no
+		// earlier than its pass began: another exporter has it only after.
+		if prev := passes[i-1]; p.end.Sub(prev.start) < 3*interval {
+			t.Fatalf("exporter %d passed %v after exporter %d's pass began: the lease was held", p.g, p.end.Sub(prev.start), prev.g)
+		}
 	}
+	t.Logf("%d passes by %d exporter(s)", len(passes), len(holders))
 }
 
 // A pass costs the server the same commands with a million unrelated keys

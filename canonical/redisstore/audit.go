@@ -20,14 +20,15 @@ const DefaultSlotBacklog = 1024
 
 // auditKeys returns the keys an audit event of run appends to: the run's
 // events, its slot's set of runs with pending events and its slot's count.
-// With audit off the scripts touch none of them, and they are given stand,
-// a key of the run the script reaches anyway: on a cluster whose slot is
-// moving, the target runs a script only when it holds every key the script
-// names (else TRYAGAIN until the move ends), so no script of a store
-// without audit names a key that never exists.
-func (s *Store) auditKeys(runID, stand string) (events, pending, count string) {
+// With audit off the scripts touch none of them, and they are "": the
+// scripts name them last, and a script's trailing "" keys are not sent
+// (script.command), so the server makes no string of them for KEYS. No
+// script of a store without audit names a key that never exists: on a
+// cluster whose slot is moving, the target runs a script only when it
+// holds every key the script names (else TRYAGAIN until the move ends).
+func (s *Store) auditKeys(runID string) (events, pending, count string) {
 	if s.audit == nil {
-		return stand, stand, stand
+		return "", "", ""
 	}
 	return s.exportKeys(runID)
 }

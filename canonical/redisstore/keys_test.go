@@ -100,3 +100,34 @@ func TestScriptsSendNoAuditKeysWithAuditOff(t *testing.T) {
 		})
 	}
 }
+
+// A Begin with the limits its run began with, some of them zero, joins the
+// run: begin.lua compares the caller's limits one by one only when neither
+// they nor the caller's defaulted limits are the run's. A non-zero limit
+// that differs is refused either way.
+func TestBeginComparesLimitsOnlyWhenTheyDiffer(t *testing.T) {
+	s := newStore(t, []string{redistest.Addr(t)}, redisstore.Options{Prefix: fmt.Sprintf("lim%d", time.Now().UnixNano())})
+	ctx := context.Background()
+	begin := func(id string, lim canonical.Limits) error {
+		_, err := s.Begin(ctx, canonical.BeginRequest{RunID: "run", ToolCallID: id, Tool: "t", Owner: "o",
+			Request: []byte(`{}`), TTL: time.Minute, Limits: lim})
+		return err
+	}
+	partial := canonical.Limits{MaxCallsPerRun: 5, MaxRunBytes: 4096}
+	for i, c := range []struct {
+		lim  canonical.Limits
+		code canonical.Code
+	}{
+		{partial, ""},            // the run's first: its limits are partial's, defaulted
+		{partial, ""},            // the same again: the defaulted limits are the run's
+		{canonical.Limits{}, ""}, // none: the run's
+		{canonical.Limits{MaxCallsPerRun: 5}, ""}, // some of the run's, compared one by one
+		{partial.WithDefaults(), ""},              // all of the run's
+		{canonical.Limits{MaxCallsPerRun: 6}, canonical.CodeInvalidArgument},
+		{canonical.Limits{MaxCallsPerRun: 5, MaxRunBytes: 4097}, canonical.CodeInvalidArgument},
+	} {
+		if err := begin(fmt.Sprint("c", i), c.lim); canonical.CodeOf(err) != c.code {
+			t.Errorf("begin %d with %+v: %v, want %q", i, c.lim, err, c.code)
+		}
+	}
+}

@@ -343,7 +343,7 @@ type beginArgs struct {
 	TTLMs      int64  // ARGV[10] > 0; set once here (as an absolute expiry), never extended
 	LeaseMs    int64  // ARGV[11] 1..ttl_ms: time until abandon may close the call
 	Limits     string // ARGV[12] the caller's limits, packed (record.PackLimits); a zero limit means the run's
-	NewLimits  string // ARGV[13] the limits a run without any takes (the caller's, defaulted), packed
+	NewLimits  string // ARGV[13] the limits a run without any takes (the caller's, zeros defaulted), packed
 	Ident      string // ARGV[14] the caller's principal tag, and the generation and secret a run without them
 	RunID      string // ARGV[15] the run's id, its member in KEYS[5] and KEYS[7]
 	AuditCall  string // ARGV[16] the begin event's body after its type letter (internal/auditrec), or empty: audit

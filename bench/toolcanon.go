@@ -350,9 +350,9 @@ func completeArgs(c Call, raw, result []byte) []string {
 	for _, p := range append(r[:], s[:]...) {
 		args = append(args, rueidis.BinaryString(p))
 	}
-	// No handles; audit off (no event, its head empty), the run's id, and
-	// the generation of a state found lost.
-	return append(args, "", "", "", c.RunID, record.NewGeneration())
+	// No handles; audit off (no event, its head empty, and no generation
+	// for the stream of a state found lost), the run's id.
+	return append(args, "", "", "", c.RunID, "")
 }
 
 // outcome is the first element of a script's reply.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/internal/auditrec"
+	"github.com/toolcanon/toolcanon/internal/record"
 )
 
 // DefaultSlotBacklog is Options.Audit.MaxBacklog when it is zero: the most
@@ -38,6 +39,17 @@ func (s *Store) auditKeys(runID string) (events, pending, count string) {
 func (s *Store) exportKeys(runID string) (events, pending, count string) {
 	slot := canonical.Slot(runID)
 	return s.keys.Audit(runID), s.keys.SlotIndex(slot, canonical.SlotAudit), s.keys.SlotIndex(slot, canonical.SlotAuditCount)
+}
+
+// auditGeneration returns, with audit on, a new generation for the stream
+// of a run state that complete.lua or abandon.lua finds lost and makes
+// (record.NewGeneration), else "": only audit events name a stream, and a
+// random read per call is not paid for nothing.
+func (s *Store) auditGeneration() string {
+	if s.audit == nil {
+		return ""
+	}
+	return record.NewGeneration()
 }
 
 // auditArg returns body when audit is on, else "" (the scripts' off).

@@ -17,12 +17,13 @@ import (
 	"github.com/toolcanon/toolcanon/internal/redistest"
 )
 
-// keyWatch passes every command to a real client and notes the KEYS of each
-// EVALSHA (an EVAL follows it when the server did not know the script).
+// keyWatch passes every command to a real client and notes the KEYS and
+// ARGV of each EVALSHA (an EVAL follows it when the server did not know the
+// script).
 type keyWatch struct {
 	rueidis.Client
-	mu   sync.Mutex
-	keys [][]string
+	mu         sync.Mutex
+	keys, args [][]string
 }
 
 func (w *keyWatch) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
@@ -30,6 +31,7 @@ func (w *keyWatch) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisR
 		n, _ := strconv.Atoi(c[2])
 		w.mu.Lock()
 		w.keys = append(w.keys, slices.Clone(c[3:3+n]))
+		w.args = append(w.args, slices.Clone(c[3+n:]))
 		w.mu.Unlock()
 	}
 	return w.Client.Do(ctx, cmd)
@@ -37,7 +39,8 @@ func (w *keyWatch) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisR
 
 // With audit off, the scripts of a lifecycle, an abandon and a close are
 // sent without the audit stream's keys (a string each the server makes for
-// KEYS, and bytes on the wire); with audit on, with them.
+// KEYS, and bytes on the wire), and complete and abandon without a new
+// generation; with audit on, with them.
 func TestScriptsSendNoAuditKeysWithAuditOff(t *testing.T) {
 	addr := redistest.Addr(t)
 	for _, audit := range []bool{false, true} {
@@ -96,6 +99,14 @@ func TestScriptsSendNoAuditKeysWithAuditOff(t *testing.T) {
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("keys per script: %v, want %v (%q)", got, want, w.keys)
+			}
+			// The generation complete and abandon offer a lost state's
+			// audit stream (their last argument): a random read per call,
+			// made only with audit on.
+			for _, i := range []int{1, 3} {
+				if g := w.args[i][len(w.args[i])-1]; (g != "") != audit {
+					t.Errorf("script %d offers generation %q with audit %v", i, g, audit)
+				}
 			}
 		})
 	}

@@ -57,7 +57,7 @@ type abandonArgs struct {
 	Claim      string // ARGV[2] CLAIM_LEN base64url characters: kept in the header of the record this abandons
 	Audit      string // ARGV[3] the abandon event's body (internal/auditrec), or empty: audit is off
 	RunID      string // ARGV[4] the run's id, its member in KEYS[5]
-	Generation string // ARGV[5] 11 bytes: the stream of a run state this script makes (its state was lost)
+	Generation string // ARGV[5] with audit on, 11 bytes: the stream of a run state this script makes (its state was lost)
 }
 
 // abandonReply is a reply of abandon.lua, as its RETURNS declares:
@@ -566,7 +566,7 @@ type completeArgs struct {
 	Audit      string // ARGV[11] the complete event's body after its head (internal/auditrec), or empty: audit is off
 	AuditHead  string // ARGV[12] the body's head: type letter, status, evidence, code ("C R F -"); a completion
 	RunID      string // ARGV[13] the run's id, its member in KEYS[5]
-	Generation string // ARGV[14] 11 bytes: the stream of a run state this script finds lost without one
+	Generation string // ARGV[14] with audit on, 11 bytes: the stream of a run state this script finds lost without one
 }
 
 // completeReply is a reply of complete.lua, as its RETURNS declares:

@@ -447,7 +447,7 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 		ToolCallID: c.ToolCallID, Owner: record.OwnerWord(c.Owner), Segment: segment,
 		Raw: raw[0], Raw2: raw[1], Raw3: raw[2], Result: result[0], Result2: result[1], Result3: result[2],
 		Handles: strings.Join(c.Handles, " "), Audit: auditRest, AuditHead: auditHead, RunID: c.RunID,
-		Generation: record.NewGeneration(),
+		Generation: s.auditGeneration(),
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "complete")
@@ -508,7 +508,7 @@ func (s *Store) abandon(ctx context.Context, runID, toolCallID, claim string) (_
 	r, err := execAbandon(ctx, s, abandonKeys{
 		Record: rec, Calls: s.keys.Calls(runID), Run: runKey, Events: events, Pending: pending, Count: count,
 	}, abandonArgs{ToolCallID: toolCallID, Claim: claim, Audit: s.auditArg(auditrec.AbandonBody(toolCallID)), RunID: runID,
-		Generation: record.NewGeneration()})
+		Generation: s.auditGeneration()})
 	if err != nil {
 		return canonical.Record{}, false, unavailable(err, "abandon")
 	}

@@ -294,18 +294,16 @@ func (x *Ceiling) completeCmd(c Call, raw, result []byte) rueidis.Completed {
 }
 
 // beginKeys are the KEYS of begin.lua for one call, as redisstore sends
-// them with audit off: the run's key in the place of the audit stream's.
+// them with audit off: without the audit stream's, which come last.
 func beginKeys(k canonical.Keys, c Call) []string {
-	run := k.Run(c.RunID)
-	return []string{k.Record(c.RunID, c.ToolCallID), run, k.Calls(c.RunID), k.Live(c.RunID),
-		k.RunSlotIndex(c.RunID, canonical.SlotDue), run, run, run}
+	return []string{k.Record(c.RunID, c.ToolCallID), k.Run(c.RunID), k.Calls(c.RunID), k.Live(c.RunID),
+		k.RunSlotIndex(c.RunID, canonical.SlotDue)}
 }
 
-// completeKeys are the KEYS of complete.lua for one call, audit off: the
-// record's key in the place of the audit stream's.
+// completeKeys are the KEYS of complete.lua for one call, audit off:
+// without the audit stream's.
 func completeKeys(k canonical.Keys, c Call) []string {
-	rec := k.Record(c.RunID, c.ToolCallID)
-	return []string{rec, k.Run(c.RunID), k.Calls(c.RunID), rec, rec, rec}
+	return []string{k.Record(c.RunID, c.ToolCallID), k.Run(c.RunID), k.Calls(c.RunID)}
 }
 
 // beginArgs are the ARGV of begin.lua for one call, as redisstore sends
@@ -352,9 +350,9 @@ func completeArgs(c Call, raw, result []byte) []string {
 	for _, p := range append(r[:], s[:]...) {
 		args = append(args, rueidis.BinaryString(p))
 	}
-	// No handles; audit off (no event, its head empty), the run's id, and
-	// the generation of a state found lost.
-	return append(args, "", "", "", c.RunID, record.NewGeneration())
+	// No handles; audit off (no event, its head empty, and no generation
+	// for the stream of a state found lost), the run's id.
+	return append(args, "", "", "", c.RunID, "")
 }
 
 // outcome is the first element of a script's reply.

@@ -39,17 +39,17 @@ func (k Keys) Prefix() string { return k.prefix }
 
 // Record returns the key of one call's record. Identities must be valid.
 func (k Keys) Record(runID, toolCallID string) string {
-	return k.runBase(runID) + "call:" + toolCallID
+	return k.prefix + ":{" + runID + "}:call:" + toolCallID
 }
 
 // Run returns the key of the run's counters and state.
-func (k Keys) Run(runID string) string { return k.runBase(runID) + "run" }
+func (k Keys) Run(runID string) string { return k.prefix + ":{" + runID + "}:run" }
 
 // Calls returns the key of the run's calls: each PROJECTING call scored by
 // the server time (ms) at which its lease passes, each finished one by the
 // server time (µs) at which it finished, so that the completion index is
 // the members scored from CompletedFrom on, in completion order.
-func (k Keys) Calls(runID string) string { return k.runBase(runID) + "calls" }
+func (k Keys) Calls(runID string) string { return k.prefix + ":{" + runID + "}:calls" }
 
 // CompletedFrom is the least score of a finished call in a run's calls
 // (Keys.Calls): microseconds since the epoch are at least this since 2001,
@@ -60,11 +60,11 @@ const CompletedFrom = 1_000_000_000_000_000
 // and kept exactly as long as the run's state should live (never longer),
 // apart from that state, so that a run whose state is gone while its
 // records live is told from a new run.
-func (k Keys) Live(runID string) string { return k.runBase(runID) + "live" }
+func (k Keys) Live(runID string) string { return k.prefix + ":{" + runID + "}:live" }
 
 // Audit returns the key of the run's audit events waiting for export,
 // behind its chain head (a LIST; see package internal/auditrec).
-func (k Keys) Audit(runID string) string { return k.runBase(runID) + "audit" }
+func (k Keys) Audit(runID string) string { return k.prefix + ":{" + runID + "}:audit" }
 
 // SlotIndex returns the key of the index of kind (SlotDue) of the runs in
 // slot (0 <= slot < Slots): it carries the slot's tag (SlotTag), so that it
@@ -82,7 +82,3 @@ func (k Keys) RunSlotIndex(runID, kind string) string { return k.SlotIndex(Slot(
 // yields until it expires, so that however many hosts run the pass, the
 // store sees one per interval.
 func (k Keys) PassLease(pass string) string { return k.prefix + ":lease:" + pass }
-
-func (k Keys) runBase(runID string) string {
-	return k.prefix + ":{" + runID + "}:"
-}

@@ -17,7 +17,7 @@
 -- ARGV[2] claim         string  CLAIM_LEN base64url characters: kept in the header of the record this abandons
 -- ARGV[3] audit         string  the abandon event's body (internal/auditrec), or empty: audit is off
 -- ARGV[4] run_id        string  the run's id, its member in KEYS[5]
--- ARGV[5] generation    string  11 bytes: the stream of a run state this script makes (its state was lost)
+-- ARGV[5] generation    string  with audit on, 11 bytes: the stream of a run state this script makes (its state was lost)
 --
 -- RETRY safe    a resent abandon (same claim) finds the record it abandoned and is told it is its own
 --

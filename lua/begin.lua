@@ -44,7 +44,7 @@
 -- ARGV[10] ttl_ms        int     > 0; set once here (as an absolute expiry), never extended
 -- ARGV[11] lease_ms      int     1..ttl_ms: time until abandon may close the call
 -- ARGV[12] limits        string  the caller's limits, packed (record.PackLimits); a zero limit means the run's
--- ARGV[13] new_limits    string  the limits a run without any takes (the caller's, defaulted), packed
+-- ARGV[13] new_limits    string  the limits a run without any takes (the caller's, zeros defaulted), packed
 -- ARGV[14] ident         string  the caller's principal tag, and the generation and secret a run without them
 --                                takes (record.PackIdent; random per Begin): the run's owner once it has one
 -- ARGV[15] run_id        string  the run's id, its member in KEYS[5] and KEYS[7]
@@ -115,8 +115,10 @@ if state == RUN_LOST or limits == '' then
 elseif state == 'closed' then
   refusal = {'RUN_INACTIVE', 'closed'}
 elseif limits then
-  if ARGV[12] ~= limits then
-    -- Each non-zero limit the caller gives must be the run's.
+  -- Each non-zero limit the caller gives must be the run's: so it is when
+  -- the run's are the caller's, or the caller's with their zeros defaulted
+  -- (new_limits: as when the caller began the run). Else each is compared.
+  if ARGV[12] ~= limits and ARGV[13] ~= limits then
     local at = {1, 11, 21, 34, 42, 50}
     local names = {'calls_run', 'calls_tool', 'run_bytes', 'result_bytes', 'record_bytes'}
     for i = 1, 5 do

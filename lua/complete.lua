@@ -33,7 +33,7 @@
 -- ARGV[12] audit_head    string  the body's head: type letter, status, evidence, code ("C R F -"); a completion
 --                                refused for its size has "C E E RESULT_TOO_LARGE" instead
 -- ARGV[13] run_id        string  the run's id, its member in KEYS[5]
--- ARGV[14] generation    string  11 bytes: the stream of a run state this script finds lost without one
+-- ARGV[14] generation    string  with audit on, 11 bytes: the stream of a run state this script finds lost without one
 --
 -- RETRY safe    a resent completion by the same owner is recognised by its digest
 --

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/internal/auditrec"
+	"github.com/toolcanon/toolcanon/internal/record"
 )
 
 // DefaultSlotBacklog is Options.Audit.MaxBacklog when it is zero: the most
@@ -20,14 +21,15 @@ const DefaultSlotBacklog = 1024
 
 // auditKeys returns the keys an audit event of run appends to: the run's
 // events, its slot's set of runs with pending events and its slot's count.
-// With audit off the scripts touch none of them, and they are given stand,
-// a key of the run the script reaches anyway: on a cluster whose slot is
-// moving, the target runs a script only when it holds every key the script
-// names (else TRYAGAIN until the move ends), so no script of a store
-// without audit names a key that never exists.
-func (s *Store) auditKeys(runID, stand string) (events, pending, count string) {
+// With audit off the scripts touch none of them, and they are "": the
+// scripts name them last, and a script's trailing "" keys are not sent
+// (script.command), so the server makes no string of them for KEYS. No
+// script of a store without audit names a key that never exists: on a
+// cluster whose slot is moving, the target runs a script only when it
+// holds every key the script names (else TRYAGAIN until the move ends).
+func (s *Store) auditKeys(runID string) (events, pending, count string) {
 	if s.audit == nil {
-		return stand, stand, stand
+		return "", "", ""
 	}
 	return s.exportKeys(runID)
 }
@@ -37,6 +39,17 @@ func (s *Store) auditKeys(runID, stand string) (events, pending, count string) {
 func (s *Store) exportKeys(runID string) (events, pending, count string) {
 	slot := canonical.Slot(runID)
 	return s.keys.Audit(runID), s.keys.SlotIndex(slot, canonical.SlotAudit), s.keys.SlotIndex(slot, canonical.SlotAuditCount)
+}
+
+// auditGeneration returns, with audit on, a new generation for the stream
+// of a run state that complete.lua or abandon.lua finds lost and makes
+// (record.NewGeneration), else "": only audit events name a stream, and a
+// random read per call is not paid for nothing.
+func (s *Store) auditGeneration() string {
+	if s.audit == nil {
+		return ""
+	}
+	return record.NewGeneration()
 }
 
 // auditArg returns body when audit is on, else "" (the scripts' off).

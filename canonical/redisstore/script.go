@@ -26,8 +26,13 @@ func newScript(file string, retryable bool) *script {
 }
 
 // command is the script's EVALSHA, or with eval its EVAL (for a server that
-// does not know it).
+// does not know it). Trailing "" keys are left out: they are keys the
+// script does not reach (the audit stream's, with audit off), and each
+// key sent is a string the server makes for the script's KEYS.
 func (sc *script) command(b rueidis.Builder, eval bool, keys, args []string) rueidis.Completed {
+	for len(keys) > 0 && keys[len(keys)-1] == "" {
+		keys = keys[:len(keys)-1]
+	}
 	if eval {
 		return b.Eval().Script(sc.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 	}

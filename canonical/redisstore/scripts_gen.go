@@ -57,7 +57,7 @@ type abandonArgs struct {
 	Claim      string // ARGV[2] CLAIM_LEN base64url characters: kept in the header of the record this abandons
 	Audit      string // ARGV[3] the abandon event's body (internal/auditrec), or empty: audit is off
 	RunID      string // ARGV[4] the run's id, its member in KEYS[5]
-	Generation string // ARGV[5] 11 bytes: the stream of a run state this script makes (its state was lost)
+	Generation string // ARGV[5] with audit on, 11 bytes: the stream of a run state this script makes (its state was lost)
 }
 
 // abandonReply is a reply of abandon.lua, as its RETURNS declares:
@@ -350,7 +350,7 @@ type beginArgs struct {
 	TTLMs      int64  // ARGV[10] > 0; set once here (as an absolute expiry), never extended
 	LeaseMs    int64  // ARGV[11] 1..ttl_ms: time until abandon may close the call
 	Limits     string // ARGV[12] the caller's limits, packed (record.PackLimits); a zero limit means the run's
-	NewLimits  string // ARGV[13] the limits a run without any takes (the caller's, defaulted), packed
+	NewLimits  string // ARGV[13] the limits a run without any takes (the caller's, zeros defaulted), packed
 	Ident      string // ARGV[14] the caller's principal tag, and the generation and secret a run without them
 	RunID      string // ARGV[15] the run's id, its member in KEYS[5] and KEYS[7]
 	AuditCall  string // ARGV[16] the begin event's body after its type letter (internal/auditrec), or empty: audit
@@ -573,7 +573,7 @@ type completeArgs struct {
 	Audit      string // ARGV[11] the complete event's body after its head (internal/auditrec), or empty: audit is off
 	AuditHead  string // ARGV[12] the body's head: type letter, status, evidence, code ("C R F -"); a completion
 	RunID      string // ARGV[13] the run's id, its member in KEYS[5]
-	Generation string // ARGV[14] 11 bytes: the stream of a run state this script finds lost without one
+	Generation string // ARGV[14] with audit on, 11 bytes: the stream of a run state this script finds lost without one
 }
 
 // completeReply is a reply of complete.lua, as its RETURNS declares:

@@ -289,7 +289,7 @@ func (s *Store) Begin(ctx context.Context, req canonical.BeginRequest) (canonica
 	if s.audit != nil {
 		auditMax = s.audit.MaxBacklog
 	}
-	events, pending, count := s.auditKeys(req.RunID, s.keys.Run(req.RunID))
+	events, pending, count := s.auditKeys(req.RunID)
 	inHeader, parts := record.CutRequest(len(head)+record.OffOwner-record.OffUpdated+len(tail), req.Request)
 	r, err := execBegin(ctx, s, beginKeys{
 		Record: s.keys.Record(req.RunID, req.ToolCallID), Run: s.keys.Run(req.RunID),
@@ -439,7 +439,7 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 	if err != nil {
 		return canonical.Record{}, canonical.Wrap(canonical.CodeInvalidArgument, err, "complete")
 	}
-	events, pending, count := s.auditKeys(c.RunID, s.keys.Record(c.RunID, c.ToolCallID))
+	events, pending, count := s.auditKeys(c.RunID)
 	r, err := execComplete(ctx, s, completeKeys{
 		Record: s.keys.Record(c.RunID, c.ToolCallID), Run: s.keys.Run(c.RunID), Calls: s.keys.Calls(c.RunID),
 		Events: events, Pending: pending, Count: count,
@@ -447,7 +447,7 @@ func (s *Store) Complete(ctx context.Context, c canonical.Completion) (canonical
 		ToolCallID: c.ToolCallID, Owner: record.OwnerWord(c.Owner), Segment: segment,
 		Raw: raw[0], Raw2: raw[1], Raw3: raw[2], Result: result[0], Result2: result[1], Result3: result[2],
 		Handles: strings.Join(c.Handles, " "), Audit: auditRest, AuditHead: auditHead, RunID: c.RunID,
-		Generation: record.NewGeneration(),
+		Generation: s.auditGeneration(),
 	})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "complete")
@@ -500,7 +500,7 @@ func (s *Store) Abandon(ctx context.Context, runID, toolCallID string) (canonica
 // under another (EXISTS).
 func (s *Store) abandon(ctx context.Context, runID, toolCallID, claim string) (_ canonical.Record, fresh bool, _ error) {
 	rec := s.keys.Record(runID, toolCallID)
-	events, pending, count := s.auditKeys(runID, rec)
+	events, pending, count := s.auditKeys(runID)
 	runKey := rec
 	if s.audit != nil {
 		runKey = s.keys.Run(runID)
@@ -508,7 +508,7 @@ func (s *Store) abandon(ctx context.Context, runID, toolCallID, claim string) (_
 	r, err := execAbandon(ctx, s, abandonKeys{
 		Record: rec, Calls: s.keys.Calls(runID), Run: runKey, Events: events, Pending: pending, Count: count,
 	}, abandonArgs{ToolCallID: toolCallID, Claim: claim, Audit: s.auditArg(auditrec.AbandonBody(toolCallID)), RunID: runID,
-		Generation: record.NewGeneration()})
+		Generation: s.auditGeneration()})
 	if err != nil {
 		return canonical.Record{}, false, unavailable(err, "abandon")
 	}
@@ -859,7 +859,7 @@ func (s *Store) CloseRun(ctx context.Context, runID, principal string) error {
 	if err != nil {
 		return canonical.Wrap(canonical.CodeInvalidArgument, err, "close run")
 	}
-	events, pending, count := s.auditKeys(runID, s.keys.Run(runID))
+	events, pending, count := s.auditKeys(runID)
 	r, err := execCloseRun(ctx, s, closeRunKeys{Run: s.keys.Run(runID), Live: s.keys.Live(runID), Events: events,
 		Pending: pending, Count: count},
 		closeRunArgs{RetentionMs: s.retention.Milliseconds(), Principal: tag, Audit: s.auditArg(body), RunID: runID})

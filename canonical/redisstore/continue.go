@@ -26,11 +26,11 @@ func (s *Store) AwaitInput(ctx context.Context, a canonical.AwaitInput) (canonic
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	rec := s.keys.Record(a.RunID, a.ToolCallID)
-	events, pending, count := s.auditKeys(a.RunID, rec)
+	events, pending, count := s.auditKeys(a.RunID)
 	r, err := execAwaitInput(ctx, s, awaitInputKeys{Record: rec, Calls: s.keys.Calls(a.RunID),
 		Run: s.keys.Run(a.RunID), Due: s.keys.RunSlotIndex(a.RunID, canonical.SlotDue), Events: events, Pending: pending, Count: count},
 		awaitInputArgs{ToolCallID: a.ToolCallID, Owner: record.OwnerWord(a.Owner), Token: a.Token, State: a.State,
-			WaitMs: a.Wait.Milliseconds(), RunID: a.RunID, Audit: body, Generation: record.NewGeneration()})
+			WaitMs: a.Wait.Milliseconds(), RunID: a.RunID, Audit: body, Generation: s.auditGeneration()})
 	if err != nil {
 		return canonical.Record{}, unavailable(err, "await input")
 	}
@@ -60,7 +60,7 @@ func (s *Store) ContinueCall(ctx context.Context, c canonical.ContinueCall) (can
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	rec := s.keys.Record(c.RunID, c.ToolCallID)
-	events, pending, count := s.auditKeys(c.RunID, rec)
+	events, pending, count := s.auditKeys(c.RunID)
 	r, err := execContinueCall(ctx, s, continueCallKeys{Record: rec, Run: s.keys.Run(c.RunID),
 		Calls: s.keys.Calls(c.RunID), Due: s.keys.RunSlotIndex(c.RunID, canonical.SlotDue), Events: events, Pending: pending, Count: count},
 		continueCallArgs{ToolCallID: c.ToolCallID, Owner: record.StoreOwner(c.Owner), Principal: tag,

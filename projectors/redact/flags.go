@@ -62,8 +62,10 @@ func redactFlags(rw *rewriter) {
 		}
 		name := src[ks:ke]
 		assignment := ke < len(src) && src[ke] == '='
-		if nd == 1 && ke-ks > 1 && short(name[0]) && (fc.credentials || !assignment) {
-			// -pS3cret, -uroot: a short flag with its value attached.
+		if nd == 1 && ke-ks > 1 && short(name[0]) && (fc.credentials || !assignment) && classifyKey(name) == kvNone {
+			// -pS3cret, -uroot: a short flag with its value attached; a
+			// flag named for a credential is read by its name (-Password,
+			// -pw, -User).
 			ve := ks + 1
 			for ve < len(src) && !isSpace(src[ve]) && src[ve] != '"' && src[ve] != '\'' {
 				ve++

@@ -94,13 +94,18 @@ func qualified(k []byte, words [][2]int, n int) bool {
 }
 
 // settingWords are the words that make a key name a property of a
-// credential, or where it comes from, rather than the credential itself:
-// max_tokens, password_file, token_url, secret_name, auth_type.
+// credential, or where it comes from, rather than the credential itself,
+// when they follow its word: password_file, token_url, secret_name,
+// auth_type, auth_server.
 var settingWords = wordSet(`count len length size ttl timeout expiry expires expire expiration expired max min limit
 	type ms enabled enable disabled required version interval file path env stdin prompt cmd command helper mode method
 	url uri endpoint algorithm alg name ref provider policy strength rotation format dir less hash bits header field
 	param store kind source label hint rule rules valid validity age function func handler mechanism mechanisms
-	backend class module plugin`)
+	backend class module plugin server impl column num`)
+
+// boundWords are the setting words that make a setting wherever they
+// stand: they count or bound what follows them (max_tokens, min_password).
+var boundWords = wordSet(`count len length size max min limit num`)
 
 func wordSet(s string) map[string]bool {
 	m := map[string]bool{}
@@ -162,21 +167,29 @@ func classifyKey(key []byte) kvClass {
 		}
 		return c
 	}
-	class := kvNone
+	// A compound names what its last words name: a setting word after the
+	// last credential word makes the key a setting of it (password_file,
+	// token_ttl, KeyStorePath), one before it only qualifies it
+	// (enable_password, keyStorePassword), unless it counts or bounds it
+	// (max_tokens).
+	class, setting := kvNone, false
 	for n := range nw {
-		w := k[words[n][0]:words[n][1]]
+		w := bytes.TrimRight(k[words[n][0]:words[n][1]], "0123456789") // password2: a second one
 		switch {
-		case settingWords[string(w)]:
+		case boundWords[string(w)]:
 			return kvNone
+		case settingWords[string(w)]:
+			setting = class != kvNone
 		case string(w) == "authorization":
-			class = kvAuth
-		case class == kvNone && (credentialWords[string(w)] || glued(w)):
-			class = kvSecret
-		case class == kvNone && qualified(k, words[:nw], n):
-			class = kvSecret
+			class, setting = kvAuth, false
+		case credentialWords[string(w)] || glued(w) || qualified(k, words[:nw], n):
+			class, setting = max(class, kvSecret), false
 		}
 	}
-	if class == kvNone && nw > 1 {
+	if setting {
+		return kvNone
+	}
+	if class != kvAuth && nw > 1 {
 		if last := string(k[words[nw-1][0]:words[nw-1][1]]); last == "user" || last == "username" {
 			return kvUser
 		}

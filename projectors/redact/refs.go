@@ -114,7 +114,7 @@ func codeEnd(rest []byte) int {
 	return -1
 end:
 	switch {
-	case k < len(rest) && (rest[k] == '(' && (parts > 1 || k >= 4 && allLetters(rest[:k])) || rest[k] == '[' && parts > 1):
+	case k < len(rest) && (rest[k] == '(' && (parts > 1 || k >= 4 && allLetters(bytes.ReplaceAll(rest[:k], []byte("_"), nil))) || rest[k] == '[' && parts > 1):
 		return refTail(rest, k+1)
 	case parts > 1 && k < len(rest) && rest[k] == '?':
 		return k

@@ -104,9 +104,20 @@ func TestCredentialWordsEntryByEntry(t *testing.T) {
 		}
 	}
 	for _, s := range slices.Sorted(maps.Keys(settingWords)) {
-		for _, key := range []string{"password_" + s, "token-" + s, s + "_secret"} {
+		for _, key := range []string{"password_" + s, "token-" + s, "keyStore" + strings.ToUpper(s[:1]) + s[1:]} {
 			if c := classifyKey([]byte(key)); c != kvNone {
 				t.Errorf("%q (setting word %q): class %d", key, s, c)
+			}
+		}
+		// Before the credential word, a setting word qualifies it; a word
+		// that counts or bounds makes a setting wherever it stands.
+		want := kvSecret
+		if boundWords[s] {
+			want = kvNone
+		}
+		for _, key := range []string{s + "_secret", s + "StorePassword2"} {
+			if c := classifyKey([]byte(key)); c != want {
+				t.Errorf("%q (setting word %q): class %d, want %d", key, s, c, want)
 			}
 		}
 	}

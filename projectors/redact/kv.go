@@ -23,6 +23,7 @@ const (
 	kvContainer
 	kvAccount
 	kvProject // a cloud project: an account when its value is shaped like a project id
+	kvPhone   // a phone number, in any of its forms
 )
 
 // A key is classified by its words: split on '_', '-', '.', spaces and
@@ -189,13 +190,21 @@ func classifyKey(key []byte) kvClass {
 	if setting {
 		return kvNone
 	}
-	if class != kvAuth && nw > 1 {
-		if last := string(k[words[nw-1][0]:words[nw-1][1]]); last == "user" || last == "username" {
+	if nw > 0 {
+		last := string(k[words[nw-1][0]:words[nw-1][1]])
+		switch {
+		case class != kvAuth && nw > 1 && (last == "user" || last == "username"):
 			return kvUser
+		case class == kvNone && (phoneWords[last] || nw > 1 && last == "number" && phoneWords[string(k[words[nw-2][0]:words[nw-2][1]])]):
+			return kvPhone
 		}
 	}
 	return class
 }
+
+// phoneWords name a phone number as the last word of a key, or before
+// "number" (PhoneNumber, mobile, caller_msisdn, tel_number).
+var phoneWords = wordSet(`phone phonenumber mobile msisdn tel telephone cell cellphone fax`)
 
 // glued reports whether the word w is a credential noun with a word glued
 // before it (dbpassword, rpcpassword, npmtoken).
@@ -617,6 +626,16 @@ func redactKV(rw *rewriter) {
 			}
 			if e > vs && valueEnd(src, e) == e {
 				rw.mask(vs, e, kPID)
+				i = e - 1
+			}
+			continue
+		}
+		if class == kvPhone {
+			// A number of a phone's length in any of its forms; a key
+			// named "number" holds many other things too, never one that
+			// phoneEnd reads.
+			if e := phoneEnd(src, vs, src[vs] == '+'); e > vs {
+				rw.mask(vs, e, kPhone)
 				i = e - 1
 			}
 			continue

@@ -26,3 +26,25 @@ func TestCredentialPositionsWinOverShape(t *testing.T) {
 		}
 	}
 }
+
+// A phone number is masked in E.164 form wherever it stands, and in
+// national form in the value of a key that names a phone; dates, versions,
+// offsets, counts and ports are no phone numbers.
+func TestPhoneNumbers(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"to":"+1 (415) 555-4359","body":"x"}`:                     `{"to":"<PHONE>","body":"x"}`,
+		"POST /messaging to=+254778610287 status=queued":            "POST /messaging to=<PHONE> status=queued",
+		"call +44 20 7946 0958 or +33 1 23 45 67 89.":               "call <PHONE> or <PHONE>.",
+		`{"Name":"PhoneNumber","Value":254737300936}`:               `{"Name":"PhoneNumber","Value":<PHONE>}`,
+		`"PhoneNumber":"254791997369","mobile":"0412 345 678"`:      `"PhoneNumber":"<PHONE>","mobile":"<PHONE>"`,
+		"version 1.2.3+20261206 built 2026-12-06T12:01:02+0000":     "version 1.2.3+20261206 built 2026-12-06T12:01:02+0000",
+		"UTC+05:30 +0000 sum +12 items, +1234567 bytes, +12345678x": "UTC+05:30 +0000 sum +12 items, +1234567 bytes, +12345678x",
+		`"number":"20261206140011","order_number":"4412345678"`:     `"number":"20261206140011","order_number":"4412345678"`,
+		"text=Your+total+is+12345678&phone=555":                     "text=Your+total+is+12345678&phone=555",
+		"+1.2.3.4.5.6.7.8.9 and +0 (800) 1234-5678":                 "+1.2.3.4.5.6.7.8.9 and +0 (800) 1234-5678",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

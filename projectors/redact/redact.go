@@ -245,6 +245,7 @@ var stages = []stage{
 	{gate: gatePhrases, apply: redactPhrases},
 	{all: fLowerA | fColon, gate: gateARN, apply: redactARN},
 	{any: fDigit, apply: redactCards},
+	{any: fDigit, apply: redactPhones},
 	// Last, so that a value the passes above name keeps their kind.
 	{apply: redactGenerated},
 }

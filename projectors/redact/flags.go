@@ -113,8 +113,8 @@ func flagValue(src []byte, ke int) (vs, ve int, ok bool) {
 	for vs < len(src) && (src[vs] == ' ' || src[vs] == '\t') {
 		vs++
 	}
-	if vs >= len(src) || src[vs] == '-' || isPlaceholder(src[vs:]) {
-		return 0, 0, false
+	if vs >= len(src) || src[vs] == '-' || src[vs] == '(' || isPlaceholder(src[vs:]) {
+		return 0, 0, false // (Get-Secret …): a subexpression yields the value
 	}
 	if q := src[vs]; q == '"' || q == '\'' {
 		vs++

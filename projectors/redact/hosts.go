@@ -414,6 +414,12 @@ func redactPhrases(rw *rewriter) {
 				if (e < len(src) && src[e] == '(') || !nameLike(w) || beforeObject(src[e:]) {
 					continue
 				}
+				if ph.lit != "user " && e < len(src) && src[e] == ' ' && !phrasePrefix(src[e:], " from ") && !phrasePrefix(src[e:], " on ") {
+					// "password for NAME" names an account in a prompt or
+					// before where it came from; "Password for repository is
+					// not set" is prose.
+					continue
+				}
 			}
 			rw.mask(next, e, kindOf(ph.repl))
 			i = e - 1

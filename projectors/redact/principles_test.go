@@ -48,3 +48,34 @@ func TestPhoneNumbers(t *testing.T) {
 		}
 	}
 }
+
+// A value announced in prose by a credential word and a connecting word
+// or a colon is masked: a code or a PIN of four to eight digits, a word
+// shaped like a password, PowerShell's secure string literal. Counts,
+// codes of errors and exits, notes and references are no values.
+func TestAnnouncedValues(t *testing.T) {
+	for in, want := range map[string]string{
+		"Your verification code is 883440. Do not share it.":                        "Your verification code is <SECRET>. Do not share it.",
+		"M-PESA PIN entered for 1003 was 9208, transaction reversed":                "M-PESA PIN entered for 1003 was <SECRET>, transaction reversed",
+		"Voicemail PIN for 1003 changed to 407492":                                  "Voicemail PIN for 1003 changed to <SECRET>",
+		`{"body":"Door code 6087 is active"} "Your code: 980488"`:                   `{"body":"Door code <SECRET> is active"} "Your code: <SECRET>"`,
+		"Your one-time passcode is 550322":                                          "Your one-time passcode is <SECRET>",
+		"text=Your+PIN+is+4671&x=1":                                                 "text=Your+PIN+is+<SECRET>&x=1",
+		"server password changed to: Ventana559%":                                   "server password changed to: <SECRET>",
+		"monitor_password changed from 'monitor' to 'Crystal_kiwi2'":                "monitor_password changed from 'monitor' to '<SECRET>'",
+		"Password for svc@example.com: ribbon.pine.2004":                            "Password for <EMAIL>: <SECRET>",
+		"-Password (ConvertTo-SecureString 'candle.katze.2002' -AsPlainText)":       "-Password (ConvertTo-SecureString '<SECRET>' -AsPlainText)",
+		`ConvertTo-SecureString -String "delta gravel cricket" -AsPlainText -Force`: `ConvertTo-SecureString -String "<SECRET>" -AsPlainText -Force`,
+		// No values.
+		"error code is 1234, exit code 2048, status code was 5031":     "error code is 1234, exit code 2048, status code was 5031",
+		"password length is 12345678; PIN retries are 3":               "password length is 12345678; PIN retries are 3",
+		"Password for repository is not set, using default":            "Password for repository is not set, using default",
+		"password: ((docker.password)) and password is ${DB_PASSWORD}": "password: ((docker.password)) and password is ${DB_PASSWORD}",
+		"the PIN pad is ready. Order 20261206 was shipped to 1234":     "the PIN pad is ready. Order 20261206 was shipped to 1234",
+		"PIN verification at 12:30:45 was 2026-12-06":                  "PIN verification at 12:30:45 was 2026-12-06",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -246,6 +246,7 @@ var stages = []stage{
 	{all: fLowerA | fColon, gate: gateARN, apply: redactARN},
 	{any: fDigit, apply: redactCards},
 	{any: fDigit, apply: redactPhones},
+	{gate: gateAnnounced, apply: redactAnnounced},
 	// Last, so that a value the passes above name keeps their kind.
 	{apply: redactGenerated},
 }

@@ -72,6 +72,12 @@ func Vocabulary() map[string][]string {
 		"process ", "Killed process 1", "identified by ", "IDENTIFIED BY '", "password for ", "= '", "machine ", "default login ",
 		"login ", "password ", "account ", "subscription ", "tenant ", "project ", "directory ", "requirepass ", "<password>",
 		"</password>", "a/b@c", "a/\"b\"@c", "h:5432:d:u:", "*:*:*:u:", "a:b@tcp(", "-e ", "subscriptions/", "1234 of ")
+	var announced []string
+	for _, w := range slices.Sorted(maps.Keys(announcedWords)) {
+		announced = append(announced, w+" is ", "verification "+w+" ", w+": ", w+" for 1 was ")
+	}
+	v["announced"] = append(append(announced, slices.Sorted(maps.Keys(connectors))...), "ConvertTo-SecureString '", " -String \"")
+	v["phones"] = append(slices.Sorted(maps.Keys(phoneWords)), "+1 (415) 555-", "+44 20 ", "+254", "+1-", "(1) ", "phone_number")
 	for k, words := range v {
 		v[k] = slices.Clone(words) // the caller may change them
 	}

@@ -1,0 +1,182 @@
+package redact
+
+import "bytes"
+
+// Values announced in prose: a credential word, a few words about it, a
+// connecting word or a colon, then the value (verification code is
+// 883440, PIN entered for … was 9208, password changed to: Ventana559%,
+// Door code 6087, Password for admin@CORP: ribbon.pine.2004). A code or a
+// PIN is four to eight digits; a password is shaped like one
+// (passwordShaped). A setting word between (password length is 12) or the
+// end of a sentence ends the announcement.
+
+// announcedWords are the credential words that announce a value in prose:
+// true for a code or a PIN, false for a password.
+var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true, "code": true,
+	"password": false, "passwd": false, "passphrase": false, "kennwort": false, "passwort": false}
+
+// connectors join an announced credential to its value.
+var connectors = wordSet(`is was to are`)
+
+// announceWindow is the most words between a credential word and its value.
+const announceWindow = 6
+
+func redactAnnounced(rw *rewriter) {
+	src := rw.src
+	credEnd, code, since := -1, false, 0
+	var prev []byte
+	for i := 0; i < len(src); {
+		for i < len(src) && (src[i] == ' ' || src[i] == '+' || src[i] == '\t') {
+			i++
+		}
+		s := i
+		for i < len(src) && !isSpace(src[i]) && src[i] != '+' && src[i] != '"' && src[i] != '\'' && src[i] != '=' && src[i] != '&' {
+			i++
+		}
+		if i == s {
+			if i < len(src) && (src[i] == '\n' || src[i] == '=' || src[i] == '&' || src[i] == '"') {
+				credEnd = -1 // a line, a key or a string ends it
+			}
+			i++
+			continue
+		}
+		tok := src[s:i]
+		w := tok
+		for len(w) > 0 && !isAlnum(w[len(w)-1]) {
+			w = w[:len(w)-1]
+		}
+		rt := len(w) // the word's end in tok
+		colon := len(tok) > rt && tok[rt] == ':'
+		for len(w) > 0 && !isAlnum(w[0]) {
+			w = w[1:]
+		}
+		// The last word of a key counts (mysql-monitor_password).
+		last := w
+		for k := len(w) - 1; k > 0; k-- {
+			if w[k] == '_' || w[k] == '-' || w[k] == '.' {
+				last = w[k+1:]
+				break
+			}
+		}
+		lw := lowerASCII(w)
+		if len(last) > 16 {
+			last = nil
+		}
+		last = lowerASCII(last)
+		isCode, named := announcedWords[string(last)]
+		if named && string(last) == "code" {
+			named = prev != nil && (qualifiedNouns["code"][string(prev)] || string(prev) == "your" || string(prev) == "time")
+		}
+		switch {
+		case named:
+			credEnd, code, since = i, isCode, 0
+			if colon {
+				i = rw.announcedValue(i, code, false)
+				credEnd = -1
+			} else if code {
+				// Door code 6087: a code right after its name.
+				if e := rw.announcedDigits(i); e > i {
+					i, credEnd = e, -1
+				}
+			}
+		case credEnd >= 0 && (settingWords[string(lw)] || since >= announceWindow):
+			credEnd = -1
+		case last != nil && string(last) == "securestring":
+			// PowerShell's ConvertTo-SecureString takes a password as a
+			// literal, after -String or alone.
+			j := i
+			if hasPrefixFold(src[j:], " -string") {
+				j += len(" -string")
+			}
+			i = rw.announcedValue(j, false, true)
+		case credEnd >= 0 && (connectors[string(lw)] && len(tok) == rt || colon):
+			i = rw.announcedValue(i, code, false)
+			credEnd = -1
+		case credEnd >= 0:
+			since++
+			if len(tok) > rt && (tok[rt] == '.' || tok[rt] == ';' || tok[rt] == ',') {
+				credEnd = -1 // the end of a sentence or a clause
+			}
+		}
+		prev = last
+	}
+}
+
+// announcedValue masks the value after a connector that ends at i, when it
+// is one: digits of a code, or a word shaped like a password, or any
+// quoted literal when literal is set. It returns where the scan goes on.
+func (rw *rewriter) announcedValue(i int, code, literal bool) int {
+	if code {
+		if e := rw.announcedDigits(i); e > i {
+			return e
+		}
+		return i
+	}
+	src := rw.src
+	vs := i
+	for vs < len(src) && vs-i < 4 && (src[vs] == ' ' || src[vs] == ':') {
+		vs++
+	}
+	if refEnd(src, vs) > 0 {
+		return i // ((db-password)), !secret x, ${X:?must be set}
+	}
+	var quote byte
+	if vs < len(src) && (src[vs] == '\'' || src[vs] == '"') {
+		quote = src[vs]
+		vs++
+	}
+	ve := vs
+	for ve < len(src) && !isSpace(src[ve]) && src[ve] != quote && (quote != 0 || src[ve] != '"' && src[ve] != '\'') {
+		ve++
+	}
+	v := src[vs:ve]
+	if quote == 0 {
+		for len(v) > 0 && (v[len(v)-1] == '.' || v[len(v)-1] == ',' || v[len(v)-1] == ';' || v[len(v)-1] == ')') {
+			v = v[:len(v)-1]
+		}
+	}
+	if quote != 0 && literal {
+		// ConvertTo-SecureString 'a pass phrase': the literal whole.
+		if k := bytes.IndexByte(src[vs:min(len(src), vs+maxRef)], quote); k > 0 {
+			rw.mask(vs, vs+k, kSecret)
+			return vs + k
+		}
+		return i
+	}
+	if len(v) >= 6 && passwordShaped(v) && !notASecret(src, vs, ve) && !isPlaceholder(v) {
+		rw.mask(vs, vs+len(v), kSecret)
+		return vs + len(v)
+	}
+	return i
+}
+
+// announcedDigits masks four to eight digits standing alone after the
+// spaces (or URL-encoded spaces) and colon at i, and returns their end, or
+// i when there are none.
+func (rw *rewriter) announcedDigits(i int) int {
+	src := rw.src
+	s := i
+	for s < len(src) && s-i < 4 && (src[s] == ' ' || src[s] == '+' || src[s] == ':') {
+		s++
+	}
+	e := s
+	for e < len(src) && isDigit(src[e]) {
+		e++
+	}
+	if e-s < 4 || e-s > 8 || s == i || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]) || src[e] == ':' || src[e] == '-' || src[e] == '/') {
+		return i
+	}
+	rw.mask(s, e, kSecret)
+	return e
+}
+
+// gateAnnounced reports whether src may announce a value: it holds one
+// of the literals its words start with, in some case.
+func gateAnnounced(src []byte, _ features) bool {
+	for _, l := range []string{"pin", "pass", "code", "otp", "kennw", "securestring"} {
+		if indexFold(src, l) >= 0 {
+			return true
+		}
+	}
+	return false
+}

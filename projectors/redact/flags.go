@@ -207,7 +207,7 @@ func longValue(name, v []byte) string {
 			}
 			return Secret
 		}
-		if allDigits(v) && len(v) <= 5 {
+		if allDigits(v) && len(v) <= 5 || roleAccount(v) {
 			return ""
 		}
 		return User

@@ -153,7 +153,7 @@ func classifyName(name []byte, labels int) string {
 
 // internalZones are the labels of names that resolve only inside a
 // network.
-var internalZones = wordSet(`local internal lan corp intra intranet localdomain consul cluster svc`)
+var internalZones = wordSet(`local internal lan corp intra intranet localdomain consul cluster svc home arpa`)
 
 func isLowerName(b []byte) bool {
 	for _, c := range b {
@@ -281,6 +281,17 @@ var userStop = map[string]bool{
 	"can": true, "cannot": true, "will": true, "should": true, "be": true, "info": true,
 }
 
+// roleAccounts are the accounts that every installation of a tool has,
+// named for their role, not for a person: public knowledge, like a
+// default port. A user name elsewhere is personal and masked.
+var roleAccounts = wordSet(`root admin administrator system guest ci ops operator postgres mysql nobody daemon
+	www-data anonymous default service test`)
+
+// roleAccount reports whether v, quoted or not, is one of roleAccounts.
+func roleAccount(v []byte) bool {
+	return roleAccounts[string(lowerASCII(bytes.Trim(v, `"'`)))]
+}
+
 // sharedHomes are the home directories of no person (C:\Users\Public,
 // /Users/Shared).
 var sharedHomes = wordSet(`public default shared guest`)
@@ -388,6 +399,11 @@ func redactPhrases(rw *rewriter) {
 				continue
 			}
 			next := i + len(ph.lit)
+			quote := byte(0)
+			if next < len(src) && (src[next] == '"' || src[next] == '\'') && ph.repl == User {
+				quote = src[next] // User 'alice' authenticated
+				next++
+			}
 			e := next
 			for e < len(src) && e-next <= 64 && (isWord(src[e]) || src[e] == '.' && !(e+1 < len(src) && src[e+1] == '.') || src[e] == '-' || src[e] == '@') {
 				e++
@@ -396,7 +412,7 @@ func redactPhrases(rw *rewriter) {
 				e-- // the sentence's full stop
 			}
 			w := src[next:e]
-			if len(w) == 0 || len(w) > 64 {
+			if len(w) == 0 || len(w) > 64 || quote != 0 && (e >= len(src) || src[e] != quote) {
 				continue
 			}
 			if ph.repl == PID {
@@ -411,7 +427,9 @@ func redactPhrases(rw *rewriter) {
 					}
 					continue
 				}
-				if (e < len(src) && src[e] == '(') || !nameLike(w) || beforeObject(src[e:]) {
+				if (e < len(src) && src[e] == '(') || !nameLike(w) || beforeObject(src[e:]) || roleAccount(w) ||
+					len(bytes.TrimLeft(src[e:min(len(src), e+4)], " ")) > 0 && bytes.TrimLeft(src[e:min(len(src), e+4)], " ")[0] == '=' {
+					// user IP = x: a key, not a name
 					continue
 				}
 				if ph.lit != "user " && e < len(src) && src[e] == ' ' && !phrasePrefix(src[e:], " from ") && !phrasePrefix(src[e:], " on ") {

@@ -701,8 +701,9 @@ func redactKV(rw *rewriter) {
 			}
 			rw.mask(vs, ve, kSecret)
 		case kvUser:
-			if allDigits(val) && len(val) <= 5 {
-				// uid=0, euid=1000: numeric ids of system accounts.
+			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || refEnd(src, vs) > 0 {
+				// uid=0, euid=1000: numeric ids of system accounts; admin,
+				// ci: accounts named for their role; *****: a mask.
 				continue
 			}
 

@@ -79,3 +79,39 @@ func TestAnnouncedValues(t *testing.T) {
 		}
 	}
 }
+
+// A user name after a user word is personal, quoted or not; an account
+// named for its role is public; a key, a mask or a placeholder after the
+// word is no name. A name in a reserved or conventional internal zone is
+// a host's.
+func TestPersonalAndInternalNames(t *testing.T) {
+	for in, want := range map[string]string{
+		`Login permitted to inside:ssh for user "zjankowski"`:  `Login permitted to inside:ssh for user "<USER>"`,
+		"auth-success User 'fjankowski' authenticated.":        "auth-success User '<USER>' authenticated.",
+		"pg.user=admin activemq.username=system --username ci": "pg.user=admin activemq.username=system --username ci",
+		`username="guest" default-user = ops`:                  `username="guest" default-user = ops`,
+		`AUTH user="<unknown>" : user = ***** : user IP = ***`: `AUTH user="<unknown>" : user = ***** : user IP = ***`,
+		"user=bnovak42 --username ihalvorsen":                  "user=<USER> --username <USER>",
+		"ssl://mq-stg-13.ops.home.arpa:61617 and nas.home":     "ssl://<HOST>:61617 and <HOST>",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A reference says where a secret comes from, in any of its forms, and
+// stays.
+func TestReferenceForms(t *testing.T) {
+	for _, in := range []string{
+		`password = "$ENV{RSPAMD_CONTROLLER_PASSWORD}";`,
+		`<param name="password" value="$${default_password}"/>`,
+		`root_password: "%{lookup('vault_mysql_root')}"`,
+		"tokenSecretKey=file:///pulsar/secrets/secret.key",
+		`Password = "@/etc/bacula/operator.pw";`,
+	} {
+		if got := String(in); got != in {
+			t.Errorf("%q:\n got  %q", in, got)
+		}
+	}
+}

@@ -13,7 +13,7 @@ const maxRef = 256
 
 // refOpeners are the openers of bracketed references and their closers.
 var refOpeners = []struct{ open, close string }{
-	{"${{", "}}"}, {"${", "}"}, {"$(", ")"}, {"{{", "}}"}, {"%(", ")"}, {"((", "))"}, {"#{", "}"}, {"[[", "]]"},
+	{"${{", "}}"}, {"$${", "}"}, {"${", "}"}, {"%{", "}"}, {"$(", ")"}, {"{{", "}}"}, {"%(", ")"}, {"((", "))"}, {"#{", "}"}, {"[[", "]]"},
 	{"%env(", ")%"}, {"`", "`"},
 }
 
@@ -61,6 +61,11 @@ func refEnd(src []byte, i int) int {
 		}
 		if e >= 3 && (isAlpha(rest[1]) || rest[1] == '_') && !(up && lo) && (!digit || !lo || under) &&
 			(e == len(rest) || !valueByte[rest[e]] || rest[e] == '.') {
+			if e < len(rest) && rest[e] == '{' {
+				if k := bytes.IndexByte(rest[e:], '}'); k > 0 {
+					return i + e + k + 1 // $ENV{X}: Perl's environment
+				}
+			}
 			return i + e
 		}
 		return -1
@@ -221,8 +226,9 @@ func pathValue(v []byte) bool {
 	if len(v) == 0 {
 		return false
 	}
-	if v[0] == '/' || v[0] == '~' || bytes.HasPrefix(v, []byte("./")) || bytes.HasPrefix(v, []byte("../")) {
-		return true
+	if v[0] == '/' || v[0] == '~' || bytes.HasPrefix(v, []byte("./")) || bytes.HasPrefix(v, []byte("../")) ||
+		bytes.HasPrefix(v, []byte("@/")) || bytes.HasPrefix(v, []byte("file:/")) {
+		return true // @/etc/x: a file included; file:///x: a file's URL
 	}
 	if k := bytes.Index(v, []byte(":/")); k > 0 && k < 16 && allLetters(v[:k]) && !bytes.HasPrefix(v[k:], []byte("://")) {
 		return true // a map or a store by its type: hash:/etc/postfix/sasl_passwd

@@ -60,7 +60,7 @@ var exactKeys = map[string]kvClass{
 // wherever they stand in it (db_password, x-auth-token, clientSecret,
 // kennwort_nas, mot_de_passe), in the languages keys are written in.
 var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode secret token credential credentials
-	cookie cookies signature csrf xsrf apikey auth session sessionid pin otp nonce salt mnemonic
+	cookie cookies signature csrf xsrf apikey auth session sessionid pin otp nonce salt mnemonic community
 	requirepass masterauth masterpassword bindpw rootpw storepass keypass srcstorepass deststorepass keystorepass
 	authtoken accesstoken refreshtoken idtoken sessiontoken accesskey secretkey privatekey clientsecret
 	connectionstring authkey accountkey masterkey authident sharedkey
@@ -73,7 +73,7 @@ var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode s
 // alarm_code. Alone, "key" names one too, the others do not.
 var qualifiedNouns = func() map[string]map[string]bool {
 	key := wordSet(`api access secret private client account master encryption decryption signing sas auth
-		license app consumer storage shared hmac webhook integration local device`)
+		license app consumer storage shared hmac webhook integration local device authentication network psk`)
 	code := wordSet(`verification verify auth otp security recovery backup invite invitation alarm access
 		pairing login confirmation activation reset mfa 2fa sms lock door guard unlock`)
 	phrase := wordSet(`seed recovery backup mnemonic secret pass`)
@@ -535,6 +535,9 @@ func redactKV(rw *rewriter) {
 			continue
 		}
 		var quote byte
+		if bytes.HasPrefix(src[vs:], []byte(`<<"`)) {
+			vs += 2 // an Erlang binary: <<"value">>
+		}
 		if q := src[vs]; q == '"' || q == '\'' || q == '`' {
 			quote = q
 			vs++
@@ -570,6 +573,13 @@ func redactKV(rw *rewriter) {
 				continue
 			}
 			if class == kvNone {
+				continue
+			}
+		}
+		if class == kvSecret && quote == 0 {
+			if e := byteList(src, vs); e > vs {
+				rw.mask(vs, e, kSecret) // key material as a list of bytes
+				i = e - 1
 				continue
 			}
 		}
@@ -694,7 +704,7 @@ func redactKV(rw *rewriter) {
 		case kvCookie:
 			maskCookies(rw, vs, ve)
 		case kvSecret:
-			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4) ||
+			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4) || enumerated(val) ||
 				sentence(val) && generatedKey(key)) {
 				i = ve - 1
 				continue
@@ -727,6 +737,45 @@ func redactKV(rw *rewriter) {
 		}
 		i = ve - 1
 	}
+}
+
+// byteList returns the end of a list of eight or more numbers at vs,
+// [74, 37, …] or [0x4a, 0x25, …], written as brackets and commas: key
+// material as a program prints its bytes; vs when there is none.
+func byteList(src []byte, vs int) int {
+	if vs >= len(src) || src[vs] != '[' {
+		return vs
+	}
+	n := 0
+	for j := vs + 1; j < len(src) && j-vs < 1024; j++ {
+		switch c := src[j]; {
+		case c == ']':
+			if n < 8 {
+				return vs
+			}
+			return j + 1
+		case c == ',':
+			n++
+		case isHex(c) || c == 'x' || c == ' ':
+		default:
+			return vs
+		}
+	}
+	return vs
+}
+
+// enumerated reports whether v is a setting's enumerated value, a word of
+// capitals (GENERATE, AUTO, DISABLED): no credential is written so.
+func enumerated(v []byte) bool {
+	if len(v) < 3 || len(v) > 16 {
+		return false
+	}
+	for _, c := range v {
+		if !(c >= 'A' && c <= 'Z' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // pinAt returns the bounds of four to eight digits at vs, after a space

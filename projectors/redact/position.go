@@ -44,16 +44,21 @@ var humanWords = wordSet(`password passwd pwd pw pass passphrase passcode pin mn
 	haslo hasło heslo jelszo jelszó passord adgangskode sifre şifre parol пароль 密码 パスワード 비밀번호`)
 
 // generatedKey reports whether the key names generated material (a key, a
-// token, a salt), which no sentence is.
+// token, a salt), which no sentence is: by its last word that names
+// either kind (private_key_passphrase is a person's).
 func generatedKey(key []byte) bool {
 	var words [16][2]int
 	n := keyWords(&words, key)
+	gen := false
 	for k := range n {
-		if generatedWords[string(lowerASCII(key[words[k][0]:words[k][1]]))] {
-			return true
+		w := string(lowerASCII(key[words[k][0]:words[k][1]]))
+		if generatedWords[w] {
+			gen = true
+		} else if humanWords[w] {
+			gen = false
 		}
 	}
-	return false
+	return gen
 }
 
 var generatedWords = wordSet(`key keys token tokens salt nonce signature sig apikey hmac cookie session sessionid csrf xsrf`)
@@ -213,7 +218,7 @@ func redactPositions(rw *rewriter) {
 			if n == 0 {
 				n = accountArgs(rw, vs, accountVerbs[string(verbOf(w))])
 			}
-		case holdsGateLiteral(w) && credentialWord(w, rw.keys):
+		case holdsGateLiteral(w) && (credentialWord(w, rw.keys) || string(w) == "key" && directive(src, i)):
 			n = keywordValue(rw, w, vs)
 		case string(w) == "auth" || string(w) == "basicauth" || string(w) == "credentials":
 			n = accountPair(rw, vs)
@@ -304,6 +309,16 @@ func netrcValue(rw *rewriter, vs int, repl string) int {
 	return ve
 }
 
+// directive reports whether the word at i starts its line, after
+// indentation: a configuration directive (key X under a server's block),
+// where a word that is prose elsewhere names what follows it.
+func directive(src []byte, i int) bool {
+	for i > 0 && (src[i-1] == ' ' || src[i-1] == '\t') {
+		i--
+	}
+	return i == 0 || src[i-1] == '\n'
+}
+
 // keywordValue redacts the value after a keyword that names a credential,
 // when the value is one: quoted after a password keyword, or a word shaped
 // like a credential (a digit, punctuation or mixed case), at least six
@@ -329,6 +344,9 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 	}
 	if src[vs] == '-' || startsAssignment(src[vs:]) {
 		return 0 // a flag or the next assignment, not a value
+	}
+	if hasPrefixFold(src[vs:], "key ") && bytes.HasSuffix(w, []byte("key")) {
+		return keywordValue(rw, w, vs+4) // pre-shared-key key X: the noun again
 	}
 	ve := valueWord(src, vs)
 	// A sentence's punctuation after the value is not part of it.
@@ -418,11 +436,11 @@ func xmlSecret(rw *rewriter, i int) int {
 	if e < 0 {
 		return 0
 	}
-	w := lowerASCII(src[i+1 : e])
-	if string(w) == "key" {
+	w := src[i+1 : e]
+	if string(lowerASCII(w)) == "key" {
 		return plistValue(rw, e+1)
 	}
-	if w == nil || rw.keys.classify(w) != kvSecret {
+	if rw.keys.classify(w) != kvSecret { // any length: <private-key-password>
 		return 0
 	}
 	vs := e + 1
@@ -1093,6 +1111,6 @@ func holdsGateLiteral(w []byte) bool {
 
 // refusedKeyword holds the words that hold a credential trigger but that
 // credentialWord refuses and that no other keyword case reads.
-var refusedKeyword = map[string]bool{"key": true, "sig": true, "sid": true, "pin": true, "otp": true, "pass": true,
+var refusedKeyword = map[string]bool{"sig": true, "sid": true, "pin": true, "otp": true, "pass": true,
 	"session": true, "sessions": true, "cookie": true, "cookies": true, "signature": true,
 	"secrets": true, "tokens": true, "passwords": true, "keys": true}

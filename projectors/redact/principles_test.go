@@ -115,3 +115,28 @@ func TestReferenceForms(t *testing.T) {
 		}
 	}
 }
+
+// More syntaxes of a credential's position: an Erlang binary, a directive
+// at the start of a line, the noun repeated after its keyword, an element
+// of any name's length, key material as a list of bytes; a pass phrase is
+// a person's whatever key material its key names first. An enumerated
+// setting is no value.
+func TestCredentialSyntaxes(t *testing.T) {
+	for in, want := range map[string]string{
+		`auth_on_register:201 password=<<"granite.plum.1991">>`:               `auth_on_register:201 password=<<"<SECRET>">>`,
+		" key Molasses+Cricket16":                                             " key <SECRET>",
+		"the key Molasses+Cricket16 is used":                                  "the key Molasses+Cricket16 is used",
+		"authentication pre-shared-key key quartz.arbor.1983":                 "authentication pre-shared-key key <SECRET>",
+		"snmp-server host inside 192.0.2.1 community poppy87 version 2c":      "snmp-server host inside <IP> community <SECRET> version 2c",
+		"<private-key-password>Orbit!Basil11</private-key-password>":          "<private-key-password><SECRET></private-key-password>",
+		`hiera_eyaml::private_key_passphrase: "radish violet juniper tomato"`: `hiera_eyaml::private_key_passphrase: "<SECRET>"`,
+		"network_key: [74, 37, 61, 231, 81, 21, 210, 75, 84, 193, 16, 136]":   "network_key: <SECRET>",
+		"Network key: [0x4a, 0x25, 0x3d, 0xe7, 0x51, 0x15, 0xd2, 0x4b, 0x54]": "Network key: <SECRET>",
+		"network_key: GENERATE, ports: [1, 2, 3]":                             "network_key: GENERATE, ports: [1, 2, 3]",
+		`api_key_hint: "put your key here"`:                                   `api_key_hint: "put your key here"`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -113,6 +113,9 @@ func flagValue(src []byte, ke int) (vs, ve int, ok bool) {
 	for vs < len(src) && (src[vs] == ' ' || src[vs] == '\t') {
 		vs++
 	}
+	if bytes.HasPrefix(src[vs:], []byte("<<< ")) {
+		vs += 4 // --password <<< 'x': a here-string on the flag's input
+	}
 	if vs >= len(src) || src[vs] == '-' || src[vs] == '(' || isPlaceholder(src[vs:]) {
 		return 0, 0, false // (Get-Secret …): a subexpression yields the value
 	}

@@ -50,6 +50,13 @@ func redactGenerated(rw *rewriter) {
 		}
 	}
 	for i := 0; i < len(src); {
+		if src[i] == '$' && (i == 0 || !isWord(src[i-1])) {
+			if e := cryptEnd(src, i); e > i {
+				rw.mask(i, e, kSecret)
+				i = e
+				continue
+			}
+		}
 		if !valueByte[src[i]] {
 			i++
 			continue
@@ -79,6 +86,34 @@ func redactGenerated(rw *rewriter) {
 		i = j + 1
 	}
 	dropPublic(rw)
+}
+
+// cryptEnd returns the end of the password hash in the modular crypt
+// format at src[i:] ($6$salt$hash, $2b$12$…, $argon2id$v=19$m=…$salt$hash):
+// '$', an algorithm's short name, '$'-separated fields, the last one of
+// 20 or more characters of the hash alphabet; i when there is none. A
+// hash is a secret by its format, wherever it stands.
+func cryptEnd(src []byte, i int) int {
+	j, fields, last := i, 0, 0
+	for j < len(src) && src[j] == '$' && fields < 8 {
+		s := j + 1
+		j = s
+		for j < len(src) && j-s < 128 && (isAlnum(src[j]) || src[j] == '.' || src[j] == '/' || src[j] == '=' || src[j] == ',' || src[j] == '+') {
+			j++
+		}
+		if j == s {
+			return i
+		}
+		if fields == 0 && j-s > 8 {
+			return i // an algorithm's name is short: $PASSWORD is a variable
+		}
+		fields++
+		last = j - s
+	}
+	if fields < 3 || last < 20 || j < len(src) && (isWord(src[j]) || src[j] == '$') {
+		return i
+	}
+	return j
 }
 
 // judge masks the candidate src[i:j], or the parts of it that are

@@ -525,6 +525,13 @@ func redactKV(rw *rewriter) {
 		}
 		nameKey := string(lk) == "name" || string(lk) == "key"
 		if class == kvNone && !nameKey {
+			if s, e := realmEntry(src, ks, vs); e > s {
+				if !roleAccount(key) {
+					rw.mask(ks, ke, kUser)
+				}
+				rw.mask(s, e, kSecret)
+				i = e - 1
+			}
 			continue
 		}
 		// Find the value.
@@ -716,7 +723,20 @@ func redactKV(rw *rewriter) {
 				// ci: accounts named for their role; *****: a mask.
 				continue
 			}
-
+			if quote == 0 && bytes.IndexByte(val, ':') > 0 {
+				// Accounts with their passwords, user:pass[,user:pass…]:
+				// the list is the secret.
+				for ve < len(src) && src[ve] == ',' {
+					n := valueEnd(src, ve+1)
+					if bytes.IndexByte(src[ve+1:n], ':') <= 0 {
+						break
+					}
+					ve = n
+				}
+				rw.mask(vs, ve, kSecret)
+				i = ve - 1
+				continue
+			}
 			rw.mask(vs, ve, kUser)
 		case kvHost:
 			if string(lowerASCII(val)) == "localhost" || isLoopback(val) {
@@ -737,6 +757,49 @@ func redactKV(rw *rewriter) {
 		}
 		i = ve - 1
 	}
+}
+
+// realmEntry returns the bounds of the password of a realm file's line
+// (jetty, ActiveMQ, Tomcat: "alice=Secret1,admin", "alice: Secret1,
+// admin, user") whose account's key starts the line at ks and whose value
+// starts at vs: a word shaped like a password, then a comma and a role's
+// name; s == e when the line is not one.
+func realmEntry(src []byte, ks, vs int) (s, e int) {
+	if !directive(src, ks) {
+		return 0, 0
+	}
+	for vs < len(src) && vs-ks < 80 && src[vs] == ' ' {
+		vs++
+	}
+	ve := vs
+	for ve < len(src) && ve-vs < 64 && src[ve] != ',' && !isSpace(src[ve]) {
+		ve++
+	}
+	r := ve + 1
+	for r < len(src) && src[r] == ' ' {
+		r++
+	}
+	if ve >= len(src) || src[ve] != ',' || r >= len(src) || !isAlpha(src[r]) || ve-vs < 6 || !passwordShaped(src[vs:ve]) ||
+		numberWithUnit(src[vs:ve]) || notASecret(src, vs, ve) {
+		return 0, 0
+	}
+	for r < len(src) && (isWord(src[r]) || src[r] == '-') {
+		r++
+	}
+	if r < len(src) && src[r] != ',' && !isSpace(src[r]) {
+		return 0, 0 // a role is a name: level=Warn5,file=x is no realm
+	}
+	return vs, ve
+}
+
+// numberWithUnit reports whether v is a number and its unit (30s, 512MiB,
+// 1.5GHz): a setting's value.
+func numberWithUnit(v []byte) bool {
+	k := 0
+	for k < len(v) && (isDigit(v[k]) || v[k] == '.') {
+		k++
+	}
+	return k > 0 && k < len(v) && len(v)-k <= 3 && allLetters(v[k:])
 }
 
 // byteList returns the end of a list of eight or more numbers at vs,

@@ -140,3 +140,26 @@ func TestCredentialSyntaxes(t *testing.T) {
 		}
 	}
 }
+
+// Accounts and their passwords in the lines that hold them: a realm
+// file's line, a list of user:pass pairs, a here-string on a password
+// flag, the account a login or a connection names after "as", a password
+// hash in the modular crypt format.
+func TestAccountsAndPasswordsInTheirLines(t *testing.T) {
+	for in, want := range map[string]string{
+		"admin=Stern604%,admin":                                         "admin=<SECRET>,admin",
+		"bnovak: cactus.chat.1984, admin, user":                         "<USER>: <SECRET>, admin, user",
+		"level=Warn5,file=x":                                            "level=Warn5,file=x",
+		"timeout: 30s, retries":                                         "timeout: 30s, retries",
+		"ADD_LOCAL_USER=admin:Hazel-Anchor17,viewer:Shadow-f59":         "ADD_LOCAL_USER=<SECRET>",
+		"ipa user-add svc --password <<< 'GOB_sapphire_15'":             "ipa user-add svc --password <<< '<SECRET>'",
+		"INFO apicaller connected to 192.0.2.125:17070 as dmwangi":      "INFO apicaller connected to <IP> as <USER>",
+		"saved as report.txt; logged in as root":                        "saved as report.txt; logged in as root",
+		"new hash $6$TbX4NgG7gvfUAYUt$GLNsm1amHU7XfK0gr2SJUQyqxgoKbzQG": "new hash <SECRET>",
+		"echo $HOME$PATH and $a$b$c and cost $5":                        "echo $HOME$PATH and $a$b$c and cost $5",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

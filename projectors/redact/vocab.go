@@ -31,7 +31,7 @@ func Vocabulary() map[string][]string {
 	}
 	v["webhook-markers"] = append(append(slices.Clone(webhookMarkers), slackMarkers...), "with/key/", "/bot123:", "hooks.slack.com/services/")
 	v["flags"] = append(slices.Clone(credentialCommands), "-p", "-u", "-U", "-a", "-pX1!", "-uroot", "--user", "--password", "--tenant",
-		"-storepass", "--proxy-user", "curl -u a:b", "mysql -p", "redis-cli -a", "sudo:", "(to root) ", " : TTY=", "@", "root@db01", "a:b@h::m")
+		"-storepass", "--proxy-user", "--password <<< ", "$6$", "$2b$12$", "$a$b$", "curl -u a:b", "mysql -p", "redis-cli -a", "sudo:", "(to root) ", " : TTY=", "@", "root@db01", "a:b@h::m")
 	for _, c := range slices.Sorted(maps.Keys(accountVerbs)) {
 		v["flags"] = append(v["flags"], c+" ", c+" user -b ", c+" a b c ")
 	}
@@ -40,6 +40,9 @@ func Vocabulary() map[string][]string {
 	var ph []string
 	for _, p := range phrases {
 		ph = append(ph, p.lit)
+	}
+	for _, l := range loginVerbs {
+		ph = append(ph, l+" as ", l+" to a as ")
 	}
 	v["phrases"] = append(ph, slices.Sorted(maps.Keys(determiners))...)
 	v["english-words"] = slices.Sorted(maps.Keys(englishWords))

@@ -163,3 +163,15 @@ func TestAccountsAndPasswordsInTheirLines(t *testing.T) {
 		}
 	}
 }
+
+// An image's repository before its digest is public, whatever its names
+// look like; the same name elsewhere is judged as any value.
+func TestImageRepositoryBeforeItsDigest(t *testing.T) {
+	in := "image: ghcr.io/koenkk/zigbee2mqtt@sha256:ae5bfee3be94b503b6c05b0d2756d1289ab88fcb228842b91759a91fa85f3ea3"
+	if got := String(in); got != in {
+		t.Errorf("%q:\n got  %q", in, got)
+	}
+	if got := String("token ghcr.io/xK9qPz2mW7vR4tLn8sJ"); got == "token ghcr.io/xK9qPz2mW7vR4tLn8sJ" {
+		t.Errorf("a generated value without a digest after it kept: %q", got)
+	}
+}

@@ -622,14 +622,20 @@ func redactKV(rw *rewriter) {
 				continue
 			}
 		}
-		if class == kvUser && c == ':' && quote == 0 {
-			// "Last login: Mon Mar 2": prose after a colon. Only the word
+		if (class == kvUser || class == kvSecret) && c == ':' && quote == 0 {
+			// "Last login: Mon Mar 2", "handle_auth: authentication
+			// succeeded", "password: changed [redacted]": prose after a
+			// colon, a word of a sentence that goes on. Only the word
 			// itself is read, so that a value that is not one costs nothing.
 			e := vs
 			for e < len(src) && e-vs <= 32 && isAlpha(src[e]) {
 				e++
 			}
-			if e > vs && e-vs <= 32 && (e == len(src) || src[e] == ' ') && !nameLike(src[vs:e]) {
+			if e > vs && e-vs <= 32 && (e == len(src) || src[e] == ' ') && !nameLike(src[vs:e]) && class == kvUser {
+				continue
+			}
+			if e > vs && e-vs <= 32 && e+1 < len(src) && (src[e] == ' ' && (isAlpha(src[e+1]) || src[e+1] == '[' || src[e+1] == '(') || src[e] == ':' && src[e+1] == ' ') &&
+				class == kvSecret && proseWord(src[vs:e]) {
 				continue
 			}
 		}
@@ -739,7 +745,8 @@ func redactKV(rw *rewriter) {
 			}
 			rw.mask(vs, ve, kUser)
 		case kvHost:
-			if string(lowerASCII(val)) == "localhost" || isLoopback(val) {
+			if string(lowerASCII(val)) == "localhost" || isLoopback(val) || documentationName(val) || enumerated(val) {
+				// RADIUS, AUTO: a kind of server, not a name
 				i = ve - 1
 				continue
 			}

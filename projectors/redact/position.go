@@ -819,7 +819,9 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 			}
 			i++
 		} else {
-			for i < len(src) && i-s < 256 && !isSpace(src[i]) {
+			// A quote ends a word that a string holds ("msg":"password
+			// reset requested").
+			for i < len(src) && i-s < 256 && !isSpace(src[i]) && src[i] != '"' && src[i] != '\'' {
 				i++
 			}
 		}
@@ -909,7 +911,7 @@ func redactCalls(rw *rewriter) {
 		arg := func(k int) []byte { return src[args[k][0]:args[k][1]] }
 		switch {
 		case !quoted(0):
-		case quoted(1) && isSecretKey(rw.keys.classify(arg(0))) && !(generatedKey(arg(0)) && sentence(arg(1))):
+		case quoted(1) && isSecretKey(rw.keys.classify(arg(0))) && !(generatedKey(arg(0)) && sentence(arg(1))) && !maskValue(arg(1)):
 			rw.mask(args[1][0], args[1][1], kSecret)
 		case setterName(name):
 			rw.mask(args[0][0], args[0][1], kSecret)

@@ -175,3 +175,32 @@ func TestImageRepositoryBeforeItsDigest(t *testing.T) {
 		t.Errorf("a generated value without a digest after it kept: %q", got)
 	}
 }
+
+// What stands in a credential's or an identity's position but is no value
+// keeps its words: prose after a colon, a field's name, a call that wraps
+// a reference, a documentation name or a kind of server after a host key,
+// a word of a string after a login verb.
+func TestNoValueInAPosition(t *testing.T) {
+	for _, in := range []string{
+		"rspamd_controller_handle_auth: authentication succeeded",
+		"User[deploy]/password: changed [redacted] to [redacted]",
+		`modparam("auth_db", "password_column", "password")`,
+		"activemq.password=ENC(${ACTIVEMQ_PW})",
+		"postgres.host = db.example.com ; server = RADIUS",
+		`{"msg":"password reset requested","user_id":18842}`,
+	} {
+		if got := String(in); got != in {
+			t.Errorf("%q:\n got  %q", in, got)
+		}
+	}
+	for in, want := range map[string]string{
+		"auth: Tr0ub4dor&3 next":       "auth: <SECRET> next",
+		"password: hunter2 (rotated)":  "password: <SECRET> (rotated)",
+		"db.host = pg-7.fjordbank.net": "db.host = <HOST>",
+		`define("AUTH_KEY", "k9Xp2")`:  `define("AUTH_KEY", "<SECRET>")`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -119,7 +119,7 @@ func codeEnd(rest []byte) int {
 	return -1
 end:
 	switch {
-	case k < len(rest) && (rest[k] == '(' && (parts > 1 || k >= 4 && allLetters(bytes.ReplaceAll(rest[:k], []byte("_"), nil))) || rest[k] == '[' && parts > 1):
+	case k < len(rest) && (rest[k] == '(' && (parts > 1 || k >= 3 && allLetters(bytes.ReplaceAll(rest[:k], []byte("_"), nil))) || rest[k] == '[' && parts > 1):
 		return refTail(rest, k+1)
 	case parts > 1 && k < len(rest) && rest[k] == '?':
 		return k
@@ -206,6 +206,9 @@ func maskValue(v []byte) bool {
 		"password", "passwd", "secret", "token", "key":
 		return true
 	}
+	if fieldName(v) {
+		return true
+	}
 	if len(v) >= 3 {
 		same := true
 		for _, c := range v {
@@ -216,6 +219,26 @@ func maskValue(v []byte) bool {
 		}
 	}
 	return placeholder(v)
+}
+
+// fieldName reports whether v is the name of a credential's field or
+// setting rather than its value: lower-case words joined by '_', one of
+// them a credential word (password_column, db_password).
+func fieldName(v []byte) bool {
+	if bytes.IndexByte(v, '_') <= 0 || len(v) > 64 {
+		return false
+	}
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c == '_') {
+			return false
+		}
+	}
+	for _, w := range bytes.Split(v, []byte("_")) {
+		if credentialWords[string(w)] {
+			return true
+		}
+	}
+	return false
 }
 
 // pathValue reports whether v names a file rather than holding a secret:

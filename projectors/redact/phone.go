@@ -32,7 +32,7 @@ func phoneEnd(src []byte, i int, plus bool) int {
 		for j < len(src) && isDigit(src[j]) {
 			j++
 		}
-		if j == s || j-s > 12 || (plus && groups == 0 && src[s] == '0') {
+		if j == s || j-s > 15 || (plus && groups == 0 && src[s] == '0') {
 			break
 		}
 		digits += j - s

@@ -34,6 +34,7 @@ func TestPhoneNumbers(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"to":"+1 (415) 555-4359","body":"x"}`:                     `{"to":"<PHONE>","body":"x"}`,
 		"POST /messaging to=+254778610287 status=queued":            "POST /messaging to=<PHONE> status=queued",
+		`"contact":"+2348045055059"`:                                `"contact":"<PHONE>"`,
 		"call +44 20 7946 0958 or +33 1 23 45 67 89.":               "call <PHONE> or <PHONE>.",
 		`{"Name":"PhoneNumber","Value":254737300936}`:               `{"Name":"PhoneNumber","Value":<PHONE>}`,
 		`"PhoneNumber":"254791997369","mobile":"0412 345 678"`:      `"PhoneNumber":"<PHONE>","mobile":"<PHONE>"`,

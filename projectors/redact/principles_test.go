@@ -205,3 +205,16 @@ func TestNoValueInAPosition(t *testing.T) {
 		}
 	}
 }
+
+// An address in brackets after a name is the name's address, as postfix
+// writes a client; a subscript of digits or a word is none.
+func TestAddressInBracketsAfterAName(t *testing.T) {
+	for in, want := range map[string]string{
+		"postfix/smtpd[2231]: client=unknown[10.140.224.217], sasl_method=PLAIN": "postfix/smtpd[<PID>]: client=unknown<IP>, sasl_method=PLAIN",
+		"matrix[1.5] = x; os.environ[HOME]; ver[1.2.3.4b]":                       "matrix[1.5] = x; os.environ[HOME]; ver[1.2.3.4b]",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -180,3 +180,96 @@ func gateAnnounced(src []byte, _ features) bool {
 	}
 	return false
 }
+
+// Passwords fed to a command's input: echo 'x' | chpasswd, echo x | kinit
+// alice, sshfs … -o password_stdin <<< 'x'. A value echoed or given as a
+// here-string is a password when the command that reads it reads one
+// there: its name holds "passw" or ends in "init" (kinit, iinit), or its
+// line names a password read from stdin (--password-stdin).
+
+var litEcho, litHere = newLit("echo "), newLit("<<< ")
+
+// gateStdin reports whether src may feed a value to a command.
+func gateStdin(src []byte, f features) bool {
+	return litEcho.in(src, f) || litHere.in(src, f)
+}
+
+func redactStdin(rw *rewriter) {
+	src := rw.src
+	// echo and here are the next "echo " and "<<< " at or after i (-1:
+	// none), each searched for again only once i passes it.
+	echo, here := -2, -2
+	next := func(at, i int, lit string) int {
+		if at >= i || at == -1 {
+			return at
+		}
+		if k := bytes.Index(src[i:], []byte(lit)); k >= 0 {
+			return i + k
+		}
+		return -1
+	}
+	for i := 0; i < len(src); {
+		echo, here = next(echo, i, "echo "), next(here, i, "<<< ")
+		k, h := echo-i, here-i
+		switch {
+		case echo < 0 && here < 0:
+			return
+		case echo >= 0 && (here < 0 || k < h):
+			vs, ve := quotedOrWord(src, i+k+len("echo "))
+			p := ve
+			if p < len(src) && (src[p] == '\'' || src[p] == '"') {
+				p++
+			}
+			for p < len(src) && src[p] == ' ' {
+				p++
+			}
+			if ve > vs && p+1 < len(src) && src[p] == '|' && readsPassword(src, p+1) && !notASecret(src, vs, ve) {
+				rw.mask(vs, ve, kSecret)
+			}
+			i = max(ve, i+k+len("echo "))
+		default:
+			vs, ve := quotedOrWord(src, i+h+len("<<< "))
+			ls := max(0, i+h-maxRef) // the command, at most maxRef back
+			if n := bytes.LastIndexByte(src[ls:i+h], '\n'); n >= 0 {
+				ls += n + 1
+			}
+			if ve > vs && readsPassword(src, ls) && !notASecret(src, vs, ve) {
+				rw.mask(vs, ve, kSecret)
+			}
+			i = max(ve, i+h+len("<<< "))
+		}
+	}
+}
+
+// quotedOrWord returns the bounds of the quoted text or the word at i.
+func quotedOrWord(src []byte, i int) (int, int) {
+	if i < len(src) && (src[i] == '\'' || src[i] == '"') {
+		if k := bytes.IndexByte(src[i+1:min(len(src), i+1+maxRef)], src[i]); k > 0 {
+			return i + 1, i + 1 + k
+		}
+		return i, i
+	}
+	return i, valueWord(src, i)
+}
+
+// readsPassword reports whether the command at i reads a password from
+// its input: by its name, or by a flag or option of its line.
+func readsPassword(src []byte, i int) bool {
+	for i < len(src) && src[i] == ' ' {
+		i++
+	}
+	e := i
+	for e < len(src) && !isSpace(src[e]) && e-i < 64 {
+		e++
+	}
+	name := src[i:e]
+	if k := bytes.LastIndexByte(name, '/'); k >= 0 {
+		name = name[k+1:]
+	}
+	line := src[i:min(len(src), i+maxRef)] // its line, at most maxRef on
+	if le := bytes.IndexByte(line, '\n'); le >= 0 {
+		line = line[:le]
+	}
+	return indexFold(name, "passw") >= 0 || bytes.HasSuffix(name, []byte("init")) ||
+		indexFold(line, "password-stdin") >= 0 || indexFold(line, "password_stdin") >= 0
+}

@@ -181,7 +181,7 @@ func shortValue(flag byte, v []byte, fc flagContext, attached bool) string {
 			}
 			return Secret
 		}
-		if fc.credentials && !allDigits(v) {
+		if fc.credentials && !allDigits(v) && !roleAccount(v) {
 			return User
 		}
 	}

@@ -218,3 +218,20 @@ func TestAddressInBracketsAfterAName(t *testing.T) {
 		}
 	}
 }
+
+// A value fed to the input of a command that reads a password there is
+// one; what is fed to another command is not.
+func TestPasswordsFedToInput(t *testing.T) {
+	for in, want := range map[string]string{
+		"echo 'ops:Amberwillow5!' | chpasswd":                         "echo '<SECRET>' | chpasswd",
+		"echo 'Summit1977#' | iinit":                                  "echo '<SECRET>' | iinit",
+		"echo velvet-unicorn-235 | /usr/sbin/saslpasswd2 -p -c alice": "echo <SECRET> | /usr/sbin/saslpasswd2 -p -c alice",
+		"echo $TOKEN | docker login --password-stdin -u ci":           "echo $TOKEN | docker login --password-stdin -u ci",
+		"sshfs box:/b /mnt -o password_stdin <<< 'Gadget1'":           "sshfs box:/b /mnt -o password_stdin <<< '<SECRET>'",
+		"echo 'hello world' | grep hello; cat <<< 'x y'":              "echo 'hello world' | grep hello; cat <<< 'x y'",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -247,6 +247,7 @@ var stages = []stage{
 	{any: fDigit, apply: redactCards},
 	{any: fDigit, apply: redactPhones},
 	{gate: gateAnnounced, apply: redactAnnounced},
+	{gate: gateStdin, apply: redactStdin},
 	// Last, so that a value the passes above name keeps their kind.
 	{apply: redactGenerated},
 }

@@ -160,10 +160,14 @@ func (rw *rewriter) announcedDigits(i int) int {
 		s++
 	}
 	e := s
-	for e < len(src) && isDigit(src[e]) {
+	for e < len(src) && isAlnum(src[e]) && e-s <= 12 {
 		e++
 	}
-	if e-s < 4 || e-s > 8 || s == i || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]) || src[e] == ':' || src[e] == '-' || src[e] == '/') {
+	// Four to eight digits, or six to twelve letters and digits mixed
+	// (an invite code nl32n59t).
+	v := src[s:e]
+	if !(allDigits(v) && len(v) >= 4 && len(v) <= 8 || len(v) >= 6 && len(v) <= 12 && hasDigit(v) && !allDigits(v) && !allLetters(v) && !numberWithUnit(v)) ||
+		s == i || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]) || src[e] == ':' || src[e] == '-' || src[e] == '/') {
 		return i
 	}
 	rw.mask(s, e, kSecret)

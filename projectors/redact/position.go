@@ -170,7 +170,7 @@ func redactPositions(rw *rewriter) {
 				}
 			}
 		}
-		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) || trig == 0 || src[e-1] == '.' {
+		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' && src[e] != '\t' || !isAlpha(c) || trig == 0 || src[e-1] == '.' {
 			i = e - 1
 			continue
 		}
@@ -182,7 +182,7 @@ func redactPositions(rw *rewriter) {
 			netrc = netrcStart(src) // looked for once, and only where it counts
 		}
 		vs := e
-		for vs < len(src) && vs-e < 3 && src[vs] == ' ' {
+		for vs < len(src) && vs-e < 3 && (src[vs] == ' ' || src[vs] == '\t') {
 			vs++
 		}
 		var n int

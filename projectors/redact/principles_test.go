@@ -68,12 +68,14 @@ func TestAnnouncedValues(t *testing.T) {
 		"-Password (ConvertTo-SecureString 'candle.katze.2002' -AsPlainText)":       "-Password (ConvertTo-SecureString '<SECRET>' -AsPlainText)",
 		`ConvertTo-SecureString -String "delta gravel cricket" -AsPlainText -Force`: `ConvertTo-SecureString -String "<SECRET>" -AsPlainText -Force`,
 		// No values.
-		"error code is 1234, exit code 2048, status code was 5031":     "error code is 1234, exit code 2048, status code was 5031",
-		"password length is 12345678; PIN retries are 3":               "password length is 12345678; PIN retries are 3",
-		"Password for repository is not set, using default":            "Password for repository is not set, using default",
-		"password: ((docker.password)) and password is ${DB_PASSWORD}": "password: ((docker.password)) and password is ${DB_PASSWORD}",
-		"the PIN pad is ready. Order 20261206 was shipped to 1234":     "the PIN pad is ready. Order 20261206 was shipped to 1234",
-		"PIN verification at 12:30:45 was 2026-12-06":                  "PIN verification at 12:30:45 was 2026-12-06",
+		"group invite code nl32n59t issued for clan Night Owls":           "group invite code <SECRET> issued for clan Night Owls",
+		"your code is 512MiB, invite code v2 ready, invite code abcdefgh": "your code is 512MiB, invite code v2 ready, invite code abcdefgh",
+		"error code is 1234, exit code 2048, status code was 5031":        "error code is 1234, exit code 2048, status code was 5031",
+		"password length is 12345678; PIN retries are 3":                  "password length is 12345678; PIN retries are 3",
+		"Password for repository is not set, using default":               "Password for repository is not set, using default",
+		"password: ((docker.password)) and password is ${DB_PASSWORD}":    "password: ((docker.password)) and password is ${DB_PASSWORD}",
+		"the PIN pad is ready. Order 20261206 was shipped to 1234":        "the PIN pad is ready. Order 20261206 was shipped to 1234",
+		"PIN verification at 12:30:45 was 2026-12-06":                     "PIN verification at 12:30:45 was 2026-12-06",
 	} {
 		if got := String(in); got != want {
 			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
@@ -125,6 +127,7 @@ func TestReferenceForms(t *testing.T) {
 func TestCredentialSyntaxes(t *testing.T) {
 	for in, want := range map[string]string{
 		`auth_on_register:201 password=<<"granite.plum.1991">>`:               `auth_on_register:201 password=<<"<SECRET>">>`,
+		"DEFAULT PASSWORD\tE0vH8i+-@h{koaQ":                                   "DEFAULT PASSWORD\t<SECRET>",
 		" key Molasses+Cricket16":                                             " key <SECRET>",
 		"the key Molasses+Cricket16 is used":                                  "the key Molasses+Cricket16 is used",
 		"authentication pre-shared-key key quartz.arbor.1983":                 "authentication pre-shared-key key <SECRET>",

@@ -15,6 +15,18 @@ import "bytes"
 var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true, "code": true,
 	"password": false, "passwd": false, "passphrase": false, "kennwort": false, "passwort": false}
 
+// lowerInto returns b in lower case, written into dst; nil when b is
+// longer than dst (no word this pass reads is).
+func lowerInto(dst *[16]byte, b []byte) []byte {
+	if len(b) > len(dst) {
+		return nil
+	}
+	for k, c := range b {
+		dst[k] = lower(c)
+	}
+	return dst[:len(b)]
+}
+
 // connectors join an announced credential to its value.
 var connectors = wordSet(`is was to are`)
 
@@ -24,6 +36,9 @@ const announceWindow = 6
 func redactAnnounced(rw *rewriter) {
 	src := rw.src
 	credEnd, code, since := -1, false, 0
+	// The lower-case forms of this token's word and its last part, and of
+	// the last part before it, in buffers of their own: no allocation.
+	var wbuf, lbuf, pbuf [16]byte
 	var prev []byte
 	for i := 0; i < len(src); {
 		for i < len(src) && (src[i] == ' ' || src[i] == '+' || src[i] == '\t') {
@@ -58,11 +73,8 @@ func redactAnnounced(rw *rewriter) {
 				break
 			}
 		}
-		lw := lowerASCII(w)
-		if len(last) > 16 {
-			last = nil
-		}
-		last = lowerASCII(last)
+		lw := lowerInto(&wbuf, w)
+		last = lowerInto(&lbuf, last)
 		isCode, named := announcedWords[string(last)]
 		if named && string(last) == "code" {
 			named = prev != nil && (qualifiedNouns["code"][string(prev)] || string(prev) == "your" || string(prev) == "time")
@@ -98,7 +110,11 @@ func redactAnnounced(rw *rewriter) {
 				credEnd = -1 // the end of a sentence or a clause
 			}
 		}
-		prev = last
+		pbuf = lbuf
+		prev = pbuf[:len(last)]
+		if last == nil {
+			prev = nil
+		}
 	}
 }
 

@@ -238,3 +238,15 @@ func TestPasswordsFedToInput(t *testing.T) {
 		}
 	}
 }
+
+// A Redactor reused on ordinary lines that its passes read word by word
+// allocates nothing once its buffers have grown.
+func TestRedactorDoesNotAllocatePerWord(t *testing.T) {
+	r := New()
+	line := []byte("your verification code is ready; PIN retries are 3; password for repository is not set; door code " +
+		"changed to blue; echo hello | grep x; user=postgres; ssh -p 2222 admin@example.com")
+	buf := r.Append(nil, line)
+	if n := testing.AllocsPerRun(50, func() { buf = r.Append(buf[:0], line) }); n > 0 {
+		t.Errorf("%.0f allocations per line", n)
+	}
+}

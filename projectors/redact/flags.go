@@ -215,12 +215,6 @@ func longValue(name, v []byte) string {
 		}
 		return User
 	}
-	if hasSuffixFold(name, "-user") || hasSuffixFold(name, "_user") {
-		if bytes.IndexByte(v, ':') > 0 {
-			return Secret
-		}
-		return User
-	}
 	return ""
 }
 

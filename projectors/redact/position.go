@@ -51,10 +51,10 @@ func generatedKey(key []byte) bool {
 	n := keyWords(&words, key)
 	gen := false
 	for k := range n {
-		w := string(lowerASCII(key[words[k][0]:words[k][1]]))
-		if generatedWords[w] {
+		w := lowerASCII(key[words[k][0]:words[k][1]])
+		if generatedWords[string(w)] {
 			gen = true
-		} else if humanWords[w] {
+		} else if humanWords[string(w)] {
 			gen = false
 		}
 	}
@@ -83,11 +83,10 @@ func sentence(v []byte) bool {
 // one of the names that are prose or ids more often than keywords.
 func credentialWord(w []byte, keys *keyCache) bool {
 	switch string(w) {
-	case "key", "sig", "sid", "pin", "otp", "pass", "session", "sessions", "cookie", "cookies", "signature", "auth",
-		"credentials", "secrets", "tokens", "passwords", "keys":
+	case "key", "auth", "credentials": // read as a directive, or an account pair
 		return false
 	}
-	return keys.classify(w) == kvSecret
+	return !refusedKeyword[string(w)] && keys.classify(w) == kvSecret
 }
 
 func redactPositions(rw *rewriter) {
@@ -1111,8 +1110,9 @@ func holdsGateLiteral(w []byte) bool {
 	return bytes.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) >= 0
 }
 
-// refusedKeyword holds the words that hold a credential trigger but that
-// credentialWord refuses and that no other keyword case reads.
+// refusedKeyword holds the words that hold a credential trigger but are
+// prose or ids more often than keywords: credentialWord refuses them, and
+// no other keyword case reads them.
 var refusedKeyword = map[string]bool{"sig": true, "sid": true, "pin": true, "otp": true, "pass": true,
 	"session": true, "sessions": true, "cookie": true, "cookies": true, "signature": true,
 	"secrets": true, "tokens": true, "passwords": true, "keys": true}

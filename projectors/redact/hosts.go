@@ -270,17 +270,6 @@ func isLowerAlnum(b []byte) bool {
 // Phrases: "user NAME", "password for NAME", "pid 1234", name[1234]:,
 // /home/NAME.
 
-var userStop = map[string]bool{
-	"from": true, "for": true, "is": true, "was": true, "not": true, "with": true, "the": true,
-	"a": true, "an": true, "to": true, "in": true, "on": true, "has": true, "had": true, "id": true,
-	"name": true, "names": true, "authentication": true, "account": true, "data": true, "agent": true,
-	"session": true, "request": true, "profile": true, "does": true, "did": true, "logged": true,
-	"unknown": true, "and": true, "or": true, "of": true, "by": true, "at": true, "as": true,
-	"invalid": true, "root": false, "that": true, "this": true, "service": true, "list": true,
-	"interface": true, "input": true, "mode": true, "space": true, "level": true, "must": true,
-	"can": true, "cannot": true, "will": true, "should": true, "be": true, "info": true,
-}
-
 // roleAccounts are the accounts that every installation of a tool has,
 // named for their role, not for a person: public knowledge, like a
 // default port. A user name elsewhere is personal and masked.
@@ -434,7 +423,7 @@ func redactPhrases(rw *rewriter) {
 				}
 			} else {
 				lw := lowerASCII(w)
-				if lw != nil && userStop[string(lw)] {
+				if lw != nil && englishWords[string(lw)] {
 					if string(lw) == "invalid" && phrasePrefix(src[e:], " user ") {
 						i = e // "for invalid user NAME": handled at "user".
 					}
@@ -589,6 +578,7 @@ var englishWords = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`
 		a an the this that these those his her its their our your my no any each every all some
+		unknown invalid cannot space logged authentication
 		is are was were be been being has have had do does did can could will would shall should may might must
 		not and or but if then than so as at by for from in into of on onto to with without within via per about
 		who which what when where why how whose

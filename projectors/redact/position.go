@@ -356,7 +356,7 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 	if len(v) < 6 || !credentialLike(v) || notASecret(src, vs, ve) || v[len(v)-1] == ':' {
 		return 0
 	}
-	if lw := lowerASCII(v); lw != nil && (englishWords[string(lw)] || userStop[string(lw)]) {
+	if lw := lowerASCII(v); lw != nil && englishWords[string(lw)] {
 		return 0
 	}
 	if allDigits(v) && len(v) < 8 {
@@ -857,7 +857,7 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 // account's name: a function word, or an English ending (failed, using).
 func proseWord(w []byte) bool {
 	lw := lowerASCII(w)
-	if userStop[string(lw)] || determiners[string(lw)] || credentialWords[string(lw)] {
+	if englishWords[string(lw)] && !roleAccounts[string(lw)] || credentialWords[string(lw)] {
 		return true
 	}
 	for _, suffix := range englishSuffixes {

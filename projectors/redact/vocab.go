@@ -18,7 +18,6 @@ func Vocabulary() map[string][]string {
 		"keys":             slices.Sorted(maps.Keys(exactKeys)),
 		"auth-schemes":     authSchemes,
 		"host-labels":      append(slices.Sorted(maps.Keys(hostTLDs)), slices.Sorted(maps.Keys(codeRoots))...),
-		"user-stop-words":  slices.Sorted(maps.Keys(userStop)),
 		"home-prefixes":    homePrefixes,
 		"separators": {"=", ":", "=>", ": ", " = ", `":"`, `\":\"`, "&", ";", ",", "|", "'", `"`, "`", "\\", "/", "@", "%",
 			"+", "-", ".", "_", "[", "]", "(", ")", "{", "}", "<", ">", "#", "?", "!", "*", "~", "\t", "\n", "\r"},

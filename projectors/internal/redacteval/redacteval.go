@@ -52,12 +52,13 @@ type Planted struct {
 // own file names; every other directory is a tuned set, except blind,
 // blind2 and blind4, which are written apart and never tuned on. dev2 and
 // blind3 are development sets written apart from the rules (blind3
-// measured once as a held-out set first): tuned on, reported, not gated
-// yet.
+// measured once as a held-out set first): tuned on, and held to the tuned
+// sets' bounds once the rules meet them; dev2, whose verbatim lines keep
+// a container id that the first corpus masks, is reported, not gated yet.
 var (
 	training = []string{"first", "round2"}
 	untuned  = []string{"blind", "blind2", "blind4"}
-	ungated  = []string{"dev2", "blind3"}
+	ungated  = []string{"dev2"}
 )
 
 // SetsVar names the environment variable that limits which sets Load

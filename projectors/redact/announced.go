@@ -166,13 +166,13 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 	return i
 }
 
-// announcedDigits masks four to eight digits standing alone after the
-// spaces (or URL-encoded spaces) and colon at i, and returns their end, or
-// i when there are none.
+// announcedDigits masks a code standing alone after the separators at i
+// (spaces, URL-encoded spaces, a colon or '=', a quote), and returns its
+// end, or i when there is none.
 func (rw *rewriter) announcedDigits(i int) int {
 	src := rw.src
 	s := i
-	for s < len(src) && s-i < 4 && (src[s] == ' ' || src[s] == '+' || src[s] == ':') {
+	for s < len(src) && s-i < 4 && (src[s] == ' ' || src[s] == '+' || src[s] == ':' || src[s] == '=' || src[s] == '"' || src[s] == '\'') {
 		s++
 	}
 	e := s

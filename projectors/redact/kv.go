@@ -508,11 +508,10 @@ func redactKV(rw *rewriter) {
 			}
 		}
 		if class == kvNone && string(lk) == "code" && (c == '=' || src[min(vs, len(src)-1)] == '"' || vs+1 < len(src) && src[vs] == ' ' && src[vs+1] == '"') {
-			// A code of four to eight digits, quoted or in a query, is a
-			// PIN or a one-time code (code=8268, code: "3310"); an error
-			// or status code is a bare number.
-			if s, e := pinAt(src, vs); e > s {
-				rw.mask(s, e, kSecret)
+			// A code, quoted or in a query, is a PIN or a one-time code
+			// (code=8268, code: "3310"); an error or status code is a bare
+			// number.
+			if e := rw.announcedDigits(i); e > i {
 				i = e - 1
 				continue
 			}
@@ -846,23 +845,6 @@ func enumerated(v []byte) bool {
 		}
 	}
 	return true
-}
-
-// pinAt returns the bounds of four to eight digits at vs, after a space
-// and inside quotes at most, standing alone; e == s when there are none.
-func pinAt(src []byte, vs int) (s, e int) {
-	s = vs
-	for s < len(src) && s-vs < 2 && (src[s] == ' ' || src[s] == '"' || src[s] == '\'') {
-		s++
-	}
-	e = s
-	for e < len(src) && e-s <= 8 && isDigit(src[e]) {
-		e++
-	}
-	if e-s < 4 || e-s > 8 || e < len(src) && (isWord(src[e]) || src[e] == '.') {
-		return s, s
-	}
-	return s, e
 }
 
 // maskCookies masks the values of the cookies of a Cookie or Set-Cookie

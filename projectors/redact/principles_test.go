@@ -67,8 +67,9 @@ func TestAnnouncedValues(t *testing.T) {
 		"Password for svc@example.com: ribbon.pine.2004":                            "Password for <EMAIL>: <SECRET>",
 		"-Password (ConvertTo-SecureString 'candle.katze.2002' -AsPlainText)":       "-Password (ConvertTo-SecureString '<SECRET>' -AsPlainText)",
 		`ConvertTo-SecureString -String "delta gravel cricket" -AsPlainText -Force`: `ConvertTo-SecureString -String "<SECRET>" -AsPlainText -Force`,
+		"group invite code nl32n59t issued for clan Night Owls":                     "group invite code <SECRET> issued for clan Night Owls",
+		"GET /callback?code=4f9a2Kx7Qz&state=ok code: \"3310\"":                     "GET /callback?code=<SECRET>&state=ok code: \"<SECRET>\"",
 		// No values.
-		"group invite code nl32n59t issued for clan Night Owls":           "group invite code <SECRET> issued for clan Night Owls",
 		"your code is 512MiB, invite code v2 ready, invite code abcdefgh": "your code is 512MiB, invite code v2 ready, invite code abcdefgh",
 		"error code is 1234, exit code 2048, status code was 5031":        "error code is 1234, exit code 2048, status code was 5031",
 		"password length is 12345678; PIN retries are 3":                  "password length is 12345678; PIN retries are 3",

@@ -57,6 +57,13 @@ func redactGenerated(rw *rewriter) {
 				continue
 			}
 		}
+		if src[i] == '{' {
+			if s, e := schemeValue(src, i); e > s {
+				rw.mask(s, e, kSecret)
+				i = e
+				continue
+			}
+		}
 		if !valueByte[src[i]] {
 			i++
 			continue
@@ -114,6 +121,29 @@ func cryptEnd(src []byte, i int) int {
 		return i
 	}
 	return j
+}
+
+// schemeValue returns the bounds of the password or hash that follows a
+// password scheme in braces at src[i:] ({PLAIN}x, {SSHA}x, {SHA512-CRYPT}
+// $6$…, as LDAP and Dovecot store them): a name of capitals, digits and
+// '-', then the value to a space, a quote or ':' (a passwd-file's next
+// field); s == e when there is none.
+func schemeValue(src []byte, i int) (s, e int) {
+	k := i + 1
+	for k < len(src) && k-i <= 20 && (src[k] >= 'A' && src[k] <= 'Z' || isDigit(src[k]) || src[k] == '-' || src[k] == '.') {
+		k++
+	}
+	if k-i < 4 || k >= len(src) || src[k] != '}' {
+		return 0, 0
+	}
+	s, e = k+1, k+1
+	for e < len(src) && e-s < 256 && !isSpace(src[e]) && src[e] != ':' && src[e] != '"' && src[e] != '\'' && src[e] != ',' {
+		e++
+	}
+	if e-s < 4 {
+		return 0, 0
+	}
+	return s, e
 }
 
 // judge masks the candidate src[i:j], or the parts of it that are

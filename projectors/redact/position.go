@@ -217,6 +217,9 @@ func redactPositions(rw *rewriter) {
 			if n == 0 {
 				n = accountArgs(rw, vs, accountVerbs[string(verbOf(w))])
 			}
+			if n == 0 && string(w) == "auth" {
+				n = keywordValue(rw, w, vs) // smtp auth X: a word shaped like a password
+			}
 		case holdsGateLiteral(w) && (credentialWord(w, rw.keys) || string(w) == "key" && directive(src, i)):
 			n = keywordValue(rw, w, vs)
 		case string(w) == "auth" || string(w) == "basicauth" || string(w) == "credentials":

@@ -261,3 +261,19 @@ func TestProseWordsAreOneList(t *testing.T) {
 		}
 	}
 }
+
+// A password after its scheme in braces, as LDAP and Dovecot store it, and
+// a password-shaped word after "auth" are secrets; a template's name in
+// braces and prose after "auth" are not.
+func TestSchemesAndAuth(t *testing.T) {
+	for in, want := range map[string]string{
+		"ops:{PLAIN}yellow-unicorn-636::::::":             "ops:{PLAIN}<SECRET>::::::",
+		"entry alice {CRYPT}Summer2024 1000":              "entry alice {CRYPT}<SECRET> 1000",
+		"# smtp auth D0lphin.ferry3":                      "# smtp auth <SECRET>",
+		"url={HOST}:8080/{ID} and auth failure for alice": "url={HOST}:8080/{ID} and auth failure for alice",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -30,7 +30,7 @@ func Vocabulary() map[string][]string {
 	}
 	v["webhook-markers"] = append(append(slices.Clone(webhookMarkers), slackMarkers...), "with/key/", "/bot123:", "hooks.slack.com/services/")
 	v["flags"] = append(slices.Clone(credentialCommands), "-p", "-u", "-U", "-a", "-pX1!", "-uroot", "--user", "--password", "--tenant",
-		"-storepass", "--proxy-user", "--password <<< ", "$6$", "$2b$12$", "$a$b$", "curl -u a:b", "mysql -p", "redis-cli -a", "sudo:", "(to root) ", " : TTY=", "@", "root@db01", "a:b@h::m")
+		"-storepass", "--proxy-user", "--password <<< ", "$6$", "$2b$12$", "$a$b$", "{PLAIN}", "{SSHA}x", "{A-", "smtp auth ", "curl -u a:b", "mysql -p", "redis-cli -a", "sudo:", "(to root) ", " : TTY=", "@", "root@db01", "a:b@h::m")
 	for _, c := range slices.Sorted(maps.Keys(accountVerbs)) {
 		v["flags"] = append(v["flags"], c+" ", c+" user -b ", c+" a b c ")
 	}

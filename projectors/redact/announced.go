@@ -27,6 +27,10 @@ func lowerInto(dst *[16]byte, b []byte) []byte {
 	return dst[:len(b)]
 }
 
+// loginVerbs log in or connect as an account: "as NAME" after one names
+// the account.
+var loginVerbs = wordSet(`connected logged authenticated signed login`)
+
 // connectors join an announced credential to its value.
 var connectors = wordSet(`is was to are`)
 
@@ -36,9 +40,11 @@ const announceWindow = 6
 func redactAnnounced(rw *rewriter) {
 	src := rw.src
 	credEnd, code, since := -1, false, 0
-	// The lower-case forms of this token's word and its last part, and of
-	// the last part before it, in buffers of their own: no allocation.
-	var wbuf, lbuf, pbuf [16]byte
+	login := -1 // words since a verb of logging in, or -1
+	// The lower-case forms of this token's word and its last part, in
+	// buffers of their own: no allocation. prev is the last part of the
+	// token before, as written.
+	var wbuf, lbuf [16]byte
 	var prev []byte
 	for i := 0; i < len(src); {
 		for i < len(src) && (src[i] == ' ' || src[i] == '+' || src[i] == '\t') {
@@ -73,11 +79,35 @@ func redactAnnounced(rw *rewriter) {
 				break
 			}
 		}
+		if credEnd < 0 && login < 0 && (len(last) == 0 || !announceFirst[last[0]]) && (len(w) == 0 || !announceFirst[w[0]]) {
+			prev = last // no word this pass reads, and none pending
+			continue
+		}
+		raw := last
 		lw := lowerInto(&wbuf, w)
 		last = lowerInto(&lbuf, last)
+		if login >= 0 {
+			login++
+		}
+		if loginVerbs[string(lw)] {
+			login = 0
+		} else if login >= 0 && login <= announceWindow && string(lw) == "as" && len(tok) == rt {
+			// connected to 192.0.2.1:17070 as alice: the account.
+			s, e := wordAfterSpaces(src, i)
+			for e > s && src[e-1] == '.' {
+				e--
+			}
+			if e > s && nameLike(src[s:e]) && !roleAccount(src[s:e]) && !isPlaceholder(src[s:]) {
+				rw.mask(s, e, kUser)
+				i, login = e, -1
+				continue
+			}
+		}
 		isCode, named := announcedWords[string(last)]
 		if named && string(last) == "code" {
-			named = prev != nil && (qualifiedNouns["code"][string(prev)] || string(prev) == "your" || string(prev) == "time")
+			var pb [16]byte
+			p := lowerInto(&pb, prev)
+			named = p != nil && (qualifiedNouns["code"][string(p)] || string(p) == "your" || string(p) == "time")
 		}
 		switch {
 		case named:
@@ -110,11 +140,7 @@ func redactAnnounced(rw *rewriter) {
 				credEnd = -1 // the end of a sentence or a clause
 			}
 		}
-		pbuf = lbuf
-		prev = pbuf[:len(last)]
-		if last == nil {
-			prev = nil
-		}
+		prev = raw
 	}
 }
 
@@ -190,16 +216,39 @@ func (rw *rewriter) announcedDigits(i int) int {
 	return e
 }
 
-// gateAnnounced reports whether src may announce a value: it holds one
-// of the literals its words start with, in some case.
+// gateAnnounced reports whether src may announce a value: a word (or a
+// key's part after '_', '-' or '.') starts with one of announceStarts, in
+// any case. One look at the first letter of each word.
 func gateAnnounced(src []byte, _ features) bool {
-	for _, l := range []string{"pin", "pass", "code", "otp", "kennw", "securestring"} {
-		if indexFold(src, l) >= 0 {
-			return true
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if !isAlpha(c) {
+			continue
+		}
+		if announceFirst[c] {
+			for _, l := range announceStarts {
+				if hasPrefixFold(src[i:], l) {
+					return true
+				}
+			}
+		}
+		for i+1 < len(src) && isAlpha(src[i+1]) {
+			i++ // the rest of the word
 		}
 	}
 	return false
 }
+
+// announceStarts are the literals an announcing word starts with, and
+// announceFirst their first letters in both cases.
+var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed", "login"}
+
+var announceFirst = func() (t [256]bool) {
+	for _, l := range announceStarts {
+		t[l[0]], t[l[0]-32] = true, true
+	}
+	return t
+}()
 
 // Passwords fed to a command's input: echo 'x' | chpasswd, echo x | kinit
 // alice, sshfs … -o password_stdin <<< 'x'. A value echoed or given as a

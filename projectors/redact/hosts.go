@@ -290,7 +290,7 @@ var homePrefixes = []string{"/home/", "/Users/", "\\Users\\", "/export/home/"}
 
 // phraseBytes are the bytes at which redactPhrases can match anything.
 var phraseBytes = func() (t [256]bool) {
-	for _, c := range "[/\\s(aA" {
+	for _, c := range "[/\\s(" {
 		t[c] = true
 	}
 	for _, p := range phrases {
@@ -307,9 +307,6 @@ var phraseNeeds = func() (out []features) {
 	}
 	for _, h := range homePrefixes {
 		out = append(out, bigramsOf(h))
-	}
-	for _, v := range loginVerbs {
-		out = append(out, bigramsOf(v+" as "))
 	}
 	return append(out, bigramsOf("sudo:"), bigramsOf("(to "), bigramsOf("W["))
 }()
@@ -385,16 +382,6 @@ func redactPhrases(rw *rewriter) {
 				rw.mask(s, e, kUser)
 				i = e - 1
 			}
-		case (c == 'a' || c == 'A') && phrasePrefix(src[i:], "as ") && (i == 0 || !isWord(src[i-1])) && loginBefore(src, i):
-			// connected to 192.0.2.1:17070 as alice: the account.
-			s, e := wordAfterSpaces(src, i+3)
-			for e > s && src[e-1] == '.' {
-				e--
-			}
-			if e > s && nameLike(src[s:e]) && !roleAccount(src[s:e]) && !isPlaceholder(src[s:]) {
-				rw.mask(s, e, kUser)
-				i = e - 1
-			}
 		case phraseStart[lower(c)] && (i == 0 || !isWord(src[i-1])):
 			ph := matchPhrase(src[i:])
 			if ph == nil {
@@ -445,21 +432,6 @@ func redactPhrases(rw *rewriter) {
 			i = e - 1
 		}
 	}
-}
-
-// loginVerbs log in or connect as an account.
-var loginVerbs = []string{"connected", "logged in", "login", "log in", "authenticated", "signed in", "sign in"}
-
-// loginBefore reports whether a verb of logging in or connecting comes
-// shortly before i: then "as NAME" names the account.
-func loginBefore(src []byte, i int) bool {
-	before := src[max(0, i-64):i]
-	for _, v := range loginVerbs {
-		if indexFold(before, v) >= 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // wordAfterSpaces returns the bounds of the account-name word after the

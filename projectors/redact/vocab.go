@@ -40,9 +40,6 @@ func Vocabulary() map[string][]string {
 	for _, p := range phrases {
 		ph = append(ph, p.lit)
 	}
-	for _, l := range loginVerbs {
-		ph = append(ph, l+" as ", l+" to a as ")
-	}
 	v["phrases"] = append(ph, slices.Sorted(maps.Keys(determiners))...)
 	v["english-words"] = slices.Sorted(maps.Keys(englishWords))
 	var stack []string
@@ -77,6 +74,9 @@ func Vocabulary() map[string][]string {
 	var announced []string
 	for _, w := range slices.Sorted(maps.Keys(announcedWords)) {
 		announced = append(announced, w+" is ", "verification "+w+" ", w+": ", w+" for 1 was ")
+	}
+	for _, l := range slices.Sorted(maps.Keys(loginVerbs)) {
+		announced = append(announced, l+" as ", l+" to a as ")
 	}
 	v["announced"] = append(append(announced, slices.Sorted(maps.Keys(connectors))...), "ConvertTo-SecureString '", " -String \"",
 		"echo ", "echo x | ", "echo 'x' | chpasswd ", "| kinit ", "<<< ", "<<< 'x' ", "--password-stdin ", "password_stdin <<< ")

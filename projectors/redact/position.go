@@ -217,7 +217,7 @@ func redactPositions(rw *rewriter) {
 			if n == 0 {
 				n = accountArgs(rw, vs, accountVerbs[string(verbOf(w))])
 			}
-			if n == 0 && string(w) == "auth" {
+			if n == 0 && string(w) == "auth" && passwordShaped(src[vs:valueWord(src, vs)]) {
 				n = keywordValue(rw, w, vs) // smtp auth X: a word shaped like a password
 			}
 		case holdsGateLiteral(w) && (credentialWord(w, rw.keys) || string(w) == "key" && directive(src, i)):

@@ -271,6 +271,7 @@ func TestSchemesAndAuth(t *testing.T) {
 		"entry alice {CRYPT}Summer2024 1000":              "entry alice {CRYPT}<SECRET> 1000",
 		"# smtp auth D0lphin.ferry3":                      "# smtp auth <SECRET>",
 		"url={HOST}:8080/{ID} and auth failure for alice": "url={HOST}:8080/{ID} and auth failure for alice",
+		"the user interface of auth v8.29.9 is faster":    "the user interface of auth v8.29.9 is faster",
 	} {
 		if got := String(in); got != want {
 			t.Errorf("%q:\n got  %q\n want %q", in, got, want)

@@ -29,7 +29,7 @@ func lowerInto(dst *[16]byte, b []byte) []byte {
 
 // loginVerbs log in or connect as an account: "as NAME" after one names
 // the account.
-var loginVerbs = wordSet(`connected logged authenticated signed login`)
+var loginVerbs = wordSet(`connected logged authenticated signed`)
 
 // connectors join an announced credential to its value.
 var connectors = wordSet(`is was to are`)
@@ -225,8 +225,8 @@ func gateAnnounced(src []byte, _ features) bool {
 		if !isAlpha(c) {
 			continue
 		}
-		if announceFirst[c] {
-			for _, l := range announceStarts {
+		if i+1 < len(src) && announcePairs[c]&letterBit[src[i+1]] != 0 {
+			for _, l := range announceByFirst[c] {
 				if hasPrefixFold(src[i:], l) {
 					return true
 				}
@@ -241,11 +241,31 @@ func gateAnnounced(src []byte, _ features) bool {
 
 // announceStarts are the literals an announcing word starts with, and
 // announceFirst their first letters in both cases.
-var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed", "login"}
+var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed"}
 
 var announceFirst = func() (t [256]bool) {
 	for _, l := range announceStarts {
 		t[l[0]], t[l[0]-32] = true, true
+	}
+	return t
+}()
+
+// announcePairs[c0] has bit c1-'a' when a literal of announceStarts
+// starts with c0 c1, in either case.
+var announcePairs = func() (t [256]uint32) {
+	for _, l := range announceStarts {
+		t[l[0]] |= 1 << (l[1] - 'a')
+		t[l[0]-32] |= 1 << (l[1] - 'a')
+	}
+	return t
+}()
+
+// announceByFirst[c] are the literals of announceStarts that start with
+// the letter c, in either case.
+var announceByFirst = func() (t [256][]string) {
+	for _, l := range announceStarts {
+		t[l[0]] = append(t[l[0]], l)
+		t[l[0]-32] = append(t[l[0]-32], l)
 	}
 	return t
 }()
@@ -260,7 +280,7 @@ var litEcho, litHere = newLit("echo "), newLit("<<< ")
 
 // gateStdin reports whether src may feed a value to a command.
 func gateStdin(src []byte, f features) bool {
-	return litEcho.in(src, f) || litHere.in(src, f)
+	return bytes.IndexByte(src, '|') >= 0 && litEcho.in(src, f) || bytes.IndexByte(src, '<') >= 0 && litHere.in(src, f)
 }
 
 func redactStdin(rw *rewriter) {

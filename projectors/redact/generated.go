@@ -73,7 +73,7 @@ func redactGenerated(rw *rewriter) {
 		for j < len(src) && valueByte[src[j]] && (src[j] != '=' || j+1 == len(src) || !valueByte[src[j+1]] || src[j+1] == '=') {
 			j++
 		}
-		if j-i < minGenerated || bytes.HasPrefix(src[j:], []byte("@sha256:")) || bytes.HasPrefix(src[j:], []byte("@sha512:")) {
+		if j-i < minGenerated || j < len(src) && src[j] == '@' && (hasPrefixFold(src[j:], "@sha256:") || hasPrefixFold(src[j:], "@sha512:")) {
 			i = j + 1 // too short, or an image's repository before its digest
 			continue
 		}

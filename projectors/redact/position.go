@@ -750,7 +750,8 @@ func credentialLike(v []byte) bool {
 // a byte of a non-ASCII letter always is (пароль).
 var credentialTriggers = func() []string {
 	t := []string{"pass", "pw", "secret", "token", "key", "auth", "cred", "sig", "sid", "pin", "otp",
-		"csrf", "xsrf", "sess", "cookie", "connectionstring", "answer", "response", "code", "phrase"}
+		"csrf", "xsrf", "sess", "cookie", "connectionstring", "answer", "response", "code", "phrase",
+		"munity"} // community: "co" starts too many words to be a trigger
 	for _, w := range slices.Sorted(maps.Keys(credentialWords)) {
 		covered := strings.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) >= 0
 		for _, l := range t {
@@ -1092,8 +1093,8 @@ func gatePositions(src []byte, f features) bool {
 			for e < len(src) && e-i <= 64 && isKeyByte(src[e]) {
 				e++
 			}
-			if e-i > 64 || !refusedKeyword[string(lowerASCII(src[i:e]))] {
-				return true
+			if e-i > 64 || !refusedKeyword[string(lowerASCII(src[i:e]))] || e-i == 3 && equalFold(src[i:e], "key") && directive(src, i) {
+				return true // (key, refused as a word, is read as a directive)
 			}
 			skip = e // resume with the pair that starts at src[e]
 			break
@@ -1116,6 +1117,6 @@ func holdsGateLiteral(w []byte) bool {
 // refusedKeyword holds the words that hold a credential trigger but are
 // prose or ids more often than keywords: credentialWord refuses them, and
 // no other keyword case reads them.
-var refusedKeyword = map[string]bool{"sig": true, "sid": true, "pin": true, "otp": true, "pass": true,
+var refusedKeyword = map[string]bool{"key": true, "sig": true, "sid": true, "pin": true, "otp": true, "pass": true,
 	"session": true, "sessions": true, "cookie": true, "cookies": true, "signature": true,
 	"secrets": true, "tokens": true, "passwords": true, "keys": true}

@@ -262,7 +262,9 @@ func redactAddrs(rw *rewriter) {
 		}
 		if i > 0 {
 			p := src[i-1]
-			if isWord(p) || p == '.' || p == '-' && i > 1 && isWord(src[i-2]) {
+			if c != '[' && (isWord(p) || p == '.' || p == '-' && i > 1 && isWord(src[i-2])) {
+				// (A '[' after a word opens the address of a name, as
+				// postfix writes a client: unknown[10.0.0.1].)
 				// Inside a word: skip to its end.
 				for i+1 < len(src) && (isHex(src[i+1]) || src[i+1] == '.') {
 					i++

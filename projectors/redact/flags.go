@@ -62,8 +62,10 @@ func redactFlags(rw *rewriter) {
 		}
 		name := src[ks:ke]
 		assignment := ke < len(src) && src[ke] == '='
-		if nd == 1 && ke-ks > 1 && short(name[0]) && (fc.credentials || !assignment) {
-			// -pS3cret, -uroot: a short flag with its value attached.
+		if nd == 1 && ke-ks > 1 && short(name[0]) && (fc.credentials || !assignment) && classifyKey(name) == kvNone {
+			// -pS3cret, -uroot: a short flag with its value attached; a
+			// flag named for a credential is read by its name (-Password,
+			// -pw, -User).
 			ve := ks + 1
 			for ve < len(src) && !isSpace(src[ve]) && src[ve] != '"' && src[ve] != '\'' {
 				ve++
@@ -111,8 +113,11 @@ func flagValue(src []byte, ke int) (vs, ve int, ok bool) {
 	for vs < len(src) && (src[vs] == ' ' || src[vs] == '\t') {
 		vs++
 	}
-	if vs >= len(src) || src[vs] == '-' || isPlaceholder(src[vs:]) {
-		return 0, 0, false
+	if bytes.HasPrefix(src[vs:], []byte("<<< ")) {
+		vs += 4 // --password <<< 'x': a here-string on the flag's input
+	}
+	if vs >= len(src) || src[vs] == '-' || src[vs] == '(' || isPlaceholder(src[vs:]) {
+		return 0, 0, false // (Get-Secret …): a subexpression yields the value
 	}
 	if q := src[vs]; q == '"' || q == '\'' {
 		vs++
@@ -176,7 +181,7 @@ func shortValue(flag byte, v []byte, fc flagContext, attached bool) string {
 			}
 			return Secret
 		}
-		if fc.credentials && !allDigits(v) {
+		if fc.credentials && !allDigits(v) && !roleAccount(v) {
 			return User
 		}
 	}
@@ -205,14 +210,8 @@ func longValue(name, v []byte) string {
 			}
 			return Secret
 		}
-		if allDigits(v) && len(v) <= 5 {
+		if allDigits(v) && len(v) <= 5 || roleAccount(v) {
 			return ""
-		}
-		return User
-	}
-	if hasSuffixFold(name, "-user") || hasSuffixFold(name, "_user") {
-		if bytes.IndexByte(v, ':') > 0 {
-			return Secret
 		}
 		return User
 	}

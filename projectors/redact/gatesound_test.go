@@ -13,6 +13,8 @@ var savingGates = []struct {
 	apply func(rw *rewriter)
 }{
 	{"positions", gatePositions, redactPositions},
+	{"announced values", gateAnnounced, redactAnnounced},
+	{"values fed to input", gateStdin, redactStdin},
 }
 
 // gateRefusesChange fails when a saving gate refuses msg although its pass

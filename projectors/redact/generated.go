@@ -50,6 +50,20 @@ func redactGenerated(rw *rewriter) {
 		}
 	}
 	for i := 0; i < len(src); {
+		if src[i] == '$' && (i == 0 || !isWord(src[i-1])) {
+			if e := cryptEnd(src, i); e > i {
+				rw.mask(i, e, kSecret)
+				i = e
+				continue
+			}
+		}
+		if src[i] == '{' {
+			if s, e := schemeValue(src, i); e > s {
+				rw.mask(s, e, kSecret)
+				i = e
+				continue
+			}
+		}
 		if !valueByte[src[i]] {
 			i++
 			continue
@@ -59,8 +73,8 @@ func redactGenerated(rw *rewriter) {
 		for j < len(src) && valueByte[src[j]] && (src[j] != '=' || j+1 == len(src) || !valueByte[src[j+1]] || src[j+1] == '=') {
 			j++
 		}
-		if j-i < minGenerated {
-			i = j + 1
+		if j-i < minGenerated || j < len(src) && src[j] == '@' && (hasPrefixFold(src[j:], "@sha256:") || hasPrefixFold(src[j:], "@sha512:")) {
+			i = j + 1 // too short, or an image's repository before its digest
 			continue
 		}
 		s, e := i, j
@@ -79,6 +93,57 @@ func redactGenerated(rw *rewriter) {
 		i = j + 1
 	}
 	dropPublic(rw)
+}
+
+// cryptEnd returns the end of the password hash in the modular crypt
+// format at src[i:] ($6$salt$hash, $2b$12$…, $argon2id$v=19$m=…$salt$hash):
+// '$', an algorithm's short name, '$'-separated fields, the last one of
+// 20 or more characters of the hash alphabet; i when there is none. A
+// hash is a secret by its format, wherever it stands.
+func cryptEnd(src []byte, i int) int {
+	j, fields, last := i, 0, 0
+	for j < len(src) && src[j] == '$' && fields < 8 {
+		s := j + 1
+		j = s
+		for j < len(src) && j-s < 128 && (isAlnum(src[j]) || src[j] == '.' || src[j] == '/' || src[j] == '=' || src[j] == ',' || src[j] == '+') {
+			j++
+		}
+		if j == s {
+			return i
+		}
+		if fields == 0 && j-s > 8 {
+			return i // an algorithm's name is short: $PASSWORD is a variable
+		}
+		fields++
+		last = j - s
+	}
+	if fields < 3 || last < 20 || j < len(src) && (isWord(src[j]) || src[j] == '$') {
+		return i
+	}
+	return j
+}
+
+// schemeValue returns the bounds of the password or hash that follows a
+// password scheme in braces at src[i:] ({PLAIN}x, {SSHA}x, {SHA512-CRYPT}
+// $6$…, as LDAP and Dovecot store them): a name of capitals, digits and
+// '-', then the value to a space, a quote or ':' (a passwd-file's next
+// field); s == e when there is none.
+func schemeValue(src []byte, i int) (s, e int) {
+	k := i + 1
+	for k < len(src) && k-i <= 20 && (src[k] >= 'A' && src[k] <= 'Z' || isDigit(src[k]) || src[k] == '-' || src[k] == '.') {
+		k++
+	}
+	if k-i < 4 || k >= len(src) || src[k] != '}' {
+		return 0, 0
+	}
+	s, e = k+1, k+1
+	for e < len(src) && e-s < 256 && !isSpace(src[e]) && src[e] != ':' && src[e] != '"' && src[e] != '\'' && src[e] != ',' {
+		e++
+	}
+	if e-s < 4 {
+		return 0, 0
+	}
+	return s, e
 }
 
 // judge masks the candidate src[i:j], or the parts of it that are

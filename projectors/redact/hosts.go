@@ -153,7 +153,7 @@ func classifyName(name []byte, labels int) string {
 
 // internalZones are the labels of names that resolve only inside a
 // network.
-var internalZones = wordSet(`local internal lan corp intra intranet localdomain consul cluster svc`)
+var internalZones = wordSet(`local internal lan corp intra intranet localdomain consul cluster svc home arpa`)
 
 func isLowerName(b []byte) bool {
 	for _, c := range b {
@@ -270,15 +270,15 @@ func isLowerAlnum(b []byte) bool {
 // Phrases: "user NAME", "password for NAME", "pid 1234", name[1234]:,
 // /home/NAME.
 
-var userStop = map[string]bool{
-	"from": true, "for": true, "is": true, "was": true, "not": true, "with": true, "the": true,
-	"a": true, "an": true, "to": true, "in": true, "on": true, "has": true, "had": true, "id": true,
-	"name": true, "names": true, "authentication": true, "account": true, "data": true, "agent": true,
-	"session": true, "request": true, "profile": true, "does": true, "did": true, "logged": true,
-	"unknown": true, "and": true, "or": true, "of": true, "by": true, "at": true, "as": true,
-	"invalid": true, "root": false, "that": true, "this": true, "service": true, "list": true,
-	"interface": true, "input": true, "mode": true, "space": true, "level": true, "must": true,
-	"can": true, "cannot": true, "will": true, "should": true, "be": true, "info": true,
+// roleAccounts are the accounts that every installation of a tool has,
+// named for their role, not for a person: public knowledge, like a
+// default port. A user name elsewhere is personal and masked.
+var roleAccounts = wordSet(`root admin administrator system guest ci ops operator postgres mysql nobody daemon
+	www-data anonymous default service test`)
+
+// roleAccount reports whether v, quoted or not, is one of roleAccounts.
+func roleAccount(v []byte) bool {
+	return roleAccounts[string(lowerASCII(bytes.Trim(v, `"'`)))]
 }
 
 // sharedHomes are the home directories of no person (C:\Users\Public,
@@ -388,6 +388,11 @@ func redactPhrases(rw *rewriter) {
 				continue
 			}
 			next := i + len(ph.lit)
+			quote := byte(0)
+			if next < len(src) && (src[next] == '"' || src[next] == '\'') && ph.repl == User {
+				quote = src[next] // User 'alice' authenticated
+				next++
+			}
 			e := next
 			for e < len(src) && e-next <= 64 && (isWord(src[e]) || src[e] == '.' && !(e+1 < len(src) && src[e+1] == '.') || src[e] == '-' || src[e] == '@') {
 				e++
@@ -396,7 +401,7 @@ func redactPhrases(rw *rewriter) {
 				e-- // the sentence's full stop
 			}
 			w := src[next:e]
-			if len(w) == 0 || len(w) > 64 {
+			if len(w) == 0 || len(w) > 64 || quote != 0 && (e >= len(src) || src[e] != quote) {
 				continue
 			}
 			if ph.repl == PID {
@@ -405,13 +410,21 @@ func redactPhrases(rw *rewriter) {
 				}
 			} else {
 				lw := lowerASCII(w)
-				if lw != nil && userStop[string(lw)] {
+				if lw != nil && englishWords[string(lw)] {
 					if string(lw) == "invalid" && phrasePrefix(src[e:], " user ") {
 						i = e // "for invalid user NAME": handled at "user".
 					}
 					continue
 				}
-				if (e < len(src) && src[e] == '(') || !nameLike(w) || beforeObject(src[e:]) {
+				if (e < len(src) && src[e] == '(') || !nameLike(w) || beforeObject(src[e:]) || roleAccount(w) ||
+					len(bytes.TrimLeft(src[e:min(len(src), e+4)], " ")) > 0 && bytes.TrimLeft(src[e:min(len(src), e+4)], " ")[0] == '=' {
+					// user IP = x: a key, not a name
+					continue
+				}
+				if ph.lit != "user " && e < len(src) && src[e] == ' ' && !phrasePrefix(src[e:], " from ") && !phrasePrefix(src[e:], " on ") {
+					// "password for NAME" names an account in a prompt or
+					// before where it came from; "Password for repository is
+					// not set" is prose.
 					continue
 				}
 			}
@@ -537,6 +550,7 @@ var englishWords = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`
 		a an the this that these those his her its their our your my no any each every all some
+		unknown invalid cannot space logged authentication
 		is are was were be been being has have had do does did can could will would shall should may might must
 		not and or but if then than so as at by for from in into of on onto to with without within via per about
 		who which what when where why how whose

@@ -23,6 +23,7 @@ const (
 	kvContainer
 	kvAccount
 	kvProject // a cloud project: an account when its value is shaped like a project id
+	kvPhone   // a phone number, in any of its forms
 )
 
 // A key is classified by its words: split on '_', '-', '.', spaces and
@@ -59,7 +60,7 @@ var exactKeys = map[string]kvClass{
 // wherever they stand in it (db_password, x-auth-token, clientSecret,
 // kennwort_nas, mot_de_passe), in the languages keys are written in.
 var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode secret token credential credentials
-	cookie cookies signature csrf xsrf apikey auth session sessionid pin otp nonce salt mnemonic
+	cookie cookies signature csrf xsrf apikey auth session sessionid pin otp nonce salt mnemonic community
 	requirepass masterauth masterpassword bindpw rootpw storepass keypass srcstorepass deststorepass keystorepass
 	authtoken accesstoken refreshtoken idtoken sessiontoken accesskey secretkey privatekey clientsecret
 	connectionstring authkey accountkey masterkey authident sharedkey
@@ -72,7 +73,7 @@ var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode s
 // alarm_code. Alone, "key" names one too, the others do not.
 var qualifiedNouns = func() map[string]map[string]bool {
 	key := wordSet(`api access secret private client account master encryption decryption signing sas auth
-		license app consumer storage shared hmac webhook integration local device`)
+		license app consumer storage shared hmac webhook integration local device authentication network psk`)
 	code := wordSet(`verification verify auth otp security recovery backup invite invitation alarm access
 		pairing login confirmation activation reset mfa 2fa sms lock door guard unlock`)
 	phrase := wordSet(`seed recovery backup mnemonic secret pass`)
@@ -94,13 +95,18 @@ func qualified(k []byte, words [][2]int, n int) bool {
 }
 
 // settingWords are the words that make a key name a property of a
-// credential, or where it comes from, rather than the credential itself:
-// max_tokens, password_file, token_url, secret_name, auth_type.
+// credential, or where it comes from, rather than the credential itself,
+// when they follow its word: password_file, token_url, secret_name,
+// auth_type, auth_server.
 var settingWords = wordSet(`count len length size ttl timeout expiry expires expire expiration expired max min limit
 	type ms enabled enable disabled required version interval file path env stdin prompt cmd command helper mode method
 	url uri endpoint algorithm alg name ref provider policy strength rotation format dir less hash bits header field
 	param store kind source label hint rule rules valid validity age function func handler mechanism mechanisms
-	backend class module plugin`)
+	backend class module plugin server impl column num`)
+
+// boundWords are the setting words that make a setting wherever they
+// stand: they count or bound what follows them (max_tokens, min_password).
+var boundWords = wordSet(`count len length size max min limit num`)
 
 func wordSet(s string) map[string]bool {
 	m := map[string]bool{}
@@ -162,27 +168,43 @@ func classifyKey(key []byte) kvClass {
 		}
 		return c
 	}
-	class := kvNone
+	// A compound names what its last words name: a setting word after the
+	// last credential word makes the key a setting of it (password_file,
+	// token_ttl, KeyStorePath), one before it only qualifies it
+	// (enable_password, keyStorePassword), unless it counts or bounds it
+	// (max_tokens).
+	class, setting := kvNone, false
 	for n := range nw {
-		w := k[words[n][0]:words[n][1]]
+		w := bytes.TrimRight(k[words[n][0]:words[n][1]], "0123456789") // password2: a second one
 		switch {
-		case settingWords[string(w)]:
+		case boundWords[string(w)]:
 			return kvNone
+		case settingWords[string(w)]:
+			setting = class != kvNone
 		case string(w) == "authorization":
-			class = kvAuth
-		case class == kvNone && (credentialWords[string(w)] || glued(w)):
-			class = kvSecret
-		case class == kvNone && qualified(k, words[:nw], n):
-			class = kvSecret
+			class, setting = kvAuth, false
+		case credentialWords[string(w)] || glued(w) || qualified(k, words[:nw], n):
+			class, setting = max(class, kvSecret), false
 		}
 	}
-	if class == kvNone && nw > 1 {
-		if last := string(k[words[nw-1][0]:words[nw-1][1]]); last == "user" || last == "username" {
+	if setting {
+		return kvNone
+	}
+	if nw > 0 {
+		last := string(k[words[nw-1][0]:words[nw-1][1]])
+		switch {
+		case class != kvAuth && nw > 1 && (last == "user" || last == "username"):
 			return kvUser
+		case class == kvNone && (phoneWords[last] || nw > 1 && last == "number" && phoneWords[string(k[words[nw-2][0]:words[nw-2][1]])]):
+			return kvPhone
 		}
 	}
 	return class
 }
+
+// phoneWords name a phone number as the last word of a key, or before
+// "number" (PhoneNumber, mobile, caller_msisdn, tel_number).
+var phoneWords = wordSet(`phone phonenumber mobile msisdn tel telephone cell cellphone fax`)
 
 // glued reports whether the word w is a credential noun with a word glued
 // before it (dbpassword, rpcpassword, npmtoken).
@@ -486,11 +508,10 @@ func redactKV(rw *rewriter) {
 			}
 		}
 		if class == kvNone && string(lk) == "code" && (c == '=' || src[min(vs, len(src)-1)] == '"' || vs+1 < len(src) && src[vs] == ' ' && src[vs+1] == '"') {
-			// A code of four to eight digits, quoted or in a query, is a
-			// PIN or a one-time code (code=8268, code: "3310"); an error
-			// or status code is a bare number.
-			if s, e := pinAt(src, vs); e > s {
-				rw.mask(s, e, kSecret)
+			// A code, quoted or in a query, is a PIN or a one-time code
+			// (code=8268, code: "3310"); an error or status code is a bare
+			// number.
+			if e := rw.announcedDigits(i); e > i {
 				i = e - 1
 				continue
 			}
@@ -503,6 +524,13 @@ func redactKV(rw *rewriter) {
 		}
 		nameKey := string(lk) == "name" || string(lk) == "key"
 		if class == kvNone && !nameKey {
+			if s, e := realmEntry(src, ks, vs); e > s {
+				if !roleAccount(key) {
+					rw.mask(ks, ke, kUser)
+				}
+				rw.mask(s, e, kSecret)
+				i = e - 1
+			}
 			continue
 		}
 		// Find the value.
@@ -513,6 +541,9 @@ func redactKV(rw *rewriter) {
 			continue
 		}
 		var quote byte
+		if bytes.HasPrefix(src[vs:], []byte(`<<"`)) {
+			vs += 2 // an Erlang binary: <<"value">>
+		}
 		if q := src[vs]; q == '"' || q == '\'' || q == '`' {
 			quote = q
 			vs++
@@ -551,6 +582,13 @@ func redactKV(rw *rewriter) {
 				continue
 			}
 		}
+		if class == kvSecret && quote == 0 {
+			if e := byteList(src, vs); e > vs {
+				rw.mask(vs, e, kSecret) // key material as a list of bytes
+				i = e - 1
+				continue
+			}
+		}
 		if quote == 0 && vs+1 < len(src) && (src[vs] == '[' || src[vs] == '{') && class != kvAuth && opensStructure(src[vs:]) {
 			// A list or an object: its members carry their own names,
 			// but a cookies list holds cookies, and a list of strings
@@ -583,14 +621,20 @@ func redactKV(rw *rewriter) {
 				continue
 			}
 		}
-		if class == kvUser && c == ':' && quote == 0 {
-			// "Last login: Mon Mar 2": prose after a colon. Only the word
+		if (class == kvUser || class == kvSecret) && c == ':' && quote == 0 {
+			// "Last login: Mon Mar 2", "handle_auth: authentication
+			// succeeded", "password: changed [redacted]": prose after a
+			// colon, a word of a sentence that goes on. Only the word
 			// itself is read, so that a value that is not one costs nothing.
 			e := vs
 			for e < len(src) && e-vs <= 32 && isAlpha(src[e]) {
 				e++
 			}
-			if e > vs && e-vs <= 32 && (e == len(src) || src[e] == ' ') && !nameLike(src[vs:e]) {
+			if e > vs && e-vs <= 32 && (e == len(src) || src[e] == ' ') && !nameLike(src[vs:e]) && class == kvUser {
+				continue
+			}
+			if e > vs && e-vs <= 32 && e+1 < len(src) && (src[e] == ' ' && (isAlpha(src[e+1]) || src[e+1] == '[' || src[e+1] == '(') || src[e] == ':' && src[e+1] == ' ') &&
+				class == kvSecret && proseWord(src[vs:e]) {
 				continue
 			}
 		}
@@ -604,6 +648,16 @@ func redactKV(rw *rewriter) {
 			}
 			if e > vs && valueEnd(src, e) == e {
 				rw.mask(vs, e, kPID)
+				i = e - 1
+			}
+			continue
+		}
+		if class == kvPhone {
+			// A number of a phone's length in any of its forms; a key
+			// named "number" holds many other things too, never one that
+			// phoneEnd reads.
+			if e := phoneEnd(src, vs, src[vs] == '+'); e > vs {
+				rw.mask(vs, e, kPhone)
 				i = e - 1
 			}
 			continue
@@ -662,21 +716,36 @@ func redactKV(rw *rewriter) {
 		case kvCookie:
 			maskCookies(rw, vs, ve)
 		case kvSecret:
-			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4) ||
+			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4) || enumerated(val) ||
 				sentence(val) && generatedKey(key)) {
 				i = ve - 1
 				continue
 			}
 			rw.mask(vs, ve, kSecret)
 		case kvUser:
-			if allDigits(val) && len(val) <= 5 {
-				// uid=0, euid=1000: numeric ids of system accounts.
+			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || refEnd(src, vs) > 0 {
+				// uid=0, euid=1000: numeric ids of system accounts; admin,
+				// ci: accounts named for their role; *****: a mask.
 				continue
 			}
-
+			if quote == 0 && bytes.IndexByte(val, ':') > 0 {
+				// Accounts with their passwords, user:pass[,user:pass…]:
+				// the list is the secret.
+				for ve < len(src) && src[ve] == ',' {
+					n := valueEnd(src, ve+1)
+					if bytes.IndexByte(src[ve+1:n], ':') <= 0 {
+						break
+					}
+					ve = n
+				}
+				rw.mask(vs, ve, kSecret)
+				i = ve - 1
+				continue
+			}
 			rw.mask(vs, ve, kUser)
 		case kvHost:
-			if string(lowerASCII(val)) == "localhost" || isLoopback(val) {
+			if string(lowerASCII(val)) == "localhost" || isLoopback(val) || documentationName(val) || enumerated(val) {
+				// RADIUS, AUTO: a kind of server, not a name
 				i = ve - 1
 				continue
 			}
@@ -696,21 +765,86 @@ func redactKV(rw *rewriter) {
 	}
 }
 
-// pinAt returns the bounds of four to eight digits at vs, after a space
-// and inside quotes at most, standing alone; e == s when there are none.
-func pinAt(src []byte, vs int) (s, e int) {
-	s = vs
-	for s < len(src) && s-vs < 2 && (src[s] == ' ' || src[s] == '"' || src[s] == '\'') {
-		s++
+// realmEntry returns the bounds of the password of a realm file's line
+// (jetty, ActiveMQ, Tomcat: "alice=Secret1,admin", "alice: Secret1,
+// admin, user") whose account's key starts the line at ks and whose value
+// starts at vs: a word shaped like a password, then a comma and a role's
+// name; s == e when the line is not one.
+func realmEntry(src []byte, ks, vs int) (s, e int) {
+	if !directive(src, ks) {
+		return 0, 0
 	}
-	e = s
-	for e < len(src) && e-s <= 8 && isDigit(src[e]) {
-		e++
+	for vs < len(src) && vs-ks < 80 && src[vs] == ' ' {
+		vs++
 	}
-	if e-s < 4 || e-s > 8 || e < len(src) && (isWord(src[e]) || src[e] == '.') {
-		return s, s
+	ve := vs
+	for ve < len(src) && ve-vs < 64 && src[ve] != ',' && !isSpace(src[ve]) {
+		ve++
 	}
-	return s, e
+	r := ve + 1
+	for r < len(src) && src[r] == ' ' {
+		r++
+	}
+	if ve >= len(src) || src[ve] != ',' || r >= len(src) || !isAlpha(src[r]) || ve-vs < 6 || !passwordShaped(src[vs:ve]) ||
+		numberWithUnit(src[vs:ve]) || notASecret(src, vs, ve) {
+		return 0, 0
+	}
+	for r < len(src) && (isWord(src[r]) || src[r] == '-') {
+		r++
+	}
+	if r < len(src) && src[r] != ',' && !isSpace(src[r]) {
+		return 0, 0 // a role is a name: level=Warn5,file=x is no realm
+	}
+	return vs, ve
+}
+
+// numberWithUnit reports whether v is a number and its unit (30s, 512MiB,
+// 1.5GHz): a setting's value.
+func numberWithUnit(v []byte) bool {
+	k := 0
+	for k < len(v) && (isDigit(v[k]) || v[k] == '.') {
+		k++
+	}
+	return k > 0 && k < len(v) && len(v)-k <= 3 && allLetters(v[k:])
+}
+
+// byteList returns the end of a list of eight or more numbers at vs,
+// [74, 37, …] or [0x4a, 0x25, …], written as brackets and commas: key
+// material as a program prints its bytes; vs when there is none.
+func byteList(src []byte, vs int) int {
+	if vs >= len(src) || src[vs] != '[' {
+		return vs
+	}
+	n := 0
+	for j := vs + 1; j < len(src) && j-vs < 1024; j++ {
+		switch c := src[j]; {
+		case c == ']':
+			if n < 8 {
+				return vs
+			}
+			return j + 1
+		case c == ',':
+			n++
+		case isHex(c) || c == 'x' || c == ' ':
+		default:
+			return vs
+		}
+	}
+	return vs
+}
+
+// enumerated reports whether v is a setting's enumerated value, a word of
+// capitals (GENERATE, AUTO, DISABLED): no credential is written so.
+func enumerated(v []byte) bool {
+	if len(v) < 3 || len(v) > 16 {
+		return false
+	}
+	for _, c := range v {
+		if !(c >= 'A' && c <= 'Z' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // maskCookies masks the values of the cookies of a Cookie or Set-Cookie

@@ -44,16 +44,21 @@ var humanWords = wordSet(`password passwd pwd pw pass passphrase passcode pin mn
 	haslo hasło heslo jelszo jelszó passord adgangskode sifre şifre parol пароль 密码 パスワード 비밀번호`)
 
 // generatedKey reports whether the key names generated material (a key, a
-// token, a salt), which no sentence is.
+// token, a salt), which no sentence is: by its last word that names
+// either kind (private_key_passphrase is a person's).
 func generatedKey(key []byte) bool {
 	var words [16][2]int
 	n := keyWords(&words, key)
+	gen := false
 	for k := range n {
-		if generatedWords[string(lowerASCII(key[words[k][0]:words[k][1]]))] {
-			return true
+		w := lowerASCII(key[words[k][0]:words[k][1]])
+		if generatedWords[string(w)] {
+			gen = true
+		} else if humanWords[string(w)] {
+			gen = false
 		}
 	}
-	return false
+	return gen
 }
 
 var generatedWords = wordSet(`key keys token tokens salt nonce signature sig apikey hmac cookie session sessionid csrf xsrf`)
@@ -78,11 +83,10 @@ func sentence(v []byte) bool {
 // one of the names that are prose or ids more often than keywords.
 func credentialWord(w []byte, keys *keyCache) bool {
 	switch string(w) {
-	case "key", "sig", "sid", "pin", "otp", "pass", "session", "sessions", "cookie", "cookies", "signature", "auth",
-		"credentials", "secrets", "tokens", "passwords", "keys":
+	case "key", "auth", "credentials": // read as a directive, or an account pair
 		return false
 	}
-	return keys.classify(w) == kvSecret
+	return !refusedKeyword[string(w)] && keys.classify(w) == kvSecret
 }
 
 func redactPositions(rw *rewriter) {
@@ -165,7 +169,7 @@ func redactPositions(rw *rewriter) {
 				}
 			}
 		}
-		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' || !isAlpha(c) || trig == 0 || src[e-1] == '.' {
+		if isDigit(c) || c == '*' || e >= len(src) || src[e] != ' ' && src[e] != '\t' || !isAlpha(c) || trig == 0 || src[e-1] == '.' {
 			i = e - 1
 			continue
 		}
@@ -177,7 +181,7 @@ func redactPositions(rw *rewriter) {
 			netrc = netrcStart(src) // looked for once, and only where it counts
 		}
 		vs := e
-		for vs < len(src) && vs-e < 3 && src[vs] == ' ' {
+		for vs < len(src) && vs-e < 3 && (src[vs] == ' ' || src[vs] == '\t') {
 			vs++
 		}
 		var n int
@@ -213,7 +217,10 @@ func redactPositions(rw *rewriter) {
 			if n == 0 {
 				n = accountArgs(rw, vs, accountVerbs[string(verbOf(w))])
 			}
-		case holdsGateLiteral(w) && credentialWord(w, rw.keys):
+			if n == 0 && string(w) == "auth" && passwordShaped(src[vs:valueWord(src, vs)]) {
+				n = keywordValue(rw, w, vs) // smtp auth X: a word shaped like a password
+			}
+		case holdsGateLiteral(w) && (credentialWord(w, rw.keys) || string(w) == "key" && directive(src, i)):
 			n = keywordValue(rw, w, vs)
 		case string(w) == "auth" || string(w) == "basicauth" || string(w) == "credentials":
 			n = accountPair(rw, vs)
@@ -304,6 +311,16 @@ func netrcValue(rw *rewriter, vs int, repl string) int {
 	return ve
 }
 
+// directive reports whether the word at i starts its line, after
+// indentation: a configuration directive (key X under a server's block),
+// where a word that is prose elsewhere names what follows it.
+func directive(src []byte, i int) bool {
+	for i > 0 && (src[i-1] == ' ' || src[i-1] == '\t') {
+		i--
+	}
+	return i == 0 || src[i-1] == '\n'
+}
+
 // keywordValue redacts the value after a keyword that names a credential,
 // when the value is one: quoted after a password keyword, or a word shaped
 // like a credential (a digit, punctuation or mixed case), at least six
@@ -330,6 +347,9 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 	if src[vs] == '-' || startsAssignment(src[vs:]) {
 		return 0 // a flag or the next assignment, not a value
 	}
+	if hasPrefixFold(src[vs:], "key ") && bytes.HasSuffix(w, []byte("key")) {
+		return keywordValue(rw, w, vs+4) // pre-shared-key key X: the noun again
+	}
 	ve := valueWord(src, vs)
 	// A sentence's punctuation after the value is not part of it.
 	for ve > vs && (src[ve-1] == '.' || src[ve-1] == ',' || src[ve-1] == ';' || src[ve-1] == ')') {
@@ -339,7 +359,7 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 	if len(v) < 6 || !credentialLike(v) || notASecret(src, vs, ve) || v[len(v)-1] == ':' {
 		return 0
 	}
-	if lw := lowerASCII(v); lw != nil && (englishWords[string(lw)] || userStop[string(lw)]) {
+	if lw := lowerASCII(v); lw != nil && englishWords[string(lw)] {
 		return 0
 	}
 	if allDigits(v) && len(v) < 8 {
@@ -418,11 +438,11 @@ func xmlSecret(rw *rewriter, i int) int {
 	if e < 0 {
 		return 0
 	}
-	w := lowerASCII(src[i+1 : e])
-	if string(w) == "key" {
+	w := src[i+1 : e]
+	if string(lowerASCII(w)) == "key" {
 		return plistValue(rw, e+1)
 	}
-	if w == nil || rw.keys.classify(w) != kvSecret {
+	if rw.keys.classify(w) != kvSecret { // any length: <private-key-password>
 		return 0
 	}
 	vs := e + 1
@@ -730,7 +750,8 @@ func credentialLike(v []byte) bool {
 // a byte of a non-ASCII letter always is (пароль).
 var credentialTriggers = func() []string {
 	t := []string{"pass", "pw", "secret", "token", "key", "auth", "cred", "sig", "sid", "pin", "otp",
-		"csrf", "xsrf", "sess", "cookie", "connectionstring", "answer", "response", "code", "phrase"}
+		"csrf", "xsrf", "sess", "cookie", "connectionstring", "answer", "response", "code", "phrase",
+		"munity"} // community: "co" starts too many words to be a trigger
 	for _, w := range slices.Sorted(maps.Keys(credentialWords)) {
 		covered := strings.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) >= 0
 		for _, l := range t {
@@ -801,7 +822,9 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 			}
 			i++
 		} else {
-			for i < len(src) && i-s < 256 && !isSpace(src[i]) {
+			// A quote ends a word that a string holds ("msg":"password
+			// reset requested").
+			for i < len(src) && i-s < 256 && !isSpace(src[i]) && src[i] != '"' && src[i] != '\'' {
 				i++
 			}
 		}
@@ -838,7 +861,7 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 // account's name: a function word, or an English ending (failed, using).
 func proseWord(w []byte) bool {
 	lw := lowerASCII(w)
-	if userStop[string(lw)] || determiners[string(lw)] || credentialWords[string(lw)] {
+	if englishWords[string(lw)] && !roleAccounts[string(lw)] || credentialWords[string(lw)] {
 		return true
 	}
 	for _, suffix := range englishSuffixes {
@@ -891,7 +914,7 @@ func redactCalls(rw *rewriter) {
 		arg := func(k int) []byte { return src[args[k][0]:args[k][1]] }
 		switch {
 		case !quoted(0):
-		case quoted(1) && isSecretKey(rw.keys.classify(arg(0))) && !(generatedKey(arg(0)) && sentence(arg(1))):
+		case quoted(1) && isSecretKey(rw.keys.classify(arg(0))) && !(generatedKey(arg(0)) && sentence(arg(1))) && !maskValue(arg(1)):
 			rw.mask(args[1][0], args[1][1], kSecret)
 		case setterName(name):
 			rw.mask(args[0][0], args[0][1], kSecret)
@@ -1070,8 +1093,8 @@ func gatePositions(src []byte, f features) bool {
 			for e < len(src) && e-i <= 64 && isKeyByte(src[e]) {
 				e++
 			}
-			if e-i > 64 || !refusedKeyword[string(lowerASCII(src[i:e]))] {
-				return true
+			if e-i > 64 || !refusedKeyword[string(lowerASCII(src[i:e]))] || e-i == 3 && equalFold(src[i:e], "key") && directive(src, i) {
+				return true // (key, refused as a word, is read as a directive)
 			}
 			skip = e // resume with the pair that starts at src[e]
 			break
@@ -1091,8 +1114,9 @@ func holdsGateLiteral(w []byte) bool {
 	return bytes.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) >= 0
 }
 
-// refusedKeyword holds the words that hold a credential trigger but that
-// credentialWord refuses and that no other keyword case reads.
+// refusedKeyword holds the words that hold a credential trigger but are
+// prose or ids more often than keywords: credentialWord refuses them, and
+// no other keyword case reads them.
 var refusedKeyword = map[string]bool{"key": true, "sig": true, "sid": true, "pin": true, "otp": true, "pass": true,
 	"session": true, "sessions": true, "cookie": true, "cookies": true, "signature": true,
 	"secrets": true, "tokens": true, "passwords": true, "keys": true}

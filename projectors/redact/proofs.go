@@ -61,6 +61,13 @@ var proofsTable = []proof{
 		"head", "fast forward", "cherry pick", "revert", "sha", "git", "updating", "index", "object", "tree", "parent", "blob", "ref",
 		"reference", "uses"}, window: 64, shape: commitHex},
 	{name: "commit before its ref", after: []string{" refs/", "\trefs/"}, shape: shape{kind: 'x', lens: []int{40, 64}}},
+	{name: "commit git bisect names", after: []string{" is the first bad commit", " is the first new commit", "] "}, start: true,
+		shape: shape{kind: 'x', lens: []int{40, 64}}},
+	{name: "fingerprint line of a gpg listing", start: true, after: []string{"\n", "\r"},
+		shape: shape{kind: 'r', may: func(v []byte) bool { return len(v) == 40 }, re: regexp.MustCompile(`^[0-9A-F]{40}$`)}},
+	{name: "signature line of a gpg listing", words: []string{"sig", "sig 1", "sig 2", "sig 3", "rev"}, window: 16,
+		shape: shape{kind: 'r', may: func(v []byte) bool { return len(v) == 16 }, re: regexp.MustCompile(`^[0-9A-F]{16}$`)}},
+	{name: "WireGuard peer", words: []string{"peer"}, window: 8, shape: shape{kind: 'b', lens: []int{44}}},
 	{name: "git range, describe name or Go pseudo-version", shape: shape{kind: 'r', may: func(v []byte) bool {
 		return bytes.Contains(v, []byte("..")) || bytes.Contains(v, []byte("-g")) || v[0] == 'v' && len(v) >= 34
 	}, re: regexp.MustCompile(
@@ -146,11 +153,14 @@ func (p *proof) holds(src []byte, s, e int, ws *nearWords) bool {
 		for l > 0 && (src[l-1] == ' ' || src[l-1] == '\t') {
 			l--
 		}
+		if l > 0 && src[l-1] == '[' && bytes.HasPrefix(src[e:], []byte("] ")) {
+			l-- // [40 hex] message: the commit git bisect checks out
+		}
 		if l > 0 && src[l-1] != '\n' {
 			return false
 		}
 	}
-	if p.after != nil && !slices.ContainsFunc(p.after, func(a string) bool { return bytes.HasPrefix(src[e:], []byte(a)) }) {
+	if p.after != nil && !slices.ContainsFunc(p.after, func(a string) bool { return bytes.HasPrefix(src[e:], []byte(a)) || a == "\n" && e == len(src) }) {
 		return false
 	}
 	if p.dirs {

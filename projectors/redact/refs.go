@@ -13,7 +13,7 @@ const maxRef = 256
 
 // refOpeners are the openers of bracketed references and their closers.
 var refOpeners = []struct{ open, close string }{
-	{"${{", "}}"}, {"${", "}"}, {"$(", ")"}, {"{{", "}}"}, {"%(", ")"}, {"((", "))"}, {"#{", "}"}, {"[[", "]]"},
+	{"${{", "}}"}, {"$${", "}"}, {"${", "}"}, {"%{", "}"}, {"$(", ")"}, {"{{", "}}"}, {"%(", ")"}, {"((", "))"}, {"#{", "}"}, {"[[", "]]"},
 	{"%env(", ")%"}, {"`", "`"},
 }
 
@@ -61,6 +61,11 @@ func refEnd(src []byte, i int) int {
 		}
 		if e >= 3 && (isAlpha(rest[1]) || rest[1] == '_') && !(up && lo) && (!digit || !lo || under) &&
 			(e == len(rest) || !valueByte[rest[e]] || rest[e] == '.') {
+			if e < len(rest) && rest[e] == '{' {
+				if k := bytes.IndexByte(rest[e:], '}'); k > 0 {
+					return i + e + k + 1 // $ENV{X}: Perl's environment
+				}
+			}
 			return i + e
 		}
 		return -1
@@ -114,7 +119,7 @@ func codeEnd(rest []byte) int {
 	return -1
 end:
 	switch {
-	case k < len(rest) && (rest[k] == '(' && (parts > 1 || k >= 4 && allLetters(rest[:k])) || rest[k] == '[' && parts > 1):
+	case k < len(rest) && (rest[k] == '(' && (parts > 1 || k >= 3 && allLetters(bytes.ReplaceAll(rest[:k], []byte("_"), nil))) || rest[k] == '[' && parts > 1):
 		return refTail(rest, k+1)
 	case parts > 1 && k < len(rest) && rest[k] == '?':
 		return k
@@ -201,6 +206,9 @@ func maskValue(v []byte) bool {
 		"password", "passwd", "secret", "token", "key":
 		return true
 	}
+	if fieldName(v) {
+		return true
+	}
 	if len(v) >= 3 {
 		same := true
 		for _, c := range v {
@@ -213,6 +221,26 @@ func maskValue(v []byte) bool {
 	return placeholder(v)
 }
 
+// fieldName reports whether v is the name of a credential's field or
+// setting rather than its value: lower-case words joined by '_', one of
+// them a credential word (password_column, db_password).
+func fieldName(v []byte) bool {
+	if bytes.IndexByte(v, '_') <= 0 || len(v) > 64 {
+		return false
+	}
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c == '_') {
+			return false
+		}
+	}
+	for _, w := range bytes.Split(v, []byte("_")) {
+		if credentialWords[string(w)] {
+			return true
+		}
+	}
+	return false
+}
+
 // pathValue reports whether v names a file rather than holding a secret:
 // it starts as a path does, or it is lower-case words joined by '/' (a
 // secret's name in a store, prod/db/password), or a file name with an
@@ -221,8 +249,9 @@ func pathValue(v []byte) bool {
 	if len(v) == 0 {
 		return false
 	}
-	if v[0] == '/' || v[0] == '~' || bytes.HasPrefix(v, []byte("./")) || bytes.HasPrefix(v, []byte("../")) {
-		return true
+	if v[0] == '/' || v[0] == '~' || bytes.HasPrefix(v, []byte("./")) || bytes.HasPrefix(v, []byte("../")) ||
+		bytes.HasPrefix(v, []byte("@/")) || bytes.HasPrefix(v, []byte("file:/")) {
+		return true // @/etc/x: a file included; file:///x: a file's URL
 	}
 	if k := bytes.Index(v, []byte(":/")); k > 0 && k < 16 && allLetters(v[:k]) && !bytes.HasPrefix(v[k:], []byte("://")) {
 		return true // a map or a store by its type: hash:/etc/postfix/sasl_passwd

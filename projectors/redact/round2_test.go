@@ -69,7 +69,7 @@ func TestRedactionRound2Classes(t *testing.T) {
 		{"project name", "project checkout-v2 built; project=web-2 ok", "project checkout-v2 built; project=web-2 ok"},
 		{"next assignment", "vault db-credentials api_token=Zq9vk2LmPx", "vault db-credentials api_token=<SECRET>"},
 		{"key name", `<add key="ApiKey" value="Zq9vk2LmPx7Rw4Tn8Yb3"/>`, `<add key="ApiKey" value="<SECRET>"/>`},
-		{"flag source", "docker login --username ci --password-stdin", "docker login --username <USER> --password-stdin"},
+		{"flag source", "docker login --username jdoe --password-stdin", "docker login --username <USER> --password-stdin"},
 		{"count", "process 3 of 12 complete; process 12 files", "process 3 of 12 complete; process 12 files"},
 	}
 	for _, c := range cases {

@@ -63,6 +63,13 @@ func TestProofsEntryByEntry(t *testing.T) {
 		"signature tool's public key":  {{"minisign -Vm app.zip -P RWRBdnw8iNCdVy+A/C6F/WEIV3rcDI4zN5dW/ZzAVhupSmqLFnkRLy8V", "unzip -Vm app.zip -P RWRBdnw8iNCdVy+A/C6F/WEIV3rcDI4zN5dW/ZzAVhupSmqLFnkRLy8V"}},
 		"age recipient":                {{"age: age1wzqal2h74atj72fvu7gsg8kqacjr2lkg4aqua9qnujc4l393drc3nqe66d", "age: age1wzqal2h74atj72fvu7gsg8kqacjr2lkg4aqua9qnujc4l393drc3nqe66"}},
 		"Nix store path":               {{"/nix/store/ncn5zbmvf411bb368pgg01isb2qj1k1w-duckdb-1.1.3", "/opt/store/ncn5zbmvf411bb368pgg01isb2qj1k1w-duckdb-1.1.3"}},
+		"commit git bisect names": {
+			{"40b4377b694152d58e22a59881bb710d76a54002 is the first bad commit", "40b4377b694152d58e22a59881bb710d76a54002 is the first bad token"},
+			{"[220b1f319b49d96d226a8c9f6c27e7f41a629898] app: pin to 2.1.0", "note [220b1f319b49d96d226a8c9f6c27e7f41a629898] app: pin to 2.1.0"},
+		},
+		"fingerprint line of a gpg listing": {{"      58A8B74C9AEFACCF0829D5A8328A3CECA6E64026", "      58a8b74c9aefaccf0829d5a8328a3ceca6e64026"}},
+		"signature line of a gpg listing":   {{"sig 3        47FB44BB9D2F835D 2026-11-30  Release Key", "sig=47fb44bb9d2f835d&expires=1"}},
+		"WireGuard peer":                    {{"peer: 8d8/pSiJ8be3BhC2JMUugSk7Yml1SW/wsdlWLR9HEAA=", "peer_token: 8d8/pSiJ8be3BhC2JMUugSk7Yml1SW/wsdlWLR9HEAA="}},
 	}
 	for _, p := range proofsTable {
 		cs, ok := cases[p.name]
@@ -104,9 +111,20 @@ func TestCredentialWordsEntryByEntry(t *testing.T) {
 		}
 	}
 	for _, s := range slices.Sorted(maps.Keys(settingWords)) {
-		for _, key := range []string{"password_" + s, "token-" + s, s + "_secret"} {
+		for _, key := range []string{"password_" + s, "token-" + s, "keyStore" + strings.ToUpper(s[:1]) + s[1:]} {
 			if c := classifyKey([]byte(key)); c != kvNone {
 				t.Errorf("%q (setting word %q): class %d", key, s, c)
+			}
+		}
+		// Before the credential word, a setting word qualifies it; a word
+		// that counts or bounds makes a setting wherever it stands.
+		want := kvSecret
+		if boundWords[s] {
+			want = kvNone
+		}
+		for _, key := range []string{s + "_secret", s + "StorePassword2"} {
+			if c := classifyKey([]byte(key)); c != want {
+				t.Errorf("%q (setting word %q): class %d, want %d", key, s, c, want)
 			}
 		}
 	}

@@ -18,7 +18,6 @@ func Vocabulary() map[string][]string {
 		"keys":             slices.Sorted(maps.Keys(exactKeys)),
 		"auth-schemes":     authSchemes,
 		"host-labels":      append(slices.Sorted(maps.Keys(hostTLDs)), slices.Sorted(maps.Keys(codeRoots))...),
-		"user-stop-words":  slices.Sorted(maps.Keys(userStop)),
 		"home-prefixes":    homePrefixes,
 		"separators": {"=", ":", "=>", ": ", " = ", `":"`, `\":\"`, "&", ";", ",", "|", "'", `"`, "`", "\\", "/", "@", "%",
 			"+", "-", ".", "_", "[", "]", "(", ")", "{", "}", "<", ">", "#", "?", "!", "*", "~", "\t", "\n", "\r"},
@@ -31,7 +30,7 @@ func Vocabulary() map[string][]string {
 	}
 	v["webhook-markers"] = append(append(slices.Clone(webhookMarkers), slackMarkers...), "with/key/", "/bot123:", "hooks.slack.com/services/")
 	v["flags"] = append(slices.Clone(credentialCommands), "-p", "-u", "-U", "-a", "-pX1!", "-uroot", "--user", "--password", "--tenant",
-		"-storepass", "--proxy-user", "curl -u a:b", "mysql -p", "redis-cli -a", "sudo:", "(to root) ", " : TTY=", "@", "root@db01", "a:b@h::m")
+		"-storepass", "--proxy-user", "--password <<< ", "$6$", "$2b$12$", "$a$b$", "{PLAIN}", "{SSHA}x", "{A-", "smtp auth ", "curl -u a:b", "mysql -p", "redis-cli -a", "sudo:", "(to root) ", " : TTY=", "@", "root@db01", "a:b@h::m")
 	for _, c := range slices.Sorted(maps.Keys(accountVerbs)) {
 		v["flags"] = append(v["flags"], c+" ", c+" user -b ", c+" a b c ")
 	}
@@ -72,6 +71,16 @@ func Vocabulary() map[string][]string {
 		"process ", "Killed process 1", "identified by ", "IDENTIFIED BY '", "password for ", "= '", "machine ", "default login ",
 		"login ", "password ", "account ", "subscription ", "tenant ", "project ", "directory ", "requirepass ", "<password>",
 		"</password>", "a/b@c", "a/\"b\"@c", "h:5432:d:u:", "*:*:*:u:", "a:b@tcp(", "-e ", "subscriptions/", "1234 of ")
+	var announced []string
+	for _, w := range slices.Sorted(maps.Keys(announcedWords)) {
+		announced = append(announced, w+" is ", "verification "+w+" ", w+": ", w+" for 1 was ")
+	}
+	for _, l := range slices.Sorted(maps.Keys(loginVerbs)) {
+		announced = append(announced, l+" as ", l+" to a as ")
+	}
+	v["announced"] = append(append(announced, slices.Sorted(maps.Keys(connectors))...), "ConvertTo-SecureString '", " -String \"",
+		"echo ", "echo x | ", "echo 'x' | chpasswd ", "| kinit ", "<<< ", "<<< 'x' ", "--password-stdin ", "password_stdin <<< ")
+	v["phones"] = append(slices.Sorted(maps.Keys(phoneWords)), "+1 (415) 555-", "+44 20 ", "+254", "+1-", "(1) ", "phone_number")
 	for k, words := range v {
 		v[k] = slices.Clone(words) // the caller may change them
 	}

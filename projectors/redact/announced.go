@@ -1,0 +1,364 @@
+package redact
+
+import "bytes"
+
+// Values announced in prose: a credential word, a few words about it, a
+// connecting word or a colon, then the value (verification code is
+// 883440, PIN entered for … was 9208, password changed to: Ventana559%,
+// Door code 6087, Password for admin@CORP: ribbon.pine.2004). A code or a
+// PIN is four to eight digits; a password is shaped like one
+// (passwordShaped). A setting word between (password length is 12) or the
+// end of a sentence ends the announcement.
+
+// announcedWords are the credential words that announce a value in prose:
+// true for a code or a PIN, false for a password.
+var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true, "code": true,
+	"password": false, "passwd": false, "passphrase": false, "kennwort": false, "passwort": false}
+
+// lowerInto returns b in lower case, written into dst; nil when b is
+// longer than dst (no word this pass reads is).
+func lowerInto(dst *[16]byte, b []byte) []byte {
+	if len(b) > len(dst) {
+		return nil
+	}
+	for k, c := range b {
+		dst[k] = lower(c)
+	}
+	return dst[:len(b)]
+}
+
+// loginVerbs log in or connect as an account: "as NAME" after one names
+// the account.
+var loginVerbs = wordSet(`connected logged authenticated signed`)
+
+// connectors join an announced credential to its value.
+var connectors = wordSet(`is was to are`)
+
+// announceWindow is the most words between a credential word and its value.
+const announceWindow = 6
+
+func redactAnnounced(rw *rewriter) {
+	src := rw.src
+	credEnd, code, since := -1, false, 0
+	login := -1 // words since a verb of logging in, or -1
+	// The lower-case forms of this token's word and its last part, in
+	// buffers of their own: no allocation. prev is the last part of the
+	// token before, as written.
+	var wbuf, lbuf [16]byte
+	var prev []byte
+	for i := 0; i < len(src); {
+		for i < len(src) && (src[i] == ' ' || src[i] == '+' || src[i] == '\t') {
+			i++
+		}
+		s := i
+		for i < len(src) && !isSpace(src[i]) && src[i] != '+' && src[i] != '"' && src[i] != '\'' && src[i] != '=' && src[i] != '&' {
+			i++
+		}
+		if i == s {
+			if i < len(src) && (src[i] == '\n' || src[i] == '=' || src[i] == '&' || src[i] == '"') {
+				credEnd = -1 // a line, a key or a string ends it
+			}
+			i++
+			continue
+		}
+		tok := src[s:i]
+		w := tok
+		for len(w) > 0 && !isAlnum(w[len(w)-1]) {
+			w = w[:len(w)-1]
+		}
+		rt := len(w) // the word's end in tok
+		colon := len(tok) > rt && tok[rt] == ':'
+		for len(w) > 0 && !isAlnum(w[0]) {
+			w = w[1:]
+		}
+		// The last word of a key counts (mysql-monitor_password).
+		last := w
+		for k := len(w) - 1; k > 0; k-- {
+			if w[k] == '_' || w[k] == '-' || w[k] == '.' {
+				last = w[k+1:]
+				break
+			}
+		}
+		if credEnd < 0 && login < 0 && (len(last) == 0 || !announceFirst[last[0]]) && (len(w) == 0 || !announceFirst[w[0]]) {
+			prev = last // no word this pass reads, and none pending
+			continue
+		}
+		raw := last
+		lw := lowerInto(&wbuf, w)
+		last = lowerInto(&lbuf, last)
+		if login >= 0 {
+			login++
+		}
+		if loginVerbs[string(lw)] {
+			login = 0
+		} else if login >= 0 && login <= announceWindow && string(lw) == "as" && len(tok) == rt {
+			// connected to 192.0.2.1:17070 as alice: the account.
+			s, e := wordAfterSpaces(src, i)
+			for e > s && src[e-1] == '.' {
+				e--
+			}
+			if e > s && nameLike(src[s:e]) && !roleAccount(src[s:e]) && !isPlaceholder(src[s:]) {
+				rw.mask(s, e, kUser)
+				i, login = e, -1
+				continue
+			}
+		}
+		isCode, named := announcedWords[string(last)]
+		if named && string(last) == "code" {
+			var pb [16]byte
+			p := lowerInto(&pb, prev)
+			named = p != nil && (qualifiedNouns["code"][string(p)] || string(p) == "your" || string(p) == "time")
+		}
+		switch {
+		case named:
+			credEnd, code, since = i, isCode, 0
+			if colon {
+				i = rw.announcedValue(i, code, false)
+				credEnd = -1
+			} else if code {
+				// Door code 6087: a code right after its name.
+				if e := rw.announcedDigits(i); e > i {
+					i, credEnd = e, -1
+				}
+			}
+		case credEnd >= 0 && (settingWords[string(lw)] || since >= announceWindow):
+			credEnd = -1
+		case last != nil && string(last) == "securestring":
+			// PowerShell's ConvertTo-SecureString takes a password as a
+			// literal, after -String or alone.
+			j := i
+			if hasPrefixFold(src[j:], " -string") {
+				j += len(" -string")
+			}
+			i = rw.announcedValue(j, false, true)
+		case credEnd >= 0 && (connectors[string(lw)] && len(tok) == rt || colon):
+			i = rw.announcedValue(i, code, false)
+			credEnd = -1
+		case credEnd >= 0:
+			since++
+			if len(tok) > rt && (tok[rt] == '.' || tok[rt] == ';' || tok[rt] == ',') {
+				credEnd = -1 // the end of a sentence or a clause
+			}
+		}
+		prev = raw
+	}
+}
+
+// announcedValue masks the value after a connector that ends at i, when it
+// is one: digits of a code, or a word shaped like a password, or any
+// quoted literal when literal is set. It returns where the scan goes on.
+func (rw *rewriter) announcedValue(i int, code, literal bool) int {
+	if code {
+		if e := rw.announcedDigits(i); e > i {
+			return e
+		}
+		return i
+	}
+	src := rw.src
+	vs := i
+	for vs < len(src) && vs-i < 4 && (src[vs] == ' ' || src[vs] == ':') {
+		vs++
+	}
+	if refEnd(src, vs) > 0 {
+		return i // ((db-password)), !secret x, ${X:?must be set}
+	}
+	var quote byte
+	if vs < len(src) && (src[vs] == '\'' || src[vs] == '"') {
+		quote = src[vs]
+		vs++
+	}
+	ve := vs
+	for ve < len(src) && !isSpace(src[ve]) && src[ve] != quote && (quote != 0 || src[ve] != '"' && src[ve] != '\'') {
+		ve++
+	}
+	v := src[vs:ve]
+	if quote == 0 {
+		for len(v) > 0 && (v[len(v)-1] == '.' || v[len(v)-1] == ',' || v[len(v)-1] == ';' || v[len(v)-1] == ')') {
+			v = v[:len(v)-1]
+		}
+	}
+	if quote != 0 && literal {
+		// ConvertTo-SecureString 'a pass phrase': the literal whole.
+		if k := bytes.IndexByte(src[vs:min(len(src), vs+maxRef)], quote); k > 0 {
+			rw.mask(vs, vs+k, kSecret)
+			return vs + k
+		}
+		return i
+	}
+	if len(v) >= 6 && passwordShaped(v) && !notASecret(src, vs, ve) && !isPlaceholder(v) {
+		rw.mask(vs, vs+len(v), kSecret)
+		return vs + len(v)
+	}
+	return i
+}
+
+// announcedDigits masks a code standing alone after the separators at i
+// (spaces, URL-encoded spaces, a colon or '=', a quote), and returns its
+// end, or i when there is none.
+func (rw *rewriter) announcedDigits(i int) int {
+	src := rw.src
+	s := i
+	for s < len(src) && s-i < 4 && (src[s] == ' ' || src[s] == '+' || src[s] == ':' || src[s] == '=' || src[s] == '"' || src[s] == '\'') {
+		s++
+	}
+	e := s
+	for e < len(src) && isAlnum(src[e]) && e-s <= 12 {
+		e++
+	}
+	// Four to eight digits, or six to twelve letters and digits mixed
+	// (an invite code nl32n59t).
+	v := src[s:e]
+	if !(allDigits(v) && len(v) >= 4 && len(v) <= 8 || len(v) >= 6 && len(v) <= 12 && hasDigit(v) && !allDigits(v) && !allLetters(v) && !numberWithUnit(v)) ||
+		s == i || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]) || src[e] == ':' || src[e] == '-' || src[e] == '/') {
+		return i
+	}
+	rw.mask(s, e, kSecret)
+	return e
+}
+
+// gateAnnounced reports whether src may announce a value: a word (or a
+// key's part after '_', '-' or '.') starts with one of announceStarts, in
+// any case. One look at the first letter of each word.
+func gateAnnounced(src []byte, _ features) bool {
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if !isAlpha(c) {
+			continue
+		}
+		if i+1 < len(src) && announcePairs[c]&letterBit[src[i+1]] != 0 {
+			for _, l := range announceByFirst[c] {
+				if hasPrefixFold(src[i:], l) {
+					return true
+				}
+			}
+		}
+		for i+1 < len(src) && isAlpha(src[i+1]) {
+			i++ // the rest of the word
+		}
+	}
+	return false
+}
+
+// announceStarts are the literals an announcing word starts with, and
+// announceFirst their first letters in both cases.
+var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed"}
+
+var announceFirst = func() (t [256]bool) {
+	for _, l := range announceStarts {
+		t[l[0]], t[l[0]-32] = true, true
+	}
+	return t
+}()
+
+// announcePairs[c0] has bit c1-'a' when a literal of announceStarts
+// starts with c0 c1, in either case.
+var announcePairs = func() (t [256]uint32) {
+	for _, l := range announceStarts {
+		t[l[0]] |= 1 << (l[1] - 'a')
+		t[l[0]-32] |= 1 << (l[1] - 'a')
+	}
+	return t
+}()
+
+// announceByFirst[c] are the literals of announceStarts that start with
+// the letter c, in either case.
+var announceByFirst = func() (t [256][]string) {
+	for _, l := range announceStarts {
+		t[l[0]] = append(t[l[0]], l)
+		t[l[0]-32] = append(t[l[0]-32], l)
+	}
+	return t
+}()
+
+// Passwords fed to a command's input: echo 'x' | chpasswd, echo x | kinit
+// alice, sshfs … -o password_stdin <<< 'x'. A value echoed or given as a
+// here-string is a password when the command that reads it reads one
+// there: its name holds "passw" or ends in "init" (kinit, iinit), or its
+// line names a password read from stdin (--password-stdin).
+
+var litEcho, litHere = newLit("echo "), newLit("<<< ")
+
+// gateStdin reports whether src may feed a value to a command.
+func gateStdin(src []byte, f features) bool {
+	return bytes.IndexByte(src, '|') >= 0 && litEcho.in(src, f) || bytes.IndexByte(src, '<') >= 0 && litHere.in(src, f)
+}
+
+func redactStdin(rw *rewriter) {
+	src := rw.src
+	// echo and here are the next "echo " and "<<< " at or after i (-1:
+	// none), each searched for again only once i passes it.
+	echo, here := -2, -2
+	next := func(at, i int, lit string) int {
+		if at >= i || at == -1 {
+			return at
+		}
+		if k := bytes.Index(src[i:], []byte(lit)); k >= 0 {
+			return i + k
+		}
+		return -1
+	}
+	for i := 0; i < len(src); {
+		echo, here = next(echo, i, "echo "), next(here, i, "<<< ")
+		k, h := echo-i, here-i
+		switch {
+		case echo < 0 && here < 0:
+			return
+		case echo >= 0 && (here < 0 || k < h):
+			vs, ve := quotedOrWord(src, i+k+len("echo "))
+			p := ve
+			if p < len(src) && (src[p] == '\'' || src[p] == '"') {
+				p++
+			}
+			for p < len(src) && src[p] == ' ' {
+				p++
+			}
+			if ve > vs && p+1 < len(src) && src[p] == '|' && readsPassword(src, p+1) && !notASecret(src, vs, ve) {
+				rw.mask(vs, ve, kSecret)
+			}
+			i = max(ve, i+k+len("echo "))
+		default:
+			vs, ve := quotedOrWord(src, i+h+len("<<< "))
+			ls := max(0, i+h-maxRef) // the command, at most maxRef back
+			if n := bytes.LastIndexByte(src[ls:i+h], '\n'); n >= 0 {
+				ls += n + 1
+			}
+			if ve > vs && readsPassword(src, ls) && !notASecret(src, vs, ve) {
+				rw.mask(vs, ve, kSecret)
+			}
+			i = max(ve, i+h+len("<<< "))
+		}
+	}
+}
+
+// quotedOrWord returns the bounds of the quoted text or the word at i.
+func quotedOrWord(src []byte, i int) (int, int) {
+	if i < len(src) && (src[i] == '\'' || src[i] == '"') {
+		if k := bytes.IndexByte(src[i+1:min(len(src), i+1+maxRef)], src[i]); k > 0 {
+			return i + 1, i + 1 + k
+		}
+		return i, i
+	}
+	return i, valueWord(src, i)
+}
+
+// readsPassword reports whether the command at i reads a password from
+// its input: by its name, or by a flag or option of its line.
+func readsPassword(src []byte, i int) bool {
+	for i < len(src) && src[i] == ' ' {
+		i++
+	}
+	e := i
+	for e < len(src) && !isSpace(src[e]) && e-i < 64 {
+		e++
+	}
+	name := src[i:e]
+	if k := bytes.LastIndexByte(name, '/'); k >= 0 {
+		name = name[k+1:]
+	}
+	line := src[i:min(len(src), i+maxRef)] // its line, at most maxRef on
+	if le := bytes.IndexByte(line, '\n'); le >= 0 {
+		line = line[:le]
+	}
+	return indexFold(name, "passw") >= 0 || bytes.HasSuffix(name, []byte("init")) ||
+		indexFold(line, "password-stdin") >= 0 || indexFold(line, "password_stdin") >= 0
+}

@@ -1,0 +1,280 @@
+package redact
+
+import "testing"
+
+// In a credential's position a value is masked whatever its shape; what is
+// provably no value (a reference, a call, a setting of the credential)
+// stays.
+func TestCredentialPositionsWinOverShape(t *testing.T) {
+	for in, want := range map[string]string{
+		// A key names what its last words name.
+		"brokerClientTlsKeyStorePassword=pony.cabin.2010": "brokerClientTlsKeyStorePassword=<SECRET>",
+		`enable_password = "Stern714_";`:                  `enable_password = "<SECRET>";`,
+		`{"password":"a1","password2":"Marble*Berg76"}`:   `{"password":"<SECRET>","password2":"<SECRET>"}`,
+		"keyStorePath=/etc/broker/keystore.jks":           "keyStorePath=/etc/broker/keystore.jks",
+		"mysql_auth_server_impl=static":                   "mysql_auth_server_impl=static",
+		"max_tokens=4096 min_password=12":                 "max_tokens=4096 min_password=12",
+		// A flag named for a credential is read by its name, in any shape.
+		`Connect-VBRServer -Password "Olive.Sapphire36"`: `Connect-VBRServer -Password "<SECRET>"`,
+		"hivemq-cli pub -pw daisy79 -t fleet":            "hivemq-cli pub -pw <SECRET> -t fleet",
+		"mkdir -pv /srv/data":                            "mkdir -pv /srv/data",
+		// A call yields the value; it holds none.
+		"$settings['hash_salt'] = file_get_contents('/var/www/private/salt.txt');": "$settings['hash_salt'] = file_get_contents('/var/www/private/salt.txt');",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A phone number is masked in E.164 form wherever it stands, and in
+// national form in the value of a key that names a phone; dates, versions,
+// offsets, counts and ports are no phone numbers.
+func TestPhoneNumbers(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"to":"+1 (415) 555-4359","body":"x"}`:                     `{"to":"<PHONE>","body":"x"}`,
+		"POST /messaging to=+254778610287 status=queued":            "POST /messaging to=<PHONE> status=queued",
+		`"contact":"+2348045055059"`:                                `"contact":"<PHONE>"`,
+		"call +44 20 7946 0958 or +33 1 23 45 67 89.":               "call <PHONE> or <PHONE>.",
+		`{"Name":"PhoneNumber","Value":254737300936}`:               `{"Name":"PhoneNumber","Value":<PHONE>}`,
+		`"PhoneNumber":"254791997369","mobile":"0412 345 678"`:      `"PhoneNumber":"<PHONE>","mobile":"<PHONE>"`,
+		"version 1.2.3+20261206 built 2026-12-06T12:01:02+0000":     "version 1.2.3+20261206 built 2026-12-06T12:01:02+0000",
+		"UTC+05:30 +0000 sum +12 items, +1234567 bytes, +12345678x": "UTC+05:30 +0000 sum +12 items, +1234567 bytes, +12345678x",
+		`"number":"20261206140011","order_number":"4412345678"`:     `"number":"20261206140011","order_number":"4412345678"`,
+		"text=Your+total+is+12345678&phone=555":                     "text=Your+total+is+12345678&phone=555",
+		"+1.2.3.4.5.6.7.8.9 and +0 (800) 1234-5678":                 "+1.2.3.4.5.6.7.8.9 and +0 (800) 1234-5678",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A value announced in prose by a credential word and a connecting word
+// or a colon is masked: a code or a PIN of four to eight digits, a word
+// shaped like a password, PowerShell's secure string literal. Counts,
+// codes of errors and exits, notes and references are no values.
+func TestAnnouncedValues(t *testing.T) {
+	for in, want := range map[string]string{
+		"Your verification code is 883440. Do not share it.":                        "Your verification code is <SECRET>. Do not share it.",
+		"M-PESA PIN entered for 1003 was 9208, transaction reversed":                "M-PESA PIN entered for 1003 was <SECRET>, transaction reversed",
+		"Voicemail PIN for 1003 changed to 407492":                                  "Voicemail PIN for 1003 changed to <SECRET>",
+		`{"body":"Door code 6087 is active"} "Your code: 980488"`:                   `{"body":"Door code <SECRET> is active"} "Your code: <SECRET>"`,
+		"Your one-time passcode is 550322":                                          "Your one-time passcode is <SECRET>",
+		"text=Your+PIN+is+4671&x=1":                                                 "text=Your+PIN+is+<SECRET>&x=1",
+		"server password changed to: Ventana559%":                                   "server password changed to: <SECRET>",
+		"monitor_password changed from 'monitor' to 'Crystal_kiwi2'":                "monitor_password changed from 'monitor' to '<SECRET>'",
+		"Password for svc@example.com: ribbon.pine.2004":                            "Password for <EMAIL>: <SECRET>",
+		"-Password (ConvertTo-SecureString 'candle.katze.2002' -AsPlainText)":       "-Password (ConvertTo-SecureString '<SECRET>' -AsPlainText)",
+		`ConvertTo-SecureString -String "delta gravel cricket" -AsPlainText -Force`: `ConvertTo-SecureString -String "<SECRET>" -AsPlainText -Force`,
+		"group invite code nl32n59t issued for clan Night Owls":                     "group invite code <SECRET> issued for clan Night Owls",
+		"GET /callback?code=4f9a2Kx7Qz&state=ok code: \"3310\"":                     "GET /callback?code=<SECRET>&state=ok code: \"<SECRET>\"",
+		// No values.
+		"your code is 512MiB, invite code v2 ready, invite code abcdefgh": "your code is 512MiB, invite code v2 ready, invite code abcdefgh",
+		"error code is 1234, exit code 2048, status code was 5031":        "error code is 1234, exit code 2048, status code was 5031",
+		"password length is 12345678; PIN retries are 3":                  "password length is 12345678; PIN retries are 3",
+		"Password for repository is not set, using default":               "Password for repository is not set, using default",
+		"password: ((docker.password)) and password is ${DB_PASSWORD}":    "password: ((docker.password)) and password is ${DB_PASSWORD}",
+		"the PIN pad is ready. Order 20261206 was shipped to 1234":        "the PIN pad is ready. Order 20261206 was shipped to 1234",
+		"PIN verification at 12:30:45 was 2026-12-06":                     "PIN verification at 12:30:45 was 2026-12-06",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A user name after a user word is personal, quoted or not; an account
+// named for its role is public; a key, a mask or a placeholder after the
+// word is no name. A name in a reserved or conventional internal zone is
+// a host's.
+func TestPersonalAndInternalNames(t *testing.T) {
+	for in, want := range map[string]string{
+		`Login permitted to inside:ssh for user "zjankowski"`:  `Login permitted to inside:ssh for user "<USER>"`,
+		"auth-success User 'fjankowski' authenticated.":        "auth-success User '<USER>' authenticated.",
+		"pg.user=admin activemq.username=system --username ci": "pg.user=admin activemq.username=system --username ci",
+		`username="guest" default-user = ops`:                  `username="guest" default-user = ops`,
+		`AUTH user="<unknown>" : user = ***** : user IP = ***`: `AUTH user="<unknown>" : user = ***** : user IP = ***`,
+		"user=bnovak42 --username ihalvorsen":                  "user=<USER> --username <USER>",
+		"ssl://mq-stg-13.ops.home.arpa:61617 and nas.home":     "ssl://<HOST>:61617 and <HOST>",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A reference says where a secret comes from, in any of its forms, and
+// stays.
+func TestReferenceForms(t *testing.T) {
+	for _, in := range []string{
+		`password = "$ENV{RSPAMD_CONTROLLER_PASSWORD}";`,
+		`<param name="password" value="$${default_password}"/>`,
+		`root_password: "%{lookup('vault_mysql_root')}"`,
+		"tokenSecretKey=file:///pulsar/secrets/secret.key",
+		`Password = "@/etc/bacula/operator.pw";`,
+	} {
+		if got := String(in); got != in {
+			t.Errorf("%q:\n got  %q", in, got)
+		}
+	}
+}
+
+// More syntaxes of a credential's position: an Erlang binary, a directive
+// at the start of a line, the noun repeated after its keyword, an element
+// of any name's length, key material as a list of bytes; a pass phrase is
+// a person's whatever key material its key names first. An enumerated
+// setting is no value.
+func TestCredentialSyntaxes(t *testing.T) {
+	for in, want := range map[string]string{
+		`auth_on_register:201 password=<<"granite.plum.1991">>`:               `auth_on_register:201 password=<<"<SECRET>">>`,
+		"DEFAULT PASSWORD\tE0vH8i+-@h{koaQ":                                   "DEFAULT PASSWORD\t<SECRET>",
+		" key Molasses+Cricket16":                                             " key <SECRET>",
+		"the key Molasses+Cricket16 is used":                                  "the key Molasses+Cricket16 is used",
+		"authentication pre-shared-key key quartz.arbor.1983":                 "authentication pre-shared-key key <SECRET>",
+		"snmp-server host inside 192.0.2.1 community poppy87 version 2c":      "snmp-server host inside <IP> community <SECRET> version 2c",
+		"<private-key-password>Orbit!Basil11</private-key-password>":          "<private-key-password><SECRET></private-key-password>",
+		`hiera_eyaml::private_key_passphrase: "radish violet juniper tomato"`: `hiera_eyaml::private_key_passphrase: "<SECRET>"`,
+		"network_key: [74, 37, 61, 231, 81, 21, 210, 75, 84, 193, 16, 136]":   "network_key: <SECRET>",
+		"Network key: [0x4a, 0x25, 0x3d, 0xe7, 0x51, 0x15, 0xd2, 0x4b, 0x54]": "Network key: <SECRET>",
+		"network_key: GENERATE, ports: [1, 2, 3]":                             "network_key: GENERATE, ports: [1, 2, 3]",
+		`api_key_hint: "put your key here"`:                                   `api_key_hint: "put your key here"`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// Accounts and their passwords in the lines that hold them: a realm
+// file's line, a list of user:pass pairs, a here-string on a password
+// flag, the account a login or a connection names after "as", a password
+// hash in the modular crypt format.
+func TestAccountsAndPasswordsInTheirLines(t *testing.T) {
+	for in, want := range map[string]string{
+		"admin=Stern604%,admin":                                         "admin=<SECRET>,admin",
+		"bnovak: cactus.chat.1984, admin, user":                         "<USER>: <SECRET>, admin, user",
+		"level=Warn5,file=x":                                            "level=Warn5,file=x",
+		"timeout: 30s, retries":                                         "timeout: 30s, retries",
+		"ADD_LOCAL_USER=admin:Hazel-Anchor17,viewer:Shadow-f59":         "ADD_LOCAL_USER=<SECRET>",
+		"ipa user-add svc --password <<< 'GOB_sapphire_15'":             "ipa user-add svc --password <<< '<SECRET>'",
+		"INFO apicaller connected to 192.0.2.125:17070 as dmwangi":      "INFO apicaller connected to <IP> as <USER>",
+		"saved as report.txt; logged in as root":                        "saved as report.txt; logged in as root",
+		"new hash $6$TbX4NgG7gvfUAYUt$GLNsm1amHU7XfK0gr2SJUQyqxgoKbzQG": "new hash <SECRET>",
+		"echo $HOME$PATH and $a$b$c and cost $5":                        "echo $HOME$PATH and $a$b$c and cost $5",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// An image's repository before its digest is public, whatever its names
+// look like; the same name elsewhere is judged as any value.
+func TestImageRepositoryBeforeItsDigest(t *testing.T) {
+	in := "image: ghcr.io/koenkk/zigbee2mqtt@sha256:ae5bfee3be94b503b6c05b0d2756d1289ab88fcb228842b91759a91fa85f3ea3"
+	if got := String(in); got != in {
+		t.Errorf("%q:\n got  %q", in, got)
+	}
+	if got := String("token ghcr.io/xK9qPz2mW7vR4tLn8sJ"); got == "token ghcr.io/xK9qPz2mW7vR4tLn8sJ" {
+		t.Errorf("a generated value without a digest after it kept: %q", got)
+	}
+}
+
+// What stands in a credential's or an identity's position but is no value
+// keeps its words: prose after a colon, a field's name, a call that wraps
+// a reference, a documentation name or a kind of server after a host key,
+// a word of a string after a login verb.
+func TestNoValueInAPosition(t *testing.T) {
+	for _, in := range []string{
+		"rspamd_controller_handle_auth: authentication succeeded",
+		"User[deploy]/password: changed [redacted] to [redacted]",
+		`modparam("auth_db", "password_column", "password")`,
+		"activemq.password=ENC(${ACTIVEMQ_PW})",
+		"postgres.host = db.example.com ; server = RADIUS",
+		`{"msg":"password reset requested","user_id":18842}`,
+	} {
+		if got := String(in); got != in {
+			t.Errorf("%q:\n got  %q", in, got)
+		}
+	}
+	for in, want := range map[string]string{
+		"auth: Tr0ub4dor&3 next":       "auth: <SECRET> next",
+		"password: hunter2 (rotated)":  "password: <SECRET> (rotated)",
+		"db.host = pg-7.fjordbank.net": "db.host = <HOST>",
+		`define("AUTH_KEY", "k9Xp2")`:  `define("AUTH_KEY", "<SECRET>")`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// An address in brackets after a name is the name's address, as postfix
+// writes a client; a subscript of digits or a word is none.
+func TestAddressInBracketsAfterAName(t *testing.T) {
+	for in, want := range map[string]string{
+		"postfix/smtpd[2231]: client=unknown[10.140.224.217], sasl_method=PLAIN": "postfix/smtpd[<PID>]: client=unknown<IP>, sasl_method=PLAIN",
+		"matrix[1.5] = x; os.environ[HOME]; ver[1.2.3.4b]":                       "matrix[1.5] = x; os.environ[HOME]; ver[1.2.3.4b]",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A value fed to the input of a command that reads a password there is
+// one; what is fed to another command is not.
+func TestPasswordsFedToInput(t *testing.T) {
+	for in, want := range map[string]string{
+		"echo 'ops:Amberwillow5!' | chpasswd":                         "echo '<SECRET>' | chpasswd",
+		"echo 'Summit1977#' | iinit":                                  "echo '<SECRET>' | iinit",
+		"echo velvet-unicorn-235 | /usr/sbin/saslpasswd2 -p -c alice": "echo <SECRET> | /usr/sbin/saslpasswd2 -p -c alice",
+		"echo $TOKEN | docker login --password-stdin -u ci":           "echo $TOKEN | docker login --password-stdin -u ci",
+		"sshfs box:/b /mnt -o password_stdin <<< 'Gadget1'":           "sshfs box:/b /mnt -o password_stdin <<< '<SECRET>'",
+		"echo 'hello world' | grep hello; cat <<< 'x y'":              "echo 'hello world' | grep hello; cat <<< 'x y'",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A Redactor reused on ordinary lines that its passes read word by word
+// allocates nothing once its buffers have grown.
+func TestRedactorDoesNotAllocatePerWord(t *testing.T) {
+	r := New()
+	line := []byte("your verification code is ready; PIN retries are 3; password for repository is not set; door code " +
+		"changed to blue; echo hello | grep x; user=postgres; ssh -p 2222 admin@example.com")
+	buf := r.Append(nil, line)
+	if n := testing.AllocsPerRun(50, func() { buf = r.Append(buf[:0], line) }); n > 0 {
+		t.Errorf("%.0f allocations per line", n)
+	}
+}
+
+// One list of English words tells prose from names for every pass: a word
+// of it is prose, unless it names an account's role.
+func TestProseWordsAreOneList(t *testing.T) {
+	for w, want := range map[string]bool{"dashboard": true, "unknown": true, "the": true, "admin": false, "jdoe": false, "failed": true} {
+		if got := proseWord([]byte(w)); got != want {
+			t.Errorf("proseWord(%q) = %v", w, got)
+		}
+	}
+}
+
+// A password after its scheme in braces, as LDAP and Dovecot store it, and
+// a password-shaped word after "auth" are secrets; a template's name in
+// braces and prose after "auth" are not.
+func TestSchemesAndAuth(t *testing.T) {
+	for in, want := range map[string]string{
+		"ops:{PLAIN}yellow-unicorn-636::::::":             "ops:{PLAIN}<SECRET>::::::",
+		"entry alice {CRYPT}Summer2024 1000":              "entry alice {CRYPT}<SECRET> 1000",
+		"# smtp auth D0lphin.ferry3":                      "# smtp auth <SECRET>",
+		"url={HOST}:8080/{ID} and auth failure for alice": "url={HOST}:8080/{ID} and auth failure for alice",
+		"the user interface of auth v8.29.9 is faster":    "the user interface of auth v8.29.9 is faster",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -197,17 +197,8 @@ func TestAuditVerifyCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	keyFile, vkey := keygen(t)
-	dir := t.TempDir()
+	dir, vkey := exportVerified(t, addr, prefix, "3 event(s) of 1 run(s) exported")
 	var out, errb bytes.Buffer
-	if code := run([]string{"audit", "export", "--redis", addr, "--prefix", prefix, "--jsonl", dir, "--signing-key-file", keyFile,
-		"--once"}, &out, &errb); code != exitOK || !strings.Contains(out.String(), "3 event(s) of 1 run(s) exported") {
-		t.Fatalf("export: %d %s %s", code, out.String(), errb.String())
-	}
-	out.Reset()
-	if code := run([]string{"audit", "verify", dir, "--key", vkey}, &out, &errb); code != exitOK || !strings.Contains(out.String(), "verified") {
-		t.Fatalf("verify: %d %s %s", code, out.String(), errb.String())
-	}
 	// A key file with no key in it is refused, never read as "check no signature".
 	empty := filepath.Join(t.TempDir(), "empty.key")
 	os.WriteFile(empty, []byte("\n"), 0o600)
@@ -230,6 +221,25 @@ func TestAuditVerifyCommand(t *testing.T) {
 	if code := run([]string{"audit", "tail", dir, "-n", "2"}, &out, &errb); code != exitOK || strings.Count(out.String(), "\n") != 2 {
 		t.Fatalf("tail: %d %q", code, out.String())
 	}
+}
+
+// exportVerified exports the audit stream under prefix once to a new
+// directory with a new key, checks that the export said want and that
+// verify accepts it, and returns the directory and the verifier key.
+func exportVerified(t *testing.T, addr, prefix, want string) (dir, vkey string) {
+	t.Helper()
+	keyFile, vkey := keygen(t)
+	dir = t.TempDir()
+	var out, errb bytes.Buffer
+	if code := run([]string{"audit", "export", "--redis", addr, "--prefix", prefix, "--jsonl", dir, "--signing-key-file", keyFile,
+		"--once"}, &out, &errb); code != exitOK || !strings.Contains(out.String(), want) {
+		t.Fatalf("export: %d %s %s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"audit", "verify", dir, "--key", vkey}, &out, &errb); code != exitOK || !strings.Contains(out.String(), "verified") {
+		t.Fatalf("verify: %d %s %s", code, out.String(), errb.String())
+	}
+	return dir, vkey
 }
 
 // A call that waited for input and was continued is exported, verified and
@@ -257,18 +267,8 @@ func TestAuditTailsAContinuedCall(t *testing.T) {
 		RequestDigest: canonical.RequestDigest(req.Request), Token: "tok", Lease: time.Minute, Input: []byte(`{"a":1}`)}); err != nil {
 		t.Fatal(err)
 	}
-	keyFile, vkey := keygen(t)
-	dir := t.TempDir()
+	dir, _ := exportVerified(t, addr, prefix, "3 event(s) of 1 run(s) exported")
 	var out, errb bytes.Buffer
-	if code := run([]string{"audit", "export", "--redis", addr, "--prefix", prefix, "--jsonl", dir, "--signing-key-file", keyFile,
-		"--once"}, &out, &errb); code != exitOK || !strings.Contains(out.String(), "3 event(s) of 1 run(s) exported") {
-		t.Fatalf("export: %d %s %s", code, out.String(), errb.String())
-	}
-	out.Reset()
-	if code := run([]string{"audit", "verify", dir, "--key", vkey}, &out, &errb); code != exitOK || !strings.Contains(out.String(), "verified") {
-		t.Fatalf("verify: %d %s %s", code, out.String(), errb.String())
-	}
-	out.Reset()
 	if code := run([]string{"audit", "tail", dir, "-n", "3"}, &out, &errb); code != exitOK {
 		t.Fatalf("tail: %d %q %s", code, out.String(), errb.String())
 	}

@@ -337,11 +337,9 @@ func DraftConfig(file []byte, drafts []Draft) ([]byte, error) {
 
 // marshalEntry writes an entry without HTML escaping, as an operator reads it.
 func marshalEntry(e DraftEntry) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
+	b, err := marshalVerbatim(e)
+	if err != nil {
 		return nil, canonical.Wrap(canonical.CodeInvalidArgument, err, "gateway: drafting a tool entry")
 	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
+	return b, nil
 }

@@ -713,14 +713,14 @@ func liftTask(msg []byte) []byte {
 	return out
 }
 
-// marshalVerbatim encodes an object of raw members without escaping <, >
-// and & inside them, as json.Marshal would: a member the gateway only
-// moves keeps the agent's bytes.
-func marshalVerbatim(m map[string]json.RawMessage) ([]byte, error) {
+// marshalVerbatim encodes v as json.Marshal does but without escaping <, >
+// and &: a raw member the gateway only moves keeps the agent's bytes, and
+// what an operator reads stays as written.
+func marshalVerbatim(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil

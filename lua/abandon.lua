@@ -41,6 +41,7 @@
 local AUDIT_EVENTS = KEYS[4]
 local AUDIT_RUNS = KEYS[5]
 local AUDIT_COUNT = KEYS[6]
+local AUDIT_RUN = KEYS[3]
 -- #include audit.lib
 
 local m = redis.call('HGET', KEYS[1], HEADER)
@@ -93,21 +94,11 @@ if redis.call('ZADD', KEYS[2], t[1] .. us, ARGV[1]) == 1 and redis.call('PTTL', 
   redis.call('PEXPIREAT', KEYS[2], sub(m, H_EXPIRES, H_EXPIRES_END))
 end
 if ARGV[3] ~= '' then
-  -- The event's sequence number is the run state's, its stream the state's
-  -- generation (or the one it kept when it was found lost). A state that is
-  -- gone while its call lived is made as a completion makes it after a
-  -- loss: lost, with a stream of its own, expiring with the record.
+  -- A state gone while its call lived is made as a completion makes it
+  -- after a loss (audit_number).
   local run = redis.call('HMGET', KEYS[3], 'aseq', 'ag', RUN_IDENT_FIELD, 'state')
-  local seq = tonumber(run[1] or '0') + 1
-  local stream = run[2] or run[3] and sub(run[3], PRINCIPAL_LEN + 1, PRINCIPAL_LEN + GEN_LEN)
-  if not run[4] then
-    stream = stream or ARGV[5]
-    redis.call('HSET', KEYS[3], 'state', RUN_LOST, RUN_LAYOUT_FIELD, RUN_LAYOUT, 'ag', stream, 'created_ms', snow,
-      'exp', sub(m, H_EXPIRES, H_EXPIRES_END), 'aseq', format('%d', seq))
-    redis.call('PEXPIREAT', KEYS[3], sub(m, H_EXPIRES, H_EXPIRES_END))
-  else
-    redis.call('HSET', KEYS[3], 'aseq', format('%d', seq))
-  end
+  local seq, stream = audit_number(run[1], run[2], run[3], run[4], ARGV[5], snow,
+    sub(m, H_EXPIRES, H_EXPIRES_END))
   audit_append(ARGV[4], seq, stream, snow, ARGV[3], 0)
 end
 return {'OK', h, expires - now}

@@ -44,6 +44,7 @@
 local AUDIT_EVENTS = KEYS[5]
 local AUDIT_RUNS = KEYS[6]
 local AUDIT_COUNT = KEYS[7]
+local AUDIT_RUN = KEYS[3]
 -- #include audit.lib
 
 local r = redis.call('HMGET', KEYS[1], HEADER, INPUT_TOKEN)
@@ -84,23 +85,8 @@ else
   at = run[1]
   -- A resent await finds the call waiting under its token: no transition.
   if w ~= ARGV[3] then
-    -- The event's sequence number is the run state's, its stream the
-    -- state's generation (or the one it kept when it was found lost). A
-    -- state that is gone while its call lives is made as abandon.lua makes
-    -- it: lost, with a stream of its own, expiring with the record.
-    local seq = tonumber(run[2] or '0') + 1
-    local stream = run[3] or run[4] and sub(run[4], PRINCIPAL_LEN + 1, PRINCIPAL_LEN + GEN_LEN)
-    if not run[5] then
-      stream = stream or ARGV[8]
-      redis.call('HSET', KEYS[3], 'state', RUN_LOST, RUN_LAYOUT_FIELD, RUN_LAYOUT, 'ag', stream, 'created_ms', snow,
-        'exp', sub(m, H_EXPIRES, H_EXPIRES_END), 'aseq', format('%d', seq))
-      redis.call('PEXPIREAT', KEYS[3], sub(m, H_EXPIRES, H_EXPIRES_END))
-    elseif not stream then
-      stream = ARGV[8]
-      redis.call('HSET', KEYS[3], 'aseq', format('%d', seq), 'ag', stream)
-    else
-      redis.call('HSET', KEYS[3], 'aseq', format('%d', seq))
-    end
+    local seq, stream = audit_number(run[2], run[3], run[4], run[5], ARGV[8], snow,
+      sub(m, H_EXPIRES, H_EXPIRES_END))
     audit_append(ARGV[6], seq, stream, snow, ARGV[7] .. ' ' .. format('%d', lease), 1)
   end
 end

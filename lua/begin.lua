@@ -86,6 +86,7 @@
 local AUDIT_EVENTS = KEYS[6]
 local AUDIT_RUNS = KEYS[7]
 local AUDIT_COUNT = KEYS[8]
+local AUDIT_RUN = KEYS[2]
 -- #include audit.lib
 local audit = ARGV[16] ~= ''
 

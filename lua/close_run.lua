@@ -33,6 +33,7 @@
 local AUDIT_EVENTS = KEYS[3]
 local AUDIT_RUNS = KEYS[4]
 local AUDIT_COUNT = KEYS[5]
+local AUDIT_RUN = KEYS[1]
 -- #include audit.lib
 
 local run = redis.call('HMGET', KEYS[1], RUN_IDENT_FIELD, 'state', RUN_LAYOUT_FIELD, 'exp', 'aseq', 'ag')

@@ -55,6 +55,7 @@
 local AUDIT_EVENTS = KEYS[4]
 local AUDIT_RUNS = KEYS[5]
 local AUDIT_COUNT = KEYS[6]
+local AUDIT_RUN = KEYS[2]
 -- #include audit.lib
 local audit = ARGV[11] ~= ''
 

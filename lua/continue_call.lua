@@ -51,6 +51,7 @@
 local AUDIT_EVENTS = KEYS[5]
 local AUDIT_RUNS = KEYS[6]
 local AUDIT_COUNT = KEYS[7]
+local AUDIT_RUN = KEYS[2]
 -- #include audit.lib
 
 local run = redis.call('HMGET', KEYS[2], RUN_LAYOUT_FIELD, RUN_IDENT_FIELD, 'state', 'due', 'ag')

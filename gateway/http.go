@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"io"
@@ -226,7 +227,7 @@ func httpErrorMessage(status int) string {
 	case http.StatusUnauthorized:
 		return "Unauthorized: a valid bearer token is required"
 	case http.StatusForbidden:
-		return "Forbidden: the session belongs to another principal, or the Host header is not allowed"
+		return "Forbidden: the Host header or the request's origin is not allowed"
 	case http.StatusNotFound:
 		return "Not found: no such session (it expired or was closed); initialize a new one"
 	case http.StatusMethodNotAllowed:
@@ -257,6 +258,9 @@ type bounded struct {
 }
 
 func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if b.opts.Sessions {
+		r = b.ownSessionsOnly(r)
+	}
 	rc := http.NewResponseController(w)
 	if r.Body != nil && r.Body != http.NoBody {
 		// BoundBodies, outside the token check, has set the body's deadline
@@ -328,6 +332,30 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w = ow
 	}
 	b.next.ServeHTTP(w, r)
+}
+
+// ownSessionsOnly makes the session id of a request that names another
+// principal's session one that names no session: the SDK answers it as it
+// answers an id it never gave, in its own order of checks, so that a
+// caller cannot tell another principal's session from none, nor reach it.
+func (b *bounded) ownSessionsOnly(r *http.Request) *http.Request {
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		return r
+	}
+	who := ""
+	if tok := auth.TokenInfoFromContext(r.Context()); tok != nil {
+		who = tok.UserID
+	}
+	b.mu.Lock()
+	owner, known := b.owners[id]
+	b.mu.Unlock()
+	if !known || owner == who {
+		return r
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Mcp-Session-Id", "foreign-"+rand.Text())
+	return r
 }
 
 // openingWriter ends an opening of a session (bounded.openFor) once, when

@@ -1,13 +1,19 @@
 package gateway_test
 
 import (
+	"bytes"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/toolcanon/toolcanon/canonical"
 	"github.com/toolcanon/toolcanon/gateway"
+	"github.com/toolcanon/toolcanon/internal/redistest"
 )
 
 // sessionRequest sends one request of method to url with a bearer token
@@ -89,5 +95,94 @@ func TestAnotherPrincipalsSessionIsNoSession(t *testing.T) {
 	}
 	if code, body := sessionRequest(t, srv.URL, http.MethodPost, "alice-token", alices, list); code != http.StatusOK || !strings.Contains(body, `"echo"`) {
 		t.Fatalf("alice's session after bob's requests: %d %s", code, body)
+	}
+}
+
+// forgedTaskID writes a task id as the gateway writes one, for any run,
+// call and owner token: what a caller who knows the format can forge.
+func forgedTaskID(run, call, owner string) string {
+	return "t1." + base64.RawURLEncoding.EncodeToString([]byte(run+"\n"+call+"\n"+owner))
+}
+
+// A task is reached only by its run's principal, and through a run token
+// only by one of the task's run: another principal, and another run token
+// of the same principal (another agent the host gave another run), get for
+// the task's own id, from tasks/get, tasks/result, tasks/cancel and
+// tasks/update, the answer of an id that names nothing, byte for byte;
+// neither learns that the task exists, and the cancel stops nothing. On
+// the in-memory store and on Redis.
+func TestTasksOfAnotherRunOrPrincipalAreNoTasks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		store func(t *testing.T) canonical.Store
+	}{
+		{"memstore", func(*testing.T) canonical.Store { return newMemStore() }},
+		{"redis", func(t *testing.T) canonical.Store { return openRedisStore(t, redistest.Addr(t)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := strings.Repeat("r", 40)
+			t.Setenv("TOOLCANON_TEST_ISOLATION_KEY", key)
+			dir := t.TempDir()
+			logPath := filepath.Join(dir, "up.log")
+			cfg := markLongRunning(t, baseConfig(t, stdioUpstream(t, logPath, ""), "wait"), "wait")
+			cfg["identity"].(map[string]any)["run_token"] = map[string]any{"audience": "isolation-test",
+				"keys": []any{map[string]any{"id": "k1", "key_env": "TOOLCANON_TEST_ISOLATION_KEY"}}}
+			lg := openLiveOn(t, cfg, tc.store(t), gateway.OpenOptions{})
+			srv := httptest.NewServer(lg.g.Handler(gateway.HTTPOptions{}))
+			t.Cleanup(srv.Close)
+			suffix := canonical.NewOwner()[:8]
+			mint := func(run, principal string) string {
+				tok, err := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: []byte(key)}, "isolation-test", run, principal, time.Hour, time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tok
+			}
+			runA, runB := "host-a-"+suffix, "host-b-"+suffix
+			tokA, tokB := mint(runA, "alice"), mint(runB, "alice")
+			withRunToken := func(tok string, p map[string]any) map[string]any {
+				meta, _ := p["_meta"].(map[string]any)
+				if meta == nil {
+					meta = map[string]any{}
+				}
+				meta[gateway.MetaRunToken] = tok
+				delete(meta, gateway.MetaRunID) // the token names the run
+				p["_meta"] = meta
+				return p
+			}
+			c := &rpcClient{t: t, url: srv.URL, version: "2025-11-25"}
+			created := c.ok("tools/call", withRunToken(tokA, withTask(toolParams("wait", "call_i1", "", map[string]any{"query": "alices", "ms": 3000}))))
+			id := created["task"].(map[string]any)["taskId"].(string)
+			waitFor(t, func() bool { return countExecutions(t, logPath, "wait", "alices") == 1 }, "the upstream to run alice's call")
+
+			// What a caller gets for a task id that names no record: of
+			// the task's run, of an absent call; of the task's call, with
+			// another owner token.
+			nothing := []string{forgedTaskID(runA, "call_absent", canonical.NewOwner()), forgedTaskID(runA, "call_i1", canonical.NewOwner())}
+			callers := map[string]func(map[string]any) map[string]any{
+				"alice's token of another run": func(p map[string]any) map[string]any { return withRunToken(tokB, p) },
+				"another principal":            func(p map[string]any) map[string]any { return p },
+			}
+			ext := &rpcClient{t: t, url: srv.URL, version: "2026-07-28"}
+			for who, as := range callers {
+				for _, cl := range []*rpcClient{c, ext} {
+					for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel", "tasks/update"} {
+						got := cl.call(m, as(map[string]any{"taskId": id}))
+						for _, none := range nothing {
+							want := cl.call(m, as(map[string]any{"taskId": none}))
+							if got.Error == nil || want.Error == nil || !bytes.Equal(mustMarshal(t, got), mustMarshal(t, want)) {
+								t.Errorf("%s, %s (%s) of alice's task: %s; of a task that does not exist: %s", who, m, cl.version, mustMarshal(t, got), mustMarshal(t, want))
+							}
+						}
+					}
+				}
+			}
+			if got := c.ok("tasks/get", withRunToken(tokA, map[string]any{"taskId": id})); got["status"] != "working" {
+				t.Errorf("alice's task after the others' cancels: %v", got)
+			}
+			if n := countExecutions(t, logPath, "cancelled", "alices"); n != 0 {
+				t.Errorf("another caller's cancel reached the upstream")
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"io"
 	"net/http"
@@ -185,4 +186,47 @@ func TestTasksOfAnotherRunOrPrincipalAreNoTasks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Without bearer tokens a run token is the caller's only credential: a
+// stateless cancel is matched to a call by it, not by its principal
+// alone. Another agent of the same principal, holding a token of another
+// run, cancels nothing of the first agent's call with the call's JSON-RPC
+// id (which a client numbers from 1, as every other does); the first
+// agent's own cancel does.
+func TestCancelOfAnotherRunTokenCancelsNothing(t *testing.T) {
+	key := strings.Repeat("c", 40)
+	t.Setenv("TOOLCANON_TEST_ISOLATION_KEY", key)
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "upstream.log")
+	cfg := liveConfig(t, logPath)
+	cfg["identity"] = map[string]any{"project": "support", "run_token": map[string]any{"audience": "isolation-test",
+		"keys": []any{map[string]any{"id": "k1", "key_env": "TOOLCANON_TEST_ISOLATION_KEY"}}, "required": true}}
+	lg := openLive(t, cfg, gateway.OpenOptions{})
+	srv := httptest.NewServer(lg.g.Handler(gateway.HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	mint := func(run string) string {
+		tok, err := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: []byte(key)}, "isolation-test", run, "alice", time.Hour, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	tokA, tokB := mint("run-agent-a"), mint("run-agent-b")
+	done := waitCall(t, srv.URL, nil, logPath, "call_k1", map[string]any{gateway.MetaRunToken: tokA})
+	if status, _ := rawPost(t, srv.URL, nil, cancelBody(t, map[string]any{gateway.MetaRunToken: tokB})); status != http.StatusAccepted {
+		t.Fatalf("the other agent's cancel: %d", status)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := countExecutions(t, logPath, "cancelled", "call_k1"); n != 0 {
+		t.Fatal("a token of another run cancelled the call")
+	}
+	if rec, err := lg.store.Get(context.Background(), "run-agent-a", "call_k1"); err != nil || rec.Status != canonical.StatusProjecting {
+		t.Fatalf("the call after the other agent's cancel: %+v %v", rec, err)
+	}
+	if status, _ := rawPost(t, srv.URL, nil, cancelBody(t, map[string]any{gateway.MetaRunToken: tokA})); status != http.StatusAccepted {
+		t.Fatalf("the owner's cancel: %d", status)
+	}
+	waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", "call_k1") == 1 }, "the owner's cancel to reach the upstream")
+	<-done
 }

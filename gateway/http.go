@@ -105,7 +105,7 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 			// a foreign Host on loopback is.
 			CrossOriginProtection: http.NewCrossOriginProtection()})
 	var h http.Handler = &bounded{next: sdk, opts: opts, server: g.server, h: g.h,
-		owners: map[string]string{}, openingBy: map[string]int{}}
+		owners: map[string]string{}, callers: map[string]string{}, openingBy: map[string]int{}}
 	// What reaches here passed authentication (if any is configured).
 	h = authenticated{h}
 	switch toks := g.cfg.HTTP.BearerTokens; {
@@ -255,6 +255,7 @@ type bounded struct {
 	opening   int               // new sessions being opened
 	openingBy map[string]int    // principal -> its new sessions being opened
 	owners    map[string]string // session id -> principal, of the sessions opened here
+	callers   map[string]string // session id -> sessionCaller of its opening
 }
 
 func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -327,7 +328,8 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// The opening ends when the SDK answers, before the client can
 		// read the answer and ask again: the session id is in its headers.
-		ow := &openingWriter{ResponseWriter: w, end: func() { b.openedFor(who, w.Header().Get("Mcp-Session-Id")) }}
+		caller := b.sessionCaller(r)
+		ow := &openingWriter{ResponseWriter: w, end: func() { b.openedFor(who, caller, w.Header().Get("Mcp-Session-Id")) }}
 		defer ow.finish()
 		w = ow
 	}
@@ -335,22 +337,19 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // ownSessionsOnly makes the session id of a request that names another
-// principal's session one that names no session: the SDK answers it as it
-// answers an id it never gave, in its own order of checks, so that a
-// caller cannot tell another principal's session from none, nor reach it.
+// caller's session (sessionCaller) one that names no session: the SDK
+// answers it as it answers an id it never gave, in its own order of
+// checks, so that a caller cannot tell another's session from none, nor
+// reach it.
 func (b *bounded) ownSessionsOnly(r *http.Request) *http.Request {
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" {
 		return r
 	}
-	who := ""
-	if tok := auth.TokenInfoFromContext(r.Context()); tok != nil {
-		who = tok.UserID
-	}
 	b.mu.Lock()
-	owner, known := b.owners[id]
+	owner, known := b.callers[id]
 	b.mu.Unlock()
-	if !known || owner == who {
+	if !known || owner == b.sessionCaller(r) {
 		return r
 	}
 	r = r.Clone(r.Context())
@@ -381,6 +380,28 @@ func (o *openingWriter) Write(p []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection.
 func (o *openingWriter) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 
+// sessionCaller is who a session request comes from, as its session must
+// be opened by: the verified bearer token's subject; without one, the
+// caller of the run token in its header (callerOf: its principal and run),
+// the one credential such a client holds; else nobody ("": the session is
+// whoever's holds its id, as every request without a credential is one
+// caller).
+func (b *bounded) sessionCaller(r *http.Request) string {
+	tok := auth.TokenInfoFromContext(r.Context())
+	if tok != nil && tok.UserID != "" {
+		return "bearer\x00" + tok.UserID
+	}
+	c := &Call{Header: r.Header, Token: tok, RunID: "session"}
+	if b.h == nil || !carriesRunToken(c) {
+		return ""
+	}
+	run, err := b.h.opts.Runs.ResolveRun(r.Context(), c)
+	if err != nil {
+		return "refused\x00" + r.Header.Get(RunTokenHeader)
+	}
+	return b.h.callerOf(c, run)
+}
+
 // openFor counts a new session of principal who as being opened, or says
 // why it may not open: the server has MaxSessions sessions open or being
 // opened, or who MaxSessionsPerPrincipal. An opening counts from before
@@ -402,6 +423,7 @@ func (b *bounded) openFor(who string) (refused string) {
 		switch {
 		case !live[id]:
 			delete(b.owners, id)
+			delete(b.callers, id)
 		case owner == who:
 			n++
 		}
@@ -415,12 +437,12 @@ func (b *bounded) openFor(who string) (refused string) {
 }
 
 // openedFor ends an opening of openFor: the session id the answer gave
-// (none when it opened none) is who's from now on.
-func (b *bounded) openedFor(who, id string) {
+// (none when it opened none) is who's, and caller's, from now on.
+func (b *bounded) openedFor(who, caller, id string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if id != "" {
-		b.owners[id] = who
+		b.owners[id], b.callers[id] = who, caller
 	}
 	b.opening--
 	if b.openingBy[who]--; b.openingBy[who] <= 0 {

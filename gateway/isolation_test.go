@@ -22,6 +22,13 @@ import (
 // and body.
 func sessionRequest(t *testing.T, url, method, token, session, body string) (int, string) {
 	t.Helper()
+	return sessionRequestWith(t, url, method, http.Header{"Authorization": {"Bearer " + token}}, session, body)
+}
+
+// sessionRequestWith is sessionRequest with the given headers instead of
+// a bearer token.
+func sessionRequestWith(t *testing.T, url, method string, header http.Header, session, body string) (int, string) {
+	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	if body == "" {
 		req.Body = http.NoBody
@@ -29,19 +36,28 @@ func sessionRequest(t *testing.T, url, method, token, session, body string) (int
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	req.Header.Set("Authorization", "Bearer "+token)
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
 	}
 	if method == http.MethodGet {
 		req.Header.Set("Accept", "text/event-stream")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// A GET that reaches a session opens its event stream, which never
+	// ends: the answer is what came within a moment.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, string(b) + " (the stream stayed open)"
+	}
 	return resp.StatusCode, string(b)
 }
 
@@ -59,44 +75,91 @@ func TestAnotherPrincipalsSessionIsNoSession(t *testing.T) {
 	})
 	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{Sessions: true}))
 	t.Cleanup(srv.Close)
+	alice := http.Header{"Authorization": {"Bearer alice-token"}}
+	alices := openSession(t, srv.URL, alice)
+	checkSessionIsNone(t, srv.URL, alice, alices, map[string]http.Header{"bob": {"Authorization": {"Bearer bob-token"}}})
+}
+
+// openSession opens a session with the given headers and returns its id.
+func openSession(t *testing.T, url string, header http.Header) string {
+	t.Helper()
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agent","version":"1"}}}`
-	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(initialize))
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initialize))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer alice-token")
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	alices := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != http.StatusOK || alices == "" {
-		t.Fatalf("alice's initialize: %d, session %q", resp.StatusCode, alices)
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %d, session %q", resp.StatusCode, id)
 	}
 	const initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
-	if code, body := sessionRequest(t, srv.URL, http.MethodPost, "alice-token", alices, initialized); code != http.StatusAccepted {
-		t.Fatalf("alice's initialized: %d %s", code, body)
+	if code, body := sessionRequestWith(t, url, http.MethodPost, header, id, initialized); code != http.StatusAccepted {
+		t.Fatalf("initialized: %d %s", code, body)
 	}
+	return id
+}
+
+// checkSessionIsNone checks that each of others gets, for a POST, a GET and
+// a DELETE naming the owner's session, what it gets for a session id that
+// names nothing, byte for byte, and that the owner's session still serves
+// it afterwards.
+func checkSessionIsNone(t *testing.T, url string, owner http.Header, session string, others map[string]http.Header) {
+	t.Helper()
 	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
-	unknown := "S" + strings.Repeat("0", len(alices)-1)
-	for _, tc := range []struct{ method, body string }{
-		{http.MethodPost, list},
-		{http.MethodGet, ""},
-		{http.MethodDelete, ""},
-	} {
-		code, body := sessionRequest(t, srv.URL, tc.method, "bob-token", alices, tc.body)
-		noneCode, noneBody := sessionRequest(t, srv.URL, tc.method, "bob-token", unknown, tc.body)
-		if code != noneCode || body != noneBody {
-			t.Errorf("bob's %s of alice's session: %d %s; of a session that does not exist: %d %s", tc.method, code, body, noneCode, noneBody)
-		}
-		if strings.Contains(body, alices) {
-			t.Errorf("bob's %s was told alice's session id: %s", tc.method, body)
+	unknown := "S" + strings.Repeat("0", len(session)-1)
+	for who, h := range others {
+		for _, tc := range []struct{ method, body string }{
+			{http.MethodPost, list},
+			{http.MethodGet, ""},
+			{http.MethodDelete, ""},
+		} {
+			code, body := sessionRequestWith(t, url, tc.method, h, session, tc.body)
+			noneCode, noneBody := sessionRequestWith(t, url, tc.method, h, unknown, tc.body)
+			if code != noneCode || body != noneBody {
+				t.Errorf("%s's %s of another's session: %d %s; of a session that does not exist: %d %s", who, tc.method, code, body, noneCode, noneBody)
+			}
+			if strings.Contains(body, session) {
+				t.Errorf("%s's %s was told the session's id: %s", who, tc.method, body)
+			}
 		}
 	}
-	if code, body := sessionRequest(t, srv.URL, http.MethodPost, "alice-token", alices, list); code != http.StatusOK || !strings.Contains(body, `"echo"`) {
-		t.Fatalf("alice's session after bob's requests: %d %s", code, body)
+	if code, body := sessionRequestWith(t, url, http.MethodPost, owner, session, list); code != http.StatusOK || !strings.Contains(body, `"echo"`) {
+		t.Fatalf("the owner's session after the others' requests: %d %s", code, body)
 	}
+}
+
+// Without bearer tokens, a session opened with a run token in its header
+// is that token's caller's: another principal's run token, and a token of
+// another run of the same principal, name no session with its id.
+func TestRunTokenSessionIsNoSessionToOthers(t *testing.T) {
+	key := strings.Repeat("s", 40)
+	t.Setenv("TOOLCANON_TEST_ISOLATION_KEY", key)
+	g := openTestGateway(t, func(cfg configDoc) {
+		cfg["identity"] = map[string]any{"project": "support", "run_token": map[string]any{"audience": "isolation-test",
+			"keys": []any{map[string]any{"id": "k1", "key_env": "TOOLCANON_TEST_ISOLATION_KEY"}}, "required": true}}
+	})
+	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{Sessions: true}))
+	t.Cleanup(srv.Close)
+	token := func(run, principal string) http.Header {
+		tok, err := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: []byte(key)}, "isolation-test", run, principal, time.Hour, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return http.Header{gateway.RunTokenHeader: {tok}}
+	}
+	alice := token("run-sa", "alice")
+	checkSessionIsNone(t, srv.URL, alice, openSession(t, srv.URL, alice), map[string]http.Header{
+		"bob":                   token("run-sb", "bob"),
+		"alice, of another run": token("run-sc", "alice"),
+	})
 }
 
 // forgedTaskID writes a task id as the gateway writes one, for any run,

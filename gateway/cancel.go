@@ -25,9 +25,10 @@ import (
 // notifications/cancelled for a call may reach another replica than the
 // one running it. Nothing is written for a call that no cancel names: the
 // receiving replica sends the cancel, under a key derived from the caller —
-// the verified bearer token's subject, else the principal — and the
-// JSON-RPC id (the only names a cancel carries), and every replica reads
-// the cancels sent with one blocking read of its own. A replica that runs a
+// the verified bearer token's subject, else the principal (with its run
+// token's run) — and the JSON-RPC id (the only names a cancel carries),
+// and every replica reads the cancels sent with one blocking read of its
+// own. A replica that runs a
 // call under the key claims the cancel; when two calls claim it (two
 // clients of one caller numbering their requests alike), it stops neither.
 // redisstore.Store implements it.
@@ -87,15 +88,29 @@ func cancelKey(caller, rpcID string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// callerOf is who sends a stateless request, as a cancel must match its
-// call: the verified bearer token's subject when the connection has one;
-// else the principal the RunResolver finds for it (from a run token in its
-// header or _meta, or the configured principal).
-func callerOf(tok *auth.TokenInfo, principal string) string {
-	if tok != nil && tok.UserID != "" {
+// callerOf is who sends a stateless request c of run, as a cancel must
+// match its call: the verified bearer token's subject when the connection
+// has one; else the principal the RunResolver finds for it (from a run
+// token in its header or _meta, or the configured principal), and the run
+// of the run token it carries, when the resolver reads run tokens: without
+// a bearer token the run token is the caller's one credential, and
+// another agent of the same principal, given a token of another run, is
+// another caller.
+func (h *handler) callerOf(c *Call, run boundary.RunContext) string {
+	if tok := c.Token; tok != nil && tok.UserID != "" {
 		return "bearer\x00" + tok.UserID
 	}
-	return "principal\x00" + principal
+	if s, ok := h.opts.Runs.(*StaticRuns); ok && s.RunTokens != nil && carriesRunToken(c) {
+		// The resolver verified the token: run is the token's.
+		return "run\x00" + run.Principal.Subject + "\x00" + run.ID
+	}
+	return "principal\x00" + run.Principal.Subject
+}
+
+// carriesRunToken reports whether c carries a run token, in its header or
+// its _meta.
+func carriesRunToken(c *Call) bool {
+	return metaString(c.Meta, MetaRunToken, nil) != "" || c.Header != nil && c.Header.Get(RunTokenHeader) != ""
 }
 
 // cancels tracks the calls in flight that a stateless cancel may name.
@@ -250,7 +265,7 @@ func (h *handler) track(ctx context.Context, c *Call, run boundary.RunContext) (
 	if _, bound := h.b.Definition(c.Tool); id == "" || !bound {
 		return ctx, func() {}
 	}
-	return h.cancels.track(ctx, callerOf(c.Token, run.Principal.Subject), id)
+	return h.cancels.track(ctx, h.callerOf(c, run), id)
 }
 
 // statelessCancel is a stateless notifications/cancelled: the JSON-RPC id
@@ -264,21 +279,22 @@ type statelessCancel struct {
 // accepted: it cancels the call of the same caller (callerOf) with the
 // JSON-RPC id it names. Without a bearer token, the caller is the
 // principal the resolver finds for the cancel as for a call (a run token
-// in its header or _meta), so a call authenticated by a run token is
-// cancelled only by a cancel that carries one for the same principal.
+// in its header or _meta), with the token's run, so a call authenticated
+// by a run token is cancelled only by a cancel that carries one for the
+// same principal and run.
 func (h *handler) cancelHTTP(r *http.Request, sc *statelessCancel) {
 	tok := auth.TokenInfoFromContext(r.Context())
-	principal := ""
+	c := &Call{Header: r.Header, Token: tok, Meta: sc.meta, RunID: "cancel"}
+	var run boundary.RunContext
 	if tok == nil || tok.UserID == "" {
-		c := &Call{Header: r.Header, Token: tok, Meta: sc.meta, RunID: "cancel"}
-		run, err := h.opts.Runs.ResolveRun(r.Context(), c)
+		var err error
+		run, err = h.opts.Runs.ResolveRun(r.Context(), c)
 		if err != nil || run.Principal.Subject == "" {
 			h.log.Info("a cancel from an unknown caller is ignored", slog.String("cause", causeText(err)))
 			return
 		}
-		principal = run.Principal.Subject
 	}
-	if !h.cancels.cancel(r.Context(), callerOf(tok, principal), sc.rpcID) {
+	if !h.cancels.cancel(r.Context(), h.callerOf(c, run), sc.rpcID) {
 		h.log.Info("a cancel named no call in flight")
 	}
 }

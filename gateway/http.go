@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"io"
@@ -104,7 +105,7 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 			// a foreign Host on loopback is.
 			CrossOriginProtection: http.NewCrossOriginProtection()})
 	var h http.Handler = &bounded{next: sdk, opts: opts, server: g.server, h: g.h,
-		owners: map[string]string{}, openingBy: map[string]int{}}
+		owners: map[string]string{}, callers: map[string]string{}, openingBy: map[string]int{}}
 	// What reaches here passed authentication (if any is configured).
 	h = authenticated{h}
 	switch toks := g.cfg.HTTP.BearerTokens; {
@@ -226,7 +227,7 @@ func httpErrorMessage(status int) string {
 	case http.StatusUnauthorized:
 		return "Unauthorized: a valid bearer token is required"
 	case http.StatusForbidden:
-		return "Forbidden: the session belongs to another principal, or the Host header is not allowed"
+		return "Forbidden: the Host header or the request's origin is not allowed"
 	case http.StatusNotFound:
 		return "Not found: no such session (it expired or was closed); initialize a new one"
 	case http.StatusMethodNotAllowed:
@@ -254,9 +255,13 @@ type bounded struct {
 	opening   int               // new sessions being opened
 	openingBy map[string]int    // principal -> its new sessions being opened
 	owners    map[string]string // session id -> principal, of the sessions opened here
+	callers   map[string]string // session id -> sessionCaller of its opening
 }
 
 func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if b.opts.Sessions {
+		r = b.ownSessionsOnly(r)
+	}
 	rc := http.NewResponseController(w)
 	if r.Body != nil && r.Body != http.NoBody {
 		// BoundBodies, outside the token check, has set the body's deadline
@@ -323,11 +328,33 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// The opening ends when the SDK answers, before the client can
 		// read the answer and ask again: the session id is in its headers.
-		ow := &openingWriter{ResponseWriter: w, end: func() { b.openedFor(who, w.Header().Get("Mcp-Session-Id")) }}
+		caller := b.sessionCaller(r)
+		ow := &openingWriter{ResponseWriter: w, end: func() { b.openedFor(who, caller, w.Header().Get("Mcp-Session-Id")) }}
 		defer ow.finish()
 		w = ow
 	}
 	b.next.ServeHTTP(w, r)
+}
+
+// ownSessionsOnly makes the session id of a request that names another
+// caller's session (sessionCaller) one that names no session: the SDK
+// answers it as it answers an id it never gave, in its own order of
+// checks, so that a caller cannot tell another's session from none, nor
+// reach it.
+func (b *bounded) ownSessionsOnly(r *http.Request) *http.Request {
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		return r
+	}
+	b.mu.Lock()
+	owner, known := b.callers[id]
+	b.mu.Unlock()
+	if !known || owner == b.sessionCaller(r) {
+		return r
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Mcp-Session-Id", "foreign-"+rand.Text())
+	return r
 }
 
 // openingWriter ends an opening of a session (bounded.openFor) once, when
@@ -353,6 +380,28 @@ func (o *openingWriter) Write(p []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection.
 func (o *openingWriter) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 
+// sessionCaller is who a session request comes from, as its session must
+// be opened by: the verified bearer token's subject; without one, the
+// caller of the run token in its header (callerOf: its principal and run),
+// the one credential such a client holds; else nobody ("": the session is
+// whoever's holds its id, as every request without a credential is one
+// caller).
+func (b *bounded) sessionCaller(r *http.Request) string {
+	tok := auth.TokenInfoFromContext(r.Context())
+	if tok != nil && tok.UserID != "" {
+		return "bearer\x00" + tok.UserID
+	}
+	c := &Call{Header: r.Header, Token: tok, RunID: "session"}
+	if b.h == nil || !carriesRunToken(c) {
+		return ""
+	}
+	run, err := b.h.opts.Runs.ResolveRun(r.Context(), c)
+	if err != nil {
+		return "refused\x00" + r.Header.Get(RunTokenHeader)
+	}
+	return b.h.callerOf(c, run)
+}
+
 // openFor counts a new session of principal who as being opened, or says
 // why it may not open: the server has MaxSessions sessions open or being
 // opened, or who MaxSessionsPerPrincipal. An opening counts from before
@@ -374,6 +423,7 @@ func (b *bounded) openFor(who string) (refused string) {
 		switch {
 		case !live[id]:
 			delete(b.owners, id)
+			delete(b.callers, id)
 		case owner == who:
 			n++
 		}
@@ -387,12 +437,12 @@ func (b *bounded) openFor(who string) (refused string) {
 }
 
 // openedFor ends an opening of openFor: the session id the answer gave
-// (none when it opened none) is who's from now on.
-func (b *bounded) openedFor(who, id string) {
+// (none when it opened none) is who's, and caller's, from now on.
+func (b *bounded) openedFor(who, caller, id string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if id != "" {
-		b.owners[id] = who
+		b.owners[id], b.callers[id] = who, caller
 	}
 	b.opening--
 	if b.openingBy[who]--; b.openingBy[who] <= 0 {

@@ -517,9 +517,14 @@ func recordResult(rec *canonical.Record) *mcp.CallToolResult {
 	return toolResult(boundary.Refuse(rec.ToolCallID, code, nil))
 }
 
-// taskPrincipal is the principal a tasks/* request acts for, found as a
-// call's is.
-func (h *handler) taskPrincipal(ctx context.Context) (registry.Principal, taskForm, error) {
+// taskPrincipal is the principal a tasks/* request for task id acts for,
+// found as a call's is. A task is reached as its run is: the resolver,
+// asked for the task's run on the caller's behalf, must give that run, as
+// it must give a call the run the call names; a caller it binds to
+// another run (a run token's holder, a run header naming another run)
+// finds no task (errNoTask, with the request's form), exactly as for an
+// id that names nothing.
+func (h *handler) taskPrincipal(ctx context.Context, id string) (registry.Principal, taskForm, error) {
 	req, _ := ctx.Value(taskReqKey{}).(mcp.Request)
 	if req == nil {
 		return registry.Principal{}, formNone, errUnauthenticated
@@ -535,6 +540,13 @@ func (h *handler) taskPrincipal(ctx context.Context) (registry.Principal, taskFo
 	form := formExt
 	if legacyClient(req) {
 		form = formLegacy
+	}
+	if taskRun, _, _, ok := parseTaskID(id); ok {
+		c.RunID = taskRun
+		bound, err := h.opts.Runs.ResolveRun(ctx, c)
+		if err != nil || !sameRun(taskRun, bound) || bound.Principal.Subject != run.Principal.Subject {
+			return registry.Principal{}, form, errNoTask
+		}
 	}
 	return run.Principal, form, nil
 }
@@ -556,7 +568,7 @@ func (h *handler) registerTaskMethods(s *mcp.Server) error {
 }
 
 func (h *handler) tasksGet(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*rawResult, error) {
-	who, form, err := h.taskPrincipal(ctx)
+	who, form, err := h.taskPrincipal(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -604,13 +616,16 @@ func (h *handler) waitTask(ctx context.Context, who registry.Principal, id strin
 // tasksResult (2025-11-25) waits until the task ends and returns what the
 // call returned, with the related-task _meta.
 func (h *handler) tasksResult(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*rawResult, error) {
-	who, form, err := h.taskPrincipal(ctx)
-	if err != nil {
+	who, form, err := h.taskPrincipal(ctx, p.TaskID)
+	if err != nil && err != errNoTask {
 		return nil, err
 	}
 	if form == formExt {
 		// The extension removed tasks/result: tasks/get carries the result.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "toolcanon: tasks/result is not a method of the tasks extension; tasks/get carries the result"}
+	}
+	if err != nil {
+		return nil, err
 	}
 	rec, err := h.taskRecord(ctx, who, p.TaskID, canonical.ReadOptions{})
 	if err != nil {
@@ -638,7 +653,7 @@ const taskCancelWait = 10 * time.Second
 // task once its record ends (a finished task cannot be cancelled); the
 // extension acknowledges at once.
 func (h *handler) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*rawResult, error) {
-	who, form, err := h.taskPrincipal(ctx)
+	who, form, err := h.taskPrincipal(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
 	}
@@ -668,7 +683,7 @@ func (h *handler) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *task
 // any, so every key is one no request is outstanding for, which the
 // extension says to ignore.
 func (h *handler) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*rawResult, error) {
-	who, _, err := h.taskPrincipal(ctx)
+	who, _, err := h.taskPrincipal(ctx, p.TaskID)
 	if err != nil {
 		return nil, err
 	}

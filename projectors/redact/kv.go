@@ -62,7 +62,7 @@ var exactKeys = map[string]kvClass{
 var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode secret token credential credentials
 	cookie cookies signature csrf xsrf apikey auth session sessionid pin otp nonce salt mnemonic community
 	requirepass masterauth masterpassword bindpw rootpw storepass keypass srcstorepass deststorepass keystorepass
-	authtoken accesstoken refreshtoken idtoken sessiontoken accesskey secretkey privatekey clientsecret
+	authtoken accesstoken refreshtoken idtoken sessiontoken accesskey secretkey privatekey clientsecret psk
 	connectionstring authkey accountkey masterkey authident sharedkey
 	kennwort passwort passe contrasena contraseña contrasenya clave senha wachtwoord losenord lösenord salasana
 	haslo hasło heslo jelszo jelszó passord adgangskode sifre şifre parol пароль 密码 パスワード 비밀번호`)
@@ -73,7 +73,7 @@ var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode s
 // alarm_code. Alone, "key" names one too, the others do not.
 var qualifiedNouns = func() map[string]map[string]bool {
 	key := wordSet(`api access secret private client account master encryption decryption signing sas auth
-		license app consumer storage shared hmac webhook integration local device authentication network psk`)
+		license app consumer storage shared hmac webhook integration local device authentication network psk security`)
 	code := wordSet(`verification verify auth otp security recovery backup invite invitation alarm access
 		pairing login confirmation activation reset mfa 2fa sms lock door guard unlock`)
 	phrase := wordSet(`seed recovery backup mnemonic secret pass`)
@@ -206,16 +206,22 @@ func classifyKey(key []byte) kvClass {
 // "number" (PhoneNumber, mobile, caller_msisdn, tel_number).
 var phoneWords = wordSet(`phone phonenumber mobile msisdn tel telephone cell cellphone fax`)
 
-// glued reports whether the word w is a credential noun with a word glued
-// before it (dbpassword, rpcpassword, npmtoken).
+// glued reports whether the word w is a credential noun with a word or an
+// abbreviation glued before it (dbpassword, npmtoken, dbpass, ADMPWD,
+// motdepasse), unless w is a word of its own (bypass, compass).
 func glued(w []byte) bool {
-	for _, n := range []string{"password", "passwd", "secret", "token", "nonce"} {
-		if len(w) > len(n)+1 && bytes.HasSuffix(w, []byte(n)) {
-			return true
+	for _, n := range gluedNouns {
+		if len(w) > len(n) && bytes.HasSuffix(w, []byte(n)) {
+			return !gluedWords[string(w)]
 		}
 	}
 	return false
 }
+
+var gluedNouns = []string{"password", "passwd", "secret", "token", "nonce", "pass", "passe", "pwd", "psk"}
+
+// gluedWords end in a credential noun and name none.
+var gluedWords = wordSet(`bypass compass overpass underpass surpass trespass impasse encompass byepass`)
 
 // keyCache remembers the classes of the keys a Redactor met last: the
 // lines of a log repeat their keys, and a key found here costs a hash and
@@ -274,7 +280,7 @@ func valueEnd(src []byte, i int) int {
 // line break or tab (\n, \r, \t) of a message logged on one line: it ends
 // a value as the break itself would.
 func escapedBreak(src []byte, i int) bool {
-	return i+1 < len(src) && (src[i+1] == 'n' || src[i+1] == 'r' || src[i+1] == 't')
+	return src[i] == '\\' && i+1 < len(src) && (src[i+1] == 'n' || src[i+1] == 'r' || src[i+1] == 't')
 }
 
 // phraseEnd returns the end of a pass phrase that starts with the word
@@ -478,6 +484,9 @@ func redactKV(rw *rewriter) {
 		}
 		for ks < ke && src[ks] == '-' {
 			ks++ // --password=x: the key is password
+		}
+		if ks > 0 && ks < ke && escapedBreak(src, ks-1) {
+			ks++ // \npassword=x: an escaped line break, then the key
 		}
 		if ks == ke || c == ':' && ks > 0 && src[ks-1] == '$' {
 			continue // no key, or a variable's name ($USER:$PASS)

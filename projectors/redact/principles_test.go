@@ -278,3 +278,35 @@ func TestSchemesAndAuth(t *testing.T) {
 		}
 	}
 }
+
+// A message logged on one line breaks its lines with escapes: a key after
+// an escaped line break is read without the escape's letter.
+func TestKeyAfterEscapedBreak(t *testing.T) {
+	for in, want := range map[string]string{
+		`[DNC]\nmachine=HAAS\npassword=saff738@`:              `[DNC]\nmachine=HAAS\npassword=<SECRET>`,
+		`[db]\tpassword = "Seaweed!Kelp7"`:                    `[db]\tpassword = "<SECRET>"`,
+		`"pool-3" tid=259315 nid=0x1a2b waiting on condition`: `"pool-3" tid=<PID> nid=0x1a2b waiting on condition`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A credential noun glued to a word or an abbreviation before it names a
+// credential (dbpass, ADMPWD, smtppass, motdepasse); a word of its own
+// that ends in one does not (bypass).
+func TestGluedCredentialNouns(t *testing.T) {
+	for in, want := range map[string]string{
+		"$CFG->dbpass    = 'breeze2002';":              "$CFG->dbpass    = '<SECRET>';",
+		"HS_ADMPWD=chilli2020":                         "HS_ADMPWD=<SECRET>",
+		"define('DBPASS','Velvet643');":                "define('DBPASS','<SECRET>');",
+		`wlan "Staff" psk="StaffWifi2024"`:             `wlan "Staff" psk="<SECRET>"`,
+		"motdepasse_tablette_cockpit: Granite-garnet6": "motdepasse_tablette_cockpit: <SECRET>",
+		"bypass=Volume7b compass=North3x":              "bypass=Volume7b compass=North3x",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

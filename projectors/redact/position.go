@@ -732,7 +732,7 @@ func credentialLike(v []byte) bool {
 		switch {
 		case c >= 'A' && c <= 'Z':
 			up = up || k > 0
-		case c >= 'a' && c <= 'z':
+		case c >= 'a' && c <= 'z' || c >= 0x80: // a byte of a non-ASCII letter (geändert) is a letter
 			lo = true
 		case isDigit(c):
 			di = true

@@ -310,3 +310,20 @@ func TestGluedCredentialNouns(t *testing.T) {
 		}
 	}
 }
+
+// A word is no value, in any language: letters of one case, or a capital
+// and small letters, are not generated, and a byte of a non-ASCII letter
+// is a letter, not a symbol that would make a word read as a password.
+func TestWordsInAnyLanguage(t *testing.T) {
+	for in, want := range map[string]string{
+		"Anmeldung fehlgeschlagen: Benutzername oder Kennwort falsch":              "Anmeldung fehlgeschlagen: Benutzername oder Kennwort falsch",
+		"Kennwort geändert am 2026-11-17 – nächste Änderung in 296 Tagen":          "Kennwort geändert am 2026-11-17 – nächste Änderung in 296 Tagen",
+		"Mot de passe oublié ? Le lien de réinitialisation expire dans 24 heures.": "Mot de passe oublié ? Le lien de réinitialisation expire dans 24 heures.",
+		"Kennwort Straße2024!":   "Kennwort <SECRET>",
+		"session=kPq7ZrT2mWx9Lb": "session=<SECRET>",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -13,7 +13,17 @@ import "bytes"
 // announcedWords are the credential words that announce a value in prose:
 // true for a code or a PIN, false for a password.
 var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true, "code": true,
-	"password": false, "passwd": false, "passphrase": false, "kennwort": false, "passwort": false}
+	"password": false, "passwd": false, "passphrase": false, "phrase": false,
+	// The same words in other languages: Kennwort, mot de passe, contraseña, …
+	"kennwort": false, "passwort": false, "passe": false, "contraseña": false, "contrasena": false,
+	"wachtwoord": false, "senha": false, "salasana": false, "haslo": false, "heslo": false, "parola": false,
+	"schlüssel": false}
+
+// publicCodes qualify a code that is no secret: error codes, country
+// codes, status codes. Any other word before "code" (door, cabinet,
+// override) makes it one, unless it is a word of prose (with code 1001).
+var publicCodes = wordSet(`status response result http country area postal zip post currency language lang locale
+	reason iso product item source class event op reply sql errno exit error return close`)
 
 // lowerInto returns b in lower case, written into dst; nil when b is
 // longer than dst (no word this pass reads is).
@@ -31,8 +41,13 @@ func lowerInto(dst *[16]byte, b []byte) []byte {
 // the account.
 var loginVerbs = wordSet(`connected logged authenticated signed`)
 
-// connectors join an announced credential to its value.
-var connectors = wordSet(`is was to are`)
+// connectors join an announced credential to its value, in the
+// languages of announcedWords.
+var connectors = wordSet(`is was to are lautet ist es est är er`)
+
+// accountWords announce an account and its password as a pair NAME /
+// PASS (login: admin / x, credentials are alice / x).
+var accountWords = wordSet(`login logins account credentials creds`)
 
 // announceWindow is the most words between a credential word and its value.
 const announceWindow = 6
@@ -103,11 +118,19 @@ func redactAnnounced(rw *rewriter) {
 				continue
 			}
 		}
+		if accountWords[string(last)] {
+			if e := rw.accountPair(i); e > i {
+				i, credEnd = e, -1
+				prev = nil
+				continue
+			}
+		}
 		isCode, named := announcedWords[string(last)]
-		if named && string(last) == "code" {
+		if named && (string(last) == "code" || string(last) == "phrase") {
 			var pb [16]byte
 			p := lowerInto(&pb, prev)
-			named = p != nil && (qualifiedNouns["code"][string(p)] || string(p) == "your" || string(p) == "time")
+			named = p != nil && (qualifiedNouns[string(last)][string(p)] || string(p) == "your" || string(p) == "time" ||
+				string(last) == "code" && len(p) > 2 && !publicCodes[string(p)] && !englishWords[string(p)] && !settingWords[string(p)])
 		}
 		switch {
 		case named:
@@ -121,7 +144,10 @@ func redactAnnounced(rw *rewriter) {
 					i, credEnd = e, -1
 				}
 			}
-		case credEnd >= 0 && (settingWords[string(lw)] || since >= announceWindow):
+		case credEnd >= 0 && (settingWords[string(lw)] && since <= 1 || since >= announceWindow):
+			// A setting of the credential names it next (password length
+			// is 12); further on, a setting word is prose (door code for
+			// the server room is 3016).
 			credEnd = -1
 		case last != nil && string(last) == "securestring":
 			// PowerShell's ConvertTo-SecureString takes a password as a
@@ -189,7 +215,56 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 		rw.mask(vs, vs+len(v), kSecret)
 		return vs + len(v)
 	}
+	if quote == 0 {
+		// A pass phrase: three words or more of small letters
+		// (otter pebble granite heron), up to prose or punctuation.
+		if e := phraseEnd(src, vs, vs+len(v)); e > vs+len(v) {
+			rw.mask(vs, e, kSecret)
+			return e
+		}
+	}
 	return i
+}
+
+// accountPair masks an account and its password written NAME / PASS after
+// an account word that ends at i (login admin / 1423, login: groundskeeper
+// / x, credentials are jmarlow / x), and returns where the scan goes on:
+// i when there is no such pair. The password is shaped like one, or four
+// digits or more; an account named for its role stays.
+func (rw *rewriter) accountPair(i int) int {
+	src := rw.src
+	j := i
+	for j < len(src) && j-i < 2 && src[j] == ':' {
+		j++
+	}
+	if hasPrefixFold(src[j:], " are") || hasPrefixFold(src[j:], " is") {
+		j += 3 + btoi(src[j+1] == 'a' || src[j+1] == 'A')
+	}
+	ns, ne := wordAfterSpaces(src, j)
+	if ne == ns || ne-ns > 32 || !hasPrefixFold(src[ne:], " / ") {
+		return i
+	}
+	vs := ne + 3
+	ve := vs
+	for ve < len(src) && !isSpace(src[ve]) && ve-vs <= 64 {
+		ve++
+	}
+	v := bytes.TrimRight(src[vs:ve], ".,;)")
+	if !(passwordShaped(v) || allDigits(v) && len(v) >= 4) || notASecret(src, vs, vs+len(v)) || isPlaceholder(v) {
+		return i
+	}
+	if nameLike(src[ns:ne]) && !roleAccount(src[ns:ne]) {
+		rw.mask(ns, ne, kUser)
+	}
+	rw.mask(vs, vs+len(v), kSecret)
+	return vs + len(v)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // announcedDigits masks a code standing alone after the separators at i
@@ -241,7 +316,8 @@ func gateAnnounced(src []byte, _ features) bool {
 
 // announceStarts are the literals an announcing word starts with, and
 // announceFirst their first letters in both cases.
-var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed"}
+var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
+	"phrase", "contra", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred"}
 
 var announceFirst = func() (t [256]bool) {
 	for _, l := range announceStarts {

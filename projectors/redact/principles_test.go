@@ -327,3 +327,29 @@ func TestWordsInAnyLanguage(t *testing.T) {
 		}
 	}
 }
+
+// A value is announced in the languages of its credential words, a code by
+// any word of its own before it, and a pass phrase of small words after a
+// colon; an account and its password are announced as NAME / PASS after a
+// word of accounts. A setting word ends an announcement only next to its
+// credential word.
+func TestAnnouncedInMoreForms(t *testing.T) {
+	for in, want := range map[string]string{
+		"Contraseña del controlador de riego: rust222!":                     "Contraseña del controlador de riego: <SECRET>",
+		"Mot de passe du coffre des pièces: walnut juniper harbor saffron":  "Mot de passe du coffre des pièces: <SECRET>",
+		"Ticket#10442 internal note: door code for the server room is 3016": "Ticket#10442 internal note: door code for the server room is <SECRET>",
+		"asked for the pharmacy cabinet code 96613319":                      "asked for the pharmacy cabinet code <SECRET>",
+		"aspace login: admin / Juniperheron79#":                             "aspace login: admin / <SECRET>",
+		"e-filing portal credentials are jmarlow / lilac-nectar-barley7":    "e-filing portal credentials are <USER> / <SECRET>",
+		"WebUI login admin / 1423":                                          "WebUI login admin / <SECRET>",
+		// No value: codes of errors and closes, prose, a login's outcome.
+		"failed with code 1001, error code 1032":        "failed with code 1001, error code 1032",
+		"password length is 12, code TTL is 3600":       "password length is 12, code TTL is 3600",
+		"see account / settings for the login / logout": "see account / settings for the login / logout",
+		"Password: must be at least twelve characters":  "Password: must be at least twelve characters",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

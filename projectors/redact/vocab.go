@@ -75,6 +75,9 @@ func Vocabulary() map[string][]string {
 	for _, w := range slices.Sorted(maps.Keys(announcedWords)) {
 		announced = append(announced, w+" is ", "verification "+w+" ", w+": ", w+" for 1 was ")
 	}
+	for _, w := range slices.Sorted(maps.Keys(accountWords)) {
+		announced = append(announced, w+" a / b1234 ", w+": ")
+	}
 	for _, l := range slices.Sorted(maps.Keys(loginVerbs)) {
 		announced = append(announced, l+" as ", l+" to a as ")
 	}

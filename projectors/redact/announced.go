@@ -43,7 +43,7 @@ var loginVerbs = wordSet(`connected logged authenticated signed`)
 
 // connectors join an announced credential to its value, in the
 // languages of announcedWords.
-var connectors = wordSet(`is was to are lautet ist es est är er`)
+var connectors = wordSet(`is was to are from lautet ist es est är er`)
 
 // accountWords announce an account and its password as a pair NAME /
 // PASS (login: admin / x, credentials are alice / x).
@@ -82,7 +82,8 @@ func redactAnnounced(rw *rewriter) {
 			w = w[:len(w)-1]
 		}
 		rt := len(w) // the word's end in tok
-		colon := len(tok) > rt && tok[rt] == ':'
+		// A colon after the word, or after its parenthesis (share):).
+		colon := len(tok) > rt && (tok[rt] == ':' || tok[len(tok)-1] == ':' && tok[rt] == ')')
 		for len(w) > 0 && !isAlnum(w[0]) {
 			w = w[1:]
 		}
@@ -158,8 +159,14 @@ func redactAnnounced(rw *rewriter) {
 			}
 			i = rw.announcedValue(j, false, true)
 		case credEnd >= 0 && (connectors[string(lw)] && len(tok) == rt || colon):
-			i = rw.announcedValue(i, code, false)
-			credEnd = -1
+			// Without a value the announcement goes on (changed from
+			// 'monitor' to 'x').
+			if e := rw.announcedValue(i, code, false); e > i && string(lw) != "from" {
+				i, credEnd = e, -1
+			} else {
+				i = e // changed from x to y: y too
+				since++
+			}
 		case credEnd >= 0:
 			since++
 			if len(tok) > rt && (tok[rt] == '.' || tok[rt] == ';' || tok[rt] == ',') {
@@ -398,7 +405,7 @@ func redactStdin(rw *rewriter) {
 			if n := bytes.LastIndexByte(src[ls:i+h], '\n'); n >= 0 {
 				ls += n + 1
 			}
-			if ve > vs && readsPassword(src, ls) && !notASecret(src, vs, ve) {
+			if ve > vs && hereReadsPassword(src[ls:i+h], ls, src) && !notASecret(src, vs, ve) {
 				rw.mask(vs, ve, kSecret)
 			}
 			i = max(ve, i+h+len("<<< "))
@@ -437,4 +444,25 @@ func readsPassword(src []byte, i int) bool {
 	}
 	return indexFold(name, "passw") >= 0 || bytes.HasSuffix(name, []byte("init")) ||
 		indexFold(line, "password-stdin") >= 0 || indexFold(line, "password_stdin") >= 0
+}
+
+// hereReadsPassword reports whether the command of seg, the text of a line
+// before a here-string, reads a password from it: a command of the line
+// named for one (smbpasswd -a x -s <<<, controlvm x addencpassword x - <<<)
+// or one readsPassword knows at the line's start.
+func hereReadsPassword(seg []byte, ls int, src []byte) bool {
+	for s := 0; s < len(seg); {
+		for s < len(seg) && seg[s] == ' ' {
+			s++
+		}
+		e := s
+		for e < len(seg) && seg[e] != ' ' {
+			e++
+		}
+		if w := seg[s:e]; len(w) > 0 && w[0] != '-' && indexFold(w, "passw") >= 0 {
+			return true
+		}
+		s = e
+	}
+	return readsPassword(src, ls)
 }

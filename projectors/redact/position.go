@@ -875,10 +875,10 @@ func proseWord(w []byte) bool {
 // passwordShaped reports whether a word reads as a password rather than a
 // name, a number, an address, an assignment or a path: credentialLike, and
 // neither an address (10.0.0.1, alice@host, https://…), key=value nor a
-// version.
+// version. An '@' or '=' that ends it is a symbol (otte653@).
 func passwordShaped(v []byte) bool {
 	v = bytes.TrimRight(v, ".,;:)") // the sentence's, not the word's
-	if len(v) == 0 || !credentialLike(v) || bytes.ContainsAny(v, "@=") || bytes.Contains(v, []byte("://")) || v[0] == 'v' && len(v) > 1 && isDigit(v[1]) {
+	if len(v) == 0 || !credentialLike(v) || bytes.ContainsAny(v[:len(v)-1], "@=") || bytes.Contains(v, []byte("://")) || v[0] == 'v' && len(v) > 1 && isDigit(v[1]) {
 		return false
 	}
 	for _, c := range v {

@@ -353,3 +353,22 @@ func TestAnnouncedInMoreForms(t *testing.T) {
 		}
 	}
 }
+
+// The symbols at a password's end, a colon after a parenthesis, a change
+// "from" one value "to" another, and a here-string fed to a command of
+// the line named for a password.
+func TestPasswordsAnnouncedAndFed(t *testing.T) {
+	for in, want := range map[string]string{
+		"Wachtwoord beregeningscomputer: otte653@":                                    "Wachtwoord beregeningscomputer: <SECRET>",
+		"guest master password (do not share): Emberrustle19*":                        "guest master password (do not share): <SECRET>",
+		"admin password changed from Ledger1! to 1971-11-12":                          "admin password changed from <SECRET> to <SECRET>",
+		"mysql-monitor_password changed from 'monitor' to 'Crystal_kiwi235'":          "mysql-monitor_password changed from 'monitor' to '<SECRET>'",
+		"[smb] smbpasswd -a scanner -s <<< Cinnamon.Toast.88":                         "[smb] smbpasswd -a scanner -s <<< <SECRET>",
+		"VBoxManage controlvm fin addencpassword fin - <<< 'Tr0ub4dor&3'":             "VBoxManage controlvm fin addencpassword fin - <<< '<SECRET>'",
+		"mail to alice@ and bob@ sent; cat <<< 'hello world' | wc -w; go from A to B": "mail to alice@ and bob@ sent; cat <<< 'hello world' | wc -w; go from A to B",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -12,7 +12,8 @@ import "bytes"
 
 // announcedWords are the credential words that announce a value in prose:
 // true for a code or a PIN, false for a password.
-var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true, "code": true,
+var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true, "code": true, "codes": true,
+	"voucher": true, "key": true,
 	"password": false, "passwd": false, "passphrase": false, "phrase": false,
 	// The same words in other languages: Kennwort, mot de passe, contraseña, …
 	"kennwort": false, "passwort": false, "passe": false, "contraseña": false, "contrasena": false,
@@ -127,11 +128,12 @@ func redactAnnounced(rw *rewriter) {
 			}
 		}
 		isCode, named := announcedWords[string(last)]
-		if named && (string(last) == "code" || string(last) == "phrase") {
+		if quals := qualifiedNouns[string(last)]; named && quals != nil {
+			// A code, a key, a phrase: named so by the word before.
 			var pb [16]byte
 			p := lowerInto(&pb, prev)
-			named = p != nil && (qualifiedNouns[string(last)][string(p)] || string(p) == "your" || string(p) == "time" ||
-				string(last) == "code" && len(p) > 2 && !publicCodes[string(p)] && !englishWords[string(p)] && !settingWords[string(p)])
+			named = p != nil && (quals[string(p)] || string(p) == "your" || string(p) == "time" ||
+				(string(last) == "code" || string(last) == "codes") && len(p) > 2 && !publicCodes[string(p)] && !englishWords[string(p)] && !settingWords[string(p)])
 		}
 		switch {
 		case named:
@@ -182,10 +184,16 @@ func redactAnnounced(rw *rewriter) {
 // quoted literal when literal is set. It returns where the scan goes on.
 func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 	if code {
-		if e := rw.announcedDigits(i); e > i {
-			return e
+		// One code, or a list of them (recovery codes: x y z).
+		e := rw.announcedDigits(i)
+		for e > i && e < len(rw.src) && rw.src[e] == ' ' {
+			n := rw.announcedDigits(e)
+			if n == e {
+				break
+			}
+			e = n
 		}
-		return i
+		return e
 	}
 	src := rw.src
 	vs := i
@@ -284,13 +292,27 @@ func (rw *rewriter) announcedDigits(i int) int {
 		s++
 	}
 	e := s
-	for e < len(src) && isAlnum(src[e]) && e-s <= 12 {
+	for e < len(src) && e-s <= 24 && (isAlnum(src[e]) || src[e] == '-' && e > s && e+1 < len(src) && isAlnum(src[e+1])) {
 		e++
 	}
-	// Four to eight digits, or six to twelve letters and digits mixed
-	// (an invite code nl32n59t).
+	// Four to eight digits, or six to twenty letters and digits mixed, in
+	// groups or not (an invite code nl32n59t, a recovery code e5us-36tm),
+	// or letters whose case changes inside as no word's does (tBLlCxWGh).
 	v := src[s:e]
-	if !(allDigits(v) && len(v) >= 4 && len(v) <= 8 || len(v) >= 6 && len(v) <= 12 && hasDigit(v) && !allDigits(v) && !allLetters(v) && !numberWithUnit(v)) ||
+	var letters, digits, inner int
+	for k, c := range v {
+		switch {
+		case isDigit(c):
+			digits++
+		case isAlpha(c):
+			letters++
+			if k > 0 && isUpper(c) && !isUpper(v[k-1]) {
+				inner++
+			}
+		}
+	}
+	mixed := letters+digits >= 6 && letters+digits <= 20 && (digits > 0 && letters > 0 && !numberWithUnit(v) || digits == 0 && inner >= 3)
+	if !(allDigits(v) && len(v) >= 4 && len(v) <= 8 || mixed) ||
 		s == i || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]) || src[e] == ':' || src[e] == '-' || src[e] == '/') {
 		return i
 	}
@@ -324,7 +346,8 @@ func gateAnnounced(src []byte, _ features) bool {
 // announceStarts are the literals an announcing word starts with, and
 // announceFirst their first letters in both cases.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
-	"phrase", "contra", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred"}
+	"phrase", "contra", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
+	"vouch", "key"}
 
 var announceFirst = func() (t [256]bool) {
 	for _, l := range announceStarts {

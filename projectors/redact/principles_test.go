@@ -372,3 +372,21 @@ func TestPasswordsAnnouncedAndFed(t *testing.T) {
 		}
 	}
 }
+
+// A code is read in groups and in lists, a voucher is one, and a key is
+// announced after its qualifier; letters whose case changes inside as no
+// word's does are a code's too.
+func TestCodesInGroupsAndLists(t *testing.T) {
+	for in, want := range map[string]string{
+		"password accepted, MFA recovery code e5us-36tm":                       "password accepted, MFA recovery code <SECRET>",
+		"2FA recovery codes for admin: 7z8z-qgwu eg4t-ttxr kkdr-dp2n":          "2FA recovery codes for admin: <SECRET> <SECRET> <SECRET>",
+		"captive portal voucher 5tqi3ibl redeemed":                             "captive portal voucher <SECRET> redeemed",
+		"Omada open API key xxCM96rjYEm issued":                                "Omada open API key <SECRET> issued",
+		"invite code tBLlCxWGh put on tube onboarding":                         "invite code <SECRET> put on tube onboarding",
+		"release code 2026-12-06, primary key 1234, exit code 1, code OpenAPI": "release code 2026-12-06, primary key 1234, exit code 1, code OpenAPI",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

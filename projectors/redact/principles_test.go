@@ -390,3 +390,20 @@ func TestCodesInGroupsAndLists(t *testing.T) {
 		}
 	}
 }
+
+// An account named for its role or for a service is public: a word of
+// prose, or a name with a part that names a service or a role.
+func TestRoleAccounts(t *testing.T) {
+	for in, want := range map[string]string{
+		`Add-VBRCredentials -User "CORP\svc-veeam" -Password (Get-Secret -Name VeeamSvc)`: `Add-VBRCredentials -User "CORP\svc-veeam" -Password (Get-Secret -Name VeeamSvc)`,
+		"radosgw-admin user info --uid=billing --format=json":                             "radosgw-admin user info --uid=billing --format=json",
+		"koha: SIP2 login failed for user sipuser (attempt 1 of 5)":                       "koha: SIP2 login failed for user sipuser (attempt 1 of 5)",
+		"invalid credentials for uid=reception":                                           "invalid credentials for uid=reception",
+		"Logging in user 'nw_builder' to Steam Public...OK":                               "Logging in user 'nw_builder' to Steam Public...OK",
+		"login failed for user jmarlow, uid=hanaj":                                        "login failed for user <USER>, uid=<USER>",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

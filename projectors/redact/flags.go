@@ -62,7 +62,7 @@ func redactFlags(rw *rewriter) {
 		}
 		name := src[ks:ke]
 		assignment := ke < len(src) && src[ke] == '='
-		if nd == 1 && ke-ks > 1 && short(name[0]) && (fc.credentials || !assignment) && classifyKey(name) == kvNone {
+		if nd == 1 && ke-ks > 1 && short(name[0]) && (fc.credentials || !assignment) && classifyKey(name) == kvNone && !joinedWords(name) {
 			// -pS3cret, -uroot: a short flag with its value attached; a
 			// flag named for a credential is read by its name (-Password,
 			// -pw, -User).
@@ -132,6 +132,22 @@ func flagValue(src []byte, ke int) (vs, ve int, ok bool) {
 		ve++
 	}
 	return vs, ve, ve > vs
+}
+
+// joinedWords reports whether name is words of letters joined by '-': a
+// long flag written with one dash (-passwd-expiry-time), not a short flag
+// with its value attached.
+func joinedWords(name []byte) bool {
+	dash := false
+	for k, c := range name {
+		switch {
+		case c == '-':
+			dash = dash || k > 0
+		case !isAlpha(c):
+			return false
+		}
+	}
+	return dash
 }
 
 func short(c byte) bool { return c == 'p' || c == 'P' || c == 'u' || c == 'U' || c == 'a' }

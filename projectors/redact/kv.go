@@ -108,6 +108,17 @@ var settingWords = wordSet(`count len length size ttl timeout expiry expires exp
 // stand: they count or bound what follows them (max_tokens, min_password).
 var boundWords = wordSet(`count len length size max min limit num`)
 
+// boundGlued reports whether w is a bound glued to the setting it bounds
+// (minlength, maxlen, maxage).
+func boundGlued(w []byte) bool {
+	for _, b := range []string{"min", "max"} {
+		if len(w) > len(b) && bytes.HasPrefix(w, []byte(b)) && settingWords[string(w[len(b):])] {
+			return true
+		}
+	}
+	return false
+}
+
 func wordSet(s string) map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(s) {
@@ -177,7 +188,7 @@ func classifyKey(key []byte) kvClass {
 	for n := range nw {
 		w := bytes.TrimRight(k[words[n][0]:words[n][1]], "0123456789") // password2: a second one
 		switch {
-		case boundWords[string(w)]:
+		case boundWords[string(w)] || boundGlued(w):
 			return kvNone
 		case settingWords[string(w)]:
 			setting = class != kvNone

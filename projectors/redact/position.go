@@ -812,6 +812,7 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 	src := rw.src
 	var args [3][2]int
 	n := 0
+	flag := false // the word before was a flag: after a verb that is prose too, this word is its value
 	for i, k := vs, 0; i < len(src) && k < 8 && n < len(args); k++ {
 		for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
 			i++
@@ -831,9 +832,11 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 		if s == i || i > len(src) || strings.IndexByte("|;&+#<>", src[s]) >= 0 {
 			break
 		}
-		if src[s] != '-' && !(src[s] == '/' && i-s < 10 && bytes.IndexByte(src[s+1:i], '/') < 0) {
+		isFlag := src[s] == '-' || src[s] == '/' && i-s < 10 && bytes.IndexByte(src[s+1:i], '/') < 0
+		if !isFlag && !(flag && !strict) {
 			args[n], n = [2]int{s, i}, n+1 // not a flag, nor a Windows switch (/add)
 		}
+		flag = isFlag
 	}
 	for k := 0; k+1 < n; k++ {
 		if strict && k+2 < n {

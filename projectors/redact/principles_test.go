@@ -407,3 +407,20 @@ func TestRoleAccounts(t *testing.T) {
 		}
 	}
 }
+
+// A long flag may be written with one dash (-passwd-expiry-time): it is
+// no short flag with its value attached; a bound glued to its setting
+// (minlength) bounds it; and after a verb that is prose too, the word
+// after a flag is the flag's value, not an account or a password.
+func TestFlagsOfOneDash(t *testing.T) {
+	for in, want := range map[string]string{
+		"security login role config modify -role admin -passwd-minlength 10 -passwd-expiry-time 90":            "security login role config modify -role admin -passwd-minlength 10 -passwd-expiry-time 90",
+		"cluster1::> security login show -user-or-group-name svc_snap -fields authentication-method,is-locked": "cluster1::> security login show -user-or-group-name svc_snap -fields authentication-method,is-locked",
+		"mysql -uroot -pS3cr-et1 db":                     "mysql -uroot -p<SECRET> db",
+		"steamcmd +login nw_user daisy-pebble-943 +quit": "steamcmd +login <USER> <SECRET> +quit",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -101,6 +101,7 @@ func qualified(k []byte, words [][2]int, n int) bool {
 var settingWords = wordSet(`count len length size ttl timeout expiry expires expire expiration expired max min limit
 	type ms enabled enable disabled required version interval file path env stdin prompt cmd command helper mode method
 	url uri endpoint algorithm alg name ref provider policy strength rotation format dir less hash bits header field
+	scheme alphabet charset chars characters digits
 	param store kind source label hint rule rules valid validity age function func handler mechanism mechanisms
 	backend class module plugin server impl column num`)
 
@@ -713,6 +714,9 @@ func redactKV(rw *rewriter) {
 			}
 		case class == kvSecret:
 			ve = phraseEnd(src, vs, secretValueEnd(src, vs))
+			if ve-vs > 1 && src[ve-1] == ':' && (ve == len(src) || src[ve] == ' ') {
+				ve-- // x: validation error: the colon is the sentence's
+			}
 		default:
 			ve = valueEnd(src, vs)
 		}
@@ -743,7 +747,7 @@ func redactKV(rw *rewriter) {
 			}
 			rw.mask(vs, ve, kSecret)
 		case kvUser:
-			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || refEnd(src, vs) > 0 {
+			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || enumerated(val) || refEnd(src, vs) > 0 {
 				// uid=0, euid=1000: numeric ids of system accounts; admin,
 				// ci: accounts named for their role; *****: a mask.
 				continue
@@ -854,9 +858,9 @@ func byteList(src []byte, vs int) int {
 }
 
 // enumerated reports whether v is a setting's enumerated value, a word of
-// capitals (GENERATE, AUTO, DISABLED): no credential is written so.
+// capitals (GENERATE, AUTO, DISABLED, PAM, UE): no credential is written so.
 func enumerated(v []byte) bool {
-	if len(v) < 3 || len(v) > 16 {
+	if len(v) < 2 || len(v) > 16 {
 		return false
 	}
 	for _, c := range v {
@@ -884,12 +888,20 @@ func maskCookies(rw *rewriter, vs, ve int) {
 		}
 		if eq := bytes.IndexByte(src[s:e], '='); eq > 0 {
 			name := bytes.TrimSpace(src[s : s+eq])
-			if !cookieAttributes[string(lowerASCII(name))] && s+eq+1 < e {
+			if v := src[s+eq+1 : e]; !cookieAttributes[string(lowerASCII(name))] && len(v) > 0 &&
+				(!preference(v) || classifyKey(name) != kvNone) {
 				rw.mask(s+eq+1, e, kSecret)
 			}
 		}
 		s = e + 1
 	}
+}
+
+// preference reports whether a cookie's value is a word of small letters
+// (theme=dark, lang=en): a preference, unless the cookie's name names a
+// credential.
+func preference(v []byte) bool {
+	return len(v) <= 12 && isLowerWord(v) || len(v) == 2 && v[0] >= 'a' && v[1] >= 'a' && allLetters(v)
 }
 
 // cookieAttributes are the attributes of a Set-Cookie header.

@@ -849,7 +849,7 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 		}
 		acct := src[a[0]:a[1]]
 		if pe <= ps || !accountName(acct) && !(bytes.IndexByte(acct, '@') > 0 && accountName(acct[:bytes.IndexByte(acct, '@')])) ||
-			!strict && proseWord(acct) ||
+			!strict && (proseWord(acct) || settingWords[string(lowerASCII(acct))]) || // Password scheme SSHA256
 			notASecret(src, ps, pe) || !strict && !quoted && !passwordShaped(src[ps:pe]) {
 			continue
 		}

@@ -424,3 +424,26 @@ func TestFlagsOfOneDash(t *testing.T) {
 		}
 	}
 }
+
+// What stands in a position but is provably no value stays: a word of
+// capitals, a call named with '!', a preference in a cookie, a sentence
+// written as one word, the colon of the sentence after a value, a
+// setting of the credential after its word.
+func TestNoValueInMorePositions(t *testing.T) {
+	for in, want := range map[string]string{
+		"login = PAM": "login = PAM",
+		"INFO: Removed Session: UE count 14, sessions 17":       "INFO: Removed Session: UE count 14, sessions 17",
+		`secret_key_base: System.fetch_env!("SECRET_KEY_BASE")`: `secret_key_base: System.fetch_env!("SECRET_KEY_BASE")`,
+		"Set-Cookie: theme=dark; Path=/; SameSite=Lax":          "Set-Cookie: theme=dark; Path=/; SameSite=Lax",
+		"Set-Cookie: session=abcdef; Path=/":                    "Set-Cookie: session=<SECRET>; Path=/",
+		"PASSWORD=changeme-is-not-allowed: validation error":    "PASSWORD=changeme-is-not-allowed: validation error",
+		"PASSWORD=Ox7!pw: validation error":                     "PASSWORD=<SECRET>: validation error",
+		"pin_length=6 pin_alphabet=digits":                      "pin_length=6 pin_alphabet=digits",
+		"auth: Warning: Password scheme SSHA256 is deprecated":  "auth: Warning: Password scheme SSHA256 is deprecated",
+		"password=correct-horse-battery-staple":                 "password=<SECRET>",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -595,6 +595,9 @@ func userPassAt(rw *rewriter, i, e int) int {
 // host:port:database:user:password, whose port is a number or '*'.
 func pgpass(rw *rewriter, i int) int {
 	src := rw.src
+	if i > 0 && src[i-1] == ':' {
+		return 0 // the tail of a longer run of colons (a fingerprint's 56:FB:C0:AC), not a line's start
+	}
 	var colons [4]int
 	n := 0
 	e := i

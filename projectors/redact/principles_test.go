@@ -447,3 +447,15 @@ func TestNoValueInMorePositions(t *testing.T) {
 		}
 	}
 }
+
+// A run of hex pairs joined by colons is one value: its tail is no pgpass
+// line's account and password.
+func TestColonFingerprintIsNoPgpassLine(t *testing.T) {
+	in := "Certificate fingerprint (SHA-256): 82:D0:A5:3C:38:FE:35:C7:D0:94:AE:2F:48:AC:7E:A7:A7:16:BB:3F:86:0D:1E:26:5F:30:7D:FD:56:FB:C0:AC"
+	if got := String(in); got != in {
+		t.Errorf("%q:\n got %q", in, got)
+	}
+	if got, want := String("db01:5432:orders:alice:Ox7!pw"), "db01:5432:orders:<USER>:<SECRET>"; got != want {
+		t.Errorf("pgpass line: got %q, want %q", got, want)
+	}
+}

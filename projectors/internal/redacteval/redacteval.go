@@ -54,11 +54,11 @@ type Planted struct {
 // and blind5 are development sets written apart from the rules (the
 // blind ones measured once as held-out sets first, their READMEs keeping
 // the figures): tuned on, and held to the tuned sets' bounds once the
-// rules meet them.
+// rules meet them, which blind4's verbatim lines do not yet.
 var (
 	training = []string{"first", "round2"}
 	untuned  = []string{"blind", "blind2"}
-	ungated  = []string{"dev2", "blind4", "blind5"}
+	ungated  = []string{"blind4"}
 )
 
 // SetsVar names the environment variable that limits which sets Load

@@ -19,7 +19,7 @@ import (
 // credentials.
 var specialWords = []string{"process", "auth", "basicauth", "credentials", "isql", "http-basic", "add_user", "adduser", "change_password",
 	"set_password", "net", "htpasswd", "by", "login", "logon", "signin", "superuser", "account", "subscription", "subscriptions",
-	"tenant", "project", "directory"}
+	"tenant", "project", "directory", "register", "connect", "user-create", "useradd", "add"}
 
 // humanSecret reports whether the key names a secret that a person
 // chose (a password, a pass phrase, a PIN, an answer) by one of its words,
@@ -211,8 +211,8 @@ func redactPositions(rw *rewriter) {
 		case isAccountVerb(w) && !(netrc >= 0 && i > netrc):
 			if holdsGateLiteral(w) && credentialWord(w, rw.keys) {
 				n = keywordValue(rw, w, vs) // password X
-			} else if string(w) == "auth" {
-				n = accountPair(rw, vs) // stats auth admin:X
+			} else if string(w) == "auth" || string(w) == "connect" {
+				n = accountPair(rw, vs) // stats auth admin:X, connect admin:X@host
 			}
 			if n == 0 {
 				n = accountArgs(rw, vs, accountVerbs[string(verbOf(w))])
@@ -377,6 +377,9 @@ func accountPair(rw *rewriter, vs int) int {
 	src := rw.src
 	for s, k := vs, 0; s < len(src) && k < 2; k++ {
 		e := valueWord(src, s)
+		if at := bytes.LastIndexByte(src[s:e], '@'); at > 0 {
+			e = s + at // admin:X@host:3301: the host is the address's
+		}
 		if c := bytes.IndexByte(src[s:e], ':'); c > 0 && s+c+1 < e {
 			if v := src[s+c+1 : e]; accountName(src[s:s+c]) && !allDigits(v) && v[0] != '/' && !notASecret(src, s+c+1, e) {
 				rw.mask(s, s+c, kUser)
@@ -807,7 +810,8 @@ var letterBit = func() (t [256]uint32) {
 // an account that is shaped like a password.
 var accountVerbs = map[string]bool{"add_user": true, "adduser": true, "change_password": true, "set_password": true,
 	"isql": true, "htpasswd": true, "http-basic": true, "net": true,
-	"login": false, "logon": false, "signin": false, "passwd": false, "password": false, "auth": false, "superuser": false}
+	"login": false, "logon": false, "signin": false, "passwd": false, "password": false, "auth": false, "superuser": false,
+	"register": false, "connect": false, "user-create": false, "useradd": false, "add": false}
 
 // accountArgs masks the account and the password among the arguments
 // from vs, after a verb of accountVerbs (strict: made for it).

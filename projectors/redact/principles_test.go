@@ -459,3 +459,17 @@ func TestColonFingerprintIsNoPgpassLine(t *testing.T) {
 		t.Errorf("pgpass line: got %q, want %q", got, want)
 	}
 }
+
+// Commands that register, create or connect an account take its password
+// as the argument after it, or as user:password before the host.
+func TestAccountCommands(t *testing.T) {
+	for in, want := range map[string]string{
+		"xo-cli register --au https://xo.example jdoe@example.com Sunflower#1987": "xo-cli register --au https://xo.example <USER> <SECRET>",
+		"tarantoolctl connect admin:Tiger-walrus241@172.18.215.216:3301":          "tarantoolctl connect <USER>:<SECRET>@<IP>",
+		"connect to db01 timeout 30s":                                             "connect to db01 timeout 30s",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

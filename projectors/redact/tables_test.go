@@ -180,6 +180,11 @@ func TestAccountVerbsEntryByEntry(t *testing.T) {
 		"password":        "drush user:password jdoe 'Zq9v!k2LmP'",
 		"auth":            "doveadm auth test jdoe Zq9v!k2LmP",
 		"superuser":       "./pocketbase superuser upsert jdoe@example.com Zq9v!k2LmP",
+		"register":        "xo-cli register --au https://xo.example jdoe@example.com Zq9v!k2LmP",
+		"connect":         "tarantoolctl connect jdoe:Zq9v!k2LmP@10.0.0.7:3301",
+		"user-create":     "chef-server-ctl user-create jdoe 'Zq9v!k2LmP' --filename x.pem",
+		"useradd":         "appctl useradd jdoe Zq9v!k2LmP",
+		"add":             "kamctl add jdoe Zq9v!k2LmP",
 	}
 	for _, c := range slices.Sorted(maps.Keys(accountVerbs)) {
 		ex, ok := examples[c]
@@ -193,7 +198,8 @@ func TestAccountVerbsEntryByEntry(t *testing.T) {
 		}
 	}
 	for _, ordinary := range []string{"htpasswd -c /etc/nginx/.htpasswd jdoe", "login failed for user root from 10.0.0.1",
-		"password expired for alice yesterday", "auth failure for alice: bad input", "net profit 1234abc"} {
+		"password expired for alice yesterday", "auth failure for alice: bad input", "net profit 1234abc",
+		"connect to db01 timeout 30s", "register service checkout-api v2", "add route via gw-2 table main"} {
 		if got := String(ordinary); strings.Contains(got, "<SECRET>") {
 			t.Errorf("%q -> %q", ordinary, got)
 		}

@@ -131,9 +131,16 @@ func redactAnnounced(rw *rewriter) {
 		if quals := qualifiedNouns[string(last)]; named && quals != nil {
 			// A code, a key, a phrase: named so by the word before.
 			var pb [16]byte
-			p := lowerInto(&pb, prev)
+			q := prev // the word before, or the key's part before (zip_code)
+			if k := len(w) - len(raw) - 1; k > 0 {
+				q = w[:k]
+				if j := bytes.LastIndexAny(q, "_-."); j >= 0 {
+					q = q[j+1:]
+				}
+			}
+			p := lowerInto(&pb, q)
 			named = p != nil && (quals[string(p)] || string(p) == "your" || string(p) == "time" ||
-				(string(last) == "code" || string(last) == "codes") && len(p) > 2 && !publicCodes[string(p)] && !englishWords[string(p)] && !settingWords[string(p)])
+				(string(last) == "code" || string(last) == "codes") && secretCode(string(p)))
 		}
 		switch {
 		case named:

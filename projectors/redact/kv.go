@@ -74,8 +74,7 @@ var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode s
 var qualifiedNouns = func() map[string]map[string]bool {
 	key := wordSet(`api access secret private client account master encryption decryption signing sas auth
 		license app consumer storage shared hmac webhook integration local device authentication network psk security`)
-	code := wordSet(`verification verify auth otp security recovery backup invite invitation alarm access
-		pairing login confirmation activation reset mfa 2fa sms lock door guard unlock`)
+	code := wordSet(`otp mfa 2fa sms login`) // and any word secretCode allows
 	phrase := wordSet(`seed recovery backup mnemonic secret pass`)
 	answer := wordSet(`security secret question questions`)
 	return map[string]map[string]bool{"key": key, "keys": key, "string": wordSet("connection"),
@@ -85,13 +84,21 @@ var qualifiedNouns = func() map[string]map[string]bool {
 // qualified reports whether the n-th word of the lower-case key k (words
 // as keyWords finds them) is a qualified noun after one of its qualifiers.
 func qualified(k []byte, words [][2]int, n int) bool {
-	quals := qualifiedNouns[string(k[words[n][0]:words[n][1]])]
+	noun := string(k[words[n][0]:words[n][1]])
+	quals := qualifiedNouns[noun]
 	for m := 0; m < n && quals != nil; m++ {
-		if quals[string(k[words[m][0]:words[m][1]])] {
+		if q := string(k[words[m][0]:words[m][1]]); quals[q] || (noun == "code" || noun == "codes") && secretCode(q) {
 			return true
 		}
 	}
 	return false
+}
+
+// secretCode reports whether the word q before "code" makes the code a
+// secret: any word but one of prose, of settings or of public codes
+// (error, status, country): door code, gate_code, emergency_code.
+func secretCode(q string) bool {
+	return len(q) > 2 && allLetters([]byte(q)) && !publicCodes[q] && !englishWords[q] && !settingWords[q]
 }
 
 // settingWords are the words that make a key name a property of a

@@ -473,3 +473,16 @@ func TestAccountCommands(t *testing.T) {
 		}
 	}
 }
+
+// A key ending in "code" names a secret unless a word of prose, of a
+// setting or of public codes names the code, as in prose.
+func TestCodeKeys(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"gate_code":"39731368","emergency_code":"l5b12ntm7q"}`:                          `{"gate_code":"<SECRET>","emergency_code":"<SECRET>"}`,
+		`{"error_code":"E1032","country_code":"KE","status_code":200,"zip_code":"94107"}`: `{"error_code":"E1032","country_code":"KE","status_code":200,"zip_code":"94107"}`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -599,6 +599,12 @@ func redactKV(rw *rewriter) {
 			// key=ApiKey names a key; key=5f2b8c0e… is one.
 			if e > vs && e-vs <= 48 && (quote == 0 || e < len(src) && src[e] == quote) && !mixedClasses(src[vs:e]) &&
 				(string(lk) == "name" || named != kvNone || !hasDigit(src[vs:e])) {
+				if s, t := elementText(src, e); named == kvSecret && t > s && !notASecret(src, s, t) {
+					// <entry key='db.password'>x</entry>: the element's text
+					rw.mask(s, t, kSecret)
+					i = t - 1
+					continue
+				}
 				pending, pendingEnd = named, e+96
 				if pending == kvNone && inCookies {
 					pending = kvSecret
@@ -794,6 +800,27 @@ func redactKV(rw *rewriter) {
 		}
 		i = ve - 1
 	}
+}
+
+// elementText returns the bounds of the text of the element whose
+// attribute's value ends at e (<entry key='x'>text</entry>): s == t when
+// the tag goes on with more attributes, closes itself or holds no text.
+func elementText(src []byte, e int) (s, t int) {
+	if e < len(src) && (src[e] == '\'' || src[e] == '"') {
+		e++
+	}
+	if e >= len(src) || src[e] != '>' {
+		return 0, 0
+	}
+	s = e + 1
+	t = s
+	for t < len(src) && t-s < 256 && src[t] != '<' && src[t] != '>' && src[t] != '\n' {
+		t++
+	}
+	if t == s || t+1 >= len(src) || src[t] != '<' || src[t+1] != '/' {
+		return 0, 0
+	}
+	return s, t
 }
 
 // realmEntry returns the bounds of the password of a realm file's line

@@ -486,3 +486,18 @@ func TestCodeKeys(t *testing.T) {
 		}
 	}
 }
+
+// An element named for a credential by its key or name attribute holds
+// the credential as its text.
+func TestElementNamedByItsAttribute(t *testing.T) {
+	for in, want := range map[string]string{
+		"<entry key='database.password'>Pr@irie257</entry>":  "<entry key='database.password'><SECRET></entry>",
+		`<property name="smtp.password">lantern9</property>`: `<property name="smtp.password"><SECRET></property>`,
+		"<entry key='database.url'>jdbc:h2:./data</entry>":   "<entry key='database.url'>jdbc:h2:./data</entry>",
+		`<entry key="password" value="x1"/><b>bold</b>`:      `<entry key="password" value="<SECRET>"/><b>bold</b>`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -465,7 +465,7 @@ func TestColonFingerprintIsNoPgpassLine(t *testing.T) {
 func TestAccountCommands(t *testing.T) {
 	for in, want := range map[string]string{
 		"xo-cli register --au https://xo.example jdoe@example.com Sunflower#1987": "xo-cli register --au https://xo.example <USER> <SECRET>",
-		"tarantoolctl connect admin:Tiger-walrus241@172.18.215.216:3301":          "tarantoolctl connect <USER>:<SECRET>@<IP>",
+		"tarantoolctl connect admin:Tiger-walrus241@172.18.215.216:3301":          "tarantoolctl connect <SECRET>@<IP>",
 		"connect to db01 timeout 30s":                                             "connect to db01 timeout 30s",
 	} {
 		if got := String(in); got != want {
@@ -495,6 +495,19 @@ func TestElementNamedByItsAttribute(t *testing.T) {
 		`<property name="smtp.password">lantern9</property>`: `<property name="smtp.password"><SECRET></property>`,
 		"<entry key='database.url'>jdbc:h2:./data</entry>":   "<entry key='database.url'>jdbc:h2:./data</entry>",
 		`<entry key="password" value="x1"/><b>bold</b>`:      `<entry key="password" value="<SECRET>"/><b>bold</b>`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// An account at an IPv4 address is an account at a machine, whatever the
+// length of the address's last number.
+func TestAccountAtAnAddress(t *testing.T) {
+	for in, want := range map[string]string{
+		"scp /var/spool/koha/*.sql herquar4@192.168.210.11:/srv/bak/": "scp /var/spool/koha/*.sql <USER>@<IP>:/srv/bak/",
+		"ssh herquar@10.0.0.5": "ssh <USER>@<IP>",
 	} {
 		if got := String(in); got != want {
 			t.Errorf("%q:\n got  %q\n want %q", in, got, want)

@@ -211,8 +211,8 @@ func redactPositions(rw *rewriter) {
 		case isAccountVerb(w) && !(netrc >= 0 && i > netrc):
 			if holdsGateLiteral(w) && credentialWord(w, rw.keys) {
 				n = keywordValue(rw, w, vs) // password X
-			} else if string(w) == "auth" || string(w) == "connect" {
-				n = accountPair(rw, vs) // stats auth admin:X, connect admin:X@host
+			} else if string(w) == "auth" {
+				n = accountPair(rw, vs) // stats auth admin:X
 			}
 			if n == 0 {
 				n = accountArgs(rw, vs, accountVerbs[string(verbOf(w))])
@@ -377,9 +377,6 @@ func accountPair(rw *rewriter, vs int) int {
 	src := rw.src
 	for s, k := vs, 0; s < len(src) && k < 2; k++ {
 		e := valueWord(src, s)
-		if at := bytes.LastIndexByte(src[s:e], '@'); at > 0 {
-			e = s + at // admin:X@host:3301: the host is the address's
-		}
 		if c := bytes.IndexByte(src[s:e], ':'); c > 0 && s+c+1 < e {
 			if v := src[s+c+1 : e]; accountName(src[s:s+c]) && !allDigits(v) && v[0] != '/' && !notASecret(src, s+c+1, e) {
 				rw.mask(s, s+c, kUser)

@@ -19,7 +19,7 @@ import (
 // credentials.
 var specialWords = []string{"process", "auth", "basicauth", "credentials", "isql", "http-basic", "add_user", "adduser", "change_password",
 	"set_password", "net", "htpasswd", "by", "login", "logon", "signin", "superuser", "account", "subscription", "subscriptions",
-	"tenant", "project", "directory", "register", "connect", "user-create", "useradd", "add"}
+	"tenant", "project", "directory", "register", "user-create", "useradd"}
 
 // humanSecret reports whether the key names a secret that a person
 // chose (a password, a pass phrase, a PIN, an answer) by one of its words,
@@ -808,7 +808,7 @@ var letterBit = func() (t [256]uint32) {
 var accountVerbs = map[string]bool{"add_user": true, "adduser": true, "change_password": true, "set_password": true,
 	"isql": true, "htpasswd": true, "http-basic": true, "net": true,
 	"login": false, "logon": false, "signin": false, "passwd": false, "password": false, "auth": false, "superuser": false,
-	"register": false, "connect": false, "user-create": false, "useradd": false, "add": false}
+	"register": false, "user-create": false, "useradd": false}
 
 // accountArgs masks the account and the password among the arguments
 // from vs, after a verb of accountVerbs (strict: made for it).

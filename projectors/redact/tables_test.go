@@ -182,10 +182,8 @@ func TestAccountVerbsEntryByEntry(t *testing.T) {
 		"auth":            "doveadm auth test jdoe Zq9v!k2LmP",
 		"superuser":       "./pocketbase superuser upsert jdoe@example.com Zq9v!k2LmP",
 		"register":        "xo-cli register --au https://xo.example jdoe@example.com Zq9v!k2LmP",
-		"connect":         "tarantoolctl connect jdoe:Zq9v!k2LmP@10.0.0.7:3301",
 		"user-create":     "chef-server-ctl user-create jdoe 'Zq9v!k2LmP' --filename x.pem",
 		"useradd":         "appctl useradd jdoe Zq9v!k2LmP",
-		"add":             "kamctl add jdoe Zq9v!k2LmP",
 	}
 	for _, c := range slices.Sorted(maps.Keys(accountVerbs)) {
 		ex, ok := examples[c]

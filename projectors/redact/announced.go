@@ -46,6 +46,10 @@ var loginVerbs = wordSet(`connected logged authenticated signed`)
 // languages of announcedWords.
 var connectors = wordSet(`is was to are from lautet ist es est är er`)
 
+// arrow reports whether tok is an arrow that points a name to its value
+// (set password for x -> "y", # => 'y').
+func arrow(tok []byte) bool { return string(tok) == "->" || string(tok) == "=>" }
+
 // accountWords announce an account and its password as a pair NAME /
 // PASS (login: admin / x, credentials are alice / x).
 var accountWords = wordSet(`login logins account credentials creds`)
@@ -167,7 +171,7 @@ func redactAnnounced(rw *rewriter) {
 				j += len(" -string")
 			}
 			i = rw.announcedValue(j, false, true)
-		case credEnd >= 0 && (connectors[string(lw)] && len(tok) == rt || colon):
+		case credEnd >= 0 && (connectors[string(lw)] && len(tok) == rt || colon || arrow(tok)):
 			// Without a value the announcement goes on (changed from
 			// 'monitor' to 'x').
 			if e := rw.announcedValue(i, code, false); e > i && string(lw) != "from" {

@@ -91,8 +91,8 @@ func redactFlags(rw *rewriter) {
 			if repl == Secret && !fc.credentials && proven(rw, vs, ve) {
 				repl = "" // minisign -P <public key>: shaped like a secret, proven public
 			}
-		} else {
-			repl = longValue(name, src[vs:ve])
+		} else if repl = longValue(name, src[vs:ve]); repl == Secret && (vs == 0 || src[vs-1] != '"' && src[vs-1] != '\'') {
+			ve = phraseEnd(src, vs, ve) // --password talent velvet potato deputy
 		}
 		if repl != "" {
 			rw.mask(vs, ve, kindOf(repl))

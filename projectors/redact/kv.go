@@ -76,7 +76,7 @@ var qualifiedNouns = func() map[string]map[string]bool {
 		license app consumer storage shared hmac webhook integration local device authentication network psk security`)
 	code := wordSet(`otp mfa 2fa sms login`) // and any word secretCode allows
 	phrase := wordSet(`seed recovery backup mnemonic secret pass`)
-	answer := wordSet(`security secret question questions`)
+	answer := wordSet(`security secret question questions verification challenge`)
 	return map[string]map[string]bool{"key": key, "keys": key, "string": wordSet("connection"),
 		"code": code, "codes": code, "phrase": phrase, "words": phrase, "answer": answer, "answers": answer, "response": answer}
 }()

@@ -514,3 +514,19 @@ func TestAccountAtAnAddress(t *testing.T) {
 		}
 	}
 }
+
+// An arrow points a credential to its value; a verification question's
+// answer is a secret; a flag named for a password takes a pass phrase of
+// small words.
+func TestArrowsAnswersAndPhrasesAfterFlags(t *testing.T) {
+	for in, want := range map[string]string{
+		`set password for intern3 -> "Grandma's-kitchen-1962"`:                        `set password for intern3 -> "<SECRET>"`,
+		`{"custom_fields":{"cf_verification_answer":"Blue Ridge Elementary"}}`:        `{"custom_fields":{"cf_verification_answer":"<SECRET>"}}`,
+		"abctl local credentials --password talent velvet potato deputy":              "abctl local credentials --password <SECRET>",
+		"deploy -> prod, --password-file /run/secrets/pw and the other flags are set": "deploy -> prod, --password-file /run/secrets/pw and the other flags are set",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

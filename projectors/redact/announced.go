@@ -263,8 +263,10 @@ func (rw *rewriter) accountPair(i int) int {
 	for j < len(src) && j-i < 2 && src[j] == ':' {
 		j++
 	}
-	if hasPrefixFold(src[j:], " are") || hasPrefixFold(src[j:], " is") {
-		j += 3 + btoi(src[j+1] == 'a' || src[j+1] == 'A')
+	for _, c := range []string{" are", " is"} {
+		if hasPrefixFold(src[j:], c) {
+			j += len(c)
+		}
 	}
 	ns, ne := wordAfterSpaces(src, j)
 	if ne == ns || ne-ns > 32 || !hasPrefixFold(src[ne:], " / ") {
@@ -284,13 +286,6 @@ func (rw *rewriter) accountPair(i int) int {
 	}
 	rw.mask(vs, vs+len(v), kSecret)
 	return vs + len(v)
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // announcedDigits masks a code standing alone after the separators at i
@@ -482,21 +477,8 @@ func readsPassword(src []byte, i int) bool {
 
 // hereReadsPassword reports whether the command of seg, the text of a line
 // before a here-string, reads a password from it: a command of the line
-// named for one (smbpasswd -a x -s <<<, controlvm x addencpassword x - <<<)
-// or one readsPassword knows at the line's start.
+// named for one (smbpasswd -a x -s <<<, addencpassword x - <<<), or one
+// readsPassword knows at the line's start ls.
 func hereReadsPassword(seg []byte, ls int, src []byte) bool {
-	for s := 0; s < len(seg); {
-		for s < len(seg) && seg[s] == ' ' {
-			s++
-		}
-		e := s
-		for e < len(seg) && seg[e] != ' ' {
-			e++
-		}
-		if w := seg[s:e]; len(w) > 0 && w[0] != '-' && indexFold(w, "passw") >= 0 {
-			return true
-		}
-		s = e
-	}
-	return readsPassword(src, ls)
+	return indexFold(seg, "passw") >= 0 || readsPassword(src, ls)
 }

@@ -47,8 +47,9 @@ var loginVerbs = wordSet(`connected logged authenticated signed`)
 var connectors = wordSet(`is was to are from lautet ist es est är er`)
 
 // arrow reports whether tok is an arrow that points a name to its value
-// (set password for x -> "y", # => 'y').
-func arrow(tok []byte) bool { return string(tok) == "->" || string(tok) == "=>" }
+// (set password for x -> "y"); redactAnnounced reads => where it ends a
+// token.
+func arrow(tok []byte) bool { return string(tok) == "->" }
 
 // accountWords announce an account and its password as a pair NAME /
 // PASS (login: admin / x, credentials are alice / x).
@@ -75,6 +76,13 @@ func redactAnnounced(rw *rewriter) {
 			i++
 		}
 		if i == s {
+			if credEnd >= 0 && i+2 < len(src) && src[i] == '=' && src[i+1] == '>' && src[i+2] == ' ' {
+				// # => 'x': an arrow points the credential to its value.
+				if e := rw.announcedValue(i+2, code, false); e > i+2 {
+					i, credEnd = e, -1
+					continue
+				}
+			}
 			if i < len(src) && (src[i] == '\n' || src[i] == '=' || src[i] == '&' || src[i] == '"') {
 				credEnd = -1 // a line, a key or a string ends it
 			}
@@ -95,7 +103,7 @@ func redactAnnounced(rw *rewriter) {
 		// The last word of a key counts (mysql-monitor_password).
 		last := w
 		for k := len(w) - 1; k > 0; k-- {
-			if w[k] == '_' || w[k] == '-' || w[k] == '.' {
+			if w[k] == '_' || w[k] == '-' || w[k] == '.' || w[k] == ':' || w[k] == '/' {
 				last = w[k+1:]
 				break
 			}

@@ -530,3 +530,16 @@ func TestArrowsAnswersAndPhrasesAfterFlags(t *testing.T) {
 		}
 	}
 }
+
+// A key path names what its last part names (profile::db::password), and
+// => points it to its value past a comment's mark.
+func TestKeyPathAndFatArrow(t *testing.T) {
+	for in, want := range map[string]string{
+		"puppet lookup --node broker.example.net profile::db::password   # => 'Si3rra%meadow7'": "puppet lookup --node broker.example.net profile::db::password   # => '<SECRET>'",
+		"the password policy => see the wiki":                                                   "the password policy => see the wiki",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

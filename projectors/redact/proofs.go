@@ -207,6 +207,12 @@ func (ws *nearWords) read(src []byte, s, window int) {
 	for e := s; e > stop && ws.n < len(ws.w); {
 		c := src[e-1]
 		if c == '\n' || c == '\r' || c == 'n' && e-2 >= stop && src[e-2] == '\\' {
+			if ws.n == 0 && e < len(src) && src[e] == ' ' {
+				// The value starts a folded line, which continues the
+				// field above it (Checksums-Sha1:\n <sha1> size file).
+				e -= 1 + btoi(c == 'n')
+				continue
+			}
 			return // a line break, or an escaped one
 		}
 		if !isAlnum(c) {
@@ -359,4 +365,11 @@ func (sh shape) fits(v []byte, bits int) bool {
 		return bytes.HasPrefix(name, []byte("ssh-")) || bytes.HasPrefix(name, []byte("ecdsa-")) || bytes.HasPrefix(name, []byte("sk-"))
 	}
 	return sh.may(v) && sh.re.Match(v)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -25,6 +25,9 @@ func TestProofsEntryByEntry(t *testing.T) {
 			{"256 SHA256:3zqtSt6RvKhP6OuRWtEWM5ZiNM2Ug3oNi0fp6kBOYHM ops@build-runner (ED25519)", "256 SHA256:3zqtSt6RvKhP6OuRWtEWM5ZiNM2Ug3oNi0fp6kBOYHM note ops@build-runner (ED25519)"},
 			// A keyed digest is a signature: hmac before the algorithm voids the proof.
 			{"b3sum: a8184e21765c49f767c29c7cab6f637b4137e4eb88f87e2d3432a2aaa48a69c9  firebird.tar.gz", "x-shop-hmac-sha256: S+voL7dc6BCZQ+kkp9+GCDCKxkT4DOuIw29PLEQaVZ4="},
+			// A folded line continues the field above it; a line that is not
+			// folded does not.
+			{`Checksums-Sha1:\n c9e30a3937e177c602dad9befaaea328e6a0c012 21442 tac-plus.dsc`, `Checksums-Sha1:\nc9e30a3937e177c602dad9befaaea328e6a0c012 21442 tac-plus.dsc`},
 		},
 		"checksum or digest named": {
 			{`ETag: "e474def8bcb216f0ed162edf06727c54"`, `X-Request: "e474def8bcb216f0ed162edf06727c54"`},

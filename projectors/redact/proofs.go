@@ -57,6 +57,8 @@ var proofsTable = []proof{
 	{name: "checksum or digest named", words: []string{"checksum", "checksums", "digest", "hash", "etag", "if none match", "if match",
 		"integrity", "h1", "zh"}, window: 64, shape: digest},
 	{name: "checksum file line", start: true, after: []string{"  ", " *"}, shape: digest},
+	{name: "checksum after an archive's name", words: []string{"tgz", "whl"}, window: 4, shape: digest},
+	{name: "checksum of a mix.lock entry", words: []string{"hex", "hexpm"}, window: 96, line: "{:hex, :", shape: digest},
 	{name: "commit in a git context", words: []string{"commit", "commits", "revision", "rev", "merge", "merged", "checking out", "checkout",
 		"head", "fast forward", "cherry pick", "revert", "sha", "git", "updating", "index", "object", "tree", "parent", "blob", "ref",
 		"reference", "uses", "onto", "rebased", "insertions", "deletions"}, window: 64, shape: commitHex},

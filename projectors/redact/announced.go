@@ -133,7 +133,7 @@ func redactAnnounced(rw *rewriter) {
 			}
 		}
 		if accountWords[string(last)] {
-			if e := rw.accountPair(i); e > i {
+			if e := rw.slashPair(i); e > i {
 				i, credEnd = e, -1
 				prev = nil
 				continue
@@ -260,12 +260,12 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 	return i
 }
 
-// accountPair masks an account and its password written NAME / PASS after
+// slashPair masks an account and its password written NAME / PASS after
 // an account word that ends at i (login admin / 1423, login: groundskeeper
 // / x, credentials are jmarlow / x), and returns where the scan goes on:
 // i when there is no such pair. The password is shaped like one, or four
 // digits or more; an account named for its role stays.
-func (rw *rewriter) accountPair(i int) int {
+func (rw *rewriter) slashPair(i int) int {
 	src := rw.src
 	j := i
 	for j < len(src) && j-i < 2 && src[j] == ':' {

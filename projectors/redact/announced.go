@@ -108,7 +108,7 @@ func redactAnnounced(rw *rewriter) {
 				break
 			}
 		}
-		if credEnd < 0 && login < 0 && (len(last) == 0 || !announceFirst[last[0]]) && (len(w) == 0 || !announceFirst[w[0]]) {
+		if credEnd < 0 && login < 0 && (len(last) == 0 || announceTable.pairs[last[0]] == 0) && (len(w) == 0 || announceTable.pairs[w[0]] == 0) {
 			prev = last // no word this pass reads, and none pending
 			continue
 		}
@@ -343,8 +343,8 @@ func gateAnnounced(src []byte, _ features) bool {
 		if !isAlpha(c) {
 			continue
 		}
-		if i+1 < len(src) && announcePairs[c]&letterBit[src[i+1]] != 0 {
-			for _, l := range announceByFirst[c] {
+		if i+1 < len(src) && announceTable.pairs[c]&letterBit[src[i+1]] != 0 {
+			for _, l := range announceTable.byFirst[c] {
 				if hasPrefixFold(src[i:], l) {
 					return true
 				}
@@ -357,38 +357,12 @@ func gateAnnounced(src []byte, _ features) bool {
 	return false
 }
 
-// announceStarts are the literals an announcing word starts with, and
-// announceFirst their first letters in both cases.
+// announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
 	"vouch", "key"}
 
-var announceFirst = func() (t [256]bool) {
-	for _, l := range announceStarts {
-		t[l[0]], t[l[0]-32] = true, true
-	}
-	return t
-}()
-
-// announcePairs[c0] has bit c1-'a' when a literal of announceStarts
-// starts with c0 c1, in either case.
-var announcePairs = func() (t [256]uint32) {
-	for _, l := range announceStarts {
-		t[l[0]] |= 1 << (l[1] - 'a')
-		t[l[0]-32] |= 1 << (l[1] - 'a')
-	}
-	return t
-}()
-
-// announceByFirst[c] are the literals of announceStarts that start with
-// the letter c, in either case.
-var announceByFirst = func() (t [256][]string) {
-	for _, l := range announceStarts {
-		t[l[0]] = append(t[l[0]], l)
-		t[l[0]-32] = append(t[l[0]-32], l)
-	}
-	return t
-}()
+var announceTable = newPrefixTable(announceStarts)
 
 // Passwords fed to a command's input: echo 'x' | chpasswd, echo x | kinit
 // alice, sshfs … -o password_stdin <<< 'x'. A value echoed or given as a

@@ -140,7 +140,7 @@ func redactPositions(rw *rewriter) {
 		var trig uint32
 		for e < len(src) && e-i <= 64 && isKeyByte(src[e]) {
 			if e+1 < len(src) {
-				trig |= triggerPairs[src[e]] & letterBit[src[e+1]]
+				trig |= triggerTable.pairs[src[e]] & letterBit[src[e+1]]
 			}
 			if src[e] >= 0x80 {
 				trig = 1
@@ -778,15 +778,27 @@ var nonASCIICredentials = func() (out [][]byte) {
 	return out
 }()
 
-// triggerPairs[c0] has bit c1-'a' when a trigger or a special word starts
-// with c0 c1, in either case.
-var triggerPairs = func() (t [256]uint32) {
-	for _, s := range append(slices.Clone(credentialTriggers), specialWords...) {
-		t[s[0]] |= 1 << (lower(s[1]) - 'a')
-		t[s[0]-32] |= 1 << (lower(s[1]) - 'a')
+// triggerTable indexes the triggers and the special words.
+var triggerTable = newPrefixTable(append(slices.Clone(credentialTriggers), specialWords...))
+
+// prefixTable indexes literals of lower-case letters (two at least) by
+// their first two letters, in either case: pairs[c0] has bit c1-'a' when
+// a literal starts with c0 c1, byFirst[c0] lists those that start with c0.
+type prefixTable struct {
+	pairs   [256]uint32
+	byFirst [256][]string
+}
+
+func newPrefixTable(lits []string) *prefixTable {
+	t := &prefixTable{}
+	for _, l := range lits {
+		for _, c := range []byte{l[0], l[0] - 32} {
+			t.pairs[c] |= 1 << (lower(l[1]) - 'a')
+			t.byFirst[c] = append(t.byFirst[c], l)
+		}
 	}
 	return t
-}()
+}
 
 // letterBit[c] is bit lower(c)-'a' for a letter c, 0 for other bytes.
 var letterBit = func() (t [256]uint32) {
@@ -1018,23 +1030,7 @@ var gateLiterals = func() []string {
 	return l
 }()
 
-// gatePairs[c0] has bit c1-'a' when a literal of gateLiterals starts with
-// c0 c1, in either case.
-var gatePairs = func() (t [256]uint32) {
-	for _, s := range gateLiterals {
-		t[s[0]] |= 1 << (s[1] - 'a')
-		t[s[0]-32] |= 1 << (s[1] - 'a')
-	}
-	return t
-}()
-
-// gateByFirst[c] are the literals of gateLiterals that start with c.
-var gateByFirst = func() (t [256][]string) {
-	for _, s := range gateLiterals {
-		t[s[0]] = append(t[s[0]], s)
-	}
-	return t
-}()
+var gateTable = newPrefixTable(gateLiterals)
 
 // gatePositions reports whether redactPositions may replace anything in
 // src, a test that costs a table lookup a byte: an XML element needs a
@@ -1081,13 +1077,13 @@ func gatePositions(src []byte, f features) bool {
 	skip := 0
 	var prev byte
 	for n, c := range src {
-		pair := gatePairs[prev] & letterBit[c]
+		pair := gateTable.pairs[prev] & letterBit[c]
 		prev = c
 		if pair == 0 || n <= skip { // no literal starts with a NUL: pair is 0 at n == 0
 			continue
 		}
 		k := n - 1
-		for _, s := range gateByFirst[lower(src[k])] {
+		for _, s := range gateTable.byFirst[src[k]] {
 			if s[1] != lower(src[k+1]) || !hasPrefixFold(src[k:], s) {
 				continue
 			}

@@ -82,7 +82,8 @@ func Vocabulary() map[string][]string {
 		announced = append(announced, l+" as ", l+" to a as ")
 	}
 	v["announced"] = append(append(announced, slices.Sorted(maps.Keys(connectors))...), "ConvertTo-SecureString '", " -String \"",
-		"echo ", "echo x | ", "echo 'x' | chpasswd ", "| kinit ", "<<< ", "<<< 'x' ", "--password-stdin ", "password_stdin <<< ")
+		"echo ", "echo x | ", "echo 'x' | chpasswd ", "| kinit ", "<<< ", "<<< 'x' ", "--password-stdin ", "password_stdin <<< ",
+		"password => ", "password -> ", "codes: a1b2-c3d4 ", "password from ")
 	v["phones"] = append(slices.Sorted(maps.Keys(phoneWords)), "+1 (415) 555-", "+44 20 ", "+254", "+1-", "(1) ", "phone_number")
 	for k, words := range v {
 		v[k] = slices.Clone(words) // the caller may change them

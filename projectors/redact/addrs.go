@@ -83,7 +83,8 @@ func redactEmail(rw *rewriter) {
 		}
 		dom := src[i+1 : e]
 		dot := bytes.LastIndexByte(dom, '.')
-		if dot <= 0 || len(dom)-dot-1 < 2 {
+		if dot <= 0 || len(dom)-dot-1 < 2 || isIPv4(dom) {
+			// A machine, not a mail domain: alice@db01, alice@10.0.0.15.
 			if ne := userAtHost(rw, i); ne > 0 {
 				i = ne - 1
 			}

@@ -12,8 +12,19 @@ import "bytes"
 
 // announcedWords are the credential words that announce a value in prose:
 // true for a code or a PIN, false for a password.
-var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true, "code": true,
-	"password": false, "passwd": false, "passphrase": false, "kennwort": false, "passwort": false}
+var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true, "code": true, "codes": true,
+	"voucher": true, "key": true,
+	"password": false, "passwd": false, "passphrase": false, "phrase": false,
+	// The same words in other languages: Kennwort, mot de passe, contraseña, …
+	"kennwort": false, "passwort": false, "passe": false, "contraseña": false, "contrasena": false,
+	"wachtwoord": false, "senha": false, "salasana": false, "haslo": false, "heslo": false, "parola": false,
+	"schlüssel": false}
+
+// publicCodes qualify a code that is no secret: error codes, country
+// codes, status codes. Any other word before "code" (door, cabinet,
+// override) makes it one, unless it is a word of prose (with code 1001).
+var publicCodes = wordSet(`status response result http country area postal zip post currency language lang locale
+	reason iso product item source class event op reply sql errno exit error return close`)
 
 // lowerInto returns b in lower case, written into dst; nil when b is
 // longer than dst (no word this pass reads is).
@@ -31,8 +42,18 @@ func lowerInto(dst *[16]byte, b []byte) []byte {
 // the account.
 var loginVerbs = wordSet(`connected logged authenticated signed`)
 
-// connectors join an announced credential to its value.
-var connectors = wordSet(`is was to are`)
+// connectors join an announced credential to its value, in the
+// languages of announcedWords.
+var connectors = wordSet(`is was to are from lautet ist es est är er`)
+
+// arrow reports whether tok is an arrow that points a name to its value
+// (set password for x -> "y"); redactAnnounced reads => where it ends a
+// token.
+func arrow(tok []byte) bool { return string(tok) == "->" }
+
+// accountWords announce an account and its password as a pair NAME /
+// PASS (login: admin / x, credentials are alice / x).
+var accountWords = wordSet(`login logins account credentials creds`)
 
 // announceWindow is the most words between a credential word and its value.
 const announceWindow = 6
@@ -55,6 +76,13 @@ func redactAnnounced(rw *rewriter) {
 			i++
 		}
 		if i == s {
+			if credEnd >= 0 && i+2 < len(src) && src[i] == '=' && src[i+1] == '>' && src[i+2] == ' ' {
+				// # => 'x': an arrow points the credential to its value.
+				if e := rw.announcedValue(i+2, code, false); e > i+2 {
+					i, credEnd = e, -1
+					continue
+				}
+			}
 			if i < len(src) && (src[i] == '\n' || src[i] == '=' || src[i] == '&' || src[i] == '"') {
 				credEnd = -1 // a line, a key or a string ends it
 			}
@@ -67,19 +95,20 @@ func redactAnnounced(rw *rewriter) {
 			w = w[:len(w)-1]
 		}
 		rt := len(w) // the word's end in tok
-		colon := len(tok) > rt && tok[rt] == ':'
+		// A colon after the word, or after its parenthesis (share):).
+		colon := len(tok) > rt && (tok[rt] == ':' || tok[len(tok)-1] == ':' && tok[rt] == ')')
 		for len(w) > 0 && !isAlnum(w[0]) {
 			w = w[1:]
 		}
 		// The last word of a key counts (mysql-monitor_password).
 		last := w
 		for k := len(w) - 1; k > 0; k-- {
-			if w[k] == '_' || w[k] == '-' || w[k] == '.' {
+			if w[k] == '_' || w[k] == '-' || w[k] == '.' || w[k] == ':' || w[k] == '/' {
 				last = w[k+1:]
 				break
 			}
 		}
-		if credEnd < 0 && login < 0 && (len(last) == 0 || !announceFirst[last[0]]) && (len(w) == 0 || !announceFirst[w[0]]) {
+		if credEnd < 0 && login < 0 && (len(last) == 0 || announceTable.pairs[last[0]] == 0) && (len(w) == 0 || announceTable.pairs[w[0]] == 0) {
 			prev = last // no word this pass reads, and none pending
 			continue
 		}
@@ -103,11 +132,27 @@ func redactAnnounced(rw *rewriter) {
 				continue
 			}
 		}
+		if accountWords[string(last)] {
+			if e := rw.slashPair(i); e > i {
+				i, credEnd = e, -1
+				prev = nil
+				continue
+			}
+		}
 		isCode, named := announcedWords[string(last)]
-		if named && string(last) == "code" {
+		if quals := qualifiedNouns[string(last)]; named && quals != nil {
+			// A code, a key, a phrase: named so by the word before.
 			var pb [16]byte
-			p := lowerInto(&pb, prev)
-			named = p != nil && (qualifiedNouns["code"][string(p)] || string(p) == "your" || string(p) == "time")
+			q := prev // the word before, or the key's part before (zip_code)
+			if k := len(w) - len(raw) - 1; k > 0 {
+				q = w[:k]
+				if j := bytes.LastIndexAny(q, "_-."); j >= 0 {
+					q = q[j+1:]
+				}
+			}
+			p := lowerInto(&pb, q)
+			named = p != nil && (quals[string(p)] || string(p) == "your" || string(p) == "time" ||
+				(string(last) == "code" || string(last) == "codes") && secretCode(string(p)))
 		}
 		switch {
 		case named:
@@ -121,7 +166,10 @@ func redactAnnounced(rw *rewriter) {
 					i, credEnd = e, -1
 				}
 			}
-		case credEnd >= 0 && (settingWords[string(lw)] || since >= announceWindow):
+		case credEnd >= 0 && (settingWords[string(lw)] && since <= 1 || since >= announceWindow):
+			// A setting of the credential names it next (password length
+			// is 12); further on, a setting word is prose (door code for
+			// the server room is 3016).
 			credEnd = -1
 		case last != nil && string(last) == "securestring":
 			// PowerShell's ConvertTo-SecureString takes a password as a
@@ -131,9 +179,15 @@ func redactAnnounced(rw *rewriter) {
 				j += len(" -string")
 			}
 			i = rw.announcedValue(j, false, true)
-		case credEnd >= 0 && (connectors[string(lw)] && len(tok) == rt || colon):
-			i = rw.announcedValue(i, code, false)
-			credEnd = -1
+		case credEnd >= 0 && (connectors[string(lw)] && len(tok) == rt || colon || arrow(tok)):
+			// Without a value the announcement goes on (changed from
+			// 'monitor' to 'x').
+			if e := rw.announcedValue(i, code, false); e > i && string(lw) != "from" {
+				i, credEnd = e, -1
+			} else {
+				i = e // changed from x to y: y too
+				since++
+			}
 		case credEnd >= 0:
 			since++
 			if len(tok) > rt && (tok[rt] == '.' || tok[rt] == ';' || tok[rt] == ',') {
@@ -149,10 +203,16 @@ func redactAnnounced(rw *rewriter) {
 // quoted literal when literal is set. It returns where the scan goes on.
 func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 	if code {
-		if e := rw.announcedDigits(i); e > i {
-			return e
+		// One code, or a list of them (recovery codes: x y z).
+		e := rw.announcedDigits(i)
+		for e > i && e < len(rw.src) && rw.src[e] == ' ' {
+			n := rw.announcedDigits(e)
+			if n == e {
+				break
+			}
+			e = n
 		}
-		return i
+		return e
 	}
 	src := rw.src
 	vs := i
@@ -189,7 +249,51 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 		rw.mask(vs, vs+len(v), kSecret)
 		return vs + len(v)
 	}
+	if quote == 0 {
+		// A pass phrase: three words or more of small letters
+		// (otter pebble granite heron), up to prose or punctuation.
+		if e := phraseEnd(src, vs, vs+len(v)); e > vs+len(v) {
+			rw.mask(vs, e, kSecret)
+			return e
+		}
+	}
 	return i
+}
+
+// slashPair masks an account and its password written NAME / PASS after
+// an account word that ends at i (login admin / 1423, login: groundskeeper
+// / x, credentials are jmarlow / x), and returns where the scan goes on:
+// i when there is no such pair. The password is shaped like one, or four
+// digits or more; an account named for its role stays.
+func (rw *rewriter) slashPair(i int) int {
+	src := rw.src
+	j := i
+	for j < len(src) && j-i < 2 && src[j] == ':' {
+		j++
+	}
+	for _, c := range []string{" are", " is"} {
+		if hasPrefixFold(src[j:], c) {
+			j += len(c)
+		}
+	}
+	ns, ne := wordAfterSpaces(src, j)
+	if ne == ns || ne-ns > 32 || !hasPrefixFold(src[ne:], " / ") {
+		return i
+	}
+	vs := ne + 3
+	ve := vs
+	for ve < len(src) && !isSpace(src[ve]) && ve-vs <= 64 {
+		ve++
+	}
+	v := bytes.TrimRight(src[vs:ve], ".,;)")
+	if !(passwordShaped(v) || allDigits(v) && len(v) >= 4) || notASecret(src, vs, vs+len(v)) || isPlaceholder(v) {
+		return i
+	}
+	if nameLike(src[ns:ne]) && !roleAccount(src[ns:ne]) {
+		rw.mask(ns, ne, kUser)
+	}
+	rw.mask(vs, vs+len(v), kSecret)
+	return vs + len(v)
 }
 
 // announcedDigits masks a code standing alone after the separators at i
@@ -202,13 +306,27 @@ func (rw *rewriter) announcedDigits(i int) int {
 		s++
 	}
 	e := s
-	for e < len(src) && isAlnum(src[e]) && e-s <= 12 {
+	for e < len(src) && e-s <= 24 && (isAlnum(src[e]) || src[e] == '-' && e > s && e+1 < len(src) && isAlnum(src[e+1])) {
 		e++
 	}
-	// Four to eight digits, or six to twelve letters and digits mixed
-	// (an invite code nl32n59t).
+	// Four to eight digits, or six to twenty letters and digits mixed, in
+	// groups or not (an invite code nl32n59t, a recovery code e5us-36tm),
+	// or letters whose case changes inside as no word's does (tBLlCxWGh).
 	v := src[s:e]
-	if !(allDigits(v) && len(v) >= 4 && len(v) <= 8 || len(v) >= 6 && len(v) <= 12 && hasDigit(v) && !allDigits(v) && !allLetters(v) && !numberWithUnit(v)) ||
+	var letters, digits, inner int
+	for k, c := range v {
+		switch {
+		case isDigit(c):
+			digits++
+		case isAlpha(c):
+			letters++
+			if k > 0 && isUpper(c) && !isUpper(v[k-1]) {
+				inner++
+			}
+		}
+	}
+	mixed := letters+digits >= 6 && letters+digits <= 20 && (digits > 0 && letters > 0 && !numberWithUnit(v) || digits == 0 && inner >= 3)
+	if !(allDigits(v) && len(v) >= 4 && len(v) <= 8 || mixed) ||
 		s == i || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]) || src[e] == ':' || src[e] == '-' || src[e] == '/') {
 		return i
 	}
@@ -225,8 +343,8 @@ func gateAnnounced(src []byte, _ features) bool {
 		if !isAlpha(c) {
 			continue
 		}
-		if i+1 < len(src) && announcePairs[c]&letterBit[src[i+1]] != 0 {
-			for _, l := range announceByFirst[c] {
+		if i+1 < len(src) && announceTable.pairs[c]&letterBit[src[i+1]] != 0 {
+			for _, l := range announceTable.byFirst[c] {
 				if hasPrefixFold(src[i:], l) {
 					return true
 				}
@@ -239,36 +357,12 @@ func gateAnnounced(src []byte, _ features) bool {
 	return false
 }
 
-// announceStarts are the literals an announcing word starts with, and
-// announceFirst their first letters in both cases.
-var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed"}
+// announceStarts are the literals an announcing word starts with.
+var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
+	"phrase", "contra", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
+	"vouch", "key"}
 
-var announceFirst = func() (t [256]bool) {
-	for _, l := range announceStarts {
-		t[l[0]], t[l[0]-32] = true, true
-	}
-	return t
-}()
-
-// announcePairs[c0] has bit c1-'a' when a literal of announceStarts
-// starts with c0 c1, in either case.
-var announcePairs = func() (t [256]uint32) {
-	for _, l := range announceStarts {
-		t[l[0]] |= 1 << (l[1] - 'a')
-		t[l[0]-32] |= 1 << (l[1] - 'a')
-	}
-	return t
-}()
-
-// announceByFirst[c] are the literals of announceStarts that start with
-// the letter c, in either case.
-var announceByFirst = func() (t [256][]string) {
-	for _, l := range announceStarts {
-		t[l[0]] = append(t[l[0]], l)
-		t[l[0]-32] = append(t[l[0]-32], l)
-	}
-	return t
-}()
+var announceTable = newPrefixTable(announceStarts)
 
 // Passwords fed to a command's input: echo 'x' | chpasswd, echo x | kinit
 // alice, sshfs … -o password_stdin <<< 'x'. A value echoed or given as a
@@ -322,7 +416,7 @@ func redactStdin(rw *rewriter) {
 			if n := bytes.LastIndexByte(src[ls:i+h], '\n'); n >= 0 {
 				ls += n + 1
 			}
-			if ve > vs && readsPassword(src, ls) && !notASecret(src, vs, ve) {
+			if ve > vs && hereReadsPassword(src[ls:i+h], ls, src) && !notASecret(src, vs, ve) {
 				rw.mask(vs, ve, kSecret)
 			}
 			i = max(ve, i+h+len("<<< "))
@@ -361,4 +455,12 @@ func readsPassword(src []byte, i int) bool {
 	}
 	return indexFold(name, "passw") >= 0 || bytes.HasSuffix(name, []byte("init")) ||
 		indexFold(line, "password-stdin") >= 0 || indexFold(line, "password_stdin") >= 0
+}
+
+// hereReadsPassword reports whether the command of seg, the text of a line
+// before a here-string, reads a password from it: a command of the line
+// named for one (smbpasswd -a x -s <<<, addencpassword x - <<<), or one
+// readsPassword knows at the line's start ls.
+func hereReadsPassword(seg []byte, ls int, src []byte) bool {
+	return indexFold(seg, "passw") >= 0 || readsPassword(src, ls)
 }

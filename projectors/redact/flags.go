@@ -62,7 +62,7 @@ func redactFlags(rw *rewriter) {
 		}
 		name := src[ks:ke]
 		assignment := ke < len(src) && src[ke] == '='
-		if nd == 1 && ke-ks > 1 && short(name[0]) && (fc.credentials || !assignment) && classifyKey(name) == kvNone {
+		if nd == 1 && ke-ks > 1 && short(name[0]) && (fc.credentials || !assignment) && classifyKey(name) == kvNone && !joinedWords(name) {
 			// -pS3cret, -uroot: a short flag with its value attached; a
 			// flag named for a credential is read by its name (-Password,
 			// -pw, -User).
@@ -91,8 +91,8 @@ func redactFlags(rw *rewriter) {
 			if repl == Secret && !fc.credentials && proven(rw, vs, ve) {
 				repl = "" // minisign -P <public key>: shaped like a secret, proven public
 			}
-		} else {
-			repl = longValue(name, src[vs:ve])
+		} else if repl = longValue(name, src[vs:ve]); repl == Secret && (vs == 0 || src[vs-1] != '"' && src[vs-1] != '\'') {
+			ve = phraseEnd(src, vs, ve) // --password talent velvet potato deputy
 		}
 		if repl != "" {
 			rw.mask(vs, ve, kindOf(repl))
@@ -132,6 +132,22 @@ func flagValue(src []byte, ke int) (vs, ve int, ok bool) {
 		ve++
 	}
 	return vs, ve, ve > vs
+}
+
+// joinedWords reports whether name is words of letters joined by '-': a
+// long flag written with one dash (-passwd-expiry-time), not a short flag
+// with its value attached.
+func joinedWords(name []byte) bool {
+	dash := false
+	for k, c := range name {
+		switch {
+		case c == '-':
+			dash = dash || k > 0
+		case !isAlpha(c):
+			return false
+		}
+	}
+	return dash
 }
 
 func short(c byte) bool { return c == 'p' || c == 'P' || c == 'u' || c == 'U' || c == 'a' }

@@ -32,6 +32,10 @@ var valueByte = func() (t [256]bool) {
 // shorter ones cannot be told from names by their characters.
 const minGenerated = 12
 
+// maxWord is the length from which letters of one case read as generated
+// rather than as a word of some language (fehlgeschlagen has 14).
+const maxWord = 16
+
 func redactGenerated(rw *rewriter) {
 	src := rw.src
 	// The public PEM blocks (certificates, public keys), whose bodies are
@@ -360,6 +364,9 @@ func generated(t []byte) bool {
 	}
 	if digits > 0 && (hexLo == letters && up == 0 || hexUp == letters && lo == 0) && hexDashes(t) {
 		return true
+	}
+	if digits == 0 && len(t) == letters && len(t) < maxWord && (up == 0 || lo == 0 || up == 1 && isUpper(t[0])) {
+		return false // a word, in any language: letters of one case, or capitalised
 	}
 	if seps > 0 && maxPart <= 1 {
 		return false

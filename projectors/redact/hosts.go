@@ -276,10 +276,41 @@ func isLowerAlnum(b []byte) bool {
 var roleAccounts = wordSet(`root admin administrator system guest ci ops operator postgres mysql nobody daemon
 	www-data anonymous default service test`)
 
-// roleAccount reports whether v, quoted or not, is one of roleAccounts.
+// roleAccount reports whether v, quoted or not, names an account for its
+// role rather than a person: one of roleAccounts, a word of prose
+// (billing, reception), or a name with a part that names a service or a
+// role (svc-veeam, CORP\svc_snap, nw_builder, sipuser).
 func roleAccount(v []byte) bool {
-	return roleAccounts[string(lowerASCII(bytes.Trim(v, `"'`)))]
+	v = bytes.Trim(v, `"'`)
+	if k := bytes.LastIndexByte(v, '\\'); k >= 0 {
+		v = v[k+1:] // DOMAIN\name
+	}
+	lv := lowerASCII(v)
+	if lv == nil {
+		return false
+	}
+	if roleAccounts[string(lv)] || allLetters(lv) && proseWord(lv) {
+		return true
+	}
+	for s := 0; s < len(lv); {
+		e := s
+		for e < len(lv) && lv[e] != '-' && lv[e] != '_' && lv[e] != '.' {
+			e++
+		}
+		part := lv[s:e]
+		for _, r := range roleParts {
+			if string(part) == r || len(part) > len(r)+1 && bytes.HasSuffix(part, []byte(r)) && r != "ci" && r != "svc" {
+				return true
+			}
+		}
+		s = e + 1
+	}
+	return false
 }
+
+// roleParts name a service or a role in part of an account's name.
+var roleParts = []string{"svc", "service", "bot", "builder", "ci", "sync", "monitor", "reader",
+	"writer", "user", "admin", "agent", "daemon", "robot"}
 
 // sharedHomes are the home directories of no person (C:\Users\Public,
 // /Users/Shared).

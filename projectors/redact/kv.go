@@ -62,7 +62,7 @@ var exactKeys = map[string]kvClass{
 var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode secret token credential credentials
 	cookie cookies signature csrf xsrf apikey auth session sessionid pin otp nonce salt mnemonic community
 	requirepass masterauth masterpassword bindpw rootpw storepass keypass srcstorepass deststorepass keystorepass
-	authtoken accesstoken refreshtoken idtoken sessiontoken accesskey secretkey privatekey clientsecret
+	authtoken accesstoken refreshtoken idtoken sessiontoken accesskey secretkey privatekey clientsecret psk
 	connectionstring authkey accountkey masterkey authident sharedkey
 	kennwort passwort passe contrasena contraseña contrasenya clave senha wachtwoord losenord lösenord salasana
 	haslo hasło heslo jelszo jelszó passord adgangskode sifre şifre parol пароль 密码 パスワード 비밀번호`)
@@ -73,11 +73,10 @@ var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode s
 // alarm_code. Alone, "key" names one too, the others do not.
 var qualifiedNouns = func() map[string]map[string]bool {
 	key := wordSet(`api access secret private client account master encryption decryption signing sas auth
-		license app consumer storage shared hmac webhook integration local device authentication network psk`)
-	code := wordSet(`verification verify auth otp security recovery backup invite invitation alarm access
-		pairing login confirmation activation reset mfa 2fa sms lock door guard unlock`)
+		license app consumer storage shared hmac webhook integration local device authentication network psk security`)
+	code := wordSet(`otp mfa 2fa sms login`) // and any word secretCode allows
 	phrase := wordSet(`seed recovery backup mnemonic secret pass`)
-	answer := wordSet(`security secret question questions`)
+	answer := wordSet(`security secret question questions verification challenge`)
 	return map[string]map[string]bool{"key": key, "keys": key, "string": wordSet("connection"),
 		"code": code, "codes": code, "phrase": phrase, "words": phrase, "answer": answer, "answers": answer, "response": answer}
 }()
@@ -85,13 +84,21 @@ var qualifiedNouns = func() map[string]map[string]bool {
 // qualified reports whether the n-th word of the lower-case key k (words
 // as keyWords finds them) is a qualified noun after one of its qualifiers.
 func qualified(k []byte, words [][2]int, n int) bool {
-	quals := qualifiedNouns[string(k[words[n][0]:words[n][1]])]
+	noun := string(k[words[n][0]:words[n][1]])
+	quals := qualifiedNouns[noun]
 	for m := 0; m < n && quals != nil; m++ {
-		if quals[string(k[words[m][0]:words[m][1]])] {
+		if q := string(k[words[m][0]:words[m][1]]); quals[q] || (noun == "code" || noun == "codes") && secretCode(q) {
 			return true
 		}
 	}
 	return false
+}
+
+// secretCode reports whether the word q before "code" makes the code a
+// secret: any word but one of prose, of settings or of public codes
+// (error, status, country): door code, gate_code, emergency_code.
+func secretCode(q string) bool {
+	return len(q) > 2 && allLetters([]byte(q)) && !publicCodes[q] && !englishWords[q] && !settingWords[q]
 }
 
 // settingWords are the words that make a key name a property of a
@@ -101,12 +108,24 @@ func qualified(k []byte, words [][2]int, n int) bool {
 var settingWords = wordSet(`count len length size ttl timeout expiry expires expire expiration expired max min limit
 	type ms enabled enable disabled required version interval file path env stdin prompt cmd command helper mode method
 	url uri endpoint algorithm alg name ref provider policy strength rotation format dir less hash bits header field
+	scheme alphabet charset chars characters digits
 	param store kind source label hint rule rules valid validity age function func handler mechanism mechanisms
 	backend class module plugin server impl column num`)
 
 // boundWords are the setting words that make a setting wherever they
 // stand: they count or bound what follows them (max_tokens, min_password).
 var boundWords = wordSet(`count len length size max min limit num`)
+
+// boundGlued reports whether w is a bound glued to the setting it bounds
+// (minlength, maxlen, maxage).
+func boundGlued(w []byte) bool {
+	for _, b := range []string{"min", "max"} {
+		if len(w) > len(b) && bytes.HasPrefix(w, []byte(b)) && settingWords[string(w[len(b):])] {
+			return true
+		}
+	}
+	return false
+}
 
 func wordSet(s string) map[string]bool {
 	m := map[string]bool{}
@@ -177,7 +196,7 @@ func classifyKey(key []byte) kvClass {
 	for n := range nw {
 		w := bytes.TrimRight(k[words[n][0]:words[n][1]], "0123456789") // password2: a second one
 		switch {
-		case boundWords[string(w)]:
+		case boundWords[string(w)] || boundGlued(w):
 			return kvNone
 		case settingWords[string(w)]:
 			setting = class != kvNone
@@ -206,16 +225,22 @@ func classifyKey(key []byte) kvClass {
 // "number" (PhoneNumber, mobile, caller_msisdn, tel_number).
 var phoneWords = wordSet(`phone phonenumber mobile msisdn tel telephone cell cellphone fax`)
 
-// glued reports whether the word w is a credential noun with a word glued
-// before it (dbpassword, rpcpassword, npmtoken).
+// glued reports whether the word w is a credential noun with a word or an
+// abbreviation glued before it (dbpassword, npmtoken, dbpass, ADMPWD,
+// motdepasse), unless w is a word of its own (bypass, compass).
 func glued(w []byte) bool {
-	for _, n := range []string{"password", "passwd", "secret", "token", "nonce"} {
-		if len(w) > len(n)+1 && bytes.HasSuffix(w, []byte(n)) {
-			return true
+	for _, n := range gluedNouns {
+		if len(w) > len(n) && bytes.HasSuffix(w, []byte(n)) {
+			return !gluedWords[string(w)]
 		}
 	}
 	return false
 }
+
+var gluedNouns = []string{"password", "passwd", "secret", "token", "nonce", "pass", "passe", "pwd", "psk"}
+
+// gluedWords end in a credential noun and name none.
+var gluedWords = wordSet(`bypass compass overpass underpass surpass trespass impasse encompass byepass`)
 
 // keyCache remembers the classes of the keys a Redactor met last: the
 // lines of a log repeat their keys, and a key found here costs a hash and
@@ -274,7 +299,7 @@ func valueEnd(src []byte, i int) int {
 // line break or tab (\n, \r, \t) of a message logged on one line: it ends
 // a value as the break itself would.
 func escapedBreak(src []byte, i int) bool {
-	return i+1 < len(src) && (src[i+1] == 'n' || src[i+1] == 'r' || src[i+1] == 't')
+	return src[i] == '\\' && i+1 < len(src) && (src[i+1] == 'n' || src[i+1] == 'r' || src[i+1] == 't')
 }
 
 // phraseEnd returns the end of a pass phrase that starts with the word
@@ -479,6 +504,9 @@ func redactKV(rw *rewriter) {
 		for ks < ke && src[ks] == '-' {
 			ks++ // --password=x: the key is password
 		}
+		if ks > 0 && ks < ke && escapedBreak(src, ks-1) {
+			ks++ // \npassword=x: an escaped line break, then the key
+		}
 		if ks == ke || c == ':' && ks > 0 && src[ks-1] == '$' {
 			continue // no key, or a variable's name ($USER:$PASS)
 		}
@@ -571,6 +599,12 @@ func redactKV(rw *rewriter) {
 			// key=ApiKey names a key; key=5f2b8c0e… is one.
 			if e > vs && e-vs <= 48 && (quote == 0 || e < len(src) && src[e] == quote) && !mixedClasses(src[vs:e]) &&
 				(string(lk) == "name" || named != kvNone || !hasDigit(src[vs:e])) {
+				if s, t := elementText(src, e); named == kvSecret && t > s && !notASecret(src, s, t) {
+					// <entry key='db.password'>x</entry>: the element's text
+					rw.mask(s, t, kSecret)
+					i = t - 1
+					continue
+				}
 				pending, pendingEnd = named, e+96
 				if pending == kvNone && inCookies {
 					pending = kvSecret
@@ -693,6 +727,9 @@ func redactKV(rw *rewriter) {
 			}
 		case class == kvSecret:
 			ve = phraseEnd(src, vs, secretValueEnd(src, vs))
+			if ve-vs > 1 && src[ve-1] == ':' && (ve == len(src) || src[ve] == ' ') {
+				ve-- // x: validation error: the colon is the sentence's
+			}
 		default:
 			ve = valueEnd(src, vs)
 		}
@@ -723,7 +760,7 @@ func redactKV(rw *rewriter) {
 			}
 			rw.mask(vs, ve, kSecret)
 		case kvUser:
-			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || refEnd(src, vs) > 0 {
+			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || enumerated(val) || refEnd(src, vs) > 0 {
 				// uid=0, euid=1000: numeric ids of system accounts; admin,
 				// ci: accounts named for their role; *****: a mask.
 				continue
@@ -763,6 +800,27 @@ func redactKV(rw *rewriter) {
 		}
 		i = ve - 1
 	}
+}
+
+// elementText returns the bounds of the text of the element whose
+// attribute's value ends at e (<entry key='x'>text</entry>): s == t when
+// the tag goes on with more attributes, closes itself or holds no text.
+func elementText(src []byte, e int) (s, t int) {
+	if e < len(src) && (src[e] == '\'' || src[e] == '"') {
+		e++
+	}
+	if e >= len(src) || src[e] != '>' {
+		return 0, 0
+	}
+	s = e + 1
+	t = s
+	for t < len(src) && t-s < 256 && src[t] != '<' && src[t] != '>' && src[t] != '\n' {
+		t++
+	}
+	if t == s || t+1 >= len(src) || src[t] != '<' || src[t+1] != '/' {
+		return 0, 0
+	}
+	return s, t
 }
 
 // realmEntry returns the bounds of the password of a realm file's line
@@ -834,9 +892,9 @@ func byteList(src []byte, vs int) int {
 }
 
 // enumerated reports whether v is a setting's enumerated value, a word of
-// capitals (GENERATE, AUTO, DISABLED): no credential is written so.
+// capitals (GENERATE, AUTO, DISABLED, PAM, UE): no credential is written so.
 func enumerated(v []byte) bool {
-	if len(v) < 3 || len(v) > 16 {
+	if len(v) < 2 || len(v) > 16 {
 		return false
 	}
 	for _, c := range v {
@@ -864,12 +922,20 @@ func maskCookies(rw *rewriter, vs, ve int) {
 		}
 		if eq := bytes.IndexByte(src[s:e], '='); eq > 0 {
 			name := bytes.TrimSpace(src[s : s+eq])
-			if !cookieAttributes[string(lowerASCII(name))] && s+eq+1 < e {
+			if v := src[s+eq+1 : e]; !cookieAttributes[string(lowerASCII(name))] && len(v) > 0 &&
+				(!preference(v) || classifyKey(name) != kvNone) {
 				rw.mask(s+eq+1, e, kSecret)
 			}
 		}
 		s = e + 1
 	}
+}
+
+// preference reports whether a cookie's value is a word of small letters
+// (theme=dark, lang=en): a preference, unless the cookie's name names a
+// credential.
+func preference(v []byte) bool {
+	return len(v) <= 12 && isLowerWord(v) || len(v) == 2 && v[0] >= 'a' && v[1] >= 'a' && allLetters(v)
 }
 
 // cookieAttributes are the attributes of a Set-Cookie header.

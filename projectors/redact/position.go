@@ -19,7 +19,7 @@ import (
 // credentials.
 var specialWords = []string{"process", "auth", "basicauth", "credentials", "isql", "http-basic", "add_user", "adduser", "change_password",
 	"set_password", "net", "htpasswd", "by", "login", "logon", "signin", "superuser", "account", "subscription", "subscriptions",
-	"tenant", "project", "directory"}
+	"tenant", "project", "directory", "register", "user-create", "useradd"}
 
 // humanSecret reports whether the key names a secret that a person
 // chose (a password, a pass phrase, a PIN, an answer) by one of its words,
@@ -140,7 +140,7 @@ func redactPositions(rw *rewriter) {
 		var trig uint32
 		for e < len(src) && e-i <= 64 && isKeyByte(src[e]) {
 			if e+1 < len(src) {
-				trig |= triggerPairs[src[e]] & letterBit[src[e+1]]
+				trig |= triggerTable.pairs[src[e]] & letterBit[src[e+1]]
 			}
 			if src[e] >= 0x80 {
 				trig = 1
@@ -595,6 +595,9 @@ func userPassAt(rw *rewriter, i, e int) int {
 // host:port:database:user:password, whose port is a number or '*'.
 func pgpass(rw *rewriter, i int) int {
 	src := rw.src
+	if i > 0 && src[i-1] == ':' {
+		return 0 // the tail of a longer run of colons (a fingerprint's 56:FB:C0:AC), not a line's start
+	}
 	var colons [4]int
 	n := 0
 	e := i
@@ -732,7 +735,7 @@ func credentialLike(v []byte) bool {
 		switch {
 		case c >= 'A' && c <= 'Z':
 			up = up || k > 0
-		case c >= 'a' && c <= 'z':
+		case c >= 'a' && c <= 'z' || c >= 0x80: // a byte of a non-ASCII letter (geändert) is a letter
 			lo = true
 		case isDigit(c):
 			di = true
@@ -775,15 +778,27 @@ var nonASCIICredentials = func() (out [][]byte) {
 	return out
 }()
 
-// triggerPairs[c0] has bit c1-'a' when a trigger or a special word starts
-// with c0 c1, in either case.
-var triggerPairs = func() (t [256]uint32) {
-	for _, s := range append(slices.Clone(credentialTriggers), specialWords...) {
-		t[s[0]] |= 1 << (lower(s[1]) - 'a')
-		t[s[0]-32] |= 1 << (lower(s[1]) - 'a')
+// triggerTable indexes the triggers and the special words.
+var triggerTable = newPrefixTable(append(slices.Clone(credentialTriggers), specialWords...))
+
+// prefixTable indexes literals of lower-case letters (two at least) by
+// their first two letters, in either case: pairs[c0] has bit c1-'a' when
+// a literal starts with c0 c1, byFirst[c0] lists those that start with c0.
+type prefixTable struct {
+	pairs   [256]uint32
+	byFirst [256][]string
+}
+
+func newPrefixTable(lits []string) *prefixTable {
+	t := &prefixTable{}
+	for _, l := range lits {
+		for _, c := range []byte{l[0], l[0] - 32} {
+			t.pairs[c] |= 1 << (lower(l[1]) - 'a')
+			t.byFirst[c] = append(t.byFirst[c], l)
+		}
 	}
 	return t
-}()
+}
 
 // letterBit[c] is bit lower(c)-'a' for a letter c, 0 for other bytes.
 var letterBit = func() (t [256]uint32) {
@@ -804,7 +819,8 @@ var letterBit = func() (t [256]uint32) {
 // an account that is shaped like a password.
 var accountVerbs = map[string]bool{"add_user": true, "adduser": true, "change_password": true, "set_password": true,
 	"isql": true, "htpasswd": true, "http-basic": true, "net": true,
-	"login": false, "logon": false, "signin": false, "passwd": false, "password": false, "auth": false, "superuser": false}
+	"login": false, "logon": false, "signin": false, "passwd": false, "password": false, "auth": false, "superuser": false,
+	"register": false, "user-create": false, "useradd": false}
 
 // accountArgs masks the account and the password among the arguments
 // from vs, after a verb of accountVerbs (strict: made for it).
@@ -812,6 +828,7 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 	src := rw.src
 	var args [3][2]int
 	n := 0
+	flag := false // the word before was a flag: after a verb that is prose too, this word is its value
 	for i, k := vs, 0; i < len(src) && k < 8 && n < len(args); k++ {
 		for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
 			i++
@@ -831,9 +848,11 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 		if s == i || i > len(src) || strings.IndexByte("|;&+#<>", src[s]) >= 0 {
 			break
 		}
-		if src[s] != '-' && !(src[s] == '/' && i-s < 10 && bytes.IndexByte(src[s+1:i], '/') < 0) {
+		isFlag := src[s] == '-' || src[s] == '/' && i-s < 10 && bytes.IndexByte(src[s+1:i], '/') < 0
+		if !isFlag && !(flag && !strict) {
 			args[n], n = [2]int{s, i}, n+1 // not a flag, nor a Windows switch (/add)
 		}
+		flag = isFlag
 	}
 	for k := 0; k+1 < n; k++ {
 		if strict && k+2 < n {
@@ -846,7 +865,7 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 		}
 		acct := src[a[0]:a[1]]
 		if pe <= ps || !accountName(acct) && !(bytes.IndexByte(acct, '@') > 0 && accountName(acct[:bytes.IndexByte(acct, '@')])) ||
-			!strict && proseWord(acct) ||
+			!strict && (proseWord(acct) || settingWords[string(lowerASCII(acct))]) || // Password scheme SSHA256
 			notASecret(src, ps, pe) || !strict && !quoted && !passwordShaped(src[ps:pe]) {
 			continue
 		}
@@ -875,10 +894,10 @@ func proseWord(w []byte) bool {
 // passwordShaped reports whether a word reads as a password rather than a
 // name, a number, an address, an assignment or a path: credentialLike, and
 // neither an address (10.0.0.1, alice@host, https://…), key=value nor a
-// version.
+// version. An '@' or '=' that ends it is a symbol (otte653@).
 func passwordShaped(v []byte) bool {
 	v = bytes.TrimRight(v, ".,;:)") // the sentence's, not the word's
-	if len(v) == 0 || !credentialLike(v) || bytes.ContainsAny(v, "@=") || bytes.Contains(v, []byte("://")) || v[0] == 'v' && len(v) > 1 && isDigit(v[1]) {
+	if len(v) == 0 || !credentialLike(v) || bytes.ContainsAny(v[:len(v)-1], "@=") || bytes.Contains(v, []byte("://")) || v[0] == 'v' && len(v) > 1 && isDigit(v[1]) {
 		return false
 	}
 	for _, c := range v {
@@ -1011,23 +1030,7 @@ var gateLiterals = func() []string {
 	return l
 }()
 
-// gatePairs[c0] has bit c1-'a' when a literal of gateLiterals starts with
-// c0 c1, in either case.
-var gatePairs = func() (t [256]uint32) {
-	for _, s := range gateLiterals {
-		t[s[0]] |= 1 << (s[1] - 'a')
-		t[s[0]-32] |= 1 << (s[1] - 'a')
-	}
-	return t
-}()
-
-// gateByFirst[c] are the literals of gateLiterals that start with c.
-var gateByFirst = func() (t [256][]string) {
-	for _, s := range gateLiterals {
-		t[s[0]] = append(t[s[0]], s)
-	}
-	return t
-}()
+var gateTable = newPrefixTable(gateLiterals)
 
 // gatePositions reports whether redactPositions may replace anything in
 // src, a test that costs a table lookup a byte: an XML element needs a
@@ -1074,13 +1077,13 @@ func gatePositions(src []byte, f features) bool {
 	skip := 0
 	var prev byte
 	for n, c := range src {
-		pair := gatePairs[prev] & letterBit[c]
+		pair := gateTable.pairs[prev] & letterBit[c]
 		prev = c
 		if pair == 0 || n <= skip { // no literal starts with a NUL: pair is 0 at n == 0
 			continue
 		}
 		k := n - 1
-		for _, s := range gateByFirst[lower(src[k])] {
+		for _, s := range gateTable.byFirst[src[k]] {
 			if s[1] != lower(src[k+1]) || !hasPrefixFold(src[k:], s) {
 				continue
 			}

@@ -278,3 +278,268 @@ func TestSchemesAndAuth(t *testing.T) {
 		}
 	}
 }
+
+// A message logged on one line breaks its lines with escapes: a key after
+// an escaped line break is read without the escape's letter.
+func TestKeyAfterEscapedBreak(t *testing.T) {
+	for in, want := range map[string]string{
+		`[DNC]\nmachine=HAAS\npassword=saff738@`:              `[DNC]\nmachine=HAAS\npassword=<SECRET>`,
+		`[db]\tpassword = "Seaweed!Kelp7"`:                    `[db]\tpassword = "<SECRET>"`,
+		`"pool-3" tid=259315 nid=0x1a2b waiting on condition`: `"pool-3" tid=<PID> nid=0x1a2b waiting on condition`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A credential noun glued to a word or an abbreviation before it names a
+// credential (dbpass, ADMPWD, smtppass, motdepasse); a word of its own
+// that ends in one does not (bypass).
+func TestGluedCredentialNouns(t *testing.T) {
+	for in, want := range map[string]string{
+		"$CFG->dbpass    = 'breeze2002';":              "$CFG->dbpass    = '<SECRET>';",
+		"HS_ADMPWD=chilli2020":                         "HS_ADMPWD=<SECRET>",
+		"define('DBPASS','Velvet643');":                "define('DBPASS','<SECRET>');",
+		`wlan "Staff" psk="StaffWifi2024"`:             `wlan "Staff" psk="<SECRET>"`,
+		"motdepasse_tablette_cockpit: Granite-garnet6": "motdepasse_tablette_cockpit: <SECRET>",
+		"bypass=Volume7b compass=North3x":              "bypass=Volume7b compass=North3x",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A word is no value, in any language: letters of one case, or a capital
+// and small letters, are not generated, and a byte of a non-ASCII letter
+// is a letter, not a symbol that would make a word read as a password.
+func TestWordsInAnyLanguage(t *testing.T) {
+	for in, want := range map[string]string{
+		"Anmeldung fehlgeschlagen: Benutzername oder Kennwort falsch":              "Anmeldung fehlgeschlagen: Benutzername oder Kennwort falsch",
+		"Kennwort geändert am 2026-11-17 – nächste Änderung in 296 Tagen":          "Kennwort geändert am 2026-11-17 – nächste Änderung in 296 Tagen",
+		"Mot de passe oublié ? Le lien de réinitialisation expire dans 24 heures.": "Mot de passe oublié ? Le lien de réinitialisation expire dans 24 heures.",
+		"Kennwort Straße2024!":   "Kennwort <SECRET>",
+		"session=kPq7ZrT2mWx9Lb": "session=<SECRET>",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A value is announced in the languages of its credential words, a code by
+// any word of its own before it, and a pass phrase of small words after a
+// colon; an account and its password are announced as NAME / PASS after a
+// word of accounts. A setting word ends an announcement only next to its
+// credential word.
+func TestAnnouncedInMoreForms(t *testing.T) {
+	for in, want := range map[string]string{
+		"Contraseña del controlador de riego: rust222!":                     "Contraseña del controlador de riego: <SECRET>",
+		"Mot de passe du coffre des pièces: walnut juniper harbor saffron":  "Mot de passe du coffre des pièces: <SECRET>",
+		"Ticket#10442 internal note: door code for the server room is 3016": "Ticket#10442 internal note: door code for the server room is <SECRET>",
+		"asked for the pharmacy cabinet code 96613319":                      "asked for the pharmacy cabinet code <SECRET>",
+		"aspace login: admin / Juniperheron79#":                             "aspace login: admin / <SECRET>",
+		"e-filing portal credentials are jmarlow / lilac-nectar-barley7":    "e-filing portal credentials are <USER> / <SECRET>",
+		"WebUI login admin / 1423":                                          "WebUI login admin / <SECRET>",
+		// No value: codes of errors and closes, prose, a login's outcome.
+		"failed with code 1001, error code 1032":        "failed with code 1001, error code 1032",
+		"password length is 12, code TTL is 3600":       "password length is 12, code TTL is 3600",
+		"see account / settings for the login / logout": "see account / settings for the login / logout",
+		"Password: must be at least twelve characters":  "Password: must be at least twelve characters",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// The symbols at a password's end, a colon after a parenthesis, a change
+// "from" one value "to" another, and a here-string fed to a command of
+// the line named for a password.
+func TestPasswordsAnnouncedAndFed(t *testing.T) {
+	for in, want := range map[string]string{
+		"Wachtwoord beregeningscomputer: otte653@":                                    "Wachtwoord beregeningscomputer: <SECRET>",
+		"guest master password (do not share): Emberrustle19*":                        "guest master password (do not share): <SECRET>",
+		"admin password changed from Ledger1! to 1971-11-12":                          "admin password changed from <SECRET> to <SECRET>",
+		"mysql-monitor_password changed from 'monitor' to 'Crystal_kiwi235'":          "mysql-monitor_password changed from 'monitor' to '<SECRET>'",
+		"[smb] smbpasswd -a scanner -s <<< Cinnamon.Toast.88":                         "[smb] smbpasswd -a scanner -s <<< <SECRET>",
+		"VBoxManage controlvm fin addencpassword fin - <<< 'Tr0ub4dor&3'":             "VBoxManage controlvm fin addencpassword fin - <<< '<SECRET>'",
+		"mail to alice@ and bob@ sent; cat <<< 'hello world' | wc -w; go from A to B": "mail to alice@ and bob@ sent; cat <<< 'hello world' | wc -w; go from A to B",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A code is read in groups and in lists, a voucher is one, and a key is
+// announced after its qualifier; letters whose case changes inside as no
+// word's does are a code's too.
+func TestCodesInGroupsAndLists(t *testing.T) {
+	for in, want := range map[string]string{
+		"password accepted, MFA recovery code e5us-36tm":                       "password accepted, MFA recovery code <SECRET>",
+		"2FA recovery codes for admin: 7z8z-qgwu eg4t-ttxr kkdr-dp2n":          "2FA recovery codes for admin: <SECRET> <SECRET> <SECRET>",
+		"captive portal voucher 5tqi3ibl redeemed":                             "captive portal voucher <SECRET> redeemed",
+		"Omada open API key xxCM96rjYEm issued":                                "Omada open API key <SECRET> issued",
+		"invite code tBLlCxWGh put on tube onboarding":                         "invite code <SECRET> put on tube onboarding",
+		"release code 2026-12-06, primary key 1234, exit code 1, code OpenAPI": "release code 2026-12-06, primary key 1234, exit code 1, code OpenAPI",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// An account named for its role or for a service is public: a word of
+// prose, or a name with a part that names a service or a role.
+func TestRoleAccounts(t *testing.T) {
+	for in, want := range map[string]string{
+		`Add-VBRCredentials -User "CORP\svc-veeam" -Password (Get-Secret -Name VeeamSvc)`: `Add-VBRCredentials -User "CORP\svc-veeam" -Password (Get-Secret -Name VeeamSvc)`,
+		"radosgw-admin user info --uid=billing --format=json":                             "radosgw-admin user info --uid=billing --format=json",
+		"koha: SIP2 login failed for user sipuser (attempt 1 of 5)":                       "koha: SIP2 login failed for user sipuser (attempt 1 of 5)",
+		"invalid credentials for uid=reception":                                           "invalid credentials for uid=reception",
+		"Logging in user 'nw_builder' to Steam Public...OK":                               "Logging in user 'nw_builder' to Steam Public...OK",
+		"login failed for user jmarlow, uid=hanaj":                                        "login failed for user <USER>, uid=<USER>",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A long flag may be written with one dash (-passwd-expiry-time): it is
+// no short flag with its value attached; a bound glued to its setting
+// (minlength) bounds it; and after a verb that is prose too, the word
+// after a flag is the flag's value, not an account or a password.
+func TestFlagsOfOneDash(t *testing.T) {
+	for in, want := range map[string]string{
+		"security login role config modify -role admin -passwd-minlength 10 -passwd-expiry-time 90":            "security login role config modify -role admin -passwd-minlength 10 -passwd-expiry-time 90",
+		"cluster1::> security login show -user-or-group-name svc_snap -fields authentication-method,is-locked": "cluster1::> security login show -user-or-group-name svc_snap -fields authentication-method,is-locked",
+		"mysql -uroot -pS3cr-et1 db":                     "mysql -uroot -p<SECRET> db",
+		"steamcmd +login nw_user daisy-pebble-943 +quit": "steamcmd +login <USER> <SECRET> +quit",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// What stands in a position but is provably no value stays: a word of
+// capitals, a call named with '!', a preference in a cookie, a sentence
+// written as one word, the colon of the sentence after a value, a
+// setting of the credential after its word.
+func TestNoValueInMorePositions(t *testing.T) {
+	for in, want := range map[string]string{
+		"login = PAM": "login = PAM",
+		"INFO: Removed Session: UE count 14, sessions 17":       "INFO: Removed Session: UE count 14, sessions 17",
+		`secret_key_base: System.fetch_env!("SECRET_KEY_BASE")`: `secret_key_base: System.fetch_env!("SECRET_KEY_BASE")`,
+		"Set-Cookie: theme=dark; Path=/; SameSite=Lax":          "Set-Cookie: theme=dark; Path=/; SameSite=Lax",
+		"Set-Cookie: session=abcdef; Path=/":                    "Set-Cookie: session=<SECRET>; Path=/",
+		"PASSWORD=changeme-is-not-allowed: validation error":    "PASSWORD=changeme-is-not-allowed: validation error",
+		"PASSWORD=Ox7!pw: validation error":                     "PASSWORD=<SECRET>: validation error",
+		"pin_length=6 pin_alphabet=digits":                      "pin_length=6 pin_alphabet=digits",
+		"auth: Warning: Password scheme SSHA256 is deprecated":  "auth: Warning: Password scheme SSHA256 is deprecated",
+		"password=correct-horse-battery-staple":                 "password=<SECRET>",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A run of hex pairs joined by colons is one value: its tail is no pgpass
+// line's account and password.
+func TestColonFingerprintIsNoPgpassLine(t *testing.T) {
+	in := "Certificate fingerprint (SHA-256): 82:D0:A5:3C:38:FE:35:C7:D0:94:AE:2F:48:AC:7E:A7:A7:16:BB:3F:86:0D:1E:26:5F:30:7D:FD:56:FB:C0:AC"
+	if got := String(in); got != in {
+		t.Errorf("%q:\n got %q", in, got)
+	}
+	if got, want := String("db01:5432:orders:alice:Ox7!pw"), "db01:5432:orders:<USER>:<SECRET>"; got != want {
+		t.Errorf("pgpass line: got %q, want %q", got, want)
+	}
+}
+
+// Commands that register, create or connect an account take its password
+// as the argument after it, or as user:password before the host.
+func TestAccountCommands(t *testing.T) {
+	for in, want := range map[string]string{
+		"xo-cli register --au https://xo.example jdoe@example.com Sunflower#1987": "xo-cli register --au https://xo.example <USER> <SECRET>",
+		"tarantoolctl connect admin:Tiger-walrus241@172.18.215.216:3301":          "tarantoolctl connect <SECRET>@<IP>",
+		"connect to db01 timeout 30s":                                             "connect to db01 timeout 30s",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A key ending in "code" names a secret unless a word of prose, of a
+// setting or of public codes names the code, as in prose.
+func TestCodeKeys(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"gate_code":"39731368","emergency_code":"l5b12ntm7q"}`:                          `{"gate_code":"<SECRET>","emergency_code":"<SECRET>"}`,
+		`{"error_code":"E1032","country_code":"KE","status_code":200,"zip_code":"94107"}`: `{"error_code":"E1032","country_code":"KE","status_code":200,"zip_code":"94107"}`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// An element named for a credential by its key or name attribute holds
+// the credential as its text.
+func TestElementNamedByItsAttribute(t *testing.T) {
+	for in, want := range map[string]string{
+		"<entry key='database.password'>Pr@irie257</entry>":  "<entry key='database.password'><SECRET></entry>",
+		`<property name="smtp.password">lantern9</property>`: `<property name="smtp.password"><SECRET></property>`,
+		"<entry key='database.url'>jdbc:h2:./data</entry>":   "<entry key='database.url'>jdbc:h2:./data</entry>",
+		`<entry key="password" value="x1"/><b>bold</b>`:      `<entry key="password" value="<SECRET>"/><b>bold</b>`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// An account at an IPv4 address is an account at a machine, whatever the
+// length of the address's last number.
+func TestAccountAtAnAddress(t *testing.T) {
+	for in, want := range map[string]string{
+		"scp /var/spool/koha/*.sql herquar4@192.168.210.11:/srv/bak/": "scp /var/spool/koha/*.sql <USER>@<IP>:/srv/bak/",
+		"ssh herquar@10.0.0.5": "ssh <USER>@<IP>",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// An arrow points a credential to its value; a verification question's
+// answer is a secret; a flag named for a password takes a pass phrase of
+// small words.
+func TestArrowsAnswersAndPhrasesAfterFlags(t *testing.T) {
+	for in, want := range map[string]string{
+		`set password for intern3 -> "Grandma's-kitchen-1962"`:                        `set password for intern3 -> "<SECRET>"`,
+		`{"custom_fields":{"cf_verification_answer":"Blue Ridge Elementary"}}`:        `{"custom_fields":{"cf_verification_answer":"<SECRET>"}}`,
+		"abctl local credentials --password talent velvet potato deputy":              "abctl local credentials --password <SECRET>",
+		"deploy -> prod, --password-file /run/secrets/pw and the other flags are set": "deploy -> prod, --password-file /run/secrets/pw and the other flags are set",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
+// A key path names what its last part names (profile::db::password), and
+// => points it to its value past a comment's mark.
+func TestKeyPathAndFatArrow(t *testing.T) {
+	for in, want := range map[string]string{
+		"puppet lookup --node broker.example.net profile::db::password   # => 'Si3rra%meadow7'": "puppet lookup --node broker.example.net profile::db::password   # => '<SECRET>'",
+		"the password policy => see the wiki":                                                   "the password policy => see the wiki",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

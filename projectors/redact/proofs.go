@@ -57,9 +57,11 @@ var proofsTable = []proof{
 	{name: "checksum or digest named", words: []string{"checksum", "checksums", "digest", "hash", "etag", "if none match", "if match",
 		"integrity", "h1", "zh"}, window: 64, shape: digest},
 	{name: "checksum file line", start: true, after: []string{"  ", " *"}, shape: digest},
+	{name: "checksum after an archive's name", words: []string{"tgz", "whl"}, window: 4, shape: digest},
+	{name: "checksum of a mix.lock entry", words: []string{"hex", "hexpm"}, window: 96, line: "{:hex, :", shape: digest},
 	{name: "commit in a git context", words: []string{"commit", "commits", "revision", "rev", "merge", "merged", "checking out", "checkout",
 		"head", "fast forward", "cherry pick", "revert", "sha", "git", "updating", "index", "object", "tree", "parent", "blob", "ref",
-		"reference", "uses"}, window: 64, shape: commitHex},
+		"reference", "uses", "onto", "rebased", "insertions", "deletions"}, window: 64, shape: commitHex},
 	{name: "commit before its ref", after: []string{" refs/", "\trefs/"}, shape: shape{kind: 'x', lens: []int{40, 64}}},
 	{name: "commit git bisect names", after: []string{" is the first bad commit", " is the first new commit", "] "}, start: true,
 		shape: shape{kind: 'x', lens: []int{40, 64}}},
@@ -72,13 +74,16 @@ var proofsTable = []proof{
 		return bytes.Contains(v, []byte("..")) || bytes.Contains(v, []byte("-g")) || v[0] == 'v' && len(v) >= 34
 	}, re: regexp.MustCompile(
 		`^(?:[0-9a-f]{7,40}\.\.\.?[0-9a-f]{7,40}|v?[0-9][0-9A-Za-z.+-]*-[0-9]+-g[0-9a-f]{7,40}|v[0-9]+\.[0-9]+\.[0-9]+-(?:[0-9A-Za-z.]+\.)?[0-9]{14}-[0-9a-f]{12})$`)}},
-	{name: "key id or fingerprint", words: []string{"fingerprint", "keyid", "key id", "gpg", "rsa", "dsa", "ecdsa", "eddsa", "ed25519",
+	{name: "key id or fingerprint", words: []string{"fingerprint", "keyid", "key id", "gpg", "fpr", "rsa", "dsa", "ecdsa", "eddsa", "ed25519",
 		"cv25519", "ed448", "nistp256", "nistp384", "nistp521", "rsa2048", "rsa3072", "rsa4096"}, window: 64,
 		shape: shape{kind: 'x', lens: []int{16, 40}}},
 	{name: "content-addressed path", dirs: true, shape: shape{kind: 'x'}},
 	{name: "ssh public key", shape: shape{kind: 's'}},
-	{name: "trace context", words: []string{"trace", "traceparent", "b3", "span", "parent id"}, window: 24, shape: shape{kind: 'r', may: hexDashes, re: regexp.MustCompile(
-		`^(?:[0-9a-f]{16}|[0-9a-f]{32}|00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}|(?:[0-9a-f]{16}|[0-9a-f]{32})-[0-9a-f]{16}(?:-[01d])?)$`)}},
+	{name: "trace context", words: []string{"trace", "traceparent", "tracestate", "b3", "span", "parent id"}, window: 48, shape: shape{kind: 'r', may: hexDashes, re: regexp.MustCompile(
+		`^(?:[0-9a-f]{16}|[0-9a-f]{32}|00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}|(?:[0-9a-f]{16}|[0-9a-f]{32})-[0-9a-f]{16}(?:-[01d](?:-[0-9a-f]{16})?)?)$`)}},
+	{name: "image layer docker names", after: []string{": Pull complete", ": Already exists", ": Pulling fs layer", ": Waiting",
+		": Downloading", ": Verifying Checksum", ": Download complete", ": Extracting", ": Pushed", ": Layer already exists",
+		": Preparing", ": Pushing"}, shape: shape{kind: 'x', lens: []int{12}}},
 	{name: "public key named", words: []string{"public", "pubkey", "publickey"}, window: 32, shape: shape{kind: 'b'}},
 	{name: "JSON web key's public member", words: []string{"x", "y", "n", "e"}, window: 6, line: `"kty"`, shape: shape{kind: 'b'}},
 	{name: "signature tool's public key", words: []string{"minisign", "signify"}, window: 64, shape: shape{kind: 'b', lens: []int{56}}},
@@ -176,12 +181,12 @@ func (p *proof) holds(src []byte, s, e int, ws *nearWords) bool {
 	for k := 0; k < ws.n && ws.w[k][0] >= s-p.window; k++ {
 		if p.algorithm {
 			if bits := digestBits(ws.word(src, k), ws.word(src, k+1)); bits > 0 {
-				return p.shape.fits(src[s:e], bits)
+				return p.shape.fits(src[s:e], bits) && !ws.keyed(src, k+1)
 			}
 		}
 		for _, w := range p.words {
 			if ws.phraseAt(src, k, w) {
-				return true
+				return !ws.keyed(src, k+strings.Count(w, " ")+1)
 			}
 		}
 		if ws.blocks(src, k) {
@@ -204,6 +209,12 @@ func (ws *nearWords) read(src []byte, s, window int) {
 	for e := s; e > stop && ws.n < len(ws.w); {
 		c := src[e-1]
 		if c == '\n' || c == '\r' || c == 'n' && e-2 >= stop && src[e-2] == '\\' {
+			if ws.n == 0 && e < len(src) && src[e] == ' ' {
+				// The value starts a folded line, which continues the
+				// field above it (Checksums-Sha1:\n <sha1> size file).
+				e -= 1 + btoi(c == 'n')
+				continue
+			}
 			return // a line break, or an escaped one
 		}
 		if !isAlnum(c) {
@@ -248,6 +259,17 @@ func (ws *nearWords) blocks(src []byte, k int) bool {
 	return lw != nil && (credentialWords[string(lw)] || glued(lw) || string(lw) == "authorization")
 }
 
+// keyed reports whether the k-th word, the one before a proof's word,
+// makes the digest a secret: a credential's hash (admin.password.hash)
+// or a keyed digest (hmac-sha256) proves nothing public.
+func (ws *nearWords) keyed(src []byte, k int) bool {
+	if k >= ws.n {
+		return false
+	}
+	lw := lowerASCII(ws.word(src, k))
+	return lw != nil && (credentialWords[string(lw)] || glued(lw) || string(lw) == "hmac")
+}
+
 // phraseAt reports whether the words of phrase (space-separated, lower
 // case) are the words from the k-th on, away from the value: "key id"
 // ends at the k-th word.
@@ -278,11 +300,11 @@ func digestBits(w, prev []byte) int {
 		return 160
 	case "sha224":
 		return 224
-	case "sha256", "blake2s", "blake3":
+	case "sha256", "blake2s", "blake3", "b3":
 		return 256
 	case "sha384":
 		return 384
-	case "sha512", "blake2b":
+	case "sha512", "blake2b", "b2":
 		return 512
 	case "224", "256", "384", "512":
 		switch string(lowerASCII(prev)) {
@@ -345,4 +367,11 @@ func (sh shape) fits(v []byte, bits int) bool {
 		return bytes.HasPrefix(name, []byte("ssh-")) || bytes.HasPrefix(name, []byte("ecdsa-")) || bytes.HasPrefix(name, []byte("sk-"))
 	}
 	return sh.may(v) && sh.re.Match(v)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

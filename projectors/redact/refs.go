@@ -113,6 +113,9 @@ func codeEnd(rest []byte) int {
 		case k+2 < len(rest) && (rest[k] == '?' && rest[k+1] == '.' || rest[k] == '-' && rest[k+1] == '>'):
 			k += 2
 		default:
+			if k+1 < len(rest) && (rest[k] == '!' || rest[k] == '?') && rest[k+1] == '(' {
+				k++ // fetch_env!(…), empty?(…): a call, as Elixir and Ruby name some
+			}
 			goto end
 		}
 	}
@@ -206,7 +209,7 @@ func maskValue(v []byte) bool {
 		"password", "passwd", "secret", "token", "key":
 		return true
 	}
-	if fieldName(v) {
+	if fieldName(v) || joinedProse(v) {
 		return true
 	}
 	if len(v) >= 3 {
@@ -220,6 +223,28 @@ func maskValue(v []byte) bool {
 	}
 	return placeholder(v)
 }
+
+// joinedProse reports whether v is a sentence written as one word
+// (changeme-is-not-allowed): three words or more of small letters joined
+// by '-' or '_', one of them a function word, which no generated pass
+// phrase holds.
+func joinedProse(v []byte) bool {
+	n, function := 0, false
+	for s := 0; s <= len(v); {
+		e := s
+		for e < len(v) && v[e] >= 'a' && v[e] <= 'z' {
+			e++
+		}
+		if e == s || e < len(v) && v[e] != '-' && v[e] != '_' {
+			return false
+		}
+		function = function || functionWords[string(v[s:e])]
+		n, s = n+1, e+1
+	}
+	return n >= 3 && function
+}
+
+var functionWords = wordSet(`is are was be not no the a an to of`)
 
 // fieldName reports whether v is the name of a credential's field or
 // setting rather than its value: lower-case words joined by '_', one of

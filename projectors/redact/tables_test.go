@@ -23,17 +23,28 @@ func TestProofsEntryByEntry(t *testing.T) {
 			{"integrity=sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4JwY8wC", "integrity=sha384-oqVuAfXRKap7fdgcCY5uykM6+R9GqQ8K/uxy9rx7HNQlGYl1kPzQho1wx4Jw"},
 			{"fingerprint is SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8.", "key is SHA1:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8."},
 			{"256 SHA256:3zqtSt6RvKhP6OuRWtEWM5ZiNM2Ug3oNi0fp6kBOYHM ops@build-runner (ED25519)", "256 SHA256:3zqtSt6RvKhP6OuRWtEWM5ZiNM2Ug3oNi0fp6kBOYHM note ops@build-runner (ED25519)"},
+			// A keyed digest is a signature: hmac before the algorithm voids the proof.
+			{"b3sum: a8184e21765c49f767c29c7cab6f637b4137e4eb88f87e2d3432a2aaa48a69c9  firebird.tar.gz", "x-shop-hmac-sha256: S+voL7dc6BCZQ+kkp9+GCDCKxkT4DOuIw29PLEQaVZ4="},
+			// A folded line continues the field above it; a line that is not
+			// folded does not.
+			{`Checksums-Sha1:\n c9e30a3937e177c602dad9befaaea328e6a0c012 21442 tac-plus.dsc`, `Checksums-Sha1:\nc9e30a3937e177c602dad9befaaea328e6a0c012 21442 tac-plus.dsc`},
 		},
 		"checksum or digest named": {
 			{`ETag: "e474def8bcb216f0ed162edf06727c54"`, `X-Request: "e474def8bcb216f0ed162edf06727c54"`},
 			{"x/net v0.25.0 h1:d/OCCoBEUq33pjydKrGQhw7IlUPI2Oylr+8qLx49kac=", "x/net v0.25.0 h2:d/OCCoBEUq33pjydKrGQhw7IlUPI2Oylr+8qLx49kac="},
+			// A credential's hash is no public digest.
+			{`<setting name="file.hash" value="b46c94aff258ce69ca2b3d8ec967316cd6a1ba5edb73b0055e7f95100ac0478c"/>`, `<setting name="admin.password.hash" value="b46c94aff258ce69ca2b3d8ec967316cd6a1ba5edb73b0055e7f95100ac0478c"/>`},
 		},
-		"checksum file line": {{"ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1  app-5.8.3-debian12-amd64.deb", "ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1 app.tar.gz"}},
+		"checksum after an archive's name": {{`resolved "https://registry.yarnpkg.com/jason/-/jason-1.4.1.tgz#906538f108cd2591a1643b7948d70fbe5f0fd018"`, `resolved "https://registry.yarnpkg.com/jason/-/jason-1.4.1.tgz/x/906538f108cd2591a1643b7948d70fbe5f0fd018"`}},
+		"checksum of a mix.lock entry":     {{`"jason": {:hex, :jason, "1.4.4", "513544b081290ba6ac550b416547d711b0f36f149f9fc2d05734b27e8f30e000", [:mix], [], "hexpm", "aaad4897090627d7cfa9f767a8577adb8e20911d67d5cf54615510c91249eee2"},`, `"api_key_hex": "513544b081290ba6ac550b416547d711b0f36f149f9fc2d05734b27e8f30e000"`}},
+		"checksum file line":               {{"ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1  app-5.8.3-debian12-amd64.deb", "ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1 app.tar.gz"}},
 		"commit in a git context": {
 			{"commit 28efa20124d6d003a6630d95495d395dc3289858", "token 28efa20124d6d003a6630d95495d395dc3289858"},
 			{"HEAD is now at 9132b5958b11 fix", "head token is at 9132b5958b11 fix"},
 			{"object e4be9b4cefbc6271caaf49e1e3a8d078b85a30b2", "objects e4be9b4cefbc6271caaf49e1e3a8d078b85a30b2"},
 			{"- uses: actions/checkout@d92c11494c2b7839ff4753a6a07ec33ab1096bc4 # v4.2.2", "- run: deploy d92c11494c2b7839ff4753a6a07ec33ab1096bc4 # v4.2.2"},
+			{"Successfully rebased and updated refs/heads/feature onto 96000c4920ca3e56ae2fccfc1729c4200e4f5343.", "Successfully uploaded to 96000c4920ca3e56ae2fccfc1729c4200e4f5343."},
+			{" 9 files changed, 46 insertions(+), 7 deletions(-) at e83051ded613fc88561d49ebaaa762378f2507c8", " 9 files uploaded at e83051ded613fc88561d49ebaaa762378f2507c8"},
 		},
 		"commit before its ref": {{"1f8fa1d7c8eb9c7cf8ba1c6cbb52440483259735 refs/tags/v1.9.4", "1f8fa1d7c8eb9c7cf8ba1c6cbb52440483259735 tags/v1.9.4"}},
 		"git range, describe name or Go pseudo-version": {
@@ -44,6 +55,7 @@ func TestProofsEntryByEntry(t *testing.T) {
 		"key id or fingerprint": {
 			{"gpg: using RSA key 4AEE18F83AFDEB23", "gpg: using the token 4AEE18F83AFDEB23"},
 			{"pub   ed25519/217417CFE32FE7D6 2026-01-14 [SC]", "pub   ed25519 217417CFE32FE7D6b 2026-01-14 [SC]"},
+			{"fpr:::::::::8C16EEC2957BA9F86486BE07C71A68DA9C2FD016:", "fp:::::::::8C16EEC2957BA9F86486BE07C71A68DA9C2FD016:"},
 		},
 		"content-addressed path": {{"packages/8a/ea/19f9ad283fe0a3a3e28580a12d3e1db637519141284019db9bb7a6755bfb/mlflow.whl", "packages/8a/ea/19f9ad283fe0a3a3e28580a12d3e1db637519141284019db9bb7a6755bf/mlflow.whl"}},
 		"ssh public key":         {{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHq7Lm2vK9tR4xW1nB8yC3dF6hJ0sG5aE2uQ ops@build-runner", "ssh-ed25519 QUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSUhxN0xtMnZLOXRSNHhXMW5COHlD"}},
@@ -53,6 +65,8 @@ func TestProofsEntryByEntry(t *testing.T) {
 			{`"spanId":"7f3a9c2e1b4d6058"`, `"nonce":"7f3a9c2e1b4d6058"`},
 			{"X-B3-TraceId: d9b720aaf9d3933f7b143827e5c6655a", "X-Request-Id: d9b720aaf9d3933f7b143827e5c6655a"},
 			{"b3: 7dafb03ac199aba9918c7535ca187fab-9d961b0a2efe15a4-1", "b3: 7dafb03ac199aba9918c7535ca187fab-9d961b0a2efe15a4-1-2-3"},
+			{"b3: 60754930cc7a033fce132605e1044985-e049ccb75804be13-1-73f90f672216768d", "b3: 60754930cc7a033fce132605e1044985-e049ccb75804be13-1-73f90f672216768"},
+			{"tracestate: congo=t61rcWkgMzE,rojo=00f067aa0ba902b7", "statestore: congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"},
 			{"X-Cloud-Trace-Context: 04e0b0d18e4c1012f1abbe4ec2eb4203/1223728822541981490;o=1", "X-Cloud-Context: 04e0b0d18e4c1012f1abbe4ec2eb4203/1223728822541981490;o=1"},
 		},
 		"public key named": {
@@ -70,6 +84,7 @@ func TestProofsEntryByEntry(t *testing.T) {
 		"fingerprint line of a gpg listing": {{"      58A8B74C9AEFACCF0829D5A8328A3CECA6E64026", "      58a8b74c9aefaccf0829d5a8328a3ceca6e64026"}},
 		"signature line of a gpg listing":   {{"sig 3        47FB44BB9D2F835D 2026-11-30  Release Key", "sig=47fb44bb9d2f835d&expires=1"}},
 		"WireGuard peer":                    {{"peer: 8d8/pSiJ8be3BhC2JMUugSk7Yml1SW/wsdlWLR9HEAA=", "peer_token: 8d8/pSiJ8be3BhC2JMUugSk7Yml1SW/wsdlWLR9HEAA="}},
+		"image layer docker names":          {{"2d8ddbe0ad46: Pull complete", "2d8ddbe0ad46: Ready"}},
 	}
 	for _, p := range proofsTable {
 		cs, ok := cases[p.name]
@@ -137,9 +152,10 @@ func TestCredentialWordsEntryByEntry(t *testing.T) {
 			}
 		}
 		// Alone, or after another word, a noun names no credential
-		// (but "key" alone does).
-		if c := classifyKey([]byte("other_" + noun)); c != kvNone {
-			t.Errorf("other_%s: class %d", noun, c)
+		// (but "key" alone does; and a code is a secret unless a word of
+		// prose, a setting or a public code names it).
+		if c := classifyKey([]byte("error_" + noun)); c != kvNone {
+			t.Errorf("error_%s: class %d", noun, c)
 		}
 	}
 	// Substrings never count: these hold a setting or a credential word
@@ -170,6 +186,9 @@ func TestAccountVerbsEntryByEntry(t *testing.T) {
 		"password":        "drush user:password jdoe 'Zq9v!k2LmP'",
 		"auth":            "doveadm auth test jdoe Zq9v!k2LmP",
 		"superuser":       "./pocketbase superuser upsert jdoe@example.com Zq9v!k2LmP",
+		"register":        "xo-cli register --au https://xo.example jdoe@example.com Zq9v!k2LmP",
+		"user-create":     "chef-server-ctl user-create jdoe 'Zq9v!k2LmP' --filename x.pem",
+		"useradd":         "appctl useradd jdoe Zq9v!k2LmP",
 	}
 	for _, c := range slices.Sorted(maps.Keys(accountVerbs)) {
 		ex, ok := examples[c]
@@ -183,7 +202,8 @@ func TestAccountVerbsEntryByEntry(t *testing.T) {
 		}
 	}
 	for _, ordinary := range []string{"htpasswd -c /etc/nginx/.htpasswd jdoe", "login failed for user root from 10.0.0.1",
-		"password expired for alice yesterday", "auth failure for alice: bad input", "net profit 1234abc"} {
+		"password expired for alice yesterday", "auth failure for alice: bad input", "net profit 1234abc",
+		"connect to db01 timeout 30s", "register service checkout-api v2", "add route via gw-2 table main"} {
 		if got := String(ordinary); strings.Contains(got, "<SECRET>") {
 			t.Errorf("%q -> %q", ordinary, got)
 		}

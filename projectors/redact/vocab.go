@@ -75,11 +75,15 @@ func Vocabulary() map[string][]string {
 	for _, w := range slices.Sorted(maps.Keys(announcedWords)) {
 		announced = append(announced, w+" is ", "verification "+w+" ", w+": ", w+" for 1 was ")
 	}
+	for _, w := range slices.Sorted(maps.Keys(accountWords)) {
+		announced = append(announced, w+" a / b1234 ", w+": ")
+	}
 	for _, l := range slices.Sorted(maps.Keys(loginVerbs)) {
 		announced = append(announced, l+" as ", l+" to a as ")
 	}
 	v["announced"] = append(append(announced, slices.Sorted(maps.Keys(connectors))...), "ConvertTo-SecureString '", " -String \"",
-		"echo ", "echo x | ", "echo 'x' | chpasswd ", "| kinit ", "<<< ", "<<< 'x' ", "--password-stdin ", "password_stdin <<< ")
+		"echo ", "echo x | ", "echo 'x' | chpasswd ", "| kinit ", "<<< ", "<<< 'x' ", "--password-stdin ", "password_stdin <<< ",
+		"password => ", "password -> ", "codes: a1b2-c3d4 ", "password from ")
 	v["phones"] = append(slices.Sorted(maps.Keys(phoneWords)), "+1 (415) 555-", "+44 20 ", "+254", "+1-", "(1) ", "phone_number")
 	for k, words := range v {
 		v[k] = slices.Clone(words) // the caller may change them

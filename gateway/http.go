@@ -399,7 +399,7 @@ func (b *bounded) sessionCaller(r *http.Request) string {
 	if err != nil {
 		return "refused\x00" + r.Header.Get(RunTokenHeader)
 	}
-	return b.h.callerOf(c, run)
+	return b.h.callerOf(r.Context(), c, run)
 }
 
 // openFor counts a new session of principal who as being opened, or says

@@ -293,3 +293,33 @@ func TestCancelOfAnotherRunTokenCancelsNothing(t *testing.T) {
 	waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", "call_k1") == 1 }, "the owner's cancel to reach the upstream")
 	<-done
 }
+
+// A run header binds its sender to its run as a run token does: the
+// resolver gives the header's run whatever run a request names. Two
+// agents of one principal a host sends with two run headers are two
+// callers, and a stateless cancel of one, with the JSON-RPC id both
+// number their first call with, cancels nothing of the other's call; its
+// own agent's cancel does.
+func TestCancelOfAnotherRunHeaderCancelsNothing(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "upstream.log")
+	cfg := liveConfig(t, logPath)
+	cfg["identity"] = map[string]any{"project": "support", "principal": "agent-1", "run_header": "X-Toolcanon-Run"}
+	lg := openLive(t, cfg, gateway.OpenOptions{})
+	srv := httptest.NewServer(lg.g.Handler(gateway.HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	agentA, agentB := http.Header{"X-Toolcanon-Run": {"run-agent-a"}}, http.Header{"X-Toolcanon-Run": {"run-agent-b"}}
+	done := waitCall(t, srv.URL, agentA, logPath, "call_h1", map[string]any{})
+	if status, _ := rawPost(t, srv.URL, agentB, cancelBody(t, nil)); status != http.StatusAccepted {
+		t.Fatalf("the other agent's cancel: %d", status)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := countExecutions(t, logPath, "cancelled", "call_h1"); n != 0 {
+		t.Fatal("a cancel of another run header cancelled the call")
+	}
+	if status, _ := rawPost(t, srv.URL, agentA, cancelBody(t, nil)); status != http.StatusAccepted {
+		t.Fatalf("the owner's cancel: %d", status)
+	}
+	waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", "call_h1") == 1 }, "the owner's cancel to reach the upstream")
+	<-done
+}

@@ -25,8 +25,9 @@ import (
 // notifications/cancelled for a call may reach another replica than the
 // one running it. Nothing is written for a call that no cancel names: the
 // receiving replica sends the cancel, under a key derived from the caller —
-// the verified bearer token's subject, else the principal (with its run
-// token's run) — and the JSON-RPC id (the only names a cancel carries),
+// the verified bearer token's subject, else the principal (with the run
+// the resolver binds it to) — and the JSON-RPC id (the only names a
+// cancel carries),
 // and every replica reads the cancels sent with one blocking read of its
 // own. A replica that runs a
 // call under the key claims the cancel; when two calls claim it (two
@@ -91,20 +92,38 @@ func cancelKey(caller, rpcID string) string {
 // callerOf is who sends a stateless request c of run, as a cancel must
 // match its call: the verified bearer token's subject when the connection
 // has one; else the principal the RunResolver finds for it (from a run
-// token in its header or _meta, or the configured principal), and the run
-// of the run token it carries, when the resolver reads run tokens: without
-// a bearer token the run token is the caller's one credential, and
-// another agent of the same principal, given a token of another run, is
-// another caller.
-func (h *handler) callerOf(c *Call, run boundary.RunContext) string {
+// token in its header or _meta, or the configured principal), with run
+// when the resolver binds the caller to it (boundTo). A JSON-RPC id is
+// the caller's choice, no proof of whose call it names: another agent of
+// the same principal, bound to another run (by a run token, a run header,
+// or a host's resolver), is another caller, and its cancels name none of
+// this caller's calls.
+func (h *handler) callerOf(ctx context.Context, c *Call, run boundary.RunContext) string {
 	if tok := c.Token; tok != nil && tok.UserID != "" {
 		return "bearer\x00" + tok.UserID
 	}
-	if s, ok := h.opts.Runs.(*StaticRuns); ok && s.RunTokens != nil && carriesRunToken(c) {
-		// The resolver verified the token: run is the token's.
+	if h.boundTo(ctx, c, run) {
 		return "run\x00" + run.Principal.Subject + "\x00" + run.ID
 	}
 	return "principal\x00" + run.Principal.Subject
+}
+
+// probeRunName is the run a request is asked again for by boundTo.
+const probeRunName = "toolcanon-cancel-probe"
+
+// boundTo reports whether the resolver binds the sender of c to run,
+// whatever run c names: asked again for c naming another run, it finds
+// the same run of the same principal. A caller the resolver lets name its
+// run (in _meta) may act on any run of its principal, and is its principal
+// alone; one it binds (a run token, a run header) is its principal and run.
+func (h *handler) boundTo(ctx context.Context, c *Call, run boundary.RunContext) bool {
+	other := *c
+	other.RunID = probeRunName
+	if c.RunID == probeRunName {
+		other.RunID += "-2"
+	}
+	again, err := h.opts.Runs.ResolveRun(ctx, &other)
+	return err == nil && again.ID == run.ID && again.Principal.Subject == run.Principal.Subject
 }
 
 // carriesRunToken reports whether c carries a run token, in its header or
@@ -265,7 +284,7 @@ func (h *handler) track(ctx context.Context, c *Call, run boundary.RunContext) (
 	if _, bound := h.b.Definition(c.Tool); id == "" || !bound {
 		return ctx, func() {}
 	}
-	return h.cancels.track(ctx, h.callerOf(c, run), id)
+	return h.cancels.track(ctx, h.callerOf(ctx, c, run), id)
 }
 
 // statelessCancel is a stateless notifications/cancelled: the JSON-RPC id
@@ -279,8 +298,8 @@ type statelessCancel struct {
 // accepted: it cancels the call of the same caller (callerOf) with the
 // JSON-RPC id it names. Without a bearer token, the caller is the
 // principal the resolver finds for the cancel as for a call (a run token
-// in its header or _meta), with the token's run, so a call authenticated
-// by a run token is cancelled only by a cancel that carries one for the
+// in its header or _meta, a run header), with the run it binds the cancel
+// to, so a call bound to a run is cancelled only by a cancel bound to the
 // same principal and run.
 func (h *handler) cancelHTTP(r *http.Request, sc *statelessCancel) {
 	tok := auth.TokenInfoFromContext(r.Context())
@@ -294,7 +313,7 @@ func (h *handler) cancelHTTP(r *http.Request, sc *statelessCancel) {
 			return
 		}
 	}
-	if !h.cancels.cancel(r.Context(), h.callerOf(c, run), sc.rpcID) {
+	if !h.cancels.cancel(r.Context(), h.callerOf(r.Context(), c, run), sc.rpcID) {
 		h.log.Info("a cancel named no call in flight")
 	}
 }

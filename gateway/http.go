@@ -31,6 +31,10 @@ const (
 	// DefaultMaxSessionsPerPrincipal is a quarter of DefaultMaxSessions:
 	// no principal holds every session.
 	DefaultMaxSessionsPerPrincipal = 256
+	// DefaultMaxSessionsPerCaller is a quarter of
+	// DefaultMaxSessionsPerPrincipal: no caller holds every session of
+	// its principal.
+	DefaultMaxSessionsPerCaller = 64
 )
 
 // HTTPOptions configure Gateway.Handler. Zero fields take the defaults.
@@ -58,10 +62,18 @@ type HTTPOptions struct {
 	// one over it is refused with 503 and a JSON-RPC error.
 	MaxSessions int
 	// MaxSessionsPerPrincipal bounds the sessions one principal (the
-	// verified bearer token's subject; every request without a token is
-	// one) has open at once, so that none can take all MaxSessions; a new
-	// one over it is refused with 503 and a JSON-RPC error.
+	// verified bearer token's subject; without one, the principal of the
+	// run token in the Toolcanon-Run-Token header; every request with
+	// neither is one) has open at once, so that none can take all
+	// MaxSessions; a new one over it is refused with 503 and a JSON-RPC
+	// error.
 	MaxSessionsPerPrincipal int
+	// MaxSessionsPerCaller bounds the sessions one caller that its
+	// principal's other callers can be told from (the holder of a run
+	// token: its principal and run) has open at once, so that none can
+	// take all MaxSessionsPerPrincipal; a new one over it is refused as
+	// one over MaxSessionsPerPrincipal is.
+	MaxSessionsPerCaller int
 }
 
 // Handler serves the gateway over streamable HTTP, with the bearer tokens
@@ -97,6 +109,9 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 	if opts.MaxSessionsPerPrincipal <= 0 {
 		opts.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
 	}
+	if opts.MaxSessionsPerCaller <= 0 {
+		opts.MaxSessionsPerCaller = DefaultMaxSessionsPerCaller
+	}
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{Stateless: !opts.Sessions, SessionTimeout: opts.SessionTimeout,
 			// 2026-07-28 and later: a client that closes the POST cancels it.
@@ -105,7 +120,8 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 			// a foreign Host on loopback is.
 			CrossOriginProtection: http.NewCrossOriginProtection()})
 	var h http.Handler = &bounded{next: sdk, opts: opts, server: g.server, h: g.h,
-		owners: map[string]string{}, callers: map[string]string{}, openingBy: map[string]int{}}
+		owners: map[string]string{}, callers: map[string]string{}, openingBy: map[string]int{},
+		openingCaller: map[string]int{}}
 	// What reaches here passed authentication (if any is configured).
 	h = authenticated{h}
 	switch toks := g.cfg.HTTP.BearerTokens; {
@@ -251,11 +267,12 @@ type bounded struct {
 	server *mcp.Server
 	h      *handler
 
-	mu        sync.Mutex
-	opening   int               // new sessions being opened
-	openingBy map[string]int    // principal -> its new sessions being opened
-	owners    map[string]string // session id -> principal, of the sessions opened here
-	callers   map[string]string // session id -> sessionCaller of its opening
+	mu            sync.Mutex
+	opening       int               // new sessions being opened
+	openingBy     map[string]int    // principal -> its new sessions being opened
+	openingCaller map[string]int    // sessionCaller -> its new sessions being opened
+	owners        map[string]string // session id -> principal, of the sessions opened here
+	callers       map[string]string // session id -> sessionCaller of its opening
 }
 
 func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -318,17 +335,13 @@ func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = rc.SetWriteDeadline(time.Now().Add(b.opts.WriteTimeout))
 	}
 	if b.opts.Sessions && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-		who := ""
-		if tok := auth.TokenInfoFromContext(r.Context()); tok != nil {
-			who = tok.UserID
-		}
-		if refused := b.openFor(who); refused != "" {
+		who, caller := b.sessionCaller(r)
+		if refused := b.openFor(who, caller); refused != "" {
 			httpRPCError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, refused)
 			return
 		}
 		// The opening ends when the SDK answers, before the client can
 		// read the answer and ask again: the session id is in its headers.
-		caller := b.sessionCaller(r)
 		ow := &openingWriter{ResponseWriter: w, end: func() { b.openedFor(who, caller, w.Header().Get("Mcp-Session-Id")) }}
 		defer ow.finish()
 		w = ow
@@ -349,7 +362,7 @@ func (b *bounded) ownSessionsOnly(r *http.Request) *http.Request {
 	b.mu.Lock()
 	owner, known := b.callers[id]
 	b.mu.Unlock()
-	if !known || owner == b.sessionCaller(r) {
+	if _, caller := b.sessionCaller(r); !known || owner == caller {
 		return r
 	}
 	r = r.Clone(r.Context())
@@ -385,30 +398,34 @@ func (o *openingWriter) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 // caller of the run token in its header (callerOf: its principal and run),
 // the one credential such a client holds; else nobody ("": the session is
 // whoever's holds its id, as every request without a credential is one
-// caller).
-func (b *bounded) sessionCaller(r *http.Request) string {
+// caller). principal is whose sessions it counts among: the bearer
+// token's subject, else the run token's principal, else "".
+func (b *bounded) sessionCaller(r *http.Request) (principal, caller string) {
 	tok := auth.TokenInfoFromContext(r.Context())
 	if tok != nil && tok.UserID != "" {
-		return "bearer\x00" + tok.UserID
+		return tok.UserID, "bearer\x00" + tok.UserID
 	}
 	c := &Call{Header: r.Header, Token: tok, RunID: "session"}
 	if b.h == nil || !carriesRunToken(c) {
-		return ""
+		return "", ""
 	}
 	run, err := b.h.opts.Runs.ResolveRun(r.Context(), c)
 	if err != nil {
-		return "refused\x00" + r.Header.Get(RunTokenHeader)
+		return "", "refused\x00" + r.Header.Get(RunTokenHeader)
 	}
-	return b.h.callerOf(c, run)
+	return run.Principal.Subject, b.h.callerOf(r.Context(), c, run)
 }
 
-// openFor counts a new session of principal who as being opened, or says
-// why it may not open: the server has MaxSessions sessions open or being
-// opened, or who MaxSessionsPerPrincipal. An opening counts from before
-// the SDK opens the session until it is among the server's and who's (the
-// SDK's answer starts), so that concurrent openings never pass a cap. Sessions that are gone
-// (closed, timed out) are forgotten here.
-func (b *bounded) openFor(who string) (refused string) {
+// openFor counts a new session of principal who, opened by caller (a
+// sessionCaller), as being opened, or says why it may not open: the server
+// has MaxSessions sessions open or being opened, who MaxSessionsPerPrincipal,
+// or caller, when it is one of who's callers that can be told apart (not
+// who's one bearer token, nor nobody), MaxSessionsPerCaller. An opening
+// counts from before the SDK opens the session until it is among the
+// server's and who's (the SDK's answer starts), so that concurrent
+// openings never pass a cap. Sessions that are gone (closed, timed out)
+// are forgotten here.
+func (b *bounded) openFor(who, caller string) (refused string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	live := map[string]bool{}
@@ -418,7 +435,7 @@ func (b *bounded) openFor(who string) (refused string) {
 	if len(live)+b.opening >= b.opts.MaxSessions {
 		return "toolcanon: too many open sessions; try again later"
 	}
-	n := b.openingBy[who]
+	n, mine := b.openingBy[who], b.openingCaller[caller]
 	for id, owner := range b.owners {
 		switch {
 		case !live[id]:
@@ -426,13 +443,20 @@ func (b *bounded) openFor(who string) (refused string) {
 			delete(b.callers, id)
 		case owner == who:
 			n++
+			if b.callers[id] == caller {
+				mine++
+			}
 		}
 	}
 	if n >= b.opts.MaxSessionsPerPrincipal {
 		return "toolcanon: this principal has too many open sessions; close one or try again later"
 	}
+	if told := caller != "" && !strings.HasPrefix(caller, "bearer\x00"); told && mine >= b.opts.MaxSessionsPerCaller {
+		return "toolcanon: this caller has too many open sessions; close one or try again later"
+	}
 	b.opening++
 	b.openingBy[who]++
+	b.openingCaller[caller]++
 	return ""
 }
 
@@ -447,6 +471,9 @@ func (b *bounded) openedFor(who, caller, id string) {
 	b.opening--
 	if b.openingBy[who]--; b.openingBy[who] <= 0 {
 		delete(b.openingBy, who)
+	}
+	if b.openingCaller[caller]--; b.openingCaller[caller] <= 0 {
+		delete(b.openingCaller, caller)
 	}
 }
 

@@ -293,3 +293,86 @@ func TestCancelOfAnotherRunTokenCancelsNothing(t *testing.T) {
 	waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", "call_k1") == 1 }, "the owner's cancel to reach the upstream")
 	<-done
 }
+
+// A run header binds its sender to its run as a run token does: the
+// resolver gives the header's run whatever run a request names. Two
+// agents of one principal a host sends with two run headers are two
+// callers, and a stateless cancel of one, with the JSON-RPC id both
+// number their first call with, cancels nothing of the other's call; its
+// own agent's cancel does.
+func TestCancelOfAnotherRunHeaderCancelsNothing(t *testing.T) {
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "upstream.log")
+	cfg := liveConfig(t, logPath)
+	cfg["identity"] = map[string]any{"project": "support", "principal": "agent-1", "run_header": "X-Toolcanon-Run"}
+	lg := openLive(t, cfg, gateway.OpenOptions{})
+	srv := httptest.NewServer(lg.g.Handler(gateway.HTTPOptions{}))
+	t.Cleanup(srv.Close)
+	agentA, agentB := http.Header{"X-Toolcanon-Run": {"run-agent-a"}}, http.Header{"X-Toolcanon-Run": {"run-agent-b"}}
+	done := waitCall(t, srv.URL, agentA, logPath, "call_h1", map[string]any{})
+	if status, _ := rawPost(t, srv.URL, agentB, cancelBody(t, nil)); status != http.StatusAccepted {
+		t.Fatalf("the other agent's cancel: %d", status)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := countExecutions(t, logPath, "cancelled", "call_h1"); n != 0 {
+		t.Fatal("a cancel of another run header cancelled the call")
+	}
+	if status, _ := rawPost(t, srv.URL, agentA, cancelBody(t, nil)); status != http.StatusAccepted {
+		t.Fatalf("the owner's cancel: %d", status)
+	}
+	waitFor(t, func() bool { return countExecutions(t, logPath, "cancelled", "call_h1") == 1 }, "the owner's cancel to reach the upstream")
+	<-done
+}
+
+// Without bearer tokens, the sessions of run-token holders are capped as
+// its callers are told apart: each holder (its principal and run) at
+// MaxSessionsPerCaller, each principal in all at MaxSessionsPerPrincipal.
+// One agent cannot take every session of its principal, nor one principal
+// every session of the run-token holders.
+func TestRunTokenSessionsAreCappedPerCallerAndPrincipal(t *testing.T) {
+	key := strings.Repeat("p", 40)
+	t.Setenv("TOOLCANON_TEST_ISOLATION_KEY", key)
+	g := openTestGateway(t, func(cfg configDoc) {
+		cfg["identity"] = map[string]any{"project": "support", "run_token": map[string]any{"audience": "isolation-test",
+			"keys": []any{map[string]any{"id": "k1", "key_env": "TOOLCANON_TEST_ISOLATION_KEY"}}, "required": true}}
+	})
+	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{Sessions: true, MaxSessions: 10,
+		MaxSessionsPerPrincipal: 3, MaxSessionsPerCaller: 2}))
+	t.Cleanup(srv.Close)
+	token := func(run, principal string) http.Header {
+		tok, err := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: []byte(key)}, "isolation-test", run, principal, time.Hour, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return http.Header{gateway.RunTokenHeader: {tok}}
+	}
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agent","version":"1"}}}`
+	opens := func(h http.Header) bool {
+		t.Helper()
+		code, body := sessionRequestWith(t, srv.URL, http.MethodPost, h, "", initialize)
+		if code != http.StatusOK && code != http.StatusServiceUnavailable {
+			t.Fatalf("initialize: %d %s", code, body)
+		}
+		return code == http.StatusOK
+	}
+	a1, a2, a3, b1 := token("run-a1", "alice"), token("run-a2", "alice"), token("run-a3", "alice"), token("run-b1", "bob")
+	for i := range 2 {
+		if !opens(a1) {
+			t.Fatalf("alice's first agent's session %d was refused", i+1)
+		}
+	}
+	if opens(a1) {
+		t.Fatal("alice's first agent opened a third session past its cap of 2")
+	}
+	if !opens(a2) {
+		t.Fatal("alice's second agent was refused while the first holds its cap")
+	}
+	if opens(a3) {
+		t.Fatal("alice's third agent opened a fourth session of alice's past her cap of 3")
+	}
+	for i := range 2 {
+		if !opens(b1) {
+			t.Fatalf("bob's session %d was refused while alice holds her cap", i+1)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"hash"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -212,35 +213,45 @@ func (s *Store) AuditLease(ctx context.Context, holder string, ttl time.Duration
 	return r.Outcome == "OK", nil
 }
 
-// statusKey is the key of the export's status (a HASH).
-func (s *Store) statusKey() string { return s.keys.Prefix() + ":audit:status" }
+// statusKey is the key of the export's status: a STRING of four decimal
+// numbers, space-separated (the last pass and the oldest pending event in
+// ms since the epoch, 0 for none; the events exported and pending), written
+// with its expiry by one SET, so that it never stands without one. (The
+// releases before kept a HASH under ":audit:status", written by HSET and
+// PEXPIRE; it expires on its own.)
+func (s *Store) statusKey() string { return s.keys.Prefix() + ":audit:report" }
 
 // statusTTL is how long the export's status is kept after its last pass.
 const statusTTL = 30 * 24 * time.Hour
 
-// AuditStatus implements canonical.AuditSource: one HMGET.
+// AuditStatus implements canonical.AuditSource: one GET. A status this
+// release did not write reads as none.
 func (s *Store) AuditStatus(ctx context.Context) (canonical.AuditStatus, error) {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	vals, err := s.do(ctx, s.c.B().Hmget().Key(s.statusKey()).Field("pass_ms", "exported", "pending", "oldest_ms").Build()).ToArray()
-	if err != nil || len(vals) != 4 {
-		return canonical.AuditStatus{}, unavailable(replyErr(err, "HMGET of the export status"), "read the export status")
+	v, err := s.do(ctx, s.c.B().Get().Key(s.statusKey()).Build()).ToString()
+	if rueidis.IsRedisNil(err) {
+		return canonical.AuditStatus{}, nil
 	}
-	n := func(i int) int64 {
-		v, _ := vals[i].ToString()
-		return atoi(v)
+	if err != nil {
+		return canonical.AuditStatus{}, unavailable(replyErr(err, "GET of the export status"), "read the export status")
 	}
-	st := canonical.AuditStatus{Exported: n(1), Pending: n(2)}
-	if ms := n(0); ms > 0 {
+	f := strings.Fields(v)
+	if len(f) != 4 {
+		return canonical.AuditStatus{}, nil
+	}
+	st := canonical.AuditStatus{Exported: atoi(f[1]), Pending: atoi(f[2])}
+	if ms := atoi(f[0]); ms > 0 {
 		st.LastPass = time.UnixMilli(ms)
 	}
-	if ms := n(3); ms > 0 {
+	if ms := atoi(f[3]); ms > 0 {
 		st.OldestEvent = time.UnixMilli(ms)
 	}
 	return st, nil
 }
 
-// AuditReport implements canonical.AuditSource: one HSET and PEXPIRE.
+// AuditReport implements canonical.AuditSource: one SET with the status's
+// expiry.
 func (s *Store) AuditReport(ctx context.Context, r canonical.AuditStatus) error {
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -250,16 +261,9 @@ func (s *Store) AuditReport(ctx context.Context, r canonical.AuditStatus) error 
 		}
 		return strconv.FormatInt(t.UnixMilli(), 10)
 	}
-	key := s.statusKey()
-	res := s.doMulti(ctx,
-		s.c.B().Hset().Key(key).FieldValue().FieldValue("pass_ms", ms(r.LastPass)).
-			FieldValue("exported", strconv.FormatInt(r.Exported, 10)).FieldValue("pending", strconv.FormatInt(r.Pending, 10)).
-			FieldValue("oldest_ms", ms(r.OldestEvent)).Build(),
-		s.c.B().Pexpire().Key(key).Milliseconds(statusTTL.Milliseconds()).Build())
-	for _, x := range res {
-		if err := x.Error(); err != nil {
-			return unavailable(err, "keep the export status")
-		}
+	v := ms(r.LastPass) + " " + strconv.FormatInt(r.Exported, 10) + " " + strconv.FormatInt(r.Pending, 10) + " " + ms(r.OldestEvent)
+	if err := s.do(ctx, s.c.B().Set().Key(s.statusKey()).Value(v).PxMilliseconds(statusTTL.Milliseconds()).Build()).Error(); err != nil {
+		return unavailable(err, "keep the export status")
 	}
 	return nil
 }

@@ -58,3 +58,36 @@ func TestCheckReportsAuditLag(t *testing.T) {
 		t.Fatalf("far behind: %+v %v", f, ok)
 	}
 }
+
+// The export's status is written with its expiry in one command, so that
+// it never stands without one (a connection lost between a write and its
+// PEXPIRE would leave it so), and reads back as written.
+func TestAuditStatusIsWrittenWithItsExpiry(t *testing.T) {
+	s, cc, addr := countedStore(t)
+	ctx := context.Background()
+	if st, err := s.AuditStatus(ctx); err != nil || st != (canonical.AuditStatus{}) {
+		t.Fatalf("no status yet: %+v, %v", st, err)
+	}
+	want := canonical.AuditStatus{LastPass: time.UnixMilli(1796321576928), Exported: 9, Pending: 40,
+		OldestEvent: time.UnixMilli(1796321570000)}
+	cc.reset()
+	if err := s.AuditReport(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	if trips, names := cc.reset(); trips != 1 || len(names) != 1 || names["SET"] != 1 {
+		t.Errorf("a report sent %d round trips, %v: want one SET", trips, names)
+	}
+	keys, err := redistest.Command(addr, "KEYS", "*:audit:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range strings.Fields(keys) {
+		if pttl, _ := redistest.Command(addr, "PTTL", k); strings.TrimSpace(pttl) == "-1" {
+			t.Errorf("%s has no expiry", k)
+		}
+	}
+	if got, err := s.AuditStatus(ctx); err != nil || !got.LastPass.Equal(want.LastPass) || !got.OldestEvent.Equal(want.OldestEvent) ||
+		got.Exported != want.Exported || got.Pending != want.Pending {
+		t.Errorf("read back %+v, %v; want %+v", got, err, want)
+	}
+}

@@ -103,6 +103,7 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	maxConnsEach := fs.Int("max-connections-per-source", defaultMaxConnectionsPerSource, "with --listen: the most HTTP connections open at once from one address (an IPv6 /64), loopback included; past it a new one is answered 503 and closed (0: no cap)")
 	authTimeout := fs.Duration("auth-timeout", defaultAuthTimeout, "with --listen: the time a new HTTP connection has to send a request that passes authentication; then the server's own timeouts apply")
 	maxSessionsEach := fs.Int("max-sessions-per-principal", gateway.DefaultMaxSessionsPerPrincipal, "with --sessions: the most sessions one principal has open at once")
+	maxSessionsCaller := fs.Int("max-sessions-per-caller", gateway.DefaultMaxSessionsPerCaller, "with --sessions: the most sessions one holder of a run token (its principal and run) has open at once")
 	sessionTimeout := fs.Duration("session-timeout", gateway.DefaultSessionTimeout, "with --sessions: close a session idle this long")
 	maxInFlight := fs.Int("max-calls-in-flight", gateway.DefaultMaxCallsInFlight, "the most calls one principal has in flight (-1: no cap)")
 	maxNewRuns := fs.Int("max-new-runs-per-minute", gateway.DefaultMaxNewRunsPerMinute, "the most new runs one principal starts per minute (-1: no cap)")
@@ -231,7 +232,7 @@ func gatewayServe(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		ln = gl
 		mux := http.NewServeMux()
 		h := g.Handler(gateway.HTTPOptions{Sessions: *sessions, MaxSessions: *maxSessions,
-			MaxSessionsPerPrincipal: *maxSessionsEach, SessionTimeout: *sessionTimeout})
+			MaxSessionsPerPrincipal: *maxSessionsEach, MaxSessionsPerCaller: *maxSessionsCaller, SessionTimeout: *sessionTimeout})
 		mux.Handle("/mcp", h)
 		for _, p := range g.MetadataPaths() { // OAuth: the protected resource metadata
 			mux.Handle(p, h)

@@ -53,12 +53,12 @@ type Planted struct {
 // blind2 and blind6, which are written apart and never tuned on. dev2,
 // blind3, blind4 and blind5 are development sets written apart from the
 // rules (the blind ones measured as held-out sets first, their READMEs
-// keeping the figures): tuned on, and held to the tuned sets' bounds once
-// the rules meet them, which blind4's verbatim lines do not yet.
+// keeping the figures): tuned on, and held to the tuned sets' bounds
+// (ungated names a set not held to them yet: none now).
 var (
 	training = []string{"first", "round2"}
 	untuned  = []string{"blind", "blind2", "blind6"}
-	ungated  = []string{"blind4"}
+	ungated  = []string{}
 )
 
 // SetsVar names the environment variable that limits which sets Load

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -99,4 +100,33 @@ func TestGatesOnlySaveTime(t *testing.T) {
 		t.Fatalf("only %d of %d lines changed", changed, len(lines))
 	}
 	t.Logf("%d lines (%d redacted) and 20000 splices agree", len(lines), changed)
+}
+
+// TestHoldsGateLiteralMatchesContains pins holdsGateLiteral's pair table
+// to its definition, a literal of gateLiterals inside the word, on every
+// literal alone, inside other bytes, with its case changed, and cut short.
+func TestHoldsGateLiteralMatchesContains(t *testing.T) {
+	plain := func(w []byte) bool {
+		for _, l := range gateLiterals {
+			if bytes.Contains(w, []byte(l)) {
+				return true
+			}
+		}
+		return bytes.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) >= 0
+	}
+	for _, l := range gateLiterals {
+		if l[0] < 'a' || l[0] > 'z' || l[1] < 'a' || l[1] > 'z' {
+			t.Errorf("literal %q does not start with two lower-case letters, which the pair table needs", l)
+		}
+	}
+	var words []string
+	for _, l := range gateLiterals {
+		words = append(words, l, "x_"+l+"_y", "a"+l, strings.ToUpper(l), l[:len(l)-1], "db"+l[:len(l)-1]+"z")
+	}
+	words = append(words, "", "a", "password", "mypasswd", "tokenizer", "käse", "hostname", "api-key")
+	for _, w := range words {
+		if got, want := holdsGateLiteral([]byte(w)), plain([]byte(w)); got != want {
+			t.Errorf("holdsGateLiteral(%q) = %v, want %v", w, got, want)
+		}
+	}
 }

@@ -1108,10 +1108,18 @@ func gatePositions(src []byte, f features) bool {
 
 // holdsGateLiteral reports whether the lower-case word w holds one of
 // gateLiterals, as every keyword gatePositions lets through does.
+// Every literal starts with two lower-case letters, so a pair of w that
+// gateTable refuses starts none of them: most words cost a table load a
+// byte rather than one scan a literal.
 func holdsGateLiteral(w []byte) bool {
-	for _, l := range gateLiterals {
-		if bytes.Contains(w, []byte(l)) {
-			return true
+	for k := 0; k+1 < len(w); k++ {
+		if gateTable.pairs[w[k]]&letterBit[w[k+1]] == 0 {
+			continue
+		}
+		for _, l := range gateTable.byFirst[w[k]] {
+			if bytes.HasPrefix(w[k:], []byte(l)) {
+				return true
+			}
 		}
 	}
 	return bytes.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) >= 0

@@ -103,9 +103,10 @@ func proven(rw *rewriter, s, e int) bool {
 		return false // every proven value is base64, a range or a version
 	}
 	var ws nearWords
+	vc := classOf(v)
 	for i := range proofsTable {
 		p := &proofsTable[i]
-		if !p.shape.fits(v, 0) {
+		if !p.shape.fitsClass(v, 0, vc) {
 			continue
 		}
 		if p.window > 0 && ws.n == 0 {
@@ -328,6 +329,26 @@ func digestFits(v []byte, bits int) bool {
 	return len(v) == 2*n && hexOneCase(v) || (len(v) == (n+2)/3*4 || len(v) == (n*8+5)/6) && base64Like(v)
 }
 
+// valueClass is what the shapes read of a value's bytes, found in one
+// pass each rather than once per proof and digest size.
+type valueClass struct{ hex, b64 bool }
+
+func classOf(v []byte) valueClass { return valueClass{hex: hexOneCase(v), b64: base64Like(v)} }
+
+// digestFitsClass is digestFits with v's class found beforehand.
+func digestFitsClass(v []byte, bits int, c valueClass) bool {
+	if bits == 0 {
+		for _, b := range digestSizes {
+			if digestFitsClass(v, b, c) {
+				return true
+			}
+		}
+		return false
+	}
+	n := bits / 8
+	return len(v) == 2*n && c.hex || (len(v) == (n+2)/3*4 || len(v) == (n*8+5)/6) && c.b64
+}
+
 func hexOneCase(v []byte) bool {
 	up, lo := false, false
 	for _, c := range v {
@@ -350,13 +371,21 @@ func base64Like(v []byte) bool {
 // fits reports whether v has the shape; bits is the digest size the
 // context names (0: any).
 func (sh shape) fits(v []byte, bits int) bool {
+	if sh.kind == 'x' || sh.kind == 'd' || sh.kind == 'b' {
+		return sh.fitsClass(v, bits, classOf(v))
+	}
+	return sh.fitsClass(v, bits, valueClass{})
+}
+
+// fitsClass is fits with v's class c found beforehand.
+func (sh shape) fitsClass(v []byte, bits int, c valueClass) bool {
 	switch sh.kind {
 	case 'x':
-		return (sh.lens == nil || slices.Contains(sh.lens, len(v))) && hexOneCase(v)
+		return (sh.lens == nil || slices.Contains(sh.lens, len(v))) && c.hex
 	case 'd':
-		return digestFits(v, bits)
+		return digestFitsClass(v, bits, c)
 	case 'b':
-		return (sh.lens == nil && len(v) >= 22 || slices.Contains(sh.lens, len(v))) && base64Like(v)
+		return (sh.lens == nil && len(v) >= 22 || slices.Contains(sh.lens, len(v))) && c.b64
 	case 's':
 		// The blob of an ssh public key starts with its type's name.
 		var head [16]byte

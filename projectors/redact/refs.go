@@ -25,6 +25,22 @@ var refCalls = []string{
 	"!ref ", "!sub ", "!vault", "!secret ", "!getatt ", "vault:", "secretref:", "valuefrom:", "file:",
 }
 
+// refFirst marks the bytes a reference may start with: refOpenFirst the
+// first bytes of refOpeners, refCallFirst those of refCalls in either
+// case, so that most values are refused by two table loads.
+var refOpenFirst, refCallFirst = func() (o, c [256]bool) {
+	for _, r := range refOpeners {
+		o[r.open[0]] = true
+	}
+	for _, r := range refCalls {
+		c[r[0]] = true
+		if r[0] >= 'a' && r[0] <= 'z' {
+			c[r[0]-'a'+'A'] = true
+		}
+	}
+	return o, c
+}()
+
 // refEnd returns the end of the reference that starts src[i:], or -1.
 func refEnd(src []byte, i int) int {
 	if i >= len(src) {
@@ -32,6 +48,9 @@ func refEnd(src []byte, i int) int {
 	}
 	rest := src[i:min(len(src), i+maxRef)]
 	for _, o := range refOpeners {
+		if !refOpenFirst[rest[0]] {
+			break
+		}
 		if bytes.HasPrefix(rest, []byte(o.open)) {
 			if k := bytes.Index(rest[len(o.open):], []byte(o.close)); k >= 0 {
 				e := len(o.open) + k + len(o.close)
@@ -84,6 +103,9 @@ func refEnd(src []byte, i int) int {
 	}
 
 	for _, call := range refCalls {
+		if !refCallFirst[rest[0]] {
+			break
+		}
 		if hasPrefixFold(rest, call) {
 			return i + refTail(rest, len(call))
 		}

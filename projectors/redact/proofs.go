@@ -321,13 +321,7 @@ var digestSizes = []int{128, 160, 224, 256, 384, 512}
 
 // digestFits reports whether v is a digest of bits (0: any common size),
 // in hexadecimal of one case or base64.
-func digestFits(v []byte, bits int) bool {
-	if bits == 0 {
-		return slices.ContainsFunc(digestSizes, func(b int) bool { return digestFits(v, b) })
-	}
-	n := bits / 8
-	return len(v) == 2*n && hexOneCase(v) || (len(v) == (n+2)/3*4 || len(v) == (n*8+5)/6) && base64Like(v)
-}
+func digestFits(v []byte, bits int) bool { return digestFitsClass(v, bits, classOf(v)) }
 
 // valueClass is what the shapes read of a value's bytes, found in one
 // pass each rather than once per proof and digest size.

@@ -47,19 +47,18 @@ func refEnd(src []byte, i int) int {
 		return -1
 	}
 	rest := src[i:min(len(src), i+maxRef)]
-	for _, o := range refOpeners {
-		if !refOpenFirst[rest[0]] {
-			break
-		}
-		if bytes.HasPrefix(rest, []byte(o.open)) {
-			if k := bytes.Index(rest[len(o.open):], []byte(o.close)); k >= 0 {
-				e := len(o.open) + k + len(o.close)
-				if o.open == "%(" && e < len(rest) && isAlpha(rest[e]) {
-					e++ // %(password)s
+	if refOpenFirst[rest[0]] {
+		for _, o := range refOpeners {
+			if bytes.HasPrefix(rest, []byte(o.open)) {
+				if k := bytes.Index(rest[len(o.open):], []byte(o.close)); k >= 0 {
+					e := len(o.open) + k + len(o.close)
+					if o.open == "%(" && e < len(rest) && isAlpha(rest[e]) {
+						e++ // %(password)s
+					}
+					return i + e
 				}
-				return i + e
+				return -1
 			}
-			return -1
 		}
 	}
 	switch c := rest[0]; {
@@ -102,12 +101,11 @@ func refEnd(src []byte, i int) int {
 		return -1
 	}
 
-	for _, call := range refCalls {
-		if !refCallFirst[rest[0]] {
-			break
-		}
-		if hasPrefixFold(rest, call) {
-			return i + refTail(rest, len(call))
+	if refCallFirst[rest[0]] {
+		for _, call := range refCalls {
+			if hasPrefixFold(rest, call) {
+				return i + refTail(rest, len(call))
+			}
 		}
 	}
 	if e := codeEnd(rest); e > 0 {

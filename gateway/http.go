@@ -120,7 +120,7 @@ func (g *Gateway) Handler(opts HTTPOptions) http.Handler {
 			// a foreign Host on loopback is.
 			CrossOriginProtection: http.NewCrossOriginProtection()})
 	var h http.Handler = &bounded{next: sdk, opts: opts, server: g.server, h: g.h,
-		owners: map[string]string{}, callers: map[string]string{}, openingBy: map[string]int{},
+		owners: map[string]sessionOwner{}, openingBy: map[string]int{},
 		openingCaller: map[string]int{}}
 	// What reaches here passed authentication (if any is configured).
 	h = authenticated{h}
@@ -268,12 +268,14 @@ type bounded struct {
 	h      *handler
 
 	mu            sync.Mutex
-	opening       int               // new sessions being opened
-	openingBy     map[string]int    // principal -> its new sessions being opened
-	openingCaller map[string]int    // sessionCaller -> its new sessions being opened
-	owners        map[string]string // session id -> principal, of the sessions opened here
-	callers       map[string]string // session id -> sessionCaller of its opening
+	opening       int                     // new sessions being opened
+	openingBy     map[string]int          // principal -> its new sessions being opened
+	openingCaller map[string]int          // sessionCaller -> its new sessions being opened
+	owners        map[string]sessionOwner // session id -> who opened it, of the sessions opened here
 }
+
+// sessionOwner is who opened a session: its principal and its caller (sessionCaller).
+type sessionOwner struct{ principal, caller string }
 
 func (b *bounded) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if b.opts.Sessions {
@@ -360,9 +362,12 @@ func (b *bounded) ownSessionsOnly(r *http.Request) *http.Request {
 		return r
 	}
 	b.mu.Lock()
-	owner, known := b.callers[id]
+	owner, known := b.owners[id]
 	b.mu.Unlock()
-	if _, caller := b.sessionCaller(r); !known || owner == caller {
+	if !known {
+		return r
+	}
+	if _, caller := b.sessionCaller(r); owner.caller == caller {
 		return r
 	}
 	r = r.Clone(r.Context())
@@ -440,10 +445,9 @@ func (b *bounded) openFor(who, caller string) (refused string) {
 		switch {
 		case !live[id]:
 			delete(b.owners, id)
-			delete(b.callers, id)
-		case owner == who:
+		case owner.principal == who:
 			n++
-			if b.callers[id] == caller {
+			if owner.caller == caller {
 				mine++
 			}
 		}
@@ -466,7 +470,7 @@ func (b *bounded) openedFor(who, caller, id string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if id != "" {
-		b.owners[id], b.callers[id] = who, caller
+		b.owners[id] = sessionOwner{principal: who, caller: caller}
 	}
 	b.opening--
 	if b.openingBy[who]--; b.openingBy[who] <= 0 {

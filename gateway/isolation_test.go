@@ -17,6 +17,24 @@ import (
 	"github.com/toolcanon/toolcanon/internal/redistest"
 )
 
+// isolationKey sets the run-token key the isolation tests' configurations
+// name (one per test, from seed) and returns the identity's run_token
+// section and a minter of tokens under it.
+func isolationKey(t *testing.T, seed string) (section map[string]any, mint func(run, principal string) string) {
+	t.Helper()
+	key := strings.Repeat(seed, 40)
+	t.Setenv("TOOLCANON_TEST_ISOLATION_KEY", key)
+	section = map[string]any{"audience": "isolation-test",
+		"keys": []any{map[string]any{"id": "k1", "key_env": "TOOLCANON_TEST_ISOLATION_KEY"}}}
+	return section, func(run, principal string) string {
+		tok, err := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: []byte(key)}, "isolation-test", run, principal, time.Hour, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+}
+
 // sessionRequest sends one request of method to url with a bearer token
 // and a session id, as a client of a session does, and returns its status
 // and body.
@@ -140,20 +158,15 @@ func checkSessionIsNone(t *testing.T, url string, owner http.Header, session str
 // is that token's caller's: another principal's run token, and a token of
 // another run of the same principal, name no session with its id.
 func TestRunTokenSessionIsNoSessionToOthers(t *testing.T) {
-	key := strings.Repeat("s", 40)
-	t.Setenv("TOOLCANON_TEST_ISOLATION_KEY", key)
+	section, mint := isolationKey(t, "s")
+	section["required"] = true
 	g := openTestGateway(t, func(cfg configDoc) {
-		cfg["identity"] = map[string]any{"project": "support", "run_token": map[string]any{"audience": "isolation-test",
-			"keys": []any{map[string]any{"id": "k1", "key_env": "TOOLCANON_TEST_ISOLATION_KEY"}}, "required": true}}
+		cfg["identity"] = map[string]any{"project": "support", "run_token": section}
 	})
 	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{Sessions: true}))
 	t.Cleanup(srv.Close)
 	token := func(run, principal string) http.Header {
-		tok, err := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: []byte(key)}, "isolation-test", run, principal, time.Hour, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return http.Header{gateway.RunTokenHeader: {tok}}
+		return http.Header{gateway.RunTokenHeader: {mint(run, principal)}}
 	}
 	alice := token("run-sa", "alice")
 	checkSessionIsNone(t, srv.URL, alice, openSession(t, srv.URL, alice), map[string]http.Header{
@@ -184,24 +197,15 @@ func TestTasksOfAnotherRunOrPrincipalAreNoTasks(t *testing.T) {
 		{"redis", func(t *testing.T) canonical.Store { return openRedisStore(t, redistest.Addr(t)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			key := strings.Repeat("r", 40)
-			t.Setenv("TOOLCANON_TEST_ISOLATION_KEY", key)
+			section, mint := isolationKey(t, "r")
 			dir := t.TempDir()
 			logPath := filepath.Join(dir, "up.log")
 			cfg := markLongRunning(t, baseConfig(t, stdioUpstream(t, logPath, ""), "wait"), "wait")
-			cfg["identity"].(map[string]any)["run_token"] = map[string]any{"audience": "isolation-test",
-				"keys": []any{map[string]any{"id": "k1", "key_env": "TOOLCANON_TEST_ISOLATION_KEY"}}}
+			cfg["identity"].(map[string]any)["run_token"] = section
 			lg := openLiveOn(t, cfg, tc.store(t), gateway.OpenOptions{})
 			srv := httptest.NewServer(lg.g.Handler(gateway.HTTPOptions{}))
 			t.Cleanup(srv.Close)
 			suffix := canonical.NewOwner()[:8]
-			mint := func(run, principal string) string {
-				tok, err := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: []byte(key)}, "isolation-test", run, principal, time.Hour, time.Now())
-				if err != nil {
-					t.Fatal(err)
-				}
-				return tok
-			}
 			runA, runB := "host-a-"+suffix, "host-b-"+suffix
 			tokA, tokB := mint(runA, "alice"), mint(runB, "alice")
 			withRunToken := func(tok string, p map[string]any) map[string]any {
@@ -258,24 +262,16 @@ func TestTasksOfAnotherRunOrPrincipalAreNoTasks(t *testing.T) {
 // id (which a client numbers from 1, as every other does); the first
 // agent's own cancel does.
 func TestCancelOfAnotherRunTokenCancelsNothing(t *testing.T) {
-	key := strings.Repeat("c", 40)
-	t.Setenv("TOOLCANON_TEST_ISOLATION_KEY", key)
+	section, mint := isolationKey(t, "c")
+	section["required"] = true
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "upstream.log")
 	cfg := liveConfig(t, logPath)
-	cfg["identity"] = map[string]any{"project": "support", "run_token": map[string]any{"audience": "isolation-test",
-		"keys": []any{map[string]any{"id": "k1", "key_env": "TOOLCANON_TEST_ISOLATION_KEY"}}, "required": true}}
+	cfg["identity"] = map[string]any{"project": "support", "run_token": section}
 	lg := openLive(t, cfg, gateway.OpenOptions{})
 	srv := httptest.NewServer(lg.g.Handler(gateway.HTTPOptions{}))
 	t.Cleanup(srv.Close)
-	mint := func(run string) string {
-		tok, err := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: []byte(key)}, "isolation-test", run, "alice", time.Hour, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
-	}
-	tokA, tokB := mint("run-agent-a"), mint("run-agent-b")
+	tokA, tokB := mint("run-agent-a", "alice"), mint("run-agent-b", "alice")
 	done := waitCall(t, srv.URL, nil, logPath, "call_k1", map[string]any{gateway.MetaRunToken: tokA})
 	if status, _ := rawPost(t, srv.URL, nil, cancelBody(t, map[string]any{gateway.MetaRunToken: tokB})); status != http.StatusAccepted {
 		t.Fatalf("the other agent's cancel: %d", status)
@@ -330,21 +326,16 @@ func TestCancelOfAnotherRunHeaderCancelsNothing(t *testing.T) {
 // One agent cannot take every session of its principal, nor one principal
 // every session of the run-token holders.
 func TestRunTokenSessionsAreCappedPerCallerAndPrincipal(t *testing.T) {
-	key := strings.Repeat("p", 40)
-	t.Setenv("TOOLCANON_TEST_ISOLATION_KEY", key)
+	section, mint := isolationKey(t, "p")
+	section["required"] = true
 	g := openTestGateway(t, func(cfg configDoc) {
-		cfg["identity"] = map[string]any{"project": "support", "run_token": map[string]any{"audience": "isolation-test",
-			"keys": []any{map[string]any{"id": "k1", "key_env": "TOOLCANON_TEST_ISOLATION_KEY"}}, "required": true}}
+		cfg["identity"] = map[string]any{"project": "support", "run_token": section}
 	})
 	srv := httptest.NewServer(g.Handler(gateway.HTTPOptions{Sessions: true, MaxSessions: 10,
 		MaxSessionsPerPrincipal: 3, MaxSessionsPerCaller: 2}))
 	t.Cleanup(srv.Close)
 	token := func(run, principal string) http.Header {
-		tok, err := gateway.MintRunToken(gateway.RunTokenKey{ID: "k1", Key: []byte(key)}, "isolation-test", run, principal, time.Hour, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return http.Header{gateway.RunTokenHeader: {tok}}
+		return http.Header{gateway.RunTokenHeader: {mint(run, principal)}}
 	}
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agent","version":"1"}}}`
 	opens := func(h http.Header) bool {

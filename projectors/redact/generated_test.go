@@ -50,8 +50,8 @@ func generatedAnywhere(v []byte) bool {
 	return len(rw.spans) > 0
 }
 
-// The identifiers and words of the repository's Go sources, 12 bytes and
-// longer, are names: hardly any is generated.
+// The identifiers and words of the repository's Go sources, minShort bytes
+// and longer, are names: hardly any is generated.
 func TestGeneratedNotNames(t *testing.T) {
 	names := map[string]bool{}
 	err := filepath.WalkDir("../..", func(p string, d os.DirEntry, err error) error {
@@ -70,7 +70,7 @@ func TestGeneratedNotNames(t *testing.T) {
 			if tok == token.EOF {
 				break
 			}
-			if tok == token.IDENT && len(lit) >= minGenerated {
+			if tok == token.IDENT && len(lit) >= minShort {
 				names[lit] = true
 			}
 		}
@@ -86,7 +86,7 @@ func TestGeneratedNotNames(t *testing.T) {
 		}
 	}
 	sort.Strings(flagged)
-	t.Logf("%d of %d identifiers of 12 bytes or more look generated: %s", len(flagged), len(names), strings.Join(flagged, " "))
+	t.Logf("%d of %d identifiers of %d bytes or more look generated: %s", len(flagged), len(names), minShort, strings.Join(flagged, " "))
 	if len(names) < 1000 || len(flagged)*100 > len(names) {
 		t.Errorf("%d of %d identifiers look generated: over 1%%", len(flagged), len(names))
 	}
@@ -161,6 +161,48 @@ func TestGeneratedLongAndNames(t *testing.T) {
 		"mlflow-2.18.0-py3-none-any.whl":       false,
 		"x86_64-unknown-linux-gnu":             false,
 		"8f14e45f-ceea-467f-a0e3-1b2c3d4e5f60": true,
+	} {
+		if got := generated([]byte(v)); got != want {
+			t.Errorf("generated(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
+
+// A short value, 8 to 11 letters and digits, is generated when its
+// characters alone tell it from a name: most random values of every common
+// alphabet are; names that mix words, capitals and digits are not.
+func TestGeneratedShortValues(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, a := range []struct {
+		name, alphabet string
+		least          int // of 1000 found generated
+	}{
+		{"base62", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 700},
+		{"hex", "0123456789abcdef", 450},
+		{"lower alnum", "abcdefghijklmnopqrstuvwxyz0123456789", 450},
+		{"upper alnum", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 450},
+	} {
+		for n := minShort; n < minGenerated; n++ {
+			found := 0
+			for range 1000 {
+				b := make([]byte, n)
+				for k := range b {
+					b[k] = a.alphabet[r.IntN(len(a.alphabet))]
+				}
+				if generatedAnywhere(b) {
+					found++
+				}
+			}
+			if found < a.least {
+				t.Errorf("%s of %d bytes: %d of 1000 found generated, want %d or more", a.name, n, found, a.least)
+			}
+		}
+	}
+	for v, want := range map[string]bool{
+		"rQ7vK2xWm9": true, "Zt4pL8qXc": true, "x9k2m7q4": true, "7QX2KD9M4B": true, "b3f9e07a12": true,
+		"Leopold80": false, "win10x64": false, "MyAppWeb": false, "msDrawMap": false, "python312": false,
+		"Windows11": false, "MaxInt64": false, "endOfRun": false, "ipv6only": false, "20261206": false,
+		"A01234567": false, "x86y64": false, "GPT4oMini": false,
 	} {
 		if got := generated([]byte(v)); got != want {
 			t.Errorf("generated(%q) = %v, want %v", v, got, want)

@@ -62,6 +62,8 @@ var proofsTable = []proof{
 	{name: "commit in a git context", words: []string{"commit", "commits", "revision", "rev", "merge", "merged", "checking out", "checkout",
 		"head", "fast forward", "cherry pick", "revert", "sha", "git", "updating", "index", "object", "tree", "parent", "blob", "ref",
 		"reference", "uses", "onto", "rebased", "insertions", "deletions"}, window: 64, shape: commitHex},
+	{name: "abbreviated commit starting a one-line log entry", start: true, after: []string{" "},
+		shape: shape{kind: 'x', lens: []int{7, 8, 9, 10, 11}}},
 	{name: "commit before its ref", after: []string{" refs/", "\trefs/"}, shape: shape{kind: 'x', lens: []int{40, 64}}},
 	{name: "commit git bisect names", after: []string{" is the first bad commit", " is the first new commit", "] "}, start: true,
 		shape: shape{kind: 'x', lens: []int{40, 64}}},
@@ -81,6 +83,8 @@ var proofsTable = []proof{
 	{name: "ssh public key", shape: shape{kind: 's'}},
 	{name: "trace context", words: []string{"trace", "traceparent", "tracestate", "b3", "span", "parent id"}, window: 48, shape: shape{kind: 'r', may: hexDashes, re: regexp.MustCompile(
 		`^(?:[0-9a-f]{16}|[0-9a-f]{32}|00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}|(?:[0-9a-f]{16}|[0-9a-f]{32})-[0-9a-f]{16}(?:-[01d](?:-[0-9a-f]{16})?)?)$`)}},
+	{name: "trace state a vendor propagates", words: []string{"tracestate"}, window: 128, shape: shape{kind: 'r',
+		may: func(v []byte) bool { return len(v) <= 256 }, re: regexp.MustCompile(`^[0-9A-Za-z_*/@.-]+$`)}},
 	{name: "image layer docker names", after: []string{": Pull complete", ": Already exists", ": Pulling fs layer", ": Waiting",
 		": Downloading", ": Verifying Checksum", ": Download complete", ": Extracting", ": Pushed", ": Layer already exists",
 		": Preparing", ": Pushing"}, shape: shape{kind: 'x', lens: []int{12}}},

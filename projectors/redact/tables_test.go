@@ -46,9 +46,14 @@ func TestProofsEntryByEntry(t *testing.T) {
 			{"Successfully rebased and updated refs/heads/feature onto 96000c4920ca3e56ae2fccfc1729c4200e4f5343.", "Successfully uploaded to 96000c4920ca3e56ae2fccfc1729c4200e4f5343."},
 			{" 9 files changed, 46 insertions(+), 7 deletions(-) at e83051ded613fc88561d49ebaaa762378f2507c8", " 9 files uploaded at e83051ded613fc88561d49ebaaa762378f2507c8"},
 		},
+		"abbreviated commit starting a one-line log entry": {{"b82b424c7 Merge pull request #7 from team/fix-x", "token b82b424c7 Merge pull request #7"}},
+		"trace state a vendor propagates": {
+			{"tracestate: congo=t61rcWkgMzE,rojo=00f067aa0ba902b7", "statestore: congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"},
+			{"tracestate: vnd=Qm3xZ9pT2k", "state: vnd=Qm3xZ9pT2k"},
+		},
 		"commit before its ref": {{"1f8fa1d7c8eb9c7cf8ba1c6cbb52440483259735 refs/tags/v1.9.4", "1f8fa1d7c8eb9c7cf8ba1c6cbb52440483259735 tags/v1.9.4"}},
 		"git range, describe name or Go pseudo-version": {
-			{"index 2dab6e7a11..6c9f136b22 100644", "index 2dab6e7a11.6c9f136b22 100644"},
+			{"index 2dab6e7a11..6c9f136b22 100644", "token 2dab6e7a11.6c9f136b22 100644"},
 			{"v1.9.4-14-gb48b6fb2c41", "v1.9.4-14-xb48b6fb2c41"},
 			{"diff 2dab6e7a11...6c9f136b22 shown", "diff 2dab6e7a11....6c9f136b22 shown"},
 		},
@@ -60,13 +65,12 @@ func TestProofsEntryByEntry(t *testing.T) {
 		"content-addressed path": {{"packages/8a/ea/19f9ad283fe0a3a3e28580a12d3e1db637519141284019db9bb7a6755bfb/mlflow.whl", "packages/8a/ea/19f9ad283fe0a3a3e28580a12d3e1db637519141284019db9bb7a6755bf/mlflow.whl"}},
 		"ssh public key":         {{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHq7Lm2vK9tR4xW1nB8yC3dF6hJ0sG5aE2uQ ops@build-runner", "ssh-ed25519 QUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSUhxN0xtMnZLOXRSNHhXMW5COHlD"}},
 		"trace context": {
-			{"traceparent: 00-b6403f3d9cf02eb7ba30357967f196ce-7f3a9c2e1b4d6058-01", "tracestate: 01-b6403f3d9cf02eb7ba30357967f196ce-7f3a9c2e1b4d6058-01"},
+			{"traceparent: 00-b6403f3d9cf02eb7ba30357967f196ce-7f3a9c2e1b4d6058-01", "trace: 01-b6403f3d9cf02eb7ba30357967f196ce-7f3a9c2e1b4d6058-01"},
 			{"trace_id=e5ab768873f4f88e5690e80b0c4824c5", "request_id=e5ab768873f4f88e5690e80b0c4824c5"},
 			{`"spanId":"7f3a9c2e1b4d6058"`, `"nonce":"7f3a9c2e1b4d6058"`},
 			{"X-B3-TraceId: d9b720aaf9d3933f7b143827e5c6655a", "X-Request-Id: d9b720aaf9d3933f7b143827e5c6655a"},
 			{"b3: 7dafb03ac199aba9918c7535ca187fab-9d961b0a2efe15a4-1", "b3: 7dafb03ac199aba9918c7535ca187fab-9d961b0a2efe15a4-1-2-3"},
 			{"b3: 60754930cc7a033fce132605e1044985-e049ccb75804be13-1-73f90f672216768d", "b3: 60754930cc7a033fce132605e1044985-e049ccb75804be13-1-73f90f672216768"},
-			{"tracestate: congo=t61rcWkgMzE,rojo=00f067aa0ba902b7", "statestore: congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"},
 			{"X-Cloud-Trace-Context: 04e0b0d18e4c1012f1abbe4ec2eb4203/1223728822541981490;o=1", "X-Cloud-Context: 04e0b0d18e4c1012f1abbe4ec2eb4203/1223728822541981490;o=1"},
 		},
 		"public key named": {

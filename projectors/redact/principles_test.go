@@ -113,9 +113,21 @@ func TestReferenceForms(t *testing.T) {
 		`root_password: "%{lookup('vault_mysql_root')}"`,
 		"tokenSecretKey=file:///pulsar/secrets/secret.key",
 		`Password = "@/etc/bacula/operator.pw";`,
+		// A constant's name in capitals, or a placeholder of words.
+		"&relay_cfg smtp_pass=SMTP_PASS_FROM_VAULT, /",
+		"client_secret = OAUTH_CLIENT_SECRET",
+		"password = replace_me",
+		`"api_key": "your-api-key-here"`,
 	} {
 		if got := String(in); got != in {
 			t.Errorf("%q:\n got  %q", in, got)
+		}
+	}
+	// Capitals with digits, one capital word, or words of both cases are
+	// values.
+	for _, in := range []string{"password=HELLO_WORLD_2", "password=Replace_Me", "password=red_fox_jumps"} {
+		if got := String(in); got == in {
+			t.Errorf("%q kept", in)
 		}
 	}
 }

@@ -111,6 +111,48 @@ func refEnd(src []byte, i int) int {
 	if e := codeEnd(rest); e > 0 {
 		return i + e
 	}
+	if e := nameEnd(rest); e > 0 {
+		return i + e
+	}
+	return -1
+}
+
+// placeholderWords are the words that make a value of words joined by '_'
+// or '-' a placeholder for one (your_token_here, replace-me).
+var placeholderWords = map[string]bool{
+	"replace": true, "your": true, "here": true, "todo": true, "fixme": true, "placeholder": true, "insert": true, "fill": true,
+}
+
+// nameEnd returns the end of the name at the start of rest, or -1: a
+// constant's or variable's name in upper case, words of letters joined by
+// '_' (FTP_PASS_FROM_ENV, DB_PASSWORD), which says where a value comes
+// from; or a placeholder of lower-case words joined by '_' or '-' one of
+// which is a placeholder's word (replace_me). A generated value has
+// digits or both cases; a human one is seldom all words in capitals.
+func nameEnd(rest []byte) int {
+	e, parts, upper, lower, short, placeholder := 0, 0, false, false, false, false
+	for e < len(rest) && e < 64 && isAlpha(rest[e]) {
+		s := e
+		for e < len(rest) && isAlpha(rest[e]) {
+			upper = upper || isUpper(rest[e])
+			lower = lower || !isUpper(rest[e])
+			e++
+		}
+		parts++
+		short = short || e-s < 2
+		placeholder = placeholder || placeholderWords[string(lowerASCII(rest[s:e]))]
+		if e+1 < len(rest) && (rest[e] == '_' || rest[e] == '-' && !upper) && isAlpha(rest[e+1]) {
+			e++
+			continue
+		}
+		break
+	}
+	if parts < 2 || upper && lower || e < len(rest) && valueByte[rest[e]] {
+		return -1
+	}
+	if upper && !short || lower && placeholder {
+		return e
+	}
 	return -1
 }
 

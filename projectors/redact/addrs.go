@@ -266,7 +266,13 @@ func redactAddrs(rw *rewriter) {
 			if c != '[' && (isWord(p) || p == '.' || p == '-' && i > 1 && isWord(src[i-2])) {
 				// (A '[' after a word opens the address of a name, as
 				// postfix writes a client: unknown[10.0.0.1].)
-				// Inside a word: skip to its end.
+				// Inside a word: skip to its end. A ':' after a word that
+				// is no group of hexadecimal digits ends the word
+				// (udp:10.1.2.3:14550, tcp:[::1]): an address may start
+				// after it.
+				if c == ':' && !hexGroupBefore(src, i) {
+					continue
+				}
 				for i+1 < len(src) && (isHex(src[i+1]) || src[i+1] == '.') {
 					i++
 				}
@@ -289,6 +295,18 @@ func redactAddrs(rw *rewriter) {
 			continue
 		}
 	}
+}
+
+// hexGroupBefore reports whether the word that ends at i is hexadecimal
+// digits only, as far as 16 bytes back: a group of a fingerprint, a MAC or
+// an IPv6 address rather than a scheme's name.
+func hexGroupBefore(src []byte, i int) bool {
+	for k := i - 1; k >= 0 && k >= i-16 && isWord(src[k]); k-- {
+		if !isHex(src[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // sepAfterHex reports whether the run of hexadecimal digits at i, of at

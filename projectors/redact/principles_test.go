@@ -555,3 +555,17 @@ func TestKeyPathAndFatArrow(t *testing.T) {
 		}
 	}
 }
+
+// An address after a scheme's name and a colon is an address; a
+// fingerprint's colon-separated groups are not one.
+func TestAddressAfterScheme(t *testing.T) {
+	for in, want := range map[string]string{
+		"relay --out=udp:10.41.7.203:14551 --in=tcp:192.168.77.12":                     "relay --out=udp:<IP> --in=tcp:<IP>",
+		"listen addr:[fd12:3456::7]:9000":                                              "listen addr:<IP>",
+		"SHA1 Fingerprint=4D:0B:AE:12:70:8F:BD:0F:3C:59:67:FB:39:04:49:17:DE:3E:A4:FF": "SHA1 Fingerprint=4D:0B:AE:12:70:8F:BD:0F:3C:59:67:FB:39:04:49:17:DE:3E:A4:FF",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -82,7 +82,14 @@ func redactGenerated(rw *rewriter) {
 		for j < len(src) && valueByte[src[j]] && (src[j] != '=' || j+1 == len(src) || !valueByte[src[j+1]] || src[j+1] == '=') {
 			j++
 		}
-		if j-i < minShort || j < len(src) && src[j] == '@' && (hasPrefixFold(src[j:], "@sha256:") || hasPrefixFold(src[j:], "@sha512:")) {
+		if j-i <= 28 && src[i] >= 'a' && src[i] <= 'z' {
+			if e := loginEnd(src, i, j); e > 0 {
+				rw.mask(i, e, kUser)
+				i = j + 1
+				continue
+			}
+		}
+		if j-i < minShort || j-i < minGenerated && !mixed(src[i:j]) || j < len(src) && src[j] == '@' && (hasPrefixFold(src[j:], "@sha256:") || hasPrefixFold(src[j:], "@sha512:")) {
 			i = j + 1 // too short, or an image's repository before its digest
 			continue
 		}
@@ -103,6 +110,76 @@ func redactGenerated(rw *rewriter) {
 	}
 	dropPublic(rw)
 }
+
+// mixed reports whether t holds a digit and a letter, or a capital after
+// its first byte and a lower-case letter: what a short generated value
+// holds (shortGenerated), and a word does not.
+func mixed(t []byte) bool {
+	var digit, upper, lower bool
+	for k, c := range t {
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c >= 'A' && c <= 'Z':
+			upper = upper || k > 0
+		}
+	}
+	return lower && (digit || upper) || upper && digit
+}
+
+// loginEnd returns the end of the login at src[i:j] (a sentence's full
+// stop or comma after it left out), or 0: a word shaped as a person's
+// login (loginShaped) after a word that names a person acting or acted
+// for ("closed by jdoe7", "staff mkowalski1 reset", "for svasquez4 is
+// locked"). The login's shape, not its place in a sentence, tells it
+// from prose.
+func loginEnd(src []byte, i, j int) int {
+	for j > i && (src[j-1] == '.' || src[j-1] == ',') {
+		j--
+	}
+	if j-i < 5 || !isDigit(src[j-1]) || !loginShaped(src[i:j]) || i < 3 || src[i-1] != ' ' {
+		return 0
+	}
+	k := i - 1
+	for k > 0 && i-k <= 12 && isAlpha(src[k-1]) {
+		k--
+	}
+	if k > 0 && isWord(src[k-1]) {
+		return 0
+	}
+	if w := lowerASCII(src[k : i-1]); w == nil || !personWords[string(w)] {
+		return 0
+	}
+	return j
+}
+
+// personWords name a person acting or acted for: a login follows them.
+var personWords = wordSet(`by for staff auditor operator clerk technician cashier agent owner assignee reviewer approver employee member`)
+
+// loginShaped reports whether w is shaped as a person's login: lower-case
+// letters, four or more, a person's initial and name (jdoe, mkowalski),
+// then one to three digits (jdoe7, tnakamura12). A host or a tool with a
+// number (node3, python312, stage2) starts with a vowel or with two
+// consonants that start English words; a login's initial before a name
+// makes another pair.
+func loginShaped(w []byte) bool {
+	k := 0
+	for k < len(w) && w[k] >= 'a' && w[k] <= 'z' {
+		k++
+	}
+	d := len(w) - k
+	if k < 4 || k > 24 || d < 1 || d > 3 || !allDigits(w[k:]) {
+		return false
+	}
+	return !vowel(w[0]) && !vowel(w[1]) && w[1] != 'y' && !onsets[string(w[:2])]
+}
+
+func vowel(c byte) bool { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u' }
+
+// onsets are the pairs of consonants that start English words.
+var onsets = wordSet(`bl br ch cl cr dr dw fl fr gh gl gn gr kl kn kr ph pl pr ps qu sc sh sk sl sm sn sp sq st sw th tr tw wh wr`)
 
 // cryptEnd returns the end of the password hash in the modular crypt
 // format at src[i:] ($6$salt$hash, $2b$12$…, $argon2id$v=19$m=…$salt$hash):

@@ -130,7 +130,7 @@ var placeholderWords = map[string]bool{
 // which is a placeholder's word (replace_me). A generated value has
 // digits or both cases; a human one is seldom all words in capitals.
 func nameEnd(rest []byte) int {
-	e, parts, upper, lower, short, placeholder := 0, 0, false, false, false, false
+	e, parts, upper, lower, short := 0, 0, false, false, false
 	for e < len(rest) && e < 64 && isAlpha(rest[e]) {
 		s := e
 		for e < len(rest) && isAlpha(rest[e]) {
@@ -140,7 +140,6 @@ func nameEnd(rest []byte) int {
 		}
 		parts++
 		short = short || e-s < 2
-		placeholder = placeholder || placeholderWords[string(lowerASCII(rest[s:e]))]
 		if e+1 < len(rest) && (rest[e] == '_' || rest[e] == '-' && !upper) && isAlpha(rest[e+1]) {
 			e++
 			continue
@@ -150,8 +149,21 @@ func nameEnd(rest []byte) int {
 	if parts < 2 || upper && lower || e < len(rest) && valueByte[rest[e]] {
 		return -1
 	}
-	if upper && !short || lower && placeholder {
+	if upper {
+		if short {
+			return -1
+		}
 		return e
+	}
+	for s := 0; s < e; {
+		k := s
+		for k < e && isAlpha(rest[k]) {
+			k++
+		}
+		if placeholderWords[string(rest[s:k])] {
+			return e
+		}
+		s = k + 1
 	}
 	return -1
 }

@@ -90,7 +90,13 @@ func refEnd(src []byte, i int) int {
 	case c == '<' || c == '%' || c == '{':
 		// <password>, <your-token-here>, <masqué>, %TestPassword%,
 		// {SumoAccessKey}: a placeholder of words.
-		closer := map[byte]byte{'<': '>', '%': '%', '{': '}'}[c]
+		closer := byte('%')
+		switch c {
+		case '<':
+			closer = '>'
+		case '{':
+			closer = '}'
+		}
 		e := 1
 		for e < len(rest) && e < 64 && (isKeyByte(rest[e]) || rest[e] == ' ' && c == '<') {
 			e++

@@ -82,6 +82,11 @@ func redactGenerated(rw *rewriter) {
 		for j < len(src) && valueByte[src[j]] && (src[j] != '=' || j+1 == len(src) || !valueByte[src[j+1]] || src[j+1] == '=') {
 			j++
 		}
+		if j-i == 11 && src[i+3] == '-' && src[i+6] == '-' && ssnShaped(src[i:j]) && (j == len(src) || !isDigit(src[j])) {
+			rw.mask(i, j, kID)
+			i = j + 1
+			continue
+		}
 		if j-i <= 28 && src[i] >= 'a' && src[i] <= 'z' {
 			if e := loginEnd(src, i, j); e > 0 {
 				rw.mask(i, e, kUser)
@@ -127,6 +132,20 @@ func mixed(t []byte) bool {
 		}
 	}
 	return lower && (digit || upper) || upper && digit
+}
+
+// ssnShaped reports whether t is a United States social security number
+// as it is written, ddd-dd-dddd, with the groups the number's issuer never
+// gives (000, 666 and 900-999 first, 00 in the middle, 0000 last) left
+// out. No date, phone number or version has that shape.
+func ssnShaped(t []byte) bool {
+	for k, c := range t {
+		if k != 3 && k != 6 && !isDigit(c) {
+			return false
+		}
+	}
+	area := string(t[:3])
+	return area != "000" && area != "666" && t[0] != '9' && string(t[4:6]) != "00" && string(t[7:]) != "0000"
 }
 
 // loginEnd returns the end of the login at src[i:j] (a sentence's full

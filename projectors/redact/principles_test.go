@@ -590,3 +590,19 @@ func TestLoginAfterPersonWord(t *testing.T) {
 		}
 	}
 }
+
+// A social security number in its written form is masked wherever it
+// stands; numbers its issuer never gives, and other shapes, are not.
+func TestSocialSecurityNumber(t *testing.T) {
+	for in, want := range map[string]string{
+		"applicant 518-42-7730 verified":   "applicant <ID> verified",
+		"ssn=518-42-7730&step=2":           "ssn=<ID>&step=2",
+		"part 000-42-7730 and 918-42-7730": "part 000-42-7730 and 918-42-7730",
+		"call 518-427-7301 or 2026-12-06":  "call 518-427-7301 or 2026-12-06",
+		"range 518-42-77301":               "range 518-42-77301",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -522,7 +522,9 @@ func generated(t []byte) bool {
 // tokens of every alphabet a generator uses (upper and lower case, one
 // case with digits, hexadecimal):
 //   - it mixes classes: digits with letters, or both cases inside it
-//     (not only a capital first);
+//     (not only a capital first); hexadecimal of one case with two digits
+//     and two letters or more is generated unless its letters read as
+//     words (cafe0123);
 //   - it switches between upper case, lower case and digits at least three
 //     times and at least every third character, where names switch once or
 //     twice (Leopold80, win10x64, MyAppWeb);
@@ -538,6 +540,9 @@ func shortGenerated(t []byte, up, lo, digits, switches int) bool {
 	}
 	if digits == 0 && (up < 2 || lo < 2 || inner == 0) {
 		return false
+	}
+	if digits >= 2 && up+lo >= 2 && (up == 0 || lo == 0) && hexDashes(t) {
+		return 2*wordLetters(t) < up+lo // hexadecimal: an id or a digest's prefix
 	}
 	if switches < 2 || 4*switches < len(t) {
 		return false

@@ -178,7 +178,7 @@ func TestGeneratedShortValues(t *testing.T) {
 		least          int // of 1000 found generated
 	}{
 		{"base62", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 700},
-		{"hex", "0123456789abcdef", 450},
+		{"hex", "0123456789abcdef", 750},
 		{"lower alnum", "abcdefghijklmnopqrstuvwxyz0123456789", 450},
 		{"upper alnum", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 450},
 	} {

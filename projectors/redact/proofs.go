@@ -78,7 +78,7 @@ var proofsTable = []proof{
 		`^(?:[0-9a-f]{7,40}\.\.\.?[0-9a-f]{7,40}|v?[0-9][0-9A-Za-z.+-]*-[0-9]+-g[0-9a-f]{7,40}|v[0-9]+\.[0-9]+\.[0-9]+-(?:[0-9A-Za-z.]+\.)?[0-9]{14}-[0-9a-f]{12})$`)}},
 	{name: "key id or fingerprint", words: []string{"fingerprint", "keyid", "key id", "gpg", "fpr", "rsa", "dsa", "ecdsa", "eddsa", "ed25519",
 		"cv25519", "ed448", "nistp256", "nistp384", "nistp521", "rsa2048", "rsa3072", "rsa4096"}, window: 64,
-		shape: shape{kind: 'x', lens: []int{16, 40}}},
+		shape: shape{kind: 'x', lens: []int{8, 16, 40}}},
 	{name: "content-addressed path", dirs: true, shape: shape{kind: 'x'}},
 	{name: "ssh public key", shape: shape{kind: 's'}},
 	{name: "trace context", words: []string{"trace", "traceparent", "tracestate", "b3", "span", "parent id"}, window: 48, shape: shape{kind: 'r', may: hexDashes, re: regexp.MustCompile(

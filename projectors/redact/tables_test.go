@@ -59,6 +59,7 @@ func TestProofsEntryByEntry(t *testing.T) {
 		},
 		"key id or fingerprint": {
 			{"gpg: using RSA key 4AEE18F83AFDEB23", "gpg: using the token 4AEE18F83AFDEB23"},
+			{"gpg: Signature made Sun 06 Dec 2026 using RSA key ID 5B7E20C4", "gpg: upload made using the token 5B7E20C4"},
 			{"pub   ed25519/217417CFE32FE7D6 2026-01-14 [SC]", "pub   ed25519 217417CFE32FE7D6b 2026-01-14 [SC]"},
 			{"fpr:::::::::8C16EEC2957BA9F86486BE07C71A68DA9C2FD016:", "fp:::::::::8C16EEC2957BA9F86486BE07C71A68DA9C2FD016:"},
 		},

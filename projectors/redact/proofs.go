@@ -81,7 +81,7 @@ var proofsTable = []proof{
 		shape: shape{kind: 'x', lens: []int{8, 16, 40}}},
 	{name: "content-addressed path", dirs: true, shape: shape{kind: 'x'}},
 	{name: "ssh public key", shape: shape{kind: 's'}},
-	{name: "trace context", words: []string{"trace", "traceparent", "tracestate", "b3", "span", "parent id"}, window: 48, shape: shape{kind: 'r', may: hexDashes, re: regexp.MustCompile(
+	{name: "trace context", words: []string{"trace", "traceparent", "tracestate", "b3", "span", "parent id"}, window: 48, shape: shape{kind: 'r', may: traceLength, re: regexp.MustCompile(
 		`^(?:[0-9a-f]{16}|[0-9a-f]{32}|00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}|(?:[0-9a-f]{16}|[0-9a-f]{32})-[0-9a-f]{16}(?:-[01d](?:-[0-9a-f]{16})?)?)$`)}},
 	{name: "trace state a vendor propagates", words: []string{"tracestate"}, window: 128, shape: shape{kind: 'r', may: func(v []byte) bool {
 		return len(v) <= 256 && bytes.IndexAny(v, "+=%~") < 0 // a member's value: letters, digits and _ - . /
@@ -95,6 +95,18 @@ var proofsTable = []proof{
 	{name: "age recipient", shape: shape{kind: 'r', may: func(v []byte) bool { return len(v) == 62 }, re: regexp.MustCompile(`^age1[02-9ac-hj-np-z]{58}$`)}},
 	{name: "Nix store path", words: []string{"nix store"}, window: 16, shape: shape{kind: 'r', may: func(v []byte) bool { return len(v) >= 32 },
 		re: regexp.MustCompile(`^[0-9a-df-np-sv-z]{32}(?:-|$)`)}},
+}
+
+// traceLength reports whether v is hexadecimal with dashes of a length the
+// trace context forms have (16, 32, 00-32-16-2, 32-16, 32-16-1, 32-16-1-16
+// and the same with a 16-digit trace id): the expression runs on those
+// alone.
+func traceLength(v []byte) bool {
+	switch len(v) {
+	case 16, 32, 33, 35, 49, 51, 52, 55, 68:
+		return hexDashes(v)
+	}
+	return false
 }
 
 // proven reports whether the context of the candidate src[s:e] proves it

@@ -606,3 +606,19 @@ func TestSocialSecurityNumber(t *testing.T) {
 		}
 	}
 }
+
+// The path after a webhook marker is its credential, unless it is words
+// alone: the name of a route.
+func TestWebhookRouteWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"delivered to https://example.org/hooks/ticketdesk (HTTP 204)":            "delivered to https://example.org/hooks/ticketdesk (HTTP 204)",
+		"POST https://ci.example.org/webhooks/order-events":                       "POST https://ci.example.org/webhooks/order-events",
+		"POST https://chat.example.org/hooks/xq1gy3yqfbg5jx8kk4k9ze7zep":          "POST https://chat.example.org/hooks/<SECRET>",
+		"POST https://hooks.example.com/hooks/catch/1234567/abcdef/":              "POST https://hooks.example.com/hooks/<SECRET>/",
+		"POST https://example.org/api/webhooks/1184/QwErTyUiOpAsDfGhJkLzXcVbNm12": "POST https://example.org/api/webhooks/<SECRET>",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -102,7 +102,9 @@ func redactPath(rw *rewriter, host []byte, ps, ae int) {
 		switch {
 		case e < pe-1 && (oneOfFold(seg, webhookMarkers) || (slack && oneOfFold(seg, slackMarkers)) ||
 			(equalFold(seg, "key") && equalFold(prev, "with"))):
-			rw.mask(e+1, trimSlash(src, e+1, pe), kSecret)
+			if re := trimSlash(src, e+1, pe); !routeWords(src[e+1 : re]) {
+				rw.mask(e+1, re, kSecret)
+			}
 			return
 		case len(seg) > 4 && hasPrefixFold(seg, "bot") && isDigit(seg[3]) && bytes.IndexByte(seg, ':') > 0:
 			rw.mask(s+3, e, kSecret)
@@ -110,6 +112,24 @@ func redactPath(rw *rewriter, host []byte, ps, ae int) {
 		prev = seg
 		s = e + 1
 	}
+}
+
+// routeWords reports whether the path p after a webhook marker is words
+// alone, the name of a route (/hooks/github, /webhooks/order-events): each
+// segment letters of one case, or words of them joined by '-' or '_',
+// shorter than 16. A token has a digit, both cases or a random run's length.
+func routeWords(p []byte) bool {
+	for _, seg := range bytes.Split(p, []byte("/")) {
+		if len(seg) == 0 || len(seg) >= maxWord || !isLowerName(seg) && !isUpperName(seg) {
+			return false
+		}
+		for _, c := range seg {
+			if !isAlpha(c) && c != '-' && c != '_' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // trimSlash returns pe, less a final '/'.

@@ -29,6 +29,7 @@ type proof struct {
 	line      string
 	algorithm bool
 	dirs      bool
+	sized     bool // a size in bytes and a file name follow the value
 }
 
 // shape is what a proven value must look like: kind 'x' hexadecimal of one
@@ -57,6 +58,7 @@ var proofsTable = []proof{
 	{name: "checksum or digest named", words: []string{"checksum", "checksums", "digest", "hash", "etag", "if none match", "if match",
 		"integrity", "h1", "zh"}, window: 64, shape: digest},
 	{name: "checksum file line", start: true, after: []string{"  ", " *"}, shape: digest},
+	{name: "checksum, size and file of a package index", start: true, sized: true, shape: digest},
 	{name: "checksum after an archive's name", words: []string{"tgz", "whl"}, window: 4, shape: digest},
 	{name: "checksum of a mix.lock entry", words: []string{"hex", "hexpm"}, window: 96, line: "{:hex, :", shape: digest},
 	{name: "commit in a git context", words: []string{"commit", "commits", "revision", "rev", "merge", "merged", "checking out", "checkout",
@@ -95,6 +97,17 @@ var proofsTable = []proof{
 	{name: "age recipient", shape: shape{kind: 'r', may: func(v []byte) bool { return len(v) == 62 }, re: regexp.MustCompile(`^age1[02-9ac-hj-np-z]{58}$`)}},
 	{name: "Nix store path", words: []string{"nix store"}, window: 16, shape: shape{kind: 'r', may: func(v []byte) bool { return len(v) >= 32 },
 		re: regexp.MustCompile(`^[0-9a-df-np-sv-z]{32}(?:-|$)`)}},
+}
+
+// sizeAndFile reports whether rest starts with a space, a size in bytes, a
+// space and a file's name, as the checksum fields of a Debian Release or
+// .dsc file list them ( <digest> <size> <path>).
+func sizeAndFile(rest []byte) bool {
+	k := 1
+	for k < len(rest) && k <= 16 && isDigit(rest[k]) {
+		k++
+	}
+	return len(rest) > 0 && rest[0] == ' ' && k > 1 && k+1 < len(rest) && rest[k] == ' ' && rest[k+1] > ' '
 }
 
 // traceLength reports whether v is hexadecimal with dashes of a length the
@@ -184,6 +197,9 @@ func (p *proof) holds(src []byte, s, e int, ws *nearWords) bool {
 		}
 	}
 	if p.after != nil && !slices.ContainsFunc(p.after, func(a string) bool { return bytes.HasPrefix(src[e:], []byte(a)) || a == "\n" && e == len(src) }) {
+		return false
+	}
+	if p.sized && !sizeAndFile(src[e:]) {
 		return false
 	}
 	if p.dirs {

@@ -933,7 +933,8 @@ func redactCalls(rw *rewriter) {
 		arg := func(k int) []byte { return src[args[k][0]:args[k][1]] }
 		switch {
 		case !quoted(0):
-		case quoted(1) && isSecretKey(rw.keys.classify(arg(0))) && !(generatedKey(arg(0)) && sentence(arg(1))) && !maskValue(arg(1)):
+		case quoted(1) && isSecretKey(rw.keys.classify(arg(0))) && !(generatedKey(arg(0)) && sentence(arg(1))) && !maskValue(arg(1)) &&
+			!notASecret(src, args[1][0], args[1][1]):
 			rw.mask(args[1][0], args[1][1], kSecret)
 		case setterName(name):
 			rw.mask(args[0][0], args[0][1], kSecret)

@@ -118,6 +118,9 @@ func TestReferenceForms(t *testing.T) {
 		"client_secret = OAUTH_CLIENT_SECRET",
 		"password = replace_me",
 		`"api_key": "your-api-key-here"`,
+		// A credential's name and a reference as its value, in a call.
+		`iocEnvSet("ARCHIVER_DB_PASSWORD", "$(ARCHIVER_PW)")`,
+		`define('DB_PASSWORD', getenv('DB_PASSWORD'));`,
 	} {
 		if got := String(in); got != in {
 			t.Errorf("%q:\n got  %q", in, got)

@@ -441,7 +441,7 @@ func redactPhrases(rw *rewriter) {
 				}
 			} else {
 				lw := lowerASCII(w)
-				if lw != nil && englishWords[string(lw)] {
+				if lw != nil && (englishWords[string(lw)] || afterUser[string(lw)]) {
 					if string(lw) == "invalid" && phrasePrefix(src[e:], " user ") {
 						i = e // "for invalid user NAME": handled at "user".
 					}
@@ -574,6 +574,11 @@ var determiners = map[string]bool{"the": true, "a": true, "an": true, "their": t
 // Endings of English words that are seldom the endings of user names.
 var englishSuffixes = []string{"ed", "ing", "tion", "sion", "ment", "ness", "ity", "ous", "ive", "ful", "less",
 	"able", "ible", "ance", "ence", "ly", "ies", "ize", "ise", "ure"}
+
+// afterUser are more nouns that follow "user" in prose (user access
+// denied, user status changed), kept apart from englishWords: before
+// "code" they make a secret code (access code, lock code).
+var afterUser = wordSet(`access consent content context lock lockout lookup rights status sync`)
 
 // Words that follow "user" in prose and log messages: verbs, nouns of
 // account management and interfaces, function words.

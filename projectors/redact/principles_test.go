@@ -625,3 +625,18 @@ func TestWebhookRouteWords(t *testing.T) {
 		}
 	}
 }
+
+// A noun of prose after "user" is no account, in capitals too; before
+// "code" the same noun makes a secret code.
+func TestUserBeforeProse(t *testing.T) {
+	for in, want := range map[string]string{
+		"user access denied":                        "user access denied",
+		"REVOKED USER ACCESS ATTEMPT":               "REVOKED USER ACCESS ATTEMPT",
+		"user status changed to locked":             "user status changed to locked",
+		"gate controller remote access code 840213": "gate controller remote access code <SECRET>",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

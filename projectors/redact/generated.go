@@ -542,7 +542,7 @@ func shortGenerated(t []byte, up, lo, digits, switches int) bool {
 		return false
 	}
 	if digits >= 2 && up+lo >= 2 && (up == 0 || lo == 0) && hexDashes(t) {
-		return 2*wordLetters(t) < up+lo // hexadecimal: an id or a digest's prefix
+		return 2*wordLetters(t, 4) < up+lo // hexadecimal: an id or a digest's prefix
 	}
 	if switches < 2 || 4*switches < len(t) {
 		return false
@@ -558,13 +558,15 @@ func shortGenerated(t []byte, up, lo, digits, switches int) bool {
 	if 3*distinct < 2*len(t) {
 		return false
 	}
-	w := wordLetters(t)
+	w := wordLetters(t, 3)
 	return w == 0 || digits > 0 && 2*w < up+lo
 }
 
-// wordLetters counts the letters of t in runs of three letters or more
-// (camel case split, as runCost splits) that read as words.
-func wordLetters(t []byte) int {
+// wordLetters counts the letters of t in runs of least letters or more
+// (camel case split, as runCost splits) that read as words. Hexadecimal
+// has six letters, which make words of three (fed, bad) by chance: its
+// words have four or more (cafe, beef).
+func wordLetters(t []byte, least int) int {
 	n := 0
 	var buf [minGenerated]byte
 	for i := 0; i < len(t); {
@@ -577,7 +579,7 @@ func wordLetters(t []byte) int {
 			!(j+1 < len(t) && isUpper(t[j]) && isUpper(t[j-1]) && t[j+1] >= 'a' && t[j+1] <= 'z') {
 			j++
 		}
-		if j-i >= 3 && j-i <= len(buf) {
+		if j-i >= least && j-i <= len(buf) {
 			for k, c := range t[i:j] {
 				buf[k] = lower(c)
 			}

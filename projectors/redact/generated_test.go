@@ -178,7 +178,7 @@ func TestGeneratedShortValues(t *testing.T) {
 		least          int // of 1000 found generated
 	}{
 		{"base62", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 700},
-		{"hex", "0123456789abcdef", 750},
+		{"hex", "0123456789abcdef", 850},
 		{"lower alnum", "abcdefghijklmnopqrstuvwxyz0123456789", 450},
 		{"upper alnum", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 450},
 	} {
@@ -202,7 +202,7 @@ func TestGeneratedShortValues(t *testing.T) {
 		"rQ7vK2xWm9": true, "Zt4pL8qXc": true, "x9k2m7q4": true, "7QX2KD9M4B": true, "b3f9e07a12": true,
 		"Leopold80": false, "win10x64": false, "MyAppWeb": false, "msDrawMap": false, "python312": false,
 		"Windows11": false, "MaxInt64": false, "endOfRun": false, "ipv6only": false, "20261206": false,
-		"A01234567": false, "x86y64": false, "GPT4oMini": false,
+		"A01234567": false, "x86y64": false, "GPT4oMini": false, "cafe0123": false, "2fef6f71": true,
 	} {
 		if got := generated([]byte(v)); got != want {
 			t.Errorf("generated(%q) = %v, want %v", v, got, want)

@@ -152,13 +152,19 @@ func ssnShaped(t []byte) bool {
 // stop or comma after it left out), or 0: a word shaped as a person's
 // login (loginShaped) after a word that names a person acting or acted
 // for ("closed by jdoe7", "staff mkowalski1 reset", "for svasquez4 is
-// locked"). The login's shape, not its place in a sentence, tells it
+// locked"), or an item of a list ({tnakamura7, cbellweather5}). The login's shape, not its place in a sentence, tells it
 // from prose.
 func loginEnd(src []byte, i, j int) int {
 	for j > i && (src[j-1] == '.' || src[j-1] == ',') {
 		j--
 	}
-	if j-i < 5 || !isDigit(src[j-1]) || !loginShaped(src[i:j]) || i < 3 || src[i-1] != ' ' {
+	if j-i < 5 || !isDigit(src[j-1]) || !loginShaped(src[i:j]) {
+		return 0
+	}
+	if listItem(src, i, j) {
+		return j
+	}
+	if i < 3 || src[i-1] != ' ' {
 		return 0
 	}
 	k := i - 1
@@ -172,6 +178,20 @@ func loginEnd(src []byte, i, j int) int {
 		return 0
 	}
 	return j
+}
+
+// listItem reports whether src[i:j] is an item of a list in braces or
+// brackets ({tnakamura7, cbellweather5}): a login among logins.
+func listItem(src []byte, i, j int) bool {
+	p := i - 1
+	for p >= 0 && src[p] == ' ' {
+		p--
+	}
+	n := j
+	for n < len(src) && src[n] == ' ' {
+		n++
+	}
+	return p >= 0 && (src[p] == '{' || src[p] == '[' || src[p] == ',') && n < len(src) && (src[n] == ',' || src[n] == '}' || src[n] == ']')
 }
 
 // personWords name a person acting or acted for: a login follows them.

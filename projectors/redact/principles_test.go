@@ -580,13 +580,15 @@ func TestAddressAfterScheme(t *testing.T) {
 // it becomes a handle, and no word is lost).
 func TestLoginAfterPersonWord(t *testing.T) {
 	for in, want := range map[string]string{
-		"ticket closed by rkaminski4":         "ticket closed by <USER>",
-		"staff pbrandt12 reopened register 3": "staff <USER> reopened register 3",
-		"cabinet for dmorales7 is locked":     "cabinet for <USER> is locked",
-		"waiting for node3 to join":           "waiting for node3 to join",
-		"built by python312 in 4s":            "built by python312 in 4s",
-		"replicated by stage2 workers":        "replicated by stage2 workers",
-		"owner alice reviewed the change":     "owner alice reviewed the change",
+		"ticket closed by rkaminski4":                "ticket closed by <USER>",
+		"staff pbrandt12 reopened register 3":        "staff <USER> reopened register 3",
+		"cabinet for dmorales7 is locked":            "cabinet for <USER> is locked",
+		"waiting for node3 to join":                  "waiting for node3 to join",
+		"built by python312 in 4s":                   "built by python312 in 4s",
+		"replicated by stage2 workers":               "replicated by stage2 workers",
+		"access group reload: {dkovacs3, pwinter12}": "access group reload: {<USER>, <USER>}",
+		"replicas [node1, node2] ready":              "replicas [node1, node2] ready",
+		"owner alice reviewed the change":            "owner alice reviewed the change",
 	} {
 		if got := String(in); got != want {
 			t.Errorf("%q:\n got  %q\n want %q", in, got, want)

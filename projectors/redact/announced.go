@@ -1,6 +1,9 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // Values announced in prose: a credential word, a few words about it, a
 // connecting word or a colon, then the value (verification code is
@@ -90,6 +93,10 @@ func redactAnnounced(rw *rewriter) {
 			continue
 		}
 		tok := src[s:i]
+		if e := rw.clauses(s, i); e > i {
+			i, credEnd = e, -1
+			continue
+		}
 		w := tok
 		for len(w) > 0 && !isAlnum(w[len(w)-1]) {
 			w = w[:len(w)-1]
@@ -360,7 +367,7 @@ func gateAnnounced(src []byte, _ features) bool {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key"}
+	"vouch", "key", "pw", "basic", "auth", "logon"}
 
 var announceTable = newPrefixTable(announceStarts)
 
@@ -463,4 +470,161 @@ func readsPassword(src []byte, i int) bool {
 // readsPassword knows at the line's start ls.
 func hereReadsPassword(seg []byte, ls int, src []byte) bool {
 	return indexFold(seg, "passw") >= 0 || readsPassword(src, ls)
+}
+
+// Clauses: a call or a parenthesised clause named by a credential takes
+// its value as its argument, in any language: PASSWORD(X) and
+// PHRASE('x') of a security product's commands, password('x') of a
+// Prolog option list, passwd('admin', 'x') and basic(svc, 'x') of an
+// account and its password, and a Lisp keyword and the strings after it
+// ((:login "u" "x"), :basic-authorization '("u" "x")). A clause named for
+// the credential takes one argument, or an account and the credential; a
+// verb of logging in takes the two. A setting of the credential
+// (password_min_length(12)) and a getter (get_password(x)) name none.
+
+// pairVerbs take an account and its password as their two arguments.
+var pairVerbs = wordSet(`basic login logon signin auth authorization credentials creds`)
+
+// passwordNames name a password as a clause's or a keyword's whole name.
+var passwordNames = wordSet(`pwd pw passcode`)
+
+// clauseKind classifies the name of a clause: clausePassword when it is a
+// password's own name, clausePair when it is a verb of logging in.
+func clauseKind(name []byte) int {
+	var buf [16]byte
+	n := lowerInto(&buf, name)
+	if n == nil {
+		// A longer name: a Lisp keyword's words (basic-authorization).
+		if k := bytes.LastIndexByte(name, '-'); k >= 0 && len(name)-k-1 <= 16 {
+			if n = lowerInto(&buf, name[k+1:]); pairVerbs[string(n)] {
+				return clausePair
+			}
+		}
+		return clauseNone
+	}
+	if pw, ok := announcedWords[string(n)]; ok && !pw || passwordNames[string(n)] {
+		return clausePassword
+	}
+	if pairVerbs[string(n)] {
+		return clausePair
+	}
+	if k := bytes.LastIndexByte(n, '-'); k >= 0 && pairVerbs[string(n[k+1:])] {
+		return clausePair
+	}
+	return clauseNone
+}
+
+const (
+	clauseNone = iota
+	clausePassword
+	clausePair
+)
+
+// clauses masks the value of a clause named in the token src[s:e], or of
+// the Lisp keyword the token is, and returns where the scan goes on: e
+// when there is none.
+func (rw *rewriter) clauses(s, e int) int {
+	src := rw.src
+	for p := s; p < e; p++ {
+		if src[p] != '(' {
+			if src[p] == ':' && (p == s || src[p-1] == '(') && p+1 < e && isAlpha(src[p+1]) {
+				// (:login "u" "x"), :password "x": a keyword and its
+				// strings; :basic-authorization '("u" "x"): and its list.
+				kind := clauseKind(src[p+1 : e])
+				if kind == clauseNone {
+					return e
+				}
+				j := e
+				for j < len(src) && j-e < 4 && (src[j] == ' ' || src[j] == '\'') {
+					j++
+				}
+				if j < len(src) && src[j] == '(' {
+					return rw.clauseValue(kind, j+1, true)
+				}
+				return rw.clauseValue(kind, e, false)
+			}
+			continue
+		}
+		ns := p
+		for ns > s && (isWord(src[ns-1]) || src[ns-1] == '-') {
+			ns--
+		}
+		if kind := clauseKind(src[ns:p]); kind != clauseNone {
+			if v := rw.clauseValue(kind, p+1, true); v > e {
+				return v
+			}
+		}
+	}
+	return e
+}
+
+// clauseValue reads the arguments from i, after a clause's opening
+// parenthesis (closed: they end at its closing one) or after a keyword
+// (strings alone, up to anything else), and masks the credential among
+// them: the one argument, or the last of two, quoted or shaped like a
+// password. It returns the end of what it masked, or i.
+func (rw *rewriter) clauseValue(kind, i int, closed bool) int {
+	src := rw.src
+	var vs, ve, n int
+	quoted := false
+	j := i
+	for ; n <= 2 && j-i < 1024; n++ {
+		for j < len(src) && j-i < 1024 && src[j] == ' ' {
+			j++
+		}
+		if j >= len(src) || src[j] == ')' {
+			break
+		}
+		if q := src[j]; q == '\'' || q == '"' {
+			k := j + 1
+			for k < len(src) && k-j < 256 && src[k] != q && src[k] != '\n' {
+				k++
+			}
+			if k >= len(src) || src[k] != q {
+				return i
+			}
+			vs, ve, quoted, j = j+1, k, true, k+1
+		} else {
+			if !closed {
+				break
+			}
+			k := j
+			for k < len(src) && k-j < 64 && src[k] != ',' && src[k] != ')' && !isSpace(src[k]) && src[k] != '(' && src[k] != '"' && src[k] != '\'' {
+				k++
+			}
+			if k == j || k < len(src) && src[k] == '(' {
+				return i // a call yields the value: no literal here
+			}
+			vs, ve, quoted, j = j, k, false, k
+		}
+		for j < len(src) && src[j] == ' ' {
+			j++
+		}
+		if j < len(src) && src[j] == ',' {
+			j++
+		}
+	}
+	if closed && (j >= len(src) || src[j] != ')') || n == 0 || n > 2 || kind == clausePair && (n != 2 || !quoted) ||
+		ve <= vs || notASecret(src, vs, ve) || isPlaceholder(src[vs:]) {
+		return i
+	}
+	if v := src[vs:ve]; !quoted && (n != 1 || !passwordShaped(v) || strings.IndexByte("*&@$%:?#", v[0]) >= 0 || identifier(v)) {
+		return i // *NONE, &PWD, newPassword: a value of the product's, a variable
+	}
+	rw.mask(vs, ve, kSecret)
+	return ve
+}
+
+// identifier reports whether v is written as a program's variable: a
+// small letter first, then letters and '_' (newPassword, raw_pw).
+func identifier(v []byte) bool {
+	if len(v) == 0 || v[0] < 'a' || v[0] > 'z' {
+		return false
+	}
+	for _, c := range v {
+		if !isAlpha(c) && c != '_' {
+			return false
+		}
+	}
+	return true
 }

@@ -367,7 +367,7 @@ func gateAnnounced(src []byte, _ features) bool {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key", "pw", "basic", "auth", "logon"}
+	"vouch", "key", "pw", "basic", "auth", "logon", "token", "secret"}
 
 var announceTable = newPrefixTable(announceStarts)
 
@@ -555,7 +555,53 @@ func (rw *rewriter) clauses(s, e int) int {
 			}
 		}
 	}
-	return e
+	return rw.quotedPair(s, e)
+}
+
+// quotedPair masks the value of a key quoted or in a subscript that the
+// token src[s:e] is: "wms_password" "x", set ::env(DB_PASS) "x",
+// "relay_password" string => "x" (a type's name and an arrow between). A
+// quoted value follows the key with no sign of assignment between, which
+// the key=value pass reads. It returns the value's end, or e.
+func (rw *rewriter) quotedPair(s, e int) int {
+	src := rw.src
+	ks, ke, j := s, e, e
+	switch c := src[e-1]; {
+	case c == ')' || c == ']':
+		// A subscript: ::env(DB_PASS), opts[api_token].
+		open := byte('(')
+		if c == ']' {
+			open = '['
+		}
+		k := bytes.LastIndexByte(src[s:e-1], open)
+		if k < 0 {
+			return e
+		}
+		ks, ke = s+k+1, e-1
+	case s > 0 && e < len(src) && (src[s-1] == '"' || src[s-1] == '\'') && src[e] == src[s-1]:
+		j++
+	default:
+		return e
+	}
+	v := j
+	for v < len(src) && v-j < 4 && src[v] == ' ' {
+		v++
+	}
+	if v > j && v < len(src) && isAlpha(src[v]) {
+		// A type's name, then an arrow: string => "x".
+		t := v
+		for t < len(src) && t-v < 16 && isAlpha(src[t]) {
+			t++
+		}
+		if !bytes.HasPrefix(src[t:], []byte(" => ")) {
+			return e
+		}
+		v = t + 4
+	}
+	if v == j || v >= len(src) || src[v] != '"' && src[v] != '\'' || rw.keys.classify(src[ks:ke]) != kvSecret {
+		return e
+	}
+	return rw.clauseValue(clausePassword, v, false)
 }
 
 // clauseValue reads the arguments from i, after a clause's opening

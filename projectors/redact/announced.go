@@ -16,7 +16,7 @@ import (
 // announcedWords are the credential words that announce a value in prose:
 // true for a code or a PIN, false for a password.
 var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true, "code": true, "codes": true,
-	"voucher": true, "key": true,
+	"voucher": true, "key": true, "combination": true, "combo": true, "answer": false, "answers": false,
 	"password": false, "passwd": false, "passphrase": false, "phrase": false,
 	// The same words in other languages: Kennwort, mot de passe, contraseña, …
 	"kennwort": false, "passwort": false, "passe": false, "contraseña": false, "contrasena": false,
@@ -47,7 +47,7 @@ var loginVerbs = wordSet(`connected logged authenticated signed`)
 
 // connectors join an announced credential to its value, in the
 // languages of announcedWords.
-var connectors = wordSet(`is was to are from lautet ist es est är er`)
+var connectors = wordSet(`is was to are from lautet ist es est är er now attempted tried entered`)
 
 // arrow reports whether tok is an arrow that points a name to its value
 // (set password for x -> "y"); redactAnnounced reads => where it ends a
@@ -64,7 +64,8 @@ const announceWindow = 6
 func redactAnnounced(rw *rewriter) {
 	src := rw.src
 	credEnd, code, since := -1, false, 0
-	login := -1 // words since a verb of logging in, or -1
+	answer, asked := false, false // the noun is an answer; a question was asked
+	login := -1                   // words since a verb of logging in, or -1
 	// The lower-case forms of this token's word and its last part, in
 	// buffers of their own: no allocation. prev is the last part of the
 	// token before, as written.
@@ -115,7 +116,8 @@ func redactAnnounced(rw *rewriter) {
 				break
 			}
 		}
-		if credEnd < 0 && login < 0 && (len(last) == 0 || announceTable.pairs[last[0]] == 0) && (len(w) == 0 || announceTable.pairs[w[0]] == 0) {
+		if credEnd < 0 && login < 0 && (len(last) == 0 || announceTable.pairs[last[0]] == 0) && (len(w) == 0 || announceTable.pairs[w[0]] == 0) &&
+			!hasSuffixFold(last, "code") {
 			prev = last // no word this pass reads, and none pending
 			continue
 		}
@@ -147,7 +149,14 @@ func redactAnnounced(rw *rewriter) {
 			}
 		}
 		isCode, named := announcedWords[string(last)]
-		if quals := qualifiedNouns[string(last)]; named && quals != nil {
+		if !named && gluedCode(raw) {
+			isCode, named = true, true // Torcode, Zugangscode
+		}
+		isAnswer := string(last) == "answer" || string(last) == "answers"
+		if string(last) == "question" || string(last) == "questions" {
+			asked = true
+		}
+		if quals := qualifiedNouns[string(last)]; named && quals != nil && !(isAnswer && asked) {
 			// A code, a key, a phrase: named so by the word before.
 			var pb [16]byte
 			q := prev // the word before, or the key's part before (zip_code)
@@ -163,7 +172,10 @@ func redactAnnounced(rw *rewriter) {
 		}
 		switch {
 		case named:
-			credEnd, code, since = i, isCode, 0
+			credEnd, code, since, answer = i, isCode, 0, isAnswer
+			if l := leaderEnd(src, i); l > i {
+				colon, i = true, l // Password . . . . . :  x
+			}
 			if colon {
 				i = rw.announcedValue(i, code, false)
 				credEnd = -1
@@ -171,6 +183,10 @@ func redactAnnounced(rw *rewriter) {
 				// Door code 6087: a code right after its name.
 				if e := rw.announcedDigits(i); e > i {
 					i, credEnd = e, -1
+				}
+			} else if answer {
+				if e := rw.answerValue(i); e > i {
+					i, credEnd = e, -1 // security answer Lindenallee
 				}
 			}
 		case credEnd >= 0 && (settingWords[string(lw)] && since <= 1 || since >= announceWindow):
@@ -189,7 +205,11 @@ func redactAnnounced(rw *rewriter) {
 		case credEnd >= 0 && (connectors[string(lw)] && len(tok) == rt || colon || arrow(tok)):
 			// Without a value the announcement goes on (changed from
 			// 'monitor' to 'x').
-			if e := rw.announcedValue(i, code, false); e > i && string(lw) != "from" {
+			e := rw.announcedValue(i, code, false)
+			if answer && e == i {
+				e = rw.answerValue(i)
+			}
+			if e > i && string(lw) != "from" {
 				i, credEnd = e, -1
 			} else {
 				i = e // changed from x to y: y too
@@ -252,7 +272,8 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 		}
 		return i
 	}
-	if len(v) >= 6 && passwordShaped(v) && !notASecret(src, vs, ve) && !isPlaceholder(v) {
+	// Digits and slashes alone, quoted, are a date ('27/03/91'), no path.
+	if len(v) >= 6 && passwordShaped(v) && !(notASecret(src, vs, ve) && (quote == 0 || hasLetter(v) || maskValue(v))) && !isPlaceholder(v) {
 		rw.mask(vs, vs+len(v), kSecret)
 		return vs + len(v)
 	}
@@ -357,8 +378,12 @@ func gateAnnounced(src []byte, _ features) bool {
 				}
 			}
 		}
+		ws := i
 		for i+1 < len(src) && isAlpha(src[i+1]) {
 			i++ // the rest of the word
+		}
+		if i-ws >= 6 && hasSuffixFold(src[:i+1], "code") {
+			return true // a noun glued before code (Torcode)
 		}
 	}
 	return false
@@ -367,7 +392,7 @@ func gateAnnounced(src []byte, _ features) bool {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key", "pw", "basic", "auth", "logon", "token", "secret"}
+	"vouch", "key", "pw", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question"}
 
 var announceTable = newPrefixTable(announceStarts)
 
@@ -673,4 +698,83 @@ func identifier(v []byte) bool {
 		}
 	}
 	return true
+}
+
+// gluedCode reports whether w is a noun glued before "code" that names a
+// secret code (Torcode, Zugangscode, alarmcode): the noun before is not one
+// of prose, of settings or of public codes (barcode, opcode, unicode,
+// zipcode).
+func gluedCode(w []byte) bool {
+	if len(w) < 7 || !hasSuffixFold(w, "code") {
+		return false
+	}
+	var buf [16]byte
+	q := lowerInto(&buf, w[:len(w)-4])
+	for _, c := range q {
+		if !isAlpha(c) && c < 0x80 {
+			return false // PDOException(code: a word before, no noun glued
+		}
+	}
+	return q != nil && !publicCodes[string(q)] && !englishWords[string(q)] && !settingWords[string(q)] && !codeNouns[string(q)]
+}
+
+// codeNouns glue before "code" to name a code that is no secret.
+var codeNouns = wordSet(`bar uni post zip short key byte geo micro time hash trans source pseudo shell machine
+	exit return status error country area http qr op`)
+
+// leaderEnd returns the end of a leader of dots after a label that ends at
+// i (Password . . . . :), through the colon after it, or i.
+func leaderEnd(src []byte, i int) int {
+	j, dots := i, 0
+	for j+1 < len(src) && j-i < 128 && src[j] == ' ' {
+		for j < len(src) && j-i < 128 && src[j] == ' ' {
+			j++
+		}
+		if j < len(src) && src[j] == '.' {
+			dots++
+			j++
+		}
+	}
+	if dots < 3 {
+		return i
+	}
+	for j < len(src) && j-i < 132 && (src[j] == ' ' || src[j] == ':') {
+		j++
+	}
+	return j
+}
+
+// answerValue masks the answer to a security question after the noun that
+// ends at i: a quoted literal whole, or a name (Lindenallee), which no
+// word of prose is. It returns the answer's end, or i.
+func (rw *rewriter) answerValue(i int) int {
+	src := rw.src
+	vs := i
+	for vs < len(src) && vs-i < 2 && src[vs] == ' ' {
+		vs++
+	}
+	if vs == i || vs >= len(src) {
+		return i
+	}
+	if q := src[vs]; q == '"' || q == '\'' {
+		k := bytes.IndexByte(src[vs+1:min(len(src), vs+1+maxRef)], q)
+		if k <= 0 || notASecret(src, vs+1, vs+1+k) {
+			return i
+		}
+		rw.mask(vs+1, vs+1+k, kSecret)
+		return vs + 1 + k
+	}
+	ve := vs
+	for ve < len(src) && ve-vs < 32 && isAlpha(src[ve]) {
+		ve++
+	}
+	if ve-vs < 3 || ve < len(src) && (isWord(src[ve]) || src[ve] >= 0x80) || !isUpper(src[vs]) || !nameLike(src[vs:ve]) || isPlaceholder(src[vs:]) {
+		return i
+	}
+	rw.mask(vs, ve, kSecret)
+	return ve
+}
+
+func hasLetter(v []byte) bool {
+	return bytes.IndexFunc(v, func(r rune) bool { return r < 0x80 && isAlpha(byte(r)) }) >= 0
 }

@@ -49,3 +49,28 @@ func TestQuotedKeyAndValue(t *testing.T) {
 		}
 	}
 }
+
+// A credential noun announces the next value after a few joining words
+// of a closed list (reset to, attempted, is now, lautet), after a leader
+// of dots, or, for an answer to a question, right after it; a code may be
+// a noun glued before "code" (Torcode) or a combination. Prose after the
+// noun (a reset link, attempts exceeded) keeps its words.
+func TestJoiningWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"member login failed, password attempted '27/03/91'":              "member login failed, password attempted '<SECRET>'",
+		"kiosk password is now Brisk-Otter61":                             "kiosk password is now <SECRET>",
+		"vault combination 604917 logged; gym combo to 3318":              "vault combination <SECRET> logged; gym combo to <SECRET>",
+		"Hallo, der Torcode lautet 55190327 ab Montag":                    "Hallo, der Torcode lautet <SECRET> ab Montag",
+		"caller verification: security answer Lindenallee":                "caller verification: security answer <SECRET>",
+		`profile: security question "first school" answer "Saint Albans"`: `profile: security question "first school" answer "<SECRET>"`,
+		"  Password  . . . . . . . . . :   QUAY58":                        "  Password  . . . . . . . . . :   <SECRET>",
+		// Prose.
+		"password reset link sent to the member; PIN attempts exceeded":     "password reset link sent to the member; PIN attempts exceeded",
+		"security answer updated, answer the question, barcode is 40012345": "security answer updated, answer the question, barcode is 40012345",
+		"password attempted twice, combination of factors, combo box":       "password attempted twice, combination of factors, combo box",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -551,6 +551,15 @@ func redactKV(rw *rewriter) {
 			class = kvSecret
 		}
 		nameKey := string(lk) == "name" || string(lk) == "key"
+		if class == kvNone && !nameKey && ks > 0 && src[ks-1] == ' ' {
+			if s, t := namedElementText(src, ks, vs); t > s && !notASecret(src, s, t) {
+				// <ns:Password Type="…">x</ns:Password>: the text of an
+				// element named for a credential, after its attributes.
+				rw.mask(s, t, kSecret)
+				i = t - 1
+				continue
+			}
+		}
 		if class == kvNone && !nameKey {
 			if s, e := realmEntry(src, ks, vs); e > s {
 				if !roleAccount(key) {
@@ -818,6 +827,43 @@ func elementText(src []byte, e int) (s, t int) {
 		t++
 	}
 	if t == s || t+1 >= len(src) || src[t] != '<' || src[t+1] != '/' {
+		return 0, 0
+	}
+	return s, t
+}
+
+// namedElementText returns the bounds of the text of the element whose
+// last attribute's key starts at ks and whose quoted value starts at vs,
+// when the element's name, without its namespace's prefix, names a
+// credential (<wsse:Password Type="…">x</wsse:Password>); s == t when it
+// does not.
+func namedElementText(src []byte, ks, vs int) (s, t int) {
+	if vs >= len(src) || src[vs] != '"' && src[vs] != '\'' {
+		return 0, 0
+	}
+	k := bytes.IndexByte(src[vs+1:min(len(src), vs+257)], src[vs])
+	if k < 0 {
+		return 0, 0
+	}
+	if s, t = elementText(src, vs+1+k); t <= s {
+		return 0, 0
+	}
+	lt := ks - 1
+	for lt > 0 && ks-lt < 128 && src[lt] != '<' && src[lt] != '>' && src[lt] != '\n' {
+		lt--
+	}
+	if src[lt] != '<' {
+		return 0, 0
+	}
+	ne := lt + 1
+	for ne < ks && isKeyByte(src[ne]) || ne < ks && src[ne] == ':' {
+		ne++
+	}
+	name := src[lt+1 : ne]
+	if c := bytes.LastIndexByte(name, ':'); c >= 0 {
+		name = name[c+1:]
+	}
+	if classifyKey(name) != kvSecret {
 		return 0, 0
 	}
 	return s, t

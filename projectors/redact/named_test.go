@@ -74,3 +74,18 @@ func TestJoiningWords(t *testing.T) {
 		}
 	}
 }
+
+// An element named by a credential holds it as its text though its name
+// has a namespace's prefix and its tag attributes.
+func TestElementNamedWithAttributes(t *testing.T) {
+	for in, want := range map[string]string{
+		`<sec:Password Type="#Text">Harbor^Kite5</sec:Password>`: `<sec:Password Type="#Text"><SECRET></sec:Password>`,
+		// No values.
+		`<sec:Nonce EncodingType="#B64"/> <x:User Type="plain">ops</x:User>`:                                    `<sec:Nonce EncodingType="#B64"/> <x:User Type="plain">ops</x:User>`,
+		`<x:PasswordPolicy Mode="strict">on</x:PasswordPolicy> <sec:Password Type="#Text">${PW}</sec:Password>`: `<x:PasswordPolicy Mode="strict">on</x:PasswordPolicy> <sec:Password Type="#Text">${PW}</sec:Password>`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

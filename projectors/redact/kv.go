@@ -544,13 +544,15 @@ func redactKV(rw *rewriter) {
 				continue
 			}
 		}
-		isValueKey := string(lk) == "value"
+		// A name/value pair's attributes may be one letter long:
+		// <p n="password" v="x"/>.
+		isValueKey := string(lk) == "value" || string(lk) == "v"
 		if isValueKey && ks < pendingEnd && pending != kvNone {
 			class = pending
 		} else if isValueKey && inCookies {
 			class = kvSecret
 		}
-		nameKey := string(lk) == "name" || string(lk) == "key"
+		nameKey := string(lk) == "name" || string(lk) == "key" || string(lk) == "n"
 		if class == kvNone && !nameKey && ks > 0 && src[ks-1] == ' ' {
 			if s, t := namedElementText(src, ks, vs); t > s && !notASecret(src, s, t) {
 				// <ns:Password Type="…">x</ns:Password>: the text of an

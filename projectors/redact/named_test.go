@@ -89,3 +89,17 @@ func TestElementNamedWithAttributes(t *testing.T) {
 		}
 	}
 }
+
+// An element whose short name attribute (n=) names a credential holds it
+// in its short value attribute (v=), as the long ones (name=, value=) do.
+func TestShortNameValueAttributes(t *testing.T) {
+	for in, want := range map[string]string{
+		`<prop n="password" t="s:Str" v="marigold1977"/>`: `<prop n="password" t="s:Str" v="<SECRET>"/>`,
+		// No values.
+		`<prop n="timeout" t="s:Int" v="30"/> <q n="3" v="x"/>`: `<prop n="timeout" t="s:Int" v="30"/> <q n="3" v="x"/>`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

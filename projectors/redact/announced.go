@@ -583,9 +583,10 @@ func (rw *rewriter) clauses(s, e int) int {
 	return rw.quotedPair(s, e)
 }
 
-// quotedPair masks the value of a key quoted or in a subscript that the
-// token src[s:e] is: "wms_password" "x", set ::env(DB_PASS) "x",
-// "relay_password" string => "x" (a type's name and an arrow between). A
+// quotedPair masks the value of a key quoted, in a subscript or at the end
+// of a path that the token src[s:e] is: "wms_password" "x", set
+// ::env(DB_PASS) "x", config set shop/mail/password 'x', "relay_password"
+// string => "x" (a type's name and an arrow between). A
 // quoted value follows the key with no sign of assignment between, which
 // the key=value pass reads. It returns the value's end, or e.
 func (rw *rewriter) quotedPair(s, e int) int {
@@ -605,6 +606,9 @@ func (rw *rewriter) quotedPair(s, e int) int {
 		ks, ke = s+k+1, e-1
 	case s > 0 && e < len(src) && (src[s-1] == '"' || src[s-1] == '\'') && src[e] == src[s-1]:
 		j++
+	case bytes.IndexByte(src[s:e], '/') >= 0:
+		// A key's path, named by its last segment: app/db/password 'x'.
+		ks += bytes.LastIndexByte(src[s:e], '/') + 1
 	default:
 		return e
 	}

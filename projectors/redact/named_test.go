@@ -103,3 +103,19 @@ func TestShortNameValueAttributes(t *testing.T) {
 		}
 	}
 }
+
+// A key's path named by its last segment pairs with the quoted value after
+// it, as a quoted key does: the configuration commands of stores of
+// settings. A path that ends elsewhere, or a file after it, stays.
+func TestKeyPathAndQuotedValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"shopctl conf:put payment/acme/password 'Velvet~Gull8'": "shopctl conf:put payment/acme/password '<SECRET>'",
+		`kvstore put /apps/ledger/db_password "Cobalt.Fern44"`:  `kvstore put /apps/ledger/db_password "<SECRET>"`,
+		// No values.
+		"shopctl conf:put payment/acme/timeout '30' ; cp /srv/app/password '/backup/'": "shopctl conf:put payment/acme/timeout '30' ; cp /srv/app/password '/backup/'",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -397,16 +397,43 @@ var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestri
 var announceTable = newPrefixTable(announceStarts)
 
 // Passwords fed to a command's input: echo 'x' | chpasswd, echo x | kinit
-// alice, sshfs … -o password_stdin <<< 'x'. A value echoed or given as a
+// alice, sshfs … -o password_stdin <<< 'x'; or echoed by the command of a
+// setting that yields one: password-command: echo x. A value echoed or given as a
 // here-string is a password when the command that reads it reads one
 // there: its name holds "passw" or ends in "init" (kinit, iinit), or its
 // line names a password read from stdin (--password-stdin).
 
 var litEcho, litHere = newLit("echo "), newLit("<<< ")
 
-// gateStdin reports whether src may feed a value to a command.
+// gateStdin reports whether src may feed a value to a command, or echo
+// one as a setting's command.
 func gateStdin(src []byte, f features) bool {
-	return bytes.IndexByte(src, '|') >= 0 && litEcho.in(src, f) || bytes.IndexByte(src, '<') >= 0 && litHere.in(src, f)
+	return litEcho.in(src, f) && (bytes.IndexByte(src, '|') >= 0 || commandWord(src)) || bytes.IndexByte(src, '<') >= 0 && litHere.in(src, f)
+}
+
+// commandWord reports whether s holds a word that names a command a
+// setting runs: cmd, command, eval (password-command, PassCmd,
+// passwordeval).
+func commandWord(s []byte) bool {
+	return indexFold(s, "cmd") >= 0 || indexFold(s, "command") >= 0 || indexFold(s, "eval") >= 0
+}
+
+// echoedSetting reports whether the echo at k is the value of a setting
+// whose command yields a credential (password-command: echo x,
+// passwordeval "echo x", PassCmd "echo x"): the key right before it, past
+// a sign and a quote, names a credential and a command.
+func echoedSetting(src []byte, k int) bool {
+	j := k
+	for j > 0 && k-j < 4 && strings.IndexByte(" \"':=", src[j-1]) >= 0 {
+		j--
+	}
+	ks := j
+	for ks > 0 && j-ks < 64 && isKeyByte(src[ks-1]) {
+		ks--
+	}
+	key := src[ks:j]
+	return j < k && ks < j && commandWord(key) &&
+		(indexFold(key, "pass") >= 0 || indexFold(key, "pw") >= 0 || indexFold(key, "secret") >= 0 || indexFold(key, "token") >= 0)
 }
 
 func redactStdin(rw *rewriter) {
@@ -438,7 +465,7 @@ func redactStdin(rw *rewriter) {
 			for p < len(src) && src[p] == ' ' {
 				p++
 			}
-			if ve > vs && p+1 < len(src) && src[p] == '|' && readsPassword(src, p+1) && !notASecret(src, vs, ve) {
+			if ve > vs && (p+1 < len(src) && src[p] == '|' && readsPassword(src, p+1) || echoedSetting(src, i+k)) && !notASecret(src, vs, ve) {
 				rw.mask(vs, ve, kSecret)
 			}
 			i = max(ve, i+k+len("echo "))

@@ -119,3 +119,21 @@ func TestKeyPathAndQuotedValue(t *testing.T) {
 		}
 	}
 }
+
+// A setting that runs a command to yield a password holds the password
+// itself when the command echoes it; a reference echoed, or an echo that
+// no such setting runs, stays.
+func TestPasswordEchoedBySetting(t *testing.T) {
+	for in, want := range map[string]string{
+		"secret-command: echo Sorrel.Jay71":  "secret-command: echo <SECRET>",
+		`  PassCmd "echo 'mango lintel 90'"`: `  PassCmd "echo '<SECRET>'"`,
+		`pwdeval = "echo Quokka^3"`:          `pwdeval = "echo <SECRET>"`,
+		// No values.
+		`PassCmd "echo $IMAP_PW" ; echo done`:      `PassCmd "echo $IMAP_PW" ; echo done`,
+		"build-command: echo Building8 ; password": "build-command: echo Building8 ; password",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -447,6 +447,7 @@ func redactKV(rw *rewriter) {
 	// until pendingEnd; inCookies is set after a cookies key that holds a
 	// list or an object, whose values are cookies.
 	pending, pendingEnd, inCookies := kvNone, 0, false
+	loginEnd := 0 // a remote call's params up to here log in: {"method":"auth.login","params":[u, p]}
 	for i := 0; i < len(src); i++ {
 		if eq < i {
 			eq = nextByte(src, i, '=')
@@ -559,6 +560,14 @@ func redactKV(rw *rewriter) {
 				// element named for a credential, after its attributes.
 				rw.mask(s, t, kSecret)
 				i = t - 1
+				continue
+			}
+		}
+		if class == kvNone && (string(lk) == "method" || string(lk) == "params" && ks < loginEnd) {
+			if e := rw.remoteLogin(string(lk) == "method", vs); e < 0 {
+				loginEnd = -e + 128
+			} else if e > 0 {
+				i = e - 1
 				continue
 			}
 		}
@@ -870,6 +879,48 @@ func namedElementText(src []byte, ks, vs int) (s, t int) {
 	}
 	return s, t
 }
+
+// remoteLogin reads a remote procedure call that logs in, its method
+// named by a verb of logging in (auth.login, user.signin) and its params
+// a list of an account and its password: after a method's key, it returns
+// minus the method's end when the method logs in; after params', the end
+// of the password it masks; 0 otherwise.
+func (rw *rewriter) remoteLogin(method bool, vs int) int {
+	src := rw.src
+	if vs < len(src) && src[vs] == ' ' {
+		vs++
+	}
+	if method {
+		if vs >= len(src) || src[vs] != '"' {
+			return 0
+		}
+		e := vs + 1
+		for e < len(src) && e-vs < 64 && src[e] != '"' {
+			e++
+		}
+		m := src[vs+1 : e]
+		if k := bytes.LastIndexAny(m, "._/"); k >= 0 {
+			m = m[k+1:]
+		}
+		if e < len(src) && loginVerbNames[string(lowerASCII(m))] {
+			return -e
+		}
+		return 0
+	}
+	if !bytes.HasPrefix(src[vs:], []byte(`["`)) {
+		return 0
+	}
+	var args [3][2]int
+	if n := callArgs(src, vs+1, &args); n == 2 && args[1][1] > 0 && args[1][1]+1 < len(src) && src[args[1][1]+1] == ']' &&
+		!notASecret(src, args[1][0], args[1][1]) {
+		rw.mask(args[1][0], args[1][1], kSecret)
+		return args[1][1]
+	}
+	return 0
+}
+
+// loginVerbNames name a remote method that logs in.
+var loginVerbNames = wordSet(`login logon signin authenticate`)
 
 // realmEntry returns the bounds of the password of a realm file's line
 // (jetty, ActiveMQ, Tomcat: "alice=Secret1,admin", "alice: Secret1,

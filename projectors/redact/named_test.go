@@ -137,3 +137,17 @@ func TestPasswordEchoedBySetting(t *testing.T) {
 		}
 	}
 }
+
+// A remote procedure call whose method logs in takes an account and its
+// password as its two params; another method's params stay.
+func TestRemoteLoginParams(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"jsonrpc":"2.0","method":"session.login","params":["ops","Tarn#Willow6"],"id":3}`: `{"jsonrpc":"2.0","method":"session.login","params":["ops","<SECRET>"],"id":3}`,
+		// No values.
+		`{"method": "pool.query", "params": ["tank", "online"]} {"method": "auth.login", "params": ["ops"]}`: `{"method": "pool.query", "params": ["tank", "online"]} {"method": "auth.login", "params": ["ops"]}`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -151,3 +151,18 @@ func TestRemoteLoginParams(t *testing.T) {
 		}
 	}
 }
+
+// A short -u or -U carries the account of the password that a short -p or
+// -P of the same line carries, whatever the command; without such a
+// password, -u is another option.
+func TestAccountFlagBesidePasswordFlag(t *testing.T) {
+	for in, want := range map[string]string{
+		"vaultsync -U jbrennan4 -P q8vtnwz2kd -D LAB https://sync.example/x": "vaultsync -U <USER> -P <SECRET> -D LAB https://sync.example/x",
+		// No account.
+		"sort -u names.txt; ssh -p 2222 -u deploy; zip -u arch.zip -p ./dir": "sort -u names.txt; ssh -p 2222 -u deploy; zip -u arch.zip -p ./dir",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

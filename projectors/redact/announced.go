@@ -392,7 +392,7 @@ func gateAnnounced(src []byte, _ features) bool {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key", "pw", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question"}
+	"vouch", "key", "pw", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin"}
 
 var announceTable = newPrefixTable(announceStarts)
 
@@ -525,7 +525,8 @@ func hereReadsPassword(seg []byte, ls int, src []byte) bool {
 }
 
 // Clauses: a call or a parenthesised clause named by a credential takes
-// its value as its argument, in any language: PASSWORD(X) and
+// its value as its argument, in any language, its name before the
+// parenthesis or, in Lisp, inside it: PASSWORD(X) and
 // PHRASE('x') of a security product's commands, password('x') of a
 // Prolog option list, passwd('admin', 'x') and basic(svc, 'x') of an
 // account and its password, and a Lisp keyword and the strings after it
@@ -604,6 +605,18 @@ func (rw *rewriter) clauses(s, e int) int {
 		if kind := clauseKind(src[ns:p]); kind != clauseNone {
 			if v := rw.clauseValue(kind, p+1, true); v > e {
 				return v
+			}
+		} else if ns == p && p+1 < e && isAlpha(src[p+1]) {
+			// (login "u" "x"): a Lisp call names itself inside its
+			// parenthesis.
+			ne := p + 1
+			for ne < e && (isWord(src[ne]) || src[ne] == '-') {
+				ne++
+			}
+			if kind := clauseKind(src[p+1 : ne]); kind != clauseNone && ne == e && e < len(src) && src[e] == ' ' {
+				if v := rw.clauseValue(kind, e, true); v > e {
+					return v
+				}
 			}
 		}
 	}

@@ -166,3 +166,18 @@ func TestAccountFlagBesidePasswordFlag(t *testing.T) {
 		}
 	}
 }
+
+// A Lisp call names itself inside its parenthesis, and takes its
+// arguments as any call named by a credential does.
+func TestLispCallNamedInside(t *testing.T) {
+	for in, want := range map[string]string{
+		`(db-connect (login "ledger" "Pavane_91") :port 5432)`: `(db-connect (login "ledger" "<SECRET>") :port 5432)`,
+		`(signin "ops" "Tarn2-fell")`:                          `(signin "ops" "<SECRET>")`,
+		// No values.
+		`(login user pw) (login "ledger") (password expired)`: `(login user pw) (login "ledger") (password expired)`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -465,6 +465,9 @@ func redactKV(rw *rewriter) {
 			if vs < len(src) && (src[vs] == '/' || src[vs] == ':') {
 				continue // URL scheme or IPv6, not an assignment
 			}
+			if vs+1 < len(src) && (src[vs] == '"' || src[vs] == '\'') && strings.IndexByte(" );,}]\n", src[vs+1]) >= 0 {
+				continue // a colon that ends a quoted string ends a prompt ("Password:" )
+			}
 			if vs < len(src) && src[vs] == '=' {
 				vs++ // Go's token := value
 			}

@@ -181,3 +181,18 @@ func TestLispCallNamedInside(t *testing.T) {
 		}
 	}
 }
+
+// A colon that ends a quoted string ends a prompt, not a key: the text
+// between that string and the next is no value. A key and a quoted value
+// after its colon stay a pair.
+func TestColonEndingAPrompt(t *testing.T) {
+	for in, want := range map[string]string{
+		`expect "login:" { send "ops\r" }`:          `expect "login:" { send "ops\r" }`,
+		`s.expect('Enter PIN:'); s.next()`:          `s.expect('Enter PIN:'); s.next()`,
+		`{User:"wbrandt9" Password:"Tallow+Reef8"}`: `{User:"<USER>" Password:"<SECRET>"}`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -65,6 +65,7 @@ func redactAnnounced(rw *rewriter) {
 	src := rw.src
 	credEnd, code, since := -1, false, 0
 	answer, asked := false, false // the noun is an answer; a question was asked
+	prompted := false             // a prompt for a password was quoted on this line
 	login := -1                   // words since a verb of logging in, or -1
 	// The lower-case forms of this token's word and its last part, in
 	// buffers of their own: no allocation. prev is the last part of the
@@ -89,6 +90,9 @@ func redactAnnounced(rw *rewriter) {
 			}
 			if i < len(src) && (src[i] == '\n' || src[i] == '=' || src[i] == '&' || src[i] == '"') {
 				credEnd = -1 // a line, a key or a string ends it
+			}
+			if i < len(src) && src[i] == '\n' {
+				prompted = false
 			}
 			i++
 			continue
@@ -116,7 +120,7 @@ func redactAnnounced(rw *rewriter) {
 				break
 			}
 		}
-		if credEnd < 0 && login < 0 && (len(last) == 0 || announceTable.pairs[last[0]] == 0) && (len(w) == 0 || announceTable.pairs[w[0]] == 0) &&
+		if credEnd < 0 && login < 0 && !prompted && (len(last) == 0 || announceTable.pairs[last[0]] == 0) && (len(w) == 0 || announceTable.pairs[w[0]] == 0) &&
 			!hasSuffixFold(last, "code") {
 			prev = last // no word this pass reads, and none pending
 			continue
@@ -140,6 +144,17 @@ func redactAnnounced(rw *rewriter) {
 				i, login = e, -1
 				continue
 			}
+		}
+		if prompted && replyVerbs[string(last)] {
+			// expect "Password:" then send "x": the reply to the prompt.
+			if e := rw.reply(i); e > i {
+				i, prompted = e, false
+				continue
+			}
+		}
+		if i < len(src) && (src[i] == '"' || src[i] == '\'') && len(tok) > rt && tok[len(tok)-1] == ':' &&
+			(hasSuffixFold(w, "assword") || hasSuffixFold(w, "passphrase") || string(last) == "pin") {
+			prompted = true // a quoted prompt: "Password:", 'Enter PIN:'
 		}
 		if accountWords[string(last)] {
 			if e := rw.slashPair(i); e > i {
@@ -392,7 +407,7 @@ func gateAnnounced(src []byte, _ features) bool {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key", "pw", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin"}
+	"vouch", "key", "pw", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
 
 var announceTable = newPrefixTable(announceStarts)
 
@@ -821,4 +836,36 @@ func (rw *rewriter) answerValue(i int) int {
 
 func hasLetter(v []byte) bool {
 	return bytes.IndexFunc(v, func(r rune) bool { return r < 0x80 && isAlpha(byte(r)) }) >= 0
+}
+
+// replyVerbs send a reply to the prompt a script waits for (expect
+// "Password:" { send "x\r" }, child.expect('Password:');
+// child.sendline('x')).
+var replyVerbs = wordSet(`send sendline send_line sendln reply respond`)
+
+// reply masks the quoted reply after a verb of replyVerbs that ends at i,
+// without the escaped line break that ends it, and returns its end, or i.
+func (rw *rewriter) reply(i int) int {
+	src := rw.src
+	j := i
+	for j < len(src) && j-i < 2 && (src[j] == ' ' || src[j] == '(') {
+		j++
+	}
+	if j >= len(src) || src[j] != '"' && src[j] != '\'' {
+		return i
+	}
+	vs := j + 1
+	k := bytes.IndexByte(src[vs:min(len(src), vs+maxRef)], src[j])
+	if k <= 0 {
+		return i
+	}
+	ve := vs + k
+	for ve-vs >= 2 && src[ve-2] == '\\' && (src[ve-1] == 'r' || src[ve-1] == 'n') {
+		ve -= 2
+	}
+	if ve <= vs || notASecret(src, vs, ve) || isPlaceholder(src[vs:]) {
+		return i
+	}
+	rw.mask(vs, ve, kSecret)
+	return vs + k
 }

@@ -182,6 +182,21 @@ func TestLispCallNamedInside(t *testing.T) {
 	}
 }
 
+// A script that waits for a prompt for a password and sends a reply sends
+// the password; a reply to another prompt stays.
+func TestReplyToPasswordPrompt(t *testing.T) {
+	for in, want := range map[string]string{
+		`expect "assword:" { send "Brindle44%\r" }`:  `expect "assword:" { send "<SECRET>\r" }`,
+		`p.expect('Enter PIN:'); p.sendline('8831')`: `p.expect('Enter PIN:'); p.sendline('<SECRET>')`,
+		// No values.
+		`expect "login:" { send "ops\r" } ; expect "assword:" { send "$pw\r" }`: `expect "login:" { send "ops\r" } ; expect "assword:" { send "$pw\r" }`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}
+
 // A colon that ends a quoted string ends a prompt, not a key: the text
 // between that string and the next is no value. A key and a quoted value
 // after its colon stay a pair.

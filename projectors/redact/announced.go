@@ -412,11 +412,12 @@ var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestri
 var announceTable = newPrefixTable(announceStarts)
 
 // Passwords fed to a command's input: echo 'x' | chpasswd, echo x | kinit
-// alice, sshfs … -o password_stdin <<< 'x'; or echoed by the command of a
-// setting that yields one: password-command: echo x. A value echoed or given as a
+// alice, sshfs … -o password_stdin <<< 'x'. A value echoed or given as a
 // here-string is a password when the command that reads it reads one
 // there: its name holds "passw" or ends in "init" (kinit, iinit), or its
-// line names a password read from stdin (--password-stdin).
+// line names a password read from stdin (--password-stdin); an echo is
+// one too as the value of a setting whose command yields a password
+// (password-command: echo x).
 
 var litEcho, litHere = newLit("echo "), newLit("<<< ")
 
@@ -559,24 +560,18 @@ var passwordNames = wordSet(`pwd pw passcode`)
 // clauseKind classifies the name of a clause: clausePassword when it is a
 // password's own name, clausePair when it is a verb of logging in.
 func clauseKind(name []byte) int {
-	var buf [16]byte
-	n := lowerInto(&buf, name)
-	if n == nil {
-		// A longer name: a Lisp keyword's words (basic-authorization).
-		if k := bytes.LastIndexByte(name, '-'); k >= 0 && len(name)-k-1 <= 16 {
-			if n = lowerInto(&buf, name[k+1:]); pairVerbs[string(n)] {
-				return clausePair
-			}
+	if k := bytes.LastIndexByte(name, '-'); k >= 0 {
+		name = name[k+1:] // a Lisp keyword's last word: basic-authorization
+		if clauseKind(name) != clausePair {
+			return clauseNone
 		}
-		return clauseNone
 	}
-	if pw, ok := announcedWords[string(n)]; ok && !pw || passwordNames[string(n)] {
+	var buf [16]byte
+	n := string(lowerInto(&buf, name))
+	switch pw, ok := announcedWords[n]; {
+	case ok && !pw && n != "answer" && n != "answers" || passwordNames[n]:
 		return clausePassword
-	}
-	if pairVerbs[string(n)] {
-		return clausePair
-	}
-	if k := bytes.LastIndexByte(n, '-'); k >= 0 && pairVerbs[string(n[k+1:])] {
+	case pairVerbs[n]:
 		return clausePair
 	}
 	return clauseNone

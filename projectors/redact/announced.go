@@ -730,8 +730,8 @@ func (rw *rewriter) clauseValue(kind, i int, closed bool) int {
 		}
 	}
 	if closed && (j >= len(src) || src[j] != ')') || n == 0 || n > 2 || kind == clausePair && (n != 2 || !quoted) ||
-		ve <= vs || notASecret(src, vs, ve) || isPlaceholder(src[vs:]) {
-		return i
+		ve <= vs || notASecret(src, vs, ve) || isPlaceholder(src[vs:]) || !hasAlnum(src[vs:ve]) {
+		return i // "-", "*": no value
 	}
 	if v := src[vs:ve]; !quoted && (n != 1 || !passwordShaped(v) || strings.IndexByte("*&@$%:?#", v[0]) >= 0 || identifier(v)) {
 		return i // *NONE, &PWD, newPassword: a value of the product's, a variable
@@ -827,6 +827,10 @@ func (rw *rewriter) answerValue(i int) int {
 	}
 	rw.mask(vs, ve, kSecret)
 	return ve
+}
+
+func hasAlnum(v []byte) bool {
+	return bytes.IndexFunc(v, func(r rune) bool { return r >= 0x80 || isAlnum(byte(r)) }) >= 0
 }
 
 func hasLetter(v []byte) bool {

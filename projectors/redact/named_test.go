@@ -41,6 +41,7 @@ func TestQuotedKeyAndValue(t *testing.T) {
 		`"backup_password" string => "Wick+oak+63", comment => "nightly";`: `"backup_password" string => "<SECRET>", comment => "nightly";`,
 		// No values.
 		`"tile_cache_dir" "/var/cache/tiles" "wms_title" "Rivers"`:    `"tile_cache_dir" "/var/cache/tiles" "wms_title" "Rivers"`,
+		`"db_password" "-" "api_token" "*"`:                           `"db_password" "-" "api_token" "*"`,
 		`grep -n "password" "settings.ini"; {"password":"", "x":"y"}`: `grep -n "password" "settings.ini"; {"password":"", "x":"y"}`,
 		`"mail_password" string => "$(vars.relay_pw)";`:               `"mail_password" string => "$(vars.relay_pw)";`,
 	} {

@@ -546,7 +546,7 @@ func hereReadsPassword(seg []byte, ls int, src []byte) bool {
 // PHRASE('x') of a security product's commands, password('x') of a
 // Prolog option list, passwd('admin', 'x') and basic(svc, 'x') of an
 // account and its password, and a Lisp keyword and the strings after it
-// ((:login "u" "x"), :basic-authorization '("u" "x")). A clause named for
+// ((:login "u" "x"), :proxy-authorization '("u" "x")). A clause named for
 // the credential takes one argument, or an account and the credential; a
 // verb of logging in takes the two. A setting of the credential
 // (password_min_length(12)) and a getter (get_password(x)) name none.
@@ -561,7 +561,7 @@ var passwordNames = wordSet(`pwd pw passcode`)
 // password's own name, clausePair when it is a verb of logging in.
 func clauseKind(name []byte) int {
 	if k := bytes.LastIndexByte(name, '-'); k >= 0 {
-		name = name[k+1:] // a Lisp keyword's last word: basic-authorization
+		name = name[k+1:] // a Lisp keyword's last word: proxy-authorization
 		if clauseKind(name) != clausePair {
 			return clauseNone
 		}
@@ -592,7 +592,7 @@ func (rw *rewriter) clauses(s, e int) int {
 		if src[p] != '(' {
 			if src[p] == ':' && (p == s || src[p-1] == '(') && p+1 < e && isAlpha(src[p+1]) {
 				// (:login "u" "x"), :password "x": a keyword and its
-				// strings; :basic-authorization '("u" "x"): and its list.
+				// strings; :proxy-authorization '("u" "x"): and its list.
 				kind := clauseKind(src[p+1 : e])
 				if kind == clauseNone {
 					return e

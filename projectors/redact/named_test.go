@@ -8,15 +8,15 @@ import "testing"
 // credential, a variable and a reference stay.
 func TestCredentialClauses(t *testing.T) {
 	for in, want := range map[string]string{
-		"MODUSR ZQUINN PASSWORD(TOLV82) RESUME":                      "MODUSR ZQUINN PASSWORD(<SECRET>) RESUME",
-		"SETPRF OPER2 PHRASE('Walnut-Orbit71') NOINTERVAL":           "SETPRF OPER2 PHRASE('<SECRET>') NOINTERVAL",
-		"mkuser(nora) password('mint4') quota(5)":                    "mkuser(nora) password('<SECRET>') quota(5)",
-		"ALTER LOGIN x WITH PASSWORD('Rq!7vv.Lomb')":                 "ALTER LOGIN x WITH PASSWORD('<SECRET>')",
-		"db.users.passwd('ops', 'Fennel_Quartz_38')":                 "db.users.passwd('ops', '<SECRET>')",
-		"[auth(basic(relay, 'Plum#Tide44'))]":                        "[auth(basic(relay, '<SECRET>'))]",
-		`(http:get url :basic-authorization '("feed" "Orca_lime9"))`: `(http:get url :basic-authorization '("feed" "<SECRET>"))`,
-		`(db:open :password "Umber-Sage4")`:                          `(db:open :password "<SECRET>")`,
-		`(smtp:send :auth '(:login "robot" "Quill!22"))`:             `(smtp:send :auth '(:login "robot" "<SECRET>"))`,
+		"MODUSR ZQUINN PASSWORD(TOLV82) RESUME":               "MODUSR ZQUINN PASSWORD(<SECRET>) RESUME",
+		"SETPRF OPER2 PHRASE('Walnut-Orbit71') NOINTERVAL":    "SETPRF OPER2 PHRASE('<SECRET>') NOINTERVAL",
+		"mkuser(nora) password('mint4') quota(5)":             "mkuser(nora) password('<SECRET>') quota(5)",
+		"ALTER LOGIN x WITH PASSWORD('Rq!7vv.Lomb')":          "ALTER LOGIN x WITH PASSWORD('<SECRET>')",
+		"db.users.passwd('ops', 'Fennel_Quartz_38')":          "db.users.passwd('ops', '<SECRET>')",
+		"[auth(basic(relay, 'Plum#Tide44'))]":                 "[auth(basic(relay, '<SECRET>'))]",
+		`(feeds:pull url :proxy-auth '("feed" "Orca_lime9"))`: `(feeds:pull url :proxy-auth '("feed" "<SECRET>"))`,
+		`(db:open :password "Umber-Sage4")`:                   `(db:open :password "<SECRET>")`,
+		`(mailer:deliver :auth '(:login "robot" "Quill!22"))`: `(mailer:deliver :auth '(:login "robot" "<SECRET>"))`,
 		// No values.
 		"password_min_length(12) password_history(5)":                 "password_min_length(12) password_history(5)",
 		"PASSWORD($(DB_PASS)) PASSWORD(${DB_PASS}) PASSWORD(*NONE)":   "PASSWORD($(DB_PASS)) PASSWORD(${DB_PASS}) PASSWORD(*NONE)",

@@ -1,6 +1,9 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // Values announced in prose: a credential word, a few words about it, a
 // connecting word or a colon, then the value (verification code is
@@ -13,7 +16,7 @@ import "bytes"
 // announcedWords are the credential words that announce a value in prose:
 // true for a code or a PIN, false for a password.
 var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true, "code": true, "codes": true,
-	"voucher": true, "key": true,
+	"voucher": true, "key": true, "combination": true, "combo": true, "answer": false, "answers": false,
 	"password": false, "passwd": false, "passphrase": false, "phrase": false,
 	// The same words in other languages: Kennwort, mot de passe, contraseña, …
 	"kennwort": false, "passwort": false, "passe": false, "contraseña": false, "contrasena": false,
@@ -44,7 +47,7 @@ var loginVerbs = wordSet(`connected logged authenticated signed`)
 
 // connectors join an announced credential to its value, in the
 // languages of announcedWords.
-var connectors = wordSet(`is was to are from lautet ist es est är er`)
+var connectors = wordSet(`is was to are from lautet ist es est är er now attempted tried entered`)
 
 // arrow reports whether tok is an arrow that points a name to its value
 // (set password for x -> "y"); redactAnnounced reads => where it ends a
@@ -61,7 +64,9 @@ const announceWindow = 6
 func redactAnnounced(rw *rewriter) {
 	src := rw.src
 	credEnd, code, since := -1, false, 0
-	login := -1 // words since a verb of logging in, or -1
+	answer, asked := false, false // the noun is an answer; a question was asked
+	prompted := false             // a prompt for a password was quoted on this line
+	login := -1                   // words since a verb of logging in, or -1
 	// The lower-case forms of this token's word and its last part, in
 	// buffers of their own: no allocation. prev is the last part of the
 	// token before, as written.
@@ -86,10 +91,17 @@ func redactAnnounced(rw *rewriter) {
 			if i < len(src) && (src[i] == '\n' || src[i] == '=' || src[i] == '&' || src[i] == '"') {
 				credEnd = -1 // a line, a key or a string ends it
 			}
+			if i < len(src) && src[i] == '\n' {
+				prompted = false
+			}
 			i++
 			continue
 		}
 		tok := src[s:i]
+		if e := rw.clauses(s, i); e > i {
+			i, credEnd = e, -1
+			continue
+		}
 		w := tok
 		for len(w) > 0 && !isAlnum(w[len(w)-1]) {
 			w = w[:len(w)-1]
@@ -108,7 +120,8 @@ func redactAnnounced(rw *rewriter) {
 				break
 			}
 		}
-		if credEnd < 0 && login < 0 && (len(last) == 0 || announceTable.pairs[last[0]] == 0) && (len(w) == 0 || announceTable.pairs[w[0]] == 0) {
+		if credEnd < 0 && login < 0 && !prompted && (len(last) == 0 || announceTable.pairs[last[0]] == 0) && (len(w) == 0 || announceTable.pairs[w[0]] == 0) &&
+			!hasSuffixFold(last, "code") {
 			prev = last // no word this pass reads, and none pending
 			continue
 		}
@@ -132,6 +145,17 @@ func redactAnnounced(rw *rewriter) {
 				continue
 			}
 		}
+		if prompted && replyVerbs[string(last)] {
+			// expect "Password:" then send "x": the reply to the prompt.
+			if e := rw.reply(i); e > i {
+				i, prompted = e, false
+				continue
+			}
+		}
+		if i < len(src) && (src[i] == '"' || src[i] == '\'') && len(tok) > rt && tok[len(tok)-1] == ':' &&
+			(hasSuffixFold(w, "assword") || hasSuffixFold(w, "passphrase") || string(last) == "pin") {
+			prompted = true // a quoted prompt: "Password:", 'Enter PIN:'
+		}
 		if accountWords[string(last)] {
 			if e := rw.slashPair(i); e > i {
 				i, credEnd = e, -1
@@ -140,7 +164,14 @@ func redactAnnounced(rw *rewriter) {
 			}
 		}
 		isCode, named := announcedWords[string(last)]
-		if quals := qualifiedNouns[string(last)]; named && quals != nil {
+		if !named && gluedCode(raw) {
+			isCode, named = true, true // Torcode, Zugangscode
+		}
+		isAnswer := string(last) == "answer" || string(last) == "answers"
+		if string(last) == "question" || string(last) == "questions" {
+			asked = true
+		}
+		if quals := qualifiedNouns[string(last)]; named && quals != nil && !(isAnswer && asked) {
 			// A code, a key, a phrase: named so by the word before.
 			var pb [16]byte
 			q := prev // the word before, or the key's part before (zip_code)
@@ -156,7 +187,10 @@ func redactAnnounced(rw *rewriter) {
 		}
 		switch {
 		case named:
-			credEnd, code, since = i, isCode, 0
+			credEnd, code, since, answer = i, isCode, 0, isAnswer
+			if l := leaderEnd(src, i); l > i {
+				colon, i = true, l // Password . . . . . :  x
+			}
 			if colon {
 				i = rw.announcedValue(i, code, false)
 				credEnd = -1
@@ -164,6 +198,10 @@ func redactAnnounced(rw *rewriter) {
 				// Door code 6087: a code right after its name.
 				if e := rw.announcedDigits(i); e > i {
 					i, credEnd = e, -1
+				}
+			} else if answer {
+				if e := rw.answerValue(i); e > i {
+					i, credEnd = e, -1 // security answer Lindenallee
 				}
 			}
 		case credEnd >= 0 && (settingWords[string(lw)] && since <= 1 || since >= announceWindow):
@@ -182,7 +220,11 @@ func redactAnnounced(rw *rewriter) {
 		case credEnd >= 0 && (connectors[string(lw)] && len(tok) == rt || colon || arrow(tok)):
 			// Without a value the announcement goes on (changed from
 			// 'monitor' to 'x').
-			if e := rw.announcedValue(i, code, false); e > i && string(lw) != "from" {
+			e := rw.announcedValue(i, code, false)
+			if answer && e == i {
+				e = rw.answerValue(i)
+			}
+			if e > i && string(lw) != "from" {
 				i, credEnd = e, -1
 			} else {
 				i = e // changed from x to y: y too
@@ -245,7 +287,8 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 		}
 		return i
 	}
-	if len(v) >= 6 && passwordShaped(v) && !notASecret(src, vs, ve) && !isPlaceholder(v) {
+	// Digits and slashes alone, quoted, are a date ('27/03/91'), no path.
+	if len(v) >= 6 && passwordShaped(v) && !(notASecret(src, vs, ve) && (quote == 0 || hasLetter(v) || maskValue(v))) && !isPlaceholder(v) {
 		rw.mask(vs, vs+len(v), kSecret)
 		return vs + len(v)
 	}
@@ -350,8 +393,12 @@ func gateAnnounced(src []byte, _ features) bool {
 				}
 			}
 		}
+		ws := i
 		for i+1 < len(src) && isAlpha(src[i+1]) {
 			i++ // the rest of the word
+		}
+		if i-ws >= 6 && hasSuffixFold(src[:i+1], "code") {
+			return true // a noun glued before code (Torcode)
 		}
 	}
 	return false
@@ -360,7 +407,7 @@ func gateAnnounced(src []byte, _ features) bool {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key"}
+	"vouch", "key", "pw", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
 
 var announceTable = newPrefixTable(announceStarts)
 
@@ -368,13 +415,41 @@ var announceTable = newPrefixTable(announceStarts)
 // alice, sshfs … -o password_stdin <<< 'x'. A value echoed or given as a
 // here-string is a password when the command that reads it reads one
 // there: its name holds "passw" or ends in "init" (kinit, iinit), or its
-// line names a password read from stdin (--password-stdin).
+// line names a password read from stdin (--password-stdin); an echo is
+// one too as the value of a setting whose command yields a password
+// (password-command: echo x).
 
 var litEcho, litHere = newLit("echo "), newLit("<<< ")
 
-// gateStdin reports whether src may feed a value to a command.
+// gateStdin reports whether src may feed a value to a command, or echo
+// one as a setting's command.
 func gateStdin(src []byte, f features) bool {
-	return bytes.IndexByte(src, '|') >= 0 && litEcho.in(src, f) || bytes.IndexByte(src, '<') >= 0 && litHere.in(src, f)
+	return litEcho.in(src, f) && (bytes.IndexByte(src, '|') >= 0 || commandWord(src)) || bytes.IndexByte(src, '<') >= 0 && litHere.in(src, f)
+}
+
+// commandWord reports whether s holds a word that names a command a
+// setting runs: cmd, command, eval (password-command, PassCmd,
+// passwordeval).
+func commandWord(s []byte) bool {
+	return indexFold(s, "cmd") >= 0 || indexFold(s, "command") >= 0 || indexFold(s, "eval") >= 0
+}
+
+// echoedSetting reports whether the echo at k is the value of a setting
+// whose command yields a credential (password-command: echo x,
+// passwordeval "echo x", PassCmd "echo x"): the key right before it, past
+// a sign and a quote, names a credential and a command.
+func echoedSetting(src []byte, k int) bool {
+	j := k
+	for j > 0 && k-j < 4 && strings.IndexByte(" \"':=", src[j-1]) >= 0 {
+		j--
+	}
+	ks := j
+	for ks > 0 && j-ks < 64 && isKeyByte(src[ks-1]) {
+		ks--
+	}
+	key := src[ks:j]
+	return j < k && ks < j && commandWord(key) &&
+		(indexFold(key, "pass") >= 0 || indexFold(key, "pw") >= 0 || indexFold(key, "secret") >= 0 || indexFold(key, "token") >= 0)
 }
 
 func redactStdin(rw *rewriter) {
@@ -406,7 +481,7 @@ func redactStdin(rw *rewriter) {
 			for p < len(src) && src[p] == ' ' {
 				p++
 			}
-			if ve > vs && p+1 < len(src) && src[p] == '|' && readsPassword(src, p+1) && !notASecret(src, vs, ve) {
+			if ve > vs && (p+1 < len(src) && src[p] == '|' && readsPassword(src, p+1) || echoedSetting(src, i+k)) && !notASecret(src, vs, ve) {
 				rw.mask(vs, ve, kSecret)
 			}
 			i = max(ve, i+k+len("echo "))
@@ -463,4 +538,333 @@ func readsPassword(src []byte, i int) bool {
 // readsPassword knows at the line's start ls.
 func hereReadsPassword(seg []byte, ls int, src []byte) bool {
 	return indexFold(seg, "passw") >= 0 || readsPassword(src, ls)
+}
+
+// Clauses: a call or a parenthesised clause named by a credential takes
+// its value as its argument, in any language, its name before the
+// parenthesis or, in Lisp, inside it: PASSWORD(X) and
+// PHRASE('x') of a security product's commands, password('x') of a
+// Prolog option list, passwd('admin', 'x') and basic(svc, 'x') of an
+// account and its password, and a Lisp keyword and the strings after it
+// ((:login "u" "x"), :proxy-authorization '("u" "x")). A clause named for
+// the credential takes one argument, or an account and the credential; a
+// verb of logging in takes the two. A setting of the credential
+// (password_min_length(12)) and a getter (get_password(x)) name none.
+
+// pairVerbs take an account and its password as their two arguments.
+var pairVerbs = wordSet(`basic login logon signin auth authorization credentials creds`)
+
+// passwordNames name a password as a clause's or a keyword's whole name.
+var passwordNames = wordSet(`pwd pw passcode`)
+
+// clauseKind classifies the name of a clause: clausePassword when it is a
+// password's own name, clausePair when it is a verb of logging in.
+func clauseKind(name []byte) int {
+	if k := bytes.LastIndexByte(name, '-'); k >= 0 {
+		name = name[k+1:] // a Lisp keyword's last word: proxy-authorization
+		if clauseKind(name) != clausePair {
+			return clauseNone
+		}
+	}
+	var buf [16]byte
+	n := string(lowerInto(&buf, name))
+	switch pw, ok := announcedWords[n]; {
+	case ok && !pw && n != "answer" && n != "answers" || passwordNames[n]:
+		return clausePassword
+	case pairVerbs[n]:
+		return clausePair
+	}
+	return clauseNone
+}
+
+const (
+	clauseNone = iota
+	clausePassword
+	clausePair
+)
+
+// clauses masks the value of a clause named in the token src[s:e], or of
+// the Lisp keyword the token is, and returns where the scan goes on: e
+// when there is none.
+func (rw *rewriter) clauses(s, e int) int {
+	src := rw.src
+	for p := s; p < e; p++ {
+		if src[p] != '(' {
+			if src[p] == ':' && (p == s || src[p-1] == '(') && p+1 < e && isAlpha(src[p+1]) {
+				// (:login "u" "x"), :password "x": a keyword and its
+				// strings; :proxy-authorization '("u" "x"): and its list.
+				kind := clauseKind(src[p+1 : e])
+				if kind == clauseNone {
+					return e
+				}
+				j := e
+				for j < len(src) && j-e < 4 && (src[j] == ' ' || src[j] == '\'') {
+					j++
+				}
+				if j < len(src) && src[j] == '(' {
+					return rw.clauseValue(kind, j+1, true)
+				}
+				return rw.clauseValue(kind, e, false)
+			}
+			continue
+		}
+		ns := p
+		for ns > s && (isWord(src[ns-1]) || src[ns-1] == '-') {
+			ns--
+		}
+		if kind := clauseKind(src[ns:p]); kind != clauseNone {
+			if v := rw.clauseValue(kind, p+1, true); v > e {
+				return v
+			}
+		} else if ns == p && p+1 < e && isAlpha(src[p+1]) {
+			// (login "u" "x"): a Lisp call names itself inside its
+			// parenthesis.
+			ne := p + 1
+			for ne < e && (isWord(src[ne]) || src[ne] == '-') {
+				ne++
+			}
+			if kind := clauseKind(src[p+1 : ne]); kind != clauseNone && ne == e && e < len(src) && src[e] == ' ' {
+				if v := rw.clauseValue(kind, e, true); v > e {
+					return v
+				}
+			}
+		}
+	}
+	return rw.quotedPair(s, e)
+}
+
+// quotedPair masks the value of a key quoted, in a subscript or at the end
+// of a path that the token src[s:e] is: "wms_password" "x", set
+// ::env(DB_PASS) "x", config set shop/mail/password 'x', "relay_password"
+// string => "x" (a type's name and an arrow between). A
+// quoted value follows the key with no sign of assignment between, which
+// the key=value pass reads. It returns the value's end, or e.
+func (rw *rewriter) quotedPair(s, e int) int {
+	src := rw.src
+	ks, ke, j := s, e, e
+	switch c := src[e-1]; {
+	case c == ')' || c == ']':
+		// A subscript: ::env(DB_PASS), opts[api_token].
+		open := byte('(')
+		if c == ']' {
+			open = '['
+		}
+		k := bytes.LastIndexByte(src[s:e-1], open)
+		if k < 0 {
+			return e
+		}
+		ks, ke = s+k+1, e-1
+	case s > 0 && e < len(src) && (src[s-1] == '"' || src[s-1] == '\'') && src[e] == src[s-1]:
+		j++
+	case bytes.IndexByte(src[s:e], '/') >= 0:
+		// A key's path, named by its last segment: app/db/password 'x'.
+		ks += bytes.LastIndexByte(src[s:e], '/') + 1
+	default:
+		return e
+	}
+	v := j
+	for v < len(src) && v-j < 4 && src[v] == ' ' {
+		v++
+	}
+	if v > j && v < len(src) && isAlpha(src[v]) {
+		// A type's name, then an arrow: string => "x".
+		t := v
+		for t < len(src) && t-v < 16 && isAlpha(src[t]) {
+			t++
+		}
+		if !bytes.HasPrefix(src[t:], []byte(" => ")) {
+			return e
+		}
+		v = t + 4
+	}
+	if v == j || v >= len(src) || src[v] != '"' && src[v] != '\'' || rw.keys.classify(src[ks:ke]) != kvSecret {
+		return e
+	}
+	return rw.clauseValue(clausePassword, v, false)
+}
+
+// clauseValue reads the arguments from i, after a clause's opening
+// parenthesis (closed: they end at its closing one) or after a keyword
+// (strings alone, up to anything else), and masks the credential among
+// them: the one argument, or the last of two, quoted or shaped like a
+// password. It returns the end of what it masked, or i.
+func (rw *rewriter) clauseValue(kind, i int, closed bool) int {
+	src := rw.src
+	var vs, ve, n int
+	quoted := false
+	j := i
+	for ; n <= 2 && j-i < 1024; n++ {
+		for j < len(src) && j-i < 1024 && src[j] == ' ' {
+			j++
+		}
+		if j >= len(src) || src[j] == ')' {
+			break
+		}
+		if q := src[j]; q == '\'' || q == '"' {
+			k := j + 1
+			for k < len(src) && k-j < 256 && src[k] != q && src[k] != '\n' {
+				k++
+			}
+			if k >= len(src) || src[k] != q {
+				return i
+			}
+			vs, ve, quoted, j = j+1, k, true, k+1
+		} else {
+			if !closed {
+				break
+			}
+			k := j
+			for k < len(src) && k-j < 64 && src[k] != ',' && src[k] != ')' && !isSpace(src[k]) && src[k] != '(' && src[k] != '"' && src[k] != '\'' {
+				k++
+			}
+			if k == j || k < len(src) && src[k] == '(' {
+				return i // a call yields the value: no literal here
+			}
+			vs, ve, quoted, j = j, k, false, k
+		}
+		for j < len(src) && src[j] == ' ' {
+			j++
+		}
+		if j < len(src) && src[j] == ',' {
+			j++
+		}
+	}
+	if closed && (j >= len(src) || src[j] != ')') || n == 0 || n > 2 || kind == clausePair && (n != 2 || !quoted) ||
+		ve <= vs || notASecret(src, vs, ve) || isPlaceholder(src[vs:]) || !hasAlnum(src[vs:ve]) {
+		return i // "-", "*": no value
+	}
+	if v := src[vs:ve]; !quoted && (n != 1 || !passwordShaped(v) || strings.IndexByte("*&@$%:?#", v[0]) >= 0 || identifier(v)) {
+		return i // *NONE, &PWD, newPassword: a value of the product's, a variable
+	}
+	rw.mask(vs, ve, kSecret)
+	return ve
+}
+
+// identifier reports whether v is written as a program's variable: a
+// small letter first, then letters and '_' (newPassword, raw_pw).
+func identifier(v []byte) bool {
+	if len(v) == 0 || v[0] < 'a' || v[0] > 'z' {
+		return false
+	}
+	for _, c := range v {
+		if !isAlpha(c) && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// gluedCode reports whether w is a noun glued before "code" that names a
+// secret code (Torcode, Zugangscode, alarmcode): the noun before is not one
+// of prose, of settings or of public codes (barcode, opcode, unicode,
+// zipcode).
+func gluedCode(w []byte) bool {
+	if len(w) < 7 || !hasSuffixFold(w, "code") {
+		return false
+	}
+	var buf [16]byte
+	q := lowerInto(&buf, w[:len(w)-4])
+	for _, c := range q {
+		if !isAlpha(c) && c < 0x80 {
+			return false // PDOException(code: a word before, no noun glued
+		}
+	}
+	return q != nil && !publicCodes[string(q)] && !englishWords[string(q)] && !settingWords[string(q)] && !codeNouns[string(q)]
+}
+
+// codeNouns glue before "code" to name a code that is no secret.
+var codeNouns = wordSet(`bar uni post zip short key byte geo micro time hash trans source pseudo shell machine
+	exit return status error country area http qr op`)
+
+// leaderEnd returns the end of a leader of dots after a label that ends at
+// i (Password . . . . :), through the colon after it, or i.
+func leaderEnd(src []byte, i int) int {
+	j, dots := i, 0
+	for j+1 < len(src) && j-i < 128 && src[j] == ' ' {
+		for j < len(src) && j-i < 128 && src[j] == ' ' {
+			j++
+		}
+		if j < len(src) && src[j] == '.' {
+			dots++
+			j++
+		}
+	}
+	if dots < 3 {
+		return i
+	}
+	for j < len(src) && j-i < 132 && (src[j] == ' ' || src[j] == ':') {
+		j++
+	}
+	return j
+}
+
+// answerValue masks the answer to a security question after the noun that
+// ends at i: a quoted literal whole, or a name (Lindenallee), which no
+// word of prose is. It returns the answer's end, or i.
+func (rw *rewriter) answerValue(i int) int {
+	src := rw.src
+	vs := i
+	for vs < len(src) && vs-i < 2 && src[vs] == ' ' {
+		vs++
+	}
+	if vs == i || vs >= len(src) {
+		return i
+	}
+	if q := src[vs]; q == '"' || q == '\'' {
+		k := bytes.IndexByte(src[vs+1:min(len(src), vs+1+maxRef)], q)
+		if k <= 0 || notASecret(src, vs+1, vs+1+k) {
+			return i
+		}
+		rw.mask(vs+1, vs+1+k, kSecret)
+		return vs + 1 + k
+	}
+	ve := vs
+	for ve < len(src) && ve-vs < 32 && isAlpha(src[ve]) {
+		ve++
+	}
+	if ve-vs < 3 || ve < len(src) && (isWord(src[ve]) || src[ve] >= 0x80) || !isUpper(src[vs]) || !nameLike(src[vs:ve]) || isPlaceholder(src[vs:]) {
+		return i
+	}
+	rw.mask(vs, ve, kSecret)
+	return ve
+}
+
+func hasAlnum(v []byte) bool {
+	return bytes.IndexFunc(v, func(r rune) bool { return r >= 0x80 || isAlnum(byte(r)) }) >= 0
+}
+
+func hasLetter(v []byte) bool {
+	return bytes.IndexFunc(v, func(r rune) bool { return r < 0x80 && isAlpha(byte(r)) }) >= 0
+}
+
+// replyVerbs send a reply to the prompt a script waits for (expect
+// "Password:" { send "x\r" }, child.expect('Password:');
+// child.sendline('x')).
+var replyVerbs = wordSet(`send sendline send_line sendln reply respond`)
+
+// reply masks the quoted reply after a verb of replyVerbs that ends at i,
+// without the escaped line break that ends it, and returns its end, or i.
+func (rw *rewriter) reply(i int) int {
+	src := rw.src
+	j := i
+	for j < len(src) && j-i < 2 && (src[j] == ' ' || src[j] == '(') {
+		j++
+	}
+	if j >= len(src) || src[j] != '"' && src[j] != '\'' {
+		return i
+	}
+	vs := j + 1
+	k := bytes.IndexByte(src[vs:min(len(src), vs+maxRef)], src[j])
+	if k <= 0 {
+		return i
+	}
+	ve := vs + k
+	for ve-vs >= 2 && src[ve-2] == '\\' && (src[ve-1] == 'r' || src[ve-1] == 'n') {
+		ve -= 2
+	}
+	if ve <= vs || notASecret(src, vs, ve) || isPlaceholder(src[vs:]) {
+		return i
+	}
+	rw.mask(vs, ve, kSecret)
+	return vs + k
 }

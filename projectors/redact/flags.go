@@ -14,6 +14,7 @@ var credentialCommands = []string{"mysql", "mariadb", "sshpass", " login ", "mon
 type flagContext struct {
 	credentials bool // a command of credentialCommands is on the line
 	redis       bool // -a is redis-cli's password
+	password    bool // a short -p or -P on the line carries a password: -u and -U carry its account
 }
 
 // lineContext looks for the commands as they are typed: in lower case.
@@ -26,7 +27,31 @@ func lineContext(src []byte) flagContext {
 		}
 	}
 	fc.redis = bytes.Contains(src, []byte("redis-cli")) || bytes.Contains(src, []byte("keydb-cli"))
+	fc.password = passwordFlag(src)
 	return fc
+}
+
+// passwordFlag reports whether a short -p or -P of src, standing alone,
+// carries a word shaped like a password (-P a7xq9z, not -p 5432 or -p
+// ./dir): its account is then the value of the line's -u or -U.
+func passwordFlag(src []byte) bool {
+	for off := 0; off < len(src); {
+		k := bytes.Index(src[off:], []byte(" -"))
+		if k < 0 {
+			return false
+		}
+		k += off + 2
+		off = k
+		if k+1 >= len(src) || src[k] != 'p' && src[k] != 'P' || src[k+1] != ' ' {
+			continue
+		}
+		vs, ve, ok := flagValue(src, k+1)
+		if v := src[vs:ve]; ok && len(v) >= 6 && credentialLike(v) && credentialShaped(v) && !portsOnly(v) &&
+			!notASecretValue(v) && bytes.IndexByte(v, '/') < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func flagBoundary(c byte) bool {
@@ -197,7 +222,9 @@ func shortValue(flag byte, v []byte, fc flagContext, attached bool) string {
 			}
 			return Secret
 		}
-		if fc.credentials && !allDigits(v) && !roleAccount(v) {
+		// Beside a password, an account of two letters is a product's
+		// own (sqlcmd's sa), not a person's.
+		if (fc.credentials || fc.password && !attached && len(v) > 2 && accountName(v) && !pathValue(v)) && !allDigits(v) && !roleAccount(v) {
 			return User
 		}
 	}

@@ -447,6 +447,7 @@ func redactKV(rw *rewriter) {
 	// until pendingEnd; inCookies is set after a cookies key that holds a
 	// list or an object, whose values are cookies.
 	pending, pendingEnd, inCookies := kvNone, 0, false
+	loginEnd := 0 // a remote call's params up to here log in: {"method":"auth.login","params":[u, p]}
 	for i := 0; i < len(src); i++ {
 		if eq < i {
 			eq = nextByte(src, i, '=')
@@ -463,6 +464,9 @@ func redactKV(rw *rewriter) {
 		if c == ':' {
 			if vs < len(src) && (src[vs] == '/' || src[vs] == ':') {
 				continue // URL scheme or IPv6, not an assignment
+			}
+			if vs+1 < len(src) && (src[vs] == '"' || src[vs] == '\'') && strings.IndexByte(" );,}]\n", src[vs+1]) >= 0 {
+				continue // a colon that ends a quoted string ends a prompt ("Password:" )
 			}
 			if vs < len(src) && src[vs] == '=' {
 				vs++ // Go's token := value
@@ -544,13 +548,32 @@ func redactKV(rw *rewriter) {
 				continue
 			}
 		}
-		isValueKey := string(lk) == "value"
+		// A name/value pair's attributes may be one letter long:
+		// <p n="password" v="x"/>.
+		isValueKey := string(lk) == "value" || string(lk) == "v"
 		if isValueKey && ks < pendingEnd && pending != kvNone {
 			class = pending
 		} else if isValueKey && inCookies {
 			class = kvSecret
 		}
-		nameKey := string(lk) == "name" || string(lk) == "key"
+		nameKey := string(lk) == "name" || string(lk) == "key" || string(lk) == "n"
+		if class == kvNone && !nameKey && ks > 0 && src[ks-1] == ' ' {
+			if s, t := namedElementText(src, ks, vs); t > s && !notASecret(src, s, t) {
+				// <ns:Password Type="…">x</ns:Password>: the text of an
+				// element named for a credential, after its attributes.
+				rw.mask(s, t, kSecret)
+				i = t - 1
+				continue
+			}
+		}
+		if class == kvNone && (string(lk) == "method" || string(lk) == "params" && ks < loginEnd) {
+			if e := rw.remoteLogin(string(lk) == "method", vs); e < 0 {
+				loginEnd = -e + 128
+			} else if e > 0 {
+				i = e - 1
+				continue
+			}
+		}
 		if class == kvNone && !nameKey {
 			if s, e := realmEntry(src, ks, vs); e > s {
 				if !roleAccount(key) {
@@ -822,6 +845,85 @@ func elementText(src []byte, e int) (s, t int) {
 	}
 	return s, t
 }
+
+// namedElementText returns the bounds of the text of the element whose
+// last attribute's key starts at ks and whose quoted value starts at vs,
+// when the element's name, without its namespace's prefix, names a
+// credential (<wsse:Password Type="…">x</wsse:Password>); s == t when it
+// does not.
+func namedElementText(src []byte, ks, vs int) (s, t int) {
+	if vs >= len(src) || src[vs] != '"' && src[vs] != '\'' {
+		return 0, 0
+	}
+	k := bytes.IndexByte(src[vs+1:min(len(src), vs+257)], src[vs])
+	if k < 0 {
+		return 0, 0
+	}
+	if s, t = elementText(src, vs+1+k); t <= s {
+		return 0, 0
+	}
+	lt := ks - 1
+	for lt > 0 && ks-lt < 128 && src[lt] != '<' && src[lt] != '>' && src[lt] != '\n' {
+		lt--
+	}
+	if src[lt] != '<' {
+		return 0, 0
+	}
+	ne := lt + 1
+	for ne < ks && isKeyByte(src[ne]) || ne < ks && src[ne] == ':' {
+		ne++
+	}
+	name := src[lt+1 : ne]
+	if c := bytes.LastIndexByte(name, ':'); c >= 0 {
+		name = name[c+1:]
+	}
+	if classifyKey(name) != kvSecret {
+		return 0, 0
+	}
+	return s, t
+}
+
+// remoteLogin reads a remote procedure call that logs in, its method
+// named by a verb of logging in (auth.login, user.signin) and its params
+// a list of an account and its password: after a method's key, it returns
+// minus the method's end when the method logs in; after params', the end
+// of the password it masks; 0 otherwise.
+func (rw *rewriter) remoteLogin(method bool, vs int) int {
+	src := rw.src
+	if vs < len(src) && src[vs] == ' ' {
+		vs++
+	}
+	if method {
+		if vs >= len(src) || src[vs] != '"' {
+			return 0
+		}
+		e := vs + 1
+		for e < len(src) && e-vs < 64 && src[e] != '"' {
+			e++
+		}
+		m := src[vs+1 : e]
+		if k := bytes.LastIndexAny(m, "._/"); k >= 0 {
+			m = m[k+1:]
+		}
+		if e < len(src) && loginVerbNames[string(lowerASCII(m))] {
+			return -e
+		}
+		return 0
+	}
+	if !bytes.HasPrefix(src[vs:], []byte(`["`)) {
+		return 0
+	}
+	var args [3][2]int
+	if n := callArgs(src, vs+1, &args); n == 2 && args[1][1] > 0 && args[1][1]+1 < len(src) && src[args[1][1]+1] == ']' &&
+		!notASecret(src, args[1][0], args[1][1]) {
+		rw.mask(args[1][0], args[1][1], kSecret)
+		return args[1][1]
+	}
+	return 0
+}
+
+// loginVerbNames name a remote method that logs in.
+var loginVerbNames = wordSet(`login logon signin authenticate`)
 
 // realmEntry returns the bounds of the password of a realm file's line
 // (jetty, ActiveMQ, Tomcat: "alice=Secret1,admin", "alice: Secret1,

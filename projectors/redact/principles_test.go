@@ -642,3 +642,16 @@ func TestUserBeforeProse(t *testing.T) {
 		}
 	}
 }
+
+// A checksum file lists hexadecimal digests: a line's first word of
+// base64's length before two spaces (a pod's name) proves nothing public.
+func TestChecksumLineIsHexadecimal(t *testing.T) {
+	for in, want := range map[string]string{
+		"out-api-7d9f8b6c5d-x2k4p  restarted":                "<POD>  restarted",
+		"9e107d9d372bb6826bd81d3542a419d6  app-1.4.2.tar.gz": "9e107d9d372bb6826bd81d3542a419d6  app-1.4.2.tar.gz",
+	} {
+		if got := String(in); got != want {
+			t.Errorf("%q:\n got  %q\n want %q", in, got, want)
+		}
+	}
+}

@@ -46,7 +46,11 @@ type shape struct {
 }
 
 var (
-	digest    = shape{kind: 'd'}
+	digest = shape{kind: 'd'}
+	// digestHex is a digest as checksum files list it: hexadecimal of a
+	// digest's length. A line's first word followed by two spaces is
+	// no proof for base64 (a pod's name has 24 characters too).
+	digestHex = shape{kind: 'x', lens: []int{32, 40, 56, 64, 96, 128}}
 	commitHex = shape{kind: 'x', lens: []int{7, 8, 9, 10, 11, 12, 16, 20, 24, 32, 40, 64}}
 )
 
@@ -57,8 +61,8 @@ var proofsTable = []proof{
 	{name: "digest after its algorithm's name", algorithm: true, window: 64, shape: digest},
 	{name: "checksum or digest named", words: []string{"checksum", "checksums", "digest", "hash", "etag", "if none match", "if match",
 		"integrity", "h1", "zh"}, window: 64, shape: digest},
-	{name: "checksum file line", start: true, after: []string{"  ", " *"}, shape: digest},
-	{name: "checksum, size and file of a package index", start: true, sized: true, shape: digest},
+	{name: "checksum file line", start: true, after: []string{"  ", " *"}, shape: digestHex},
+	{name: "checksum, size and file of a package index", start: true, sized: true, shape: digestHex},
 	{name: "checksum after an archive's name", words: []string{"tgz", "whl"}, window: 4, shape: digest},
 	{name: "checksum of a mix.lock entry", words: []string{"hex", "hexpm"}, window: 96, line: "{:hex, :", shape: digest},
 	{name: "commit in a git context", words: []string{"commit", "commits", "revision", "rev", "merge", "merged", "checking out", "checkout",

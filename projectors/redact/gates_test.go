@@ -16,10 +16,14 @@ import (
 // a trace (a tab, a line break, …), not only when a frame marker is there.
 // Some gates carry meaning (a quoted string is a SQL literal only in a SQL
 // statement), so they stay; the features and the narrower stack gate must
-// only save time, never change a result.
+// only save time, never change a result. The passes share one rewriter,
+// as in Append: a proof of the last pass makes public what earlier passes
+// masked inside it (dropPublic), so a pass run alone would mean another
+// redactor. Its features are unknown (0).
 func appendGatesOnly(dst, msg []byte) []byte {
 	stack := reflect.ValueOf(redactStack).Pointer()
 	r := New()
+	rw := &rewriter{src: msg, keys: &r.keys}
 	for i := range stages {
 		gate := stages[i].gate
 		if reflect.ValueOf(stages[i].apply).Pointer() == stack {
@@ -28,10 +32,10 @@ func appendGatesOnly(dst, msg []byte) []byte {
 		if gate != nil && !gate(msg, scanFeatures(msg)) {
 			continue
 		}
-		rw := &rewriter{src: msg, keys: &r.keys}
+		rw.last = 0
 		stages[i].apply(rw)
-		r.spans = append(r.spans, rw.spans...)
 	}
+	r.spans = rw.spans
 	return r.write(dst, msg, canonical.Placeholders)
 }
 

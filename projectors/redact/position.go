@@ -787,7 +787,15 @@ var triggerTable = newPrefixTable(append(slices.Clone(credentialTriggers), speci
 type prefixTable struct {
 	pairs   [256]uint32
 	byFirst [256][]string
+	// thirds[a][b] has the letterBit of the third byte of each literal
+	// that starts with the letters a and b (0 for 'a'), in either case,
+	// and anyThird for one whose third byte is no letter or that has
+	// none.
+	thirds [26][26]uint32
 }
+
+// anyThird is the bit of thirds that lets any third byte through.
+const anyThird = 1 << 26
 
 func newPrefixTable(lits []string) *prefixTable {
 	t := &prefixTable{}
@@ -796,8 +804,28 @@ func newPrefixTable(lits []string) *prefixTable {
 			t.pairs[c] |= 1 << (lower(l[1]) - 'a')
 			t.byFirst[c] = append(t.byFirst[c], l)
 		}
+		third := uint32(anyThird)
+		if len(l) > 2 && letterBit[l[2]] != 0 {
+			third = letterBit[l[2]]
+		}
+		if a, b := lower(l[0])-'a', lower(l[1])-'a'; a < 26 && b < 26 {
+			t.thirds[a][b] |= third
+		}
 	}
 	return t
+}
+
+// thirdMay reports whether a literal of t may start at src[k], whose
+// first two bytes pairs lets through: whether the byte after them may be
+// its third. Most pairs of prose that start a literal go on with a byte
+// that no literal has third after them.
+func (t *prefixTable) thirdMay(src []byte, k int) bool {
+	a, b := lower(src[k])-'a', lower(src[k+1])-'a'
+	if a >= 26 || b >= 26 {
+		return true // thirds knows only literals that start with two letters
+	}
+	m := t.thirds[a][b]
+	return m&anyThird != 0 || k+2 < len(src) && m&letterBit[src[k+2]] != 0
 }
 
 // letterBit[c] is bit lower(c)-'a' for a letter c, 0 for other bytes.
@@ -1083,6 +1111,9 @@ func gatePositions(src []byte, f features) bool {
 			continue
 		}
 		k := n - 1
+		if !gateTable.thirdMay(src, k) {
+			continue
+		}
 		for _, s := range gateTable.byFirst[src[k]] {
 			if s[1] != lower(src[k+1]) || !hasPrefixFold(src[k:], s) {
 				continue

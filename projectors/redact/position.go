@@ -768,15 +768,39 @@ var credentialTriggers = func() []string {
 }()
 
 // nonASCIICredentials are the credential words that hold a non-ASCII
-// letter: gatePositions looks for them whole.
-var nonASCIICredentials = func() (out [][]byte) {
+// letter, each with the offset of its first non-ASCII byte: gatePositions
+// looks for them whole.
+var nonASCIICredentials = func() (out []nonASCIIWord) {
 	for _, w := range slices.Sorted(maps.Keys(credentialWords)) {
-		if strings.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) >= 0 {
-			out = append(out, []byte(w))
+		if k := strings.IndexFunc(w, func(r rune) bool { return r >= 0x80 }); k >= 0 {
+			out = append(out, nonASCIIWord{[]byte(w), k})
 		}
 	}
 	return out
 }()
+
+// nonASCIIWord is a word and the offset of its first non-ASCII byte.
+type nonASCIIWord struct {
+	w []byte
+	k int
+}
+
+// holdsNonASCIICredential reports whether src holds one of
+// nonASCIICredentials. Each is looked for only where src has its first
+// non-ASCII byte, so that a text costs one pass, not one a word.
+func holdsNonASCIICredential(src []byte) bool {
+	for p, c := range src {
+		if c < 0x80 {
+			continue
+		}
+		for _, n := range nonASCIICredentials {
+			if n.w[n.k] == c && p >= n.k && bytes.HasPrefix(src[p-n.k:], n.w) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // triggerTable indexes the triggers and the special words.
 var triggerTable = newPrefixTable(append(slices.Clone(credentialTriggers), specialWords...))
@@ -1095,10 +1119,8 @@ func gatePositions(src []byte, f features) bool {
 			off = k + 1
 		}
 	}
-	for _, w := range nonASCIICredentials {
-		if f&fNonASCII != 0 && bytes.Contains(src, w) {
-			return true
-		}
+	if f&fNonASCII != 0 && holdsNonASCIICredential(src) {
+		return true
 	}
 	// The pair test reads each byte once, carried from one step to the
 	// next, so that a byte costs two table loads and no bounds check.

@@ -521,20 +521,31 @@ func hasElement(src []byte) bool {
 }
 
 // hasPgpassRun reports whether a run of src that pgpass reads as one line
-// (no space, '"' or ')') holds four colons or more.
+// (no space, '"' or ')') holds four colons or more. It reads the bytes
+// between two colons from the second back, to the nearest byte that ends
+// a run: most texts have fewer than four colons, or words between them.
 func hasPgpassRun(src []byte) bool {
-	n := 0
-	for _, c := range src {
-		switch {
-		case c == ':':
-			if n++; n == 4 {
-				return true
-			}
-		case isSpace(c) || c == '"' || c == ')':
-			n = 0
-		}
+	if bytes.Count(src, []byte{':'}) < 4 {
+		return false
 	}
-	return false
+	n := 0
+	for prev := 0; ; {
+		k := bytes.IndexByte(src[prev:], ':')
+		if k < 0 {
+			return false
+		}
+		k += prev
+		for j := k - 1; j >= prev; j-- {
+			if c := src[j]; isSpace(c) || c == '"' || c == ')' {
+				n = 0
+				break
+			}
+		}
+		if n++; n == 4 {
+			return true
+		}
+		prev = k + 1
+	}
 }
 
 // userPassAt redacts user/password@database (sqlplus, expdp, rman, Oracle

@@ -111,13 +111,13 @@ func proven(rw *rewriter, s, e int) bool {
 	vc := classOf(v)
 	for i := range proofsTable {
 		p := &proofsTable[i]
-		if !p.shape.fitsClass(v, 0, vc) {
+		if !p.shape.fitsClassButExpr(v, 0, vc) {
 			continue
 		}
 		if p.window > 0 && ws.n == 0 {
 			ws.read(src, s, nearWindow)
 		}
-		if p.holds(src, s, e, &ws) {
+		if p.holds(src, s, e, &ws) && p.shape.matchesExpr(v) {
 			rw.public = append(rw.public, [2]int{s, commentEnd(src, e, p.shape.kind)})
 			return true
 		}
@@ -378,6 +378,18 @@ func (sh shape) fits(v []byte, bits int) bool {
 
 // fitsClass is fits with v's class c found beforehand.
 func (sh shape) fitsClass(v []byte, bits int, c valueClass) bool {
+	return sh.fitsClassButExpr(v, bits, c) && sh.matchesExpr(v)
+}
+
+// matchesExpr reports whether v, of the shape but for its expression,
+// matches the expression, if the shape has one. It is the costliest test
+// of a shape, so proven runs it after the context's.
+func (sh shape) matchesExpr(v []byte) bool {
+	return sh.kind != 'r' || sh.re == nil || sh.re.Match(v)
+}
+
+// fitsClassButExpr is fitsClass without matchesExpr.
+func (sh shape) fitsClassButExpr(v []byte, bits int, c valueClass) bool {
 	switch sh.kind {
 	case 'x':
 		return (sh.lens == nil || slices.Contains(sh.lens, len(v))) && c.hex
@@ -394,7 +406,7 @@ func (sh shape) fitsClass(v []byte, bits int, c valueClass) bool {
 		name := head[4:15]
 		return bytes.HasPrefix(name, []byte("ssh-")) || bytes.HasPrefix(name, []byte("ecdsa-")) || bytes.HasPrefix(name, []byte("sk-"))
 	}
-	return sh.may(v) && (sh.re == nil || sh.re.Match(v))
+	return sh.may(v)
 }
 
 func btoi(b bool) int {

@@ -281,8 +281,11 @@ func (ws *nearWords) keyed(src []byte, k int) bool {
 // ends at the k-th word.
 func (ws *nearWords) phraseAt(src []byte, k int, phrase string) bool {
 	for e := len(phrase); e > 0; k++ {
-		b := strings.LastIndexByte(phrase[:e], ' ') + 1
-		if !equalFold(ws.word(src, k), phrase[b:e]) {
+		// The phrase's word that ends at e is as long as the k-th word:
+		// one look at the byte before it rules out most phrases.
+		w := ws.word(src, k)
+		b := e - len(w)
+		if b < 0 || b > 0 && phrase[b-1] != ' ' || strings.IndexByte(phrase[b:e], ' ') >= 0 || !equalFold(w, phrase[b:e]) {
 			return false
 		}
 		e = b - 1

@@ -207,7 +207,14 @@ func (p *proof) holds(src []byte, s, e int, ws *nearWords) bool {
 type nearWords struct {
 	n int
 	w [12][2]int
+	// known and blocked are the sets of the words (bit k: the k-th) that
+	// blocks has read, and of those that block: each proof with a window
+	// asks about the same words.
+	known, blocked uint64
 }
+
+// The sets of nearWords have a bit for each word.
+var _ [64 - len(nearWords{}.w)]struct{}
 
 // read finds the words of src's line before s, at most window bytes back.
 func (ws *nearWords) read(src []byte, s, window int) {
@@ -257,6 +264,18 @@ func (ws *nearWords) word(src []byte, k int) []byte {
 // credential word (not "key", which alone says nothing: a public key, a
 // key id), or another value (letters and digits, 12 or more).
 func (ws *nearWords) blocks(src []byte, k int) bool {
+	bit := uint64(1) << k
+	if ws.known&bit == 0 {
+		ws.known |= bit
+		if ws.wordBlocks(src, k) {
+			ws.blocked |= bit
+		}
+	}
+	return ws.blocked&bit != 0
+}
+
+// wordBlocks is blocks, read afresh.
+func (ws *nearWords) wordBlocks(src []byte, k int) bool {
 	w := ws.word(src, k)
 	if len(w) >= minGenerated && hasDigit(w) && !allDigits(w) {
 		return true

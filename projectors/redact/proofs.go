@@ -359,16 +359,36 @@ func classOf(v []byte) valueClass { return valueClass{hex: hexOneCase(v), b64: b
 // digestFitsClass is digestFits with v's class found beforehand.
 func digestFitsClass(v []byte, bits int, c valueClass) bool {
 	if bits == 0 {
-		for _, b := range digestSizes {
-			if digestFitsClass(v, b, c) {
-				return true
-			}
+		if len(v) >= len(digestLens) {
+			return false
 		}
-		return false
+		l := digestLens[len(v)]
+		return l&1 != 0 && c.hex || l&2 != 0 && c.b64
 	}
-	n := bits / 8
-	return len(v) == 2*n && c.hex || (len(v) == (n+2)/3*4 || len(v) == (n*8+5)/6) && c.b64
+	hex, padded, raw := digestLengths(bits)
+	return len(v) == hex && c.hex || (len(v) == padded || len(v) == raw) && c.b64
 }
+
+// digestLengths returns the lengths of a digest of bits in hexadecimal,
+// in padded base64 and in unpadded base64.
+func digestLengths(bits int) (hex, padded, raw int) {
+	n := bits / 8
+	return 2 * n, (n + 2) / 3 * 4, (n*8 + 5) / 6
+}
+
+// digestLens[n] has bit 0 set when a digest of one of digestSizes is n
+// bytes long in hexadecimal, bit 1 when it is in base64, so that a value
+// of any common size costs one look.
+var digestLens = func() []uint8 {
+	t := make([]uint8, 2*slices.Max(digestSizes)/8+1)
+	for _, b := range digestSizes {
+		hex, padded, raw := digestLengths(b)
+		t[hex] |= 1
+		t[padded] |= 2
+		t[raw] |= 2
+	}
+	return t
+}()
 
 func hexOneCase(v []byte) bool {
 	up, lo := false, false

@@ -26,7 +26,7 @@ var codeRoots = map[string]bool{
 	"sun": true, "kotlin": true, "kotlinx": true, "scala": true, "android": true, "androidx": true,
 }
 
-func isLabelByte(c byte) bool { return isAlnum(c) || c == '-' || c == '_' }
+func isLabelByte(c byte) bool { return class[c]&(cDigit|cAlpha|cUnder|cDash) != 0 }
 
 // k8s name suffixes use this alphabet (no vowels, no 0/1/3).
 func isK8sSuffixByte(c byte) bool {

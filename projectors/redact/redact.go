@@ -439,6 +439,7 @@ const (
 	cHex
 	cUnder
 	cToken // - + / = .
+	cDash  // -
 )
 
 var class = func() (t [256]uint8) {
@@ -457,6 +458,7 @@ var class = func() (t [256]uint8) {
 	for _, c := range "-+/=." {
 		t[c] = cToken
 	}
+	t['-'] |= cDash
 	return t
 }()
 

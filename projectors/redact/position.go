@@ -521,20 +521,31 @@ func hasElement(src []byte) bool {
 }
 
 // hasPgpassRun reports whether a run of src that pgpass reads as one line
-// (no space, '"' or ')') holds four colons or more.
+// (no space, '"' or ')') holds four colons or more. It reads the bytes
+// between two colons from the second back, to the nearest byte that ends
+// a run: most texts have fewer than four colons, or words between them.
 func hasPgpassRun(src []byte) bool {
-	n := 0
-	for _, c := range src {
-		switch {
-		case c == ':':
-			if n++; n == 4 {
-				return true
-			}
-		case isSpace(c) || c == '"' || c == ')':
-			n = 0
-		}
+	if bytes.Count(src, []byte{':'}) < 4 {
+		return false
 	}
-	return false
+	n := 0
+	for prev := 0; ; {
+		k := bytes.IndexByte(src[prev:], ':')
+		if k < 0 {
+			return false
+		}
+		k += prev
+		for j := k - 1; j >= prev; j-- {
+			if c := src[j]; isSpace(c) || c == '"' || c == ')' {
+				n = 0
+				break
+			}
+		}
+		if n++; n == 4 {
+			return true
+		}
+		prev = k + 1
+	}
 }
 
 // userPassAt redacts user/password@database (sqlplus, expdp, rman, Oracle
@@ -768,15 +779,39 @@ var credentialTriggers = func() []string {
 }()
 
 // nonASCIICredentials are the credential words that hold a non-ASCII
-// letter: gatePositions looks for them whole.
-var nonASCIICredentials = func() (out [][]byte) {
+// letter, each with the offset of its first non-ASCII byte: gatePositions
+// looks for them whole.
+var nonASCIICredentials = func() (out []nonASCIIWord) {
 	for _, w := range slices.Sorted(maps.Keys(credentialWords)) {
-		if strings.IndexFunc(w, func(r rune) bool { return r >= 0x80 }) >= 0 {
-			out = append(out, []byte(w))
+		if k := strings.IndexFunc(w, func(r rune) bool { return r >= 0x80 }); k >= 0 {
+			out = append(out, nonASCIIWord{[]byte(w), k})
 		}
 	}
 	return out
 }()
+
+// nonASCIIWord is a word and the offset of its first non-ASCII byte.
+type nonASCIIWord struct {
+	w []byte
+	k int
+}
+
+// holdsNonASCIICredential reports whether src holds one of
+// nonASCIICredentials. Each is looked for only where src has its first
+// non-ASCII byte, so that a text costs one pass, not one a word.
+func holdsNonASCIICredential(src []byte) bool {
+	for p, c := range src {
+		if c < 0x80 {
+			continue
+		}
+		for _, n := range nonASCIICredentials {
+			if n.w[n.k] == c && p >= n.k && bytes.HasPrefix(src[p-n.k:], n.w) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // triggerTable indexes the triggers and the special words.
 var triggerTable = newPrefixTable(append(slices.Clone(credentialTriggers), specialWords...))
@@ -787,7 +822,15 @@ var triggerTable = newPrefixTable(append(slices.Clone(credentialTriggers), speci
 type prefixTable struct {
 	pairs   [256]uint32
 	byFirst [256][]string
+	// thirds[a][b] has the letterBit of the third byte of each literal
+	// that starts with the letters a and b (0 for 'a'), in either case,
+	// and anyThird for one whose third byte is no letter or that has
+	// none.
+	thirds [26][26]uint32
 }
+
+// anyThird is the bit of thirds that lets any third byte through.
+const anyThird = 1 << 26
 
 func newPrefixTable(lits []string) *prefixTable {
 	t := &prefixTable{}
@@ -796,8 +839,28 @@ func newPrefixTable(lits []string) *prefixTable {
 			t.pairs[c] |= 1 << (lower(l[1]) - 'a')
 			t.byFirst[c] = append(t.byFirst[c], l)
 		}
+		third := uint32(anyThird)
+		if len(l) > 2 && letterBit[l[2]] != 0 {
+			third = letterBit[l[2]]
+		}
+		if a, b := lower(l[0])-'a', lower(l[1])-'a'; a < 26 && b < 26 {
+			t.thirds[a][b] |= third
+		}
 	}
 	return t
+}
+
+// thirdMay reports whether a literal of t may start at src[k], whose
+// first two bytes pairs lets through: whether the byte after them may be
+// its third. Most pairs of prose that start a literal go on with a byte
+// that no literal has third after them.
+func (t *prefixTable) thirdMay(src []byte, k int) bool {
+	a, b := lower(src[k])-'a', lower(src[k+1])-'a'
+	if a >= 26 || b >= 26 {
+		return true // thirds knows only literals that start with two letters
+	}
+	m := t.thirds[a][b]
+	return m&anyThird != 0 || k+2 < len(src) && m&letterBit[src[k+2]] != 0
 }
 
 // letterBit[c] is bit lower(c)-'a' for a letter c, 0 for other bytes.
@@ -1068,10 +1131,8 @@ func gatePositions(src []byte, f features) bool {
 			off = k + 1
 		}
 	}
-	for _, w := range nonASCIICredentials {
-		if f&fNonASCII != 0 && bytes.Contains(src, w) {
-			return true
-		}
+	if f&fNonASCII != 0 && holdsNonASCIICredential(src) {
+		return true
 	}
 	// The pair test reads each byte once, carried from one step to the
 	// next, so that a byte costs two table loads and no bounds check.
@@ -1084,6 +1145,9 @@ func gatePositions(src []byte, f features) bool {
 			continue
 		}
 		k := n - 1
+		if !gateTable.thirdMay(src, k) {
+			continue
+		}
 		for _, s := range gateTable.byFirst[src[k]] {
 			if s[1] != lower(src[k+1]) || !hasPrefixFold(src[k:], s) {
 				continue

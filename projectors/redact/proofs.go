@@ -140,13 +140,13 @@ func proven(rw *rewriter, s, e int) bool {
 	vc := classOf(v)
 	for i := range proofsTable {
 		p := &proofsTable[i]
-		if !p.shape.fitsClass(v, 0, vc) {
+		if !p.shape.fitsClassButExpr(v, 0, vc) {
 			continue
 		}
 		if p.window > 0 && ws.n == 0 {
 			ws.read(src, s, nearWindow)
 		}
-		if p.holds(src, s, e, &ws) {
+		if p.holds(src, s, e, &ws) && p.shape.matchesExpr(v) {
 			rw.public = append(rw.public, [2]int{s, commentEnd(src, e, p.shape.kind)})
 			return true
 		}
@@ -239,7 +239,14 @@ func (p *proof) holds(src []byte, s, e int, ws *nearWords) bool {
 type nearWords struct {
 	n int
 	w [12][2]int
+	// known and blocked are the sets of the words (bit k: the k-th) that
+	// blocks has read, and of those that block: each proof with a window
+	// asks about the same words.
+	known, blocked uint64
 }
+
+// The sets of nearWords have a bit for each word.
+var _ [64 - len(nearWords{}.w)]struct{}
 
 // read finds the words of src's line before s, at most window bytes back.
 func (ws *nearWords) read(src []byte, s, window int) {
@@ -289,6 +296,18 @@ func (ws *nearWords) word(src []byte, k int) []byte {
 // credential word (not "key", which alone says nothing: a public key, a
 // key id), or another value (letters and digits, 12 or more).
 func (ws *nearWords) blocks(src []byte, k int) bool {
+	bit := uint64(1) << k
+	if ws.known&bit == 0 {
+		ws.known |= bit
+		if ws.wordBlocks(src, k) {
+			ws.blocked |= bit
+		}
+	}
+	return ws.blocked&bit != 0
+}
+
+// wordBlocks is blocks, read afresh.
+func (ws *nearWords) wordBlocks(src []byte, k int) bool {
 	w := ws.word(src, k)
 	if len(w) >= minGenerated && hasDigit(w) && !allDigits(w) {
 		return true
@@ -313,8 +332,11 @@ func (ws *nearWords) keyed(src []byte, k int) bool {
 // ends at the k-th word.
 func (ws *nearWords) phraseAt(src []byte, k int, phrase string) bool {
 	for e := len(phrase); e > 0; k++ {
-		b := strings.LastIndexByte(phrase[:e], ' ') + 1
-		if !equalFold(ws.word(src, k), phrase[b:e]) {
+		// The phrase's word that ends at e is as long as the k-th word:
+		// one look at the byte before it rules out most phrases.
+		w := ws.word(src, k)
+		b := e - len(w)
+		if b < 0 || b > 0 && phrase[b-1] != ' ' || strings.IndexByte(phrase[b:e], ' ') >= 0 || !equalFold(w, phrase[b:e]) {
 			return false
 		}
 		e = b - 1
@@ -369,16 +391,36 @@ func classOf(v []byte) valueClass { return valueClass{hex: hexOneCase(v), b64: b
 // digestFitsClass is digestFits with v's class found beforehand.
 func digestFitsClass(v []byte, bits int, c valueClass) bool {
 	if bits == 0 {
-		for _, b := range digestSizes {
-			if digestFitsClass(v, b, c) {
-				return true
-			}
+		if len(v) >= len(digestLens) {
+			return false
 		}
-		return false
+		l := digestLens[len(v)]
+		return l&1 != 0 && c.hex || l&2 != 0 && c.b64
 	}
-	n := bits / 8
-	return len(v) == 2*n && c.hex || (len(v) == (n+2)/3*4 || len(v) == (n*8+5)/6) && c.b64
+	hex, padded, raw := digestLengths(bits)
+	return len(v) == hex && c.hex || (len(v) == padded || len(v) == raw) && c.b64
 }
+
+// digestLengths returns the lengths of a digest of bits in hexadecimal,
+// in padded base64 and in unpadded base64.
+func digestLengths(bits int) (hex, padded, raw int) {
+	n := bits / 8
+	return 2 * n, (n + 2) / 3 * 4, (n*8 + 5) / 6
+}
+
+// digestLens[n] has bit 0 set when a digest of one of digestSizes is n
+// bytes long in hexadecimal, bit 1 when it is in base64, so that a value
+// of any common size costs one look.
+var digestLens = func() []uint8 {
+	t := make([]uint8, 2*slices.Max(digestSizes)/8+1)
+	for _, b := range digestSizes {
+		hex, padded, raw := digestLengths(b)
+		t[hex] |= 1
+		t[padded] |= 2
+		t[raw] |= 2
+	}
+	return t
+}()
 
 func hexOneCase(v []byte) bool {
 	up, lo := false, false
@@ -410,6 +452,18 @@ func (sh shape) fits(v []byte, bits int) bool {
 
 // fitsClass is fits with v's class c found beforehand.
 func (sh shape) fitsClass(v []byte, bits int, c valueClass) bool {
+	return sh.fitsClassButExpr(v, bits, c) && sh.matchesExpr(v)
+}
+
+// matchesExpr reports whether v, of the shape but for its expression,
+// matches the expression, if the shape has one. It is the costliest test
+// of a shape, so proven runs it after the context's.
+func (sh shape) matchesExpr(v []byte) bool {
+	return sh.kind != 'r' || sh.re == nil || sh.re.Match(v)
+}
+
+// fitsClassButExpr is fitsClass without matchesExpr.
+func (sh shape) fitsClassButExpr(v []byte, bits int, c valueClass) bool {
 	switch sh.kind {
 	case 'x':
 		return (sh.lens == nil || slices.Contains(sh.lens, len(v))) && c.hex
@@ -426,7 +480,7 @@ func (sh shape) fitsClass(v []byte, bits int, c valueClass) bool {
 		name := head[4:15]
 		return bytes.HasPrefix(name, []byte("ssh-")) || bytes.HasPrefix(name, []byte("ecdsa-")) || bytes.HasPrefix(name, []byte("sk-"))
 	}
-	return sh.may(v) && (sh.re == nil || sh.re.Match(v))
+	return sh.may(v)
 }
 
 func btoi(b bool) int {

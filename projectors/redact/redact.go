@@ -439,6 +439,7 @@ const (
 	cHex
 	cUnder
 	cToken // - + / = .
+	cDash  // -
 )
 
 var class = func() (t [256]uint8) {
@@ -457,6 +458,7 @@ var class = func() (t [256]uint8) {
 	for _, c := range "-+/=." {
 		t[c] = cToken
 	}
+	t['-'] |= cDash
 	return t
 }()
 
@@ -466,12 +468,19 @@ func isAlnum(c byte) bool { return class[c]&(cDigit|cAlpha) != 0 }
 func isWord(c byte) bool  { return class[c]&(cDigit|cAlpha|cUnder) != 0 }
 func isHex(c byte) bool   { return class[c]&cHex != 0 }
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-func lower(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + 32
+func lower(c byte) byte   { return lowerTable[c] }
+
+// lowerTable maps each ASCII capital to its small letter and every other
+// byte to itself: lower is one load, and no branch.
+var lowerTable = func() (t [256]byte) {
+	for c := range t {
+		t[c] = byte(c)
+		if c >= 'A' && c <= 'Z' {
+			t[c] = byte(c) + 32
+		}
 	}
-	return c
-}
+	return t
+}()
 
 // indexFold returns the index of the ASCII lower-case literal lit in s,
 // ignoring ASCII case, or -1.

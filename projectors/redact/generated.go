@@ -594,11 +594,7 @@ func wordLetters(t []byte, least int) int {
 			i++
 			continue
 		}
-		j := i + 1
-		for j < len(t) && isAlpha(t[j]) && !(isUpper(t[j]) && !isUpper(t[j-1])) &&
-			!(j+1 < len(t) && isUpper(t[j]) && isUpper(t[j-1]) && t[j+1] >= 'a' && t[j+1] <= 'z') {
-			j++
-		}
+		j := runEnd(t, i)
 		if j-i >= least && j-i <= len(buf) {
 			for k, c := range t[i:j] {
 				buf[k] = lower(c)
@@ -610,6 +606,19 @@ func wordLetters(t []byte, least int) int {
 		i = j
 	}
 	return n
+}
+
+// runEnd returns the end of the run of letters that starts at t[i], split
+// as camel case writes words: before a capital after lower case, and
+// before the last capital of capitals followed by lower case (HTTPServer:
+// HTTP, Server).
+func runEnd(t []byte, i int) int {
+	j := i + 1
+	for j < len(t) && isAlpha(t[j]) && !(isUpper(t[j]) && !isUpper(t[j-1])) &&
+		!(j+1 < len(t) && isUpper(t[j]) && isUpper(t[j-1]) && t[j+1] >= 'a' && t[j+1] <= 'z') {
+		j++
+	}
+	return j
 }
 
 // distinctPairs counts the distinct pairs of adjacent bytes of t, at most
@@ -653,11 +662,7 @@ func runCost(t []byte) (cost, letters int) {
 			i++
 			continue
 		}
-		j := i + 1
-		for j < len(t) && isAlpha(t[j]) && !(isUpper(t[j]) && !isUpper(t[j-1])) &&
-			!(j+1 < len(t) && isUpper(t[j]) && isUpper(t[j-1]) && t[j+1] >= 'a' && t[j+1] <= 'z') {
-			j++
-		}
+		j := runEnd(t, i)
 		if j-i >= 4 {
 			prev := 26
 			for _, c := range t[i:j] {

@@ -121,6 +121,9 @@ func TestReferenceForms(t *testing.T) {
 		// A credential's name and a reference as its value, in a call.
 		`iocEnvSet("ARCHIVER_DB_PASSWORD", "$(ARCHIVER_PW)")`,
 		`define('DB_PASSWORD', getenv('DB_PASSWORD'));`,
+		// A PowerShell cmdlet yields the value.
+		`$pw = Read-Host -AsSecureString "Enter the password"`,
+		`$apiKey = Get-Content C:\ops\api.key`,
 	} {
 		if got := String(in); got != in {
 			t.Errorf("%q:\n got  %q", in, got)
@@ -128,7 +131,8 @@ func TestReferenceForms(t *testing.T) {
 	}
 	// Capitals with digits, one capital word, or words of both cases are
 	// values.
-	for _, in := range []string{"password=HELLO_WORLD_2", "password=Replace_Me", "password=red_fox_jumps"} {
+	for _, in := range []string{"password=HELLO_WORLD_2", "password=Replace_Me", "password=red_fox_jumps", "password = Get-Lost99x",
+		`$password = ConvertTo-SecureString "Tr0ub4dor&3" -AsPlainText -Force`} {
 		if got := String(in); got == in {
 			t.Errorf("%q kept", in)
 		}

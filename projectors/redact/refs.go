@@ -120,7 +120,39 @@ func refEnd(src []byte, i int) int {
 	if e := nameEnd(rest); e > 0 {
 		return i + e
 	}
+	if e := cmdletEnd(rest); e > 0 {
+		return i + e
+	}
 	return -1
+}
+
+// cmdletVerbs are PowerShell's approved verbs (Get-Verb): a cmdlet's name
+// is one of them, '-' and a noun.
+var cmdletVerbs = wordSet(`Add Clear Close Copy Enter Exit Find Format Get Hide Join Lock Move New Open Optimize Pop Push Redo
+	Remove Rename Reset Resize Search Select Set Show Skip Split Step Switch Undo Unlock Watch Backup Checkpoint Compare
+	Compress Convert ConvertFrom ConvertTo Dismount Edit Expand Export Group Import Initialize Limit Merge Mount Out Publish
+	Restore Save Sync Unpublish Update Approve Assert Build Complete Confirm Deny Deploy Disable Enable Install Invoke
+	Register Request Restart Resume Start Stop Submit Suspend Uninstall Unregister Wait Debug Measure Ping Repair Resolve
+	Test Trace Connect Disconnect Read Receive Send Write Block Grant Protect Revoke Unblock Unprotect Use`)
+
+// cmdletEnd returns the end of the PowerShell cmdlet called at the start
+// of rest ($pw = Read-Host -AsSecureString, $key = Get-Content key.txt),
+// or -1: an approved verb, '-', a capitalised noun, then the end or a
+// space. The value is what the command yields, not a credential; a quoted
+// argument after it is judged on its own.
+func cmdletEnd(rest []byte) int {
+	k := bytes.IndexByte(rest[:min(len(rest), 16)], '-')
+	if k < 2 || !isUpper(rest[0]) || !cmdletVerbs[string(rest[:k])] || k+1 >= len(rest) || !isUpper(rest[k+1]) {
+		return -1
+	}
+	e := k + 1
+	for e < len(rest) && e < 64 && isAlpha(rest[e]) {
+		e++
+	}
+	if e < len(rest) && rest[e] != ' ' || e-k < 3 {
+		return -1
+	}
+	return e
 }
 
 // placeholderWords are the words that make a value of words joined by '_'

@@ -152,8 +152,8 @@ func ssnShaped(t []byte) bool {
 // stop or comma after it left out), or 0: a word shaped as a person's
 // login (loginShaped) after a word that names a person acting or acted
 // for ("closed by jdoe7", "staff mkowalski1 reset", "for svasquez4 is
-// locked"), or an item of a list ({tnakamura7, cbellweather5}). The login's shape, not its place in a sentence, tells it
-// from prose.
+// locked"), or an item of a list ({tnakamura7, cbellweather5}). The
+// login's shape, not its place in a sentence, tells it from prose.
 func loginEnd(src []byte, i, j int) int {
 	for j > i && (src[j-1] == '.' || src[j-1] == ',') {
 		j--
@@ -545,20 +545,16 @@ func generated(t []byte) bool {
 //     (not only a capital first); hexadecimal of one case with two digits
 //     and two letters or more is generated unless its letters read as
 //     words (cafe0123);
-//   - it switches between upper case, lower case and digits at least three
-//     times and at least every third character, where names switch once or
-//     twice (Leopold80, win10x64, MyAppWeb);
+//   - it switches between upper case, lower case and digits at least
+//     twice and at least every fourth character (upper to lower, which
+//     starts every capitalised word, does not count), where names switch
+//     once or not at all (Leopold80, python312, MyAppWeb);
 //   - it repeats few characters;
-//   - and its letters, case folded and split at digits, do not read as
-//     words under the letter-pair costs of the general test.
+//   - and its runs of letters (camel case split) do not read as words
+//     under the letter-pair costs of the general test.
 func shortGenerated(t []byte, up, lo, digits, switches int) bool {
-	inner := 0 // capitals after lower case
-	for k := 1; k < len(t); k++ {
-		if isUpper(t[k]) && t[k-1] >= 'a' && t[k-1] <= 'z' {
-			inner++
-		}
-	}
-	if digits == 0 && (up < 2 || lo < 2 || inner == 0) {
+	// Without digits, every switch is a capital after lower case.
+	if digits == 0 && (up < 2 || lo < 2 || switches == 0) {
 		return false
 	}
 	if digits >= 2 && up+lo >= 2 && (up == 0 || lo == 0) && hexDashes(t) {

@@ -157,9 +157,7 @@ func cmdletEnd(rest []byte) int {
 
 // placeholderWords are the words that make a value of words joined by '_'
 // or '-' a placeholder for one (your_token_here, replace-me).
-var placeholderWords = map[string]bool{
-	"replace": true, "your": true, "here": true, "todo": true, "fixme": true, "placeholder": true, "insert": true, "fill": true,
-}
+var placeholderWords = wordSet(`replace your here todo fixme placeholder insert fill`)
 
 // nameEnd returns the end of the name at the start of rest, or -1: a
 // constant's or variable's name in upper case, words of letters joined by

@@ -119,7 +119,12 @@ func redactPath(rw *rewriter, host []byte, ps, ae int) {
 // segment letters of one case, or words of them joined by '-' or '_',
 // shorter than 16. A token has a digit, both cases or a random run's length.
 func routeWords(p []byte) bool {
-	for _, seg := range bytes.Split(p, []byte("/")) {
+	for s := 0; s <= len(p); {
+		e := s + bytes.IndexByte(p[s:], '/')
+		if e < s {
+			e = len(p)
+		}
+		seg := p[s:e]
 		if len(seg) == 0 || len(seg) >= maxWord || !isLowerName(seg) && !isUpperName(seg) {
 			return false
 		}
@@ -128,6 +133,7 @@ func routeWords(p []byte) bool {
 				return false
 			}
 		}
+		s = e + 1
 	}
 	return true
 }

@@ -566,10 +566,13 @@ func redactKV(rw *rewriter) {
 				continue
 			}
 		}
-		if class == kvNone && (string(lk) == "method" || string(lk) == "params" && ks < loginEnd) {
-			if e := rw.remoteLogin(string(lk) == "method", vs); e < 0 {
-				loginEnd = -e + 128
-			} else if e > 0 {
+		if class == kvNone && string(lk) == "method" {
+			if e := loginMethodEnd(src, vs); e > 0 {
+				loginEnd = e + 128
+			}
+		}
+		if class == kvNone && string(lk) == "params" && ks < loginEnd {
+			if e := rw.loginParams(vs); e > 0 {
 				i = e - 1
 				continue
 			}
@@ -883,32 +886,38 @@ func namedElementText(src []byte, ks, vs int) (s, t int) {
 	return s, t
 }
 
-// remoteLogin reads a remote procedure call that logs in, its method
-// named by a verb of logging in (auth.login, user.signin) and its params
-// a list of an account and its password: after a method's key, it returns
-// minus the method's end when the method logs in; after params', the end
-// of the password it masks; 0 otherwise.
-func (rw *rewriter) remoteLogin(method bool, vs int) int {
-	src := rw.src
+// loginMethodEnd returns the end of the quoted method name at vs when a
+// verb of logging in names the method of a remote procedure call
+// (auth.login, user.signin), or 0: its params are then an account and its
+// password.
+func loginMethodEnd(src []byte, vs int) int {
 	if vs < len(src) && src[vs] == ' ' {
 		vs++
 	}
-	if method {
-		if vs >= len(src) || src[vs] != '"' {
-			return 0
-		}
-		e := vs + 1
-		for e < len(src) && e-vs < 64 && src[e] != '"' {
-			e++
-		}
-		m := src[vs+1 : e]
-		if k := bytes.LastIndexAny(m, "._/"); k >= 0 {
-			m = m[k+1:]
-		}
-		if e < len(src) && loginVerbNames[string(lowerASCII(m))] {
-			return -e
-		}
+	if vs >= len(src) || src[vs] != '"' {
 		return 0
+	}
+	e := vs + 1
+	for e < len(src) && e-vs < 64 && src[e] != '"' {
+		e++
+	}
+	m := src[vs+1 : e]
+	if k := bytes.LastIndexAny(m, "._/"); k >= 0 {
+		m = m[k+1:]
+	}
+	if e < len(src) && loginVerbNames[string(lowerASCII(m))] {
+		return e
+	}
+	return 0
+}
+
+// loginParams masks the password of the params of a remote call that logs
+// in, a list of an account and its password at vs (["u", "x"]), and
+// returns its end, or 0.
+func (rw *rewriter) loginParams(vs int) int {
+	src := rw.src
+	if vs < len(src) && src[vs] == ' ' {
+		vs++
 	}
 	if !bytes.HasPrefix(src[vs:], []byte(`["`)) {
 		return 0

@@ -16,6 +16,10 @@
 //     syntaxes;
 //   - identifiers: e-mail, IP and MAC addresses, hosts, pods, containers,
 //     process ids, user names, cloud accounts, card numbers;
+//   - human passwords: a word only a person meeting a password rule
+//     writes (a symbol between letters and digits, look-alike digits,
+//     words of both cases joined and followed by digits), wherever it
+//     stands;
 //   - generated values: every value whose characters look random, unless
 //     its context proves it public (the table proofsTable).
 //

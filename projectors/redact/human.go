@@ -1,0 +1,272 @@
+package redact
+
+import (
+	"bytes"
+	"strings"
+)
+
+// The human-password pass: a word that only a person choosing a password
+// writes is a secret wherever it stands, whatever names it or not. Names,
+// ids, versions, paths and words of prose do not hold such a word; a
+// password that follows a composition rule does:
+//
+//   - letters and digits with a symbol that no name holds between them or
+//     after them: '!' or '?' (Harbor?Oatmeal48, dune605!), '&' between two
+//     of them (Tulip&Lantern92), '$' last (Fenster736$);
+//   - words of both cases joined by one separator and followed by digits
+//     (Tomato.Pepper39, Hazel-Anchor17, HARVEST_eagle_1): a name joins
+//     words of one case (kube-proxy-2), or is a member (math.MaxInt64,
+//     tls.VersionTLS12);
+//   - a word spelled with look-alike digits inside it (C0pp3r, passw0rd):
+//     read as the letters they stand for, its letter runs are words; a
+//     zero for an o is enough, other digits stand in twice (a name has
+//     one: log4j, s3bucket).
+//
+// A candidate is a run of bytes between white space, quotes, brackets and
+// the separators , ; | : @ \ (the value after the last '=' of key=value),
+// without its sentence's trailing punctuation. Paths, addresses, mentions
+// (@name), variables ($x, !x) and versions (v1p5beta1) are none.
+
+// The classes of bytes the candidates are read with: a lower-case letter
+// or another byte of a candidate has none.
+const (
+	hStop  = 1 << iota // ends a candidate
+	hEq                // '=': key=value
+	hSym               // ! ? & $
+	hUpper             // a capital or '_': words of joinedCased
+	hAlike             // a look-alike digit
+	hDigit             // any digit
+)
+
+var humanClass = func() (t [256]uint8) {
+	for _, c := range " \t\r\n\"'`()[]{}<>,;|:@\\" {
+		t[c] = hStop
+	}
+	t['='] = hEq
+	for _, c := range "!?&$" {
+		t[c] = hSym
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = hUpper
+	}
+	t['_'] = hUpper
+	for c := '0'; c <= '9'; c++ {
+		t[c] = hDigit
+	}
+	for _, c := range "013457" {
+		t[c] |= hAlike
+	}
+	return t
+}()
+
+// lookAlike maps the digits written for letters to those letters.
+var lookAlike = [256]byte{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't'}
+
+func redactHumanShaped(rw *rewriter) {
+	src := rw.src
+	for i := 0; i < len(src); {
+		for i < len(src) && humanClass[src[i]]&hStop != 0 {
+			i++
+		}
+		s, j, seen := i, i, uint8(0)
+		for ; j < len(src); j++ {
+			cl := humanClass[src[j]]
+			if cl == 0 {
+				continue
+			}
+			if cl&hStop != 0 {
+				break
+			}
+			if cl&hEq != 0 && j+1 < len(src) && humanClass[src[j+1]]&(hStop|hEq) == 0 {
+				s, seen = j+1, 0 // key=value: the value
+				continue
+			}
+			seen |= cl
+		}
+		i = j
+		if seen&hDigit == 0 || seen&(hSym|hUpper|hAlike) == 0 {
+			continue // each shape holds a digit
+		}
+		e := j
+		for e > s && (src[e-1] == '.' || src[e-1] == ',' || src[e-1] == ')') {
+			e--
+		}
+		mention := s > 0 && src[s-1] == '@' && (s == 1 || !isAlnum(src[s-2])) // @name
+		if e-s >= 6 && !mention && humanShaped(src[s:e], seen) {
+			rw.mask(s, e, kSecret)
+		}
+	}
+}
+
+// humanShaped reports whether t, a candidate holding the classes seen, is
+// a password by its composition.
+func humanShaped(t []byte, seen uint8) bool {
+	switch {
+	case bytes.IndexByte(t, '/') >= 0, strings.IndexByte("$!?&%~#-+.", t[0]) >= 0, t[0] == 'v' && isDigit(t[1]):
+		return false
+	}
+	return seen&hSym != 0 && symbolPassword(t) || seen&hAlike != 0 && lookAlikeWord(t) || seen&hUpper != 0 && joinedCased(t)
+}
+
+// joinedCased reports whether t, at most 40 bytes, is two words or more
+// of three letters or more, each of one case or capitalised, joined by one
+// of '.', '-', '_' and followed by digits, glued to the last word when it
+// has four letters or the digits are two or more (Checksums-Sha1 is a
+// name); with words of both cases, or capitalised ones only. Joined by
+// '.', a lower-case word before a capitalised one is a member
+// (value.Int64), not a password.
+func joinedCased(t []byte) bool {
+	if len(t) > 40 {
+		return false
+	}
+	var sep byte
+	words, low, capd, up := 0, 0, 0, 0
+	firstLow := false
+	for i := 0; i < len(t); {
+		j := i
+		for j < len(t) && isAlpha(t[j]) {
+			j++
+		}
+		w := t[i:j]
+		if len(w) < 3 || wordCost(lowerASCII(w)) > wordLimit {
+			return false
+		}
+		switch {
+		case isUpperName(w):
+			up++
+		case isUpper(w[0]) && isLowerName(w[1:]):
+			capd++
+		case isLowerName(w):
+			low++
+			firstLow = firstLow || words == 0
+		default:
+			return false // camel case: a name
+		}
+		words++
+		k := j
+		for k < len(t) && isDigit(t[k]) {
+			k++
+		}
+		if k > j { // digits glued to the word: the end
+			return k == len(t) && words >= 2 && sep != 0 && (len(w) >= 4 || k-j >= 2) && joinedMix(sep, firstLow, low, capd, up)
+		}
+		if k == len(t) || t[k] != '.' && t[k] != '-' && t[k] != '_' || sep != 0 && t[k] != sep {
+			return false
+		}
+		sep = t[k]
+		if k++; k < len(t) && isDigit(t[k]) { // the digits, after the separator: the end
+			for k < len(t) && isDigit(t[k]) {
+				k++
+			}
+			return k == len(t) && words >= 2 && joinedMix(sep, firstLow, low, capd, up)
+		}
+		i = k
+	}
+	return false
+}
+
+// joinedMix reports whether joined words of these cases read as a
+// password's rather than a name's.
+func joinedMix(sep byte, firstLow bool, low, capd, up int) bool {
+	if sep == '.' && firstLow {
+		return false
+	}
+	return capd+up > 0 && (low > 0 || up > 0 && capd > 0) || capd >= 2
+}
+
+// symbolPassword reports whether t holds four letters or more, a digit,
+// and a symbol where no name has one: '!' or '?' after a letter or digit
+// (last, or before another), '&' between two, '$' last.
+func symbolPassword(t []byte) bool {
+	letters, digits := 0, 0
+	for _, c := range t {
+		if isAlpha(c) {
+			letters++
+		} else if isDigit(c) {
+			digits++
+		}
+	}
+	if letters < 4 || digits == 0 {
+		return false
+	}
+	for k := 1; k < len(t); k++ {
+		last := k == len(t)-1
+		between := !last && isAlnum(t[k-1]) && isAlnum(t[k+1])
+		switch t[k] {
+		case '!', '?':
+			if isAlnum(t[k-1]) && (last || between) {
+				return true
+			}
+		case '&':
+			if between {
+				return true
+			}
+		case '$':
+			if last && isAlnum(t[k-1]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lookAlikeWord reports whether t, at most 24 bytes, is words spelled
+// with look-alike digits: every run of letters and look-alike digits
+// (a digit counts between a letter and a lower-case one) of three or more
+// reads as a word once the digits are read as letters, and one of five or
+// more holds a zero or two look-alikes; other digits only follow the last
+// letter (Pr3tz3l+limon1). Hexadecimal of one case (an abbreviated commit)
+// is none.
+func lookAlikeWord(t []byte) bool {
+	if len(t) > 24 {
+		return false
+	}
+	k := 1
+	for k+1 < len(t) && !(lookAlike[t[k]] != 0 && isAlpha(t[k-1]) && t[k+1] >= 'a' && t[k+1] <= 'z') {
+		k++
+	}
+	if k+1 >= len(t) || hexDashes(t) && !hasUpperAndLower(t) {
+		return false // no look-alike, or hexadecimal
+	}
+	found := false
+	var buf [24]byte
+	for i := 0; i < len(t); {
+		if !isAlpha(t[i]) {
+			if isDigit(t[i]) && hasLetter(t[i:]) {
+				return false // a digit before more letters that is no look-alike
+			}
+			i++
+			continue
+		}
+		n, alike, zero, j := 0, 0, false, i
+		for ; j < len(t); j++ {
+			c := t[j]
+			if isAlpha(c) {
+				buf[n] = lower(c)
+			} else if m := lookAlike[c]; m != 0 && j+1 < len(t) && t[j+1] >= 'a' && t[j+1] <= 'z' {
+				buf[n] = m
+				alike++
+				zero = zero || c == '0'
+			} else {
+				break
+			}
+			n++
+		}
+		if n >= 3 && wordCost(buf[:n]) > wordLimit {
+			return false
+		}
+		found = found || n >= 5 && (zero || alike >= 2)
+		i = j
+	}
+	return found
+}
+
+// hasUpperAndLower reports whether t holds both cases of letters.
+func hasUpperAndLower(t []byte) bool {
+	up, lo := false, false
+	for _, c := range t {
+		up = up || isUpper(c)
+		lo = lo || c >= 'a' && c <= 'z'
+	}
+	return up && lo
+}

@@ -1,0 +1,42 @@
+package redact
+
+import "testing"
+
+// A word only a person choosing a password writes is a secret wherever it
+// stands, in a position that names nothing.
+func TestHumanPasswordsWhereverTheyStand(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		// A symbol no name holds, between or after letters and digits.
+		"relay bound as mailer:Quokka?Granite27 ok":   "relay bound as mailer:<SECRET> ok",
+		"./bin/kilnctl 14 2 Meadow42! --apply":        "./bin/kilnctl 14 2 <SECRET> --apply",
+		"joined pool tern808? at 09:14":               "joined pool <SECRET> at 09:14",
+		"slot 3 -> Marsh&Heron71":                     "slot 3 -> <SECRET>",
+		"cfg=Kestrel904$ written":                     "cfg=<SECRET> written",
+		"operator card: STUBBLmoor4! (expires never)": "operator card: <SECRET> (expires never)",
+		// Words spelled with look-alike digits.
+		"net use Q: \\\\files\\scans Wh1st3r.9 /persistent:no": "net use Q: \\\\files\\scans <SECRET> /persistent:no",
+		"./bin/setkey 9 0 L4nt3rn2024":                         "./bin/setkey 9 0 <SECRET>",
+		"arming with m0onbeam42 now":                           "arming with <SECRET> now",
+		// Words of both cases joined, and digits.
+		"bootstrap --seed Saddle.Thistle58": "bootstrap --seed <SECRET>",
+		"relay 4 Harbour-Finch-6 ready":     "relay 4 <SECRET> ready",
+		"chpw batch JUNCO_marsh_41 applied": "chpw batch <SECRET> applied",
+	})
+	// Names, versions, members, ids, questions and variables are none.
+	for _, s := range []string{
+		"loaded log4j and neo4j on python3 (x86_64), bucket s3bucket, api v1p5beta1",
+		"deploy kube-proxy-2 and core-dns-7 with release_notes_2024",
+		"use math.MaxInt64, value.Int64, iter.Seq2 and tls.VersionTLS12 here",
+		"Checksums-Sha1: listed below",
+		"Is the digest SHA1? Or int64? Welcome to Web3! All done!",
+		"commit eb4b4c2 and c0b3d71 merged",
+		"set $erase$err$reading before the read",
+		"Windows-Server is the host OS",
+		"C# and F# tools, AT&T and R&D budgets, 100% done",
+		"Thanks to @h4ckm0de and @qu1etstorm!",
+	} {
+		if got := String(s); got != s {
+			t.Errorf("%q:\n got  %q", s, got)
+		}
+	}
+}

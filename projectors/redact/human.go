@@ -17,6 +17,8 @@ import (
 //     (Tomato.Pepper39, Hazel-Anchor17, HARVEST_eagle_1): a name joins
 //     words of one case (kube-proxy-2), or is a member (math.MaxInt64,
 //     tls.VersionTLS12);
+//   - one of the most common passwords, alone or with a number after it
+//     (letmein, dragon8, superman123);
 //   - a word spelled with look-alike digits inside it (C0pp3r, passw0rd):
 //     read as the letters they stand for, its letter runs are words; a
 //     zero for an o is enough, other digits stand in twice (a name has
@@ -84,7 +86,11 @@ func redactHumanShaped(rw *rewriter) {
 			seen |= cl
 		}
 		i = j
-		if seen&hDigit == 0 || seen&(hSym|hUpper|hAlike) == 0 {
+		if seen == 0 && j-s >= 6 && j-s <= 10 && commonBare[string(src[s:j])] {
+			rw.mask(s, j, kSecret)
+			continue
+		}
+		if seen&hDigit == 0 {
 			continue // each shape holds a digit
 		}
 		e := j
@@ -92,10 +98,47 @@ func redactHumanShaped(rw *rewriter) {
 			e--
 		}
 		mention := s > 0 && src[s-1] == '@' && (s == 1 || !isAlnum(src[s-2])) // @name
-		if e-s >= 6 && !mention && humanShaped(src[s:e], seen) {
+		if e-s >= 6 && !mention && (humanShaped(src[s:e], seen) || commonPassword(src[s:e])) {
 			rw.mask(s, e, kSecret)
 		}
 	}
+}
+
+// The most common passwords, from the published lists of passwords that
+// leaked most often: commonBare are passwords as they are, commonBases
+// are passwords with a number after them (dragon8, superman123,
+// iloveyou2024). The bases are those that name nothing in a program's
+// text with a number (master1, hello2, admin7, spring5 do, and password2
+// is a form's field), so that only the person's choice is masked.
+var (
+	commonBare  = wordSet(`letmein iloveyou qwerty qwertyuiop qazwsx zxcvbn asdfgh`)
+	commonBases = wordSet(`qwerty letmein iloveyou monkey dragon football baseball welcome sunshine princess shadow superman batman
+		trustno starwars whatever freedom ranger buster soccer hockey killer tigger pepper ginger charlie cheese flower changeme
+		pokemon mustang harley chelsea liverpool arsenal snoopy maggie bailey yankees thunder summer winter autumn qazwsx zxcvbn asdfgh`)
+)
+
+// commonPassword reports whether t is a base of commonBases, in lower
+// case or capitalised, then one to four digits and at most one symbol.
+func commonPassword(t []byte) bool {
+	n := 0
+	for n < len(t) && isAlpha(t[n]) {
+		n++
+	}
+	if n < 5 || n > 12 || n == len(t) || !isLowerName(t[1:n]) {
+		return false
+	}
+	var buf [12]byte
+	for k := range n {
+		buf[k] = lower(t[k])
+	}
+	if !commonBases[string(buf[:n])] {
+		return false
+	}
+	d := n
+	for d < len(t) && isDigit(t[d]) {
+		d++
+	}
+	return d > n && d-n <= 4 && (d == len(t) || d+1 == len(t) && strings.IndexByte("!?#$*.", t[d]) >= 0)
 }
 
 // humanShaped reports whether t, a candidate holding the classes seen, is

@@ -13,6 +13,10 @@ func TestHumanPasswordsWhereverTheyStand(t *testing.T) {
 		"slot 3 -> Marsh&Heron71":                     "slot 3 -> <SECRET>",
 		"cfg=Kestrel904$ written":                     "cfg=<SECRET> written",
 		"operator card: STUBBLmoor4! (expires never)": "operator card: <SECRET> (expires never)",
+		// The most common passwords, alone or with a number.
+		"./bin/doorctl 3 1 monkey77":             "./bin/doorctl 3 1 <SECRET>",
+		"restored profile with Liverpool1986 ok": "restored profile with <SECRET> ok",
+		"then typed letmein and got in":          "then typed <SECRET> and got in",
 		// Words spelled with look-alike digits.
 		"net use Q: \\\\files\\scans Wh1st3r.9 /persistent:no": "net use Q: \\\\files\\scans <SECRET> /persistent:no",
 		"./bin/setkey 9 0 L4nt3rn2024":                         "./bin/setkey 9 0 <SECRET>",
@@ -32,6 +36,7 @@ func TestHumanPasswordsWhereverTheyStand(t *testing.T) {
 		"commit eb4b4c2 and c0b3d71 merged",
 		"set $erase$err$reading before the read",
 		"Windows-Server is the host OS",
+		"replicas master1 and master2 took keys hello1, spring5 and SUMMER26; form field password2",
 		"C# and F# tools, AT&T and R&D budgets, 100% done",
 		"Thanks to @h4ckm0de and @qu1etstorm!",
 	} {

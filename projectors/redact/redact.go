@@ -248,7 +248,7 @@ var stages = []stage{
 	{any: fDigit, apply: redactPhones},
 	{gate: gateAnnounced, apply: redactAnnounced},
 	{gate: gateStdin, apply: redactStdin},
-	{any: fDigit, apply: redactHumanShaped},
+	{apply: redactHumanShaped},
 	// Last, so that a value the passes above name keeps their kind.
 	{apply: redactGenerated},
 }

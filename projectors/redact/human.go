@@ -19,6 +19,7 @@ import (
 //     tls.VersionTLS12);
 //   - one of the most common passwords, alone or with a number after it
 //     (letmein, dragon8, superman123);
+//   - a date written as one word around a month's name (October131957);
 //   - a word spelled with look-alike digits inside it (C0pp3r, passw0rd):
 //     read as the letters they stand for, its letter runs are words; a
 //     zero for an o is enough, other digits stand in twice (a name has
@@ -98,7 +99,7 @@ func redactHumanShaped(rw *rewriter) {
 			e--
 		}
 		mention := s > 0 && src[s-1] == '@' && (s == 1 || !isAlnum(src[s-2])) // @name
-		if e-s >= 6 && !mention && (humanShaped(src[s:e], seen) || commonPassword(src[s:e])) {
+		if e-s >= 6 && !mention && (humanShaped(src[s:e], seen) || commonPassword(src[s:e]) || datePassword(src[s:e])) {
 			rw.mask(s, e, kSecret)
 		}
 	}
@@ -141,6 +142,39 @@ func commonPassword(t []byte) bool {
 	return d > n && d-n <= 4 && (d == len(t) || d+1 == len(t) && strings.IndexByte("!?#$*.", t[d]) >= 0)
 }
 
+// months are the month names a date written as a password spells out.
+var months = wordSet(`january february march april june july august september october november december`)
+
+// datePassword reports whether t is a date written as one word around a
+// month's name, in lower case or capitalised, with four digits or more
+// (October131957, 13November2010, june1985): a program writes a date with
+// separators.
+func datePassword(t []byte) bool {
+	i := 0
+	for i < len(t) && i < 2 && isDigit(t[i]) {
+		i++
+	}
+	j := i
+	for j < len(t) && isAlpha(t[j]) {
+		j++
+	}
+	if j-i < 4 || j-i > 9 || !isLowerName(t[i+1:j]) {
+		return false
+	}
+	var buf [9]byte
+	for k, c := range t[i:j] {
+		buf[k] = lower(c)
+	}
+	if !months[string(buf[:j-i])] {
+		return false
+	}
+	k := j
+	for k < len(t) && isDigit(t[k]) {
+		k++
+	}
+	return i+k-j >= 4 && k-j >= 2 && (k == len(t) || k+1 == len(t) && strings.IndexByte("!?#$*.", t[k]) >= 0)
+}
+
 // humanShaped reports whether t, a candidate holding the classes seen, is
 // a password by its composition.
 func humanShaped(t []byte, seen uint8) bool {
@@ -171,8 +205,8 @@ func joinedCased(t []byte) bool {
 			j++
 		}
 		w := t[i:j]
-		if len(w) < 3 || wordCost(lowerASCII(w)) > wordLimit {
-			return false
+		if len(w) < 3 || len(w) > 3 && wordCost(lowerASCII(w)) > wordLimit {
+			return false // three letters are too few to read
 		}
 		switch {
 		case isUpperName(w):

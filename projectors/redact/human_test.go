@@ -17,6 +17,9 @@ func TestHumanPasswordsWhereverTheyStand(t *testing.T) {
 		"./bin/doorctl 3 1 monkey77":             "./bin/doorctl 3 1 <SECRET>",
 		"restored profile with Liverpool1986 ok": "restored profile with <SECRET> ok",
 		"then typed letmein and got in":          "then typed <SECRET> and got in",
+		// A date written as one word around a month's name.
+		"login retry with 24September1979 denied": "login retry with <SECRET> denied",
+		"./bin/vaultctl open april2011":           "./bin/vaultctl open <SECRET>",
 		// Words spelled with look-alike digits.
 		"net use Q: \\\\files\\scans Wh1st3r.9 /persistent:no": "net use Q: \\\\files\\scans <SECRET> /persistent:no",
 		"./bin/setkey 9 0 L4nt3rn2024":                         "./bin/setkey 9 0 <SECRET>",
@@ -36,6 +39,7 @@ func TestHumanPasswordsWhereverTheyStand(t *testing.T) {
 		"commit eb4b4c2 and c0b3d71 merged",
 		"set $erase$err$reading before the read",
 		"Windows-Server is the host OS",
+		"archive report_June2024.pdf from 2024-06-30, sprint March2 and Jul2024 done",
 		"replicas master1 and master2 took keys hello1, spring5 and SUMMER26; form field password2",
 		"C# and F# tools, AT&T and R&D budgets, 100% done",
 		"Thanks to @h4ckm0de and @qu1etstorm!",

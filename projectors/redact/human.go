@@ -20,6 +20,9 @@ import (
 //   - one of the most common passwords, alone or with a number after it
 //     (letmein, dragon8, superman123);
 //   - a date written as one word around a month's name (October131957);
+//   - a mnemonic: 12 to 24 words (a multiple of three) of three to eight
+//     lower-case letters in a row, none of them a function word, not in
+//     alphabetical order;
 //   - a word spelled with look-alike digits inside it (C0pp3r, passw0rd):
 //     read as the letters they stand for, its letter runs are words; a
 //     zero for an o is enough, other digits stand in twice (a name has
@@ -39,22 +42,28 @@ const (
 	hUpper             // a capital or '_': words of joinedCased
 	hAlike             // a look-alike digit
 	hDigit             // any digit
+	hOther             // any other byte but a lower-case letter
 )
 
 var humanClass = func() (t [256]uint8) {
+	for c := range t {
+		if c < 'a' || c > 'z' {
+			t[c] = hOther
+		}
+	}
 	for _, c := range " \t\r\n\"'`()[]{}<>,;|:@\\" {
 		t[c] = hStop
 	}
 	t['='] = hEq
 	for _, c := range "!?&$" {
-		t[c] = hSym
+		t[c] = hSym | hOther
 	}
 	for c := 'A'; c <= 'Z'; c++ {
-		t[c] = hUpper
+		t[c] = hUpper | hOther
 	}
-	t['_'] = hUpper
+	t['_'] = hUpper | hOther
 	for c := '0'; c <= '9'; c++ {
-		t[c] = hDigit
+		t[c] = hDigit | hOther
 	}
 	for _, c := range "013457" {
 		t[c] |= hAlike
@@ -67,6 +76,7 @@ var lookAlike = [256]byte{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7':
 
 func redactHumanShaped(rw *rewriter) {
 	src := rw.src
+	var run wordRun
 	for i := 0; i < len(src); {
 		for i < len(src) && humanClass[src[i]]&hStop != 0 {
 			i++
@@ -86,13 +96,21 @@ func redactHumanShaped(rw *rewriter) {
 			}
 			seen |= cl
 		}
-		i = j
+		word := s == i && seen == 0 && j-i >= 3 && j-i <= 8 // of a mnemonic
+		if word && run.extends(src, i) {
+			run.n, run.end = run.n+1, j
+		} else {
+			run.close(rw)
+			if word {
+				run = wordRun{start: i, end: j, n: 1}
+			}
+		}
 		if seen == 0 && j-s >= 6 && j-s <= 10 && commonBare[string(src[s:j])] {
 			rw.mask(s, j, kSecret)
-			continue
 		}
+		i = j
 		if seen&hDigit == 0 {
-			continue // each shape holds a digit
+			continue // each other shape holds a digit
 		}
 		e := j
 		for e > s && (src[e-1] == '.' || src[e-1] == ',' || src[e-1] == ')') {
@@ -103,7 +121,53 @@ func redactHumanShaped(rw *rewriter) {
 			rw.mask(s, e, kSecret)
 		}
 	}
+	run.close(rw)
 }
+
+// wordRun is a run of words of three to eight lower-case letters, each
+// after one space or comma: a mnemonic when it has the count of one and
+// no word of grammar.
+type wordRun struct{ start, end, n int }
+
+// extends reports whether a word starting at i continues the run.
+func (r *wordRun) extends(src []byte, i int) bool {
+	if r.n == 0 {
+		return false
+	}
+	gap := src[r.end:i]
+	return len(gap) == 1 && (gap[0] == ' ' || gap[0] == ',') || string(gap) == ", "
+}
+
+// close masks the run when it is a mnemonic, and ends it.
+func (r *wordRun) close(rw *rewriter) {
+	if r.n >= 12 && r.n <= 24 && r.n%3 == 0 && mnemonic(rw.src[r.start:r.end]) {
+		rw.mask(r.start, r.end, kSecret)
+	}
+	r.n = 0
+}
+
+// mnemonic reports whether the words of t, separated by spaces and
+// commas, are drawn at random: none is a function word (prose has them)
+// and they are not in alphabetical order (a list of names is).
+func mnemonic(t []byte) bool {
+	var prev []byte
+	sorted := true
+	for _, w := range bytes.FieldsFunc(t, func(r rune) bool { return r == ' ' || r == ',' }) {
+		if grammarWords[string(w)] {
+			return false
+		}
+		sorted = sorted && bytes.Compare(prev, w) <= 0
+		prev = w
+	}
+	return !sorted
+}
+
+// grammarWords are the English function words of three letters or more
+// (shorter ones end a run before it is read).
+var grammarWords = wordSet(`the and for with from that this these those then than are was were been being has have had
+	not but can will would should could may might must shall into onto over under upon about after before
+	its his her hers our ours their theirs you your yours she him they them what which who whom whose when where why how
+	all any each every some such only also very just more most other own same both few nor yet per via`)
 
 // The most common passwords, from the published lists of passwords that
 // leaked most often: commonBare are passwords as they are, commonBases

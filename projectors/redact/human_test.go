@@ -20,6 +20,9 @@ func TestHumanPasswordsWhereverTheyStand(t *testing.T) {
 		// A date written as one word around a month's name.
 		"login retry with 24September1979 denied": "login retry with <SECRET> denied",
 		"./bin/vaultctl open april2011":           "./bin/vaultctl open <SECRET>",
+		// A mnemonic, wherever it stands.
+		"wallet restored from: pilot hurry mango ridge fossil timber oyster clerk velvet absorb grape lunar": "wallet restored from: <SECRET>",
+		`imported "orbit canvas mule deputy quiz thrive nephew salad ember crater vivid humble" ok`:          `imported "<SECRET>" ok`,
 		// Words spelled with look-alike digits.
 		"net use Q: \\\\files\\scans Wh1st3r.9 /persistent:no": "net use Q: \\\\files\\scans <SECRET> /persistent:no",
 		"./bin/setkey 9 0 L4nt3rn2024":                         "./bin/setkey 9 0 <SECRET>",
@@ -28,6 +31,7 @@ func TestHumanPasswordsWhereverTheyStand(t *testing.T) {
 		"bootstrap --seed Saddle.Thistle58": "bootstrap --seed <SECRET>",
 		"relay 4 Harbour-Finch-6 ready":     "relay 4 <SECRET> ready",
 		"chpw batch JUNCO_marsh_41 applied": "chpw batch <SECRET> applied",
+		"relay 5 Falcon-Elk-2 armed":        "relay 5 <SECRET> armed",
 	})
 	// Names, versions, members, ids, questions and variables are none.
 	for _, s := range []string{
@@ -40,6 +44,8 @@ func TestHumanPasswordsWhereverTheyStand(t *testing.T) {
 		"set $erase$err$reading before the read",
 		"Windows-Server is the host OS",
 		"archive report_June2024.pdf from 2024-06-30, sprint March2 and Jul2024 done",
+		"events: attach, commit, copy, create, destroy, detach, die, exec, export, kill, pause, rename",
+		"the daemon keeps every record until each worker has read it twice over fresh links",
 		"replicas master1 and master2 took keys hello1, spring5 and SUMMER26; form field password2",
 		"C# and F# tools, AT&T and R&D budgets, 100% done",
 		"Thanks to @h4ckm0de and @qu1etstorm!",

@@ -465,12 +465,21 @@ func (p *Projector) member(f *fields, k, v []byte) {
 	}
 	pa := &p.cfg.Paths
 	s := view.String(v[1 : len(v)-1])
+	// A key without escapes names a path when it is equal to it: each
+	// key of an entry is read for escapes once, not once per path.
+	plain := bytes.IndexByte(k, '\\') < 0
+	is := func(path string) bool {
+		if plain {
+			return string(k) == path
+		}
+		return projectors.KeyEquals(k, path)
+	}
 	switch {
-	case projectors.KeyEquals(k, pa.Timestamp):
+	case is(pa.Timestamp):
 		f.ts, f.hasTS = s, true
-	case projectors.KeyEquals(k, pa.Message):
+	case is(pa.Message):
 		f.msg, f.hasMsg = s, true
-	case pa.Level != "" && projectors.KeyEquals(k, pa.Level):
+	case pa.Level != "" && is(pa.Level):
 		f.level, f.hasLevel = s, true
 	}
 }

@@ -451,3 +451,23 @@ func TestQueryLogMasksWithTheCallsMasker(t *testing.T) {
 		}
 	}
 }
+
+// An entry's keys written with escapes name the same fields as plain ones,
+// and a key that differs from a path only once unescaped names no field.
+func TestQueryLogEscapedKeys(t *testing.T) {
+	p := newProjector(t, nil)
+	call := projectors.Call{ToolCallID: "c", Input: []byte(`{"topic":"t","query":"q"}`)}
+	window := `"window":{"from":"2026-03-01T08:00:00Z","to":"2026-03-01T10:00:00Z"},"success":true}`
+	plain := `{"entries":[{"timestamp":"2026-03-01T09:00:00Z","level":"WARN","message":"disk full"}],` + window
+	escaped := `{"entries":[{"time\u0073tamp":"2026-03-01T09:00:00Z","\u006cevel":"WARN","m\u0065ssage":"disk full"}],` + window
+	pp, err1 := p.Project(context.Background(), call, []byte(plain))
+	pe, err2 := p.Project(context.Background(), call, []byte(escaped))
+	if err1 != nil || err2 != nil || !bytes.Equal(pp.Result, pe.Result) || !strings.Contains(string(pe.Result), `"level":"WARN"`) {
+		t.Fatalf("%v %v\n%s\n%s", err1, err2, pp.Result, pe.Result)
+	}
+	other := `{"entries":[{"timestamp":"2026-03-01T09:00:00Z","message":"disk full","\u006cevels":"WARN"}],` + window
+	po, err := p.Project(context.Background(), call, []byte(other))
+	if err != nil || strings.Contains(string(po.Result), `"WARN"`) {
+		t.Fatalf("%v\n%s", err, po.Result)
+	}
+}

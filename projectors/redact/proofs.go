@@ -30,6 +30,42 @@ type proof struct {
 	algorithm bool
 	dirs      bool
 	sized     bool // a size in bytes and a file name follow the value
+	// ends is the set of the words that end one of words, by length and
+	// first letter: a near word outside it ends none of them, and holds
+	// does not try them on it.
+	ends wordEnds
+}
+
+// wordEnds is a set of words by length and first letter: different words
+// may share a bit, so that the set only rules words out.
+type wordEnds [4]uint64
+
+// key returns the bit of a word of length n whose first byte, in lower
+// case, is c.
+func (wordEnds) key(n int, c byte) (int, uint64) {
+	k := (uint(n)*37 + uint(c)) & 255
+	return int(k >> 6), 1 << (k & 63)
+}
+
+func (s *wordEnds) add(w string) {
+	i, b := s.key(len(w), w[0])
+	s[i] |= b
+}
+
+func (s *wordEnds) has(n int, c byte) bool {
+	i, b := s.key(n, c)
+	return s[i]&b != 0
+}
+
+// The sets of the words that end the phrases of each proof.
+func init() {
+	for i := range proofsTable {
+		p := &proofsTable[i]
+		for _, w := range p.words {
+			last := w[strings.LastIndexByte(w, ' ')+1:]
+			p.ends.add(last)
+		}
+	}
 }
 
 // shape is what a proven value must look like: kind 'x' hexadecimal of one
@@ -133,14 +169,16 @@ func traceLength(v []byte) bool {
 func proven(rw *rewriter, s, e int) bool {
 	src := rw.src
 	v := src[s:e]
-	if !base64Like(v) && bytes.IndexByte(v, '.') < 0 {
+	vc := valueClass{b64: base64Like(v)}
+	if !vc.b64 && bytes.IndexByte(v, '.') < 0 {
 		return false // every proven value is base64, a range or a version
 	}
+	vc.hex = hexOneCase(v)
 	var ws nearWords
-	vc := classOf(v)
+	may := proofsMay(len(v), vc)
 	for i := range proofsTable {
 		p := &proofsTable[i]
-		if !p.shape.fitsClassButExpr(v, 0, vc) {
+		if i < 64 && may&(1<<i) == 0 || !p.shape.fitsClassButExpr(v, 0, vc) {
 			continue
 		}
 		if p.window > 0 && ws.n == 0 {
@@ -159,6 +197,42 @@ func proven(rw *rewriter, s, e int) bool {
 		}
 	}
 	return false
+}
+
+// proofsByLen[n][c] has bit i set when the i-th proof's shape may fit a
+// value of length n and class c (hex 1, base64 2): the shapes of
+// hexadecimal, digests and base64 are told by these alone, an ssh key's
+// by its length in part, and the others are always tried.
+var proofsByLen = func() (t [257][4]uint64) {
+	for n := range t {
+		v := make([]byte, n)
+		for c := range t[n] {
+			vc := valueClass{hex: c&1 != 0, b64: c&2 != 0}
+			for i := range proofsTable[:min(64, len(proofsTable))] {
+				sh := proofsTable[i].shape
+				may := true
+				switch sh.kind {
+				case 'x', 'd', 'b':
+					may = sh.fitsClassButExpr(v, 0, vc)
+				case 's':
+					may = n >= 24
+				}
+				if may {
+					t[n][c] |= 1 << i
+				}
+			}
+		}
+	}
+	return t
+}()
+
+// proofsMay returns the set of the proofs (bit i: the i-th of the first
+// 64) whose shape may fit a value of length n and class c.
+func proofsMay(n int, c valueClass) uint64 {
+	if n >= len(proofsByLen) {
+		return ^uint64(0)
+	}
+	return proofsByLen[n][btoi(c.hex)|2*btoi(c.b64)]
 }
 
 // nearWindow is the widest window of a proof.
@@ -222,9 +296,11 @@ func (p *proof) holds(src []byte, s, e int, ws *nearWords) bool {
 				return p.shape.fits(src[s:e], bits) && !ws.keyed(src, k+1)
 			}
 		}
-		for _, w := range p.words {
-			if ws.phraseAt(src, k, w) {
-				return !ws.keyed(src, k+strings.Count(w, " ")+1)
+		if w := ws.w[k]; p.ends.has(w[1]-w[0], lower(src[w[0]])) {
+			for _, w := range p.words {
+				if ws.phraseAt(src, k, w) {
+					return !ws.keyed(src, k+strings.Count(w, " ")+1)
+				}
 			}
 		}
 		if ws.blocks(src, k) {
@@ -474,7 +550,10 @@ func (sh shape) fitsClassButExpr(v []byte, bits int, c valueClass) bool {
 	case 's':
 		// The blob of an ssh public key starts with its type's name.
 		var head [16]byte
-		if n, _ := base64.StdEncoding.Decode(head[:], v[:min(len(v), 20)]); len(v) < 24 || n < 11 {
+		if len(v) < 24 {
+			return false
+		}
+		if n, _ := base64.StdEncoding.Decode(head[:], v[:20]); n < 11 {
 			return false
 		}
 		name := head[4:15]

@@ -327,3 +327,40 @@ func TestAssignments(t *testing.T) {
 		`curl -u ":d2LkV78zLx!t" https://h`:                                `curl -u "<SECRET>" https://h`,
 	})
 }
+
+// The filters proven reads before a proof's shape and words only rule out
+// what cannot match: a proof whose bit proofsMay clears does not fit the
+// value, and the last word of every phrase of a proof is in its ends.
+func TestProofFiltersRuleOutOnlyMisfits(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	alphabets := []string{"0123456789abcdef", "0123456789ABCDEF", "0123456789abcdefABCDEF",
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", "abcdefghijklmnopqrstuvwxyz0123456789-_=.", "0123456789."}
+	checked := 0
+	for n := 1; n <= 300; n++ {
+		for _, a := range alphabets {
+			for range 4 {
+				v := make([]byte, n)
+				for k := range v {
+					v[k] = a[r.IntN(len(a))]
+				}
+				vc := classOf(v)
+				may := proofsMay(n, vc)
+				for i := range proofsTable[:min(64, len(proofsTable))] {
+					if may&(1<<i) == 0 && proofsTable[i].shape.fitsClassButExpr(v, 0, vc) {
+						t.Fatalf("%s: proofsMay rules out %q, which fits", proofsTable[i].name, v)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	for _, p := range proofsTable {
+		for _, w := range p.words {
+			last := w[strings.LastIndexByte(w, ' ')+1:]
+			if w != strings.ToLower(w) || !p.ends.has(len(last), last[0]) {
+				t.Errorf("%s: the phrase %q is not in lower case or its last word is not in the proof's ends", p.name, w)
+			}
+		}
+	}
+	t.Logf("%d values and proofs checked", checked)
+}

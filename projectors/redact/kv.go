@@ -938,7 +938,9 @@ var loginVerbNames = wordSet(`login logon signin authenticate`)
 // (jetty, ActiveMQ, Tomcat: "alice=Secret1,admin", "alice: Secret1,
 // admin, user") whose account's key starts the line at ks and whose value
 // starts at vs: a word shaped like a password, then a comma and a role's
-// name; s == e when the line is not one.
+// name; s == e when the line is not one. A quote before the password
+// must close before the comma: a quote that runs past it holds the list
+// as one string (a struct tag's json:"name,omitempty").
 func realmEntry(src []byte, ks, vs int) (s, e int) {
 	if !directive(src, ks) {
 		return 0, 0
@@ -949,6 +951,9 @@ func realmEntry(src []byte, ks, vs int) (s, e int) {
 	ve := vs
 	for ve < len(src) && ve-vs < 64 && src[ve] != ',' && !isSpace(src[ve]) {
 		ve++
+	}
+	if vs < len(src) && (src[vs] == '"' || src[vs] == '\'') && (ve-vs < 2 || src[ve-1] != src[vs]) {
+		return 0, 0 // json:"name,omitempty": one quoted string holds the commas
 	}
 	r := ve + 1
 	for r < len(src) && src[r] == ' ' {

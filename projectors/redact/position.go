@@ -240,9 +240,10 @@ func isAccountVerb(w []byte) bool {
 }
 
 // verbOf returns the verb of a command word: http-basic.REPO is
-// http-basic's.
+// http-basic's. Only that verb names something after a dot: net.Conn is a
+// qualified name in prose, not the net command.
 func verbOf(w []byte) []byte {
-	if d := bytes.IndexByte(w, '.'); d > 0 {
+	if d := bytes.IndexByte(w, '.'); d > 0 && string(w[:d]) == "http-basic" {
 		return w[:d]
 	}
 	return w

@@ -66,7 +66,7 @@ func redactGenerated(rw *rewriter) {
 				continue
 			}
 		}
-		if src[i] == '{' {
+		if src[i] == '{' && (i == 0 || src[i-1] != '$') { // ${GOOS}: a variable, not a scheme
 			if s, e := schemeValue(src, i); e > s {
 				rw.mask(s, e, kSecret)
 				i = e

@@ -250,11 +250,12 @@ func TestProseWordsAreOneList(t *testing.T) {
 
 // A password after its scheme in braces, as LDAP and Dovecot store it, and
 // a password-shaped word after "auth" are secrets; a template's name in
-// braces and prose after "auth" are not.
+// braces, a variable in ${} and prose after "auth" are not.
 func TestSchemesAndAuth(t *testing.T) {
 	expectRedacted(t, map[string]string{
 		"ops:{PLAIN}yellow-unicorn-636::::::":             "ops:{PLAIN}<SECRET>::::::",
 		"entry alice {CRYPT}Summer2024 1000":              "entry alice {CRYPT}<SECRET> 1000",
+		"see ${GOPATH}/src/app and zsysnum_${GOOS}.go":    "see ${GOPATH}/src/app and zsysnum_${GOOS}.go",
 		"# smtp auth D0lphin.ferry3":                      "# smtp auth <SECRET>",
 		"url={HOST}:8080/{ID} and auth failure for alice": "url={HOST}:8080/{ID} and auth failure for alice",
 		"the user interface of auth v8.29.9 is faster":    "the user interface of auth v8.29.9 is faster",

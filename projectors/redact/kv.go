@@ -327,6 +327,50 @@ func phraseEnd(src []byte, s, e int) int {
 	return end
 }
 
+// sentenceAfter reports whether the text at vs, after a key and a colon,
+// opens a sentence rather than giving a value: a word of letters (or a
+// capitalised word that is a sentence of its own, "Required."), then one
+// of the next three words is a function word of English (an article, a
+// preposition, a conjunction, a pronoun or an auxiliary): no value is
+// followed by grammar.
+func sentenceAfter(src []byte, vs int) bool {
+	e := vs
+	for e < len(src) && e-vs <= 32 && isAlpha(src[e]) {
+		e++
+	}
+	if e == vs || e-vs > 32 || e+2 >= len(src) {
+		return false
+	}
+	k := e
+	if src[e] == '.' {
+		if src[e+1] != ' ' || src[e+2] < 'A' || src[e+2] > 'Z' || src[vs] < 'A' || src[vs] > 'Z' || !isLowerWord(src[vs+1:e]) {
+			return false
+		}
+		k = e + 1 // "Required. The name of …": the next sentence shows the grammar
+	}
+	for n := 0; n < 3 && k+1 < len(src) && src[k] == ' '; n++ {
+		w := k + 1
+		for w < len(src) && w-k <= 16 && isAlpha(src[w]) {
+			w++
+		}
+		if w == k+1 || w < len(src) && src[w] != ' ' && src[w] != ',' && src[w] != '.' {
+			return false
+		}
+		if closedClassWords[string(lowerASCII(src[k+1:w]))] {
+			return true
+		}
+		k = w
+	}
+	return false
+}
+
+// closedClassWords are the closed classes of English: articles, pronouns,
+// prepositions, conjunctions and auxiliaries.
+var closedClassWords = wordSet(`a an the this that these those it its we you they he she i
+	of to in on at by for from with into onto about over under between through without within
+	and or but nor if when while because so than as
+	is are was were be been being has have had do does did can could will would shall should may must not`)
+
 func isLowerWord(w []byte) bool {
 	for _, c := range w {
 		if c < 'a' || c > 'z' {
@@ -680,6 +724,12 @@ func redactKV(rw *rewriter) {
 				i = e - 1 // (not set)
 				continue
 			}
+		}
+		if class != kvAuth && class != kvCookie && class != kvPID && class != kvPhone && c == ':' && quote == 0 && sentenceAfter(src, vs) {
+			// "credentials: unable to read the file", "Server: Hostname or
+			// IP address of the server", "Password: Required. Password for
+			// the connection.": a sentence after a colon, not a value.
+			continue
 		}
 		if (class == kvUser || class == kvSecret) && c == ':' && quote == 0 {
 			// "Last login: Mon Mar 2", "handle_auth: authentication

@@ -180,7 +180,8 @@ func TestImageRepositoryBeforeItsDigest(t *testing.T) {
 }
 
 // What stands in a credential's or an identity's position but is no value
-// keeps its words: prose after a colon, a field's name, a call that wraps
+// keeps its words: prose after a colon (a word, then grammar, or a
+// sentence of one capitalised word), a field's name, a call that wraps
 // a reference, a documentation name or a kind of server after a host key,
 // a word of a string after a login verb.
 func TestNoValueInAPosition(t *testing.T) {
@@ -191,6 +192,10 @@ func TestNoValueInAPosition(t *testing.T) {
 		"activemq.password=ENC(${ACTIVEMQ_PW})",
 		"postgres.host = db.example.com ; server = RADIUS",
 		`{"msg":"password reset requested","user_id":18842}`,
+		"Hostname: Required. Hostname of the database to connect to.",
+		"Server: Address or name of the backup server",
+		"node: the peers of this node are listed first",
+		"ApiToken: Optional. Token of the page to read next",
 	} {
 		if got := String(in); got != in {
 			t.Errorf("%q:\n got  %q", in, got)
@@ -199,6 +204,8 @@ func TestNoValueInAPosition(t *testing.T) {
 	expectRedacted(t, map[string]string{
 		"auth: Tr0ub4dor&3 next":       "auth: <SECRET> next",
 		"password: hunter2 (rotated)":  "password: <SECRET> (rotated)",
+		"password: Bramble7 for ops":   "password: <SECRET> for ops",
+		"Password: Wintergreen. Next":  "Password: <SECRET> Next",
 		"db.host = pg-7.fjordbank.net": "db.host = <HOST>",
 		`define("AUTH_KEY", "k9Xp2")`:  `define("AUTH_KEY", "<SECRET>")`,
 	})

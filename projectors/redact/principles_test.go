@@ -538,6 +538,22 @@ func TestUserBeforeProse(t *testing.T) {
 	})
 }
 
+// After a determiner "user" is the noun of a sentence, and a variable
+// named user is no title: the word after them is prose. A word before
+// "n't" is a verb. A quoted name, or one with a digit, is still an account.
+func TestUserAsANoun(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"the scheduler retries when the user reconnects":   "the scheduler retries when the user reconnects",
+		"grant this user widgets and gadgets":              "grant this user widgets and gadgets",
+		"set names [dict get $user aliases]":               "set names [dict get $user aliases]",
+		"skip it when user doesn't answer":                 "skip it when user doesn't answer",
+		"removed the user 'mkowalski' from the group":      "removed the user '<USER>' from the group",
+		"removed the user mkowalski7 from the group":       "removed the user <USER> from the group",
+		"user mkowalski logged in":                         "user <USER> logged in",
+		"curl --user mkowalski:Qx7vLp2nW9 https://example": "curl --user <SECRET> https://example",
+	})
+}
+
 // A checksum file lists hexadecimal digests: a line's first word of
 // base64's length before two spaces (a pod's name) proves nothing public.
 func TestChecksumLineIsHexadecimal(t *testing.T) {

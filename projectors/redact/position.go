@@ -1001,7 +1001,9 @@ func redactCalls(rw *rewriter) {
 			!notASecret(src, args[1][0], args[1][1]):
 			rw.mask(args[1][0], args[1][1], kSecret)
 		case setterName(name):
-			rw.mask(args[0][0], args[0][1], kSecret)
+			if !notASecret(src, args[0][0], args[0][1]) {
+				rw.mask(args[0][0], args[0][1], kSecret) // but setKey("${KEY}"), WithAPIKey("AIza...")
+			}
 		case quoted(1) && !quoted(2) && loginName(name):
 			rw.mask(args[0][0], args[0][1], kUser)
 			rw.mask(args[1][0], args[1][1], kSecret)

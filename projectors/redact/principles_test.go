@@ -538,6 +538,17 @@ func TestUserBeforeProse(t *testing.T) {
 	})
 }
 
+// A setter's argument that provably holds no value (a reference, a mask,
+// a field's name) passes no credential, as in every other position.
+func TestSetterOfNoValue(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`cfg.SetToken("${DEPLOY_TOKEN}")`:    `cfg.SetToken("${DEPLOY_TOKEN}")`,
+		`db.setPassword("[REDACTED]")`:       `db.setPassword("[REDACTED]")`,
+		`cfg.SetToken("Qx7vLp2nW9kTz")`:      `cfg.SetToken("<SECRET>")`,
+		`db.setPassword("amber-lantern-42")`: `db.setPassword("<SECRET>")`,
+	})
+}
+
 // After a determiner "user" is the noun of a sentence, and a variable
 // named user is no title: the word after them is prose. A word before
 // "n't" is a verb. A quoted name, or one with a digit, is still an account.

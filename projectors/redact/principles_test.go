@@ -549,6 +549,18 @@ func TestSetterOfNoValue(t *testing.T) {
 	})
 }
 
+// An example cut to its vendor's prefix by an ellipsis holds no secret; a
+// longer value before the ellipsis is a secret cut short, still masked.
+func TestElidedExamples(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`client := maps.New(option.WithAPIKey("AIza..."))`: `client := maps.New(option.WithAPIKey("AIza..."))`,
+		"api_key: sk-...":                                      "api_key: sk-...",
+		"export SLACK_TOKEN=xoxb-…":                            "export SLACK_TOKEN=xoxb-…",
+		`client := maps.New(option.WithAPIKey("AIzaQx7v..."))`: `client := maps.New(option.WithAPIKey("<SECRET>"))`,
+		"token=ghp_Qx7vLp2nW9k...":                             "token=<SECRET>",
+	})
+}
+
 // After a determiner "user" is the noun of a sentence, and a variable
 // named user is no title: the word after them is prose. A word before
 // "n't" is a verb. A quoted name, or one with a digit, is still an account.

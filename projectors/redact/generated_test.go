@@ -168,6 +168,35 @@ func TestGeneratedLongAndNames(t *testing.T) {
 	}
 }
 
+// Words in camel case are a program's names, however often their case
+// switches; random letters of both cases seldom read so.
+func TestGeneratedCamelCase(t *testing.T) {
+	for _, v := range []string{"SetRetryBudgetOnDial", "parseHeaderIntoMap", "OpenWriteCloseFile", "LoadUserByNameID",
+		"fillRowFromCsvLine", "GetKeyForIdOrTag", "putRowAtEndOfMap", "RunJobNowOrSkip"} {
+		if generated([]byte(v)) {
+			t.Errorf("generated(%q) = true, want false", v)
+		}
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	for _, n := range []int{12, 16, 24} {
+		read := 0
+		const tries = 20000
+		for range tries {
+			b := make([]byte, n)
+			for k := range b {
+				b[k] = letters[r.IntN(len(letters))]
+			}
+			if camelWords(b) {
+				read++
+			}
+		}
+		if read*200 > tries {
+			t.Errorf("random letters of %d bytes: %d of %d read as camel-case words", n, read, tries)
+		}
+	}
+}
+
 // A short value, 8 to 11 letters and digits, is generated when its
 // characters alone tell it from a name: most random values of every common
 // alphabet are; names that mix words, capitals and digits are not.

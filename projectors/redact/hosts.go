@@ -447,6 +447,12 @@ func redactPhrases(rw *rewriter) {
 					}
 					continue
 				}
+				if ph.repl == User && quote == 0 && allLetters(w) && (commonNounUser(src, i) || contraction(src[e:])) {
+					// "the user pools", "$user selectors", "user doesn't":
+					// the noun of a sentence or a variable, then a word of
+					// the sentence.
+					continue
+				}
 				if (e < len(src) && src[e] == '(') || !nameLike(w) || beforeObject(src[e:]) || roleAccount(w) ||
 					len(bytes.TrimLeft(src[e:min(len(src), e+4)], " ")) > 0 && bytes.TrimLeft(src[e:min(len(src), e+4)], " ")[0] == '=' {
 					// user IP = x: a key, not a name
@@ -463,6 +469,31 @@ func redactPhrases(rw *rewriter) {
 			i = e - 1
 		}
 	}
+}
+
+// commonNounUser reports whether the phrase's word at i ("user") is a
+// common noun rather than a title before an account's name: a variable's
+// name ($user), or a noun after a determiner (the user, this user), which
+// a sentence goes on from.
+func commonNounUser(src []byte, i int) bool {
+	if i > 0 && src[i-1] == '$' {
+		return true
+	}
+	k := i
+	for k > 0 && src[k-1] == ' ' {
+		k--
+	}
+	s := k
+	for s > 0 && k-s < 8 && isAlpha(src[s-1]) {
+		s--
+	}
+	return k < i && s < k && (s == 0 || !isWord(src[s-1])) && determiners[string(lowerASCII(src[s:k]))]
+}
+
+// contraction reports whether rest starts with a negative contraction's
+// "'t": the word before it is a verb (doesn't, didn't).
+func contraction(rest []byte) bool {
+	return len(rest) >= 2 && rest[0] == '\'' && rest[1] == 't' && (len(rest) == 2 || !isAlpha(rest[2]))
 }
 
 // wordAfterSpaces returns the bounds of the account-name word after the

@@ -327,6 +327,50 @@ func phraseEnd(src []byte, s, e int) int {
 	return end
 }
 
+// sentenceAfter reports whether the text at vs, after a key and a colon,
+// opens a sentence rather than giving a value: a word of letters (or a
+// capitalised word that is a sentence of its own, "Required."), then one
+// of the next three words is a function word of English (an article, a
+// preposition, a conjunction, a pronoun or an auxiliary): no value is
+// followed by grammar.
+func sentenceAfter(src []byte, vs int) bool {
+	e := vs
+	for e < len(src) && e-vs <= 32 && isAlpha(src[e]) {
+		e++
+	}
+	if e == vs || e-vs > 32 || e+2 >= len(src) {
+		return false
+	}
+	k := e
+	if src[e] == '.' {
+		if src[e+1] != ' ' || src[e+2] < 'A' || src[e+2] > 'Z' || src[vs] < 'A' || src[vs] > 'Z' || !isLowerWord(src[vs+1:e]) {
+			return false
+		}
+		k = e + 1 // "Required. The name of …": the next sentence shows the grammar
+	}
+	for n := 0; n < 3 && k+1 < len(src) && src[k] == ' '; n++ {
+		w := k + 1
+		for w < len(src) && w-k <= 16 && isAlpha(src[w]) {
+			w++
+		}
+		if w == k+1 || w < len(src) && src[w] != ' ' && src[w] != ',' && src[w] != '.' {
+			return false
+		}
+		if closedClassWords[string(lowerASCII(src[k+1:w]))] {
+			return true
+		}
+		k = w
+	}
+	return false
+}
+
+// closedClassWords are the closed classes of English: articles, pronouns,
+// prepositions, conjunctions and auxiliaries.
+var closedClassWords = wordSet(`a an the this that these those it its we you they he she i
+	of to in on at by for from with into onto about over under between through without within
+	and or but nor if when while because so than as
+	is are was were be been being has have had do does did can could will would shall should may must not`)
+
 func isLowerWord(w []byte) bool {
 	for _, c := range w {
 		if c < 'a' || c > 'z' {
@@ -681,6 +725,12 @@ func redactKV(rw *rewriter) {
 				continue
 			}
 		}
+		if class != kvAuth && class != kvCookie && class != kvPID && class != kvPhone && c == ':' && quote == 0 && sentenceAfter(src, vs) {
+			// "credentials: unable to read the file", "Server: Hostname or
+			// IP address of the server", "Password: Required. Password for
+			// the connection.": a sentence after a colon, not a value.
+			continue
+		}
 		if (class == kvUser || class == kvSecret) && c == ':' && quote == 0 {
 			// "Last login: Mon Mar 2", "handle_auth: authentication
 			// succeeded", "password: changed [redacted]": prose after a
@@ -938,7 +988,9 @@ var loginVerbNames = wordSet(`login logon signin authenticate`)
 // (jetty, ActiveMQ, Tomcat: "alice=Secret1,admin", "alice: Secret1,
 // admin, user") whose account's key starts the line at ks and whose value
 // starts at vs: a word shaped like a password, then a comma and a role's
-// name; s == e when the line is not one.
+// name; s == e when the line is not one. A quote before the password
+// must close before the comma: a quote that runs past it holds the list
+// as one string (a struct tag's json:"name,omitempty").
 func realmEntry(src []byte, ks, vs int) (s, e int) {
 	if !directive(src, ks) {
 		return 0, 0
@@ -949,6 +1001,9 @@ func realmEntry(src []byte, ks, vs int) (s, e int) {
 	ve := vs
 	for ve < len(src) && ve-vs < 64 && src[ve] != ',' && !isSpace(src[ve]) {
 		ve++
+	}
+	if vs < len(src) && (src[vs] == '"' || src[vs] == '\'') && (ve-vs < 2 || src[ve-1] != src[vs]) {
+		return 0, 0 // json:"name,omitempty": one quoted string holds the commas
 	}
 	r := ve + 1
 	for r < len(src) && src[r] == ' ' {

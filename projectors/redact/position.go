@@ -240,9 +240,10 @@ func isAccountVerb(w []byte) bool {
 }
 
 // verbOf returns the verb of a command word: http-basic.REPO is
-// http-basic's.
+// http-basic's. Only that verb names something after a dot: net.Conn is a
+// qualified name in prose, not the net command.
 func verbOf(w []byte) []byte {
-	if d := bytes.IndexByte(w, '.'); d > 0 {
+	if d := bytes.IndexByte(w, '.'); d > 0 && string(w[:d]) == "http-basic" {
 		return w[:d]
 	}
 	return w
@@ -1000,7 +1001,9 @@ func redactCalls(rw *rewriter) {
 			!notASecret(src, args[1][0], args[1][1]):
 			rw.mask(args[1][0], args[1][1], kSecret)
 		case setterName(name):
-			rw.mask(args[0][0], args[0][1], kSecret)
+			if !notASecret(src, args[0][0], args[0][1]) {
+				rw.mask(args[0][0], args[0][1], kSecret) // but setKey("${KEY}"), WithAPIKey("AIza...")
+			}
 		case quoted(1) && !quoted(2) && loginName(name):
 			rw.mask(args[0][0], args[0][1], kUser)
 			rw.mask(args[1][0], args[1][1], kSecret)

@@ -155,6 +155,9 @@ func TestAccountsAndPasswordsInTheirLines(t *testing.T) {
 		"bnovak: cactus.chat.1984, admin, user":                         "<USER>: <SECRET>, admin, user",
 		"level=Warn5,file=x":                                            "level=Warn5,file=x",
 		"timeout: 30s, retries":                                         "timeout: 30s, retries",
+		`json:"cssKeyframesRules,omitempty,omitzero"`:                   `json:"cssKeyframesRules,omitempty,omitzero"`,
+		`tag: 'retryPolicy,omitempty', default`:                         `tag: 'retryPolicy,omitempty', default`,
+		`bnovak: "cactus.chat.1984", admin`:                             `<USER>: <SECRET>, admin`,
 		"ADD_LOCAL_USER=admin:Hazel-Anchor17,viewer:Shadow-f59":         "ADD_LOCAL_USER=<SECRET>",
 		"ipa user-add svc --password <<< 'GOB_sapphire_15'":             "ipa user-add svc --password <<< '<SECRET>'",
 		"INFO apicaller connected to 192.0.2.125:17070 as dmwangi":      "INFO apicaller connected to <IP> as <USER>",
@@ -177,7 +180,8 @@ func TestImageRepositoryBeforeItsDigest(t *testing.T) {
 }
 
 // What stands in a credential's or an identity's position but is no value
-// keeps its words: prose after a colon, a field's name, a call that wraps
+// keeps its words: prose after a colon (a word, then grammar, or a
+// sentence of one capitalised word), a field's name, a call that wraps
 // a reference, a documentation name or a kind of server after a host key,
 // a word of a string after a login verb.
 func TestNoValueInAPosition(t *testing.T) {
@@ -188,6 +192,10 @@ func TestNoValueInAPosition(t *testing.T) {
 		"activemq.password=ENC(${ACTIVEMQ_PW})",
 		"postgres.host = db.example.com ; server = RADIUS",
 		`{"msg":"password reset requested","user_id":18842}`,
+		"Hostname: Required. Hostname of the database to connect to.",
+		"Server: Address or name of the backup server",
+		"node: the peers of this node are listed first",
+		"ApiToken: Optional. Token of the page to read next",
 	} {
 		if got := String(in); got != in {
 			t.Errorf("%q:\n got  %q", in, got)
@@ -196,6 +204,8 @@ func TestNoValueInAPosition(t *testing.T) {
 	expectRedacted(t, map[string]string{
 		"auth: Tr0ub4dor&3 next":       "auth: <SECRET> next",
 		"password: hunter2 (rotated)":  "password: <SECRET> (rotated)",
+		"password: Bramble7 for ops":   "password: <SECRET> for ops",
+		"Password: Wintergreen. Next":  "Password: <SECRET> Next",
 		"db.host = pg-7.fjordbank.net": "db.host = <HOST>",
 		`define("AUTH_KEY", "k9Xp2")`:  `define("AUTH_KEY", "<SECRET>")`,
 	})
@@ -247,11 +257,12 @@ func TestProseWordsAreOneList(t *testing.T) {
 
 // A password after its scheme in braces, as LDAP and Dovecot store it, and
 // a password-shaped word after "auth" are secrets; a template's name in
-// braces and prose after "auth" are not.
+// braces, a variable in ${} and prose after "auth" are not.
 func TestSchemesAndAuth(t *testing.T) {
 	expectRedacted(t, map[string]string{
 		"ops:{PLAIN}yellow-unicorn-636::::::":             "ops:{PLAIN}<SECRET>::::::",
 		"entry alice {CRYPT}Summer2024 1000":              "entry alice {CRYPT}<SECRET> 1000",
+		"see ${GOPATH}/src/app and zsysnum_${GOOS}.go":    "see ${GOPATH}/src/app and zsysnum_${GOOS}.go",
 		"# smtp auth D0lphin.ferry3":                      "# smtp auth <SECRET>",
 		"url={HOST}:8080/{ID} and auth failure for alice": "url={HOST}:8080/{ID} and auth failure for alice",
 		"the user interface of auth v8.29.9 is faster":    "the user interface of auth v8.29.9 is faster",
@@ -524,6 +535,45 @@ func TestUserBeforeProse(t *testing.T) {
 		"REVOKED USER ACCESS ATTEMPT":               "REVOKED USER ACCESS ATTEMPT",
 		"user status changed to locked":             "user status changed to locked",
 		"gate controller remote access code 840213": "gate controller remote access code <SECRET>",
+	})
+}
+
+// A setter's argument that provably holds no value (a reference, a mask,
+// a field's name) passes no credential, as in every other position.
+func TestSetterOfNoValue(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`cfg.SetToken("${DEPLOY_TOKEN}")`:    `cfg.SetToken("${DEPLOY_TOKEN}")`,
+		`db.setPassword("[REDACTED]")`:       `db.setPassword("[REDACTED]")`,
+		`cfg.SetToken("Qx7vLp2nW9kTz")`:      `cfg.SetToken("<SECRET>")`,
+		`db.setPassword("amber-lantern-42")`: `db.setPassword("<SECRET>")`,
+	})
+}
+
+// An example cut to its vendor's prefix by an ellipsis holds no secret; a
+// longer value before the ellipsis is a secret cut short, still masked.
+func TestElidedExamples(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`client := maps.New(option.WithAPIKey("AIza..."))`: `client := maps.New(option.WithAPIKey("AIza..."))`,
+		"api_key: sk-...":                                      "api_key: sk-...",
+		"export SLACK_TOKEN=xoxb-…":                            "export SLACK_TOKEN=xoxb-…",
+		`client := maps.New(option.WithAPIKey("AIzaQx7v..."))`: `client := maps.New(option.WithAPIKey("<SECRET>"))`,
+		"token=ghp_Qx7vLp2nW9k...":                             "token=<SECRET>",
+	})
+}
+
+// After a determiner "user" is the noun of a sentence, and a variable
+// named user is no title: the word after them is prose. A word before
+// "n't" is a verb. A quoted name, or one with a digit, is still an account.
+func TestUserAsANoun(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"the scheduler retries when the user reconnects":   "the scheduler retries when the user reconnects",
+		"grant this user widgets and gadgets":              "grant this user widgets and gadgets",
+		"set names [dict get $user aliases]":               "set names [dict get $user aliases]",
+		"skip it when user doesn't answer":                 "skip it when user doesn't answer",
+		"removed the user 'mkowalski' from the group":      "removed the user '<USER>' from the group",
+		"removed the user mkowalski7 from the group":       "removed the user <USER> from the group",
+		"user mkowalski logged in":                         "user <USER> logged in",
+		"curl --user mkowalski:Qx7vLp2nW9 https://example": "curl --user <SECRET> https://example",
 	})
 }
 

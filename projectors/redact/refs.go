@@ -319,7 +319,7 @@ func maskValue(v []byte) bool {
 		"password", "passwd", "secret", "token", "key":
 		return true
 	}
-	if fieldName(v) || joinedProse(v) {
+	if fieldName(v) || joinedProse(v) || elided(v) {
 		return true
 	}
 	if len(v) >= 3 {
@@ -332,6 +332,16 @@ func maskValue(v []byte) bool {
 		}
 	}
 	return placeholder(v)
+}
+
+// elided reports whether v is an example cut short: at most six bytes,
+// a vendor's prefix or a word, then an ellipsis (AIza..., sk-…). No secret
+// is that short; the ellipsis says the rest is left out.
+func elided(v []byte) bool {
+	if bytes.HasSuffix(v, []byte("...")) {
+		return len(v) <= 6+3
+	}
+	return bytes.HasSuffix(v, []byte("…")) && len(v) <= 6+len("…")
 }
 
 // joinedProse reports whether v is a sentence written as one word

@@ -33,37 +33,45 @@ import (
 // without its sentence's trailing punctuation. Paths, addresses, mentions
 // (@name), variables ($x, !x) and versions (v1p5beta1) are none.
 
-// The classes of bytes the candidates are read with: a lower-case letter
-// or another byte of a candidate has none.
+// The classes of bytes the candidates are read with.
 const (
 	hStop  = 1 << iota // ends a candidate
 	hEq                // '=': key=value
 	hSym               // ! ? & $
-	hUpper             // a capital or '_': words of joinedCased
+	hUpper             // a capital
+	hLower             // a lower-case letter
+	hSep               // . - _: the separators of joinedCased
 	hAlike             // a look-alike digit
 	hDigit             // any digit
-	hOther             // any other byte but a lower-case letter
+	hOther             // any other byte
+	hPastF             // a lower-case letter after f: not hexadecimal
 )
 
-var humanClass = func() (t [256]uint8) {
+var humanClass = func() (t [256]uint16) {
 	for c := range t {
-		if c < 'a' || c > 'z' {
-			t[c] = hOther
-		}
+		t[c] = hOther
 	}
 	for _, c := range " \t\r\n\"'`()[]{}<>,;|:@\\" {
 		t[c] = hStop
 	}
 	t['='] = hEq
 	for _, c := range "!?&$" {
-		t[c] = hSym | hOther
+		t[c] = hSym
 	}
 	for c := 'A'; c <= 'Z'; c++ {
-		t[c] = hUpper | hOther
+		t[c] = hUpper
 	}
-	t['_'] = hUpper | hOther
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = hLower
+		if c > 'f' {
+			t[c] |= hPastF
+		}
+	}
+	for _, c := range "._-" {
+		t[c] = hSep
+	}
 	for c := '0'; c <= '9'; c++ {
-		t[c] = hDigit | hOther
+		t[c] = hDigit
 	}
 	for _, c := range "013457" {
 		t[c] |= hAlike
@@ -81,22 +89,21 @@ func redactHumanShaped(rw *rewriter) {
 		for i < len(src) && humanClass[src[i]]&hStop != 0 {
 			i++
 		}
-		s, j, seen := i, i, uint8(0)
+		s, j, seen := i, i, uint16(0)
 		for ; j < len(src); j++ {
 			cl := humanClass[src[j]]
-			if cl == 0 {
-				continue
-			}
-			if cl&hStop != 0 {
-				break
-			}
-			if cl&hEq != 0 && j+1 < len(src) && humanClass[src[j+1]]&(hStop|hEq) == 0 {
-				s, seen = j+1, 0 // key=value: the value
-				continue
+			if cl&(hStop|hEq) != 0 {
+				if cl&hStop != 0 {
+					break
+				}
+				if j+1 < len(src) && humanClass[src[j+1]]&(hStop|hEq) == 0 {
+					s, seen = j+1, 0 // key=value: the value
+					continue
+				}
 			}
 			seen |= cl
 		}
-		word := s == i && seen == 0 && j-i >= 3 && j-i <= 8 // of a mnemonic
+		word := seen&^hPastF == hLower && s == i && j-i >= 3 && j-i <= 8 // of a mnemonic
 		if word && run.extends(src, i) {
 			run.n, run.end = run.n+1, j
 		} else {
@@ -105,19 +112,20 @@ func redactHumanShaped(rw *rewriter) {
 				run = wordRun{start: i, end: j, n: 1}
 			}
 		}
-		if seen == 0 && j-s >= 6 && j-s <= 10 && commonBare[string(src[s:j])] {
+		if seen&^hPastF == hLower && j-s >= 6 && j-s <= 10 && commonBare(src[s:j]) {
 			rw.mask(s, j, kSecret)
 		}
 		i = j
-		if seen&hDigit == 0 {
-			continue // each other shape holds a digit
+		if seen&hDigit == 0 || seen&(hLower|hUpper) == 0 {
+			continue // each other shape holds letters and a digit
 		}
 		e := j
 		for e > s && (src[e-1] == '.' || src[e-1] == ',' || src[e-1] == ')') {
 			e--
 		}
 		mention := s > 0 && src[s-1] == '@' && (s == 1 || !isAlnum(src[s-2])) // @name
-		if e-s >= 6 && !mention && (humanShaped(src[s:e], seen) || commonPassword(src[s:e]) || datePassword(src[s:e])) {
+		if e-s >= 6 && !mention && (humanShaped(src[s:e], seen) || commonFirst[src[s]|0x20] && commonPassword(src[s:e]) ||
+			(monthFirst[src[s]|0x20] || isDigit(src[s])) && datePassword(src[s:e])) {
 			rw.mask(s, e, kSecret)
 		}
 	}
@@ -170,17 +178,39 @@ var grammarWords = wordSet(`the and for with from that this these those then tha
 	all any each every some such only also very just more most other own same both few nor yet per via`)
 
 // The most common passwords, from the published lists of passwords that
-// leaked most often: commonBare are passwords as they are, commonBases
+// leaked most often: commonBare lists passwords as they are, commonBases
 // are passwords with a number after them (dragon8, superman123,
 // iloveyou2024). The bases are those that name nothing in a program's
 // text with a number (master1, hello2, admin7, spring5 do, and password2
 // is a form's field), so that only the person's choice is masked.
 var (
-	commonBare  = wordSet(`letmein iloveyou qwerty qwertyuiop qazwsx zxcvbn asdfgh`)
 	commonBases = wordSet(`qwerty letmein iloveyou monkey dragon football baseball welcome sunshine princess shadow superman batman
 		trustno starwars whatever freedom ranger buster soccer hockey killer tigger pepper ginger charlie cheese flower changeme
 		pokemon mustang harley chelsea liverpool arsenal snoopy maggie bailey yankees thunder summer winter autumn qazwsx zxcvbn asdfgh`)
 )
+
+// commonFirst and monthFirst mark the first letters of commonBases and
+// of months: a word that starts with another is not looked up.
+var commonFirst, monthFirst = firstLetters(commonBases), firstLetters(months)
+
+// commonBare reports whether w is one of the most common passwords as
+// they are.
+func commonBare(w []byte) bool {
+	switch string(w) {
+	case "letmein", "iloveyou", "qwerty", "qwertyuiop", "qazwsx", "zxcvbn", "asdfgh":
+		return true
+	}
+	return false
+}
+
+func firstLetters(sets ...map[string]bool) (t [256]bool) {
+	for _, set := range sets {
+		for w := range set {
+			t[w[0]] = true
+		}
+	}
+	return t
+}
 
 // commonPassword reports whether t is a base of commonBases, in lower
 // case or capitalised, then one to four digits and at most one symbol.
@@ -241,12 +271,12 @@ func datePassword(t []byte) bool {
 
 // humanShaped reports whether t, a candidate holding the classes seen, is
 // a password by its composition.
-func humanShaped(t []byte, seen uint8) bool {
+func humanShaped(t []byte, seen uint16) bool {
 	switch {
 	case bytes.IndexByte(t, '/') >= 0, strings.IndexByte("$!?&%~#-+.", t[0]) >= 0, t[0] == 'v' && isDigit(t[1]):
 		return false
 	}
-	return seen&hSym != 0 && symbolPassword(t) || seen&hAlike != 0 && lookAlikeWord(t) || seen&hUpper != 0 && joinedCased(t)
+	return seen&hSym != 0 && symbolPassword(t) || seen&(hAlike|hPastF) == hAlike|hPastF && lookAlikeWord(t) || seen&(hUpper|hSep) == hUpper|hSep && joinedCased(t)
 }
 
 // joinedCased reports whether t, at most 40 bytes, is two words or more

@@ -183,11 +183,9 @@ var grammarWords = wordSet(`the and for with from that this these those then tha
 // iloveyou2024). The bases are those that name nothing in a program's
 // text with a number (master1, hello2, admin7, spring5 do, and password2
 // is a form's field), so that only the person's choice is masked.
-var (
-	commonBases = wordSet(`qwerty letmein iloveyou monkey dragon football baseball welcome sunshine princess shadow superman batman
-		trustno starwars whatever freedom ranger buster soccer hockey killer tigger pepper ginger charlie cheese flower changeme
-		pokemon mustang harley chelsea liverpool arsenal snoopy maggie bailey yankees thunder summer winter autumn qazwsx zxcvbn asdfgh`)
-)
+var commonBases = wordSet(`qwerty letmein iloveyou monkey dragon football baseball welcome sunshine princess shadow superman batman
+	trustno starwars whatever freedom ranger buster soccer hockey killer tigger pepper ginger charlie cheese flower changeme
+	pokemon mustang harley chelsea liverpool arsenal snoopy maggie bailey yankees thunder summer winter autumn qazwsx zxcvbn asdfgh`)
 
 // commonFirst and monthFirst mark the first letters of commonBases and
 // of months: a word that starts with another is not looked up.
@@ -203,6 +201,7 @@ func commonBare(w []byte) bool {
 	return false
 }
 
+// firstLetters marks the first bytes of the words of sets.
 func firstLetters(sets ...map[string]bool) (t [256]bool) {
 	for _, set := range sets {
 		for w := range set {

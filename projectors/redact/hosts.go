@@ -2,6 +2,8 @@ package redact
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"strings"
 )
 
@@ -755,11 +757,21 @@ func redactCards(rw *rewriter) {
 	}
 }
 
-// digitCount returns the number of ASCII digits in src, a table load a
-// byte and no branch.
+// digitCount returns the number of ASCII digits in src, eight bytes at a
+// time: the high bit of each byte of a word is set where the byte is an
+// ASCII byte from '0' up and not from ':' up, and the set bits are
+// counted. The bytes past the last whole word cost a table load each.
 func digitCount(src []byte) int {
-	n := 0
-	for _, c := range src {
+	const low7, high = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	n, i := 0, 0
+	for ; i+8 <= len(src); i += 8 {
+		w := binary.LittleEndian.Uint64(src[i:])
+		b := w & low7                       // no carry leaves a byte: 0x7f+0x50 < 0x100
+		fromZero := b + 0x5050505050505050  // 0x80-'0' added to each byte
+		fromColon := b + 0x4646464646464646 // 0x80-':'
+		n += bits.OnesCount64(fromZero &^ fromColon &^ w & high)
+	}
+	for _, c := range src[i:] {
 		n += int(class[c] & cDigit)
 	}
 	return n

@@ -135,6 +135,39 @@ func wordSet(s string) map[string]bool {
 	return m
 }
 
+// wordFilter rules out most of the words that a set of words (a map keyed
+// by them) does not hold, by their length, first and last byte, at the cost
+// of a table load: a word it lets through is looked up in the map. A pass
+// that looks each word of a text up in several sets asks the filters
+// first, and the maps for few words.
+type wordFilter [4]uint64
+
+// filterOf returns the filter of the keys of m. m must not change after.
+func filterOf[V any](m map[string]V) *wordFilter {
+	f := new(wordFilter)
+	for w := range m {
+		if w != "" {
+			i, b := f.bit([]byte(w))
+			f[i] |= b
+		}
+	}
+	return f
+}
+
+func (*wordFilter) bit(w []byte) (int, uint64) {
+	k := (uint(len(w))*131 + uint(w[0])*7 + uint(w[len(w)-1])) & 255
+	return int(k >> 6), 1 << (k & 63)
+}
+
+// may reports whether the set may hold w.
+func (f *wordFilter) may(w []byte) bool {
+	if len(w) == 0 {
+		return true
+	}
+	i, b := f.bit(w)
+	return f[i]&b != 0
+}
+
 // keyWords finds the words of key, into dst as bounds, and returns their
 // count: key splits on '_', '-', '.', ' ' and where camel case starts a
 // word; at most len(dst) words.

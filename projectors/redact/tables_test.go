@@ -403,3 +403,31 @@ func TestDigitCountAndIndexFoldByDefinition(t *testing.T) {
 		}
 	}
 }
+
+// Each filter that redactAnnounced asks before a set lets every word of the
+// set through, and rules out most others.
+func TestWordFiltersHoldTheirSets(t *testing.T) {
+	for name, c := range map[string]struct {
+		f    *wordFilter
+		keys []string
+	}{
+		"loginVerbs": {loginFilter, slices.Collect(maps.Keys(loginVerbs))}, "accountWords": {accountFilter, slices.Collect(maps.Keys(accountWords))},
+		"announcedWords": {announcedFilter, slices.Collect(maps.Keys(announcedWords))}, "settingWords": {settingFilter, slices.Collect(maps.Keys(settingWords))},
+		"connectors": {connectorFilter, slices.Collect(maps.Keys(connectors))},
+	} {
+		for _, w := range c.keys {
+			if !c.f.may([]byte(w)) {
+				t.Errorf("%s: the filter rules out %q", name, w)
+			}
+		}
+	}
+	passed := 0
+	for _, w := range strings.Fields("failed for user from retried twice payment timeout after order connection refused retries cache miss session shard") {
+		if announcedFilter.may([]byte(w)) {
+			passed++
+		}
+	}
+	if passed > 4 {
+		t.Errorf("the filter of announcedWords lets %d of 15 words of prose through", passed)
+	}
+}

@@ -406,7 +406,7 @@ func gateAnnounced(src []byte, _ features) bool {
 		}
 		if i+1 < len(src) && announceTable.pairs[c]&letterBit[src[i+1]] != 0 {
 			for _, l := range announceTable.byFirst[c] {
-				if hasPrefixFold(src[i:], l) {
+				if l[1] == lower(src[i+1]) && hasPrefixFold(src[i:], l) {
 					return true
 				}
 			}

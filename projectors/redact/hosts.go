@@ -125,13 +125,13 @@ func classifyName(name []byte, labels int) string {
 	if len(last) < 2 || last == nil || documentationName(name) || !isUpperName(name) && !isLowerName(name[dot+1:]) {
 		return ""
 	}
-	if internalZones[string(last)] {
+	if zoneFilter.may(last) && internalZones[string(last)] {
 		if labels >= 3 && codeRoots[string(lowerASCII(first))] {
 			return ""
 		}
 		return Host
 	}
-	if !hostTLDs[string(last)] {
+	if !tldFilter.may(last) || !hostTLDs[string(last)] {
 		if classifyLabel(first) == Host {
 			return Host
 		}
@@ -145,7 +145,7 @@ func classifyName(name []byte, labels int) string {
 	}
 	for s := 0; s < dot; {
 		e := s + bytes.IndexByte(name[s:], '.')
-		if internalZones[string(lowerASCII(name[s:e]))] {
+		if lp := lowerASCII(name[s:e]); zoneFilter.may(lp) && internalZones[string(lp)] {
 			return Host
 		}
 		s = e + 1
@@ -301,7 +301,10 @@ func roleAccount(v []byte) bool {
 		}
 		part := lv[s:e]
 		for _, r := range roleParts {
-			if string(part) == r || len(part) > len(r)+1 && bytes.HasSuffix(part, []byte(r)) && r != "ci" && r != "svc" {
+			// A part that is r or ends with it ends with r's last byte:
+			// one comparison rules most of roleParts out.
+			if len(part) > 0 && part[len(part)-1] == r[len(r)-1] &&
+				(string(part) == r || len(part) > len(r)+1 && bytes.HasSuffix(part, []byte(r)) && r != "ci" && r != "svc") {
 				return true
 			}
 		}

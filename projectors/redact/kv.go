@@ -142,6 +142,12 @@ func wordSet(s string) map[string]bool {
 // first, and the maps for few words.
 type wordFilter [4]uint64
 
+// The filters of the word sets that the passes look most words up in.
+var (
+	qualifiedFilter, englishFilter, credentialFilter = filterOf(qualifiedNouns), filterOf(englishWords), filterOf(credentialWords)
+	zoneFilter, tldFilter                            = filterOf(internalZones), filterOf(hostTLDs)
+)
+
 // filterOf returns the filter of the keys of m. m must not change after.
 func filterOf[V any](m map[string]V) *wordFilter {
 	f := new(wordFilter)
@@ -561,7 +567,7 @@ func redactKV(rw *rewriter) {
 				class = kvAccount
 			}
 		}
-		if (string(lk) == "key" || qualifiedNouns[string(lk)] != nil) && ks >= 2 && src[ks-1] == ' ' && isAlpha(src[ks-2]) {
+		if (string(lk) == "key" || qualifiedFilter.may(lk) && qualifiedNouns[string(lk)] != nil) && ks >= 2 && src[ks-1] == ' ' && isAlpha(src[ks-2]) {
 			// A noun after a word is that word's: API key, Guard code,
 			// security answer; a public key or a host key is no secret.
 			pw := ks - 1

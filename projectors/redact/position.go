@@ -943,11 +943,11 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 // account's name: a function word, or an English ending (failed, using).
 func proseWord(w []byte) bool {
 	lw := lowerASCII(w)
-	if englishWords[string(lw)] && !roleAccounts[string(lw)] || credentialWords[string(lw)] {
+	if englishFilter.may(lw) && englishWords[string(lw)] && !roleAccounts[string(lw)] || credentialFilter.may(lw) && credentialWords[string(lw)] {
 		return true
 	}
 	for _, suffix := range englishSuffixes {
-		if len(lw) >= len(suffix)+3 && bytes.HasSuffix(lw, []byte(suffix)) {
+		if len(lw) >= len(suffix)+3 && lw[len(lw)-1] == suffix[len(suffix)-1] && bytes.HasSuffix(lw, []byte(suffix)) {
 			return true
 		}
 	}

@@ -404,8 +404,8 @@ func TestDigitCountAndIndexFoldByDefinition(t *testing.T) {
 	}
 }
 
-// Each filter that redactAnnounced asks before a set lets every word of the
-// set through, and rules out most others.
+// Each filter that a pass asks before a set lets every word of the set
+// through, and the filter of announcedWords rules out most words of prose.
 func TestWordFiltersHoldTheirSets(t *testing.T) {
 	for name, c := range map[string]struct {
 		f    *wordFilter
@@ -413,7 +413,10 @@ func TestWordFiltersHoldTheirSets(t *testing.T) {
 	}{
 		"loginVerbs": {loginFilter, slices.Collect(maps.Keys(loginVerbs))}, "accountWords": {accountFilter, slices.Collect(maps.Keys(accountWords))},
 		"announcedWords": {announcedFilter, slices.Collect(maps.Keys(announcedWords))}, "settingWords": {settingFilter, slices.Collect(maps.Keys(settingWords))},
-		"connectors": {connectorFilter, slices.Collect(maps.Keys(connectors))},
+		"connectors":     {connectorFilter, slices.Collect(maps.Keys(connectors))},
+		"qualifiedNouns": {qualifiedFilter, slices.Collect(maps.Keys(qualifiedNouns))}, "englishWords": {englishFilter, slices.Collect(maps.Keys(englishWords))},
+		"credentialWords": {credentialFilter, slices.Collect(maps.Keys(credentialWords))}, "internalZones": {zoneFilter, slices.Collect(maps.Keys(internalZones))},
+		"hostTLDs": {tldFilter, slices.Collect(maps.Keys(hostTLDs))},
 	} {
 		for _, w := range c.keys {
 			if !c.f.may([]byte(w)) {

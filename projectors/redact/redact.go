@@ -292,8 +292,9 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 	feat := scanFeatures(msg)
 	rw := &r.rw
 	rw.src, rw.spans, rw.keys, rw.feat, rw.public = msg, r.spans[:0], &r.keys, feat, rw.public[:0]
-	for i := range stages {
-		s := &stages[i]
+	st := stages // loaded once, not again after every pass
+	for i := range st {
+		s := &st[i]
 		if !s.wants(feat) || s.gate != nil && !s.gate(msg, feat) {
 			continue
 		}

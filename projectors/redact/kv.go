@@ -755,7 +755,7 @@ func redactKV(rw *rewriter) {
 			// A number of a phone's length in any of its forms; a key
 			// named "number" holds many other things too, never one that
 			// phoneEnd reads.
-			if e := phoneEnd(src, vs, src[vs] == '+'); e > vs {
+			if e := phoneEnd(src, vs, vs < len(src) && src[vs] == '+'); e > vs {
 				rw.mask(vs, e, kPhone)
 				i = e - 1
 			}

@@ -133,9 +133,13 @@ func (m *Miner) Len() int { return len(m.clusters) }
 // handle (<SECRET:k7Qp2xA9>) is mined as its placeholder (<SECRET>), so
 // that messages differing only in a masked value group.
 func (m *Miner) Add(msg []byte) (int, bool) {
-	if bytes.IndexByte(msg, '<') >= 0 {
-		m.canon = appendPlaceholders(m.canon[:0], msg)
-		msg = m.canon
+	// Only a message with a handle is copied, from its first handle on:
+	// placeholders and other '<' stay where they are.
+	if k := bytes.IndexByte(msg, '<'); k >= 0 {
+		if i, _ := canonical.IndexHandle(msg[k:]); i >= 0 {
+			m.canon = appendPlaceholders(append(m.canon[:0], msg[:k+i]...), msg[k+i:])
+			msg = m.canon
+		}
 	}
 	m.toks = TokenizeN(m.toks[:0], msg, m.cfg.MaxTokens)
 	return m.AddTokens(m.toks)

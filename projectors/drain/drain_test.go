@@ -195,6 +195,12 @@ func TestHandlesAreOneTokenClass(t *testing.T) {
 	if got := m.TemplateString(ids[0]); got != "<SECRET> rejected for <USER>" {
 		t.Fatalf("template %q", got)
 	}
+	// A handle after placeholders and other '<' is read as its kind too.
+	c, _ := m.AddString("<IP> a<b sent <SECRET:k7Qp2xA9> to <HOST:Ab-_1234>")
+	d, _ := m.AddString("<IP> a<b sent <SECRET> to <HOST>")
+	if c != d || m.TemplateString(c) != "<IP> a<b sent <SECRET> to <HOST>" {
+		t.Fatalf("clusters %d, %d: %q", c, d, m.TemplateString(c))
+	}
 	// A handle-like text that is not a handle is an ordinary token.
 	a, _ := m.AddString("<SECRET:short> rejected for x")
 	b, _ := m.AddString("<SECRET:other> rejected for x")

@@ -58,6 +58,21 @@ func arrow(tok []byte) bool { return string(tok) == "->" }
 // PASS (login: admin / x, credentials are alice / x).
 var accountWords = wordSet(`login logins account credentials creds`)
 
+// The filters of the sets that redactAnnounced looks each word up in.
+var (
+	loginFilter, accountFilter, announcedFilter = filterOf(loginVerbs), filterOf(accountWords), filterOf(announcedWords)
+	settingFilter, connectorFilter              = filterOf(settingWords), filterOf(connectors)
+)
+
+// qualifiedOf returns the qualifiers of the noun last when it is named,
+// or nil: the set is looked up only for a named noun.
+func qualifiedOf(named bool, last []byte) map[string]bool {
+	if !named {
+		return nil
+	}
+	return qualifiedNouns[string(last)]
+}
+
 // announceWindow is the most words between a credential word and its value.
 const announceWindow = 6
 
@@ -131,7 +146,7 @@ func redactAnnounced(rw *rewriter) {
 		if login >= 0 {
 			login++
 		}
-		if loginVerbs[string(lw)] {
+		if loginFilter.may(lw) && loginVerbs[string(lw)] {
 			login = 0
 		} else if login >= 0 && login <= announceWindow && string(lw) == "as" && len(tok) == rt {
 			// connected to 192.0.2.1:17070 as alice: the account.
@@ -156,14 +171,17 @@ func redactAnnounced(rw *rewriter) {
 			(hasSuffixFold(w, "assword") || hasSuffixFold(w, "passphrase") || string(last) == "pin") {
 			prompted = true // a quoted prompt: "Password:", 'Enter PIN:'
 		}
-		if accountWords[string(last)] {
+		if accountFilter.may(last) && accountWords[string(last)] {
 			if e := rw.slashPair(i); e > i {
 				i, credEnd = e, -1
 				prev = nil
 				continue
 			}
 		}
-		isCode, named := announcedWords[string(last)]
+		var isCode, named bool
+		if announcedFilter.may(last) {
+			isCode, named = announcedWords[string(last)]
+		}
 		if !named && gluedCode(raw) {
 			isCode, named = true, true // Torcode, Zugangscode
 		}
@@ -171,7 +189,7 @@ func redactAnnounced(rw *rewriter) {
 		if string(last) == "question" || string(last) == "questions" {
 			asked = true
 		}
-		if quals := qualifiedNouns[string(last)]; named && quals != nil && !(isAnswer && asked) {
+		if quals := qualifiedOf(named, last); quals != nil && !(isAnswer && asked) {
 			// A code, a key, a phrase: named so by the word before.
 			var pb [16]byte
 			q := prev // the word before, or the key's part before (zip_code)
@@ -204,7 +222,7 @@ func redactAnnounced(rw *rewriter) {
 					i, credEnd = e, -1 // security answer Lindenallee
 				}
 			}
-		case credEnd >= 0 && (settingWords[string(lw)] && since <= 1 || since >= announceWindow):
+		case credEnd >= 0 && (settingFilter.may(lw) && settingWords[string(lw)] && since <= 1 || since >= announceWindow):
 			// A setting of the credential names it next (password length
 			// is 12); further on, a setting word is prose (door code for
 			// the server room is 3016).
@@ -217,7 +235,7 @@ func redactAnnounced(rw *rewriter) {
 				j += len(" -string")
 			}
 			i = rw.announcedValue(j, false, true)
-		case credEnd >= 0 && (connectors[string(lw)] && len(tok) == rt || colon || arrow(tok)):
+		case credEnd >= 0 && (connectorFilter.may(lw) && connectors[string(lw)] && len(tok) == rt || colon || arrow(tok)):
 			// Without a value the announcement goes on (changed from
 			// 'monitor' to 'x').
 			e := rw.announcedValue(i, code, false)
@@ -388,7 +406,7 @@ func gateAnnounced(src []byte, _ features) bool {
 		}
 		if i+1 < len(src) && announceTable.pairs[c]&letterBit[src[i+1]] != 0 {
 			for _, l := range announceTable.byFirst[c] {
-				if hasPrefixFold(src[i:], l) {
+				if l[1] == lower(src[i+1]) && hasPrefixFold(src[i:], l) {
 					return true
 				}
 			}
@@ -588,6 +606,11 @@ const (
 // when there is none.
 func (rw *rewriter) clauses(s, e int) int {
 	src := rw.src
+	// A clause opens a parenthesis and a keyword starts with a colon: in a
+	// text without either, each token goes to quotedPair unread.
+	if rw.feat != 0 && rw.feat&(fParen|fColon) == 0 {
+		return rw.quotedPair(s, e)
+	}
 	for p := s; p < e; p++ {
 		if src[p] != '(' {
 			if src[p] == ':' && (p == s || src[p-1] == '(') && p+1 < e && isAlpha(src[p+1]) {

@@ -79,7 +79,10 @@ func redactGenerated(rw *rewriter) {
 		}
 		// key=value holds two candidates; a trailing '=' is base64 padding.
 		j := i + 1
-		for j < len(src) && valueByte[src[j]] && (src[j] != '=' || j+1 == len(src) || !valueByte[src[j+1]] || src[j+1] == '=') {
+		for j < len(src) && valueByte[src[j]] {
+			if src[j] == '=' && j+1 < len(src) && valueByte[src[j+1]] && src[j+1] != '=' {
+				break
+			}
 			j++
 		}
 		if j-i == 11 && src[i+3] == '-' && src[i+6] == '-' && ssnShaped(src[i:j]) && (j == len(src) || !isDigit(src[j])) {

@@ -135,6 +135,45 @@ func wordSet(s string) map[string]bool {
 	return m
 }
 
+// wordFilter rules out most of the words that a set of words (a map keyed
+// by them) does not hold, by their length, first and last byte, at the cost
+// of a table load: a word it lets through is looked up in the map. A pass
+// that looks each word of a text up in several sets asks the filters
+// first, and the maps for few words.
+type wordFilter [4]uint64
+
+// The filters of the word sets that the passes look most words up in.
+var (
+	qualifiedFilter, englishFilter, credentialFilter = filterOf(qualifiedNouns), filterOf(englishWords), filterOf(credentialWords)
+	zoneFilter, tldFilter                            = filterOf(internalZones), filterOf(hostTLDs)
+)
+
+// filterOf returns the filter of the keys of m. m must not change after.
+func filterOf[V any](m map[string]V) *wordFilter {
+	f := new(wordFilter)
+	for w := range m {
+		if w != "" {
+			i, b := f.bit([]byte(w))
+			f[i] |= b
+		}
+	}
+	return f
+}
+
+func (*wordFilter) bit(w []byte) (int, uint64) {
+	k := (uint(len(w))*131 + uint(w[0])*7 + uint(w[len(w)-1])) & 255
+	return int(k >> 6), 1 << (k & 63)
+}
+
+// may reports whether the set may hold w.
+func (f *wordFilter) may(w []byte) bool {
+	if len(w) == 0 {
+		return true
+	}
+	i, b := f.bit(w)
+	return f[i]&b != 0
+}
+
 // keyWords finds the words of key, into dst as bounds, and returns their
 // count: key splits on '_', '-', '.', ' ' and where camel case starts a
 // word; at most len(dst) words.
@@ -572,7 +611,7 @@ func redactKV(rw *rewriter) {
 				class = kvAccount
 			}
 		}
-		if (string(lk) == "key" || qualifiedNouns[string(lk)] != nil) && ks >= 2 && src[ks-1] == ' ' && isAlpha(src[ks-2]) {
+		if (string(lk) == "key" || qualifiedFilter.may(lk) && qualifiedNouns[string(lk)] != nil) && ks >= 2 && src[ks-1] == ' ' && isAlpha(src[ks-2]) {
 			// A noun after a word is that word's: API key, Guard code,
 			// security answer; a public key or a host key is no secret.
 			pw := ks - 1
@@ -766,7 +805,7 @@ func redactKV(rw *rewriter) {
 			// A number of a phone's length in any of its forms; a key
 			// named "number" holds many other things too, never one that
 			// phoneEnd reads.
-			if e := phoneEnd(src, vs, src[vs] == '+'); e > vs {
+			if e := phoneEnd(src, vs, vs < len(src) && src[vs] == '+'); e > vs {
 				rw.mask(vs, e, kPhone)
 				i = e - 1
 			}

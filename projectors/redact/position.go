@@ -95,6 +95,7 @@ func redactPositions(rw *rewriter) {
 	var wbuf [65]byte // the word, in lower case
 	// A pgpass line has four colons: without them, pgpass is not called.
 	colons := bytes.Count(src, []byte(":")) >= 4
+	tpairs := &triggerTable.pairs // loaded once, not at every byte of a word
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		if i > 0 && (isWord(src[i-1]) || src[i-1] == '-') || !isKeyByte(c) && c != '*' && c != '<' {
@@ -140,7 +141,7 @@ func redactPositions(rw *rewriter) {
 		var trig uint32
 		for e < len(src) && e-i <= 64 && isKeyByte(src[e]) {
 			if e+1 < len(src) {
-				trig |= triggerTable.pairs[src[e]] & letterBit[src[e+1]]
+				trig |= tpairs[src[e]] & letterBit[src[e+1]]
 			}
 			if src[e] >= 0x80 {
 				trig = 1
@@ -944,11 +945,11 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 // account's name: a function word, or an English ending (failed, using).
 func proseWord(w []byte) bool {
 	lw := lowerASCII(w)
-	if englishWords[string(lw)] && !roleAccounts[string(lw)] || credentialWords[string(lw)] {
+	if englishFilter.may(lw) && englishWords[string(lw)] && !roleAccounts[string(lw)] || credentialFilter.may(lw) && credentialWords[string(lw)] {
 		return true
 	}
 	for _, suffix := range englishSuffixes {
-		if len(lw) >= len(suffix)+3 && bytes.HasSuffix(lw, []byte(suffix)) {
+		if len(lw) >= len(suffix)+3 && lw[len(lw)-1] == suffix[len(suffix)-1] && bytes.HasSuffix(lw, []byte(suffix)) {
 			return true
 		}
 	}
@@ -1141,8 +1142,9 @@ func gatePositions(src []byte, f features) bool {
 	// next, so that a byte costs two table loads and no bounds check.
 	skip := 0
 	var prev byte
+	pairs := &gateTable.pairs // loaded once, not at every byte
 	for n, c := range src {
-		pair := gateTable.pairs[prev] & letterBit[c]
+		pair := pairs[prev] & letterBit[c]
 		prev = c
 		if pair == 0 || n <= skip { // no literal starts with a NUL: pair is 0 at n == 0
 			continue

@@ -389,7 +389,7 @@ func (ws *nearWords) wordBlocks(src []byte, k int) bool {
 		return true
 	}
 	lw := lowerASCII(w)
-	return lw != nil && (credentialWords[string(lw)] || glued(lw) || string(lw) == "authorization")
+	return lw != nil && (credentialFilter.may(lw) && credentialWords[string(lw)] || glued(lw) || string(lw) == "authorization")
 }
 
 // keyed reports whether the k-th word, the one before a proof's word,

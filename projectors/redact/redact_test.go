@@ -221,3 +221,23 @@ func TestHandlesPassButProveNothing(t *testing.T) {
 		}
 	}
 }
+
+// A text cut right after a key and the start of its value, as a tool's
+// output cut at a limit is, is redacted without a panic: "phone": " at
+// the end of a text read the byte after the text.
+func TestTextCutAfterAKey(t *testing.T) {
+	keys := append(redact.Vocabulary()["keys"], "phone", "phoneNumber", "mobile", "password", "user")
+	for _, k := range keys {
+		for _, form := range []string{`%s: "`, `{"%s":"`, `%s="`, `%s=`, `%s:`, `%s: `, `"%s": '`, `-d '{"%s":"`} {
+			msg := fmt.Sprintf(form, k)
+			func() {
+				defer func() {
+					if e := recover(); e != nil {
+						t.Errorf("%q: %v", msg, e)
+					}
+				}()
+				redact.String(msg)
+			}()
+		}
+	}
+}

@@ -365,3 +365,73 @@ func TestProofFiltersRuleOutOnlyMisfits(t *testing.T) {
 	}
 	t.Logf("%d values and proofs checked", checked)
 }
+
+// digitCount, eight bytes at a time, and indexFold, which searches with
+// IndexByte, agree with their definitions on random text of every byte.
+func TestDigitCountAndIndexFoldByDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "0123456789:/@aAbBmMxX .-\x00\x7f\x80\xb0\xb9\xba\xff"
+	lits := []string{"machine ", "m", "ma", "default login ", "x:", ":/", "0", "\x80b"}
+	for range 20000 {
+		s := make([]byte, r.IntN(40))
+		for k := range s {
+			if r.IntN(4) == 0 {
+				s[k] = byte(r.IntN(256))
+			} else {
+				s[k] = alphabet[r.IntN(len(alphabet))]
+			}
+		}
+		want := 0
+		for _, c := range s {
+			if c >= '0' && c <= '9' {
+				want++
+			}
+		}
+		if got := digitCount(s); got != want {
+			t.Fatalf("digitCount(%q) = %d, want %d", s, got, want)
+		}
+		for _, lit := range lits {
+			want := -1
+			for i := 0; i+len(lit) <= len(s); i++ {
+				if hasPrefixFold(s[i:], lit) {
+					want = i
+					break
+				}
+			}
+			if got := indexFold(s, lit); got != want {
+				t.Fatalf("indexFold(%q, %q) = %d, want %d", s, lit, got, want)
+			}
+		}
+	}
+}
+
+// Each filter that a pass asks before a set lets every word of the set
+// through, and the filter of announcedWords rules out most words of prose.
+func TestWordFiltersHoldTheirSets(t *testing.T) {
+	for name, c := range map[string]struct {
+		f    *wordFilter
+		keys []string
+	}{
+		"loginVerbs": {loginFilter, slices.Collect(maps.Keys(loginVerbs))}, "accountWords": {accountFilter, slices.Collect(maps.Keys(accountWords))},
+		"announcedWords": {announcedFilter, slices.Collect(maps.Keys(announcedWords))}, "settingWords": {settingFilter, slices.Collect(maps.Keys(settingWords))},
+		"connectors":     {connectorFilter, slices.Collect(maps.Keys(connectors))},
+		"qualifiedNouns": {qualifiedFilter, slices.Collect(maps.Keys(qualifiedNouns))}, "englishWords": {englishFilter, slices.Collect(maps.Keys(englishWords))},
+		"credentialWords": {credentialFilter, slices.Collect(maps.Keys(credentialWords))}, "internalZones": {zoneFilter, slices.Collect(maps.Keys(internalZones))},
+		"hostTLDs": {tldFilter, slices.Collect(maps.Keys(hostTLDs))},
+	} {
+		for _, w := range c.keys {
+			if !c.f.may([]byte(w)) {
+				t.Errorf("%s: the filter rules out %q", name, w)
+			}
+		}
+	}
+	passed := 0
+	for _, w := range strings.Fields("failed for user from retried twice payment timeout after order connection refused retries cache miss session shard") {
+		if announcedFilter.may([]byte(w)) {
+			passed++
+		}
+	}
+	if passed > 4 {
+		t.Errorf("the filter of announcedWords lets %d of 15 words of prose through", passed)
+	}
+}

@@ -909,8 +909,8 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 				i++
 			}
 		}
-		if s == i || i > len(src) || strings.IndexByte("|;&+#<>", src[s]) >= 0 {
-			break
+		if s == i || i > len(src) || strings.IndexByte("|;&+#<>", src[s]) >= 0 || !strict && src[s] == '(' {
+			break // a pipe, a comment; after a verb of prose, a remark in parentheses
 		}
 		isFlag := src[s] == '-' || src[s] == '/' && i-s < 10 && bytes.IndexByte(src[s+1:i], '/') < 0
 		if !isFlag && !(flag && !strict) {
@@ -930,7 +930,7 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 		acct := src[a[0]:a[1]]
 		if pe <= ps || !accountName(acct) && !(bytes.IndexByte(acct, '@') > 0 && accountName(acct[:bytes.IndexByte(acct, '@')])) ||
 			!strict && (proseWord(acct) || settingWords[string(lowerASCII(acct))]) || // Password scheme SSHA256
-			notASecret(src, ps, pe) || !strict && !quoted && !passwordShaped(src[ps:pe]) {
+			notASecret(src, ps, pe) || !strict && !quoted && (!passwordShaped(src[ps:pe]) || alnumCount(src[ps:pe]) < 4) {
 			continue
 		}
 		rw.mask(a[0], a[1], kUser)
@@ -938,6 +938,19 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 		return pe
 	}
 	return 0
+}
+
+// alnumCount counts the letters and digits of v: after a verb of prose a
+// word needs four to be a password, not an operator or a format's verb
+// (scale = 0, got %q).
+func alnumCount(v []byte) int {
+	n := 0
+	for _, c := range v {
+		if isAlnum(c) {
+			n++
+		}
+	}
+	return n
 }
 
 // proseWord reports whether w is a word of a sentence rather than an

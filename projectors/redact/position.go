@@ -357,8 +357,8 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 		ve--
 	}
 	v := src[vs:ve]
-	if len(v) < 6 || !credentialLike(v) || notASecret(src, vs, ve) || v[len(v)-1] == ':' {
-		return 0
+	if len(v) < 6 || !credentialLike(v) || notASecret(src, vs, ve) || v[len(v)-1] == ':' || bytes.Contains(v, []byte("://")) {
+		return 0 // a URL says where something is (community repository](https://…)), not what
 	}
 	if lw := lowerASCII(v); lw != nil && englishWords[string(lw)] {
 		return 0

@@ -127,7 +127,7 @@ func TestReferenceForms(t *testing.T) {
 // at the start of a line, the noun repeated after its keyword, an element
 // of any name's length, key material as a list of bytes; a pass phrase is
 // a person's whatever key material its key names first. An enumerated
-// setting is no value.
+// setting is no value, nor is a URL after a keyword.
 func TestCredentialSyntaxes(t *testing.T) {
 	expectRedacted(t, map[string]string{
 		`auth_on_register:201 password=<<"granite.plum.1991">>`:               `auth_on_register:201 password=<<"<SECRET>">>`,
@@ -142,6 +142,8 @@ func TestCredentialSyntaxes(t *testing.T) {
 		"Network key: [0x4a, 0x25, 0x3d, 0xe7, 0x51, 0x15, 0xd2, 0x4b, 0x54]": "Network key: <SECRET>",
 		"network_key: GENERATE, ports: [1, 2, 3]":                             "network_key: GENERATE, ports: [1, 2, 3]",
 		`api_key_hint: "put your key here"`:                                   `api_key_hint: "put your key here"`,
+		"see the [community handbook](https://example.org/handbook)":          "see the [community handbook](https://example.org/handbook)",
+		"rotate the token (https://example.org/docs/rotation) weekly":         "rotate the token (https://example.org/docs/rotation) weekly",
 	})
 }
 

@@ -551,6 +551,17 @@ func TestSetterOfNoValue(t *testing.T) {
 	})
 }
 
+// A printf verb in a credential's position is where a formatter writes a
+// value in later: no value. One glued to more letters or digits is none.
+func TestFormatVerbs(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"upstream Authorization = %q, want the caller's bearer": "upstream Authorization = %q, want the caller's bearer",
+		"password=%s user=%s": "password=%s user=%s",
+		"token: %+v":          "token: %+v",
+		"password=%sEcret9":   "password=<SECRET>",
+	})
+}
+
 // An example cut to its vendor's prefix by an ellipsis holds no secret; a
 // longer value before the ellipsis is a secret cut short, still masked.
 func TestElidedExamples(t *testing.T) {

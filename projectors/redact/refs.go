@@ -87,6 +87,8 @@ func refEnd(src []byte, i int) int {
 			return i + e
 		}
 		return -1
+	case c == '%' && formatVerbEnd(rest) > 0:
+		return i + formatVerbEnd(rest) // %q, %+v: a value a formatter writes in later
 	case c == '<' || c == '%' || c == '{':
 		// <password>, <your-token-here>, <masqué>, %TestPassword%,
 		// {SumoAccessKey}: a placeholder of words.
@@ -124,6 +126,20 @@ func refEnd(src []byte, i int) int {
 		return i + e
 	}
 	return -1
+}
+
+// formatVerbEnd returns the end of the printf verb that starts rest (%s,
+// %q, %+v, %#v, %5d, %T), or 0: a flag or a width, one letter of the
+// verbs, then no letter or digit.
+func formatVerbEnd(rest []byte) int {
+	e := 1
+	for e < len(rest) && e < 4 && (rest[e] == '+' || rest[e] == '#' || rest[e] == '-' || isDigit(rest[e])) {
+		e++
+	}
+	if e >= len(rest) || bytes.IndexByte([]byte("sqvdTwxXfg"), rest[e]) < 0 || e+1 < len(rest) && isAlnum(rest[e+1]) {
+		return 0
+	}
+	return e + 1
 }
 
 // cmdletVerbs are PowerShell's approved verbs (Get-Verb): a cmdlet's name

@@ -857,7 +857,7 @@ func redactKV(rw *rewriter) {
 			}
 			rw.mask(vs, ve, kUser)
 		case kvHost:
-			if string(lowerASCII(val)) == "localhost" || isLoopback(val) || documentationName(val) || enumerated(val) {
+			if string(lowerASCII(val)) == "localhost" || isLoopback(val) || documentationName(val) || enumerated(val) || refEnd(src, vs) > 0 {
 				// RADIUS, AUTO: a kind of server, not a name
 				i = ve - 1
 				continue

@@ -562,6 +562,20 @@ func TestFormatVerbs(t *testing.T) {
 	})
 }
 
+// A host's or an account's position that holds a reference, a call or a
+// printf verb names no one, as a credential's position holds no value.
+func TestIdentityOfAReference(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"gpg --local-user $SIGNING_ID --armor x.tar.gz":  "gpg --local-user $SIGNING_ID --armor x.tar.gz",
+		`tool login --username "$REGISTRY_USER" --stdin`: `tool login --username "$REGISTRY_USER" --stdin`,
+		"failed to reach node: %v":                       "failed to reach node: %v",
+		"server := rpc.NewServer(opts)":                  "server := rpc.NewServer(opts)",
+		"host=${DB_HOST} port=5432":                      "host=${DB_HOST} port=5432",
+		"tool login --username mkowalski --stdin":        "tool login --username <USER> --stdin",
+		"host=db7.corp.internal":                         "host=<HOST>",
+	})
+}
+
 // An example cut to its vendor's prefix by an ellipsis holds no secret; a
 // longer value before the ellipsis is a secret cut short, still masked.
 func TestElidedExamples(t *testing.T) {

@@ -351,12 +351,9 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 	if hasPrefixFold(src[vs:], "key ") && bytes.HasSuffix(w, []byte("key")) {
 		return keywordValue(rw, w, vs+4) // pre-shared-key key X: the noun again
 	}
-	ve := valueWord(src, vs)
 	// A sentence's punctuation after the value is not part of it.
-	for ve > vs && (src[ve-1] == '.' || src[ve-1] == ',' || src[ve-1] == ';' || src[ve-1] == ')') {
-		ve--
-	}
-	v := src[vs:ve]
+	v := trimSentence(src[vs:valueWord(src, vs)], ".,;")
+	ve := vs + len(v)
 	if len(v) < 6 || !credentialLike(v) || notASecret(src, vs, ve) || v[len(v)-1] == ':' || bytes.Contains(v, []byte("://")) {
 		return 0 // a URL says where something is (community repository](https://…)), not what
 	}
@@ -940,6 +937,21 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 	return 0
 }
 
+// trimSentence returns v without the punctuation of the sentence or the
+// syntax around it at its end: bytes of punct, and a closing bracket
+// that v did not open ("given}" in {… is given}; "(redacted)" keeps its).
+func trimSentence(v []byte, punct string) []byte {
+	for len(v) > 0 {
+		c := v[len(v)-1]
+		open := strings.IndexByte(")]}", c)
+		if strings.IndexByte(punct, c) < 0 && (open < 0 || bytes.IndexByte(v, "([{"[open]) >= 0) {
+			break
+		}
+		v = v[:len(v)-1]
+	}
+	return v
+}
+
 // alnumCount counts the letters and digits of v: after a verb of prose a
 // word needs four to be a password, not an operator or a format's verb
 // (scale = 0, got %q).
@@ -973,7 +985,7 @@ func proseWord(w []byte) bool {
 // neither an address (10.0.0.1, alice@host, https://…), key=value nor a
 // version. An '@' or '=' that ends it is a symbol (otte653@).
 func passwordShaped(v []byte) bool {
-	v = bytes.TrimRight(v, ".,;:)") // the sentence's, not the word's
+	v = trimSentence(v, ".,;:") // the sentence's, not the word's
 	if len(v) == 0 || !credentialLike(v) || bytes.ContainsAny(v[:len(v)-1], "@=") || bytes.Contains(v, []byte("://")) || v[0] == 'v' && len(v) > 1 && isDigit(v[1]) {
 		return false
 	}

@@ -551,6 +551,19 @@ func TestSetterOfNoValue(t *testing.T) {
 	})
 }
 
+// A bracket that closes the syntax around a word is not the word's: it
+// makes no word shaped like a password, and a mask in parentheses is a
+// mask. A value that opens its bracket keeps it.
+func TestClosingBracketIsTheSyntaxs(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"test {login fails when the password is rejected} {": "test {login fails when the password is rejected} {",
+		"check [config get masterauth (redacted)] again":     "check [config get masterauth (redacted)] again",
+		"test {the password hashes validate input} {":        "test {the password hashes validate input} {",
+		"set conf {requirepass Qx7v!Lp2nW9}":                 "set conf {requirepass <SECRET>}",
+		"requirepass Tz(9)Km!vQ":                             "requirepass <SECRET>",
+	})
+}
+
 // A printf verb in a credential's position is where a formatter writes a
 // value in later: no value. One glued to more letters or digits is none.
 func TestFormatVerbs(t *testing.T) {

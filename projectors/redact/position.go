@@ -86,6 +86,9 @@ func credentialWord(w []byte, keys *keyCache) bool {
 	case "key", "auth", "credentials": // read as a directive, or an account pair
 		return false
 	}
+	if len(w) > 4 && w[0] == 'n' && w[1] == 'o' && keys.classify(w[2:]) == kvSecret {
+		return false // nopass, nopassword: the absence of one, a flag
+	}
 	return !refusedKeyword[string(w)] && keys.classify(w) == kvSecret
 }
 

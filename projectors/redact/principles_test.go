@@ -564,6 +564,16 @@ func TestClosingBracketIsTheSyntaxs(t *testing.T) {
 	})
 }
 
+// A credential word negated by "no" names the absence of a credential: the
+// word after it is none.
+func TestNegatedCredentialWord(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"ACL SETUSER auditor on nopass +readonly": "ACL SETUSER auditor on nopass +readonly",
+		"profile guest nopassword Readonly-Mode7": "profile guest nopassword Readonly-Mode7",
+		"nonce Qx7vLp2nW9kT":                      "nonce <SECRET>",
+	})
+}
+
 // A printf verb in a credential's position is where a formatter writes a
 // value in later: no value. One glued to more letters or digits is none.
 func TestFormatVerbs(t *testing.T) {

@@ -330,9 +330,9 @@ func phraseEnd(src []byte, s, e int) int {
 // sentenceAfter reports whether the text at vs, after a key and a colon,
 // opens a sentence rather than giving a value: a word of letters (or a
 // capitalised word that is a sentence of its own, "Required."), then one
-// of the next three words is a function word of English (an article, a
-// preposition, a conjunction, a pronoun or an auxiliary): no value is
-// followed by grammar.
+// of the next three words, across a full stop, is a function word of
+// English (an article, a preposition, a conjunction, a pronoun or an
+// auxiliary): no value is followed by grammar.
 func sentenceAfter(src []byte, vs int) bool {
 	e := vs
 	for e < len(src) && e-vs <= 32 && isAlpha(src[e]) {
@@ -359,7 +359,9 @@ func sentenceAfter(src []byte, vs int) bool {
 		if closedClassWords[string(lowerASCII(src[k+1:w]))] {
 			return true
 		}
-		k = w
+		if k = w; k < len(src) && src[k] != ' ' {
+			k++ // "Output only. The …": the sentence goes on past its stop
+		}
 	}
 	return false
 }
@@ -725,7 +727,7 @@ func redactKV(rw *rewriter) {
 				continue
 			}
 		}
-		if class != kvAuth && class != kvCookie && class != kvPID && class != kvPhone && c == ':' && quote == 0 && sentenceAfter(src, vs) {
+		if class != kvCookie && class != kvPID && class != kvPhone && c == ':' && quote == 0 && sentenceAfter(src, vs) {
 			// "credentials: unable to read the file", "Server: Hostname or
 			// IP address of the server", "Password: Required. Password for
 			// the connection.": a sentence after a colon, not a value.

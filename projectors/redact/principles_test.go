@@ -198,6 +198,8 @@ func TestNoValueInAPosition(t *testing.T) {
 		"Server: Address or name of the backup server",
 		"node: the peers of this node are listed first",
 		"ApiToken: Optional. Token of the page to read next",
+		"Uid: Output only. The unique identifier of the run.",
+		"Authorization: Grants user access to the cluster.",
 	} {
 		if got := String(in); got != in {
 			t.Errorf("%q:\n got  %q", in, got)

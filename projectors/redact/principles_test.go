@@ -566,6 +566,17 @@ func TestClosingBracketIsTheSyntaxs(t *testing.T) {
 	})
 }
 
+// go test reports a passing test as "--- PASS: name (time)": the word
+// after PASS is the test's name. PASS as a key elsewhere is a password's.
+func TestGoTestOutcome(t *testing.T) {
+	in := "=== RUN   TestLedgerReplay\n--- PASS: TestLedgerReplay (0.02s)\n    --- PASS: TestLedgerReplay/empty_ledger (0.00s)\nPASS"
+	expectRedacted(t, map[string]string{
+		in:                  in,
+		"PASS: Qx7v!Lp2nW9": "PASS: <SECRET>",
+		"PASS=Qx7v!Lp2nW9":  "PASS=<SECRET>",
+	})
+}
+
 // A credential word negated by "no" names the absence of a credential: the
 // word after it is none.
 func TestNegatedCredentialWord(t *testing.T) {

@@ -587,6 +587,17 @@ func TestNegatedCredentialWord(t *testing.T) {
 	})
 }
 
+// The address of a value a program builds (&pkg.Type{) is code, whose
+// members carry their own names: no value stands after the key.
+func TestCompositeLiteralAddress(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"jar := &cookiejar.Cookie{":           "jar := &cookiejar.Cookie{",
+		"Credentials: &oidc.ClientSecretSet{": "Credentials: &oidc.ClientSecretSet{",
+		"token := &RefreshToken{":             "token := &RefreshToken{",
+		"token := &Qx7vLp2nW9":                "token := <SECRET>",
+	})
+}
+
 // A printf verb in a credential's position is where a formatter writes a
 // value in later: no value. One glued to more letters or digits is none.
 func TestFormatVerbs(t *testing.T) {

@@ -87,6 +87,17 @@ func refEnd(src []byte, i int) int {
 			return i + e
 		}
 		return -1
+	case c == '&' && len(rest) > 1 && isAlpha(rest[1]):
+		// &http.Cookie{…}: the address of a value a program builds, whose
+		// members carry their own names.
+		e := 1
+		for e < len(rest) && e < 128 && (isWord(rest[e]) || rest[e] == '.' && e+1 < len(rest) && isAlpha(rest[e+1])) {
+			e++
+		}
+		if e < len(rest) && rest[e] == '{' {
+			return i + e + 1
+		}
+		return -1
 	case c == '%' && formatVerbEnd(rest) > 0:
 		return i + formatVerbEnd(rest) // %q, %+v: a value a formatter writes in later
 	case c == '<' || c == '%' || c == '{':

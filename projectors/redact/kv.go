@@ -1007,9 +1007,9 @@ var loginVerbNames = wordSet(`login logon signin authenticate`)
 // (jetty, ActiveMQ, Tomcat: "alice=Secret1,admin", "alice: Secret1,
 // admin, user") whose account's key starts the line at ks and whose value
 // starts at vs: a word shaped like a password, then a comma and a role's
-// name; s == e when the line is not one. A quote before the password
-// must close before the comma: a quote that runs past it holds the list
-// as one string (a struct tag's json:"name,omitempty").
+// name; s == e when the line is not one. A quote or a bracket before the
+// password must close before the comma: one that runs past it holds the
+// list as one string (a struct tag's json:"name,omitempty") or one list.
 func realmEntry(src []byte, ks, vs int) (s, e int) {
 	if !directive(src, ks) {
 		return 0, 0
@@ -1021,8 +1021,8 @@ func realmEntry(src []byte, ks, vs int) (s, e int) {
 	for ve < len(src) && ve-vs < 64 && src[ve] != ',' && !isSpace(src[ve]) {
 		ve++
 	}
-	if vs < len(src) && (src[vs] == '"' || src[vs] == '\'') && (ve-vs < 2 || src[ve-1] != src[vs]) {
-		return 0, 0 // json:"name,omitempty": one quoted string holds the commas
+	if vs < len(src) && (src[vs] == '"' || src[vs] == '\'') && (ve-vs < 2 || src[ve-1] != src[vs]) || unclosed(src[vs:ve]) {
+		return 0, 0 // json:"name,omitempty", on: [push, pull_request]: one string or list holds the commas
 	}
 	r := ve + 1
 	for r < len(src) && src[r] == ' ' {
@@ -1039,6 +1039,21 @@ func realmEntry(src []byte, ks, vs int) (s, e int) {
 		return 0, 0 // a role is a name: level=Warn5,file=x is no realm
 	}
 	return vs, ve
+}
+
+// unclosed reports whether v opens more brackets than it closes: what
+// follows it belongs to the list or the block it opened.
+func unclosed(v []byte) bool {
+	n := 0
+	for _, c := range v {
+		switch c {
+		case '(', '[', '{':
+			n++
+		case ')', ']', '}':
+			n--
+		}
+	}
+	return n > 0
 }
 
 // numberWithUnit reports whether v is a number and its unit (30s, 512MiB,

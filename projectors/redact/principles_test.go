@@ -159,6 +159,8 @@ func TestAccountsAndPasswordsInTheirLines(t *testing.T) {
 		"timeout: 30s, retries":                                         "timeout: 30s, retries",
 		`json:"cssKeyframesRules,omitempty,omitzero"`:                   `json:"cssKeyframesRules,omitempty,omitzero"`,
 		`tag: 'retryPolicy,omitempty', default`:                         `tag: 'retryPolicy,omitempty', default`,
+		"on: [pull_request, push, release]":                             "on: [pull_request, push, release]",
+		"Stages: []stage.Step{buildStep, testStep}":                     "Stages: []stage.Step{buildStep, testStep}",
 		`bnovak: "cactus.chat.1984", admin`:                             `<USER>: <SECRET>, admin`,
 		"ADD_LOCAL_USER=admin:Hazel-Anchor17,viewer:Shadow-f59":         "ADD_LOCAL_USER=<SECRET>",
 		"ipa user-add svc --password <<< 'GOB_sapphire_15'":             "ipa user-add svc --password <<< '<SECRET>'",

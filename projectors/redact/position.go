@@ -941,13 +941,14 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 }
 
 // trimSentence returns v without the punctuation of the sentence or the
-// syntax around it at its end: bytes of punct, and a closing bracket
-// that v did not open ("given}" in {… is given}; "(redacted)" keeps its).
+// syntax around it at its end: bytes of punct, and a closing bracket or
+// quote that v did not open ("given}" in {… is given}, "login`" in
+// `gcloud auth login`; "(redacted)" keeps its).
 func trimSentence(v []byte, punct string) []byte {
 	for len(v) > 0 {
 		c := v[len(v)-1]
-		open := strings.IndexByte(")]}", c)
-		if strings.IndexByte(punct, c) < 0 && (open < 0 || bytes.IndexByte(v, "([{"[open]) >= 0) {
+		open := strings.IndexByte(")]}`\"'", c)
+		if strings.IndexByte(punct, c) < 0 && (open < 0 || bytes.IndexByte(v[:len(v)-1], "([{`\"'"[open]) >= 0) {
 			break
 		}
 		v = v[:len(v)-1]

@@ -555,9 +555,9 @@ func TestSetterOfNoValue(t *testing.T) {
 	})
 }
 
-// A bracket that closes the syntax around a word is not the word's: it
-// makes no word shaped like a password, and a mask in parentheses is a
-// mask. A value that opens its bracket keeps it.
+// A bracket or a quote that closes the syntax around a word is not the
+// word's: it makes no word shaped like a password, and a mask in
+// parentheses is a mask. A value that opens its bracket keeps it.
 func TestClosingBracketIsTheSyntaxs(t *testing.T) {
 	expectRedacted(t, map[string]string{
 		"test {login fails when the password is rejected} {": "test {login fails when the password is rejected} {",
@@ -565,6 +565,8 @@ func TestClosingBracketIsTheSyntaxs(t *testing.T) {
 		"test {the password hashes validate input} {":        "test {the password hashes validate input} {",
 		"set conf {requirepass Qx7v!Lp2nW9}":                 "set conf {requirepass <SECRET>}",
 		"requirepass Tz(9)Km!vQ":                             "requirepass <SECRET>",
+		"run `tool auth status` first":                       "run `tool auth status` first",
+		"use the `WithPassword(pwd string)` option":          "use the `WithPassword(pwd string)` option",
 	})
 }
 

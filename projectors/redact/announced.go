@@ -293,9 +293,7 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 	}
 	v := src[vs:ve]
 	if quote == 0 {
-		for len(v) > 0 && (v[len(v)-1] == '.' || v[len(v)-1] == ',' || v[len(v)-1] == ';' || v[len(v)-1] == ')') {
-			v = v[:len(v)-1]
-		}
+		v = trimSentence(v, ".,;")
 	}
 	if quote != 0 && literal {
 		// ConvertTo-SecureString 'a pass phrase': the literal whole.
@@ -346,7 +344,7 @@ func (rw *rewriter) slashPair(i int) int {
 	for ve < len(src) && !isSpace(src[ve]) && ve-vs <= 64 {
 		ve++
 	}
-	v := bytes.TrimRight(src[vs:ve], ".,;)")
+	v := trimSentence(src[vs:ve], ".,;")
 	if !(passwordShaped(v) || allDigits(v) && len(v) >= 4) || notASecret(src, vs, vs+len(v)) || isPlaceholder(v) {
 		return i
 	}

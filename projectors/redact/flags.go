@@ -253,8 +253,8 @@ func longValue(name, v []byte) string {
 			}
 			return Secret
 		}
-		if allDigits(v) && len(v) <= 5 || roleAccount(v) {
-			return ""
+		if allDigits(v) && len(v) <= 5 || roleAccount(v) || notASecretValue(v) {
+			return "" // --user $KEY_ID: a reference names no one
 		}
 		return User
 	}

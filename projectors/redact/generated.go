@@ -302,6 +302,9 @@ func judge(rw *rewriter, i, j int) {
 			seps++
 		}
 	}
+	if seps > 0 && caseWords(t) {
+		return // ZPOPMIN/ZPOPMAX, go/gcexportdata: words, each of one case
+	}
 	if seps == 0 || slashes < 3 && !hasWordPart(t) {
 		// Judged whole; a base64 digest may start with '/' or '+'.
 		if !generated(t) || proven(rw, s, e) || s > i && proven(rw, i, e) {
@@ -389,6 +392,27 @@ func hasWordPart(t []byte) bool {
 		s = e + 1
 	}
 	return false
+}
+
+// caseWords reports whether every part of t between '/', '.' and '+' is a
+// word as generated reads one in any language: letters of one case,
+// shorter than maxWord. Joined, they are no more generated than apart.
+func caseWords(t []byte) bool {
+	for s := 0; s < len(t); {
+		e := s
+		for e < len(t) && t[e] != '/' && t[e] != '.' && t[e] != '+' {
+			e++
+		}
+		up, lo := false, false
+		for _, c := range t[s:e] {
+			up, lo = up || isUpper(c), lo || c >= 'a' && c <= 'z'
+		}
+		if e-s >= maxWord || !allLetters(t[s:e]) || up && lo {
+			return false
+		}
+		s = e + 1
+	}
+	return true
 }
 
 func allLetters(b []byte) bool {

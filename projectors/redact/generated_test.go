@@ -197,6 +197,20 @@ func TestGeneratedCamelCase(t *testing.T) {
 	}
 }
 
+// Words of one case joined by '/' or '.' are words still; a value with a
+// part of mixed case and digits is judged as before.
+func TestGeneratedCaseWordsJoined(t *testing.T) {
+	for v, want := range map[string]bool{
+		"see XQPOPMIN/XQPOPMAX and VPMADDWD/VPMADDUBSW": false,
+		"see go/gccgoimportdata":                        false,
+		"key Qx7vLp2n/Tz9KmWq+abc":                      true,
+	} {
+		if got := generatedAnywhere([]byte(v)); got != want {
+			t.Errorf("%q: masked %v, want %v", v, got, want)
+		}
+	}
+}
+
 // A short value, 8 to 11 letters and digits, is generated when its
 // characters alone tell it from a name: most random values of every common
 // alphabet are; names that mix words, capitals and digits are not.

@@ -86,6 +86,9 @@ func credentialWord(w []byte, keys *keyCache) bool {
 	case "key", "auth", "credentials": // read as a directive, or an account pair
 		return false
 	}
+	if len(w) > 4 && w[0] == 'n' && w[1] == 'o' && keys.classify(w[2:]) == kvSecret {
+		return false // nopass, nopassword: the absence of one, a flag
+	}
 	return !refusedKeyword[string(w)] && keys.classify(w) == kvSecret
 }
 
@@ -352,14 +355,11 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 	if hasPrefixFold(src[vs:], "key ") && bytes.HasSuffix(w, []byte("key")) {
 		return keywordValue(rw, w, vs+4) // pre-shared-key key X: the noun again
 	}
-	ve := valueWord(src, vs)
 	// A sentence's punctuation after the value is not part of it.
-	for ve > vs && (src[ve-1] == '.' || src[ve-1] == ',' || src[ve-1] == ';' || src[ve-1] == ')') {
-		ve--
-	}
-	v := src[vs:ve]
-	if len(v) < 6 || !credentialLike(v) || notASecret(src, vs, ve) || v[len(v)-1] == ':' {
-		return 0
+	v := trimSentence(src[vs:valueWord(src, vs)], ".,;")
+	ve := vs + len(v)
+	if len(v) < 6 || !credentialLike(v) || notASecret(src, vs, ve) || v[len(v)-1] == ':' || bytes.Contains(v, []byte("://")) {
+		return 0 // a URL says where something is (community repository](https://…)), not what
 	}
 	if lw := lowerASCII(v); lw != nil && englishWords[string(lw)] {
 		return 0
@@ -910,8 +910,8 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 				i++
 			}
 		}
-		if s == i || i > len(src) || strings.IndexByte("|;&+#<>", src[s]) >= 0 {
-			break
+		if s == i || i > len(src) || strings.IndexByte("|;&+#<>", src[s]) >= 0 || !strict && src[s] == '(' {
+			break // a pipe, a comment; after a verb of prose, a remark in parentheses
 		}
 		isFlag := src[s] == '-' || src[s] == '/' && i-s < 10 && bytes.IndexByte(src[s+1:i], '/') < 0
 		if !isFlag && !(flag && !strict) {
@@ -931,7 +931,7 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 		acct := src[a[0]:a[1]]
 		if pe <= ps || !accountName(acct) && !(bytes.IndexByte(acct, '@') > 0 && accountName(acct[:bytes.IndexByte(acct, '@')])) ||
 			!strict && (proseWord(acct) || settingWords[string(lowerASCII(acct))]) || // Password scheme SSHA256
-			notASecret(src, ps, pe) || !strict && !quoted && !passwordShaped(src[ps:pe]) {
+			notASecret(src, ps, pe) || !strict && !quoted && (!passwordShaped(src[ps:pe]) || alnumCount(src[ps:pe]) < 4) {
 			continue
 		}
 		rw.mask(a[0], a[1], kUser)
@@ -939,6 +939,35 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 		return pe
 	}
 	return 0
+}
+
+// trimSentence returns v without the punctuation of the sentence or the
+// syntax around it at its end: bytes of punct, and a closing bracket or
+// quote that v did not open ("given}" in {… is given}, "login`" in
+// `gcloud auth login`; "(redacted)" keeps its).
+func trimSentence(v []byte, punct string) []byte {
+	for len(v) > 0 {
+		c := v[len(v)-1]
+		open := strings.IndexByte(")]}`\"'", c)
+		if strings.IndexByte(punct, c) < 0 && (open < 0 || bytes.IndexByte(v[:len(v)-1], "([{`\"'"[open]) >= 0) {
+			break
+		}
+		v = v[:len(v)-1]
+	}
+	return v
+}
+
+// alnumCount counts the letters and digits of v: after a verb of prose a
+// word needs four to be a password, not an operator or a format's verb
+// (scale = 0, got %q).
+func alnumCount(v []byte) int {
+	n := 0
+	for _, c := range v {
+		if isAlnum(c) {
+			n++
+		}
+	}
+	return n
 }
 
 // proseWord reports whether w is a word of a sentence rather than an
@@ -961,7 +990,7 @@ func proseWord(w []byte) bool {
 // neither an address (10.0.0.1, alice@host, https://…), key=value nor a
 // version. An '@' or '=' that ends it is a symbol (otte653@).
 func passwordShaped(v []byte) bool {
-	v = bytes.TrimRight(v, ".,;:)") // the sentence's, not the word's
+	v = trimSentence(v, ".,;:") // the sentence's, not the word's
 	if len(v) == 0 || !credentialLike(v) || bytes.ContainsAny(v[:len(v)-1], "@=") || bytes.Contains(v, []byte("://")) || v[0] == 'v' && len(v) > 1 && isDigit(v[1]) {
 		return false
 	}

@@ -127,7 +127,7 @@ func TestReferenceForms(t *testing.T) {
 // at the start of a line, the noun repeated after its keyword, an element
 // of any name's length, key material as a list of bytes; a pass phrase is
 // a person's whatever key material its key names first. An enumerated
-// setting is no value.
+// setting is no value, nor is a URL after a keyword.
 func TestCredentialSyntaxes(t *testing.T) {
 	expectRedacted(t, map[string]string{
 		`auth_on_register:201 password=<<"granite.plum.1991">>`:               `auth_on_register:201 password=<<"<SECRET>">>`,
@@ -142,6 +142,8 @@ func TestCredentialSyntaxes(t *testing.T) {
 		"Network key: [0x4a, 0x25, 0x3d, 0xe7, 0x51, 0x15, 0xd2, 0x4b, 0x54]": "Network key: <SECRET>",
 		"network_key: GENERATE, ports: [1, 2, 3]":                             "network_key: GENERATE, ports: [1, 2, 3]",
 		`api_key_hint: "put your key here"`:                                   `api_key_hint: "put your key here"`,
+		"see the [community handbook](https://example.org/handbook)":          "see the [community handbook](https://example.org/handbook)",
+		"rotate the token (https://example.org/docs/rotation) weekly":         "rotate the token (https://example.org/docs/rotation) weekly",
 	})
 }
 
@@ -157,6 +159,8 @@ func TestAccountsAndPasswordsInTheirLines(t *testing.T) {
 		"timeout: 30s, retries":                                         "timeout: 30s, retries",
 		`json:"cssKeyframesRules,omitempty,omitzero"`:                   `json:"cssKeyframesRules,omitempty,omitzero"`,
 		`tag: 'retryPolicy,omitempty', default`:                         `tag: 'retryPolicy,omitempty', default`,
+		"on: [pull_request, push, release]":                             "on: [pull_request, push, release]",
+		"Stages: []stage.Step{buildStep, testStep}":                     "Stages: []stage.Step{buildStep, testStep}",
 		`bnovak: "cactus.chat.1984", admin`:                             `<USER>: <SECRET>, admin`,
 		"ADD_LOCAL_USER=admin:Hazel-Anchor17,viewer:Shadow-f59":         "ADD_LOCAL_USER=<SECRET>",
 		"ipa user-add svc --password <<< 'GOB_sapphire_15'":             "ipa user-add svc --password <<< '<SECRET>'",
@@ -196,6 +200,8 @@ func TestNoValueInAPosition(t *testing.T) {
 		"Server: Address or name of the backup server",
 		"node: the peers of this node are listed first",
 		"ApiToken: Optional. Token of the page to read next",
+		"Uid: Output only. The unique identifier of the run.",
+		"Authorization: Grants user access to the cluster.",
 	} {
 		if got := String(in); got != in {
 			t.Errorf("%q:\n got  %q", in, got)
@@ -546,6 +552,78 @@ func TestSetterOfNoValue(t *testing.T) {
 		`db.setPassword("[REDACTED]")`:       `db.setPassword("[REDACTED]")`,
 		`cfg.SetToken("Qx7vLp2nW9kTz")`:      `cfg.SetToken("<SECRET>")`,
 		`db.setPassword("amber-lantern-42")`: `db.setPassword("<SECRET>")`,
+	})
+}
+
+// A bracket or a quote that closes the syntax around a word is not the
+// word's: it makes no word shaped like a password, and a mask in
+// parentheses is a mask. A value that opens its bracket keeps it.
+func TestClosingBracketIsTheSyntaxs(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"test {login fails when the password is rejected} {": "test {login fails when the password is rejected} {",
+		"check [config get masterauth (redacted)] again":     "check [config get masterauth (redacted)] again",
+		"test {the password hashes validate input} {":        "test {the password hashes validate input} {",
+		"set conf {requirepass Qx7v!Lp2nW9}":                 "set conf {requirepass <SECRET>}",
+		"requirepass Tz(9)Km!vQ":                             "requirepass <SECRET>",
+		"run `tool auth status` first":                       "run `tool auth status` first",
+		"use the `WithPassword(pwd string)` option":          "use the `WithPassword(pwd string)` option",
+	})
+}
+
+// go test reports a passing test as "--- PASS: name (time)": the word
+// after PASS is the test's name. PASS as a key elsewhere is a password's.
+func TestGoTestOutcome(t *testing.T) {
+	in := "=== RUN   TestLedgerReplay\n--- PASS: TestLedgerReplay (0.02s)\n    --- PASS: TestLedgerReplay/empty_ledger (0.00s)\nPASS"
+	expectRedacted(t, map[string]string{
+		in:                  in,
+		"PASS: Qx7v!Lp2nW9": "PASS: <SECRET>",
+		"PASS=Qx7v!Lp2nW9":  "PASS=<SECRET>",
+	})
+}
+
+// A credential word negated by "no" names the absence of a credential: the
+// word after it is none.
+func TestNegatedCredentialWord(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"ACL SETUSER auditor on nopass +readonly": "ACL SETUSER auditor on nopass +readonly",
+		"profile guest nopassword Readonly-Mode7": "profile guest nopassword Readonly-Mode7",
+		"nonce Qx7vLp2nW9kT":                      "nonce <SECRET>",
+	})
+}
+
+// The address of a value a program builds (&pkg.Type{) is code, whose
+// members carry their own names: no value stands after the key.
+func TestCompositeLiteralAddress(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"jar := &cookiejar.Cookie{":           "jar := &cookiejar.Cookie{",
+		"Credentials: &oidc.ClientSecretSet{": "Credentials: &oidc.ClientSecretSet{",
+		"token := &RefreshToken{":             "token := &RefreshToken{",
+		"token := &Qx7vLp2nW9":                "token := <SECRET>",
+	})
+}
+
+// A printf verb in a credential's position is where a formatter writes a
+// value in later: no value. One glued to more letters or digits is none.
+func TestFormatVerbs(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"upstream Authorization = %q, want the caller's bearer": "upstream Authorization = %q, want the caller's bearer",
+		"password=%s user=%s": "password=%s user=%s",
+		"token: %+v":          "token: %+v",
+		"password=%sEcret9":   "password=<SECRET>",
+	})
+}
+
+// A host's or an account's position that holds a reference, a call or a
+// printf verb names no one, as a credential's position holds no value.
+func TestIdentityOfAReference(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"gpg --local-user $SIGNING_ID --armor x.tar.gz":  "gpg --local-user $SIGNING_ID --armor x.tar.gz",
+		`tool login --username "$REGISTRY_USER" --stdin`: `tool login --username "$REGISTRY_USER" --stdin`,
+		"failed to reach node: %v":                       "failed to reach node: %v",
+		"server := rpc.NewServer(opts)":                  "server := rpc.NewServer(opts)",
+		"host=${DB_HOST} port=5432":                      "host=${DB_HOST} port=5432",
+		"tool login --username mkowalski --stdin":        "tool login --username <USER> --stdin",
+		"host=db7.corp.internal":                         "host=<HOST>",
 	})
 }
 

@@ -87,6 +87,19 @@ func refEnd(src []byte, i int) int {
 			return i + e
 		}
 		return -1
+	case c == '&' && len(rest) > 1 && isAlpha(rest[1]):
+		// &http.Cookie{…}: the address of a value a program builds, whose
+		// members carry their own names.
+		e := 1
+		for e < len(rest) && e < 128 && (isWord(rest[e]) || rest[e] == '.' && e+1 < len(rest) && isAlpha(rest[e+1])) {
+			e++
+		}
+		if e < len(rest) && rest[e] == '{' {
+			return i + e + 1
+		}
+		return -1
+	case c == '%' && formatVerbEnd(rest) > 0:
+		return i + formatVerbEnd(rest) // %q, %+v: a value a formatter writes in later
 	case c == '<' || c == '%' || c == '{':
 		// <password>, <your-token-here>, <masqué>, %TestPassword%,
 		// {SumoAccessKey}: a placeholder of words.
@@ -124,6 +137,20 @@ func refEnd(src []byte, i int) int {
 		return i + e
 	}
 	return -1
+}
+
+// formatVerbEnd returns the end of the printf verb that starts rest (%s,
+// %q, %+v, %#v, %5d, %T), or 0: a flag or a width, one letter of the
+// verbs, then no letter or digit.
+func formatVerbEnd(rest []byte) int {
+	e := 1
+	for e < len(rest) && e < 4 && (rest[e] == '+' || rest[e] == '#' || rest[e] == '-' || isDigit(rest[e])) {
+		e++
+	}
+	if e >= len(rest) || bytes.IndexByte([]byte("sqvdTwxXfg"), rest[e]) < 0 || e+1 < len(rest) && isAlnum(rest[e+1]) {
+		return 0
+	}
+	return e + 1
 }
 
 // cmdletVerbs are PowerShell's approved verbs (Get-Verb): a cmdlet's name

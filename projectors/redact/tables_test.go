@@ -210,7 +210,9 @@ func TestAccountVerbsEntryByEntry(t *testing.T) {
 	for _, ordinary := range []string{"htpasswd -c /etc/nginx/.htpasswd jdoe", "login failed for user root from 10.0.0.1",
 		"password expired for alice yesterday", "auth failure for alice: bad input", "net profit 1234abc",
 		"connect to db01 timeout 30s", "register service checkout-api v2", "add route via gw-2 table main",
-		"the net.Conn interface used for testing", "retry net.ErrClosed errors by default."} {
+		"the net.Conn interface used for testing", "retry net.ErrClosed errors by default.",
+		"the probe failed to register with Prometheus (#42)", "auth reply handler (called from the loop)",
+		"expected a password reply, got %q", "shifted register offset, scale = 0"} {
 		if got := String(ordinary); strings.Contains(got, "<SECRET>") {
 			t.Errorf("%q -> %q", ordinary, got)
 		}

@@ -280,9 +280,9 @@ func humanShaped(t []byte, seen uint16) bool {
 
 // joinedCased reports whether t, at most 40 bytes, is two words or more
 // of three letters or more, each of one case or capitalised, joined by one
-// of '.', '-', '_' and followed by digits, glued to the last word when it
-// has four letters or the digits are two or more (Checksums-Sha1 is a
-// name); with words of both cases, or capitalised ones only. Joined by
+// of '.', '-', '_' and followed by digits, two or more when glued to the
+// last word (Checksums-Sha1 and Readonly-Mode7 are names); with words of
+// both cases, or capitalised ones only. Joined by
 // '.', a lower-case word before a capitalised one is a member
 // (value.Int64), not a password.
 func joinedCased(t []byte) bool {
@@ -318,7 +318,7 @@ func joinedCased(t []byte) bool {
 			k++
 		}
 		if k > j { // digits glued to the word: the end
-			return k == len(t) && words >= 2 && sep != 0 && (len(w) >= 4 || k-j >= 2) && joinedMix(sep, firstLow, low, capd, up)
+			return k == len(t) && words >= 2 && sep != 0 && k-j >= 2 && joinedMix(sep, firstLow, low, capd, up)
 		}
 		if k == len(t) || t[k] != '.' && t[k] != '-' && t[k] != '_' || sep != 0 && t[k] != sep {
 			return false

@@ -915,7 +915,8 @@ func redactKV(rw *rewriter) {
 			}
 			rw.mask(vs, ve, kUser)
 		case kvHost:
-			if string(lowerASCII(val)) == "localhost" || isLoopback(val) || documentationName(val) || enumerated(val) || refEnd(src, vs) > 0 {
+			if string(lowerASCII(val)) == "localhost" || isLoopback(val) || documentationName(val) || enumerated(val) || refEnd(src, vs) > 0 ||
+				addressFields[string(lowerASCII(val))] {
 				// RADIUS, AUTO: a kind of server, not a name
 				i = ve - 1
 				continue
@@ -1079,6 +1080,10 @@ func realmEntry(src []byte, ks, vs int) (s, e int) {
 	}
 	return vs, ve
 }
+
+// addressFields are the names of an address's fields: after a host's key
+// they write its notation (host:port, host=host), not a machine's name.
+var addressFields = wordSet(`host hostname port addr address ip`)
 
 // unclosed reports whether v opens more brackets than it closes: what
 // follows it belongs to the list or the block it opened.

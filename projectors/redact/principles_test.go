@@ -614,16 +614,19 @@ func TestFormatVerbs(t *testing.T) {
 }
 
 // A host's or an account's position that holds a reference, a call or a
-// printf verb names no one, as a credential's position holds no value.
+// printf verb names no one, as a credential's position holds no value; a
+// host's key before the name of an address's field writes its notation.
 func TestIdentityOfAReference(t *testing.T) {
 	expectRedacted(t, map[string]string{
-		"gpg --local-user $SIGNING_ID --armor x.tar.gz":  "gpg --local-user $SIGNING_ID --armor x.tar.gz",
-		`tool login --username "$REGISTRY_USER" --stdin`: `tool login --username "$REGISTRY_USER" --stdin`,
-		"failed to reach node: %v":                       "failed to reach node: %v",
-		"server := rpc.NewServer(opts)":                  "server := rpc.NewServer(opts)",
-		"host=${DB_HOST} port=5432":                      "host=${DB_HOST} port=5432",
-		"tool login --username mkowalski --stdin":        "tool login --username <USER> --stdin",
-		"host=db7.corp.internal":                         "host=<HOST>",
+		"gpg --local-user $SIGNING_ID --armor x.tar.gz":    "gpg --local-user $SIGNING_ID --armor x.tar.gz",
+		`tool login --username "$REGISTRY_USER" --stdin`:   `tool login --username "$REGISTRY_USER" --stdin`,
+		"failed to reach node: %v":                         "failed to reach node: %v",
+		"server := rpc.NewServer(opts)":                    "server := rpc.NewServer(opts)",
+		"host=${DB_HOST} port=5432":                        "host=${DB_HOST} port=5432",
+		"tool login --username mkowalski --stdin":          "tool login --username <USER> --stdin",
+		"host=db7.corp.internal":                           "host=<HOST>",
+		"the address is written host:port, as in the docs": "the address is written host:port, as in the docs",
+		"dial hostname:port over TLS":                      "dial hostname:port over TLS",
 	})
 }
 

@@ -365,10 +365,7 @@ func maskValue(v []byte) bool {
 // a vendor's prefix or a word, then an ellipsis (AIza..., sk-…). No secret
 // is that short; the ellipsis says the rest is left out.
 func elided(v []byte) bool {
-	if bytes.HasSuffix(v, []byte("...")) {
-		return len(v) <= 6+3
-	}
-	return bytes.HasSuffix(v, []byte("…")) && len(v) <= 6+len("…")
+	return len(v) <= 6+3 && (bytes.HasSuffix(v, []byte("...")) || bytes.HasSuffix(v, []byte("…")))
 }
 
 // joinedProse reports whether v is a sentence written as one word

@@ -358,6 +358,10 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 	// A sentence's punctuation after the value is not part of it.
 	v := trimSentence(src[vs:valueWord(src, vs)], ".,;")
 	ve := vs + len(v)
+	if passDirectives[string(w)] && len(v) > 0 && !notASecret(src, vs, ve) && !directiveProse(v) {
+		rw.mask(vs, ve, kSecret) // no prose says requirepass: its value is what it is
+		return ve
+	}
 	if len(v) < 6 || !credentialLike(v) || notASecret(src, vs, ve) || v[len(v)-1] == ':' || bytes.Contains(v, []byte("://")) {
 		return 0 // a URL says where something is (community repository](https://…)), not what
 	}
@@ -370,6 +374,24 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 	rw.mask(vs, ve, kSecret)
 	return ve
 }
+
+// passDirectives are the credential words that are only ever the name of
+// a server's password directive, never a word of prose: whatever follows
+// them is the password, a plain word included (requirepass kettlebell).
+var passDirectives = wordSet(`requirepass masterauth masterpassword bindpw rootpw storepass keypass srcstorepass deststorepass keystorepass`)
+
+// directiveProse reports whether v, after a directive's name, is a word
+// of the sentence that names the directive (requirepass is off, the
+// requirepass option) rather than its value: a function word, a word of
+// two letters or less, or a word of settings and states.
+func directiveProse(v []byte) bool {
+	lw := lowerASCII(v)
+	return len(v) <= 2 || lw != nil && (grammarWords[string(lw)] || settingWords[string(lw)] || directiveWords[string(lw)])
+}
+
+// directiveWords name a directive or its state in prose.
+var directiveWords = wordSet(`option options directive directives setting settings parameter parameters value values flag flags
+	config configuration line entry off none unset empty set`)
 
 // accountPair masks the account:password pair among the two words at vs,
 // after a word that announces credentials (stats auth admin:s3cret, basic

@@ -677,3 +677,18 @@ func expectRedacted(t *testing.T, cases map[string]string) {
 		}
 	}
 }
+
+// A directive that only ever names a password takes any word as its
+// value; the words of a sentence that names it stay.
+func TestPasswordDirectivesTakeAnyWord(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"requirepass kettlebell":                      "requirepass <SECRET>",
+		"R 2 config set masterauth lanternfish":       "R 2 config set masterauth <SECRET>",
+		"start_server {overrides {requirepass oboe}}": "start_server {overrides {requirepass <SECRET>}}",
+		"keytool -list -storepass marmalade":          "keytool -list -storepass <SECRET>",
+		"# requirepass is off by default":             "# requirepass is off by default",
+		"Set the requirepass option in redis.conf":    "Set the requirepass option in redis.conf",
+		"requirepass must be set when bound to a LAN": "requirepass must be set when bound to a LAN",
+		"requirepass ${REDIS_PASSWORD}":               "requirepass ${REDIS_PASSWORD}",
+	})
+}

@@ -350,12 +350,10 @@ func startPinger(ctx context.Context, addr string, timeout time.Duration) (*ping
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
+		// At least one PING is sent whenever the goroutine starts: on a
+		// loaded machine it may start only after a short completion ended,
+		// and a measurement without a PING would say nothing.
 		for {
-			select {
-			case <-p.done:
-				return
-			default:
-			}
 			t0 := time.Now()
 			reply, err := pingOnce(conn, r)
 			if err != nil {
@@ -365,6 +363,11 @@ func startPinger(ctx context.Context, addr string, timeout time.Duration) (*ping
 			p.n++
 			if strings.HasPrefix(reply, "-BUSY") {
 				p.busy++
+			}
+			select {
+			case <-p.done:
+				return
+			default:
 			}
 		}
 	}()
@@ -379,8 +382,8 @@ func pingOnce(w io.Writer, r *bufio.Reader) (string, error) {
 	return r.ReadString('\n')
 }
 
-// stop ends the pings after the one in flight and returns the longest round
-// trip, the count and the BUSY replies.
+// stop ends the pings after the one in flight (at least one) and returns
+// the longest round trip, the count and the BUSY replies.
 func (p *pinger) stop() (time.Duration, int, int) {
 	close(p.done)
 	p.wg.Wait()

@@ -81,6 +81,8 @@ var fuzzSecrets = []string{
 	"AKIAIOSFODNN7EXAMPLE", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0ZXN0In0.c2lnbmF0dXJl",
 	"ghp_0123456789abcdefghijABCDEFGHIJ012345", "10.20.30.40", "bob.jones@example.com",
 	"4111 1111 1111 1111", "00:1a:2b:3c:4d:5e", "2001:db8:85a3::8a2e:370:7334",
+	// Passwords by their composition, whatever stands around them.
+	"Harbor?Oatmeal48", "superman123", "C0pp3r.Kettle9",
 }
 
 func FuzzRedact(f *testing.F) {

@@ -649,22 +649,7 @@ func camelWords(t []byte) bool {
 			return false
 		}
 	}
-	sum, pairs, letters := 0, 0, 0
-	for i := 0; i < len(t); {
-		j := runEnd(t, i)
-		if j-i >= 3 {
-			prev := 26
-			for _, c := range t[i:j] {
-				c = lower(c) - 'a'
-				sum += int(bigramCost[prev][c])
-				prev = int(c)
-			}
-			sum += int(bigramCost[prev][26])
-			pairs += j - i + 1
-			letters += j - i
-		}
-		i = j
-	}
+	sum, pairs, letters := runSums(t, 3)
 	return 3*letters >= 2*len(t) && sum <= (wordLimit-8)*pairs
 }
 
@@ -712,18 +697,18 @@ func hexDashes(t []byte) bool {
 	return true
 }
 
-// runCost returns the mean cost, in eighths of a bit, of the letter pairs
-// of t's runs of four letters or more (camel case split; a run's start and
-// end count as pairs too), and how many letters those runs hold.
-func runCost(t []byte) (cost, letters int) {
-	sum, pairs := 0, 0
+// runSums returns the summed cost, in eighths of a bit, of the letter
+// pairs of t's runs of least letters or more (camel case split; a run's
+// start and end count as pairs too), the number of those pairs, and the
+// letters those runs hold.
+func runSums(t []byte, least int) (sum, pairs, letters int) {
 	for i := 0; i < len(t); {
 		if !isAlpha(t[i]) {
 			i++
 			continue
 		}
 		j := runEnd(t, i)
-		if j-i >= 4 {
+		if j-i >= least {
 			prev := 26
 			for _, c := range t[i:j] {
 				c = lower(c) - 'a'
@@ -736,6 +721,14 @@ func runCost(t []byte) (cost, letters int) {
 		}
 		i = j
 	}
+	return sum, pairs, letters
+}
+
+// runCost returns the mean cost, in eighths of a bit, of the letter pairs
+// of t's runs of four letters or more (camel case split; a run's start and
+// end count as pairs too), and how many letters those runs hold.
+func runCost(t []byte) (cost, letters int) {
+	sum, pairs, letters := runSums(t, 4)
 	if pairs == 0 {
 		return 0, 0
 	}

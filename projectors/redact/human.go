@@ -14,15 +14,17 @@ import (
 //     after them: '!' or '?' (Harbor?Oatmeal48, dune605!), '&' between two
 //     of them (Tulip&Lantern92), '$' last (Fenster736$);
 //   - words of both cases joined by one separator and followed by digits
-//     (Tomato.Pepper39, Hazel-Anchor17, HARVEST_eagle_1): a name joins
-//     words of one case (kube-proxy-2), or is a member (math.MaxInt64,
-//     tls.VersionTLS12);
+//     (Tomato.Pepper39, Hazel-Anchor17, HARVEST_eagle_1), one digit
+//     enough after three words or more that open with a capital, as a
+//     pass-phrase generator writes them (Lantern-tabby-badger3): a name
+//     joins words of one case (kube-proxy-2), or is a member
+//     (math.MaxInt64, tls.VersionTLS12);
 //   - one of the most common passwords, alone or with a number after it
 //     (letmein, dragon8, superman123);
-//   - a date written as one word around a month's name (October131957);
-//   - a mnemonic: 12 to 24 words (a multiple of three) of three to eight
-//     lower-case letters in a row, none of them a function word, not in
-//     alphabetical order;
+//   - a date written as one word around a month's name (October131957),
+//     or after a month's abbreviation with a day and a year (Jan61949);
+//   - a mnemonic: 12 to 25 words of three to ten lower-case letters in a
+//     row, none of them a function word, not in alphabetical order;
 //   - a word spelled with look-alike digits inside it (C0pp3r, passw0rd):
 //     read as the letters they stand for, its letter runs are words; a
 //     zero for an o is enough, other digits stand in twice (a name has
@@ -103,7 +105,7 @@ func redactHumanShaped(rw *rewriter) {
 			}
 			seen |= cl
 		}
-		word := seen&^hPastF == hLower && s == i && j-i >= 3 && j-i <= 8 // of a mnemonic
+		word := seen&^hPastF == hLower && s == i && j-i >= 3 && j-i <= 10 // of a mnemonic
 		if word && run.extends(src, i) {
 			run.n, run.end = run.n+1, j
 		} else {
@@ -132,9 +134,10 @@ func redactHumanShaped(rw *rewriter) {
 	run.close(rw)
 }
 
-// wordRun is a run of words of three to eight lower-case letters, each
-// after one space or comma: a mnemonic when it has the count of one and
-// no word of grammar.
+// wordRun is a run of words of three to ten lower-case letters (the
+// word lists of wallets and pass-phrase generators hold words of up to
+// eight or nine), each after one space or comma: a mnemonic when it has
+// the count of one and no word of grammar.
 type wordRun struct{ start, end, n int }
 
 // extends reports whether a word starting at i continues the run.
@@ -148,7 +151,7 @@ func (r *wordRun) extends(src []byte, i int) bool {
 
 // close masks the run when it is a mnemonic, and ends it.
 func (r *wordRun) close(rw *rewriter) {
-	if r.n >= 12 && r.n <= 24 && r.n%3 == 0 && mnemonic(rw.src[r.start:r.end]) {
+	if r.n >= 12 && r.n <= 25 && mnemonic(rw.src[r.start:r.end]) {
 		rw.mask(r.start, r.end, kSecret)
 	}
 	r.n = 0
@@ -251,21 +254,44 @@ func datePassword(t []byte) bool {
 	for j < len(t) && isAlpha(t[j]) {
 		j++
 	}
-	if j-i < 4 || j-i > 9 || !isLowerName(t[i+1:j]) {
+	if j-i < 3 || j-i > 9 || !isLowerName(t[i+1:j]) {
 		return false
 	}
 	var buf [9]byte
 	for k, c := range t[i:j] {
 		buf[k] = lower(c)
 	}
-	if !months[string(buf[:j-i])] {
-		return false
-	}
 	k := j
 	for k < len(t) && isDigit(t[k]) {
 		k++
 	}
-	return i+k-j >= 4 && k-j >= 2 && (k == len(t) || k+1 == len(t) && strings.IndexByte("!?#$*.", t[k]) >= 0)
+	if !(k == len(t) || k+1 == len(t) && strings.IndexByte("!?#$*.", t[k]) >= 0) {
+		return false
+	}
+	if j-i == 3 {
+		// An abbreviated month takes a day and a year after it, the year
+		// of a birth or a wedding (Jan61949, Dec241964): Dec2019 and
+		// build names are not dates of a person.
+		return i == 0 && monthAbbrevs[string(buf[:3])] && dayYear(t[j:k])
+	}
+	return months[string(buf[:j-i])] && i+k-j >= 4 && k-j >= 2
+}
+
+// monthAbbrevs are the three-letter names of the months.
+var monthAbbrevs = wordSet(`jan feb mar apr may jun jul aug sep oct nov dec`)
+
+// dayYear reports whether d, digits, is a day of the month (one or two
+// digits, 1 to 31) then a year of the last or this century.
+func dayYear(d []byte) bool {
+	if len(d) != 5 && len(d) != 6 {
+		return false
+	}
+	day, y := d[:len(d)-4], d[len(d)-4:]
+	n := int(day[0] - '0')
+	if len(day) == 2 {
+		n = n*10 + int(day[1]-'0')
+	}
+	return n >= 1 && n <= 31 && (string(y[:2]) == "19" || string(y[:2]) == "20")
 }
 
 // humanShaped reports whether t, a candidate holding the classes seen, is
@@ -281,7 +307,9 @@ func humanShaped(t []byte, seen uint16) bool {
 // joinedCased reports whether t, at most 40 bytes, is two words or more
 // of three letters or more, each of one case or capitalised, joined by one
 // of '.', '-', '_' and followed by digits, two or more when glued to the
-// last word (Checksums-Sha1 and Readonly-Mode7 are names); with words of
+// last word (Checksums-Sha1 and Readonly-Mode7 are names) unless three
+// words or more open with a capital, as a pass-phrase generator writes
+// them (Lantern-tabby-badger3); with words of
 // both cases, or capitalised ones only. Joined by
 // '.', a lower-case word before a capitalised one is a member
 // (value.Int64), not a password.
@@ -318,7 +346,7 @@ func joinedCased(t []byte) bool {
 			k++
 		}
 		if k > j { // digits glued to the word: the end
-			return k == len(t) && words >= 2 && sep != 0 && k-j >= 2 && joinedMix(sep, firstLow, low, capd, up)
+			return k == len(t) && words >= 2 && sep != 0 && (k-j >= 2 || words >= 3 && capd > 0 && up == 0 && !firstLow) && joinedMix(sep, firstLow, low, capd, up)
 		}
 		if k == len(t) || t[k] != '.' && t[k] != '-' && t[k] != '_' || sep != 0 && t[k] != sep {
 			return false

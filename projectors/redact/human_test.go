@@ -20,9 +20,14 @@ func TestHumanPasswordsWhereverTheyStand(t *testing.T) {
 		// A date written as one word around a month's name.
 		"login retry with 24September1979 denied": "login retry with <SECRET> denied",
 		"./bin/vaultctl open april2011":           "./bin/vaultctl open <SECRET>",
+		// Or after a month's abbreviation, with a day and a year.
+		"badge reset with Feb141988 ok": "badge reset with <SECRET> ok",
+		"kiosk pin Sep071999 set":       "kiosk pin <SECRET> set",
 		// A mnemonic, wherever it stands.
 		"wallet restored from: pilot hurry mango ridge fossil timber oyster clerk velvet absorb grape lunar": "wallet restored from: <SECRET>",
 		`imported "orbit canvas mule deputy quiz thrive nephew salad ember crater vivid humble" ok`:          `imported "<SECRET>" ok`,
+		// Words of up to ten letters, and a count that is no multiple of three.
+		"restored: lantern quiver pinnacle marmalade cobalt thistle orchard pebble walrus gossamer fennel juniper ember": "restored: <SECRET>",
 		// Words spelled with look-alike digits.
 		"net use Q: \\\\files\\scans Wh1st3r.9 /persistent:no": "net use Q: \\\\files\\scans <SECRET> /persistent:no",
 		"./bin/setkey 9 0 L4nt3rn2024":                         "./bin/setkey 9 0 <SECRET>",
@@ -32,6 +37,8 @@ func TestHumanPasswordsWhereverTheyStand(t *testing.T) {
 		"relay 4 Harbour-Finch-6 ready":     "relay 4 <SECRET> ready",
 		"chpw batch JUNCO_marsh_41 applied": "chpw batch <SECRET> applied",
 		"relay 5 Falcon-Elk-2 armed":        "relay 5 <SECRET> armed",
+		// One digit after three words that open with a capital.
+		"relay 6 Copper-willow-heron4 ready": "relay 6 <SECRET> ready",
 	})
 	// Names, versions, members, ids, questions and variables are none.
 	expectKept(t,
@@ -44,6 +51,8 @@ func TestHumanPasswordsWhereverTheyStand(t *testing.T) {
 		"set $erase$err$reading before the read",
 		"Windows-Server is the host OS",
 		"archive report_June2024.pdf from 2024-06-30, sprint March2 and Jul2024 done",
+		"released Dec2019, sprint Jan2024, build Oct12, part Mar322001 and may12345",
+		"opened Readonly-Mode7 and Hello-World2 and copper-willow-heron4",
 		"events: attach, commit, copy, create, destroy, detach, die, exec, export, kill, pause, rename",
 		"the daemon keeps every record until each worker has read it twice over fresh links",
 		"replicas master1 and master2 took keys hello1, spring5 and SUMMER26; form field password2",

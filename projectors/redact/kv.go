@@ -513,11 +513,7 @@ func spaceBeforeSep(b []byte) bool {
 // lineEnd returns the end of the header value starting at i: the end of the
 // line, or a closing quote.
 func lineEnd(src []byte, i int, quote byte) int {
-	for i < len(src) {
-		c := src[i]
-		if c == '\n' || c == '\r' || (quote != 0 && c == quote && src[i-1] != '\\') || (quote == 0 && (c == '"' || c == '\'')) {
-			return i
-		}
+	for i < len(src) && !valueStop(src, i, quote) {
 		i++
 	}
 	return i
@@ -1218,37 +1214,53 @@ func authEnd(src []byte, vs int, quote byte) int {
 	if q == '\\' {
 		q = '"'
 	}
-	end := lineEnd(src, vs, q)
-	if quote == '\\' && end > vs && src[end-1] == '\\' {
-		end--
+	// The value's end (lineEnd) is found only when the value runs to it:
+	// a line of many short values reads each once.
+	end := func(from int) int {
+		end := lineEnd(src, from, q)
+		if quote == '\\' && end > vs && src[end-1] == '\\' {
+			end--
+		}
+		return end
 	}
-	e := vs
-	for e < end && !isSpace(src[e]) {
-		e++
+	stop := func(i int) bool { // the value ends at i
+		return i >= len(src) || valueStop(src, i, q) ||
+			quote == '\\' && src[i] == '\\' && i >= vs && (i+1 == len(src) || valueStop(src, i+1, q))
 	}
+	word := func(i int) int { // the end of the word at i, within the value
+		for !stop(i) && !isSpace(src[i]) {
+			i++
+		}
+		return i
+	}
+	e := word(vs)
 	val := src[vs:e]
-	if e >= end || bytes.IndexByte(val, ',') >= 0 || bytes.IndexByte(val, '=') >= 0 && !bytes.HasSuffix(val, []byte("=")) {
-		return end // one word, or parameters
+	if stop(e) || bytes.IndexByte(val, ',') >= 0 || bytes.IndexByte(val, '=') >= 0 && !bytes.HasSuffix(val, []byte("=")) {
+		return end(e) // one word, or parameters
 	}
 	if !schemeWord(val) {
 		return e // no scheme: the word is the credential
 	}
 	// The word was the scheme: the credential is the next word.
 	k := e
-	for k < end && src[k] == ' ' {
+	for k < len(src) && src[k] == ' ' {
 		k++
 	}
-	t := k
-	for t < end && !isSpace(src[t]) {
-		t++
-	}
+	t := word(k)
 	if bytes.IndexByte(src[k:t], '=') > 0 && bytes.IndexByte(src[k:t], ',') >= 0 || bytes.Contains(src[k:t], []byte("=\"")) {
-		return end // Digest username="…", realm="…"
+		return end(t) // Digest username="…", realm="…"
 	}
 	for t > k && (src[t-1] == ',' || src[t-1] == ';' || src[t-1] == '.') {
 		t--
 	}
 	return t
+}
+
+// valueStop reports whether src[i] ends a header value as lineEnd reads
+// it: a line's end, or the value's closing quote.
+func valueStop(src []byte, i int, quote byte) bool {
+	c := src[i]
+	return c == '\n' || c == '\r' || (quote != 0 && c == quote && src[i-1] != '\\') || (quote == 0 && (c == '"' || c == '\''))
 }
 
 // authParams reports whether an authorization value holds parameters

@@ -17,10 +17,13 @@ import (
 // true for a code or a PIN, false for a password.
 var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true, "code": true, "codes": true,
 	"voucher": true, "key": true, "combination": true, "combo": true, "answer": false, "answers": false,
+	// A number right after unlocking or authorising is the code that does
+	// it (tablet unlock 143057, override authorisation 750807).
+	"unlock": true, "authorisation": true, "authorization": true,
 	"password": false, "passwd": false, "passphrase": false, "phrase": false,
 	// The same words in other languages: Kennwort, mot de passe, contraseña, …
 	"kennwort": false, "passwort": false, "passe": false, "contraseña": false, "contrasena": false,
-	"wachtwoord": false, "senha": false, "salasana": false, "haslo": false, "heslo": false, "parola": false,
+	"wachtwoord": false, "senha": false, "salasana": false, "haslo": false, "heslo": false, "parola": false, "clave": false,
 	"schlüssel": false}
 
 // publicCodes qualify a code that is no secret: error codes, country
@@ -86,7 +89,7 @@ func redactAnnounced(rw *rewriter) {
 	// buffers of their own: no allocation. prev is the last part of the
 	// token before, as written.
 	var wbuf, lbuf [16]byte
-	var prev []byte
+	var prev, prevWord []byte // prevWord: the whole word of prev's token
 	for i := 0; i < len(src); {
 		for i < len(src) && (src[i] == ' ' || src[i] == '+' || src[i] == '\t') {
 			i++
@@ -99,6 +102,14 @@ func redactAnnounced(rw *rewriter) {
 			if credEnd >= 0 && i+2 < len(src) && src[i] == '=' && src[i+1] == '>' && src[i+2] == ' ' {
 				// # => 'x': an arrow points the credential to its value.
 				if e := rw.announcedValue(i+2, code, false); e > i+2 {
+					i, credEnd = e, -1
+					continue
+				}
+			}
+			if credEnd >= 0 && i > 0 && i+1 < len(src) && src[i] == '=' && src[i-1] == ' ' && src[i+1] == ' ' {
+				// Kennwort Leitstand = x: an '=' between spaces joins
+				// the announced credential to its value.
+				if e := rw.announcedValue(i+1, code, false); e > i+1 {
 					i, credEnd = e, -1
 					continue
 				}
@@ -137,7 +148,7 @@ func redactAnnounced(rw *rewriter) {
 		}
 		if credEnd < 0 && login < 0 && !prompted && (len(last) == 0 || announceTable.pairs[last[0]] == 0) && (len(w) == 0 || announceTable.pairs[w[0]] == 0) &&
 			!hasSuffixFold(last, "code") {
-			prev = last // no word this pass reads, and none pending
+			prev, prevWord = last, w // no word this pass reads, and none pending
 			continue
 		}
 		raw := last
@@ -174,7 +185,7 @@ func redactAnnounced(rw *rewriter) {
 		if accountFilter.may(last) && accountWords[string(last)] {
 			if e := rw.slashPair(i); e > i {
 				i, credEnd = e, -1
-				prev = nil
+				prev, prevWord = nil, nil
 				continue
 			}
 		}
@@ -200,6 +211,17 @@ func redactAnnounced(rw *rewriter) {
 				}
 			}
 			p := lowerInto(&pb, q)
+			if len(p) <= 2 && len(prevWord) > len(q) && len(prevWord) <= 16 {
+				// check-in code, sign-in key: the hyphenated word whole.
+				n := 0
+				for _, c := range prevWord {
+					if c != '-' {
+						pb[n] = lower(c)
+						n++
+					}
+				}
+				p = pb[:n]
+			}
 			named = p != nil && (quals[string(p)] || string(p) == "your" || string(p) == "time" ||
 				(string(last) == "code" || string(last) == "codes") && secretCode(string(p)))
 		}
@@ -210,11 +232,17 @@ func redactAnnounced(rw *rewriter) {
 				colon, i = true, l // Password . . . . . :  x
 			}
 			if colon {
-				i = rw.announcedValue(i, code, false)
-				credEnd = -1
+				e := i
+				if answer {
+					e = rw.answerValue(i) // security answer: Ida Hollow
+				}
+				if e == i {
+					e = rw.announcedValue(i, code, false)
+				}
+				i, credEnd = e, -1
 			} else if code {
-				// Door code 6087: a code right after its name.
-				if e := rw.announcedDigits(i); e > i {
+				// Door code 6087: a code right after its name, or a list.
+				if e := rw.announcedValue(i, true, false); e > i {
 					i, credEnd = e, -1
 				}
 			} else if answer {
@@ -254,7 +282,7 @@ func redactAnnounced(rw *rewriter) {
 				credEnd = -1 // the end of a sentence or a clause
 			}
 		}
-		prev = raw
+		prev, prevWord = raw, w
 	}
 }
 
@@ -263,12 +291,23 @@ func redactAnnounced(rw *rewriter) {
 // quoted literal when literal is set. It returns where the scan goes on.
 func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 	if code {
-		// One code, or a list of them (recovery codes: x y z).
+		// One code, or a list of them (recovery codes: x y z, [x, y]).
+		src := rw.src
 		e := rw.announcedDigits(i)
-		for e > i && e < len(rw.src) && rw.src[e] == ' ' {
-			n := rw.announcedDigits(e)
-			if n == e {
-				break
+		first := bytes.TrimLeft(src[i:e], " +:='\"[")
+		for e > i && e+1 < len(src) && (src[e] == ' ' || src[e] == ',' && src[e+1] == ' ') {
+			k := e + 1
+			if src[e] == ',' {
+				k++
+			}
+			n := rw.announcedDigits(k)
+			if n == k {
+				// A code of the list's shape is one of them, though it
+				// reads as a number and its unit (4p2cj-argd8).
+				if n = k + len(first); n > len(src) || !sameShape(first, src[k:n]) || n < len(src) && isWord(src[n]) {
+					break
+				}
+				rw.mask(k, n, kSecret)
 			}
 			e = n
 		}
@@ -304,7 +343,7 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 		return i
 	}
 	// Digits and slashes alone, quoted, are a date ('27/03/91'), no path.
-	if len(v) >= 6 && passwordShaped(v) && !(notASecret(src, vs, ve) && (quote == 0 || hasLetter(v) || maskValue(v))) && !isPlaceholder(v) {
+	if (len(v) >= 6 || len(v) == 5 && hasLetter(v) && hasDigit(v)) && passwordShaped(v) && !(notASecret(src, vs, ve) && (quote == 0 || hasLetter(v) || maskValue(v))) && !isPlaceholder(v) {
 		rw.mask(vs, vs+len(v), kSecret)
 		return vs + len(v)
 	}
@@ -317,6 +356,21 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 		}
 	}
 	return i
+}
+
+// sameShape reports whether a and b, of one length, hold letters or
+// digits at the same places and the same other bytes between them, and
+// both digits and letters, or one of them, alike.
+func sameShape(a, b []byte) bool {
+	if len(a) != len(b) || len(a) < 6 || hasDigit(a) != hasDigit(b) || hasLetter(a) != hasLetter(b) {
+		return false
+	}
+	for k := range a {
+		if isAlnum(a[k]) != isAlnum(b[k]) || !isAlnum(a[k]) && a[k] != b[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // slashPair masks an account and its password written NAME / PASS after
@@ -356,19 +410,20 @@ func (rw *rewriter) slashPair(i int) int {
 }
 
 // announcedDigits masks a code standing alone after the separators at i
-// (spaces, URL-encoded spaces, a colon or '=', a quote), and returns its
+// (spaces, URL-encoded spaces, a colon or '=', a quote, a list's
+// bracket), and returns its
 // end, or i when there is none.
 func (rw *rewriter) announcedDigits(i int) int {
 	src := rw.src
 	s := i
-	for s < len(src) && s-i < 4 && (src[s] == ' ' || src[s] == '+' || src[s] == ':' || src[s] == '=' || src[s] == '"' || src[s] == '\'') {
+	for s < len(src) && s-i < 4 && (src[s] == ' ' || src[s] == '+' || src[s] == ':' || src[s] == '=' || src[s] == '"' || src[s] == '\'' || src[s] == '[') {
 		s++
 	}
 	e := s
 	for e < len(src) && e-s <= 24 && (isAlnum(src[e]) || src[e] == '-' && e > s && e+1 < len(src) && isAlnum(src[e+1])) {
 		e++
 	}
-	// Four to eight digits, or six to twenty letters and digits mixed, in
+	// Four to ten digits, or six to twenty letters and digits mixed, in
 	// groups or not (an invite code nl32n59t, a recovery code e5us-36tm),
 	// or letters whose case changes inside as no word's does (tBLlCxWGh).
 	v := src[s:e]
@@ -385,7 +440,7 @@ func (rw *rewriter) announcedDigits(i int) int {
 		}
 	}
 	mixed := letters+digits >= 6 && letters+digits <= 20 && (digits > 0 && letters > 0 && !numberWithUnit(v) || digits == 0 && inner >= 3)
-	if !(allDigits(v) && len(v) >= 4 && len(v) <= 8 || mixed) ||
+	if !(allDigits(v) && len(v) >= 4 && len(v) <= 10 || mixed) ||
 		s == i || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]) || src[e] == ':' || src[e] == '-' || src[e] == '/') {
 		return i
 	}
@@ -422,7 +477,7 @@ func gateAnnounced(src []byte, _ features) bool {
 
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
-	"phrase", "contra", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
+	"phrase", "contra", "clave", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
 	"vouch", "key", "pw", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
 
 var announceTable = newPrefixTable(announceStarts)
@@ -820,12 +875,21 @@ func leaderEnd(src []byte, i int) int {
 }
 
 // answerValue masks the answer to a security question after the noun that
-// ends at i: a quoted literal whole, or a name (Lindenallee), which no
-// word of prose is. It returns the answer's end, or i.
+// ends at i (and the question's gist in parentheses, an '=' or a colon): a
+// quoted literal whole, or a name of one to four capitalised words
+// (Lindenallee, Ida Hollow), which no word of prose is. It returns the
+// answer's end, or i.
 func (rw *rewriter) answerValue(i int) int {
 	src := rw.src
 	vs := i
-	for vs < len(src) && vs-i < 2 && src[vs] == ' ' {
+	if vs < len(src) && src[vs] == ' ' {
+		// security answer (mother's maiden name) = x: the question's
+		// gist, in parentheses, comes between.
+		if k := bytes.IndexByte(src[vs+1:min(len(src), vs+1+64)], ')'); vs+1 < len(src) && src[vs+1] == '(' && k > 0 {
+			vs += k + 2
+		}
+	}
+	for vs < len(src) && vs-i < 68 && (src[vs] == ' ' || src[vs] == '=' || src[vs] == ':') {
 		vs++
 	}
 	if vs == i || vs >= len(src) {
@@ -845,6 +909,17 @@ func (rw *rewriter) answerValue(i int) int {
 	}
 	if ve-vs < 3 || ve < len(src) && (isWord(src[ve]) || src[ve] >= 0x80) || !isUpper(src[vs]) || !nameLike(src[vs:ve]) || isPlaceholder(src[vs:]) {
 		return i
+	}
+	// A name of several words: each capitalised (Lavinia Bozeman).
+	for n := 0; n < 3 && ve+1 < len(src) && src[ve] == ' ' && isUpper(src[ve+1]); n++ {
+		we := ve + 1
+		for we < len(src) && we-ve < 32 && isAlpha(src[we]) {
+			we++
+		}
+		if we-ve < 4 || we < len(src) && (isWord(src[we]) || src[we] >= 0x80) || !nameLike(src[ve+1:we]) {
+			break
+		}
+		ve = we
 	}
 	rw.mask(vs, ve, kSecret)
 	return ve

@@ -73,7 +73,8 @@ var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode s
 // alarm_code. Alone, "key" names one too, the others do not.
 var qualifiedNouns = func() map[string]map[string]bool {
 	key := wordSet(`api access secret private client account master encryption decryption signing sas auth
-		license app consumer storage shared hmac webhook integration local device authentication network psk security`)
+		license app consumer storage shared hmac webhook integration local device authentication network psk security
+		pairing activation product registration unlock wifi wireless wpa`)
 	code := wordSet(`otp mfa 2fa sms login`) // and any word secretCode allows
 	phrase := wordSet(`seed recovery backup mnemonic secret pass`)
 	answer := wordSet(`security secret question questions verification challenge`)
@@ -98,8 +99,16 @@ func qualified(k []byte, words [][2]int, n int) bool {
 // secret: any word but one of prose, of settings or of public codes
 // (error, status, country): door code, gate_code, emergency_code.
 func secretCode(q string) bool {
-	return len(q) > 2 && allLetters([]byte(q)) && !publicCodes[q] && !englishWords[q] && !settingWords[q]
+	return len(q) > 2 && allLetters([]byte(q)) && !publicCodes[q] && (!englishWords[q] || accessWords[q]) && !settingWords[q]
 }
+
+// accessWords are the words of prose that name a code by what it grants:
+// getting in, unlocking, overriding, proving who one is (service code,
+// validation code, check-in code, disarm code).
+var accessWords = wordSet(`access entry entrance door gate unlock override service validation verification confirmation
+	pairing activation authorisation authorization redemption invite invitation recovery reset disarm arm keypad lock
+	locker safe vault duress master admin installer technician supervisor manager guest staff enrolment enrollment
+	registration release pickup checkin signin login alarm transfer`)
 
 // settingWords are the words that make a key name a property of a
 // credential, or where it comes from, rather than the credential itself,

@@ -1025,7 +1025,7 @@ func passwordShaped(v []byte) bool {
 }
 
 // Calls that pass a credential: a setter named for one (setPassword("x"),
-// setKey('x')), a credential's name and its value (define('DB_PASSWORD',
+// setKey('x'), settings.password.set("x")), a credential's name and its value (define('DB_PASSWORD',
 // 'x'), System.setProperty("X_TOKEN", "x")), and the account and password
 // of a login or a connection (logIn("u", "x"), BasicAuthentication("u",
 // "x"), new PDO('mysql:host=db', 'u', 'x'), mysqli_connect('db', 'u', 'x')).
@@ -1052,7 +1052,7 @@ func redactCalls(rw *rewriter) {
 		case quoted(1) && isSecretKey(rw.keys.classify(arg(0))) && !(generatedKey(arg(0)) && sentence(arg(1))) && !maskValue(arg(1)) &&
 			!notASecret(src, args[1][0], args[1][1]):
 			rw.mask(args[1][0], args[1][1], kSecret)
-		case setterName(name):
+		case setterName(name) || isSecretKey(rw.keys.classify(setMember(src, ns, name))):
 			if !notASecret(src, args[0][0], args[0][1]) {
 				rw.mask(args[0][0], args[0][1], kSecret) // but setKey("${KEY}"), WithAPIKey("AIza...")
 			}
@@ -1065,6 +1065,25 @@ func redactCalls(rw *rewriter) {
 			rw.mask(args[2][0], args[2][1], kSecret)
 		}
 	}
+}
+
+// setMember returns the member a setter method sets, the word before
+// ".set" when name, starting at ns, is a setter of a value
+// (settings.password.set("x"), cfg.Token.Set("x")); nil for another call.
+func setMember(src []byte, ns int, name []byte) []byte {
+	switch string(name) {
+	case "set", "Set", "setValue", "SetValue", "update", "put":
+	default:
+		return nil
+	}
+	if ns < 2 || src[ns-1] != '.' {
+		return nil
+	}
+	ms := ns - 1
+	for ms > 0 && ns-ms < 64 && isWord(src[ms-1]) {
+		ms--
+	}
+	return src[ms : ns-1]
 }
 
 // callArgs finds the arguments of a call from i, after its '(': the

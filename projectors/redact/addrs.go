@@ -101,12 +101,22 @@ func redactEmail(rw *rewriter) {
 				break
 			}
 		}
-		if !ok {
+		if !ok || scaleSuffix(dom) {
 			continue
 		}
 		rw.mask(s, e, kEmail)
 		i = e - 1
 	}
+}
+
+// scaleSuffix reports whether dom, after an '@', is an image's scale and
+// its extension (icon@2x.png, logo@3x.webp): a file's name, no domain.
+func scaleSuffix(dom []byte) bool {
+	k := 0
+	for k < len(dom) && isDigit(dom[k]) {
+		k++
+	}
+	return k > 0 && k+1 < len(dom) && dom[k] == 'x' && dom[k+1] == '.' && bytes.Count(dom, []byte(".")) == 1
 }
 
 // userAtHost redacts an account at a machine, as ssh, scp and shell
@@ -486,12 +496,16 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 }
 
 // inURL reports whether the text before s, back to white space or a
-// quote, holds "://": an '@' there ends a URL's userinfo, the URL pass's.
+// quote, holds "://" and no '/' or '?' after it: an '@' there ends a URL's
+// userinfo, the URL pass's. In a URL's path or query an address is one
+// (otpauth://totp/Issuer:alice@example.org?secret=…).
 func inURL(src []byte, s int) bool {
+	path := false // a '/' after the authority: s is in the path or after it
 	for k := s; k > 2 && s-k < 256 && !isSpace(src[k-1]) && src[k-1] != '"' && src[k-1] != '\''; k-- {
 		if src[k-1] == '/' && src[k-2] == '/' && src[k-3] == ':' {
-			return true
+			return !path
 		}
+		path = path || src[k-1] == '/' || src[k-1] == '?'
 	}
 	return false
 }

@@ -66,3 +66,37 @@ func TestSetterOfACredentialMember(t *testing.T) {
 		`x.password.set(nil)`,
 	)
 }
+
+// An account of a given name and an initial is a person's after by, to,
+// for or a person's part; a key that names who did or owns a thing holds
+// an account.
+func TestAccountsWherePeopleStand(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"refund approved by ottilie_m at noon":         "refund approved by <USER> at noon",
+		"shift handed to k_ravensdale, ok":             "shift handed to <USER>, ok",
+		"courier j.abernathy picked up parcel 7":       "courier <USER> picked up parcel 7",
+		"crew lead=thaddeus_w gate=4":                  "crew lead=<USER> gate=4",
+		`{"approvedBy":"mirela.p","sorted_by":"name"}`: `{"approvedBy":"<USER>","sorted_by":"name"}`,
+		"ticket_assignee: rosalind.q":                  "ticket_assignee: <USER>",
+		"[Show] StageOwner=ignatius_fenwick":           "[Show] StageOwner=<USER>",
+	})
+	expectKept(t,
+		"order by created_at, group by user_id, cast to pthread_t",
+		"call sd_notify for is_eval, rename to redis.py and yaml.v3",
+		`"CreatedBy": "/bin/sh -c apk add curl"`,
+		"sorted_by=size caused_by=timeout",
+	)
+}
+
+// An e-mail address in a URL's path or query is one; an account before a
+// URL's host is the URL pass's; an image's scale suffix is no domain.
+func TestEmailInAURLsPath(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"otpauth://totp/Acme:wren.odell@example.org?issuer=Acme":            "otpauth://totp/Acme:<EMAIL>?issuer=Acme",
+		"GET https://crm.example.com/contacts/wren.odell@example.org/notes": "GET https://crm.example.com/contacts/<EMAIL>/notes",
+	})
+	expectKept(t,
+		"![icon](https://cdn.example.com/img/icon@2x.png) and logo@3x.webp",
+		"go get golang.org/x/tools@v0.1.0 and https://cdn.example.net/npm/lodash@4.17.21/lodash.min.js",
+	)
+}

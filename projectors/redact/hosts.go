@@ -869,3 +869,82 @@ func documentationName(name []byte) bool {
 	}
 	return false
 }
+
+// An account written as a given name and an initial (marta_k, j.osei)
+// is a person's where a person stands: after by, to or for, or after a
+// person's part (officer, driver, assignee), in prose or as a key.
+func gateHandles(src []byte, f features) bool {
+	return f&fDot != 0 || bytes.IndexByte(src, '_') >= 0
+}
+
+func redactHandles(rw *rewriter) {
+	src := rw.src
+	for off := 0; off < len(src); {
+		k := bytes.IndexAny(src[off:], "._")
+		if k < 0 {
+			return
+		}
+		p := off + k
+		off = p + 1
+		s := p
+		for s > 0 && p-s <= 16 && src[s-1] >= 'a' && src[s-1] <= 'z' {
+			s--
+		}
+		e := p + 1
+		for e < len(src) && e-p <= 17 && src[e] >= 'a' && src[e] <= 'z' {
+			e++
+		}
+		for d := e; d < len(src) && d-e < 3 && isDigit(src[d]); d++ {
+			e = d + 1
+		}
+		if s == p || e == p+1 || s > 0 && (isWord(src[s-1]) || src[s-1] == '.' || src[s-1] == '-' || src[s-1] == '/') ||
+			e < len(src) && (isWord(src[e]) || src[e] == '.' && e+1 < len(src) && isAlpha(src[e+1]) || src[e] == '-' || src[e] == '/' || src[e] == '(') {
+			continue
+		}
+		if !initialHandle(src[s:e], p-s) || !personBefore(src, s) || isPlaceholder(src[s:]) {
+			continue
+		}
+		rw.mask(s, e, kUser)
+		off = e
+	}
+}
+
+// initialHandle reports whether w, lower-case letters with one separator
+// at sep, is a given name and an initial, joined by '_' either way round
+// (marta_k, k_marta) or by '.' after the initial (j.osei), then at most
+// three digits: the name of four to sixteen letters and no English word.
+// Code joins words and abbreviations (sd_notify, redis.py, pthread_t).
+func initialHandle(w []byte, sep int) bool {
+	a, b := w[:sep], bytes.TrimRight(w[sep+1:], "0123456789")
+	if len(a) == 1 {
+		a, b = b, a
+	} else if w[sep] == '.' || string(b) == "t" {
+		return false // a file's extension, a C type's _t
+	}
+	return len(b) == 1 && isAlpha(b[0]) && len(a) >= 4 && len(a) <= 16 && allLetters(a) && !englishWords[string(a)]
+}
+
+// personBefore reports whether the text before s, an account's start,
+// is where a person stands: after by, to or for, or a person's part, as a
+// word of prose or a key (lead=, "owner": ).
+func personBefore(src []byte, s int) bool {
+	k := s
+	for k > 0 && s-k < 3 && (src[k-1] == ' ' || src[k-1] == '=' || src[k-1] == ':' || src[k-1] == '"') {
+		k--
+	}
+	if k == s {
+		return false
+	}
+	ws := k
+	for ws > 0 && k-ws < 12 && isAlpha(src[ws-1]) {
+		ws--
+	}
+	var buf [16]byte
+	w := lowerInto(&buf, src[ws:k])
+	return w != nil && (ws == 0 || !isAlnum(src[ws-1])) && (personWords[string(w)] || personParts[string(w)])
+}
+
+// personParts stand before a person's account in prose, with
+// personWords: to, and the parts people play.
+var personParts = wordSet(`to officer interpreter driver courier dispatcher tenant guest customer player student
+	teacher nurse lead author requester reporter instructor coach volunteer`)

@@ -260,7 +260,8 @@ func classifyKey(key []byte) kvClass {
 	if nw > 0 {
 		last := string(k[words[nw-1][0]:words[nw-1][1]])
 		switch {
-		case class != kvAuth && nw > 1 && (last == "user" || last == "username"):
+		case class != kvAuth && nw > 1 && (last == "user" || last == "username" || personNouns[last] ||
+			last == "by" && personVerbs[string(k[words[nw-2][0]:words[nw-2][1]])]):
 			return kvUser
 		case class == kvNone && (phoneWords[last] || nw > 1 && last == "number" && phoneWords[string(k[words[nw-2][0]:words[nw-2][1]])]):
 			return kvPhone
@@ -268,6 +269,15 @@ func classifyKey(key []byte) kvClass {
 	}
 	return class
 }
+
+// personNouns name a person by their part, as the last word of a key
+// (AudioOwner, ticket_assignee, commit.author).
+var personNouns = wordSet(`owner assignee author approver reviewer requester reporter`)
+
+// personVerbs are what a person does, before "by" in a key that names who
+// did it (created_by, approvedBy); sorted_by and caused_by name no one.
+var personVerbs = wordSet(`created updated modified changed approved reviewed requested submitted assigned deleted
+	removed edited uploaded invited granted revoked signed owned authored committed opened closed resolved`)
 
 // phoneWords name a phone number as the last word of a key, or before
 // "number" (PhoneNumber, mobile, caller_msisdn, tel_number).
@@ -899,9 +909,10 @@ func redactKV(rw *rewriter) {
 			}
 			rw.mask(vs, ve, kSecret)
 		case kvUser:
-			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || enumerated(val) || refEnd(src, vs) > 0 {
+			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || enumerated(val) || refEnd(src, vs) > 0 || val[0] == '/' {
 				// uid=0, euid=1000: numeric ids of system accounts; admin,
-				// ci: accounts named for their role; *****: a mask.
+				// ci: accounts named for their role; *****: a mask; a
+				// path or a command (CreatedBy: /bin/sh -c …) names no one.
 				continue
 			}
 			if quote == 0 && bytes.IndexByte(val, ':') > 0 {

@@ -243,6 +243,7 @@ var stages = []stage{
 	{any: fColon | fDot | fDash, apply: redactAddrs},
 	{any: fDot | fDash | fColon, apply: redactHosts},
 	{gate: gatePhrases, apply: redactPhrases},
+	{gate: gateHandles, apply: redactHandles},
 	{all: fLowerA | fColon, gate: gateARN, apply: redactARN},
 	{any: fDigit, apply: redactCards},
 	{any: fDigit, apply: redactPhones},

@@ -710,7 +710,8 @@ func redactARN(rw *rewriter) {
 	}
 }
 
-// Card numbers: 13–19 digits in groups, Luhn-valid.
+// Card numbers: 13–19 digits in groups, Luhn-valid; and a number of
+// 16 digits or more that is no time, an id.
 
 func redactCards(rw *rewriter) {
 	src := rw.src
@@ -780,6 +781,13 @@ func redactCards(rw *rewriter) {
 				break
 			}
 		}
+		if !matched && ngroups == 0 && n >= 16 && (i == 0 || src[i-1] != '-') && !wordAfter && (j == len(src) || !isDigit(src[j])) && !clockLike(digits[:n]) && !roundOrLimit(digits[:n]) {
+			// A number of sixteen digits or more is an id (a gift card's,
+			// a voucher's, a snowflake id), unless it is negative or reads
+			// as a clock, a quantity or an integer type's limit.
+			rw.mask(i, j, kID)
+			i, matched = j-1, true
+		}
 		if !matched {
 			if ngroups > 0 {
 				// "0000 4111 1111 1111 1111": retry from the next group.
@@ -809,6 +817,49 @@ func digitCount(src []byte) int {
 		n += int(class[c] & cDigit)
 	}
 	return n
+}
+
+// clockLike reports whether the digits d read as a time since 1970 in
+// microseconds or nanoseconds, or since 1601 in units of 100 ns (Windows),
+// from the year 2000 to 2100.
+func clockLike(d []byte) bool {
+	var v uint64
+	for _, c := range d {
+		v = v*10 + uint64(c)
+	}
+	switch len(d) {
+	case 16:
+		return v >= 946_684_800_000_000 && v < 4_102_444_800_000_000
+	case 18:
+		return v >= 125_911_584_000_000_000 && v < 157_469_184_000_000_000
+	case 19:
+		return v >= 946_684_800_000_000_000 && v < 4_102_444_800_000_000_000
+	}
+	return false
+}
+
+// roundOrLimit reports whether the digits d end in four zeros or more, as
+// a quantity does (a duration in nanoseconds, a counter), repeat one
+// digit, or are the limit of a 64-bit integer or of a float's exact
+// integers: an id is drawn at random.
+func roundOrLimit(d []byte) bool {
+	z := 0
+	for z < len(d) && d[len(d)-1-z] == 0 {
+		z++
+	}
+	var b [19]byte
+	for k, c := range d {
+		b[k] = c + '0'
+	}
+	switch string(b[:len(d)]) {
+	case "9223372036854775807", "9223372036854775808", "18446744073709551615", "9007199254740991", "9007199254740992":
+		return true
+	}
+	same := 1
+	for same < len(d) && d[same] == d[0] {
+		same++
+	}
+	return z >= 4 || same == len(d)
 }
 
 func cardPrefix(d []byte) bool {

@@ -100,3 +100,30 @@ func TestEmailInAURLsPath(t *testing.T) {
 		"go get golang.org/x/tools@v0.1.0 and https://cdn.example.net/npm/lodash@4.17.21/lodash.min.js",
 	)
 }
+
+// A number of sixteen digits or more is an id, unless it is negative or
+// reads as a clock, a quantity or an integer type's limit.
+func TestLongNumbersAreIDs(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"store credit 6620914437719038 applied":   "store credit <ID> applied",
+		"ticket seq 308811372950016243 reprinted": "ticket seq <ID> reprinted",
+	})
+	expectKept(t,
+		"at 1733500000000000000 ns, 1733500000000000 us and FILETIME 133780000000000000",
+		"usage 20091722000000000 and limit 9223372036854775807, max 9007199254740991",
+		"offset -4411937226618830 and 9999999999999999",
+	)
+}
+
+// A Windows program's slash flag named for a secret takes its value.
+func TestSlashFlagsOfWindowsCommands(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`poolctl.exe /host gw.example.net /admin-password tern77 /verbose`: `poolctl.exe /host gw.example.net /admin-password <SECRET> /verbose`,
+		`sync.cmd /token "kq8-22mmx" /q`:                                   `sync.cmd /token "<SECRET>" /q`,
+	})
+	expectKept(t,
+		"POST /password reset",
+		"cd /secret foo",
+		`poolctl.exe /password-file C:\keys\pool.txt /q`,
+	)
+}

@@ -264,3 +264,47 @@ func longValue(name, v []byte) string {
 func hasSuffixFold(s []byte, lit string) bool {
 	return len(s) >= len(lit) && hasPrefixFold(s[len(s)-len(lit):], lit)
 }
+
+// redactSlashFlags reads the flags of Windows commands, written with a
+// slash (tool.exe /remote-password x /debug): the value of one named for
+// a secret, when it is no path and no flag, on a line that runs a
+// program of Windows (a .exe, .cmd or .bat before the flag).
+func redactSlashFlags(rw *rewriter) {
+	src := rw.src
+	for off := 0; off < len(src); {
+		k := bytes.IndexByte(src[off:], '/')
+		if k < 0 {
+			return
+		}
+		i := off + k
+		off = i + 1
+		if i == 0 || src[i-1] != ' ' && src[i-1] != '\t' {
+			continue
+		}
+		ke := i + 1
+		for ke < len(src) && ke-i <= 64 && isKeyByte(src[ke]) {
+			ke++
+		}
+		if ke-i < 3 || !isAlpha(src[i+1]) || classifyKey(src[i+1:ke]) != kvSecret {
+			continue
+		}
+		vs, ve, ok := flagValue(src, ke)
+		if !ok || src[vs] == '/' || bytes.IndexByte(src[vs:ve], '/') >= 0 || longValue(src[i+1:ke], src[vs:ve]) != Secret ||
+			!windowsCommand(src[:i]) {
+			continue
+		}
+		rw.mask(vs, ve, kSecret)
+		off = ve
+	}
+}
+
+// windowsCommand reports whether the line before a flag runs a program of
+// Windows: a name ending in .exe, .cmd or .bat, then a space.
+func windowsCommand(before []byte) bool {
+	for _, ext := range []string{".exe ", ".EXE ", ".cmd ", ".bat "} {
+		if bytes.Contains(before, []byte(ext)) {
+			return true
+		}
+	}
+	return false
+}

@@ -237,6 +237,7 @@ var stages = []stage{
 	{all: fParen, gate: gateCalls, apply: redactCalls},
 	{gate: gatePositions, apply: redactPositions},
 	{any: fDash, apply: redactFlags},
+	{all: fSlash, apply: redactSlashFlags},
 	{any: fAt, apply: redactEmail},
 	// An IPv4 address has dots, an IPv6 one colons, a MAC address one of
 	// colons, dashes or dots.

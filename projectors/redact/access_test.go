@@ -127,3 +127,33 @@ func TestSlashFlagsOfWindowsCommands(t *testing.T) {
 		`poolctl.exe /password-file C:\keys\pool.txt /q`,
 	)
 }
+
+// A lock's combination and an unlock word are secrets in a key; a
+// keyboard's combination is none.
+func TestCombinationsAndWordsInKeys(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`vault.door.combination: "14-38-02"`:    `vault.door.combination: "<SECRET>"`,
+		"gate_unlock_word=heron lantern quarry": "gate_unlock_word=<SECRET>",
+		`{"padlock_combo":"7-19-33","n":2}`:     `{"padlock_combo":"<SECRET>","n":2}`,
+	})
+	expectKept(t,
+		"key_combination: ctrl+alt+del",
+		"color_combination=red word_count=12",
+	)
+}
+
+// A password right after its word ends the clause; a wireless network
+// named announces its passphrase.
+func TestPasswordEndingTheClause(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"lobby kiosk password fern8":                 "lobby kiosk password <SECRET>",
+		"arena password fern8, then start":           "arena password <SECRET>, then start",
+		"shop wifi for guests: walnut ember sparrow": "shop wifi for guests: <SECRET>",
+		"guest wifi is Larch-Otter-77":               "guest wifi is <SECRET>",
+	})
+	expectKept(t,
+		"password v2",
+		"wifi: enabled; wifi: connected to home network; wifi signal strength is -71 dBm",
+		`ALTER ROLE app PASSWORD NULL`,
+	)
+}

@@ -21,6 +21,9 @@ var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true,
 	// it (tablet unlock 143057, override authorisation 750807).
 	"unlock": true, "authorisation": true, "authorization": true,
 	"password": false, "passwd": false, "passphrase": false, "phrase": false,
+	// A wireless network, named, announces its passphrase (guest wifi:
+	// x y z); a setting or a state (wifi: enabled) is no password.
+	"wifi": false, "wlan": false,
 	// The same words in other languages: Kennwort, mot de passe, contraseña, …
 	"kennwort": false, "passwort": false, "passe": false, "contraseña": false, "contrasena": false,
 	"wachtwoord": false, "senha": false, "salasana": false, "haslo": false, "heslo": false, "parola": false, "clave": false,
@@ -70,8 +73,8 @@ var (
 // qualifiedOf returns the qualifiers of the noun last when it is named,
 // or nil: the set is looked up only for a named noun.
 func qualifiedOf(named bool, last []byte) map[string]bool {
-	if !named {
-		return nil
+	if !named || string(last) == "combination" || string(last) == "combo" {
+		return nil // a combination announces one alone, in prose
 	}
 	return qualifiedNouns[string(last)]
 }
@@ -249,6 +252,8 @@ func redactAnnounced(rw *rewriter) {
 				if e := rw.answerValue(i); e > i {
 					i, credEnd = e, -1 // security answer Lindenallee
 				}
+			} else if e := rw.clauseEndPassword(i); e > i {
+				i, credEnd = e, -1 // arena password fern8
 			}
 		case credEnd >= 0 && (settingFilter.may(lw) && settingWords[string(lw)] && since <= 1 || since >= announceWindow):
 			// A setting of the credential names it next (password length
@@ -356,6 +361,30 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 		}
 	}
 	return i
+}
+
+// clauseEndPassword masks a password right after the credential word
+// that ends at i, with no connector between, when it ends the clause (the
+// text, a line, or punctuation): letters and digits, five or more,
+// shaped as a password (room password fern8). A word that goes on the
+// sentence (password reset2 done) is none. It returns the end, or i.
+func (rw *rewriter) clauseEndPassword(i int) int {
+	src := rw.src
+	if i+2 >= len(src) || src[i] != ' ' || src[i+1] == '"' || src[i+1] == '\'' {
+		return i // a quoted value is the other passes'
+	}
+	vs, ve := i+1, i+1
+	for ve < len(src) && ve-vs <= 64 && !isSpace(src[ve]) {
+		ve++
+	}
+	v := trimSentence(src[vs:ve], ".,;)")
+	end := vs + len(v)
+	if !(ve == len(src) || src[ve] == '\n' || end < ve) || len(v) < 5 || len(v) > 64 || !hasLetter(v) || !hasDigit(v) ||
+		!passwordShaped(v) || notASecret(src, vs, end) || isPlaceholder(v) {
+		return i
+	}
+	rw.mask(vs, end, kSecret)
+	return end
 }
 
 // sameShape reports whether a and b, of one length, hold letters or
@@ -477,7 +506,7 @@ func gateAnnounced(src []byte, _ features) bool {
 
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
-	"phrase", "contra", "clave", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
+	"phrase", "contra", "clave", "wifi", "wlan", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
 	"vouch", "key", "pw", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
 
 var announceTable = newPrefixTable(announceStarts)

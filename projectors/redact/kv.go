@@ -70,7 +70,8 @@ var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode s
 // qualifiedNouns name a credential after one of their qualifiers,
 // anywhere before them in the key: api_key, AccountKey, local_key,
 // connection_string, security_answer, recoveryPhrase, seed_words,
-// alarm_code. Alone, "key" names one too, the others do not.
+// alarm_code, safe_dial.combination, unlock_word. Alone, "key" names one
+// too, the others do not.
 var qualifiedNouns = func() map[string]map[string]bool {
 	key := wordSet(`api access secret private client account master encryption decryption signing sas auth
 		license app consumer storage shared hmac webhook integration local device authentication network psk security
@@ -78,8 +79,11 @@ var qualifiedNouns = func() map[string]map[string]bool {
 	code := wordSet(`otp mfa 2fa sms login`) // and any word secretCode allows
 	phrase := wordSet(`seed recovery backup mnemonic secret pass`)
 	answer := wordSet(`security secret question questions verification challenge`)
+	lock := wordSet(`safe dial lock padlock vault door gate locker keypad`)
+	word := wordSet(`unlock secret code magic safe login access pass`)
 	return map[string]map[string]bool{"key": key, "keys": key, "string": wordSet("connection"),
-		"code": code, "codes": code, "phrase": phrase, "words": phrase, "answer": answer, "answers": answer, "response": answer}
+		"combination": lock, "combo": lock, "word": word, "phrase": phrase,
+		"code": code, "codes": code, "words": phrase, "answer": answer, "answers": answer, "response": answer}
 }()
 
 // qualified reports whether the n-th word of the lower-case key k (words

@@ -157,3 +157,20 @@ func TestPasswordEndingTheClause(t *testing.T) {
 		`ALTER ROLE app PASSWORD NULL`,
 	)
 }
+
+// A quoted pass phrase after a key for a generated value is one; words,
+// a separator and a year of a person's life are a password; an account
+// and its password may be written as one word after login.
+func TestPhrasesYearsAndPairs(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`ap join ssid="Barn" key="otter lantern quarry thistle" rssi=-60`: `ap join ssid="Barn" key="<SECRET>" rssi=-60`,
+		"ipa-client-install -w willow.parsnip.1979 -U":                    "ipa-client-install -w <SECRET> -U",
+		"console login admin/heron-walnut-copper7":                        "console login admin/<SECRET>",
+	})
+	expectKept(t,
+		`key="primary key of the table"`,
+		"RequestModel = string alias keeps arbitrary caller strings",
+		"backup.daily.2024 and release-notes-2023 written",
+		"login page/index2 shown; account usr/local2",
+	)
+}

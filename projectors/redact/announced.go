@@ -404,7 +404,9 @@ func sameShape(a, b []byte) bool {
 
 // slashPair masks an account and its password written NAME / PASS after
 // an account word that ends at i (login admin / 1423, login: groundskeeper
-// / x, credentials are jmarlow / x), and returns where the scan goes on:
+// / x, credentials are jmarlow / x; login admin/x when x, eight bytes or
+// more, holds a digit and no further '/'), and returns where the scan
+// goes on:
 // i when there is no such pair. The password is shaped like one, or four
 // digits or more; an account named for its role stays.
 func (rw *rewriter) slashPair(i int) int {
@@ -419,16 +421,22 @@ func (rw *rewriter) slashPair(i int) int {
 		}
 	}
 	ns, ne := wordAfterSpaces(src, j)
-	if ne == ns || ne-ns > 32 || !hasPrefixFold(src[ne:], " / ") {
+	vs := ne + 3
+	switch {
+	case ne == ns || ne-ns > 32:
+		return i
+	case ne+1 < len(src) && src[ne] == '/' && isAlnum(src[ne+1]) && ns > j:
+		vs = ne + 1 // login admin/x: the pair as one word, no path
+	case !hasPrefixFold(src[ne:], " / "):
 		return i
 	}
-	vs := ne + 3
 	ve := vs
 	for ve < len(src) && !isSpace(src[ve]) && ve-vs <= 64 {
 		ve++
 	}
 	v := trimSentence(src[vs:ve], ".,;")
-	if !(passwordShaped(v) || allDigits(v) && len(v) >= 4) || notASecret(src, vs, vs+len(v)) || isPlaceholder(v) {
+	if !(passwordShaped(v) || allDigits(v) && len(v) >= 4) || notASecret(src, vs, vs+len(v)) || isPlaceholder(v) ||
+		vs == ne+1 && (len(v) < 8 || !hasDigit(v) || bytes.IndexByte(v, '/') >= 0) {
 		return i
 	}
 	if nameLike(src[ns:ne]) && !roleAccount(src[ns:ne]) {

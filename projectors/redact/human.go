@@ -21,6 +21,7 @@ import (
 //     (math.MaxInt64, tls.VersionTLS12);
 //   - one of the most common passwords, alone or with a number after it
 //     (letmein, dragon8, superman123);
+//   - words joined by a separator, then a year (cherry.jasper.1986);
 //   - a date written as one word around a month's name (October131957),
 //     or after a month's abbreviation with a day and a year (Jan61949);
 //   - a mnemonic: 12 to 25 words of three to ten lower-case letters in a
@@ -301,7 +302,32 @@ func humanShaped(t []byte, seen uint16) bool {
 	case bytes.IndexByte(t, '/') >= 0, strings.IndexByte("$!?&%~#-+.", t[0]) >= 0, t[0] == 'v' && isDigit(t[1]):
 		return false
 	}
-	return seen&hSym != 0 && symbolPassword(t) || seen&(hAlike|hPastF) == hAlike|hPastF && lookAlikeWord(t) || seen&(hUpper|hSep) == hUpper|hSep && joinedCased(t)
+	return seen&hSym != 0 && symbolPassword(t) || seen&(hAlike|hPastF) == hAlike|hPastF && lookAlikeWord(t) || seen&(hUpper|hSep) == hUpper|hSep && joinedCased(t) ||
+		seen&hSep != 0 && wordsAndYear(t)
+}
+
+// wordsAndYear reports whether t is two words or more of three letters or
+// more, in lower case or capitalised, joined by one of '.', '-', '_', then
+// a year of a person's life, 1940 to 2012, a birth's or a wedding's
+// (cherry.jasper.1986, Maple-otter-2011): a host's last label is no
+// number, and a release or a backup is of a recent year (notes-2024).
+func wordsAndYear(t []byte) bool {
+	if len(t) < 12 || len(t) > 40 {
+		return false
+	}
+	sep := t[len(t)-5]
+	y := t[len(t)-4:]
+	if sep != '.' && sep != '-' && sep != '_' || !allDigits(y) || !(y[0] == '1' && y[1] == '9' && y[2] >= '4' || y[0] == '2' && y[1] == '0' && (y[2] == '0' || y[2] == '1' && y[3] <= '2')) {
+		return false
+	}
+	words := 0
+	for _, w := range bytes.Split(t[:len(t)-5], []byte{sep}) {
+		if len(w) < 3 || !allLetters(w) || !(isLowerName(w) || isUpper(w[0]) && isLowerName(w[1:])) || wordCost(lowerASCII(w)) > wordLimit {
+			return false
+		}
+		words++
+	}
+	return words >= 2
 }
 
 // joinedCased reports whether t, at most 40 bytes, is two words or more

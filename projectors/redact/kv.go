@@ -449,6 +449,21 @@ var closedClassWords = wordSet(`a an the this that these those it its we you the
 	and or but nor if when while because so than as
 	is are was were be been being has have had do does did can could will would shall should may must not`)
 
+// passPhrase reports whether v, lower-case words separated by single
+// spaces and quoted, reads as a pass phrase rather than a sentence: three to eight
+// words of three to ten letters, none of them a function word (a
+// sentence has them), none a setting's word.
+func passPhrase(v []byte) bool {
+	n := 0
+	for _, w := range bytes.Split(v, []byte(" ")) {
+		if len(w) < 3 || len(w) > 10 || !isLowerWord(w) || grammarWords[string(w)] || settingWords[string(w)] {
+			return false
+		}
+		n++
+	}
+	return n >= 3 && n <= 8
+}
+
 func isLowerWord(w []byte) bool {
 	for _, c := range w {
 		if c < 'a' || c > 'z' {
@@ -907,7 +922,7 @@ func redactKV(rw *rewriter) {
 			maskCookies(rw, vs, ve)
 		case kvSecret:
 			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4) || enumerated(val) ||
-				sentence(val) && generatedKey(key)) {
+				sentence(val) && generatedKey(key) && (quote == 0 || !passPhrase(val))) {
 				i = ve - 1
 				continue
 			}

@@ -1,6 +1,9 @@
 package redact
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A code named by what it grants (getting in, unlocking, overriding,
 // proving who one is) is a secret, though the word that names it is one of
@@ -172,5 +175,46 @@ func TestPhrasesYearsAndPairs(t *testing.T) {
 		"RequestModel = string alias keeps arbitrary caller strings",
 		"backup.daily.2024 and release-notes-2023 written",
 		"login page/index2 shown; account usr/local2",
+	)
+}
+
+// Values that say where a secret is, what state a feature is in or what a
+// visitor prefers are none; mysql's -p before a word prompts for one.
+func TestReferencesStatesAndPreferences(t *testing.T) {
+	expectKept(t,
+		"APP__MAIL__SECRET=vault:kv/data/app/mail#secret",
+		"db_password=file:/run/secrets/db",
+		"secret_scanning: enabled; push_protection: disabled",
+		"Authorization: Basic [REDACTED]",
+		"Cookie: site_lang=pt-BR; consent=analytics:false,ads:true",
+		"mysql -u ops -p ledgerdb (prompting for password)",
+	)
+	expectRedacted(t, map[string]string{
+		"login: user=kdoyle8 pass=x":                         "login: user=<USER> pass=<SECRET>",
+		"Cookie: site_lang=pt-BR; sid=Xk29dkQpz8Lm2vA0cN7rT": "Cookie: site_lang=pt-BR; sid=<SECRET>",
+	})
+}
+
+// Codes, phrases and accounts where people write them.
+func TestCodesPhrasesAndAccountsOfStaff(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"arcade: operator menu code 4417":                 "arcade: operator menu code <SECRET>",
+		`note "gate code for delivery 5521"`:              `note "gate code for delivery <SECRET>"`,
+		"kiosk PIN accepted (9023) for shift A":           "kiosk PIN accepted (<SECRET>) for shift A",
+		"stockroom door keypad 481150":                    "stockroom door keypad <SECRET>",
+		"hmi login operator/40917 ok":                     "hmi login operator/<SECRET> ok",
+		"studio admin password lantern-quarry-thistle":    "studio admin password <SECRET>",
+		"vault cert passphrase heron walnut ember quarry": "vault cert passphrase <SECRET>",
+		"club wallet seed " + strings.Repeat("otter ", 0) + "pilot hurry mango ridge fossil timber oyster clerk velvet absorb grape lunar canyon ember crater vivid humble nephew salad quiz thrive deputy mule orbit": "club wallet seed <SECRET>",
+		"marshal tovanek logged in from the north gate":           "marshal <USER> logged in from the north gate",
+		"manager oluwadamilare reset password to Pebble!Quartz74": "manager <USER> reset password to <SECRET>",
+	})
+	expectKept(t,
+		"exit code 1234, the code 1001, with code 2002, tracking code 4471",
+		"Voicemail PIN for 1003 changed",
+		"password reset link sent; password reset email delivered.",
+		"the admin user logged in; the manager then logged in; user root logged in",
+		"guest master password rotation is due",
+		"insert_into_stream_key mystream{t}",
 	)
 }

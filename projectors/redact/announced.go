@@ -19,7 +19,7 @@ var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true,
 	"voucher": true, "key": true, "combination": true, "combo": true, "answer": false, "answers": false,
 	// A number right after unlocking or authorising is the code that does
 	// it (tablet unlock 143057, override authorisation 750807).
-	"unlock": true, "authorisation": true, "authorization": true,
+	"unlock": true, "authorisation": true, "authorization": true, "keypad": true,
 	"password": false, "passwd": false, "passphrase": false, "phrase": false,
 	// A wireless network, named, announces its passphrase (guest wifi:
 	// x y z); a setting or a state (wifi: enabled) is no password.
@@ -30,10 +30,16 @@ var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true,
 	"schlüssel": false}
 
 // publicCodes qualify a code that is no secret: error codes, country
-// codes, status codes. Any other word before "code" (door, cabinet,
-// override) makes it one, unless it is a word of prose (with code 1001).
+// codes, status codes, codes of products, places, orders and trades. Any
+// other noun before "code" (door, cabinet, override, menu) makes it one;
+// a word of grammar does not (with code 1001).
 var publicCodes = wordSet(`status response result http country area postal zip post currency language lang locale
-	reason iso product item source class event op reply sql errno exit error return close`)
+	reason iso product item source class event op reply sql errno exit error return close
+	tracking shipping discount promo coupon reference ref order invoice batch lot serial model part sku tax airport
+	station route fault trouble diagnostic function exception completion condition abend color colour region state
+	county dial calling vendor customer cost department job project shift leave pay billing procedure diagnosis icd
+	cpt naics sic tariff commodity bar qr machine byte object morse swift iata icao unicode ascii scan char character
+	key keyboard short long time hash exit`)
 
 // lowerInto returns b in lower case, written into dst; nil when b is
 // longer than dst (no word this pass reads is).
@@ -252,7 +258,7 @@ func redactAnnounced(rw *rewriter) {
 				if e := rw.answerValue(i); e > i {
 					i, credEnd = e, -1 // security answer Lindenallee
 				}
-			} else if e := rw.clauseEndPassword(i); e > i {
+			} else if e := rw.clauseEndPassword(i, phraseNoun(last)); e > i {
 				i, credEnd = e, -1 // arena password fern8
 			}
 		case credEnd >= 0 && (settingFilter.may(lw) && settingWords[string(lw)] && since <= 1 || since >= announceWindow):
@@ -281,6 +287,19 @@ func redactAnnounced(rw *rewriter) {
 				i = e // changed from x to y: y too
 				since++
 			}
+		case credEnd >= 0 && code && since < 3 && codeToken(src, s, i) && !preposition(prev) &&
+			!announcesLater(src, i):
+			// door code for pickup 6232, PIN accepted (8374): the code a
+			// few words after its name, standing alone.
+			ds, de := s, i
+			for ds < de && src[ds] == '(' {
+				ds++
+			}
+			for de > ds && !isDigit(src[de-1]) {
+				de--
+			}
+			rw.mask(ds, de, kSecret)
+			credEnd = -1
 		case credEnd >= 0:
 			since++
 			if len(tok) > rt && (tok[rt] == '.' || tok[rt] == ';' || tok[rt] == ',') {
@@ -366,9 +385,12 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 // clauseEndPassword masks a password right after the credential word
 // that ends at i, with no connector between, when it ends the clause (the
 // text, a line, or punctuation): letters and digits, five or more,
-// shaped as a password (room password fern8). A word that goes on the
-// sentence (password reset2 done) is none. It returns the end, or i.
-func (rw *rewriter) clauseEndPassword(i int) int {
+// shaped as a password (room password fern8), words joined by dashes
+// (password tulip-saffron-harbor) or, after a phrase's noun (phrase), a
+// phrase of three words or more. A word that goes on the sentence
+// (password reset2 done, password reset link sent) is none. It returns
+// the end, or i.
+func (rw *rewriter) clauseEndPassword(i int, phrase bool) int {
 	src := rw.src
 	if i+2 >= len(src) || src[i] != ' ' || src[i+1] == '"' || src[i+1] == '\'' {
 		return i // a quoted value is the other passes'
@@ -379,12 +401,105 @@ func (rw *rewriter) clauseEndPassword(i int) int {
 	}
 	v := trimSentence(src[vs:ve], ".,;)")
 	end := vs + len(v)
-	if !(ve == len(src) || src[ve] == '\n' || end < ve) || len(v) < 5 || len(v) > 64 || !hasLetter(v) || !hasDigit(v) ||
-		!passwordShaped(v) || notASecret(src, vs, end) || isPlaceholder(v) {
+	clauseEnds := func(e int) bool {
+		return e == len(src) || src[e] == '\n' || src[e] == '.' || src[e] == ',' || src[e] == ';' || src[e] == ')' ||
+			src[e] == ' ' && e+1 < len(src) && src[e+1] == '('
+	}
+	if isPlaceholder(v) || notASecret(src, vs, end) {
 		return i
 	}
-	rw.mask(vs, end, kSecret)
-	return end
+	if clauseEnds(end) && len(v) >= 5 && len(v) <= 64 && (hasLetter(v) && hasDigit(v) && passwordShaped(v) || dashedWords(v) >= 3) {
+		rw.mask(vs, end, kSecret)
+		return end
+	}
+	// A pass phrase of words, to the clause's end (passphrase otter
+	// pebble granite heron).
+	if !phrase {
+		return i // a password's word before words is prose (password reset link sent)
+	}
+	e, n := vs, 0
+	for n < 12 {
+		w := e
+		for w < len(src) && w-e <= 10 && src[w] >= 'a' && src[w] <= 'z' {
+			w++
+		}
+		if w-e < 3 || w-e > 10 || grammarWords[string(src[e:w])] || settingWords[string(src[e:w])] || w < len(src) && isWord(src[w]) {
+			break
+		}
+		e, n = w, n+1
+		if e+1 >= len(src) || src[e] != ' ' || src[e+1] < 'a' || src[e+1] > 'z' {
+			break
+		}
+		e++
+	}
+	if n >= 3 && clauseEnds(e) {
+		rw.mask(vs, e, kSecret)
+		return e
+	}
+	return i
+}
+
+// phraseNoun reports whether w, a credential word in lower case, names a
+// phrase of words: a passphrase, a phrase, a seed, a mnemonic.
+func phraseNoun(w []byte) bool {
+	switch string(w) {
+	case "passphrase", "phrase", "seed", "mnemonic", "words":
+		return true
+	}
+	return false
+}
+
+// dashedWords returns how many words of three to ten small letters v is,
+// joined by dashes, none a function word; 0 when it is anything else.
+func dashedWords(v []byte) int {
+	n := 0
+	for _, w := range bytes.Split(v, []byte{'-'}) {
+		if len(w) < 3 || len(w) > 10 || !isLowerWord(w) || grammarWords[string(w)] {
+			return 0
+		}
+		n++
+	}
+	return n
+}
+
+// preposition reports whether w is one of prepositions, in any case.
+func preposition(w []byte) bool {
+	var buf [4]byte
+	if len(w) > len(buf) {
+		return false
+	}
+	for k, c := range w {
+		buf[k] = lower(c)
+	}
+	return prepositions[string(buf[:len(w)])]
+}
+
+// announcesLater reports whether the text after i goes on to a connector
+// within a few words (PIN for 1003 changed to x, PIN for card 23 is x):
+// the number before it names what the code is for.
+func announcesLater(src []byte, i int) bool {
+	rest := src[i:min(len(src), i+40)]
+	for _, c := range []string{" is ", " was ", " changed", " set to ", " to ", " reset to "} {
+		if bytes.Contains(rest, []byte(c)) {
+			return true
+		}
+	}
+	return false
+}
+
+// codeToken reports whether src[s:e], a token, is a code of four to ten
+// digits, in parentheses or not, before the end of a clause.
+func codeToken(src []byte, s, e int) bool {
+	for s < e && src[s] == '(' {
+		s++
+	}
+	d := s
+	for d < e && isDigit(src[d]) {
+		d++
+	}
+	rest := src[d:e]
+	return d-s >= 4 && d-s <= 10 && (len(rest) == 0 || string(rest) == ")" || len(rest) == 1 && strings.IndexByte(".,;#", rest[0]) >= 0 ||
+		string(rest) == ")," || string(rest) == ").")
 }
 
 // sameShape reports whether a and b, of one length, hold letters or
@@ -436,7 +551,7 @@ func (rw *rewriter) slashPair(i int) int {
 	}
 	v := trimSentence(src[vs:ve], ".,;")
 	if !(passwordShaped(v) || allDigits(v) && len(v) >= 4) || notASecret(src, vs, vs+len(v)) || isPlaceholder(v) ||
-		vs == ne+1 && (len(v) < 8 || !hasDigit(v) || bytes.IndexByte(v, '/') >= 0) {
+		vs == ne+1 && !(allDigits(v) && len(v) >= 4) && (len(v) < 8 || !hasDigit(v) || bytes.IndexByte(v, '/') >= 0) {
 		return i
 	}
 	if nameLike(src[ns:ne]) && !roleAccount(src[ns:ne]) {
@@ -514,7 +629,7 @@ func gateAnnounced(src []byte, _ features) bool {
 
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
-	"phrase", "contra", "clave", "wifi", "wlan", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
+	"phrase", "contra", "clave", "wifi", "wlan", "keyp", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
 	"vouch", "key", "pw", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
 
 var announceTable = newPrefixTable(announceStarts)

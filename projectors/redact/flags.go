@@ -15,6 +15,10 @@ type flagContext struct {
 	credentials bool // a command of credentialCommands is on the line
 	redis       bool // -a is redis-cli's password
 	password    bool // a short -p or -P on the line carries a password: -u and -U carry its account
+	// mysql: a MySQL or MariaDB client is on the line, and no sshpass: its
+	// -p takes a password attached only (-pS3cret); "-p db" prompts for
+	// one and names the database.
+	mysql bool
 }
 
 // lineContext looks for the commands as they are typed: in lower case.
@@ -28,6 +32,7 @@ func lineContext(src []byte) flagContext {
 	}
 	fc.redis = bytes.Contains(src, []byte("redis-cli")) || bytes.Contains(src, []byte("keydb-cli"))
 	fc.password = passwordFlag(src)
+	fc.mysql = (bytes.Contains(src, []byte("mysql")) || bytes.Contains(src, []byte("mariadb"))) && !bytes.Contains(src, []byte("sshpass"))
 	return fc
 }
 
@@ -202,6 +207,9 @@ func shortValue(flag byte, v []byte, fc flagContext, attached bool) string {
 		// -p logs, ssh -p 2222, docker -p 5432:5432.
 		if portsOnly(v) || v[0] == '/' || v[0] == '~' || v[0] == '.' || notASecretValue(v) {
 			return ""
+		}
+		if flag == 'p' && !attached && fc.mysql {
+			return "" // mysql -p appdb: a prompt, then the database
 		}
 		if flag == 'P' && (attached || !credentialLike(v)) {
 			// -P is a password to sqlcmd and zip, a profile to mvn (-P prod-eu)

@@ -152,8 +152,23 @@ func (r *wordRun) extends(src []byte, i int) bool {
 
 // close masks the run when it is a mnemonic, and ends it.
 func (r *wordRun) close(rw *rewriter) {
-	if r.n >= 12 && r.n <= 25 && mnemonic(rw.src[r.start:r.end]) {
-		rw.mask(r.start, r.end, kSecret)
+	start := r.start
+	if r.n > 25 {
+		// Words that announce it run into it (wallet seed x y z …): the
+		// last 24 are the mnemonic.
+		start = r.end
+		for n := 0; n < 24; n++ {
+			start--
+			for start > r.start && rw.src[start-1] != ' ' && rw.src[start-1] != ',' {
+				start--
+			}
+			for n < 23 && start > r.start && (rw.src[start-1] == ' ' || rw.src[start-1] == ',') {
+				start--
+			}
+		}
+	}
+	if r.n >= 12 && mnemonic(rw.src[start:r.end]) {
+		rw.mask(start, r.end, kSecret)
 	}
 	r.n = 0
 }

@@ -75,7 +75,7 @@ var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode s
 var qualifiedNouns = func() map[string]map[string]bool {
 	key := wordSet(`api access secret private client account master encryption decryption signing sas auth
 		license app consumer storage shared hmac webhook integration local device authentication network psk security
-		pairing activation product registration unlock wifi wireless wpa`)
+		pairing activation product registration unlock wifi wireless wpa enrolment enrollment`)
 	code := wordSet(`otp mfa 2fa sms login`) // and any word secretCode allows
 	phrase := wordSet(`seed recovery backup mnemonic secret pass`)
 	answer := wordSet(`security secret question questions verification challenge`)
@@ -100,19 +100,14 @@ func qualified(k []byte, words [][2]int, n int) bool {
 }
 
 // secretCode reports whether the word q before "code" makes the code a
-// secret: any word but one of prose, of settings or of public codes
-// (error, status, country): door code, gate_code, emergency_code.
+// secret: any noun but one of settings or of public codes (error, status,
+// country, tracking), and no word of grammar (with code 1001): door code,
+// gate_code, emergency_code, menu code.
 func secretCode(q string) bool {
-	return len(q) > 2 && allLetters([]byte(q)) && !publicCodes[q] && (!englishWords[q] || accessWords[q]) && !settingWords[q]
+	return len(q) > 2 && allLetters([]byte(q)) && !publicCodes[q] && !grammarWords[q] && !settingWords[q]
 }
 
-// accessWords are the words of prose that name a code by what it grants:
-// getting in, unlocking, overriding, proving who one is (service code,
-// validation code, check-in code, disarm code).
-var accessWords = wordSet(`access entry entrance door gate unlock override service validation verification confirmation
-	pairing activation authorisation authorization redemption invite invitation recovery reset disarm arm keypad lock
-	locker safe vault duress master admin installer technician supervisor manager guest staff enrolment enrollment
-	registration release pickup checkin signin login alarm transfer`)
+
 
 // settingWords are the words that make a key name a property of a
 // credential, or where it comes from, rather than the credential itself,
@@ -913,7 +908,7 @@ func redactKV(rw *rewriter) {
 					break
 				}
 			}
-			if e := refEnd(src, vs); e > 0 || authParams(src[vs:ve]) {
+			if e := refEnd(src, vs); e > 0 || authParams(src[vs:ve]) || maskValue(bytes.TrimSpace(src[vs:ve])) {
 				i = max(e, vs) - 1 // Bearer $TOKEN; Bearer realm="api": no credential
 				continue
 			}
@@ -928,10 +923,14 @@ func redactKV(rw *rewriter) {
 			}
 			rw.mask(vs, ve, kSecret)
 		case kvUser:
-			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || enumerated(val) || refEnd(src, vs) > 0 || val[0] == '/' {
+			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || enumerated(val) || refEnd(src, vs) > 0 || val[0] == '/' ||
+				len(val) <= 128 && bytes.IndexByte(val, '=') > 0 {
 				// uid=0, euid=1000: numeric ids of system accounts; admin,
 				// ci: accounts named for their role; *****: a mask; a
-				// path or a command (CreatedBy: /bin/sh -c …) names no one.
+				// path or a command (CreatedBy: /bin/sh -c …) names no one;
+				// nor does an assignment (login: user=x), read on its own
+				// (a short one: a long run is masked whole, so that the
+				// keys inside it are not each read to its end).
 				continue
 			}
 			if quote == 0 && bytes.IndexByte(val, ':') > 0 {
@@ -1211,10 +1210,31 @@ func maskCookies(rw *rewriter, vs, ve int) {
 }
 
 // preference reports whether a cookie's value is a word of small letters
-// (theme=dark, lang=en): a preference, unless the cookie's name names a
-// credential.
+// (theme=dark, lang=en), a locale, a boolean or a consent's choices: a
+// preference, unless the cookie's name names a credential.
 func preference(v []byte) bool {
-	return len(v) <= 12 && isLowerWord(v) || len(v) == 2 && v[0] >= 'a' && v[1] >= 'a' && allLetters(v)
+	return len(v) <= 12 && isLowerWord(v) || len(v) == 2 && v[0] >= 'a' && v[1] >= 'a' && allLetters(v) ||
+		localeTag(v) || maskValue(v) || len(v) <= 24 && choices(v)
+}
+
+// localeTag reports whether v is a language and a region (en-GB, pt_BR).
+func localeTag(v []byte) bool {
+	return len(v) == 5 && v[0] >= 'a' && v[1] >= 'a' && (v[2] == '-' || v[2] == '_') && isUpper(v[3]) && isUpper(v[4]) &&
+		allLetters(v[:2])
+}
+
+// choices reports whether v is words of small letters paired by ':' and
+// listed by ',' (analytics:false,ads:true): a consent's choices.
+func choices(v []byte) bool {
+	if bytes.IndexByte(v, ':') <= 0 {
+		return false
+	}
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c == ':' || c == ',' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // cookieAttributes are the attributes of a Set-Cookie header.

@@ -1,6 +1,9 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // Values that stand in a credential's position but are not credentials:
 // references to one (${DB_PASSWORD}, os.Getenv("TOKEN"), {{ .Values.x }},
@@ -123,6 +126,9 @@ func refEnd(src []byte, i int) int {
 	if refCallFirst[rest[0]] {
 		for _, call := range refCalls {
 			if hasPrefixFold(rest, call) {
+				if call[len(call)-1] == ':' {
+					return i + schemeTail(rest, len(call))
+				}
 				return i + refTail(rest, len(call))
 			}
 		}
@@ -305,6 +311,16 @@ func placeholder(v []byte) bool {
 // refTail returns the end of a call's argument or a lookup's path that
 // starts at k: to the closing bracket of an open one, or the end of the
 // dotted name.
+// schemeTail returns the end of a reference by scheme (vault:kv/data/app#key,
+// file:/run/secrets/db): the path after the scheme, its '/', '#', ':' and
+// '@' included.
+func schemeTail(rest []byte, k int) int {
+	for k < len(rest) && (isWord(rest[k]) || strings.IndexByte("./-#:@~", rest[k]) >= 0) {
+		k++
+	}
+	return k
+}
+
 func refTail(rest []byte, k int) int {
 	depth := 0
 	if k > 0 && (rest[k-1] == '(' || rest[k-1] == '[') {
@@ -338,6 +354,8 @@ func maskValue(v []byte) bool {
 	case "null", "nil", "none", "true", "false", "yes", "no", "undefined", "redacted", "[redacted]",
 		"<redacted>", "(redacted)", "hidden", "masked", "[hidden]", "[filtered]", "filtered", "empty", "unset", "omitted",
 		"changeme", "change_me", "change-me", "placeholder", "pass",
+		// A state, as a feature's setting shows it (secret_scanning: enabled).
+		"enabled", "disabled", "on", "off",
 		// A type's name in a signature (secret_id: str).
 		"str", "string", "int", "bool", "boolean", "bytes", "object", "optional",
 		// The type of a public key, as ssh writes it before the key.

@@ -71,6 +71,7 @@ func redactEmail(rw *rewriter) {
 		for s > 0 && isLocalByte(src[s-1]) {
 			s--
 		}
+		s = afterEscape(src, s, i)
 		e := i + 1
 		for e < len(src) && isDomainByte(src[e]) {
 			e++

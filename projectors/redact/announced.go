@@ -288,7 +288,7 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 		vs++
 	}
 	ve := vs
-	for ve < len(src) && !isSpace(src[ve]) && src[ve] != quote && (quote != 0 || src[ve] != '"' && src[ve] != '\'') {
+	for ve < len(src) && !endsToken(src, ve) && src[ve] != quote && (quote != 0 || src[ve] != '"' && src[ve] != '\'') {
 		ve++
 	}
 	v := src[vs:ve]
@@ -341,7 +341,7 @@ func (rw *rewriter) slashPair(i int) int {
 	}
 	vs := ne + 3
 	ve := vs
-	for ve < len(src) && !isSpace(src[ve]) && ve-vs <= 64 {
+	for ve < len(src) && !endsToken(src, ve) && ve-vs <= 64 {
 		ve++
 	}
 	v := trimSentence(src[vs:ve], ".,;")

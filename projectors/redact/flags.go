@@ -92,7 +92,7 @@ func redactFlags(rw *rewriter) {
 			// flag named for a credential is read by its name (-Password,
 			// -pw, -User).
 			ve := ks + 1
-			for ve < len(src) && !isSpace(src[ve]) && src[ve] != '"' && src[ve] != '\'' {
+			for ve < len(src) && !endsToken(src, ve) && src[ve] != '"' && src[ve] != '\'' {
 				ve++
 			}
 			if repl := shortValue(name[0], src[ks+1:ve], fc, true); repl != "" {
@@ -153,7 +153,7 @@ func flagValue(src []byte, ke int) (vs, ve int, ok bool) {
 		return vs, ve, ve > vs
 	}
 	ve = vs
-	for ve < len(src) && !isSpace(src[ve]) && src[ve] != '"' && src[ve] != '\'' {
+	for ve < len(src) && !endsToken(src, ve) && src[ve] != '"' && src[ve] != '\'' {
 		ve++
 	}
 	return vs, ve, ve > vs

@@ -89,6 +89,7 @@ func redactHumanShaped(rw *rewriter) {
 		for i < len(src) && humanClass[src[i]]&hStop != 0 {
 			i++
 		}
+		i = afterEscape(src, i, len(src))
 		s, j, seen := i, i, uint16(0)
 		for ; j < len(src); j++ {
 			cl := humanClass[src[j]]

@@ -334,11 +334,52 @@ func valueEnd(src []byte, i int) int {
 	return i
 }
 
-// escapedBreak reports whether src[i], a backslash, starts an escaped
-// line break or tab (\n, \r, \t) of a message logged on one line: it ends
-// a value as the break itself would.
-func escapedBreak(src []byte, i int) bool {
-	return src[i] == '\\' && i+1 < len(src) && (src[i+1] == 'n' || src[i+1] == 'r' || src[i+1] == 't')
+// escapedBreak reports whether src[i] starts the escape of a control
+// character (escapeLen): it ends a value as the character itself would.
+func escapedBreak(src []byte, i int) bool { return escapeLen(src, i) > 0 }
+
+// escapeLen returns the length of the backslash escape of a control
+// character that starts at src[i], 0 when none does: \n, \r, \t and the
+// other escapes of JSON and Go (\b, \f, \v, \a), and the control
+// characters by number (\u000a, \x1b). A message logged on one line writes
+// its line breaks, tabs and terminal codes so, and every pass that
+// delimits a value or a token reads such an escape as the separator it
+// stands for: the letter after the backslash is no part of the next word.
+func escapeLen(src []byte, i int) int {
+	if i+1 >= len(src) || src[i] != '\\' {
+		return 0
+	}
+	switch src[i+1] {
+	case 'n', 'r', 't', 'b', 'f', 'v', 'a':
+		return 2
+	case 'u':
+		if i+6 <= len(src) && src[i+2] == '0' && src[i+3] == '0' && (src[i+4] == '0' || src[i+4] == '1') && isHex(src[i+5]) {
+			return 6
+		}
+	case 'x':
+		if i+4 <= len(src) && (src[i+2] == '0' || src[i+2] == '1') && isHex(src[i+3]) {
+			return 4
+		}
+	}
+	return 0
+}
+
+// endsToken reports whether src[i] ends a token: white space, or the
+// escape of a control character that stands for it.
+func endsToken(src []byte, i int) bool {
+	return isSpace(src[i]) || src[i] == '\\' && escapeLen(src, i) > 0
+}
+
+// afterEscape returns s, the start of a token that follows a byte no
+// token holds, moved past the escape of a control character that starts
+// at that byte (the n of "\nbob@example.com"), but not beyond end.
+func afterEscape(src []byte, s, end int) int {
+	if s > 0 && src[s-1] == '\\' {
+		if n := escapeLen(src, s-1); n > 0 {
+			return min(s-1+n, end)
+		}
+	}
+	return s
 }
 
 // phraseEnd returns the end of a pass phrase that starts with the word
@@ -607,9 +648,7 @@ func redactKV(rw *rewriter) {
 		for ks < ke && src[ks] == '-' {
 			ks++ // --password=x: the key is password
 		}
-		if ks > 0 && ks < ke && escapedBreak(src, ks-1) {
-			ks++ // \npassword=x: an escaped line break, then the key
-		}
+		ks = afterEscape(src, ks, ke) // \npassword=x: an escaped line break, then the key
 		if ks == ke || c == ':' && ks > 0 && src[ks-1] == '$' {
 			continue // no key, or a variable's name ($USER:$PASS)
 		}

@@ -694,3 +694,24 @@ func TestPasswordDirectivesTakeAnyWord(t *testing.T) {
 		"requirepass ${REDIS_PASSWORD}":               "requirepass ${REDIS_PASSWORD}",
 	})
 }
+
+// The escape of a control character (\n, \t, \r, \u000a, \x1b) in a
+// message logged on one line separates as the character itself would, in
+// every pass that delimits a value or a token: its letter joins neither
+// the value before it nor the token after it.
+func TestEscapedControlSeparates(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`{"out":"build ok\nrequest 7QpxK2mZr4Lw8NvB3sYt done"}`:  `{"out":"build ok\nrequest <ID> done"}`,
+		`{"out":"queued\tK2mZr4Lw8NvB3sYt7Qpx"}`:                 `{"out":"queued\t<ID>"}`,
+		`{"out":"queued\u000aK2mZr4Lw8NvB3sYt7Qpx"}`:             `{"out":"queued\u000a<ID>"}`,
+		`{"log":"passphrase: Harbor?Oatmeal48\nnext line here"}`: `{"log":"passphrase: <SECRET>\nnext line here"}`,
+		`{"log":"secret: kettle77\u000anext line here"}`:         `{"log":"secret: <SECRET>\u000anext line here"}`,
+		`{"log":"The password is marmot88\nThe next step"}`:      `{"log":"The password is <SECRET>\nThe next step"}`,
+		`{"cmd":"login ops Lantern!Fig42\nwhoami"}`:              `{"cmd":"login <USER> <SECRET>\nwhoami"}`,
+		`{"cmd":"mysql -u root -pquill8Harbor\nexit"}`:           `{"cmd":"mysql -u root -p<SECRET>\nexit"}`,
+		`{"out":"sent\nmara.oduya@tidewater.org\nnext"}`:         `{"out":"sent\n<EMAIL>\nnext"}`,
+		`{"out":"progress\x0dK2mZr4Lw8NvB3sYt7Qpx"}`:             `{"out":"progress\x0d<ID>"}`,
+		`{"out":"progress 100%\rK2mZr4Lw8NvB3sYt7Qpx"}`:          `{"out":"progress 100%\r<ID>"}`,
+		`{"out":"hint\nSummer2024!\nnext"}`:                      `{"out":"hint\n<SECRET>\nnext"}`,
+	})
+}

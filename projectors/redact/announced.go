@@ -282,6 +282,7 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 	if refEnd(src, vs) > 0 {
 		return i // ((db-password)), !secret x, ${X:?must be set}
 	}
+	vs = typeTagEnd(src, vs)
 	var quote byte
 	if vs < len(src) && (src[vs] == '\'' || src[vs] == '"') {
 		quote = src[vs]

@@ -334,6 +334,31 @@ func valueEnd(src []byte, i int) int {
 	return i
 }
 
+// typeTagEnd returns where the value after the YAML type tag at src[i]
+// starts (!!str x, !!binary x, Ansible's !unsafe 'x'), or i when there
+// is none: the tag says how to read the value and is no part of it.
+func typeTagEnd(src []byte, i int) int {
+	e := i
+	switch {
+	case hasPrefixFold(src[i:], "!!"):
+		e += 2
+		for e < len(src) && e-i < 18 && isAlpha(src[e]) {
+			e++
+		}
+		if e == i+2 {
+			return i
+		}
+	case hasPrefixFold(src[i:], "!unsafe"):
+		e += len("!unsafe")
+	default:
+		return i
+	}
+	if e+1 >= len(src) || src[e] != ' ' || isSpace(src[e+1]) {
+		return i
+	}
+	return e + 1
+}
+
 // escapedBreak reports whether src[i] starts the escape of a control
 // character (escapeLen): it ends a value as the character itself would.
 func escapedBreak(src []byte, i int) bool { return escapeLen(src, i) > 0 }
@@ -735,6 +760,7 @@ func redactKV(rw *rewriter) {
 		if vs >= len(src) {
 			continue
 		}
+		vs = typeTagEnd(src, vs)
 		var quote byte
 		if bytes.HasPrefix(src[vs:], []byte(`<<"`)) {
 			vs += 2 // an Erlang binary: <<"value">>

@@ -104,9 +104,10 @@ func redactPositions(rw *rewriter) {
 		if i > 0 && (isWord(src[i-1]) || src[i-1] == '-') || !isKeyByte(c) && c != '*' && c != '<' {
 			continue
 		}
-		if i > 0 && (src[i-1] == '.' || src[i-1] == '/' || src[i-1] == '\\') {
-			// A word inside a path or a dotted name is no keyword, but
-			// /subscriptions/<id> names an account.
+		if i > 0 && (src[i-1] == '.' || src[i-1] == '/' || src[i-1] == '\\' || src[i-1] == '!') {
+			// A word inside a path or a dotted name is no keyword, nor
+			// is a YAML tag (!secret name: a reference to a secret) or
+			// a negated name, but /subscriptions/<id> names an account.
 			e := i
 			for e < len(src) && e-i <= 16 && isWord(src[e]) {
 				e++

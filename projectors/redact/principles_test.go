@@ -715,3 +715,24 @@ func TestEscapedControlSeparates(t *testing.T) {
 		`{"out":"hint\nSummer2024!\nnext"}`:                      `{"out":"hint\n<SECRET>\nnext"}`,
 	})
 }
+
+// A YAML tag that resolves a name elsewhere (!secret, !env_var, !include,
+// !Ref) makes the name a reference to a secret, kept as it is, and the
+// credential word inside a tag is no keyword; a type tag (!!str, !unsafe)
+// is kept and the value after it is the value.
+func TestYAMLTags(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"mqtt_password: !secret broker_pass_2":       "mqtt_password: !secret broker_pass_2",
+		"  api_key: !secret OpenMeteoKey3":           "  api_key: !secret OpenMeteoKey3",
+		"token: !env_var LINKY_TOKEN_V2":             "token: !env_var LINKY_TOKEN_V2",
+		"password: !env_var broker_pass_9":           "password: !env_var broker_pass_9",
+		"client_secret: !include oauth_secret2.yaml": "client_secret: !include oauth_secret2.yaml",
+		"DBPassword: !ImportValue shared-DbPass7":    "DBPassword: !ImportValue shared-DbPass7",
+		"webhook_secret: !input hook_secret_4":       "webhook_secret: !input hook_secret_4",
+		"ota: { password: !secret ota_pass_v3 }":     "ota: { password: !secret ota_pass_v3 }",
+		"password: !!str Quokka84vale":               "password: !!str <SECRET>",
+		"vault_password: !unsafe 'Gannet{{41}}Reef'": "vault_password: !unsafe '<SECRET>'",
+		"password: Quokka84vale":                     "password: <SECRET>",
+		"if (!secret2fa) { prompt(user) }":           "if (!secret2fa) { prompt(user) }",
+	})
+}

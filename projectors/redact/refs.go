@@ -23,6 +23,10 @@ var refCalls = []string{
 	"os.getenv(", "os.environ[", "os.environ.get(", "getenv(", "system.getenv(", "env[", "env.fetch(",
 	"process.env.", "secrets.", "vars.", "env.", "environment.getenvironmentvariable(", "lookup(",
 	"!ref ", "!sub ", "!vault", "!secret ", "!getatt ", "vault:", "secretref:", "valuefrom:", "file:",
+	// The YAML tags that resolve a name elsewhere (Home Assistant's and
+	// ESPHome's secrets file, the environment, an included file, a
+	// blueprint's input, another stack's export): the name is a place.
+	"!env_var ", "!env ", "!include ", "!input ", "!importvalue ", "!findinmap ",
 }
 
 // refFirst marks the bytes a reference may start with: refOpenFirst the

@@ -89,6 +89,12 @@ func credentialWord(w []byte, keys *keyCache) bool {
 	if len(w) > 4 && w[0] == 'n' && w[1] == 'o' && keys.classify(w[2:]) == kvSecret {
 		return false // nopass, nopassword: the absence of one, a flag
 	}
+	if k := bytes.LastIndexByte(w, '-'); k > 0 && k+1 < len(w) && allLetters(w[k+1:]) && keys.classify(w[k+1:]) != kvSecret {
+		// A word joined to the credential word by a hyphen makes a
+		// compound that names something else (password-protected,
+		// token-based, secret-free): db-password names a password.
+		return false
+	}
 	return !refusedKeyword[string(w)] && keys.classify(w) == kvSecret
 }
 

@@ -736,3 +736,18 @@ func TestYAMLTags(t *testing.T) {
 		"if (!secret2fa) { prompt(user) }":           "if (!secret2fa) { prompt(user) }",
 	})
 }
+
+// A credential word joined by a hyphen to a following word makes an
+// adjective or a compound noun (password-protected, token-based,
+// secret-free), not a keyword: the text after it is no value. A compound
+// whose last word is the credential still names one.
+func TestHyphenedCompoundIsNoKeyword(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"the lounge wifi is password-protected (voucher printed at reception)": "the lounge wifi is password-protected (voucher printed at reception)",
+		"the demo runs token-gated (invite4 only)":                             "the demo runs token-gated (invite4 only)",
+		"ships secret-scanning (pre-commit7) by default":                       "ships secret-scanning (pre-commit7) by default",
+		"passphrase-encrypted (AES-256) backups are kept for 30 days":          "passphrase-encrypted (AES-256) backups are kept for 30 days",
+		"set db-password Quokka84vale":                                         "set db-password <SECRET>",
+		"wifi-passphrase Gannet!Reef41":                                        "wifi-passphrase <SECRET>",
+	})
+}

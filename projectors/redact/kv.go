@@ -112,6 +112,13 @@ var settingWords = wordSet(`count len length size ttl timeout expiry expires exp
 	param store kind source label hint rule rules valid validity age function func handler mechanism mechanisms
 	backend class module plugin server impl column num`)
 
+// interfaceWords name a part or a state of the interface that shows or
+// asks for a credential (secretMenuVisible, token_button, passwordIcon):
+// after the credential word they make the key name that thing, as a
+// setting word does.
+var interfaceWords = wordSet(`menu menus button buttons btn icon visible visibility shown hidden screen dialog modal
+	popup panel tab tooltip banner widget toggle checkbox dropdown spinner overlay drawer sidebar toolbar meter indicator`)
+
 // boundWords are the setting words that make a setting wherever they
 // stand: they count or bound what follows them (max_tokens, min_password).
 var boundWords = wordSet(`count len length size max min limit num`)
@@ -237,7 +244,7 @@ func classifyKey(key []byte) kvClass {
 		switch {
 		case boundWords[string(w)] || boundGlued(w):
 			return kvNone
-		case settingWords[string(w)]:
+		case settingWords[string(w)] || interfaceWords[string(w)]:
 			setting = class != kvNone
 		case string(w) == "authorization":
 			class, setting = kvAuth, false

@@ -751,3 +751,25 @@ func TestHyphenedCompoundIsNoKeyword(t *testing.T) {
 		"wifi-passphrase Gannet!Reef41":                                        "wifi-passphrase <SECRET>",
 	})
 }
+
+// A credential word followed by a word of the interface names the part
+// of the interface that shows or asks for it (a menu, a button, whether
+// it is visible), not the credential; qualified and compound keys keep
+// their class.
+func TestInterfaceWordsAfterACredential(t *testing.T) {
+	for key, want := range map[string]kvClass{
+		"secretMenuVisible": kvNone, "token_button": kvNone, "passwordIcon": kvNone, "pinDialog": kvNone,
+		"showPasswordToggle": kvNone, "secretKey": kvSecret, "clientSecret": kvSecret, "passwordHash": kvNone,
+		"db_password": kvSecret, "secret_access_key": kvSecret, "menu_password": kvSecret,
+	} {
+		if got := classifyKey([]byte(key)); got != want {
+			t.Errorf("classifyKey(%q) = %v, want %v", key, got, want)
+		}
+	}
+	expectRedacted(t, map[string]string{
+		"const secretPanelShown = cart.items.length > 3;": "const secretPanelShown = cart.items.length > 3;",
+		"passcode_modal = views.lockScreen":               "passcode_modal = views.lockScreen",
+		"token_dropdown: settings.tokenList":              "token_dropdown: settings.tokenList",
+		"menu_secret = Quokka84vale":                      "menu_secret = <SECRET>",
+	})
+}

@@ -773,3 +773,14 @@ func TestInterfaceWordsAfterACredential(t *testing.T) {
 		"menu_secret = Quokka84vale":                      "menu_secret = <SECRET>",
 	})
 }
+
+// A path of members compared with another value is an expression of
+// code, not a value, whatever its key names.
+func TestComparedPathIsCode(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"const auth = staff.level === 'owner' && !till.closed;": "const auth = staff.level === 'owner' && !till.closed;",
+		"let passOk = ctx.badge.id !== undefined;":              "let passOk = ctx.badge.id !== undefined;",
+		"password = Summer.Time && echo done":                   "password = <SECRET> && echo done",
+		"password = Summer.Time":                                "password = <SECRET>",
+	})
+}

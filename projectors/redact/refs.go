@@ -269,8 +269,23 @@ end:
 		return k
 	case parts > 1 && (k == len(rest) || !valueByte[rest[k]]) && classifyKey(rest[last:k]) == kvSecret:
 		return k
+	case parts > 1 && compared(rest[k:]):
+		return k
 	}
 	return -1
+}
+
+// compared reports whether rest, after a path of members, compares it
+// (user.role === 'manager', ctx.user.id != nil): an expression of code,
+// whose value the program computes.
+func compared(rest []byte) bool {
+	rest = bytes.TrimLeft(rest[:min(len(rest), 6)], " ")
+	for _, op := range []string{"===", "!==", "==", "!="} {
+		if bytes.HasPrefix(rest, []byte(op)) {
+			return true
+		}
+	}
+	return false
 }
 
 // noteEnd returns the end of a note in brackets at vs ((not set), [none

@@ -456,12 +456,16 @@ func testResult(src []byte, ks int) bool {
 // sentenceAfter reports whether the text at vs, after a key and a colon,
 // opens a sentence rather than giving a value: a word of letters (or a
 // capitalised word that is a sentence of its own, "Required."), then one
-// of the next three words, across a full stop, is a function word of
-// English (an article, a preposition, a conjunction, a pronoun or an
-// auxiliary): no value is followed by grammar.
+// of the next three words, across a full stop, is a function word (an
+// article, a preposition, a conjunction, a pronoun or an auxiliary) of
+// one of the languages whose credential words the redactor knows: no
+// value is followed by grammar, and none is a function word followed by
+// more words (Mot de passe : au moins 12 caractères). A number is a word
+// of the sentence (mínimo 10 caracteres, una mayúscula).
 func sentenceAfter(src []byte, vs int) bool {
+	letter := func(c byte) bool { return isAlpha(c) || c >= 0x80 }
 	e := vs
-	for e < len(src) && e-vs <= 32 && isAlpha(src[e]) {
+	for e < len(src) && e-vs <= 32 && letter(src[e]) {
 		e++
 	}
 	if e == vs || e-vs > 32 || e+2 >= len(src) {
@@ -473,10 +477,12 @@ func sentenceAfter(src []byte, vs int) bool {
 			return false
 		}
 		k = e + 1 // "Required. The name of …": the next sentence shows the grammar
+	} else if src[e] == ' ' && letter(src[e+1]) && closedClassWords[string(lowerASCII(src[vs:e]))] {
+		return true
 	}
 	for n := 0; n < 3 && k+1 < len(src) && src[k] == ' '; n++ {
 		w := k + 1
-		for w < len(src) && w-k <= 16 && isAlpha(src[w]) {
+		for w < len(src) && w-k <= 24 && (letter(src[w]) || isDigit(src[w])) {
 			w++
 		}
 		if w == k+1 || w < len(src) && src[w] != ' ' && src[w] != ',' && src[w] != '.' {
@@ -492,12 +498,25 @@ func sentenceAfter(src []byte, vs int) bool {
 	return false
 }
 
-// closedClassWords are the closed classes of English: articles, pronouns,
-// prepositions, conjunctions and auxiliaries.
+// closedClassWords are the closed classes of English and of the other
+// languages of credentialWords written with spaces between words:
+// articles, pronouns, prepositions, conjunctions and auxiliaries.
 var closedClassWords = wordSet(`a an the this that these those it its we you they he she i
 	of to in on at by for from with into onto about over under between through without within
 	and or but nor if when while because so than as
-	is are was were be been being has have had do does did can could will would shall should may must not`)
+	is are was were be been being has have had do does did can could will would shall should may must not
+	el la los las un una unos unas lo de del al en con por para sin sobre entre hasta desde y e o u ni pero que como es son debe
+	els les uns unes amb per sense però és
+	le des du au aux à dans avec pour sans sur sous et ou mais dont est sont doit
+	der die das den dem ein eine einen einem einer und oder aber mit für von zu bei aus nach über unter ohne ist sind muss
+	os um uma umas do da dos das em no na nos nas pelo pela pelos pelas ao aos às num numa com sem mas é são deve
+	il gli uno di della dei delle nel nella alla ai dal dalla sul sulla senza su tra fra ma che è sono
+	het een maar met voor van op aan bij uit naar zonder zijn moet
+	ett och eller men för av på till från utan är ska og eller til fra uten uden er skal
+	w z na od dla bez oraz lub albo ale że co jest są musi
+	v ve ze pro nebo je jsou musí
+	ve veya ile için bir
+	и в на с для без или но что по из от до не`)
 
 func isLowerWord(w []byte) bool {
 	for _, c := range w {

@@ -784,3 +784,26 @@ func TestComparedPathIsCode(t *testing.T) {
 		"password = Summer.Time":                                "password = <SECRET>",
 	})
 }
+
+// After a credential word's colon, a word followed by the grammar of a
+// sentence opens one in any language whose credential words the
+// redactor knows: a password rule, not a password. A number is a word
+// of the sentence; a function word followed by more words opens one.
+func TestSentenceAfterTheColonInOtherLanguages(t *testing.T) {
+	expectKept(t,
+		"Contraseña: al menos 12 letras, sin espacios y con un símbolo.",
+		"Clave: exactamente 6 dígitos para el portal",
+		"Mot de passe : 14 caractères minimum avec une majuscule",
+		"Kennwort: wenigstens 9 Zeichen mit einer Zahl",
+		"Senha: pelo menos 10 caracteres e um símbolo",
+		"Wachtwoord: minstens 12 tekens met een hoofdletter",
+		"Passord: minst 10 tegn og ett tall",
+		"Hasło: przynajmniej 9 znaków oraz cyfra",
+	)
+	expectRedacted(t, map[string]string{
+		"Contraseña: gatito":      "Contraseña: <SECRET>",
+		"Kennwort: Quokka84vale":  "Kennwort: <SECRET>",
+		"Senha: marmelada":        "Senha: <SECRET>",
+		"password: lanternfish ✓": "password: <SECRET> ✓",
+	})
+}

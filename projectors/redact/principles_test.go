@@ -807,3 +807,21 @@ func TestSentenceAfterTheColonInOtherLanguages(t *testing.T) {
 		"password: lanternfish ✓": "password: <SECRET> ✓",
 	})
 }
+
+// After "user", an English word with the -s of a plural or of a verb
+// (user comments, the user accesses) continues the sentence; a name that
+// ends in s is still a name.
+func TestUserBeforeAnEnglishPlural(t *testing.T) {
+	expectKept(t,
+		"Please read other user comments before filing a bug",
+		"Send user invitations from the admin page",
+		"A list of User objects with a city attribute",
+		"In this mode user accesses are logged to the journal",
+		"Support for user customizations of the theme",
+	)
+	expectRedacted(t, map[string]string{
+		"sshd: session opened for user james by (uid=0)": "sshd: session opened for user <USER> by (uid=0)",
+		"Accepted password for user jonas from 10.0.0.7": "Accepted password for user <USER> from <IP>",
+		"user ines logged out":                           "user <USER> logged out",
+	})
+}

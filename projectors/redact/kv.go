@@ -962,6 +962,10 @@ func redactKV(rw *rewriter) {
 			continue
 		}
 		val := src[vs:ve]
+		if quote == 0 && namesItsKey(key, val) {
+			i = ve - 1 // Container: container, IDTokenFetcher: idTokenFetcher: the variable that holds it
+			continue
+		}
 		switch class {
 		case kvAuth:
 			for _, s := range authSchemes {
@@ -1026,6 +1030,27 @@ func redactKV(rw *rewriter) {
 		}
 		i = ve - 1
 	}
+}
+
+// namesItsKey reports whether the unquoted value v is the name of its
+// key, or of the key's last word, in any case (Container: container,
+// "webhook-signature" => signature): code passes the variable that holds
+// a field's value under the field's name, and no value is its own name.
+func namesItsKey(key, v []byte) bool {
+	if len(v) < 3 || len(v) > len(key) || !isAlpha(v[0]) {
+		return false
+	}
+	for _, c := range v {
+		if !isWord(c) {
+			return false
+		}
+	}
+	if bytes.EqualFold(key, v) {
+		return true
+	}
+	var words [16][2]int
+	n := keyWords(&words, key)
+	return n > 1 && bytes.EqualFold(key[words[n-1][0]:words[n-1][1]], v)
 }
 
 // elementText returns the bounds of the text of the element whose

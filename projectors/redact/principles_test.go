@@ -825,3 +825,19 @@ func TestUserBeforeAnEnglishPlural(t *testing.T) {
 		"user ines logged out":                           "user <USER> logged out",
 	})
 }
+
+// A value that is its key's name, or the name of the key's last word, in
+// another case is the variable that holds the field's value in code.
+func TestValueNamingItsKey(t *testing.T) {
+	expectKept(t,
+		"	srv := &Server{Host: host, Owner: owner}",
+		"	cfg := Config{RefreshToken: refreshToken, Timeout: timeout}",
+		`	"x-hub-signature" => signature,`,
+		"    apiKey: apikey,",
+	)
+	expectRedacted(t, map[string]string{
+		"Owner: moana":                 "Owner: <USER>",
+		"api_key: Quokka84vale":        "api_key: <SECRET>",
+		"refresh_token: refreshTokens": "refresh_token: <SECRET>",
+	})
+}

@@ -841,3 +841,17 @@ func TestValueNamingItsKey(t *testing.T) {
 		"refresh_token: refreshTokens": "refresh_token: <SECRET>",
 	})
 }
+
+// $::name is a variable of the global namespace (Tcl, Perl's main
+// package): a reference, like $NAME.
+func TestGlobalVariableIsAReference(t *testing.T) {
+	expectKept(t,
+		"    r auth $::admin_user $::admin_pass",
+		"    r config set masterauth $::primary_pass",
+		"    S 0 SENTINEL SET ring auth-pass $::sentinel_password",
+	)
+	expectRedacted(t, map[string]string{
+		"password: $::Kettle7": "password: <SECRET>",
+		"masterauth Quokka84":  "masterauth <SECRET>",
+	})
+}

@@ -72,6 +72,10 @@ func refEnd(src []byte, i int) int {
 		// digit unless it is upper case or holds '_' (a password may start
 		// with '$': $tr0ng is not a variable).
 		e := 1
+		if len(rest) > 3 && rest[1] == ':' && rest[2] == ':' {
+			e = 3 // $::password: a global of Tcl, Perl's main package
+		}
+		s := e
 		up, lo, digit, under := false, false, false, false
 		for e < len(rest) && isWord(rest[e]) {
 			c := rest[e]
@@ -81,7 +85,7 @@ func refEnd(src []byte, i int) int {
 			under = under || c == '_'
 			e++
 		}
-		if e >= 3 && (isAlpha(rest[1]) || rest[1] == '_') && !(up && lo) && (!digit || !lo || under) &&
+		if e >= s+2 && (isAlpha(rest[s]) || rest[s] == '_') && !(up && lo) && (!digit || !lo || under) &&
 			(e == len(rest) || !valueByte[rest[e]] || rest[e] == '.') {
 			if e < len(rest) && rest[e] == '{' {
 				if k := bytes.IndexByte(rest[e:], '}'); k > 0 {

@@ -365,6 +365,9 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 	// A sentence's punctuation after the value is not part of it.
 	v := trimSentence(src[vs:valueWord(src, vs)], ".,;")
 	ve := vs + len(v)
+	if linkText(v) {
+		return 0 // [Token Passthrough](#token-passthrough): a link's title
+	}
 	if passDirectives[string(w)] && len(v) > 0 && !notASecret(src, vs, ve) && !directiveProse(v) {
 		rw.mask(vs, ve, kSecret) // no prose says requirepass: its value is what it is
 		return ve
@@ -939,8 +942,8 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 				i++
 			}
 		}
-		if s == i || i > len(src) || strings.IndexByte("|;&+#<>", src[s]) >= 0 || !strict && src[s] == '(' {
-			break // a pipe, a comment; after a verb of prose, a remark in parentheses
+		if s == i || i > len(src) || strings.IndexByte("|;&+#<>", src[s]) >= 0 || !strict && src[s] == '(' || linkText(src[s:i]) {
+			break // a pipe, a comment; after a verb of prose, a remark in parentheses; a link's title
 		}
 		isFlag := src[s] == '-' || src[s] == '/' && i-s < 10 && bytes.IndexByte(src[s+1:i], '/') < 0
 		if !isFlag && !(flag && !strict) {
@@ -968,6 +971,14 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 		return pe
 	}
 	return 0
+}
+
+// linkText reports whether the word v ends the text of a Markdown link,
+// "](" and its target after it: the words before are the link's title,
+// which no credential runs across.
+func linkText(v []byte) bool {
+	k := bytes.Index(v, []byte("]("))
+	return k > 0 && isAlpha(v[k-1])
 }
 
 // trimSentence returns v without the punctuation of the sentence or the

@@ -855,3 +855,17 @@ func TestGlobalVariableIsAReference(t *testing.T) {
 		"masterauth Quokka84":  "masterauth <SECRET>",
 	})
 }
+
+// The text of a Markdown link ends at "](": a credential word in a
+// link's title takes no value across it.
+func TestLinkTitleIsNoValue(t *testing.T) {
+	expectKept(t,
+		"  - [Token Rotation](#token-rotation)",
+		"[Password Policies](../guides/policies.md) in the admin guide",
+		"[Login additional operators](../../ops/rota_test.go) inside_block:withRota",
+	)
+	expectRedacted(t, map[string]string{
+		"password Kettle7](x)": "password <SECRET>",
+		"token Quokka84vale":   "token <SECRET>",
+	})
+}

@@ -94,6 +94,16 @@ func redactEmail(rw *rewriter) {
 		if s == i {
 			continue
 		}
+		if e+1 < len(src) && src[e] == ':' && (src[e+1] == '/' || isAlpha(src[e+1])) && roleAccount(src[s:i]) {
+			// git@github.com:owner/repo.git: a remote's path at a machine,
+			// reached through the account of its role, not a mailbox; the
+			// machine is judged as any name is.
+			if classifyName(dom, bytes.Count(dom, []byte("."))+1) == Host {
+				rw.mask(i+1, e, kHost)
+			}
+			i = e
+			continue
+		}
 		tld := dom[dot+1:]
 		ok := true
 		for _, c := range tld {

@@ -276,7 +276,7 @@ func isLowerAlnum(b []byte) bool {
 // named for their role, not for a person: public knowledge, like a
 // default port. A user name elsewhere is personal and masked.
 var roleAccounts = wordSet(`root admin administrator system guest ci ops operator postgres mysql nobody daemon
-	www-data anonymous default service test`)
+	www-data anonymous default service test git`)
 
 // roleAccount reports whether v, quoted or not, names an account for its
 // role rather than a person: one of roleAccounts, a word of prose

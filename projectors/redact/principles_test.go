@@ -869,3 +869,15 @@ func TestLinkTitleIsNoValue(t *testing.T) {
 		"token Quokka84vale":   "token <SECRET>",
 	})
 }
+
+// user@host:path with the account of a role (git@github.com:owner/repo)
+// is a remote reached through a forge's shared account, not a mailbox:
+// the account stays and the machine is judged as any name is.
+func TestRemoteThroughARoleAccount(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"git remote add upstream git@github.com:tidewater/anchor.git": "git remote add upstream git@github.com:tidewater/anchor.git",
+		"git clone git@git.harbor.internal:ops/ledger.git":            "git clone git@<HOST>:ops/ledger.git",
+		"mail mara.oduya@tidewater.org for access":                    "mail <EMAIL> for access",
+		"scp notes.txt mara@tidewater.org:/srv/share":                 "scp notes.txt <EMAIL>:/srv/share",
+	})
+}

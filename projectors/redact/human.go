@@ -89,7 +89,9 @@ func redactHumanShaped(rw *rewriter) {
 		for i < len(src) && humanClass[src[i]]&hStop != 0 {
 			i++
 		}
-		i = afterEscape(src, i, len(src))
+		if i > 0 && i < len(src) && src[i-1] == '\\' {
+			i = afterEscape(src, i, len(src))
+		}
 		s, j, seen := i, i, uint16(0)
 		for ; j < len(src); j++ {
 			cl := humanClass[src[j]]

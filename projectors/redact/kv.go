@@ -1037,7 +1037,8 @@ func redactKV(rw *rewriter) {
 // "webhook-signature" => signature): code passes the variable that holds
 // a field's value under the field's name, and no value is its own name.
 func namesItsKey(key, v []byte) bool {
-	if len(v) < 3 || len(v) > len(key) || !isAlpha(v[0]) {
+	n := len(key) - len(v)
+	if len(v) < 3 || n < 0 || lower(v[len(v)-1]) != lower(key[len(key)-1]) || !isAlpha(v[0]) || !bytes.EqualFold(key[n:], v) {
 		return false
 	}
 	for _, c := range v {
@@ -1045,12 +1046,10 @@ func namesItsKey(key, v []byte) bool {
 			return false
 		}
 	}
-	if bytes.EqualFold(key, v) {
-		return true
-	}
-	var words [16][2]int
-	n := keyWords(&words, key)
-	return n > 1 && bytes.EqualFold(key[words[n-1][0]:words[n-1][1]], v)
+	// The whole key, or its last word: after a separator, or where camel
+	// case starts it (idTokenFetcher in IDTokenFetcher, tools in sessionTools).
+	return n == 0 || key[n-1] == '_' || key[n-1] == '-' || key[n-1] == '.' || key[n-1] == ' ' ||
+		isUpper(key[n]) && (!isUpper(key[n-1]) || n+1 < len(key) && !isUpper(key[n+1]))
 }
 
 // elementText returns the bounds of the text of the element whose

@@ -261,9 +261,6 @@ func commentEnd(src []byte, e int, kind byte) int {
 // holds reports whether p's context stands around src[s:e], a value of
 // its shape; ws are the words before the value.
 func (p *proof) holds(src []byte, s, e int, ws *nearWords) bool {
-	if p.line != "" && !bytes.Contains(src[max(0, s-256):min(len(src), e+256)], []byte(p.line)) {
-		return false
-	}
 	if p.start {
 		l := s
 		for l > 0 && (src[l-1] == ' ' || src[l-1] == '\t') {
@@ -281,6 +278,9 @@ func (p *proof) holds(src []byte, s, e int, ws *nearWords) bool {
 	}
 	if p.sized && !sizeAndFile(src[e:]) {
 		return false
+	}
+	if p.line != "" && !bytes.Contains(src[max(0, s-256):min(len(src), e+256)], []byte(p.line)) {
+		return false // searched last, as it reads the most
 	}
 	if p.dirs {
 		k, n := s, 0

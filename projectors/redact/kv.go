@@ -416,10 +416,11 @@ func afterEscape(src []byte, s, end int) int {
 
 // phraseEnd returns the end of a pass phrase that starts with the word
 // src[s:e]: the words of lower-case letters after it, two or more, up to a
-// word of prose (a function word, a verb's ending) or anything else; e
-// when the value is one word.
+// word of prose (a function word, a word of grammar, a verb's ending, a
+// plural's) or anything else; e when the value is one word, or when its
+// first word is one of prose too (necessarily best effort).
 func phraseEnd(src []byte, s, e int) int {
-	if !isLowerWord(src[s:e]) {
+	if !isLowerWord(src[s:e]) || !phraseWord(src[s:e]) {
 		return e
 	}
 	end, n := e, 1
@@ -428,7 +429,7 @@ func phraseEnd(src []byte, s, e int) int {
 		for w < len(src) && src[w] >= 'a' && src[w] <= 'z' {
 			w++
 		}
-		if w == k+1 || w-k > 16 || w < len(src) && isWord(src[w]) || !nameLike(src[k+1:w]) {
+		if w == k+1 || w-k > 16 || w < len(src) && isWord(src[w]) || !phraseWord(src[k+1:w]) {
 			break
 		}
 		end, n, k = w, n+1, w
@@ -437,6 +438,12 @@ func phraseEnd(src []byte, s, e int) int {
 		return e
 	}
 	return end
+}
+
+// phraseWord reports whether the lower-case word w may be a word of a
+// pass phrase, drawn at random, rather than one of the sentence around it.
+func phraseWord(w []byte) bool {
+	return nameLike(w) && !grammarWords[string(w)] && !englishPlural(w)
 }
 
 // testResult reports whether the key at ks starts go test's line for a

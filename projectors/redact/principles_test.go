@@ -881,3 +881,18 @@ func TestRemoteThroughARoleAccount(t *testing.T) {
 		"scp notes.txt mara@tidewater.org:/srv/share":                 "scp notes.txt <EMAIL>:/srv/share",
 	})
 }
+
+// A pass phrase is drawn at random: a word of grammar, of prose or a
+// plural of one, first or later, makes the words a sentence.
+func TestPassPhraseHasNoWordOfProse(t *testing.T) {
+	expectKept(t,
+		"(a typo can be a leaked password). Parsing of odd connection strings is usually rough guesswork:",
+		"(one stray byte can hide a password). Recovery is necessarily slow going",
+		"It takes extra user and password pairs to add more proxy configurations.",
+	)
+	expectRedacted(t, map[string]string{
+		"the password is otter pebble granite heron": "the password is <SECRET>",
+		"--passphrase talent velvet potato deputy":   "--passphrase <SECRET>",
+		"password: lantern quiver mango basalt":      "password: <SECRET>",
+	})
+}

@@ -1018,8 +1018,9 @@ func redactKV(rw *rewriter) {
 			rw.mask(vs, ve, kUser)
 		case kvHost:
 			if string(lowerASCII(val)) == "localhost" || isLoopback(val) || documentationName(val) || enumerated(val) || refEnd(src, vs) > 0 ||
-				addressFields[string(lowerASCII(val))] {
-				// RADIUS, AUTO: a kind of server, not a name
+				addressFields[string(lowerASCII(val))] || addressField(val) || val[0] == '/' {
+				// RADIUS, AUTO: a kind of server, not a name; host:mappedPort,
+				// a notation; host=/var/run/postgresql, a socket's directory
 				i = ve - 1
 				continue
 			}
@@ -1206,6 +1207,17 @@ func realmEntry(src []byte, ks, vs int) (s, e int) {
 // addressFields are the names of an address's fields: after a host's key
 // they write its notation (host:port, host=host), not a machine's name.
 var addressFields = wordSet(`host hostname port addr address ip`)
+
+// addressField reports whether v is an identifier in camel case whose
+// last word names an address's field (mappedPort, serverAddr): the name
+// of a variable that holds it, in a notation.
+func addressField(v []byte) bool {
+	k := len(v) - 1
+	for k > 0 && !isUpper(v[k]) {
+		k--
+	}
+	return k > 0 && allLetters(v) && !isUpper(v[0]) && addressFields[string(lowerASCII(v[k:]))]
+}
 
 // unclosed reports whether v opens more brackets than it closes: what
 // follows it belongs to the list or the block it opened.

@@ -896,3 +896,17 @@ func TestPassPhraseHasNoWordOfProse(t *testing.T) {
 		"password: lantern quiver mango basalt":      "password: <SECRET>",
 	})
 }
+
+// After a host's key, a variable named for an address's field writes
+// the notation (host:mappedPort), and an absolute path is a Unix
+// socket's directory (host=/var/run/postgresql): neither is a machine.
+func TestHostNotationAndSocketDirectory(t *testing.T) {
+	expectKept(t,
+		"Endpoint returns `host:exposedPort` of the running broker.",
+		"PGHOST_DSN=\"host=/var/run/postgresql dbname=ledger\"",
+	)
+	expectRedacted(t, map[string]string{
+		"host=db07.harbor.internal port=5432": "host=<HOST> port=5432",
+		"host: tidewaterPrimary":              "host: <HOST>",
+	})
+}

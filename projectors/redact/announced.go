@@ -282,14 +282,19 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 	if refEnd(src, vs) > 0 {
 		return i // ((db-password)), !secret x, ${X:?must be set}
 	}
-	vs = typeTagEnd(src, vs)
+	if vs < len(src) && src[vs] == '!' {
+		vs = typeTagEnd(src, vs)
+	}
 	var quote byte
 	if vs < len(src) && (src[vs] == '\'' || src[vs] == '"') {
 		quote = src[vs]
 		vs++
 	}
 	ve := vs
-	for ve < len(src) && !endsToken(src, ve) && src[ve] != quote && (quote != 0 || src[ve] != '"' && src[ve] != '\'') {
+	for ve < len(src) && !isSpace(src[ve]) && src[ve] != quote && (quote != 0 || src[ve] != '"' && src[ve] != '\'') {
+		if src[ve] == '\\' && escapedBreak(src, ve) {
+			break // an escaped line break or tab
+		}
 		ve++
 	}
 	v := src[vs:ve]
@@ -342,7 +347,10 @@ func (rw *rewriter) slashPair(i int) int {
 	}
 	vs := ne + 3
 	ve := vs
-	for ve < len(src) && !endsToken(src, ve) && ve-vs <= 64 {
+	for ve < len(src) && !isSpace(src[ve]) && ve-vs <= 64 {
+		if src[ve] == '\\' && escapedBreak(src, ve) {
+			break // an escaped line break or tab
+		}
 		ve++
 	}
 	v := trimSentence(src[vs:ve], ".,;")

@@ -92,7 +92,10 @@ func redactFlags(rw *rewriter) {
 			// flag named for a credential is read by its name (-Password,
 			// -pw, -User).
 			ve := ks + 1
-			for ve < len(src) && !endsToken(src, ve) && src[ve] != '"' && src[ve] != '\'' {
+			for ve < len(src) && !isSpace(src[ve]) && src[ve] != '"' && src[ve] != '\'' {
+				if src[ve] == '\\' && escapedBreak(src, ve) {
+					break // an escaped line break or tab
+				}
 				ve++
 			}
 			if repl := shortValue(name[0], src[ks+1:ve], fc, true); repl != "" {
@@ -153,7 +156,10 @@ func flagValue(src []byte, ke int) (vs, ve int, ok bool) {
 		return vs, ve, ve > vs
 	}
 	ve = vs
-	for ve < len(src) && !endsToken(src, ve) && src[ve] != '"' && src[ve] != '\'' {
+	for ve < len(src) && !isSpace(src[ve]) && src[ve] != '"' && src[ve] != '\'' {
+		if src[ve] == '\\' && escapedBreak(src, ve) {
+			break // an escaped line break or tab
+		}
 		ve++
 	}
 	return vs, ve, ve > vs

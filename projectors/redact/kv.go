@@ -396,12 +396,6 @@ func escapeLen(src []byte, i int) int {
 	return 0
 }
 
-// endsToken reports whether src[i] ends a token: white space, or the
-// escape of a control character that stands for it.
-func endsToken(src []byte, i int) bool {
-	return isSpace(src[i]) || src[i] == '\\' && escapeLen(src, i) > 0
-}
-
 // afterEscape returns s, the start of a token that follows a byte no
 // token holds, moved past the escape of a control character that starts
 // at that byte (the n of "\nbob@example.com"), but not beyond end.
@@ -793,7 +787,9 @@ func redactKV(rw *rewriter) {
 		if vs >= len(src) {
 			continue
 		}
-		vs = typeTagEnd(src, vs)
+		if src[vs] == '!' {
+			vs = typeTagEnd(src, vs)
+		}
 		var quote byte
 		if bytes.HasPrefix(src[vs:], []byte(`<<"`)) {
 			vs += 2 // an Erlang binary: <<"value">>
@@ -969,7 +965,7 @@ func redactKV(rw *rewriter) {
 			continue
 		}
 		val := src[vs:ve]
-		if quote == 0 && namesItsKey(key, val) {
+		if quote == 0 && lower(val[len(val)-1]) == lower(key[len(key)-1]) && namesItsKey(key, val) {
 			i = ve - 1 // Container: container, IDTokenFetcher: idTokenFetcher: the variable that holds it
 			continue
 		}

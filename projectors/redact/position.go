@@ -293,7 +293,10 @@ func indexWord(src []byte, lit string) int {
 // or a quote.
 func valueWord(src []byte, vs int) int {
 	e := vs
-	for e < len(src) && e-vs < 256 && !endsToken(src, e) && src[e] != '"' && src[e] != '\'' && src[e] != '<' {
+	for e < len(src) && e-vs < 256 && !isSpace(src[e]) && src[e] != '"' && src[e] != '\'' && src[e] != '<' {
+		if src[e] == '\\' && escapedBreak(src, e) {
+			break // an escaped line break or tab
+		}
 		e++
 	}
 	return e
@@ -604,7 +607,10 @@ func userPassAt(rw *rewriter, i, e int) int {
 			return 0
 		}
 	} else {
-		for pe < len(src) && pe-ps < 128 && !endsToken(src, pe) && src[pe] != '/' && src[pe] != '@' && src[pe] != '"' && src[pe] != '\'' {
+		for pe < len(src) && pe-ps < 128 && !isSpace(src[pe]) && src[pe] != '/' && src[pe] != '@' && src[pe] != '"' && src[pe] != '\'' {
+			if src[pe] == '\\' && escapedBreak(src, pe) {
+				break // an escaped line break or tab
+			}
 			pe++
 		}
 	}
@@ -938,7 +944,10 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 		} else {
 			// A quote ends a word that a string holds ("msg":"password
 			// reset requested").
-			for i < len(src) && i-s < 256 && !endsToken(src, i) && src[i] != '"' && src[i] != '\'' {
+			for i < len(src) && i-s < 256 && !isSpace(src[i]) && src[i] != '"' && src[i] != '\'' {
+				if src[i] == '\\' && escapedBreak(src, i) {
+					break // an escaped line break or tab
+				}
 				i++
 			}
 		}

@@ -977,8 +977,8 @@ func redactKV(rw *rewriter) {
 					break
 				}
 			}
-			if e := refEnd(src, vs); e > 0 || authParams(src[vs:ve]) {
-				i = max(e, vs) - 1 // Bearer $TOKEN; Bearer realm="api": no credential
+			if e := refEnd(src, vs); e > 0 || authParams(src[vs:ve]) || maskValue(bytes.Trim(src[vs:ve], "[]()<>")) {
+				i = max(e, vs) - 1 // Bearer $TOKEN; Bearer realm="api"; Basic [REDACTED]: no credential
 				continue
 			}
 			rw.mask(vs, ve, kSecret)

@@ -910,3 +910,17 @@ func TestHostNotationAndSocketDirectory(t *testing.T) {
 		"host: tidewaterPrimary":              "host: <HOST>",
 	})
 }
+
+// A mask after an authorization scheme (Basic [REDACTED], Bearer ****)
+// is no credential, as it is none after any other key.
+func TestMaskAfterAnAuthorizationScheme(t *testing.T) {
+	expectKept(t,
+		"kiln orders: Authorization: Basic [REDACTED]",
+		"proxy: Proxy-Authorization: Bearer ********",
+		"Authorization: Bearer <redacted>",
+	)
+	expectRedacted(t, map[string]string{
+		"Authorization: Basic a2lsbjpRdW9ra2E4NHZhbGU=": "Authorization: Basic <SECRET>",
+		"Authorization: Bearer Quokka84vale":            "Authorization: Bearer <SECRET>",
+	})
+}

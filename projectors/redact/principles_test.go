@@ -924,3 +924,12 @@ func TestMaskAfterAnAuthorizationScheme(t *testing.T) {
 		"Authorization: Bearer Quokka84vale":            "Authorization: Bearer <SECRET>",
 	})
 }
+
+// A reference by a scheme (vault:, secretref:) names a path and a field:
+// the whole path is the reference, not its first segment.
+func TestSchemeReferenceTakesItsPath(t *testing.T) {
+	expectKept(t,
+		"kiln.env: KILN__VAULT__TOKEN=vault:kv/data/kiln/ops#token",
+		"api_key: secretref:prod/stripe#key",
+	)
+}

@@ -131,6 +131,9 @@ func refEnd(src []byte, i int) int {
 	if refCallFirst[rest[0]] {
 		for _, call := range refCalls {
 			if hasPrefixFold(rest, call) {
+				if call[len(call)-1] == ':' {
+					return i + pathTail(rest, len(call)) // vault:kv/data/app#token
+				}
 				return i + refTail(rest, len(call))
 			}
 		}
@@ -346,6 +349,16 @@ func refTail(rest []byte, k int) int {
 		case depth == 0 && !(isWord(c) || c == '.' || c == '-'):
 			return k
 		}
+		k++
+	}
+	return k
+}
+
+// pathTail returns the end of the path that a scheme's reference names
+// from k (vault:kv/data/app#token, file:/run/secrets/db): word bytes and
+// the separators of a path and its field.
+func pathTail(rest []byte, k int) int {
+	for k < len(rest) && (isWord(rest[k]) || rest[k] == '/' || rest[k] == '.' || rest[k] == '-' || rest[k] == '#') {
 		k++
 	}
 	return k

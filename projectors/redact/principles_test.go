@@ -933,3 +933,16 @@ func TestSchemeReferenceTakesItsPath(t *testing.T) {
 		"api_key: secretref:prod/stripe#key",
 	)
 }
+
+// A state (enabled, disabled, on, off) is a boolean's value, after a
+// key named for a credential's feature as after any other.
+func TestStateIsNoSecret(t *testing.T) {
+	expectKept(t,
+		"repo settings: secret_scanning: enabled; push_protection: disabled",
+		"token_rotation=off",
+	)
+	expectRedacted(t, map[string]string{
+		"password: enabled7": "password: <SECRET>",
+		"token=Quokka84vale": "token=<SECRET>",
+	})
+}

@@ -365,13 +365,14 @@ func pathTail(rest []byte, k int) int {
 }
 
 // maskValue reports whether v is no secret at all: an empty or null
-// literal, a mask (********, xxxx, [REDACTED]) or a boolean.
+// literal, a mask (********, xxxx, [REDACTED]) or a boolean, in words of
+// a state too (enabled, off).
 func maskValue(v []byte) bool {
 	if len(v) == 0 {
 		return true
 	}
 	switch string(lowerASCII(v)) { // nil, so no case, past 16 bytes
-	case "null", "nil", "none", "true", "false", "yes", "no", "undefined", "redacted", "[redacted]",
+	case "null", "nil", "none", "true", "false", "yes", "no", "on", "off", "enabled", "disabled", "undefined", "redacted", "[redacted]",
 		"<redacted>", "(redacted)", "hidden", "masked", "[hidden]", "[filtered]", "filtered", "empty", "unset", "omitted",
 		"changeme", "change_me", "change-me", "placeholder", "pass",
 		// A type's name in a signature (secret_id: str).

@@ -71,6 +71,7 @@ func redactEmail(rw *rewriter) {
 		for s > 0 && isLocalByte(src[s-1]) {
 			s--
 		}
+		s = afterEscape(src, s, i)
 		e := i + 1
 		for e < len(src) && isDomainByte(src[e]) {
 			e++
@@ -91,6 +92,16 @@ func redactEmail(rw *rewriter) {
 			continue
 		}
 		if s == i {
+			continue
+		}
+		if e+1 < len(src) && src[e] == ':' && (src[e+1] == '/' || isAlpha(src[e+1])) && roleAccount(src[s:i]) {
+			// git@github.com:owner/repo.git: a remote's path at a machine,
+			// reached through the account of its role, not a mailbox; the
+			// machine is judged as any name is.
+			if classifyName(dom, bytes.Count(dom, []byte("."))+1) == Host {
+				rw.mask(i+1, e, kHost)
+			}
+			i = e
 			continue
 		}
 		tld := dom[dot+1:]

@@ -345,6 +345,9 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 	if refEnd(src, vs) > 0 {
 		return i // ((db-password)), !secret x, ${X:?must be set}
 	}
+	if vs < len(src) && src[vs] == '!' {
+		vs = typeTagEnd(src, vs)
+	}
 	var quote byte
 	if vs < len(src) && (src[vs] == '\'' || src[vs] == '"') {
 		quote = src[vs]
@@ -352,6 +355,9 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 	}
 	ve := vs
 	for ve < len(src) && !isSpace(src[ve]) && src[ve] != quote && (quote != 0 || src[ve] != '"' && src[ve] != '\'') {
+		if src[ve] == '\\' && escapedBreak(src, ve) {
+			break // an escaped line break or tab
+		}
 		ve++
 	}
 	v := src[vs:ve]
@@ -547,6 +553,9 @@ func (rw *rewriter) slashPair(i int) int {
 	}
 	ve := vs
 	for ve < len(src) && !isSpace(src[ve]) && ve-vs <= 64 {
+		if src[ve] == '\\' && escapedBreak(src, ve) {
+			break // an escaped line break or tab
+		}
 		ve++
 	}
 	v := trimSentence(src[vs:ve], ".,;")

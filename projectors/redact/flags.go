@@ -98,6 +98,9 @@ func redactFlags(rw *rewriter) {
 			// -pw, -User).
 			ve := ks + 1
 			for ve < len(src) && !isSpace(src[ve]) && src[ve] != '"' && src[ve] != '\'' {
+				if src[ve] == '\\' && escapedBreak(src, ve) {
+					break // an escaped line break or tab
+				}
 				ve++
 			}
 			if repl := shortValue(name[0], src[ks+1:ve], fc, true); repl != "" {
@@ -159,6 +162,9 @@ func flagValue(src []byte, ke int) (vs, ve int, ok bool) {
 	}
 	ve = vs
 	for ve < len(src) && !isSpace(src[ve]) && src[ve] != '"' && src[ve] != '\'' {
+		if src[ve] == '\\' && escapedBreak(src, ve) {
+			break // an escaped line break or tab
+		}
 		ve++
 	}
 	return vs, ve, ve > vs

@@ -77,6 +77,12 @@ func redactGenerated(rw *rewriter) {
 			i++
 			continue
 		}
+		if i > 0 && src[i-1] == '\\' {
+			if s := afterEscape(src, i, len(src)); s > i {
+				i = s // \n73db2f…: an escaped line break, then the value
+				continue
+			}
+		}
 		// key=value holds two candidates; a trailing '=' is base64 padding.
 		j := i + 1
 		for j < len(src) && valueByte[src[j]] {

@@ -276,7 +276,7 @@ func isLowerAlnum(b []byte) bool {
 // named for their role, not for a person: public knowledge, like a
 // default port. A user name elsewhere is personal and masked.
 var roleAccounts = wordSet(`root admin administrator system guest ci ops operator postgres mysql nobody daemon
-	www-data anonymous default service test`)
+	www-data anonymous default service test git`)
 
 // roleAccount reports whether v, quoted or not, names an account for its
 // role rather than a person: one of roleAccounts, a word of prose
@@ -452,6 +452,9 @@ func redactPhrases(rw *rewriter) {
 					}
 					continue
 				}
+				if ph.repl == User && quote == 0 && lw != nil && allLetters(lw) && englishPlural(lw) {
+					continue // user comments, user namespaces, the user accesses: a plural or a verb's -s
+				}
 				if ph.repl == User && quote == 0 && allLetters(w) && (commonNounUser(src, i) || contraction(src[e:])) {
 					// "the user pools", "$user selectors", "user doesn't":
 					// the noun of a sentence or a variable, then a word of
@@ -585,6 +588,27 @@ func nameLike(w []byte) bool {
 		}
 	}
 	return true
+}
+
+// englishPlural reports whether the lower-case word lw is an English
+// word with the -s or -es of a plural or of a verb's third person
+// (comments, customizations, accesses): its stem is a word of the stop
+// lists or has an English ending. A name that ends in s seldom leaves one
+// (james, charles, dennis).
+func englishPlural(lw []byte) bool {
+	if len(lw) < 5 || lw[len(lw)-1] != 's' || lw[len(lw)-2] == 's' {
+		return false
+	}
+	for _, n := range []int{1, 2} {
+		stem := lw[:len(lw)-n]
+		if n == 2 && lw[len(lw)-2] != 'e' {
+			break
+		}
+		if englishWords[string(stem)] || afterUser[string(stem)] || !nameLike(stem) {
+			return true
+		}
+	}
+	return false
 }
 
 // beforeObject reports whether rest starts with a determiner: then the word

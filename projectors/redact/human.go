@@ -88,9 +88,13 @@ var lookAlike = [256]byte{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7':
 func redactHumanShaped(rw *rewriter) {
 	src := rw.src
 	var run wordRun
+	escapes := rw.feat == 0 || rw.feat&fBackslash != 0 // a text without a backslash holds no escape
 	for i := 0; i < len(src); {
 		for i < len(src) && humanClass[src[i]]&hStop != 0 {
 			i++
+		}
+		if escapes && i > 0 && i < len(src) && src[i-1] == '\\' {
+			i = afterEscape(src, i, len(src))
 		}
 		s, j, seen := i, i, uint16(0)
 		for ; j < len(src); j++ {

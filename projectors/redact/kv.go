@@ -107,8 +107,6 @@ func secretCode(q string) bool {
 	return len(q) > 2 && allLetters([]byte(q)) && !publicCodes[q] && !grammarWords[q] && !settingWords[q]
 }
 
-
-
 // settingWords are the words that make a key name a property of a
 // credential, or where it comes from, rather than the credential itself,
 // when they follow its word: password_file, token_url, secret_name,
@@ -119,6 +117,13 @@ var settingWords = wordSet(`count len length size ttl timeout expiry expires exp
 	scheme alphabet charset chars characters digits
 	param store kind source label hint rule rules valid validity age function func handler mechanism mechanisms
 	backend class module plugin server impl column num`)
+
+// interfaceWords name a part or a state of the interface that shows or
+// asks for a credential (secretMenuVisible, token_button, passwordIcon):
+// after the credential word they make the key name that thing, as a
+// setting word does.
+var interfaceWords = wordSet(`menu menus button buttons btn icon visible visibility shown hidden screen dialog modal
+	popup panel tab tooltip banner widget toggle checkbox dropdown spinner overlay drawer sidebar toolbar meter indicator`)
 
 // boundWords are the setting words that make a setting wherever they
 // stand: they count or bound what follows them (max_tokens, min_password).
@@ -245,7 +250,7 @@ func classifyKey(key []byte) kvClass {
 		switch {
 		case boundWords[string(w)] || boundGlued(w):
 			return kvNone
-		case settingWords[string(w)]:
+		case settingWords[string(w)] || interfaceWords[string(w)]:
 			setting = class != kvNone
 		case string(w) == "authorization":
 			class, setting = kvAuth, false
@@ -352,19 +357,80 @@ func valueEnd(src []byte, i int) int {
 	return i
 }
 
-// escapedBreak reports whether src[i], a backslash, starts an escaped
-// line break or tab (\n, \r, \t) of a message logged on one line: it ends
-// a value as the break itself would.
-func escapedBreak(src []byte, i int) bool {
-	return src[i] == '\\' && i+1 < len(src) && (src[i+1] == 'n' || src[i+1] == 'r' || src[i+1] == 't')
+// typeTagEnd returns where the value after the YAML type tag at src[i]
+// starts (!!str x, !!binary x, Ansible's !unsafe 'x'), or i when there
+// is none: the tag says how to read the value and is no part of it.
+func typeTagEnd(src []byte, i int) int {
+	e := i
+	switch {
+	case hasPrefixFold(src[i:], "!!"):
+		e += 2
+		for e < len(src) && e-i < 18 && isAlpha(src[e]) {
+			e++
+		}
+		if e == i+2 {
+			return i
+		}
+	case hasPrefixFold(src[i:], "!unsafe"):
+		e += len("!unsafe")
+	default:
+		return i
+	}
+	if e+1 >= len(src) || src[e] != ' ' || isSpace(src[e+1]) {
+		return i
+	}
+	return e + 1
+}
+
+// escapedBreak reports whether src[i] starts the escape of a control
+// character (escapeLen): it ends a value as the character itself would.
+func escapedBreak(src []byte, i int) bool { return escapeLen(src, i) > 0 }
+
+// escapeLen returns the length of the backslash escape of a control
+// character that starts at src[i], 0 when none does: \n, \r, \t and the
+// other escapes of JSON and Go (\b, \f, \v, \a), and the control
+// characters by number (\u000a, \x1b). A message logged on one line writes
+// its line breaks, tabs and terminal codes so, and every pass that
+// delimits a value or a token reads such an escape as the separator it
+// stands for: the letter after the backslash is no part of the next word.
+func escapeLen(src []byte, i int) int {
+	if i+1 >= len(src) || src[i] != '\\' {
+		return 0
+	}
+	switch src[i+1] {
+	case 'n', 'r', 't', 'b', 'f', 'v', 'a':
+		return 2
+	case 'u':
+		if i+6 <= len(src) && src[i+2] == '0' && src[i+3] == '0' && (src[i+4] == '0' || src[i+4] == '1') && isHex(src[i+5]) {
+			return 6
+		}
+	case 'x':
+		if i+4 <= len(src) && (src[i+2] == '0' || src[i+2] == '1') && isHex(src[i+3]) {
+			return 4
+		}
+	}
+	return 0
+}
+
+// afterEscape returns s, the start of a token that follows a byte no
+// token holds, moved past the escape of a control character that starts
+// at that byte (the n of "\nbob@example.com"), but not beyond end.
+func afterEscape(src []byte, s, end int) int {
+	if s > 0 && src[s-1] == '\\' {
+		if n := escapeLen(src, s-1); n > 0 {
+			return min(s-1+n, end)
+		}
+	}
+	return s
 }
 
 // phraseEnd returns the end of a pass phrase that starts with the word
 // src[s:e]: the words of lower-case letters after it, two or more, up to a
-// word of prose (a function word, a verb's ending) or anything else; e
-// when the value is one word.
+// word of prose (a function word, a word of grammar, a verb's ending, a
+// plural's) or anything else; e when the value is one word, or when its
+// first word is one of prose too (necessarily best effort).
 func phraseEnd(src []byte, s, e int) int {
-	if !isLowerWord(src[s:e]) {
+	if !isLowerWord(src[s:e]) || !phraseWord(src[s:e]) {
 		return e
 	}
 	end, n := e, 1
@@ -373,7 +439,7 @@ func phraseEnd(src []byte, s, e int) int {
 		for w < len(src) && src[w] >= 'a' && src[w] <= 'z' {
 			w++
 		}
-		if w == k+1 || w-k > 16 || w < len(src) && isWord(src[w]) || !nameLike(src[k+1:w]) {
+		if w == k+1 || w-k > 16 || w < len(src) && isWord(src[w]) || !phraseWord(src[k+1:w]) {
 			break
 		}
 		end, n, k = w, n+1, w
@@ -382,6 +448,12 @@ func phraseEnd(src []byte, s, e int) int {
 		return e
 	}
 	return end
+}
+
+// phraseWord reports whether the lower-case word w may be a word of a
+// pass phrase, drawn at random, rather than one of the sentence around it.
+func phraseWord(w []byte) bool {
+	return nameLike(w) && !grammarWords[string(w)] && !englishPlural(w)
 }
 
 // testResult reports whether the key at ks starts go test's line for a
@@ -401,12 +473,16 @@ func testResult(src []byte, ks int) bool {
 // sentenceAfter reports whether the text at vs, after a key and a colon,
 // opens a sentence rather than giving a value: a word of letters (or a
 // capitalised word that is a sentence of its own, "Required."), then one
-// of the next three words, across a full stop, is a function word of
-// English (an article, a preposition, a conjunction, a pronoun or an
-// auxiliary): no value is followed by grammar.
+// of the next three words, across a full stop, is a function word (an
+// article, a preposition, a conjunction, a pronoun or an auxiliary) of
+// one of the languages whose credential words the redactor knows: no
+// value is followed by grammar, and none is a function word followed by
+// more words (Mot de passe : au moins 12 caractères). A number is a word
+// of the sentence (mínimo 10 caracteres, una mayúscula).
 func sentenceAfter(src []byte, vs int) bool {
+	letter := func(c byte) bool { return isAlpha(c) || c >= 0x80 }
 	e := vs
-	for e < len(src) && e-vs <= 32 && isAlpha(src[e]) {
+	for e < len(src) && e-vs <= 32 && letter(src[e]) {
 		e++
 	}
 	if e == vs || e-vs > 32 || e+2 >= len(src) {
@@ -418,10 +494,12 @@ func sentenceAfter(src []byte, vs int) bool {
 			return false
 		}
 		k = e + 1 // "Required. The name of …": the next sentence shows the grammar
+	} else if src[e] == ' ' && letter(src[e+1]) && closedClassWords[string(lowerASCII(src[vs:e]))] {
+		return true
 	}
 	for n := 0; n < 3 && k+1 < len(src) && src[k] == ' '; n++ {
 		w := k + 1
-		for w < len(src) && w-k <= 16 && isAlpha(src[w]) {
+		for w < len(src) && w-k <= 24 && (letter(src[w]) || isDigit(src[w])) {
 			w++
 		}
 		if w == k+1 || w < len(src) && src[w] != ' ' && src[w] != ',' && src[w] != '.' {
@@ -437,12 +515,25 @@ func sentenceAfter(src []byte, vs int) bool {
 	return false
 }
 
-// closedClassWords are the closed classes of English: articles, pronouns,
-// prepositions, conjunctions and auxiliaries.
+// closedClassWords are the closed classes of English and of the other
+// languages of credentialWords written with spaces between words:
+// articles, pronouns, prepositions, conjunctions and auxiliaries.
 var closedClassWords = wordSet(`a an the this that these those it its we you they he she i
 	of to in on at by for from with into onto about over under between through without within
 	and or but nor if when while because so than as
-	is are was were be been being has have had do does did can could will would shall should may must not`)
+	is are was were be been being has have had do does did can could will would shall should may must not
+	el la los las un una unos unas lo de del al en con por para sin sobre entre hasta desde y e o u ni pero que como es son debe
+	els les uns unes amb per sense però és
+	le des du au aux à dans avec pour sans sur sous et ou mais dont est sont doit
+	der die das den dem ein eine einen einem einer und oder aber mit für von zu bei aus nach über unter ohne ist sind muss
+	os um uma umas do da dos das em no na nos nas pelo pela pelos pelas ao aos às num numa com sem mas é são deve
+	il gli uno di della dei delle nel nella alla ai dal dalla sul sulla senza su tra fra ma che è sono
+	het een maar met voor van op aan bij uit naar zonder zijn moet
+	ett och eller men för av på till från utan är ska og eller til fra uten uden er skal
+	w z na od dla bez oraz lub albo ale że co jest są musi
+	v ve ze pro nebo je jsou musí
+	ve veya ile için bir
+	и в на с для без или но что по из от до не`)
 
 // passPhrase reports whether v, lower-case words separated by single
 // spaces and quoted, reads as a pass phrase rather than a sentence: three to eight
@@ -636,9 +727,7 @@ func redactKV(rw *rewriter) {
 		for ks < ke && src[ks] == '-' {
 			ks++ // --password=x: the key is password
 		}
-		if ks > 0 && ks < ke && escapedBreak(src, ks-1) {
-			ks++ // \npassword=x: an escaped line break, then the key
-		}
+		ks = afterEscape(src, ks, ke) // \npassword=x: an escaped line break, then the key
 		if ks == ke || c == ':' && ks > 0 && src[ks-1] == '$' {
 			continue // no key, or a variable's name ($USER:$PASS)
 		}
@@ -724,6 +813,9 @@ func redactKV(rw *rewriter) {
 		}
 		if vs >= len(src) {
 			continue
+		}
+		if src[vs] == '!' {
+			vs = typeTagEnd(src, vs)
 		}
 		var quote byte
 		if bytes.HasPrefix(src[vs:], []byte(`<<"`)) {
@@ -900,6 +992,10 @@ func redactKV(rw *rewriter) {
 			continue
 		}
 		val := src[vs:ve]
+		if quote == 0 && lower(val[len(val)-1]) == lower(key[len(key)-1]) && namesItsKey(key, val) {
+			i = ve - 1 // Container: container, IDTokenFetcher: idTokenFetcher: the variable that holds it
+			continue
+		}
 		switch class {
 		case kvAuth:
 			for _, s := range authSchemes {
@@ -908,8 +1004,8 @@ func redactKV(rw *rewriter) {
 					break
 				}
 			}
-			if e := refEnd(src, vs); e > 0 || authParams(src[vs:ve]) || maskValue(bytes.TrimSpace(src[vs:ve])) {
-				i = max(e, vs) - 1 // Bearer $TOKEN; Bearer realm="api": no credential
+			if e := refEnd(src, vs); e > 0 || authParams(src[vs:ve]) || maskValue(bytes.Trim(src[vs:ve], "[]()<>")) {
+				i = max(e, vs) - 1 // Bearer $TOKEN; Bearer realm="api"; Basic [REDACTED]: no credential
 				continue
 			}
 			rw.mask(vs, ve, kSecret)
@@ -950,8 +1046,9 @@ func redactKV(rw *rewriter) {
 			rw.mask(vs, ve, kUser)
 		case kvHost:
 			if string(lowerASCII(val)) == "localhost" || isLoopback(val) || documentationName(val) || enumerated(val) || refEnd(src, vs) > 0 ||
-				addressFields[string(lowerASCII(val))] {
-				// RADIUS, AUTO: a kind of server, not a name
+				addressFields[string(lowerASCII(val))] || addressField(val) || val[0] == '/' {
+				// RADIUS, AUTO: a kind of server, not a name; host:mappedPort,
+				// a notation; host=/var/run/postgresql, a socket's directory
 				i = ve - 1
 				continue
 			}
@@ -969,6 +1066,26 @@ func redactKV(rw *rewriter) {
 		}
 		i = ve - 1
 	}
+}
+
+// namesItsKey reports whether the unquoted value v is the name of its
+// key, or of the key's last word, in any case (Container: container,
+// "webhook-signature" => signature): code passes the variable that holds
+// a field's value under the field's name, and no value is its own name.
+func namesItsKey(key, v []byte) bool {
+	n := len(key) - len(v)
+	if len(v) < 3 || n < 0 || lower(v[len(v)-1]) != lower(key[len(key)-1]) || !isAlpha(v[0]) || !bytes.EqualFold(key[n:], v) {
+		return false
+	}
+	for _, c := range v {
+		if !isWord(c) {
+			return false
+		}
+	}
+	// The whole key, or its last word: after a separator, or where camel
+	// case starts it (idTokenFetcher in IDTokenFetcher, tools in sessionTools).
+	return n == 0 || key[n-1] == '_' || key[n-1] == '-' || key[n-1] == '.' || key[n-1] == ' ' ||
+		isUpper(key[n]) && (!isUpper(key[n-1]) || n+1 < len(key) && !isUpper(key[n+1]))
 }
 
 // elementText returns the bounds of the text of the element whose
@@ -1118,6 +1235,17 @@ func realmEntry(src []byte, ks, vs int) (s, e int) {
 // addressFields are the names of an address's fields: after a host's key
 // they write its notation (host:port, host=host), not a machine's name.
 var addressFields = wordSet(`host hostname port addr address ip`)
+
+// addressField reports whether v is an identifier in camel case whose
+// last word names an address's field (mappedPort, serverAddr): the name
+// of a variable that holds it, in a notation.
+func addressField(v []byte) bool {
+	k := len(v) - 1
+	for k > 0 && !isUpper(v[k]) {
+		k--
+	}
+	return k > 0 && allLetters(v) && !isUpper(v[0]) && addressFields[string(lowerASCII(v[k:]))]
+}
 
 // unclosed reports whether v opens more brackets than it closes: what
 // follows it belongs to the list or the block it opened.

@@ -89,6 +89,12 @@ func credentialWord(w []byte, keys *keyCache) bool {
 	if len(w) > 4 && w[0] == 'n' && w[1] == 'o' && keys.classify(w[2:]) == kvSecret {
 		return false // nopass, nopassword: the absence of one, a flag
 	}
+	if k := bytes.LastIndexByte(w, '-'); k > 0 && k+1 < len(w) && allLetters(w[k+1:]) && keys.classify(w[k+1:]) != kvSecret {
+		// A word joined to the credential word by a hyphen makes a
+		// compound that names something else (password-protected,
+		// token-based, secret-free): db-password names a password.
+		return false
+	}
 	return !refusedKeyword[string(w)] && keys.classify(w) == kvSecret
 }
 
@@ -104,9 +110,10 @@ func redactPositions(rw *rewriter) {
 		if i > 0 && (isWord(src[i-1]) || src[i-1] == '-') || !isKeyByte(c) && c != '*' && c != '<' {
 			continue
 		}
-		if i > 0 && (src[i-1] == '.' || src[i-1] == '/' || src[i-1] == '\\') {
-			// A word inside a path or a dotted name is no keyword, but
-			// /subscriptions/<id> names an account.
+		if i > 0 && (src[i-1] == '.' || src[i-1] == '/' || src[i-1] == '\\' || src[i-1] == '!') {
+			// A word inside a path or a dotted name is no keyword, nor
+			// is a YAML tag (!secret name: a reference to a secret) or
+			// a negated name, but /subscriptions/<id> names an account.
 			e := i
 			for e < len(src) && e-i <= 16 && isWord(src[e]) {
 				e++
@@ -287,6 +294,9 @@ func indexWord(src []byte, lit string) int {
 func valueWord(src []byte, vs int) int {
 	e := vs
 	for e < len(src) && e-vs < 256 && !isSpace(src[e]) && src[e] != '"' && src[e] != '\'' && src[e] != '<' {
+		if src[e] == '\\' && escapedBreak(src, e) {
+			break // an escaped line break or tab
+		}
 		e++
 	}
 	return e
@@ -358,6 +368,9 @@ func keywordValue(rw *rewriter, w []byte, vs int) int {
 	// A sentence's punctuation after the value is not part of it.
 	v := trimSentence(src[vs:valueWord(src, vs)], ".,;")
 	ve := vs + len(v)
+	if linkText(v) {
+		return 0 // [Token Passthrough](#token-passthrough): a link's title
+	}
 	if passDirectives[string(w)] && len(v) > 0 && !notASecret(src, vs, ve) && !directiveProse(v) {
 		rw.mask(vs, ve, kSecret) // no prose says requirepass: its value is what it is
 		return ve
@@ -595,6 +608,9 @@ func userPassAt(rw *rewriter, i, e int) int {
 		}
 	} else {
 		for pe < len(src) && pe-ps < 128 && !isSpace(src[pe]) && src[pe] != '/' && src[pe] != '@' && src[pe] != '"' && src[pe] != '\'' {
+			if src[pe] == '\\' && escapedBreak(src, pe) {
+				break // an escaped line break or tab
+			}
 			pe++
 		}
 	}
@@ -929,11 +945,14 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 			// A quote ends a word that a string holds ("msg":"password
 			// reset requested").
 			for i < len(src) && i-s < 256 && !isSpace(src[i]) && src[i] != '"' && src[i] != '\'' {
+				if src[i] == '\\' && escapedBreak(src, i) {
+					break // an escaped line break or tab
+				}
 				i++
 			}
 		}
-		if s == i || i > len(src) || strings.IndexByte("|;&+#<>", src[s]) >= 0 || !strict && src[s] == '(' {
-			break // a pipe, a comment; after a verb of prose, a remark in parentheses
+		if s == i || i > len(src) || strings.IndexByte("|;&+#<>", src[s]) >= 0 || !strict && src[s] == '(' || linkText(src[s:i]) {
+			break // a pipe, a comment; after a verb of prose, a remark in parentheses; a link's title
 		}
 		isFlag := src[s] == '-' || src[s] == '/' && i-s < 10 && bytes.IndexByte(src[s+1:i], '/') < 0
 		if !isFlag && !(flag && !strict) {
@@ -961,6 +980,14 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 		return pe
 	}
 	return 0
+}
+
+// linkText reports whether the word v ends the text of a Markdown link,
+// "](" and its target after it: the words before are the link's title,
+// which no credential runs across.
+func linkText(v []byte) bool {
+	k := bytes.Index(v, []byte("]("))
+	return k > 0 && isAlpha(v[k-1])
 }
 
 // trimSentence returns v without the punctuation of the sentence or the

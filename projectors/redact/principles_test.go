@@ -694,3 +694,255 @@ func TestPasswordDirectivesTakeAnyWord(t *testing.T) {
 		"requirepass ${REDIS_PASSWORD}":               "requirepass ${REDIS_PASSWORD}",
 	})
 }
+
+// The escape of a control character (\n, \t, \r, \u000a, \x1b) in a
+// message logged on one line separates as the character itself would, in
+// every pass that delimits a value or a token: its letter joins neither
+// the value before it nor the token after it.
+func TestEscapedControlSeparates(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`{"out":"build ok\nrequest 7QpxK2mZr4Lw8NvB3sYt done"}`:  `{"out":"build ok\nrequest <ID> done"}`,
+		`{"out":"queued\tK2mZr4Lw8NvB3sYt7Qpx"}`:                 `{"out":"queued\t<ID>"}`,
+		`{"out":"queued\u000aK2mZr4Lw8NvB3sYt7Qpx"}`:             `{"out":"queued\u000a<ID>"}`,
+		`{"log":"passphrase: Harbor?Oatmeal48\nnext line here"}`: `{"log":"passphrase: <SECRET>\nnext line here"}`,
+		`{"log":"secret: kettle77\u000anext line here"}`:         `{"log":"secret: <SECRET>\u000anext line here"}`,
+		`{"log":"The password is marmot88\nThe next step"}`:      `{"log":"The password is <SECRET>\nThe next step"}`,
+		`{"cmd":"login ops Lantern!Fig42\nwhoami"}`:              `{"cmd":"login <USER> <SECRET>\nwhoami"}`,
+		`{"cmd":"mysql -u root -pquill8Harbor\nexit"}`:           `{"cmd":"mysql -u root -p<SECRET>\nexit"}`,
+		`{"out":"sent\nmara.oduya@tidewater.org\nnext"}`:         `{"out":"sent\n<EMAIL>\nnext"}`,
+		`{"out":"progress\x0dK2mZr4Lw8NvB3sYt7Qpx"}`:             `{"out":"progress\x0d<ID>"}`,
+		`{"out":"progress 100%\rK2mZr4Lw8NvB3sYt7Qpx"}`:          `{"out":"progress 100%\r<ID>"}`,
+		`{"out":"hint\nSummer2024!\nnext"}`:                      `{"out":"hint\n<SECRET>\nnext"}`,
+	})
+}
+
+// A YAML tag that resolves a name elsewhere (!secret, !env_var, !include,
+// !Ref) makes the name a reference to a secret, kept as it is, and the
+// credential word inside a tag is no keyword; a type tag (!!str, !unsafe)
+// is kept and the value after it is the value.
+func TestYAMLTags(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"mqtt_password: !secret broker_pass_2":       "mqtt_password: !secret broker_pass_2",
+		"  api_key: !secret OpenMeteoKey3":           "  api_key: !secret OpenMeteoKey3",
+		"token: !env_var LINKY_TOKEN_V2":             "token: !env_var LINKY_TOKEN_V2",
+		"password: !env_var broker_pass_9":           "password: !env_var broker_pass_9",
+		"client_secret: !include oauth_secret2.yaml": "client_secret: !include oauth_secret2.yaml",
+		"DBPassword: !ImportValue shared-DbPass7":    "DBPassword: !ImportValue shared-DbPass7",
+		"webhook_secret: !input hook_secret_4":       "webhook_secret: !input hook_secret_4",
+		"ota: { password: !secret ota_pass_v3 }":     "ota: { password: !secret ota_pass_v3 }",
+		"password: !!str Quokka84vale":               "password: !!str <SECRET>",
+		"vault_password: !unsafe 'Gannet{{41}}Reef'": "vault_password: !unsafe '<SECRET>'",
+		"password: Quokka84vale":                     "password: <SECRET>",
+		"if (!secret2fa) { prompt(user) }":           "if (!secret2fa) { prompt(user) }",
+	})
+}
+
+// A credential word joined by a hyphen to a following word makes an
+// adjective or a compound noun (password-protected, token-based,
+// secret-free), not a keyword: the text after it is no value. A compound
+// whose last word is the credential still names one.
+func TestHyphenedCompoundIsNoKeyword(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"the lounge wifi is password-protected (voucher printed at reception)": "the lounge wifi is password-protected (voucher printed at reception)",
+		"the demo runs token-gated (invite4 only)":                             "the demo runs token-gated (invite4 only)",
+		"ships secret-scanning (pre-commit7) by default":                       "ships secret-scanning (pre-commit7) by default",
+		"passphrase-encrypted (AES-256) backups are kept for 30 days":          "passphrase-encrypted (AES-256) backups are kept for 30 days",
+		"set db-password Quokka84vale":                                         "set db-password <SECRET>",
+		"wifi-passphrase Gannet!Reef41":                                        "wifi-passphrase <SECRET>",
+	})
+}
+
+// A credential word followed by a word of the interface names the part
+// of the interface that shows or asks for it (a menu, a button, whether
+// it is visible), not the credential; qualified and compound keys keep
+// their class.
+func TestInterfaceWordsAfterACredential(t *testing.T) {
+	for key, want := range map[string]kvClass{
+		"secretMenuVisible": kvNone, "token_button": kvNone, "passwordIcon": kvNone, "pinDialog": kvNone,
+		"showPasswordToggle": kvNone, "secretKey": kvSecret, "clientSecret": kvSecret, "passwordHash": kvNone,
+		"db_password": kvSecret, "secret_access_key": kvSecret, "menu_password": kvSecret,
+	} {
+		if got := classifyKey([]byte(key)); got != want {
+			t.Errorf("classifyKey(%q) = %v, want %v", key, got, want)
+		}
+	}
+	expectRedacted(t, map[string]string{
+		"const secretPanelShown = cart.items.length > 3;": "const secretPanelShown = cart.items.length > 3;",
+		"passcode_modal = views.lockScreen":               "passcode_modal = views.lockScreen",
+		"token_dropdown: settings.tokenList":              "token_dropdown: settings.tokenList",
+		"menu_secret = Quokka84vale":                      "menu_secret = <SECRET>",
+	})
+}
+
+// A path of members compared with another value is an expression of
+// code, not a value, whatever its key names.
+func TestComparedPathIsCode(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"const auth = staff.level === 'owner' && !till.closed;": "const auth = staff.level === 'owner' && !till.closed;",
+		"let passOk = ctx.badge.id !== undefined;":              "let passOk = ctx.badge.id !== undefined;",
+		"password = Summer.Time && echo done":                   "password = <SECRET> && echo done",
+		"password = Summer.Time":                                "password = <SECRET>",
+	})
+}
+
+// After a credential word's colon, a word followed by the grammar of a
+// sentence opens one in any language whose credential words the
+// redactor knows: a password rule, not a password. A number is a word
+// of the sentence; a function word followed by more words opens one.
+func TestSentenceAfterTheColonInOtherLanguages(t *testing.T) {
+	expectKept(t,
+		"Contraseña: al menos 12 letras, sin espacios y con un símbolo.",
+		"Clave: exactamente 6 dígitos para el portal",
+		"Mot de passe : 14 caractères minimum avec une majuscule",
+		"Kennwort: wenigstens 9 Zeichen mit einer Zahl",
+		"Senha: pelo menos 10 caracteres e um símbolo",
+		"Wachtwoord: minstens 12 tekens met een hoofdletter",
+		"Passord: minst 10 tegn og ett tall",
+		"Hasło: przynajmniej 9 znaków oraz cyfra",
+	)
+	expectRedacted(t, map[string]string{
+		"Contraseña: gatito":      "Contraseña: <SECRET>",
+		"Kennwort: Quokka84vale":  "Kennwort: <SECRET>",
+		"Senha: marmelada":        "Senha: <SECRET>",
+		"password: lanternfish ✓": "password: <SECRET> ✓",
+	})
+}
+
+// After "user", an English word with the -s of a plural or of a verb
+// (user comments, the user accesses) continues the sentence; a name that
+// ends in s is still a name.
+func TestUserBeforeAnEnglishPlural(t *testing.T) {
+	expectKept(t,
+		"Please read other user comments before filing a bug",
+		"Send user invitations from the admin page",
+		"A list of User objects with a city attribute",
+		"In this mode user accesses are logged to the journal",
+		"Support for user customizations of the theme",
+	)
+	expectRedacted(t, map[string]string{
+		"sshd: session opened for user james by (uid=0)": "sshd: session opened for user <USER> by (uid=0)",
+		"Accepted password for user jonas from 10.0.0.7": "Accepted password for user <USER> from <IP>",
+		"user ines logged out":                           "user <USER> logged out",
+	})
+}
+
+// A value that is its key's name, or the name of the key's last word, in
+// another case is the variable that holds the field's value in code.
+func TestValueNamingItsKey(t *testing.T) {
+	expectKept(t,
+		"	srv := &Server{Host: host, Owner: owner}",
+		"	cfg := Config{RefreshToken: refreshToken, Timeout: timeout}",
+		`	"x-hub-signature" => signature,`,
+		"    apiKey: apikey,",
+	)
+	expectRedacted(t, map[string]string{
+		"Owner: moana":                 "Owner: <USER>",
+		"api_key: Quokka84vale":        "api_key: <SECRET>",
+		"refresh_token: refreshTokens": "refresh_token: <SECRET>",
+	})
+}
+
+// $::name is a variable of the global namespace (Tcl, Perl's main
+// package): a reference, like $NAME.
+func TestGlobalVariableIsAReference(t *testing.T) {
+	expectKept(t,
+		"    r auth $::admin_user $::admin_pass",
+		"    r config set masterauth $::primary_pass",
+		"    S 0 SENTINEL SET ring auth-pass $::sentinel_password",
+	)
+	expectRedacted(t, map[string]string{
+		"password: $::Kettle7": "password: <SECRET>",
+		"masterauth Quokka84":  "masterauth <SECRET>",
+	})
+}
+
+// The text of a Markdown link ends at "](": a credential word in a
+// link's title takes no value across it.
+func TestLinkTitleIsNoValue(t *testing.T) {
+	expectKept(t,
+		"  - [Token Rotation](#token-rotation)",
+		"[Password Policies](../guides/policies.md) in the admin guide",
+		"[Login additional operators](../../ops/rota_test.go) inside_block:withRota",
+	)
+	expectRedacted(t, map[string]string{
+		"password Kettle7](x)": "password <SECRET>",
+		"token Quokka84vale":   "token <SECRET>",
+	})
+}
+
+// user@host:path with the account of a role (git@github.com:owner/repo)
+// is a remote reached through a forge's shared account, not a mailbox:
+// the account stays and the machine is judged as any name is.
+func TestRemoteThroughARoleAccount(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"git remote add upstream git@github.com:tidewater/anchor.git": "git remote add upstream git@github.com:tidewater/anchor.git",
+		"git clone git@git.harbor.internal:ops/ledger.git":            "git clone git@<HOST>:ops/ledger.git",
+		"mail mara.oduya@tidewater.org for access":                    "mail <EMAIL> for access",
+		"scp notes.txt mara@tidewater.org:/srv/share":                 "scp notes.txt <EMAIL>:/srv/share",
+	})
+}
+
+// A pass phrase is drawn at random: a word of grammar, of prose or a
+// plural of one, first or later, makes the words a sentence.
+func TestPassPhraseHasNoWordOfProse(t *testing.T) {
+	expectKept(t,
+		"(a typo can be a leaked password). Parsing of odd connection strings is usually rough guesswork:",
+		"(one stray byte can hide a password). Recovery is necessarily slow going",
+		"It takes extra user and password pairs to add more proxy configurations.",
+	)
+	expectRedacted(t, map[string]string{
+		"the password is otter pebble granite heron": "the password is <SECRET>",
+		"--passphrase talent velvet potato deputy":   "--passphrase <SECRET>",
+		"password: lantern quiver mango basalt":      "password: <SECRET>",
+	})
+}
+
+// After a host's key, a variable named for an address's field writes
+// the notation (host:mappedPort), and an absolute path is a Unix
+// socket's directory (host=/var/run/postgresql): neither is a machine.
+func TestHostNotationAndSocketDirectory(t *testing.T) {
+	expectKept(t,
+		"Endpoint returns `host:exposedPort` of the running broker.",
+		"PGHOST_DSN=\"host=/var/run/postgresql dbname=ledger\"",
+	)
+	expectRedacted(t, map[string]string{
+		"host=db07.harbor.internal port=5432": "host=<HOST> port=5432",
+		"host: tidewaterPrimary":              "host: <HOST>",
+	})
+}
+
+// A mask after an authorization scheme (Basic [REDACTED], Bearer ****)
+// is no credential, as it is none after any other key.
+func TestMaskAfterAnAuthorizationScheme(t *testing.T) {
+	expectKept(t,
+		"kiln orders: Authorization: Basic [REDACTED]",
+		"proxy: Proxy-Authorization: Bearer ********",
+		"Authorization: Bearer <redacted>",
+	)
+	expectRedacted(t, map[string]string{
+		"Authorization: Basic a2lsbjpRdW9ra2E4NHZhbGU=": "Authorization: Basic <SECRET>",
+		"Authorization: Bearer Quokka84vale":            "Authorization: Bearer <SECRET>",
+	})
+}
+
+// A reference by a scheme (vault:, secretref:) names a path and a field:
+// the whole path is the reference, not its first segment.
+func TestSchemeReferenceTakesItsPath(t *testing.T) {
+	expectKept(t,
+		"kiln.env: KILN__VAULT__TOKEN=vault:kv/data/kiln/ops#token",
+		"api_key: secretref:prod/stripe#key",
+	)
+}
+
+// A state (enabled, disabled, on, off) is a boolean's value, after a
+// key named for a credential's feature as after any other.
+func TestStateIsNoSecret(t *testing.T) {
+	expectKept(t,
+		"repo settings: secret_scanning: enabled; push_protection: disabled",
+		"token_rotation=off",
+	)
+	expectRedacted(t, map[string]string{
+		"password: enabled7": "password: <SECRET>",
+		"token=Quokka84vale": "token=<SECRET>",
+	})
+}

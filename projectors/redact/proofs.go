@@ -106,6 +106,8 @@ var proofsTable = []proof{
 		"reference", "uses", "onto", "rebased", "insertions", "deletions"}, window: 64, shape: commitHex},
 	{name: "abbreviated commit starting a one-line log entry", start: true, after: []string{" "},
 		shape: shape{kind: 'x', lens: []int{7, 8, 9, 10, 11}}},
+	{name: "commit git rev-parse or rev-list prints on its own line", start: true, after: []string{"\n", "\r", `\n`, `\r`},
+		line: "git rev-", shape: shape{kind: 'x', lens: []int{40, 64}}},
 	{name: "commit before its ref", after: []string{" refs/", "\trefs/"}, shape: shape{kind: 'x', lens: []int{40, 64}}},
 	{name: "commit git bisect names", after: []string{" is the first bad commit", " is the first new commit", "] "}, start: true,
 		shape: shape{kind: 'x', lens: []int{40, 64}}},
@@ -259,9 +261,6 @@ func commentEnd(src []byte, e int, kind byte) int {
 // holds reports whether p's context stands around src[s:e], a value of
 // its shape; ws are the words before the value.
 func (p *proof) holds(src []byte, s, e int, ws *nearWords) bool {
-	if p.line != "" && !bytes.Contains(src[max(0, s-256):min(len(src), e+256)], []byte(p.line)) {
-		return false
-	}
 	if p.start {
 		l := s
 		for l > 0 && (src[l-1] == ' ' || src[l-1] == '\t') {
@@ -270,8 +269,8 @@ func (p *proof) holds(src []byte, s, e int, ws *nearWords) bool {
 		if l > 0 && src[l-1] == '[' && bytes.HasPrefix(src[e:], []byte("] ")) {
 			l-- // [40 hex] message: the commit git bisect checks out
 		}
-		if l > 0 && src[l-1] != '\n' {
-			return false
+		if l > 0 && src[l-1] != '\n' && !(l >= 2 && src[l-2] == '\\' && src[l-1] == 'n') {
+			return false // not at a line's start, nor after an escaped break
 		}
 	}
 	if p.after != nil && !slices.ContainsFunc(p.after, func(a string) bool { return bytes.HasPrefix(src[e:], []byte(a)) || a == "\n" && e == len(src) }) {
@@ -279,6 +278,9 @@ func (p *proof) holds(src []byte, s, e int, ws *nearWords) bool {
 	}
 	if p.sized && !sizeAndFile(src[e:]) {
 		return false
+	}
+	if p.line != "" && !bytes.Contains(src[max(0, s-256):min(len(src), e+256)], []byte(p.line)) {
+		return false // searched last, as it reads the most
 	}
 	if p.dirs {
 		k, n := s, 0

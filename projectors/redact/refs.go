@@ -1,9 +1,6 @@
 package redact
 
-import (
-	"bytes"
-	"strings"
-)
+import "bytes"
 
 // Values that stand in a credential's position but are not credentials:
 // references to one (${DB_PASSWORD}, os.Getenv("TOKEN"), {{ .Values.x }},
@@ -26,6 +23,10 @@ var refCalls = []string{
 	"os.getenv(", "os.environ[", "os.environ.get(", "getenv(", "system.getenv(", "env[", "env.fetch(",
 	"process.env.", "secrets.", "vars.", "env.", "environment.getenvironmentvariable(", "lookup(",
 	"!ref ", "!sub ", "!vault", "!secret ", "!getatt ", "vault:", "secretref:", "valuefrom:", "file:",
+	// The YAML tags that resolve a name elsewhere (Home Assistant's and
+	// ESPHome's secrets file, the environment, an included file, a
+	// blueprint's input, another stack's export): the name is a place.
+	"!env_var ", "!env ", "!include ", "!input ", "!importvalue ", "!findinmap ",
 }
 
 // refFirst marks the bytes a reference may start with: refOpenFirst the
@@ -71,6 +72,10 @@ func refEnd(src []byte, i int) int {
 		// digit unless it is upper case or holds '_' (a password may start
 		// with '$': $tr0ng is not a variable).
 		e := 1
+		if len(rest) > 3 && rest[1] == ':' && rest[2] == ':' {
+			e = 3 // $::password: a global of Tcl, Perl's main package
+		}
+		s := e
 		up, lo, digit, under := false, false, false, false
 		for e < len(rest) && isWord(rest[e]) {
 			c := rest[e]
@@ -80,7 +85,7 @@ func refEnd(src []byte, i int) int {
 			under = under || c == '_'
 			e++
 		}
-		if e >= 3 && (isAlpha(rest[1]) || rest[1] == '_') && !(up && lo) && (!digit || !lo || under) &&
+		if e >= s+2 && (isAlpha(rest[s]) || rest[s] == '_') && !(up && lo) && (!digit || !lo || under) &&
 			(e == len(rest) || !valueByte[rest[e]] || rest[e] == '.') {
 			if e < len(rest) && rest[e] == '{' {
 				if k := bytes.IndexByte(rest[e:], '}'); k > 0 {
@@ -127,7 +132,7 @@ func refEnd(src []byte, i int) int {
 		for _, call := range refCalls {
 			if hasPrefixFold(rest, call) {
 				if call[len(call)-1] == ':' {
-					return i + schemeTail(rest, len(call))
+					return i + pathTail(rest, len(call)) // vault:kv/data/app#token
 				}
 				return i + refTail(rest, len(call))
 			}
@@ -271,8 +276,23 @@ end:
 		return k
 	case parts > 1 && (k == len(rest) || !valueByte[rest[k]]) && classifyKey(rest[last:k]) == kvSecret:
 		return k
+	case parts > 1 && compared(rest[k:]):
+		return k
 	}
 	return -1
+}
+
+// compared reports whether rest, after a path of members, compares it
+// (user.role === 'manager', ctx.user.id != nil): an expression of code,
+// whose value the program computes.
+func compared(rest []byte) bool {
+	rest = bytes.TrimLeft(rest[:min(len(rest), 6)], " ")
+	for _, op := range []string{"===", "!==", "==", "!="} {
+		if bytes.HasPrefix(rest, []byte(op)) {
+			return true
+		}
+	}
+	return false
 }
 
 // noteEnd returns the end of a note in brackets at vs ((not set), [none
@@ -311,16 +331,6 @@ func placeholder(v []byte) bool {
 // refTail returns the end of a call's argument or a lookup's path that
 // starts at k: to the closing bracket of an open one, or the end of the
 // dotted name.
-// schemeTail returns the end of a reference by scheme (vault:kv/data/app#key,
-// file:/run/secrets/db): the path after the scheme, its '/', '#', ':' and
-// '@' included.
-func schemeTail(rest []byte, k int) int {
-	for k < len(rest) && (isWord(rest[k]) || strings.IndexByte("./-#:@~", rest[k]) >= 0) {
-		k++
-	}
-	return k
-}
-
 func refTail(rest []byte, k int) int {
 	depth := 0
 	if k > 0 && (rest[k-1] == '(' || rest[k-1] == '[') {
@@ -344,18 +354,27 @@ func refTail(rest []byte, k int) int {
 	return k
 }
 
+// pathTail returns the end of the path that a scheme's reference names
+// from k (vault:kv/data/app#token, file:/run/secrets/db): word bytes and
+// the separators of a path and its field.
+func pathTail(rest []byte, k int) int {
+	for k < len(rest) && (isWord(rest[k]) || rest[k] == '/' || rest[k] == '.' || rest[k] == '-' || rest[k] == '#') {
+		k++
+	}
+	return k
+}
+
 // maskValue reports whether v is no secret at all: an empty or null
-// literal, a mask (********, xxxx, [REDACTED]) or a boolean.
+// literal, a mask (********, xxxx, [REDACTED]) or a boolean, in words of
+// a state too (enabled, off).
 func maskValue(v []byte) bool {
 	if len(v) == 0 {
 		return true
 	}
 	switch string(lowerASCII(v)) { // nil, so no case, past 16 bytes
-	case "null", "nil", "none", "true", "false", "yes", "no", "undefined", "redacted", "[redacted]",
+	case "null", "nil", "none", "true", "false", "yes", "no", "on", "off", "enabled", "disabled", "undefined", "redacted", "[redacted]",
 		"<redacted>", "(redacted)", "hidden", "masked", "[hidden]", "[filtered]", "filtered", "empty", "unset", "omitted",
 		"changeme", "change_me", "change-me", "placeholder", "pass",
-		// A state, as a feature's setting shows it (secret_scanning: enabled).
-		"enabled", "disabled", "on", "off",
 		// A type's name in a signature (secret_id: str).
 		"str", "string", "int", "bool", "boolean", "bytes", "object", "optional",
 		// The type of a public key, as ssh writes it before the key.

@@ -27,7 +27,7 @@ func TestProofsEntryByEntry(t *testing.T) {
 			{"b3sum: a8184e21765c49f767c29c7cab6f637b4137e4eb88f87e2d3432a2aaa48a69c9  firebird.tar.gz", "x-shop-hmac-sha256: S+voL7dc6BCZQ+kkp9+GCDCKxkT4DOuIw29PLEQaVZ4="},
 			// A folded line continues the field above it; a line that is not
 			// folded does not.
-			{`Checksums-Sha1:\n c9e30a3937e177c602dad9befaaea328e6a0c012 21442 tac-plus.dsc`, `Checksums-Sha1:\nc9e30a3937e177c602dad9befaaea328e6a0c012 21442 tac-plus.dsc`},
+			{`Checksums-Sha1:\n c9e30a3937e177c602dad9befaaea328e6a0c012 21442 tac-plus.dsc`, `Checksums-Sha1:\nc9e30a3937e177c602dad9befaaea328e6a0c012 tac-plus.dsc`},
 		},
 		"checksum or digest named": {
 			{`ETag: "e474def8bcb216f0ed162edf06727c54"`, `X-Request: "e474def8bcb216f0ed162edf06727c54"`},
@@ -91,6 +91,10 @@ func TestProofsEntryByEntry(t *testing.T) {
 		"signature line of a gpg listing":   {{"sig 3        47FB44BB9D2F835D 2026-11-30  Release Key", "sig=47fb44bb9d2f835d&expires=1"}},
 		"WireGuard peer":                    {{"peer: 8d8/pSiJ8be3BhC2JMUugSk7Yml1SW/wsdlWLR9HEAA=", "peer_token: 8d8/pSiJ8be3BhC2JMUugSk7Yml1SW/wsdlWLR9HEAA="}},
 		"image layer docker names":          {{"2d8ddbe0ad46: Pull complete", "2d8ddbe0ad46: Ready"}},
+		"commit git rev-parse or rev-list prints on its own line": {
+			{"$ git rev-parse HEAD\n5e0c1f7a9b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e\n", "$ git rev-parse HEAD\ntoken 5e0c1f7a9b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e\n"},
+			{`{"cmd":"git rev-list -n1 main","out":"\n5e0c1f7a9b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e\n"}`, `{"cmd":"git log -n1 main","out":"\n5e0c1f7a9b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e\n"}`},
+		},
 	}
 	for _, p := range proofsTable {
 		cs, ok := cases[p.name]

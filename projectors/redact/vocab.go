@@ -14,6 +14,7 @@ func Vocabulary() map[string][]string {
 	v := map[string][]string{
 		"credential-words": slices.Sorted(maps.Keys(credentialWords)),
 		"setting-words":    slices.Sorted(maps.Keys(settingWords)),
+		"interface-words":  slices.Sorted(maps.Keys(interfaceWords)),
 		"qualified-nouns":  qualifiedVocabulary(),
 		"keys":             slices.Sorted(maps.Keys(exactKeys)),
 		"auth-schemes":     authSchemes,

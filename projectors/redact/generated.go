@@ -299,7 +299,7 @@ func judge(rw *rewriter, i, j int) {
 		rw.mask(s, e, kSecret)
 		return
 	}
-	slashes, seps := 0, 0
+	slashes, seps, letters := 0, 0, false
 	for _, c := range t {
 		if c == '/' {
 			slashes++
@@ -307,6 +307,13 @@ func judge(rw *rewriter, i, j int) {
 		if c == '/' || c == '.' || c == '+' {
 			seps++
 		}
+		letters = letters || isAlpha(c)
+	}
+	if !letters && slashes < 3 {
+		// An address, a number, a date: generated asks for letters, and
+		// the value is judged whole. (A path of three '/' or more may be
+		// proven, which makes its range public.)
+		return
 	}
 	if seps > 0 && caseWords(t) {
 		return // ZPOPMIN/ZPOPMAX, go/gcexportdata: words, each of one case

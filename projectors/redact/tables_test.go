@@ -411,6 +411,39 @@ func TestDigitCountAndIndexFoldByDefinition(t *testing.T) {
 	}
 }
 
+// judge returns at once on a value without letters and with fewer than
+// three '/', which it would otherwise judge whole: generated never reads
+// such a value as generated, so judge names no range in it and proves
+// nothing public, whatever the words before it.
+func TestJudgeKeepsValuesWithoutLetters(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const alphabet = "0123456789012345678901234567890123456789.-_+=%~/"
+	for range 20000 {
+		v := make([]byte, minShort+r.IntN(48))
+		slashes := 0
+		for k := range v {
+			c := alphabet[r.IntN(len(alphabet))]
+			if c == '/' {
+				if slashes++; slashes > 2 {
+					c = '7'
+				}
+			}
+			v[k] = c
+		}
+		if generated(v) {
+			t.Fatalf("generated(%q): a value without letters read as generated", v)
+		}
+		for _, before := range []string{"x ", "session ", "commit ", "sha256 ", "trace id "} {
+			src := []byte(before + string(v) + " y")
+			rw := &rewriter{src: src, keys: &keyCache{}}
+			judge(rw, len(before), len(before)+len(v))
+			if len(rw.spans) > 0 || len(rw.public) > 0 {
+				t.Fatalf("judge(%q): masks %v, proves %v", src, rw.spans, rw.public)
+			}
+		}
+	}
+}
+
 // Each filter that a pass asks before a set lets every word of the set
 // through, and the filter of announcedWords rules out most words of prose.
 func TestWordFiltersHoldTheirSets(t *testing.T) {

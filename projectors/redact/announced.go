@@ -99,6 +99,7 @@ func redactAnnounced(rw *rewriter) {
 	// token before, as written.
 	var wbuf, lbuf [16]byte
 	var prev, prevWord []byte // prevWord: the whole word of prev's token
+	var toks [5][2]int        // the last tokens' bounds, the latest first (actorBefore)
 	for i := 0; i < len(src); {
 		for i < len(src) && (src[i] == ' ' || src[i] == '+' || src[i] == '\t') {
 			i++
@@ -133,6 +134,8 @@ func redactAnnounced(rw *rewriter) {
 			continue
 		}
 		tok := src[s:i]
+		copy(toks[1:], toks[:4])
+		toks[0] = [2]int{s, i}
 		if e := rw.clauses(s, i); e > i {
 			i, credEnd = e, -1
 			continue
@@ -165,6 +168,9 @@ func redactAnnounced(rw *rewriter) {
 		last = lowerInto(&lbuf, last)
 		if login >= 0 {
 			login++
+		}
+		if loginFilter.may(lw) && loginVerbs[string(lw)] || string(last) == "pin" || string(last) == "password" && len(w) == len(last) {
+			rw.actorBefore(&toks)
 		}
 		if loginFilter.may(lw) && loginVerbs[string(lw)] {
 			login = 0
@@ -466,6 +472,43 @@ func dashedWords(v []byte) int {
 		n++
 	}
 	return n
+}
+
+// actorBefore masks the account named before an act of signing in or of
+// setting a credential, the token toks[0] (marshal tovanek logged in,
+// manager x reset password, leader x set new PIN, staff x PIN 7839): a
+// person's part, then the account, then the act. toks holds the bounds of
+// the last five tokens, the act's word first.
+func (rw *rewriter) actorBefore(toks *[5][2]int) {
+	src := rw.src
+	n := 1 // the account's token
+	for n < 3 && toks[n][1] > 0 && setVerb(src[toks[n][0]:toks[n][1]]) {
+		n++ // reset password, set new PIN: the verb, and "new"
+	}
+	if n+1 >= len(toks) || toks[n+1][1] == 0 || toks[n][1]+1 != toks[n-1][0] || toks[n+1][1]+1 != toks[n][0] {
+		return
+	}
+	name, part := src[toks[n][0]:toks[n][1]], src[toks[n+1][0]:toks[n+1][1]]
+	if k := bytes.LastIndexByte(part, '-'); k >= 0 {
+		part = part[k+1:] // printer-apprentice
+	}
+	var buf [16]byte
+	role := lowerInto(&buf, part)
+	if role == nil || !(personWords[string(role)] || personParts[string(role)] || actorRoles[string(role)]) ||
+		prepositions[string(role)] || !actorName(name) || toks[n][0] < rw.last {
+		return
+	}
+	rw.mask(toks[n][0], toks[n][1], kUser)
+}
+
+// setVerb reports whether w sets a credential before its word: set,
+// reset, changed, new.
+func setVerb(w []byte) bool {
+	switch string(w) {
+	case "set", "reset", "changed", "new", "Set", "Reset", "Changed", "New":
+		return true
+	}
+	return false
 }
 
 // preposition reports whether w is one of prepositions, in any case.

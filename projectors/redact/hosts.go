@@ -1024,61 +1024,6 @@ func personBefore(src []byte, s int) bool {
 var personParts = wordSet(`to officer interpreter driver courier dispatcher tenant guest customer player student
 	teacher nurse lead author requester reporter instructor coach volunteer`)
 
-// An account named by the part its person plays and by what it does next
-// (admin svens logged in, manager dmitriocon reset password, staff alicev
-// PIN 7839): the word between a person's part and an act of signing in or
-// of setting a credential is the person's account, when it is no English
-// word and no role's account.
-var actorActs = []string{" logged in", " logged on", " signed in", " signed on", " set new ", " set pin", " set password",
-	" reset password", " reset pin", " changed password", " changed pin", " pin ", " password "}
-
-var actorNeeds = func() (out []features) {
-	for _, a := range actorActs {
-		out = append(out, bigramsOf(a))
-	}
-	return out
-}()
-
-func gateActors(_ []byte, f features) bool {
-	for _, n := range actorNeeds {
-		if f&n == n {
-			return true
-		}
-	}
-	return false
-}
-
-func redactActors(rw *rewriter) {
-	src := rw.src
-	for _, act := range actorActs {
-		for off := 0; off < len(src); {
-			k := indexFold(src[off:], act)
-			if k < 0 {
-				break
-			}
-			p := off + k
-			off = p + len(act)
-			ns := p
-			for ns > 0 && p-ns <= 19 && isAlnum(src[ns-1]) {
-				ns--
-			}
-			if ns == p || ns < 2 || src[ns-1] != ' ' || !actorName(src[ns:p]) {
-				continue
-			}
-			rs := ns - 1
-			for rs > 0 && ns-1-rs < 16 && isAlpha(src[rs-1]) {
-				rs--
-			}
-			var buf [16]byte
-			role := lowerInto(&buf, src[rs:ns-1])
-			if role == nil || !(personWords[string(role)] || personParts[string(role)] || actorRoles[string(role)]) || prepositions[string(role)] {
-				continue
-			}
-			rw.mask(ns, p, kUser)
-		}
-	}
-}
-
 // actorName reports whether w is shaped as an account a person was given:
 // three to sixteen small letters, then at most three digits, no English
 // word, no role's account and no word that qualifies a credential (guest

@@ -245,7 +245,6 @@ var stages = []stage{
 	{any: fDot | fDash | fColon, apply: redactHosts},
 	{gate: gatePhrases, apply: redactPhrases},
 	{gate: gateHandles, apply: redactHandles},
-	{gate: gateActors, apply: redactActors},
 	{all: fLowerA | fColon, gate: gateARN, apply: redactARN},
 	{any: fDigit, apply: redactCards},
 	{any: fDigit, apply: redactPhones},

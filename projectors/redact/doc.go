@@ -15,7 +15,8 @@
 //     positional arguments of login commands), a table of words and
 //     syntaxes;
 //   - identifiers: e-mail, IP and MAC addresses, hosts, pods, containers,
-//     process ids, user names, cloud accounts, card numbers;
+//     process ids, user names and the accounts of people where people
+//     stand, cloud accounts, card numbers and other long numbers;
 //   - human passwords: a word only a person meeting a password rule
 //     writes (a symbol between letters and digits, look-alike digits,
 //     words of both cases joined and followed by digits), wherever it

@@ -954,13 +954,24 @@ func gateHandles(src []byte, f features) bool {
 
 func redactHandles(rw *rewriter) {
 	src := rw.src
+	// The next '.' and '_' at or after off, each searched for again only
+	// once passed: one look at each byte for each.
+	nd, nu := -1, -1
 	for off := 0; off < len(src); {
-		k := bytes.IndexAny(src[off:], "._")
-		if k < 0 {
+		if nd < off {
+			nd = nextByte(src, off, '.')
+		}
+		if nu < off {
+			nu = nextByte(src, off, '_')
+		}
+		p := min(nd, nu)
+		if p >= len(src) {
 			return
 		}
-		p := off + k
 		off = p + 1
+		if !oneLetterSide(src, p) {
+			continue // no initial beside the separator: most dots and underscores
+		}
 		s := p
 		for s > 0 && p-s <= 16 && src[s-1] >= 'a' && src[s-1] <= 'z' {
 			s--
@@ -982,6 +993,19 @@ func redactHandles(rw *rewriter) {
 		rw.mask(s, e, kUser)
 		off = e
 	}
+}
+
+// oneLetterSide reports whether the separator at p has a lone small
+// letter on one side, an initial.
+func oneLetterSide(src []byte, p int) bool {
+	lone := func(k int, step int) bool {
+		if k < 0 || k >= len(src) || src[k] < 'a' || src[k] > 'z' {
+			return false
+		}
+		n := k + step
+		return n < 0 || n >= len(src) || !isAlpha(src[n])
+	}
+	return lone(p-1, -1) || lone(p+1, 1)
 }
 
 // initialHandle reports whether w, lower-case letters with one separator

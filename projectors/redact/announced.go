@@ -361,7 +361,7 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 	}
 	ve := vs
 	for ve < len(src) && !isSpace(src[ve]) && src[ve] != quote && (quote != 0 || src[ve] != '"' && src[ve] != '\'') {
-		if src[ve] == '\\' && escapedBreak(src, ve) {
+		if escapedBreak(src, ve) {
 			break // an escaped line break or tab
 		}
 		ve++
@@ -596,7 +596,7 @@ func (rw *rewriter) slashPair(i int) int {
 	}
 	ve := vs
 	for ve < len(src) && !isSpace(src[ve]) && ve-vs <= 64 {
-		if src[ve] == '\\' && escapedBreak(src, ve) {
+		if escapedBreak(src, ve) {
 			break // an escaped line break or tab
 		}
 		ve++

@@ -98,7 +98,7 @@ func redactFlags(rw *rewriter) {
 			// -pw, -User).
 			ve := ks + 1
 			for ve < len(src) && !isSpace(src[ve]) && src[ve] != '"' && src[ve] != '\'' {
-				if src[ve] == '\\' && escapedBreak(src, ve) {
+				if escapedBreak(src, ve) {
 					break // an escaped line break or tab
 				}
 				ve++
@@ -162,7 +162,7 @@ func flagValue(src []byte, ke int) (vs, ve int, ok bool) {
 	}
 	ve = vs
 	for ve < len(src) && !isSpace(src[ve]) && src[ve] != '"' && src[ve] != '\'' {
-		if src[ve] == '\\' && escapedBreak(src, ve) {
+		if escapedBreak(src, ve) {
 			break // an escaped line break or tab
 		}
 		ve++

@@ -384,7 +384,9 @@ func typeTagEnd(src []byte, i int) int {
 
 // escapedBreak reports whether src[i] starts the escape of a control
 // character (escapeLen): it ends a value as the character itself would.
-func escapedBreak(src []byte, i int) bool { return escapeLen(src, i) > 0 }
+// The backslash is looked at first, so that the loops that read a value
+// byte by byte call it at every byte for the cost of one comparison.
+func escapedBreak(src []byte, i int) bool { return src[i] == '\\' && escapeLen(src, i) > 0 }
 
 // escapeLen returns the length of the backslash escape of a control
 // character that starts at src[i], 0 when none does: \n, \r, \t and the

@@ -294,7 +294,7 @@ func indexWord(src []byte, lit string) int {
 func valueWord(src []byte, vs int) int {
 	e := vs
 	for e < len(src) && e-vs < 256 && !isSpace(src[e]) && src[e] != '"' && src[e] != '\'' && src[e] != '<' {
-		if src[e] == '\\' && escapedBreak(src, e) {
+		if escapedBreak(src, e) {
 			break // an escaped line break or tab
 		}
 		e++
@@ -608,7 +608,7 @@ func userPassAt(rw *rewriter, i, e int) int {
 		}
 	} else {
 		for pe < len(src) && pe-ps < 128 && !isSpace(src[pe]) && src[pe] != '/' && src[pe] != '@' && src[pe] != '"' && src[pe] != '\'' {
-			if src[pe] == '\\' && escapedBreak(src, pe) {
+			if escapedBreak(src, pe) {
 				break // an escaped line break or tab
 			}
 			pe++
@@ -945,7 +945,7 @@ func accountArgs(rw *rewriter, vs int, strict bool) int {
 			// A quote ends a word that a string holds ("msg":"password
 			// reset requested").
 			for i < len(src) && i-s < 256 && !isSpace(src[i]) && src[i] != '"' && src[i] != '\'' {
-				if src[i] == '\\' && escapedBreak(src, i) {
+				if escapedBreak(src, i) {
 					break // an escaped line break or tab
 				}
 				i++

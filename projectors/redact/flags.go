@@ -285,6 +285,7 @@ func hasSuffixFold(s []byte, lit string) bool {
 // program of Windows (a .exe, .cmd or .bat before the flag).
 func redactSlashFlags(rw *rewriter) {
 	src := rw.src
+	program := -2 // where the first program of Windows ends (windowsProgram); -2: not looked for yet
 	for off := 0; off < len(src); {
 		k := bytes.IndexByte(src[off:], '/')
 		if k < 0 {
@@ -303,8 +304,13 @@ func redactSlashFlags(rw *rewriter) {
 			continue
 		}
 		vs, ve, ok := flagValue(src, ke)
-		if !ok || src[vs] == '/' || bytes.IndexByte(src[vs:ve], '/') >= 0 || longValue(src[i+1:ke], src[vs:ve]) != Secret ||
-			!windowsCommand(src[:i]) {
+		if !ok || src[vs] == '/' || bytes.IndexByte(src[vs:ve], '/') >= 0 || notASecretValue(src[vs:ve]) {
+			continue
+		}
+		if program == -2 {
+			program = windowsProgram(src) // once per text: each flag would read the line again
+		}
+		if program < 0 || program > i {
 			continue
 		}
 		rw.mask(vs, ve, kSecret)
@@ -312,13 +318,14 @@ func redactSlashFlags(rw *rewriter) {
 	}
 }
 
-// windowsCommand reports whether the line before a flag runs a program of
-// Windows: a name ending in .exe, .cmd or .bat, then a space.
-func windowsCommand(before []byte) bool {
+// windowsProgram returns where the first name of a program of Windows in
+// src ends (a name ending in .exe, .cmd or .bat, then a space), or -1.
+func windowsProgram(src []byte) int {
+	end := -1
 	for _, ext := range []string{".exe ", ".EXE ", ".cmd ", ".bat "} {
-		if bytes.Contains(before, []byte(ext)) {
-			return true
+		if k := bytes.Index(src, []byte(ext)); k >= 0 && (end < 0 || k+len(ext) < end) {
+			end = k + len(ext)
 		}
 	}
-	return false
+	return end
 }

@@ -420,7 +420,7 @@ func (rw *rewriter) clauseEndPassword(i int, phrase bool) int {
 	if isPlaceholder(v) || notASecret(src, vs, end) {
 		return i
 	}
-	if clauseEnds(end) && len(v) >= 5 && len(v) <= 64 && (hasLetter(v) && hasDigit(v) && passwordShaped(v) || dashedWords(v) >= 3) {
+	if clauseEnds(end) && len(v) >= 5 && len(v) <= 64 && (hasLetter(v) && hasDigit(v) && passwordShaped(v) || phraseWords(v, '-', nil) >= 3) {
 		rw.mask(vs, end, kSecret)
 		return end
 	}
@@ -461,12 +461,13 @@ func phraseNoun(w []byte) bool {
 	return false
 }
 
-// dashedWords returns how many words of three to ten small letters v is,
-// joined by dashes, none a function word; 0 when it is anything else.
-func dashedWords(v []byte) int {
+// phraseWords returns how many words v is, joined by sep, when each is
+// a word a pass phrase draws: three to ten small letters, no function word
+// and none of except (nil: none); 0 when v is anything else.
+func phraseWords(v []byte, sep byte, except map[string]bool) int {
 	n := 0
-	for _, w := range bytes.Split(v, []byte{'-'}) {
-		if len(w) < 3 || len(w) > 10 || !isLowerWord(w) || grammarWords[string(w)] {
+	for _, w := range bytes.Split(v, []byte{sep}) {
+		if len(w) < 3 || len(w) > 10 || !isLowerWord(w) || grammarWords[string(w)] || except[string(w)] {
 			return 0
 		}
 		n++

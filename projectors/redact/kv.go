@@ -538,17 +538,11 @@ var closedClassWords = wordSet(`a an the this that these those it its we you the
 	и в на с для без или но что по из от до не`)
 
 // passPhrase reports whether v, lower-case words separated by single
-// spaces and quoted, reads as a pass phrase rather than a sentence: three to eight
-// words of three to ten letters, none of them a function word (a
+// spaces and quoted, reads as a pass phrase rather than a sentence: three
+// to eight words of three to ten letters, none of them a function word (a
 // sentence has them), none a setting's word.
 func passPhrase(v []byte) bool {
-	n := 0
-	for _, w := range bytes.Split(v, []byte(" ")) {
-		if len(w) < 3 || len(w) > 10 || !isLowerWord(w) || grammarWords[string(w)] || settingWords[string(w)] {
-			return false
-		}
-		n++
-	}
+	n := phraseWords(v, ' ', settingWords)
 	return n >= 3 && n <= 8
 }
 

@@ -514,14 +514,9 @@ func setVerb(w []byte) bool {
 
 // preposition reports whether w is one of prepositions, in any case.
 func preposition(w []byte) bool {
-	var buf [4]byte
-	if len(w) > len(buf) {
-		return false
-	}
-	for k, c := range w {
-		buf[k] = lower(c)
-	}
-	return prepositions[string(buf[:len(w)])]
+	var buf [16]byte
+	lw := lowerInto(&buf, w)
+	return lw != nil && prepositions[string(lw)]
 }
 
 // announcesLater reports whether the text after i goes on to a connector
@@ -529,7 +524,7 @@ func preposition(w []byte) bool {
 // the number before it names what the code is for.
 func announcesLater(src []byte, i int) bool {
 	rest := src[i:min(len(src), i+40)]
-	for _, c := range []string{" is ", " was ", " changed", " set to ", " to ", " reset to "} {
+	for _, c := range []string{" is ", " was ", " changed", " to "} {
 		if bytes.Contains(rest, []byte(c)) {
 			return true
 		}

@@ -805,7 +805,8 @@ func redactCards(rw *rewriter) {
 				break
 			}
 		}
-		if !matched && ngroups == 0 && n >= 16 && (i == 0 || src[i-1] != '-') && !wordAfter && (j == len(src) || !isDigit(src[j])) && !clockLike(digits[:n]) && !roundOrLimit(digits[:n]) {
+		if !matched && ngroups == 0 && n >= 16 && (i == 0 || src[i-1] != '-') && !wordAfter && (j == len(src) || !isDigit(src[j])) &&
+			!clockLike(src[i:j]) && !roundOrLimit(src[i:j]) {
 			// A number of sixteen digits or more is an id (a gift card's,
 			// a voucher's, a snowflake id), unless it is negative or reads
 			// as a clock, a quantity or an integer type's limit.
@@ -843,13 +844,13 @@ func digitCount(src []byte) int {
 	return n
 }
 
-// clockLike reports whether the digits d read as a time since 1970 in
-// microseconds or nanoseconds, or since 1601 in units of 100 ns (Windows),
-// from the year 2000 to 2100.
+// clockLike reports whether the decimal digits d read as a time since
+// 1970 in microseconds or nanoseconds, or since 1601 in units of 100 ns
+// (Windows), from the year 2000 to 2100.
 func clockLike(d []byte) bool {
 	var v uint64
 	for _, c := range d {
-		v = v*10 + uint64(c)
+		v = v*10 + uint64(c-'0')
 	}
 	switch len(d) {
 	case 16:
@@ -862,28 +863,16 @@ func clockLike(d []byte) bool {
 	return false
 }
 
-// roundOrLimit reports whether the digits d end in four zeros or more, as
-// a quantity does (a duration in nanoseconds, a counter), repeat one
-// digit, or are the limit of a 64-bit integer or of a float's exact
+// roundOrLimit reports whether the decimal digits d end in four zeros or
+// more, as a quantity does (a duration in nanoseconds, a counter), repeat
+// one digit, or are the limit of a 64-bit integer or of a float's exact
 // integers: an id is drawn at random.
 func roundOrLimit(d []byte) bool {
-	z := 0
-	for z < len(d) && d[len(d)-1-z] == 0 {
-		z++
-	}
-	var b [19]byte
-	for k, c := range d {
-		b[k] = c + '0'
-	}
-	switch string(b[:len(d)]) {
+	switch string(d) {
 	case "9223372036854775807", "9223372036854775808", "18446744073709551615", "9007199254740991", "9007199254740992":
 		return true
 	}
-	same := 1
-	for same < len(d) && d[same] == d[0] {
-		same++
-	}
-	return z >= 4 || same == len(d)
+	return bytes.HasSuffix(d, []byte("0000")) || len(bytes.Trim(d, string(d[:1]))) == 0
 }
 
 func cardPrefix(d []byte) bool {

@@ -969,8 +969,8 @@ func redactHandles(rw *rewriter) {
 		for e < len(src) && e-p <= 17 && src[e] >= 'a' && src[e] <= 'z' {
 			e++
 		}
-		for d := e; d < len(src) && d-e < 3 && isDigit(src[d]); d++ {
-			e = d + 1
+		for e < len(src) && isDigit(src[e]) {
+			e++ // the account's number (marta_k2)
 		}
 		if s == p || e == p+1 || s > 0 && (isWord(src[s-1]) || src[s-1] == '.' || src[s-1] == '-' || src[s-1] == '/') ||
 			e < len(src) && (isWord(src[e]) || src[e] == '.' && e+1 < len(src) && isAlpha(src[e+1]) || src[e] == '-' || src[e] == '/' || src[e] == '(') {
@@ -999,8 +999,8 @@ func oneLetterSide(src []byte, p int) bool {
 
 // initialHandle reports whether w, lower-case letters with one separator
 // at sep, is a given name and an initial, joined by '_' either way round
-// (marta_k, k_marta) or by '.' after the initial (j.osei), then at most
-// three digits: the name of four to sixteen letters and no English word.
+// (marta_k, k_marta) or by '.' after the initial (j.osei), then digits
+// or none: the name of four to sixteen letters and no English word.
 // Code joins words and abbreviations (sd_notify, redis.py, pthread_t).
 func initialHandle(w []byte, sep int) bool {
 	a, b := w[:sep], bytes.TrimRight(w[sep+1:], "0123456789")

@@ -159,14 +159,14 @@ func (r *wordRun) close(rw *rewriter) {
 	start := r.start
 	if r.n > 25 {
 		// Words that announce it run into it (wallet seed x y z …): the
-		// last 24 are the mnemonic.
+		// last 24 are the mnemonic. Back over 24 words, each after its
+		// separator.
 		start = r.end
-		for n := 0; n < 24; n++ {
-			start--
-			for start > r.start && rw.src[start-1] != ' ' && rw.src[start-1] != ',' {
+		for range 24 {
+			for start > r.start && (rw.src[start-1] == ' ' || rw.src[start-1] == ',') {
 				start--
 			}
-			for n < 23 && start > r.start && (rw.src[start-1] == ' ' || rw.src[start-1] == ',') {
+			for start > r.start && rw.src[start-1] != ' ' && rw.src[start-1] != ',' {
 				start--
 			}
 		}

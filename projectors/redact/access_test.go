@@ -1,9 +1,6 @@
 package redact
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // A code named by what it grants (getting in, unlocking, overriding,
 // proving who one is) is a secret, though the word that names it is one of
@@ -79,6 +76,7 @@ func TestAccountsWherePeopleStand(t *testing.T) {
 		"shift handed to k_ravensdale, ok":             "shift handed to <USER>, ok",
 		"courier j.abernathy picked up parcel 7":       "courier <USER> picked up parcel 7",
 		"crew lead=thaddeus_w gate=4":                  "crew lead=<USER> gate=4",
+		"refund approved by ottilie_m1234 at noon":     "refund approved by <USER> at noon",
 		`{"approvedBy":"mirela.p","sorted_by":"name"}`: `{"approvedBy":"<USER>","sorted_by":"name"}`,
 		"ticket_assignee: rosalind.q":                  "ticket_assignee: <USER>",
 		"[Show] StageOwner=ignatius_fenwick":           "[Show] StageOwner=<USER>",
@@ -122,12 +120,13 @@ func TestLongNumbersAreIDs(t *testing.T) {
 func TestSlashFlagsOfWindowsCommands(t *testing.T) {
 	expectRedacted(t, map[string]string{
 		`poolctl.exe /host gw.example.net /admin-password tern77 /verbose`: `poolctl.exe /host gw.example.net /admin-password <SECRET> /verbose`,
-		`sync.cmd /token "kq8-22mmx" /q`:                                   `sync.cmd /token "<SECRET>" /q`,
+		`sync.cmd /token kiln44river /q`:                                   `sync.cmd /token <SECRET> /q`,
 	})
 	expectKept(t,
 		"POST /password reset",
 		"cd /secret foo",
 		`poolctl.exe /password-file C:\keys\pool.txt /q`,
+		"note /password tern77 then run poolctl.exe /q",
 	)
 }
 
@@ -205,7 +204,7 @@ func TestCodesPhrasesAndAccountsOfStaff(t *testing.T) {
 		"hmi login operator/40917 ok":                     "hmi login operator/<SECRET> ok",
 		"studio admin password lantern-quarry-thistle":    "studio admin password <SECRET>",
 		"vault cert passphrase heron walnut ember quarry": "vault cert passphrase <SECRET>",
-		"club wallet seed " + strings.Repeat("otter ", 0) + "pilot hurry mango ridge fossil timber oyster clerk velvet absorb grape lunar canyon ember crater vivid humble nephew salad quiz thrive deputy mule orbit": "club wallet seed <SECRET>",
+		"club wallet seed pilot hurry mango ridge fossil timber oyster clerk velvet absorb grape lunar canyon ember crater vivid humble nephew salad quiz thrive deputy mule orbit": "club wallet seed <SECRET>",
 		"marshal tovanek logged in from the north gate":           "marshal <USER> logged in from the north gate",
 		"manager oluwadamilare reset password to Pebble!Quartz74": "manager <USER> reset password to <SECRET>",
 	})

@@ -92,7 +92,7 @@ func redactFlags(rw *rewriter) {
 		}
 		name := src[ks:ke]
 		assignment := ke < len(src) && src[ke] == '='
-		if nd == 1 && ke-ks > 1 && short(name[0]) && (fc.credentials || !assignment) && classifyKey(name) == kvNone && !joinedWords(name) {
+		if nd == 1 && ke-ks > 1 && short(name[0]) && (fc.credentials || !assignment) && (classifyKey(name) == kvNone || !flagName(name)) && !joinedWords(name) {
 			// -pS3cret, -uroot: a short flag with its value attached; a
 			// flag named for a credential is read by its name (-Password,
 			// -pw, -User).
@@ -168,6 +168,22 @@ func flagValue(src []byte, ke int) (vs, ve int, ok bool) {
 		ve++
 	}
 	return vs, ve, ve > vs
+}
+
+// flagName reports whether name, after a single dash, can be a flag's
+// name read by its words (-Password, -AdminPw2): no digit stands before a
+// letter in it. -pz1m3VcMo8Pw is -p and its value, though its last
+// letters spell a credential's word.
+func flagName(name []byte) bool {
+	digit := false
+	for _, c := range name {
+		if isDigit(c) {
+			digit = true
+		} else if digit && isAlpha(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // joinedWords reports whether name is words of letters joined by '-': a

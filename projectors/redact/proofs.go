@@ -133,6 +133,9 @@ var proofsTable = []proof{
 	{name: "image layer docker names", after: []string{": Pull complete", ": Already exists", ": Pulling fs layer", ": Waiting",
 		": Downloading", ": Verifying Checksum", ": Download complete", ": Extracting", ": Pushed", ": Layer already exists",
 		": Preparing", ": Pushing"}, shape: shape{kind: 'x', lens: []int{12}}},
+	{name: "GitHub security advisory id", shape: shape{kind: 'r', may: func(v []byte) bool {
+		return len(v) == 19 && string(v[:5]) == "GHSA-"
+	}, re: regexp.MustCompile(`^GHSA(?:-[2-9cfghjmpqrvwx]{4}){3}$`)}},
 	{name: "public key named", words: []string{"public", "pubkey", "publickey"}, window: 32, shape: shape{kind: 'b'}},
 	{name: "JSON web key's public member", words: []string{"x", "y", "n", "e"}, window: 6, line: `"kty"`, shape: shape{kind: 'b'}},
 	{name: "signature tool's public key", words: []string{"minisign", "signify"}, window: 64, shape: shape{kind: 'b', lens: []int{56}}},

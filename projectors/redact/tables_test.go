@@ -90,6 +90,7 @@ func TestProofsEntryByEntry(t *testing.T) {
 		"fingerprint line of a gpg listing": {{"      58A8B74C9AEFACCF0829D5A8328A3CECA6E64026", "      58a8b74c9aefaccf0829d5a8328a3ceca6e64026"}},
 		"signature line of a gpg listing":   {{"sig 3        47FB44BB9D2F835D 2026-11-30  Release Key", "sig=47fb44bb9d2f835d&expires=1"}},
 		"WireGuard peer":                    {{"peer: 8d8/pSiJ8be3BhC2JMUugSk7Yml1SW/wsdlWLR9HEAA=", "peer_token: 8d8/pSiJ8be3BhC2JMUugSk7Yml1SW/wsdlWLR9HEAA="}},
+		"GitHub security advisory id":       {{"fixed in v1.4.2 (GHSA-5wrp-cwcj-q835)", "fixed in v1.4.2 (GHSB-5wrp-cwcj-q835)"}},
 		"image layer docker names":          {{"2d8ddbe0ad46: Pull complete", "2d8ddbe0ad46: Ready"}},
 		"commit git rev-parse or rev-list prints on its own line": {
 			{"$ git rev-parse HEAD\n5e0c1f7a9b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e\n", "$ git rev-parse HEAD\ntoken 5e0c1f7a9b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e\n"},

@@ -143,6 +143,45 @@ func mixed(t []byte) bool {
 	return lower && (digit || upper) || upper && digit
 }
 
+// groupedCode reports whether t is a code written in groups, as recovery,
+// licence and pairing codes are: three groups or more joined by '-', all
+// of one length from four to six, each of letters of one case and digits,
+// two of them at least mixing letters and digits (wrjn-a505-1fyn-jmoa).
+// A name's parts (web-7d9f8-x2kq9, emqx-5.8.3) differ in length, and a
+// date's or a number's hold no letters.
+func groupedCode(t []byte) bool {
+	n, groups, mixedGroups := -1, 0, 0
+	for s := 0; s <= len(t); {
+		e := s
+		var up, lo, dg bool
+		for e < len(t) && t[e] != '-' {
+			switch c := t[e]; {
+			case c >= 'a' && c <= 'z':
+				lo = true
+			case c >= 'A' && c <= 'Z':
+				up = true
+			case c >= '0' && c <= '9':
+				dg = true
+			default:
+				return false
+			}
+			e++
+		}
+		if n < 0 {
+			n = e - s
+		}
+		if e-s != n || n < 4 || n > 6 || up && lo {
+			return false
+		}
+		if dg && (up || lo) {
+			mixedGroups++
+		}
+		groups++
+		s = e + 1
+	}
+	return groups >= 3 && mixedGroups >= 2
+}
+
 // ssnShaped reports whether t is a United States social security number
 // as it is written, ddd-dd-dddd, with the groups the number's issuer never
 // gives (000, 666 and 900-999 first, 00 in the middle, 0000 last) left
@@ -532,7 +571,7 @@ func generated(t []byte) bool {
 	if digits == 0 && len(t) == letters && len(t) < maxWord && (up == 0 || lo == 0 || up == 1 && isUpper(t[0])) {
 		return false // a word, in any language: letters of one case, or capitalised
 	}
-	if seps > 0 && maxPart <= 1 {
+	if seps > 0 && maxPart <= 1 && !groupedCode(t) {
 		return false
 	}
 	if len(t) == letters && camelWords(t) {

@@ -355,6 +355,18 @@ func TestCodesInGroupsAndLists(t *testing.T) {
 	})
 }
 
+// A code written in groups of one length, mixing letters and digits, is
+// generated wherever it stands; a name's parts, a date and words are not.
+func TestCodesInEqualGroups(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"lane camera stream key wrjn-a505-1fyn-jmoa (private)": "lane camera stream key <SECRET> (private)",
+		"paired as K7QD-2MXA-P9ZT on the console":              "paired as <ID> on the console",
+		"image tag v2-rc1-b4c5 pushed, room A1-B2-C3 booked":   "image tag v2-rc1-b4c5 pushed, room A1-B2-C3 booked",
+		"build emqx-5.8.3-debian12-amd64 shipped 2026-12-07":   "build emqx-5.8.3-debian12-amd64 shipped 2026-12-07",
+		"route blue-moon-tide-fern and area a1b2-c3d4 done":    "route blue-moon-tide-fern and area a1b2-c3d4 done",
+	})
+}
+
 // An account named for its role or for a service is public: a word of
 // prose, or a name with a part that names a service or a role.
 func TestRoleAccounts(t *testing.T) {

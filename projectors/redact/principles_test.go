@@ -537,6 +537,18 @@ func TestWebhookRouteWords(t *testing.T) {
 	})
 }
 
+// A link that grants what it names (a share, an invitation, a meeting, a
+// reset) carries its capability in the segment after the name; a route's
+// word and a resource's number are no capability.
+func TestCapabilityLinks(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"share link https://nas.example.net:5001/sharing/ToeyKq1WK created": "share link https://nas.example.net:5001/sharing/<SECRET> created",
+		"invite https://chat.example.org/invite/aB3dE9 sent":                "invite https://chat.example.org/invite/<SECRET> sent",
+		"GET https://app.example.com/invites/12345 and /api/share/settings": "GET https://app.example.com/invites/12345 and /api/share/settings",
+		"see https://docs.example.com/s/WordPress and /reset/password/help": "see https://docs.example.com/s/WordPress and /reset/password/help",
+	})
+}
+
 // A noun of prose after "user" is no account, in capitals too; before
 // "code" the same noun makes a secret code.
 func TestUserBeforeProse(t *testing.T) {

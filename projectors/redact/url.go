@@ -108,10 +108,44 @@ func redactPath(rw *rewriter, host []byte, ps, ae int) {
 			return
 		case len(seg) > 4 && hasPrefixFold(seg, "bot") && isDigit(seg[3]) && bytes.IndexByte(seg, ':') > 0:
 			rw.mask(s+3, e, kSecret)
+		case oneOfFold(prev, capabilityMarkers) && capabilityToken(seg):
+			rw.mask(s, e, kSecret)
 		}
 		prev = seg
 		s = e + 1
 	}
+}
+
+// Path segments after which the next one is a capability: whoever holds
+// the link may open the share, take the invitation, join the meeting or
+// reset the password (/s/<token>, /invite/<token>, /j/<token>).
+var capabilityMarkers = []string{"s", "share", "shared", "sharing", "shares", "invite", "invites", "invitation", "join", "j",
+	"magic", "reset", "verify", "confirm", "activate", "unlock"}
+
+// capabilityToken reports whether seg is a token, not a route's word or a
+// resource's number: five to 128 letters, digits, '-' and '_', holding a
+// letter and a digit, or letters of both cases after its first that do
+// not read as words run together (WordPress).
+func capabilityToken(seg []byte) bool {
+	if len(seg) < 5 || len(seg) > 128 {
+		return false
+	}
+	var digit, lower, inner bool
+	letter := false
+	for k, c := range seg {
+		switch {
+		case isDigit(c):
+			digit = true
+		case c >= 'a' && c <= 'z':
+			lower, letter = true, true
+		case c >= 'A' && c <= 'Z':
+			letter = true
+			inner = inner || k > 0
+		case c != '-' && c != '_':
+			return false
+		}
+	}
+	return letter && digit || lower && inner && !camelWords(seg)
 }
 
 // routeWords reports whether the path p after a webhook marker is words

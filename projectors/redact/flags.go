@@ -109,6 +109,19 @@ func redactFlags(rw *rewriter) {
 			i = ve - 1
 			continue
 		}
+		if nd == 1 && ke-ks == 1 && short(name[0]) && ke+1 < len(src) && (src[ke] == '\'' || src[ke] == '"') {
+			// -p'S3cret': a short flag with its value attached, quoted.
+			q, vs := src[ke], ke+1
+			ve := vs
+			for ve < len(src) && src[ve] != q && src[ve] != '\n' {
+				ve++
+			}
+			if repl := shortValue(name[0], src[vs:ve], fc, true); repl != "" {
+				rw.mask(vs, ve, kindOf(repl))
+			}
+			i = ve
+			continue
+		}
 		if assignment {
 			i = ke // --key=value: an assignment, redactKV's
 			continue

@@ -380,6 +380,17 @@ func TestRoleAccounts(t *testing.T) {
 	})
 }
 
+// A short flag's value may be attached in quotes (-p'x'); a password of
+// digits and '/' is a date, not a path.
+func TestQuotedAttachedFlagAndDatePassword(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"mysql -u app -p'squire.beacon^0' -h 10.1.2.3 live": "mysql -u app -p'<SECRET>' -h <IP> live",
+		`mariadb -p"Fern-Oak-44" shop`:                      `mariadb -p"<SECRET>" shop`,
+		"driver login passwd2=17/08/1994 result=ok":         "driver login passwd2=<SECRET> result=ok",
+		"mkdir -p'logs'; password_file=ops/db/password":     "mkdir -p'logs'; password_file=ops/db/password",
+	})
+}
+
 // A long flag may be written with one dash (-passwd-expiry-time): it is
 // no short flag with its value attached; a bound glued to its setting
 // (minlength) bounds it; and after a verb that is prose too, the word

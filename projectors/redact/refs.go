@@ -449,8 +449,9 @@ func fieldName(v []byte) bool {
 
 // pathValue reports whether v names a file rather than holding a secret:
 // it starts as a path does, or it is lower-case words joined by '/' (a
-// secret's name in a store, prod/db/password), or a file name with an
-// extension that keys, certificates and configuration files carry.
+// secret's name in a store, prod/db/password; digits and '/' alone are a
+// date), or a file name with an extension that keys, certificates and
+// configuration files carry.
 func pathValue(v []byte) bool {
 	if len(v) == 0 {
 		return false
@@ -463,12 +464,14 @@ func pathValue(v []byte) bool {
 		return true // a map or a store by its type: hash:/etc/postfix/sasl_passwd
 	}
 	if bytes.IndexByte(v, '/') > 0 {
+		letter := false
 		for _, c := range v {
 			if !(c >= 'a' && c <= 'z' || isDigit(c) || c == '/' || c == '-' || c == '_' || c == '.') {
 				return false
 			}
+			letter = letter || c >= 'a'
 		}
-		return true
+		return letter // 17/08/1994, 3/4: a date or a ratio, not a path
 	}
 	if d := bytes.LastIndexByte(v, '.'); d > 0 {
 		switch string(lowerASCII(v[d+1:])) {

@@ -125,6 +125,12 @@ var settingWords = wordSet(`count len length size ttl timeout expiry expires exp
 var interfaceWords = wordSet(`menu menus button buttons btn icon visible visibility shown hidden screen dialog modal
 	popup panel tab tooltip banner widget toggle checkbox dropdown spinner overlay drawer sidebar toolbar meter indicator`)
 
+// keeperWords name what keeps or makes a credential (secret_manager,
+// password_manager, token_vendor): after the credential word they make
+// the key name that program, as a setting word does. A code's noun
+// (manager code 84033) they do not make a setting.
+var keeperWords = wordSet(`manager managers engine driver vendor`)
+
 // boundWords are the setting words that make a setting wherever they
 // stand: they count or bound what follows them (max_tokens, min_password).
 var boundWords = wordSet(`count len length size max min limit num`)
@@ -250,7 +256,7 @@ func classifyKey(key []byte) kvClass {
 		switch {
 		case boundWords[string(w)] || boundGlued(w):
 			return kvNone
-		case settingWords[string(w)] || interfaceWords[string(w)]:
+		case settingWords[string(w)] || interfaceWords[string(w)] || keeperWords[string(w)]:
 			setting = class != kvNone
 		case string(w) == "authorization":
 			class, setting = kvAuth, false
@@ -1009,7 +1015,7 @@ func redactKV(rw *rewriter) {
 			maskCookies(rw, vs, ve)
 		case kvSecret:
 			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4) || enumerated(val) ||
-				sentence(val) && generatedKey(key) && (quote == 0 || !passPhrase(val))) {
+				(sentence(val) && (quote == 0 || !passPhrase(val)) || wordName(val)) && generatedKey(key)) {
 				i = ve - 1
 				continue
 			}
@@ -1062,6 +1068,35 @@ func redactKV(rw *rewriter) {
 		}
 		i = ve - 1
 	}
+}
+
+// wordName reports whether v is two or three lower-case words joined by
+// '-' or '_' (toddler-hour): a name, which no generated key, token or
+// session is.
+func wordName(v []byte) bool {
+	if len(v) > 32 || !isLowerName(v) {
+		return false
+	}
+	parts := 1
+	for s, k := 0, 0; k <= len(v); k++ {
+		if k < len(v) && v[k] != '-' && v[k] != '_' {
+			if !isAlpha(v[k]) {
+				return false
+			}
+			continue
+		}
+		if k-s < 3 {
+			return false
+		}
+		if cost, _ := runCost(v[s:k]); cost > wordLimit {
+			return false
+		}
+		if k < len(v) {
+			parts++
+		}
+		s = k + 1
+	}
+	return parts >= 2 && parts <= 3
 }
 
 // namesItsKey reports whether the unquoted value v is the name of its

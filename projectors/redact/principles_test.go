@@ -108,10 +108,19 @@ func TestReferenceForms(t *testing.T) {
 		// A PowerShell cmdlet yields the value.
 		`$pw = Read-Host -AsSecureString "Enter the password"`,
 		`$apiKey = Get-Content C:\ops\api.key`,
+		// A store named by its prefix: the environment, a keyring,
+		// 1Password.
+		`api_key = "env:BERMTIMER_FED_KEY"`,
+		"DB_PASSWORD=op://prod/db/password",
+		// The program that keeps a credential, after its word.
+		"secret_manager=aws-secretsmanager password_manager=keepassxc",
+		// Words joined are a name, which no generated session or token is.
+		"wristband colour=orange session=toddler-hour token=refresh-token",
 	)
 	// Capitals with digits, one capital word, or words of both cases are
 	// values.
 	for _, in := range []string{"password=HELLO_WORLD_2", "password=Replace_Me", "password=red_fox_jumps", "password = Get-Lost99x",
+		"session=qzxv-kwpt", "password=toddler-hour", "POS manager code 84033 used",
 		`$password = ConvertTo-SecureString "Tr0ub4dor&3" -AsPlainText -Force`} {
 		if got := String(in); got == in {
 			t.Errorf("%q kept", in)
@@ -377,6 +386,20 @@ func TestRoleAccounts(t *testing.T) {
 		"invalid credentials for uid=reception":                                           "invalid credentials for uid=reception",
 		"Logging in user 'nw_builder' to Steam Public...OK":                               "Logging in user 'nw_builder' to Steam Public...OK",
 		"login failed for user jmarlow, uid=hanaj":                                        "login failed for user <USER>, uid=<USER>",
+	})
+}
+
+// Public forms: an ssh fingerprint whose base64 ends in '+' before a
+// full stop, a key id in gpg's colon listing, whose runs of colons are
+// fields and no IPv6 address.
+func TestPublicFormsAtTheirEdges(t *testing.T) {
+	expectKept(t,
+		"The ED25519 key fingerprint is SHA256:QnlRU5yC0+mrSN9xWm3Y0/YffXC3wVZuGQbQKbCrPE+.",
+		"pub:u:4096:1:C43CF00E06A780F9:1740787200:1835395200::u:::scESC::::::23::0:",
+	)
+	expectRedacted(t, map[string]string{
+		"token QnlRU5yC0+mrSN9xWm3Y0/YffXC3wVZuGQbQKbCrPE+.": "token <SECRET>.",
+		"peer fe80::23 and tcp:fe80::1 up":                   "peer <IP> and tcp:<IP> up",
 	})
 }
 

@@ -23,6 +23,9 @@ var refCalls = []string{
 	"os.getenv(", "os.environ[", "os.environ.get(", "getenv(", "system.getenv(", "env[", "env.fetch(",
 	"process.env.", "secrets.", "vars.", "env.", "environment.getenvironmentvariable(", "lookup(",
 	"!ref ", "!sub ", "!vault", "!secret ", "!getatt ", "vault:", "secretref:", "valuefrom:", "file:",
+	// The sources a setting reads its value from, by a prefix naming the
+	// store: the environment, a keyring, a parameter store, 1Password.
+	"env:", "keyring:", "keychain:", "ssm:", "op://",
 	// The YAML tags that resolve a name elsewhere (Home Assistant's and
 	// ESPHome's secrets file, the environment, an included file, a
 	// blueprint's input, another stack's export): the name is a place.
@@ -131,7 +134,7 @@ func refEnd(src []byte, i int) int {
 	if refCallFirst[rest[0]] {
 		for _, call := range refCalls {
 			if hasPrefixFold(rest, call) {
-				if call[len(call)-1] == ':' {
+				if c := call[len(call)-1]; c == ':' || c == '/' {
 					return i + pathTail(rest, len(call)) // vault:kv/data/app#token
 				}
 				return i + refTail(rest, len(call))

@@ -451,7 +451,9 @@ func matchIP(src []byte, i int) (end int, telling bool) {
 	default:
 		return 0, false
 	}
-	if len(cand) == 0 || len(cand) > 64 {
+	if len(cand) == 0 || len(cand) > 64 || colons >= 2 && s >= 2 && src[s-1] == ':' && src[s-2] == ':' {
+		// After "::", a text of colons is fields (gpg's colon listings,
+		// ::::::23::0:), not one address: an address compresses once.
 		return 0, false
 	}
 	if e < len(src) && (isWord(src[e]) || src[e] == '-') {

@@ -359,7 +359,9 @@ func judge(rw *rewriter, i, j int) {
 	}
 	if seps == 0 || slashes < 3 && !hasWordPart(t) {
 		// Judged whole; a base64 digest may start with '/' or '+'.
-		if !generated(t) || proven(rw, s, e) || s > i && proven(rw, i, e) {
+		if !generated(t) || proven(rw, s, e) || s > i && proven(rw, i, e) || e < j && src[e] == '+' && proven(rw, s, e+1) {
+			// A '+' ending the value may be base64's own (an ssh
+			// fingerprint's last character before a full stop).
 			return
 		}
 		if seps == 0 || !partProven(rw, s, e) {

@@ -120,7 +120,7 @@ var proofsTable = []proof{
 		return bytes.Contains(v, []byte("..")) || bytes.Contains(v, []byte("-g")) || v[0] == 'v' && len(v) >= 34
 	}, re: regexp.MustCompile(
 		`^(?:[0-9a-f]{7,40}\.\.\.?[0-9a-f]{7,40}|v?[0-9][0-9A-Za-z.+-]*-[0-9]+-g[0-9a-f]{7,40}|v[0-9]+\.[0-9]+\.[0-9]+-(?:[0-9A-Za-z.]+\.)?[0-9]{14}-[0-9a-f]{12})$`)}},
-	{name: "key id or fingerprint", words: []string{"fingerprint", "keyid", "key id", "gpg", "fpr", "rsa", "dsa", "ecdsa", "eddsa", "ed25519",
+	{name: "key id or fingerprint", words: []string{"fingerprint", "keyid", "key id", "gpg", "fpr", "pub", "sub", "sec", "ssb", "rsa", "dsa", "ecdsa", "eddsa", "ed25519",
 		"cv25519", "ed448", "nistp256", "nistp384", "nistp521", "rsa2048", "rsa3072", "rsa4096"}, window: 64,
 		shape: shape{kind: 'x', lens: []int{8, 16, 40}}},
 	{name: "content-addressed path", dirs: true, shape: shape{kind: 'x'}},

@@ -20,6 +20,9 @@ var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true,
 	// A number right after unlocking or authorising is the code that does
 	// it (tablet unlock 143057, override authorisation 750807).
 	"unlock": true, "authorisation": true, "authorization": true, "keypad": true,
+	// What a code opens names it too: a padlock, a lockbox, a locker, a key
+	// safe, a device paired by passkey (padlock 5492, passkey 088856).
+	"padlock": true, "lockbox": true, "locker": true, "lockers": true, "keysafe": true, "passkey": true,
 	"password": false, "passwd": false, "passphrase": false, "phrase": false,
 	// A wireless network, named, announces its passphrase (guest wifi:
 	// x y z); a setting or a state (wifi: enabled) is no password.
@@ -678,7 +681,7 @@ func gateAnnounced(src []byte, _ features) bool {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "clave", "wifi", "wlan", "keyp", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key", "pw", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
+	"vouch", "key", "pw", "padl", "lockb", "locker", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
 
 var announceTable = newPrefixTable(announceStarts)
 

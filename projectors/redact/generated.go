@@ -659,7 +659,7 @@ func shortGenerated(t []byte, up, lo, digits, switches int) bool {
 		return false
 	}
 	w := wordLetters(t, 3)
-	return w == 0 || digits > 0 && 2*w < up+lo
+	return w == 0 || (digits > 0 || switches >= 3) && 2*w < up+lo
 }
 
 // wordLetters counts the letters of t in runs of least letters or more

@@ -376,6 +376,19 @@ func TestCodesInEqualGroups(t *testing.T) {
 	})
 }
 
+// What a code opens names the code: a padlock, a lockbox, lockers, a
+// device paired by passkey.
+func TestCodesNamedByWhatTheyOpen(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`host notes "balloon van padlock 5492"`:                  `host notes "balloon van padlock <SECRET>"`,
+		"changing-room lockers reset to 5276":                    "changing-room lockers reset to <SECRET>",
+		"tablet paired, bluetooth passkey 088856":                "tablet paired, bluetooth passkey <SECRET>",
+		"locker 12 assigned to the lockbox team, padlock icon":   "locker 12 assigned to the lockbox team, padlock icon",
+		"reservation hold yhNkiVbA released after timeout":       "reservation hold <ID> released after timeout",
+		"getXYZValue on macOS, iPhone, eBay, McDonald's, GitHub": "getXYZValue on macOS, iPhone, eBay, McDonald's, GitHub",
+	})
+}
+
 // An account named for its role or for a service is public: a word of
 // prose, or a name with a part that names a service or a role.
 func TestRoleAccounts(t *testing.T) {

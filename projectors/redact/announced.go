@@ -26,7 +26,7 @@ var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true,
 	"password": false, "passwd": false, "passphrase": false, "phrase": false,
 	// A wireless network, named, announces its passphrase (guest wifi:
 	// x y z); a setting or a state (wifi: enabled) is no password.
-	"wifi": false, "wlan": false,
+	"wifi": false, "wlan": false, "psk": false,
 	// The same words in other languages: Kennwort, mot de passe, contraseña, …
 	"kennwort": false, "passwort": false, "passe": false, "contraseña": false, "contrasena": false,
 	"wachtwoord": false, "senha": false, "salasana": false, "haslo": false, "heslo": false, "parola": false, "clave": false,
@@ -78,6 +78,9 @@ var (
 	loginFilter, accountFilter, announcedFilter = filterOf(loginVerbs), filterOf(accountWords), filterOf(announcedWords)
 	settingFilter, connectorFilter              = filterOf(settingWords), filterOf(connectors)
 )
+
+// networkWords name a wireless network's key, which is a pass phrase.
+var networkWords = wordSet(`wpa wpa2 wpa3 wifi wireless wlan network psk`)
 
 // qualifiedOf returns the qualifiers of the noun last when it is named,
 // or nil: the set is looked up only for a named noun.
@@ -215,6 +218,7 @@ func redactAnnounced(rw *rewriter) {
 			isCode, named = true, true // Torcode, Zugangscode
 		}
 		isAnswer := string(last) == "answer" || string(last) == "answers"
+		phrase := phraseNoun(last)
 		if string(last) == "question" || string(last) == "questions" {
 			asked = true
 		}
@@ -242,6 +246,9 @@ func redactAnnounced(rw *rewriter) {
 			}
 			named = p != nil && (quals[string(p)] || string(p) == "your" || string(p) == "time" ||
 				(string(last) == "code" || string(last) == "codes") && secretCode(string(p)))
+			if named && networkWords[string(p)] {
+				isCode, phrase = false, true // WPA key, network key: a pass phrase, not a code
+			}
 		}
 		switch {
 		case named:
@@ -267,7 +274,7 @@ func redactAnnounced(rw *rewriter) {
 				if e := rw.answerValue(i); e > i {
 					i, credEnd = e, -1 // security answer Lindenallee
 				}
-			} else if e := rw.clauseEndPassword(i, phraseNoun(last)); e > i {
+			} else if e := rw.clauseEndPassword(i, phrase); e > i {
 				i, credEnd = e, -1 // arena password fern8
 			}
 		case credEnd >= 0 && (settingFilter.may(lw) && settingWords[string(lw)] && since <= 1 || since >= announceWindow):
@@ -386,7 +393,13 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 		rw.mask(vs, vs+len(v), kSecret)
 		return vs + len(v)
 	}
-	if quote == 0 {
+	if quote != 0 {
+		// A pass phrase quoted whole ("sleet russet eclipse sleet").
+		if k := bytes.IndexByte(src[vs:min(len(src), vs+maxRef)], quote); k > 0 && passPhrase(src[vs:vs+k]) {
+			rw.mask(vs, vs+k, kSecret)
+			return vs + k
+		}
+	} else {
 		// A pass phrase: three words or more of small letters
 		// (otter pebble granite heron), up to prose or punctuation.
 		if e := phraseEnd(src, vs, vs+len(v)); e > vs+len(v) {
@@ -584,9 +597,14 @@ func (rw *rewriter) slashPair(i int) int {
 		}
 	}
 	ns, ne := wordAfterSpaces(src, j)
+	limit := 32
+	if ne > ns && ne+1 < len(src) && src[ne] == '@' && isAlnum(src[ne+1]) {
+		_, ne = wordAfterSpaces(src, ne+1) // an account by its e-mail address
+		limit = 64
+	}
 	vs := ne + 3
 	switch {
-	case ne == ns || ne-ns > 32:
+	case ne == ns || ne-ns > limit:
 		return i
 	case ne+1 < len(src) && src[ne] == '/' && isAlnum(src[ne+1]) && ns > j:
 		vs = ne + 1 // login admin/x: the pair as one word, no path
@@ -681,7 +699,7 @@ func gateAnnounced(src []byte, _ features) bool {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "clave", "wifi", "wlan", "keyp", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key", "pw", "padl", "lockb", "locker", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
+	"vouch", "key", "pw", "psk", "padl", "lockb", "locker", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
 
 var announceTable = newPrefixTable(announceStarts)
 

@@ -78,9 +78,9 @@ var qualifiedNouns = func() map[string]map[string]bool {
 		pairing activation product registration unlock wifi wireless wpa enrolment enrollment`)
 	code := wordSet(`otp mfa 2fa sms login`) // and any word secretCode allows
 	phrase := wordSet(`seed recovery backup mnemonic secret pass`)
-	answer := wordSet(`security secret question questions verification challenge`)
+	answer := wordSet(`security secret question questions verification challenge memorable`)
 	lock := wordSet(`safe dial lock padlock vault door gate locker keypad`)
-	word := wordSet(`unlock secret code magic safe login access pass`)
+	word := wordSet(`unlock secret code magic safe login access pass memorable`)
 	return map[string]map[string]bool{"key": key, "keys": key, "string": wordSet("connection"),
 		"combination": lock, "combo": lock, "word": word, "phrase": phrase,
 		"code": code, "codes": code, "words": phrase, "answer": answer, "answers": answer, "response": answer}

@@ -389,6 +389,19 @@ func TestCodesNamedByWhatTheyOpen(t *testing.T) {
 	})
 }
 
+// A wireless network's key is a pass phrase, quoted or not; a memorable
+// answer is a security answer; an account by its e-mail address and its
+// password after " / ".
+func TestNetworkKeysAnswersAndPairs(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`ball-machine wifi "Dinker-02" WPA key duchess azure oboe prairie regent`:  `ball-machine wifi "Dinker-02" WPA key <SECRET>`,
+		`depot wifi "Garage-Guests" psk set to "sleet russet eclipse sleet"`:       `depot wifi "Garage-Guests" psk set to "<SECRET>"`,
+		`online banking memorable answer "Aunt Gideon"`:                            `online banking memorable answer "<SECRET>"`,
+		"secretary login wren@pinfold.test / FalconGarden^%":                       "secretary login <EMAIL> / <SECRET>",
+		`WPA key rotation is monthly; password changed to "please use the portal"`: `WPA key rotation is monthly; password changed to "please use the portal"`,
+	})
+}
+
 // An account named for its role or for a service is public: a word of
 // prose, or a name with a part that names a service or a role.
 func TestRoleAccounts(t *testing.T) {

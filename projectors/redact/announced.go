@@ -564,10 +564,19 @@ func codeToken(src []byte, s, e int) bool {
 }
 
 // sameShape reports whether a and b, of one length, hold letters or
-// digits at the same places and the same other bytes between them, and
-// both digits and letters, or one of them, alike.
+// digits at the same places and the same other bytes between them, and,
+// unless those bytes group them (9dd6-y8ha, qynj-zfrz: a random group may
+// lack a digit by chance), both digits and letters, or one of them,
+// alike.
 func sameShape(a, b []byte) bool {
-	if len(a) != len(b) || len(a) < 6 || hasDigit(a) != hasDigit(b) || hasLetter(a) != hasLetter(b) {
+	if len(a) != len(b) || len(a) < 6 {
+		return false
+	}
+	grouped := false
+	for _, c := range a {
+		grouped = grouped || !isAlnum(c)
+	}
+	if !grouped && (hasDigit(a) != hasDigit(b) || hasLetter(a) != hasLetter(b)) {
 		return false
 	}
 	for k := range a {

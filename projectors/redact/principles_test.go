@@ -361,6 +361,8 @@ func TestCodesInGroupsAndLists(t *testing.T) {
 		"Omada open API key xxCM96rjYEm issued":                                "Omada open API key <SECRET> issued",
 		"invite code tBLlCxWGh put on tube onboarding":                         "invite code <SECRET> put on tube onboarding",
 		"release code 2026-12-06, primary key 1234, exit code 1, code OpenAPI": "release code 2026-12-06, primary key 1234, exit code 1, code OpenAPI",
+		"recovery codes 9dd6-y8ha 42ws-5u2k qynj-zfrz":                         "recovery codes <SECRET> <SECRET> <SECRET>",
+		"backup codes 12345678 87654321 abcdefgh":                              "backup codes <SECRET> <SECRET> abcdefgh",
 	})
 }
 

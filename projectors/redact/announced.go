@@ -639,6 +639,23 @@ func (rw *rewriter) slashPair(i int) int {
 	return vs + len(v)
 }
 
+// notWords reports whether the letters of v do not read as words (OIZSBLUP
+// is a code, WELCOME a word).
+func notWords(v []byte) bool {
+	cost, _ := runCost(v)
+	return cost > wordLimit
+}
+
+// allAlnum reports whether v is letters and digits alone.
+func allAlnum(v []byte) bool {
+	for _, c := range v {
+		if !isAlnum(c) {
+			return false
+		}
+	}
+	return true
+}
+
 // announcedDigits masks a code standing alone after the separators at i
 // (spaces, URL-encoded spaces, a colon or '=', a quote, a list's
 // bracket), and returns its
@@ -648,6 +665,16 @@ func (rw *rewriter) announcedDigits(i int) int {
 	s := i
 	for s < len(src) && s-i < 4 && (src[s] == ' ' || src[s] == '+' || src[s] == ':' || src[s] == '=' || src[s] == '"' || src[s] == '\'' || src[s] == '[') {
 		s++
+	}
+	if s > i && (src[s-1] == '"' || src[s-1] == '\'') {
+		// A code quoted whole, of any bytes but spaces (door code
+		// "Dune$1995"), when shaped like a password.
+		q := bytes.IndexByte(src[s:min(len(src), s+33)], src[s-1])
+		if q > 0 && bytes.IndexByte(src[s:s+q], ' ') < 0 && passwordShaped(src[s:s+q]) && hasLetter(src[s:s+q]) && hasDigit(src[s:s+q]) &&
+			!allAlnum(src[s:s+q]) {
+			rw.mask(s, s+q, kSecret)
+			return s + q
+		}
 	}
 	e := s
 	for e < len(src) && e-s <= 24 && (isAlnum(src[e]) || src[e] == '-' && e > s && e+1 < len(src) && isAlnum(src[e+1])) {
@@ -669,7 +696,8 @@ func (rw *rewriter) announcedDigits(i int) int {
 			}
 		}
 	}
-	mixed := letters+digits >= 6 && letters+digits <= 20 && (digits > 0 && letters > 0 && !numberWithUnit(v) || digits == 0 && inner >= 3)
+	mixed := letters+digits >= 6 && letters+digits <= 20 && (digits > 0 && letters > 0 && !numberWithUnit(v) || digits == 0 && inner >= 3 ||
+		digits == 0 && letters <= 12 && isUpperName(v) && notWords(v))
 	if !(allDigits(v) && len(v) >= 4 && len(v) <= 10 || mixed) ||
 		s == i || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]) || src[e] == ':' || src[e] == '-' || src[e] == '/') {
 		return i

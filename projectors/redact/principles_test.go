@@ -387,6 +387,9 @@ func TestCodesNamedByWhatTheyOpen(t *testing.T) {
 		"tablet paired, bluetooth passkey 088856":                "tablet paired, bluetooth passkey <SECRET>",
 		"locker 12 assigned to the lockbox team, padlock icon":   "locker 12 assigned to the lockbox team, padlock icon",
 		"reservation hold yhNkiVbA released after timeout":       "reservation hold <ID> released after timeout",
+		`client door code "Dune$1995" (from remarks)`:            `client door code "<SECRET>" (from remarks)`,
+		"invite code OIZSBLUP sent; auth code EXPIRED":           "invite code <SECRET> sent; auth code EXPIRED",
+		`error code "E-1001" returned, gate code "v2.1" noted`:   `error code "E-1001" returned, gate code "v2.1" noted`,
 		"getXYZValue on macOS, iPhone, eBay, McDonald's, GitHub": "getXYZValue on macOS, iPhone, eBay, McDonald's, GitHub",
 	})
 }

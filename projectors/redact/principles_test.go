@@ -1035,3 +1035,19 @@ func TestStateIsNoSecret(t *testing.T) {
 		"token=Quokka84vale": "token=<SECRET>",
 	})
 }
+
+// A value that goes on as program syntax is code, whose value the program
+// builds: a composite literal ([]string{, map[K]V{, Session{, struct{}) or
+// a type assertion. A password with a brace in it is no literal.
+func TestCompositeLiteralsAndAssertions(t *testing.T) {
+	expectKept(t,
+		`	AuthorizationServers: []string{"https://auth.example.com"},`,
+		"	MySession: MySession{",
+		"	retryableStatusCodes := map[codes.Code]bool{",
+		"	session := actual.(*gexec.Session)",
+		"	type Token struct{}       // auth.Token",
+	)
+	expectRedacted(t, map[string]string{
+		"password: Secret{123}": "password: <SECRET>",
+	})
+}

@@ -144,6 +144,9 @@ func refEnd(src []byte, i int) int {
 	if e := codeEnd(rest); e > 0 {
 		return i + e
 	}
+	if e := typeLiteralEnd(rest); e > 0 {
+		return i + e
+	}
 	if e := nameEnd(rest); e > 0 {
 		return i + e
 	}
@@ -281,6 +284,44 @@ end:
 		return k
 	case parts > 1 && compared(rest[k:]):
 		return k
+	case k < len(rest) && rest[k] == '{' && (parts > 1 || isUpper(rest[0]) || string(rest[:k]) == "struct") && literalOpens(rest[k+1:]):
+		return k + 1 // MySession{, &http.Cookie{Name: …}, struct{}: a literal a program builds
+	case k+2 < len(rest) && rest[k] == '.' && rest[k+1] == '(' && (rest[k+2] == '*' || isAlpha(rest[k+2])):
+		return refTail(rest, k+2) // actual.(*gexec.Session): a type assertion
+	}
+	return -1
+}
+
+// literalOpens reports whether rest, after a literal's '{', goes on as
+// one: closed at once, ended, or a field's name and ':' (Container{Name:
+// x}), not as a password does (Secret{123}).
+func literalOpens(rest []byte) bool {
+	if len(rest) == 0 || rest[0] == '}' || rest[0] == '\n' {
+		return true
+	}
+	k := 0
+	for k < len(rest) && k < 64 && isWord(rest[k]) {
+		k++
+	}
+	return k > 0 && isAlpha(rest[0]) && k < len(rest) && rest[k] == ':'
+}
+
+// typeLiteralEnd returns the end of a composite literal's type and its
+// '{' at the start of rest ([]string{, map[codes.Code]bool{), or -1.
+func typeLiteralEnd(rest []byte) int {
+	if !bytes.HasPrefix(rest, []byte("[]")) && !bytes.HasPrefix(rest, []byte("map[")) {
+		return -1
+	}
+	for k := 2; k < len(rest) && k < 96; k++ {
+		switch c := rest[k]; {
+		case c == '{':
+			if k+1 == len(rest) || rest[k+1] == '"' || rest[k+1] == '\'' || rest[k+1] == '}' || literalOpens(rest[k+1:]) {
+				return k + 1
+			}
+			return -1
+		case !(isWord(c) || c == '.' || c == '*' || c == '[' || c == ']'):
+			return -1
+		}
 	}
 	return -1
 }

@@ -990,8 +990,9 @@ func (rw *rewriter) quotedPair(s, e int) int {
 		ks, ke = s+k+1, e-1
 	case s > 0 && e < len(src) && (src[s-1] == '"' || src[s-1] == '\'') && src[e] == src[s-1]:
 		j++
-	case bytes.IndexByte(src[s:e], '/') >= 0:
-		// A key's path, named by its last segment: app/db/password 'x'.
+	case bytes.IndexByte(src[s:e], '/') >= 0 && !bytes.Contains(src[s:e], []byte("://")):
+		// A key's path, named by its last segment: app/db/password 'x'
+		// (a URL's segments name pages: the quoted title after a link).
 		ks += bytes.LastIndexByte(src[s:e], '/') + 1
 	default:
 		return e

@@ -952,10 +952,14 @@ func TestLinkTitleIsNoValue(t *testing.T) {
 		"  - [Token Rotation](#token-rotation)",
 		"[Password Policies](../guides/policies.md) in the admin guide",
 		"[Login additional operators](../../ops/rota_test.go) inside_block:withRota",
+		// A link reference's title after its URL; words set in bold.
+		`[1]: https://openid.net/specs/core.html#CodeFlowAuth "3.1. Authentication using the Authorization Code Flow"`,
+		"2. **Token Exchange** (RFC 8693): ID Token to ID-JAG, as a **Community module**",
 	)
 	expectRedacted(t, map[string]string{
 		"password Kettle7](x)": "password <SECRET>",
 		"token Quokka84vale":   "token <SECRET>",
+		"password Hunter2**":   "password <SECRET>",
 	})
 }
 

@@ -533,5 +533,18 @@ func notASecret(src []byte, vs, ve int) bool {
 	if e := refEnd(src, vs); e > 0 && e >= ve-1 {
 		return true
 	}
-	return maskValue(src[vs:ve]) || pathValue(src[vs:ve])
+	return maskValue(src[vs:ve]) || pathValue(src[vs:ve]) || emphasised(src, vs, ve)
+}
+
+// emphasised reports whether the value at src[vs:ve] ends a span of
+// Markdown emphasis that opened before it (**Token Exchange**): words of
+// prose, set in bold.
+func emphasised(src []byte, vs, ve int) bool {
+	v := src[vs:ve]
+	for _, m := range []string{"**", "__"} {
+		if w, ok := bytes.CutSuffix(v, []byte(m)); ok && len(w) > 0 && allLetters(w) && bytes.Contains(src[max(0, vs-64):vs], []byte(m)) {
+			return true
+		}
+	}
+	return false
 }

@@ -1015,7 +1015,7 @@ func redactKV(rw *rewriter) {
 			maskCookies(rw, vs, ve)
 		case kvSecret:
 			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4) || enumerated(val) ||
-				(sentence(val) && (quote == 0 || !passPhrase(val)) || wordName(val)) && generatedKey(key)) {
+				(sentence(val) && (quote == 0 || !passPhrase(val)) || wordName(val)) && generatedKey(key) || authMethod(key, val)) {
 				i = ve - 1
 				continue
 			}
@@ -1068,6 +1068,31 @@ func redactKV(rw *rewriter) {
 		}
 		i = ve - 1
 	}
+}
+
+// authMethods name ways to authenticate: the value of an auth setting
+// that names one (BEDROCK_AUTH=bearer, auth: OAuth) chooses the method,
+// and holds no credential.
+var authMethods = wordSet(`bearer basic digest negotiate ntlm kerberos gssapi oauth oauth2 oidc saml ldap none
+	anonymous iam sigv4 mtls tls jwt apikey token password cert certificate ssh scram plain md5 trust peer ident`)
+
+// authMethod reports whether the key's last word is auth (or
+// authentication) and val names a method (authMethods) or is words joined
+// (default-chain).
+func authMethod(key, val []byte) bool {
+	lw := key
+	for k := len(key) - 1; k >= 0; k-- {
+		if !isAlpha(key[k]) {
+			lw = key[k+1:]
+			break
+		}
+	}
+	switch string(lowerASCII(lw)) {
+	case "auth", "authentication", "authn":
+	default:
+		return false
+	}
+	return len(val) <= 16 && authMethods[string(lowerASCII(val))] || wordName(val)
 }
 
 // wordName reports whether v is two or three lower-case words joined by

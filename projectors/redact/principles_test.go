@@ -1055,3 +1055,16 @@ func TestCompositeLiteralsAndAssertions(t *testing.T) {
 		"password: Secret{123}": "password: <SECRET>",
 	})
 }
+
+// An auth setting whose value names a method (bearer, OAuth) or is words
+// joined (default-chain) chooses how to authenticate: no credential.
+func TestAuthSettingNamesAMethod(t *testing.T) {
+	expectKept(t,
+		"AWS_REGION=us-east-1 BEDROCK_AUTH=bearer BEDROCK_LIVE_AUTH=default-chain go test ./bedrock",
+		"- **ext-auth: OAuth Client Credentials** (see issue 627)",
+	)
+	expectRedacted(t, map[string]string{
+		"auth=hunter22 REDIS_AUTH=Kq7password": "auth=<SECRET> REDIS_AUTH=<SECRET>",
+		"X-Civi-Auth: Bearer Kq7xW2mPz9Lr":     "X-Civi-Auth: Bearer <SECRET>",
+	})
+}

@@ -1068,3 +1068,18 @@ func TestAuthSettingNamesAMethod(t *testing.T) {
 		"X-Civi-Auth: Bearer Kq7xW2mPz9Lr":     "X-Civi-Auth: Bearer <SECRET>",
 	})
 }
+
+// A value of words that starts with my or our and ends naming what it
+// stands for is an example's placeholder; a pass phrase that holds such a
+// word elsewhere is not.
+func TestMinePlaceholders(t *testing.T) {
+	expectKept(t,
+		`typesense.WithAPIKey("my-api-key")`,
+		`option.WithAPIKey("my-anthropic-api-key"), // defaults to os.LookupEnv("ANTHROPIC_API_KEY")`,
+		"bazel test //... --test_env=TESTCONTAINERS_SESSION_ID=my-session",
+	)
+	expectRedacted(t, map[string]string{
+		"password=my-secret-garden": "password=<SECRET>",
+		"password=my-dog-rex":       "password=<SECRET>",
+	})
+}

@@ -235,18 +235,31 @@ func nameEnd(rest []byte) int {
 		}
 		return e
 	}
+	mine, names := false, false
 	for s := 0; s < e; {
 		k := s
 		for k < e && isAlpha(rest[k]) {
 			k++
 		}
-		if placeholderWords[string(rest[s:k])] {
+		w := string(rest[s:k])
+		if placeholderWords[w] {
 			return e
 		}
+		mine = mine || s == 0 && (w == "my" || w == "our")
+		names = s > 0 && placeholderNouns[w] // the last word's
 		s = k + 1
+	}
+	if mine && names {
+		// my-api-key, my-session: the example's own value, named last for
+		// what it stands for (my-secret-garden is no such name).
+		return e
 	}
 	return -1
 }
+
+// placeholderNouns name what a placeholder stands for, after my or our
+// and last.
+var placeholderNouns = wordSet(`key token secret password pass passwd pwd session cookie credential credentials`)
 
 // codeEnd returns the end of the expression of code at the start of rest,
 // or -1: a call (getpass(), trino.auth.BasicAuthentication(…)), a path of

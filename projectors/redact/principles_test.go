@@ -1083,3 +1083,17 @@ func TestMinePlaceholders(t *testing.T) {
 		"password=my-dog-rex":       "password=<SECRET>",
 	})
 }
+
+// A word of prose in parentheses after a credential's noun is an aside,
+// and a pattern between '*'s is what a test expects to read; a password
+// in parentheses is still one.
+func TestAsidesAndPatterns(t *testing.T) {
+	expectKept(t,
+		"1. `waitTurn` — acquire a semaphore token (blocks).",
+		`        set expected_code "*ERR max*reached*"`,
+	)
+	expectRedacted(t, map[string]string{
+		"the password (hunter2) was changed": "the password <SECRET> was changed",
+		"token (Kq7xW2mPz9) was issued":      "token <SECRET> was issued",
+	})
+}

@@ -546,7 +546,34 @@ func notASecret(src []byte, vs, ve int) bool {
 	if e := refEnd(src, vs); e > 0 && e >= ve-1 {
 		return true
 	}
-	return maskValue(src[vs:ve]) || pathValue(src[vs:ve]) || emphasised(src, vs, ve)
+	return maskValue(src[vs:ve]) || pathValue(src[vs:ve]) || emphasised(src, vs, ve) || aside(src[vs:ve]) || globPattern(src[vs:ve])
+}
+
+// aside reports whether v is a word of prose in parentheses, an aside
+// after the noun (a semaphore token (blocks)): small letters that read as
+// a word. A password in parentheses has a digit, a capital or a symbol.
+func aside(v []byte) bool {
+	if len(v) < 4 || v[0] != '(' || v[len(v)-1] != ')' || !isLowerWord(v[1:len(v)-1]) {
+		return false
+	}
+	cost, _ := runCost(v[1 : len(v)-1])
+	return cost <= wordLimit
+}
+
+// globPattern reports whether v is a pattern that matches text, a '*' at
+// each end around words (*I/O error*, *ERR max*reached*): what a test
+// expects to read, not a value.
+func globPattern(v []byte) bool {
+	if len(v) < 4 || v[0] != '*' || v[len(v)-1] != '*' {
+		return false
+	}
+	letters := 0
+	for _, c := range v {
+		if isAlpha(c) {
+			letters++
+		}
+	}
+	return bytes.IndexByte(v, ' ') > 0 && letters >= 3
 }
 
 // emphasised reports whether the value at src[vs:ve] ends a span of

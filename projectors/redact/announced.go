@@ -351,6 +351,9 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 			}
 			e = n
 		}
+		if e > i && allDigits(first) && len(first) >= 4 {
+			e = rw.nextCodeOfClause(e, len(first))
+		}
 		return e
 	}
 	src := rw.src
@@ -644,6 +647,31 @@ func (rw *rewriter) slashPair(i int) int {
 func notWords(v []byte) bool {
 	cost, _ := runCost(v)
 	return cost > wordLimit
+}
+
+// nextCodeOfClause masks a second code of n digits that the clause after
+// a code ends at e names next, after a comma (PIN 6583 for section A, 0475
+// for section B), and returns where the scan goes on.
+func (rw *rewriter) nextCodeOfClause(e, n int) int {
+	src := rw.src
+	k := e
+	for k < len(src) && k-e < 48 && src[k] != ',' && src[k] != '.' && src[k] != ';' && src[k] != '\n' && !isDigit(src[k]) {
+		k++
+	}
+	if k+2 >= len(src) || src[k] != ',' || src[k+1] != ' ' {
+		return e
+	}
+	s := k + 2
+	m := s
+	for m < len(src) && isDigit(src[m]) {
+		m++
+	}
+	if m-s != n || m < len(src) && (isAlnum(src[m]) || src[m] == '.' || src[m] == ':' || src[m] == '/' || src[m] == '-') ||
+		n == 4 && (src[s] == '1' && src[s+1] == '9' || src[s] == '2' && src[s+1] == '0') {
+		return e // (a year, 2026, goes on with the clause)
+	}
+	rw.mask(s, m, kSecret)
+	return m
 }
 
 // allAlnum reports whether v is letters and digits alone.

@@ -355,14 +355,16 @@ func TestPasswordsAnnouncedAndFed(t *testing.T) {
 // word's does are a code's too.
 func TestCodesInGroupsAndLists(t *testing.T) {
 	expectRedacted(t, map[string]string{
-		"password accepted, MFA recovery code e5us-36tm":                       "password accepted, MFA recovery code <SECRET>",
-		"2FA recovery codes for admin: 7z8z-qgwu eg4t-ttxr kkdr-dp2n":          "2FA recovery codes for admin: <SECRET> <SECRET> <SECRET>",
-		"captive portal voucher 5tqi3ibl redeemed":                             "captive portal voucher <SECRET> redeemed",
-		"Omada open API key xxCM96rjYEm issued":                                "Omada open API key <SECRET> issued",
-		"invite code tBLlCxWGh put on tube onboarding":                         "invite code <SECRET> put on tube onboarding",
-		"release code 2026-12-06, primary key 1234, exit code 1, code OpenAPI": "release code 2026-12-06, primary key 1234, exit code 1, code OpenAPI",
-		"recovery codes 9dd6-y8ha 42ws-5u2k qynj-zfrz":                         "recovery codes <SECRET> <SECRET> <SECRET>",
-		"backup codes 12345678 87654321 abcdefgh":                              "backup codes <SECRET> <SECRET> abcdefgh",
+		"password accepted, MFA recovery code e5us-36tm":                        "password accepted, MFA recovery code <SECRET>",
+		"2FA recovery codes for admin: 7z8z-qgwu eg4t-ttxr kkdr-dp2n":           "2FA recovery codes for admin: <SECRET> <SECRET> <SECRET>",
+		"captive portal voucher 5tqi3ibl redeemed":                              "captive portal voucher <SECRET> redeemed",
+		"Omada open API key xxCM96rjYEm issued":                                 "Omada open API key <SECRET> issued",
+		"invite code tBLlCxWGh put on tube onboarding":                          "invite code <SECRET> put on tube onboarding",
+		"release code 2026-12-06, primary key 1234, exit code 1, code OpenAPI":  "release code 2026-12-06, primary key 1234, exit code 1, code OpenAPI",
+		"recovery codes 9dd6-y8ha 42ws-5u2k qynj-zfrz":                          "recovery codes <SECRET> <SECRET> <SECRET>",
+		"backup codes 12345678 87654321 abcdefgh":                               "backup codes <SECRET> <SECRET> abcdefgh",
+		"pairing PIN 6583 for section A, 0475 for section B":                    "pairing PIN <SECRET> for section A, <SECRET> for section B",
+		"PIN 1234 set, 2026 rules apply; door code 4471 for the back, 12 doors": "PIN <SECRET> set, 2026 rules apply; door code <SECRET> for the back, 12 doors",
 	})
 }
 

@@ -575,11 +575,7 @@ func sameShape(a, b []byte) bool {
 	if len(a) != len(b) || len(a) < 6 {
 		return false
 	}
-	grouped := false
-	for _, c := range a {
-		grouped = grouped || !isAlnum(c)
-	}
-	if !grouped && (hasDigit(a) != hasDigit(b) || hasLetter(a) != hasLetter(b)) {
+	if allAlnum(a) && (hasDigit(a) != hasDigit(b) || hasLetter(a) != hasLetter(b)) {
 		return false
 	}
 	for k := range a {

@@ -350,8 +350,9 @@ var publicPEMLabels = []string{"PUBLIC KEY", "RSA PUBLIC KEY", "CERTIFICATE", "T
 
 // publicPEMEnd returns the end of the public PEM block (a public key, a
 // certificate, a signature) whose BEGIN line starts at i: after its END
-// line, or the end of src when that was cut off; 0 when the block at i is
-// of another type.
+// line, or, when that was cut off, after the base64 body that follows (its
+// lines, raw or escaped in a string), not over the text after it; 0 when
+// the block at i is of another type.
 func publicPEMEnd(src []byte, i int) int {
 	ls := i + len(pemBegin)
 	if ls > len(src) || !bytes.HasPrefix(src[i:], pemBegin) {
@@ -369,9 +370,25 @@ func publicPEMEnd(src []byte, i int) int {
 	if !public {
 		return 0
 	}
-	end := []byte("-----END " + string(label) + "-----")
-	if k := bytes.Index(src[ls+le:], end); k >= 0 {
+	// The END line comes before the next block's BEGIN line: looked for
+	// there only, so that a text of BEGIN lines is read once.
+	end, rest := []byte("-----END "+string(label)+"-----"), src[ls+le:]
+	if n := bytes.Index(rest, pemBegin); n >= 0 {
+		rest = rest[:n]
+	}
+	if k := bytes.Index(rest, end); k >= 0 {
 		return ls + le + k + len(end)
 	}
-	return len(src)
+	k := ls + le + len("-----")
+	for k < len(src) {
+		switch c := src[k]; {
+		case isAlnum(c) || c == '+' || c == '/' || c == '=' || c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			k++
+		case c == '\\' && k+1 < len(src) && (src[k+1] == 'n' || src[k+1] == 'r' || src[k+1] == 't'):
+			k += 2
+		default:
+			return k
+		}
+	}
+	return k
 }

@@ -50,6 +50,9 @@ func FuzzMasked(f *testing.F) {
 	// flag named for a password, the token was left to the generated
 	// values, which the certificate proves public.
 	f.Add([]byte("-----BEGIN CERTIFICATE-----"), []byte("0"), uint64(186), uint8(9))
+	// An Authorization header after a certificate's BEGIN line with no END
+	// line: the cut-off block was taken public to the end of the text.
+	f.Add([]byte("-----BEGIN CERTIFICATE-----"), []byte("A"), uint64(79), uint8(3))
 	f.Fuzz(func(t *testing.T, prefix, suffix []byte, seed uint64, pos uint8) {
 		r := rand.New(rand.NewPCG(seed, 11))
 		token := plantedToken(r)

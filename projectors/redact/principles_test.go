@@ -1099,3 +1099,13 @@ func TestAsidesAndPatterns(t *testing.T) {
 		"token (Kq7xW2mPz9) was issued":      "token <SECRET> was issued",
 	})
 }
+
+// A certificate whose END line was cut off is public over its base64 body
+// only: the text after the body is read as any text is.
+func TestCutOffCertificateCoversItsBody(t *testing.T) {
+	body := "MIIBszCCAVmgAwIBAgIUQx7h2kW9pLrT3vYmZ8nB1cD4eF0wCgYIKoZIzj0EAwIw\\nEjEQMA4GA1UEAwwHdGVzdC1jYTAeFw0yNjAxMDEwMDAwMDBaFw0yNzAxMDEwMDAw"
+	expectKept(t, `{"pem":"-----BEGIN CERTIFICATE-----\n`+body)
+	expectRedacted(t, map[string]string{
+		"-----BEGIN CERTIFICATE----- Authorization: Bearer b8Ru4BuMsArFpI6Nv4Db A": "-----BEGIN CERTIFICATE----- Authorization: Bearer <SECRET> A",
+	})
+}

@@ -138,7 +138,11 @@ func redactFlags(rw *rewriter) {
 				repl = "" // minisign -P <public key>: shaped like a secret, proven public
 			}
 		} else if repl = longValue(name, src[vs:ve]); repl == Secret && (vs == 0 || src[vs-1] != '"' && src[vs-1] != '\'') {
-			ve = phraseEnd(src, vs, ve) // --password talent velvet potato deputy
+			if sentenceAfter(src, vs) {
+				repl = "" // Error: --password requires a value: prose about the flag
+			} else {
+				ve = phraseEnd(src, vs, ve) // --password talent velvet potato deputy
+			}
 		}
 		if repl != "" {
 			rw.mask(vs, ve, kindOf(repl))

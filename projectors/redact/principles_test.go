@@ -1109,3 +1109,17 @@ func TestCutOffCertificateCoversItsBody(t *testing.T) {
 		"-----BEGIN CERTIFICATE----- Authorization: Bearer b8Ru4BuMsArFpI6Nv4Db A": "-----BEGIN CERTIFICATE----- Authorization: Bearer <SECRET> A",
 	})
 }
+
+// A flag named for a credential and followed by prose is a message about
+// the flag, not its value.
+func TestProseAfterACredentialFlag(t *testing.T) {
+	expectKept(t,
+		"Error: --password requires a value",
+		"flag --token is required when --api-key expects a file",
+	)
+	expectRedacted(t, map[string]string{
+		"--password talent velvet potato deputy": "--password <SECRET>",
+		"sshpass --password letmein to connect":  "sshpass --password <SECRET> to connect",
+		"--token Kq7xW2 for the bot":             "--token <SECRET> for the bot",
+	})
+}

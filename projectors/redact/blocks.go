@@ -384,8 +384,8 @@ func publicPEMEnd(src []byte, i int) int {
 		switch c := src[k]; {
 		case isAlnum(c) || c == '+' || c == '/' || c == '=' || c == ' ' || c == '\t' || c == '\r' || c == '\n':
 			k++
-		case c == '\\' && k+1 < len(src) && (src[k+1] == 'n' || src[k+1] == 'r' || src[k+1] == 't'):
-			k += 2
+		case escapedBreak(src, k):
+			k += escapeLen(src, k)
 		default:
 			return k
 		}

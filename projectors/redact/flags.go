@@ -111,11 +111,8 @@ func redactFlags(rw *rewriter) {
 		}
 		if nd == 1 && ke-ks == 1 && short(name[0]) && ke+1 < len(src) && (src[ke] == '\'' || src[ke] == '"') {
 			// -p'S3cret': a short flag with its value attached, quoted.
-			q, vs := src[ke], ke+1
-			ve := vs
-			for ve < len(src) && src[ve] != q && src[ve] != '\n' {
-				ve++
-			}
+			vs := ke + 1
+			ve := quotedEnd(src, vs, src[ke])
 			if repl := shortValue(name[0], src[vs:ve], fc, true); repl != "" {
 				rw.mask(vs, ve, kindOf(repl))
 			}
@@ -170,12 +167,8 @@ func flagValue(src []byte, ke int) (vs, ve int, ok bool) {
 		return 0, 0, false // (Get-Secret …): a subexpression yields the value
 	}
 	if q := src[vs]; q == '"' || q == '\'' {
-		vs++
-		ve = vs
-		for ve < len(src) && src[ve] != q && src[ve] != '\n' {
-			ve++
-		}
-		return vs, ve, ve > vs
+		ve = quotedEnd(src, vs+1, q)
+		return vs + 1, ve, ve > vs+1
 	}
 	ve = vs
 	for ve < len(src) && !isSpace(src[ve]) && src[ve] != '"' && src[ve] != '\'' {
@@ -185,6 +178,16 @@ func flagValue(src []byte, ke int) (vs, ve int, ok bool) {
 		ve++
 	}
 	return vs, ve, ve > vs
+}
+
+// quotedEnd returns the end of the value quoted by q that starts at vs:
+// its closing quote, or the end of its line.
+func quotedEnd(src []byte, vs int, q byte) int {
+	ve := vs
+	for ve < len(src) && src[ve] != q && src[ve] != '\n' {
+		ve++
+	}
+	return ve
 }
 
 // flagName reports whether name, after a single dash, can be a flag's

@@ -241,12 +241,12 @@ func nameEnd(rest []byte) int {
 		for k < e && isAlpha(rest[k]) {
 			k++
 		}
-		w := string(rest[s:k])
-		if placeholderWords[w] {
+		w := rest[s:k]
+		if placeholderWords[string(w)] {
 			return e
 		}
-		mine = mine || s == 0 && (w == "my" || w == "our")
-		names = s > 0 && placeholderNouns[w] // the last word's
+		mine = mine || s == 0 && (string(w) == "my" || string(w) == "our")
+		names = s > 0 && placeholderNouns[string(w)] // the last word's
 		s = k + 1
 	}
 	if mine && names {

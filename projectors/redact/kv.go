@@ -1080,19 +1080,16 @@ var authMethods = wordSet(`bearer basic digest negotiate ntlm kerberos gssapi oa
 // authentication) and val names a method (authMethods) or is words joined
 // (default-chain).
 func authMethod(key, val []byte) bool {
-	lw := key
-	for k := len(key) - 1; k >= 0; k-- {
-		if !isAlpha(key[k]) {
-			lw = key[k+1:]
-			break
-		}
-	}
-	switch string(lowerASCII(lw)) {
-	case "auth", "authentication", "authn":
-	default:
+	var words [16][2]int
+	n := keyWords(&words, key)
+	if n == 0 {
 		return false
 	}
-	return len(val) <= 16 && authMethods[string(lowerASCII(val))] || wordName(val)
+	switch string(lowerASCII(key[words[n-1][0]:words[n-1][1]])) {
+	case "auth", "authentication", "authn":
+		return authMethods[string(lowerASCII(val))] || wordName(val) // (lowerASCII: nil past 16 bytes)
+	}
+	return false
 }
 
 // wordName reports whether v is two or three lower-case words joined by

@@ -1063,6 +1063,7 @@ func TestCompositeLiteralsAndAssertions(t *testing.T) {
 func TestAuthSettingNamesAMethod(t *testing.T) {
 	expectKept(t,
 		"AWS_REGION=us-east-1 BEDROCK_AUTH=bearer BEDROCK_LIVE_AUTH=default-chain go test ./bedrock",
+		"bedrockAuth: bearer",
 		"- **ext-auth: OAuth Client Credentials** (see issue 627)",
 	)
 	expectRedacted(t, map[string]string{

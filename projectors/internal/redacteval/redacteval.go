@@ -60,8 +60,8 @@ type Planted struct {
 // read).
 var (
 	training = []string{"first", "round2"}
-	untuned  = []string{"blind", "blind2", "blind7", "blind8", "blind10", "blind11", "blind12", "blind13", "blind14"}
-	ungated  = []string{"blind9", "dev3", "dev4"}
+	untuned  = []string{"blind", "blind2", "blind7", "blind8", "blind10", "blind11", "blind12", "blind13", "blind14", "blind15"}
+	ungated  = []string{"blind9", "dev3", "dev4", "dev5"}
 )
 
 // SetsVar names the environment variable that limits which sets Load

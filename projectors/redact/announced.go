@@ -367,6 +367,10 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 	if vs < len(src) && src[vs] == '!' {
 		vs = typeTagEnd(src, vs)
 	}
+	if e := titlePhraseEnd(src, vs); e > vs {
+		rw.mask(vs, e, kSecret) // Password: Dished Wheel 1890
+		return e
+	}
 	var quote byte
 	if vs < len(src) && (src[vs] == '\'' || src[vs] == '"') {
 		quote = src[vs]
@@ -438,6 +442,10 @@ func (rw *rewriter) clauseEndPassword(i int, phrase bool) int {
 	}
 	if isPlaceholder(v) || notASecret(src, vs, end) {
 		return i
+	}
+	if e := titlePhraseEnd(src, vs); e > vs {
+		rw.mask(vs, e, kSecret) // console password Bar Buoy Red 3
+		return e
 	}
 	if clauseEnds(end) && len(v) >= 5 && len(v) <= 64 && (hasLetter(v) && hasDigit(v) && passwordShaped(v) || phraseWords(v, '-', nil) >= 3) {
 		rw.mask(vs, end, kSecret)
@@ -1246,4 +1254,118 @@ func (rw *rewriter) reply(i int) int {
 	}
 	rw.mask(vs, ve, kSecret)
 	return vs + k
+}
+
+// stateWords say what a credential is or was, not what it holds: after
+// its word they are prose (Password: Not Set, password Required).
+var stateWords = wordSet(`not set unset none empty blank hidden masked redacted required optional unknown default
+	enabled disabled changed reset expired invalid incorrect wrong missing provided supplied stored saved updated same
+	new old see below above here there null nil true false yes`)
+
+// titleWord reports whether w is a word written with a capital first, as
+// a name or a title writes it: a capital, small letters, maybe digits
+// after them (Castle, No6).
+func titleWord(w []byte) bool {
+	if len(w) < 2 || w[0] < 'A' || w[0] > 'Z' || w[1] < 'a' || w[1] > 'z' {
+		return false
+	}
+	k := 2
+	for k < len(w) && w[k] >= 'a' && w[k] <= 'z' {
+		k++
+	}
+	for k < len(w) && isDigit(w[k]) {
+		k++
+	}
+	return k == len(w)
+}
+
+// titlePhraseEnd returns the end of a pass phrase written in capitalised
+// words at src[vs:] (Hawthorn Blackthorn Hazel, Ridge Lift 2021, Bar Buoy
+// Red 3): two to six words separated by single spaces, a capitalised word
+// first and one more at least, the others capitalised words, numbers of
+// at most four digits, or "and" or "of" between two of them, none saying
+// what the credential is (stateWords) or naming a part of it (setting
+// and interface words), running to the clause's end (the text's, a
+// line's, or punctuation before a space). A person chose it; its words
+// are one value. It returns vs when there is none.
+func titlePhraseEnd(src []byte, vs int) int {
+	n, titles, e, joined := 0, 0, vs, false
+	var buf [16]byte
+	for j := vs; n < 6; {
+		k := j
+		for k < len(src) && isAlnum(src[k]) {
+			k++
+		}
+		w := src[j:k]
+		switch lw := lowerInto(&buf, w); {
+		case lw == nil || len(w) == 0:
+			return vs
+		case titleWord(w) && !stateWords[string(lw)] && !(n == 0 && settingWords[string(lw)]) && !interfaceWords[string(lw)] && !grammarWords[string(lw)]:
+			titles++
+			joined = false
+		case len(w) <= 4 && allDigits(w) && n > 0:
+			joined = false
+		case (string(w) == "and" || string(w) == "of") && n > 0 && !joined:
+			joined = true
+		default:
+			return vs
+		}
+		n++
+		e = k
+		if k+1 < len(src) && src[k] == ' ' && isAlnum(src[k+1]) {
+			j = k + 1
+			continue
+		}
+		break
+	}
+	if titles < 2 || joined || !titleWord(src[vs:min(len(src), vs+wordLen(src[vs:]))]) {
+		return vs
+	}
+	if !clauseEndsAt(src, e) {
+		return vs
+	}
+	return e
+}
+
+// clauseEndsAt reports whether a clause ends at e: the text or a line
+// does, or one or two marks of punctuation before a space or a line's
+// end, or an aside in parentheses follows.
+func clauseEndsAt(src []byte, e int) bool {
+	p := e
+	for p < len(src) && p-e < 2 && strings.IndexByte(".,;)\"'", src[p]) >= 0 {
+		p++
+	}
+	switch {
+	case p == len(src) || src[p] == '\n' || src[p] == '\r':
+		return true
+	case p > e:
+		return src[p] == ' '
+	}
+	return src[e] == ' ' && e+1 < len(src) && src[e+1] == '('
+}
+
+// wordLen returns the length of the letters and digits that start b.
+func wordLen(b []byte) int {
+	k := 0
+	for k < len(b) && isAlnum(b[k]) {
+		k++
+	}
+	return k
+}
+
+// extendTitlePhrases widens each secret that is one capitalised word over
+// the capitalised words after it that end its clause (--crew-pass Castle
+// Class 4073, passphrase=Shire Horse Jester): the words of a pass phrase
+// are one value, wherever a pass masked its first.
+func (rw *rewriter) extendTitlePhrases() {
+	src := rw.src
+	for k := range rw.spans {
+		sp := &rw.spans[k]
+		if sp.kind != kSecret || sp.end >= len(src) || src[sp.end] != ' ' || !titleWord(src[sp.start:sp.end]) {
+			continue
+		}
+		if e := titlePhraseEnd(src, sp.start); e > sp.end {
+			sp.end = e
+		}
+	}
 }

@@ -1124,3 +1124,26 @@ func TestProseAfterACredentialFlag(t *testing.T) {
 		"--token Kq7xW2 for the bot":             "--token <SECRET> for the bot",
 	})
 }
+
+// A pass phrase a person writes in capitalised words (Harbour Light
+// 1954) is one value after a credential's word, its colon or its
+// connector, and wherever a pass masked its first word; capitalised
+// words that say what the credential is, or that go on the sentence, are
+// prose.
+func TestPassPhrasesOfCapitalisedWords(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"kiosk admin password is Copper Kettle Morning": "kiosk admin password is <SECRET>",
+		"Password: Harbour Light 1954":                  "Password: <SECRET>",
+		"depot console password Green Lantern 7":        "depot console password <SECRET>",
+		"archive passphrase Saltmarsh Heron":            "archive passphrase <SECRET>",
+		"sync --user ops --pass Orchard Gate 12":        "sync --user ops --pass <SECRET>",
+		"vault passphrase=Amber Wharf Lantern, rotated": "vault passphrase=<SECRET>, rotated",
+		"upload key passphrase Quiet and Steady 9":      "upload key passphrase <SECRET>",
+		"Password: Not Set":                             "Password: Not Set",
+		"password: Required Field":                      "password: Required Field",
+		"Password Reset Link Sent":                      "Password Reset Link Sent",
+		"password for Anna Berg changed":                "password for Anna Berg changed",
+		"the password Manager Window opened for Anna":   "the password Manager Window opened for Anna",
+		"Password: Same As Before":                      "Password: Same As Before",
+	})
+}

@@ -304,6 +304,7 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 		rw.last = 0
 		s.apply(rw)
 	}
+	rw.extendTitlePhrases()
 	r.spans, rw.src = rw.spans, nil
 	for _, d := range r.extra {
 		r.ext = d.Spans(r.ext[:0], msg)

@@ -24,6 +24,8 @@ var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true,
 	// safe, a device paired by passkey (padlock 5492, passkey 088856).
 	"padlock": true, "lockbox": true, "locker": true, "lockers": true, "keysafe": true, "passkey": true,
 	"password": false, "passwd": false, "passphrase": false, "phrase": false,
+	// The abbreviations people write in notes and commands (admin pw x).
+	"pw": false, "pwd": false,
 	// A wireless network, named, announces its passphrase (guest wifi:
 	// x y z); a setting or a state (wifi: enabled) is no password.
 	"wifi": false, "wlan": false, "psk": false,
@@ -276,6 +278,11 @@ func redactAnnounced(rw *rewriter) {
 				}
 			} else if e := rw.clauseEndPassword(i, phrase); e > i {
 				i, credEnd = e, -1 // arena password fern8
+			} else if len(tok) != len(w) || !englishPassword(last) {
+				// A password's word in punctuation, or another language's,
+				// names no word after it.
+			} else if e := rw.chosenWordAfter(i); e > i {
+				i, credEnd = e, -1 // laptop password lanternfish
 			}
 		case credEnd >= 0 && (settingFilter.may(lw) && settingWords[string(lw)] && since <= 1 || since >= announceWindow):
 			// A setting of the credential names it next (password length
@@ -1260,7 +1267,9 @@ func (rw *rewriter) reply(i int) int {
 // its word they are prose (Password: Not Set, password Required).
 var stateWords = wordSet(`not set unset none empty blank hidden masked redacted required optional unknown default
 	enabled disabled changed reset expired invalid incorrect wrong missing provided supplied stored saved updated same
-	new old see below above here there null nil true false yes`)
+	new old see below above here there null nil true false yes mismatch match mismatched ok okay denied weak strong
+	short long complexity history change changes recovery reuse protected protection based fallback login logon prompt
+	entry box input form option options auth authentication`)
 
 // titleWord reports whether w is a word written with a capital first, as
 // a name or a title writes it: a capital, small letters, maybe digits
@@ -1368,4 +1377,67 @@ func (rw *rewriter) extendTitlePhrases() {
 			sp.end = e
 		}
 	}
+}
+
+// englishPassword reports whether w, in lower case, is an English word
+// for a password: the words after which chosenWordAfter reads one word as
+// the password (the words of other languages are followed by their own
+// prose: Kennwort falsch).
+func englishPassword(w []byte) bool {
+	switch string(w) {
+	case "password", "passwd", "passphrase", "pw", "pwd":
+		return true
+	}
+	return false
+}
+
+// chosenWordAfter masks the word after the space at i when it ends the
+// clause and is a password a person chose (chosenWord); it returns its
+// end, or i.
+func (rw *rewriter) chosenWordAfter(i int) int {
+	src := rw.src
+	if i+1 >= len(src) || src[i] != ' ' {
+		return i
+	}
+	vs := i + 1
+	ve := vs
+	for ve < len(src) && ve-vs <= 25 && (isAlpha(src[ve]) || src[ve] == '-') {
+		ve++
+	}
+	if ve == vs || !clauseEndsAt(src, ve) || !chosenWord(src[vs:ve]) {
+		return i
+	}
+	rw.mask(vs, ve, kSecret)
+	return ve
+}
+
+// joinPrefixes are the words that open a compound of prose with a dash
+// (self-service, read-only, one-time): no pair of words a person chose.
+var joinPrefixes = wordSet(`self auto non pre post multi read write one two single plain clear case user time per sub semi
+	cross opt built out off down half full long short well`)
+
+// chosenWord reports whether v, the one word that ends a clause after a
+// password's word, is a password a person chose rather than a word of the
+// sentence: five to 24 small letters that are no word of prose, grammar,
+// state or setting, nor a role's account, nor a plural of prose
+// (password lanternfish, pw quarrystone); or two words of small letters
+// joined by a dash, none a word of grammar, state, setting or the first
+// of a compound (pw heron-quay).
+func chosenWord(v []byte) bool {
+	if k := bytes.IndexByte(v, '-'); k > 0 {
+		a, b := v[:k], v[k+1:]
+		return len(a) <= 12 && len(b) <= 12 && isLowerWord(a) && isLowerWord(b) && !plainWord(a) && !plainWord(b) && !joinPrefixes[string(a)]
+	}
+	if len(v) < 5 || len(v) > 24 || !isLowerWord(v) || plainWord(v) || proseWord(v) || roleAccount(v) || isPlaceholder(v) {
+		return false
+	}
+	return !(v[len(v)-1] == 's' && proseWord(v[:len(v)-1]))
+}
+
+// plainWord reports whether w, small letters, is a word of grammar,
+// state, setting, interface or keeper: what says how a credential is, not
+// what it is.
+func plainWord(w []byte) bool {
+	s := string(w)
+	return grammarWords[s] || stateWords[s] || settingWords[s] || interfaceWords[s] || keeperWords[s]
 }

@@ -1147,3 +1147,26 @@ func TestPassPhrasesOfCapitalisedWords(t *testing.T) {
 		"Password: Same As Before":                      "Password: Same As Before",
 	})
 }
+
+// One word that ends the clause after an English password's word (its
+// abbreviations pw and pwd too) is the password when it reads as no word
+// of prose, grammar, state or setting: a person chose it. Words that say
+// how the password is, other languages' prose, and a password's word in
+// punctuation stay.
+func TestChosenWordAfterPasswordWord(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"depot laptop password lanternfish":              "depot laptop password <SECRET>",
+		"wiki admin pw quarrystone":                      "wiki admin pw <SECRET>",
+		"newsletter smtp pw heron-quay":                  "newsletter smtp pw <SECRET>",
+		"router pwd saltcrane, rotated monthly":          "router pwd <SECRET>, rotated monthly",
+		"default pw changed from admin1234 to Kelp&Tide": "default pw changed from <SECRET> to <SECRET>",
+		"password expired":                               "password expired",
+		"Password mismatch":                              "Password mismatch",
+		"enable password self-service":                   "enable password self-service",
+		"no password fallback":                           "no password fallback",
+		"Benutzername oder Kennwort falsch":              "Benutzername oder Kennwort falsch",
+		"ACL setuser worker on >passwd nocommands":       "ACL setuser worker on >passwd nocommands",
+		"use `connect(user, password)` option.":          "use `connect(user, password)` option.",
+		"reset the password manager":                     "reset the password manager",
+	})
+}

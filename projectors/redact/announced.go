@@ -576,8 +576,11 @@ func codeToken(src []byte, s, e int) bool {
 	for d < e && isDigit(src[d]) {
 		d++
 	}
+	if g := dialGroupsEnd(src[s:e]); g > 0 {
+		d = s + g // 4-2-2-6: a dial's numbers
+	}
 	rest := src[d:e]
-	return d-s >= 4 && d-s <= 10 && (len(rest) == 0 || string(rest) == ")" || len(rest) == 1 && strings.IndexByte(".,;#", rest[0]) >= 0 ||
+	return (d-s >= 4 && d-s <= 10 || d-s > 4 && bytes.IndexByte(src[s:d], '-') > 0) && (len(rest) == 0 || string(rest) == ")" || len(rest) == 1 && strings.IndexByte(".,;#", rest[0]) >= 0 ||
 		string(rest) == ")," || string(rest) == ").")
 }
 
@@ -734,6 +737,10 @@ func (rw *rewriter) announcedDigits(i int) int {
 				inner++
 			}
 		}
+	}
+	if g := dialGroupsEnd(v); g > 0 && g == len(v) && s > i && (e == len(src) || !isAlnum(src[e]) && src[e] != '-' && src[e] != '/') {
+		rw.mask(s, e, kSecret) // padlock combination 7-3-9-1
+		return e
 	}
 	mixed := letters+digits >= 6 && letters+digits <= 20 && (digits > 0 && letters > 0 && !numberWithUnit(v) || digits == 0 && inner >= 3 ||
 		digits == 0 && letters <= 12 && isUpperName(v) && notWords(v))
@@ -1440,4 +1447,32 @@ func chosenWord(v []byte) bool {
 func plainWord(w []byte) bool {
 	s := string(w)
 	return grammarWords[s] || stateWords[s] || settingWords[s] || interfaceWords[s] || keeperWords[s]
+}
+
+// dialGroupsEnd returns the length of the code of a dial or a keypad at
+// the start of v, three to six groups of one to three digits joined by
+// dashes (7-3-9-1, 34-12-27), or 0. A date with its year in four digits is
+// none; after a code's word, one with two digits (22-08-19) is the code.
+func dialGroupsEnd(v []byte) int {
+	groups, k := 0, 0
+	for groups < 6 {
+		d := k
+		for d < len(v) && d-k <= 3 && isDigit(v[d]) {
+			d++
+		}
+		if d == k || d-k > 3 {
+			return 0
+		}
+		groups++
+		k = d
+		if k+1 < len(v) && v[k] == '-' && isDigit(v[k+1]) {
+			k++
+			continue
+		}
+		break
+	}
+	if groups < 3 || k < len(v) && (isDigit(v[k]) || v[k] == '-' && k+1 < len(v) && isDigit(v[k+1])) {
+		return 0
+	}
+	return k
 }

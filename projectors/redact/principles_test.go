@@ -1170,3 +1170,20 @@ func TestChosenWordAfterPasswordWord(t *testing.T) {
 		"reset the password manager":                     "reset the password manager",
 	})
 }
+
+// A dial's or a keypad's code is written as its numbers joined by dashes
+// (7-3-9-1): after a code's word it is the code, a date in two-digit
+// groups too; a date with its year in four digits, a range of two and an
+// announcement that goes on elsewhere are none.
+func TestDialCodesInDashedGroups(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"shed padlock combination 4-8-1-6 shared with the crew": "shed padlock combination <SECRET> shared with the crew",
+		"store padlock 0-2-2-9":                                 "store padlock <SECRET>",
+		"vault combination was changed to 12-40-31 today":       "vault combination was changed to <SECRET> today",
+		"drop safe combination 19-07-22 for stand 4":            "drop safe combination <SECRET> for stand 4",
+		"error code 2026-12-01 ok":                              "error code 2026-12-01 ok",
+		"door code valid until 2026-12-01":                      "door code valid until 2026-12-01",
+		"combination 1-2":                                       "combination 1-2",
+		"Radio code (serial 4471): 5932":                        "Radio code (serial 4471): <SECRET>",
+	})
+}

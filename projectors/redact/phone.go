@@ -1,6 +1,10 @@
 package redact
 
-import "github.com/toolcanon/toolcanon/canonical"
+import (
+	"strings"
+
+	"github.com/toolcanon/toolcanon/canonical"
+)
 
 // Phone numbers: personal, wherever a tool logs them. A number in E.164
 // form (+254778610287, +1 (415) 555-6497, +44 20 7946 0958) is one by its
@@ -69,4 +73,133 @@ func redactPhones(rw *rewriter) {
 			i = e - 1
 		}
 	}
+}
+
+// nationalEnd returns the end of a number in national form at src[i:]:
+// a trunk prefix 0 and an area or mobile code of three to five digits,
+// then one to three groups after single spaces, ten or eleven digits in
+// all (07700 900331, 020 7946 0958, 0161 496 0000); or i. Written so,
+// with its leading zero and its groups, a number is dialled, not counted.
+func nationalEnd(src []byte, i int) int {
+	if i >= len(src) || src[i] != '0' || i > 0 && (isAlnum(src[i-1]) || strings.IndexByte("+-.:/_,", src[i-1]) >= 0) {
+		return i
+	}
+	digits, groups, e, j := 0, 0, i, i
+	for j < len(src) && groups < 4 {
+		s := j
+		for j < len(src) && isDigit(src[j]) {
+			j++
+		}
+		n := j - s
+		if n == 0 || groups == 0 && (n < 3 || n > 5) || groups > 0 && (n < 3 || n > 6) {
+			return i
+		}
+		digits += n
+		groups++
+		e = j
+		if j+1 < len(src) && src[j] == ' ' && isDigit(src[j+1]) {
+			j++
+			continue
+		}
+		break
+	}
+	if groups < 2 || digits < 10 || digits > 11 || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]) || src[e] == ':' || src[e] == '-') {
+		return i
+	}
+	return e
+}
+
+// spokenPhoneEnd returns the end of a number after a word for a phone in
+// prose (phone 555-0193, mobile: 0412 345 678, cell is 555 0142): seven
+// to fifteen digits grouped as phoneEnd reads them, or i. i is the end of
+// the word.
+func spokenPhoneEnd(src []byte, i int) int {
+	j := i
+	for j < len(src) && j-i < 4 && (src[j] == ' ' || src[j] == ':' || src[j] == '=' || src[j] == '#') {
+		j++
+	}
+	if j == i || j >= len(src) || !isDigit(src[j]) && src[j] != '(' || dateAt(src, j) {
+		return i
+	}
+	digits, groups, e, k := 0, 0, j, j
+	for k < len(src) && groups < 6 {
+		if src[k] == '(' {
+			k++
+		}
+		s := k
+		for k < len(src) && isDigit(src[k]) {
+			k++
+		}
+		if k == s {
+			break
+		}
+		digits += k - s
+		groups++
+		e = k
+		if k < len(src) && src[k] == ')' {
+			k++
+		}
+		if k+1 < len(src) && (src[k] == ' ' || src[k] == '-' || src[k] == '.') && (isDigit(src[k+1]) || src[k+1] == '(') {
+			k++
+			continue
+		}
+		break
+	}
+	if digits < 7 || digits > 15 || groups < 2 && digits < 10 || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1])) {
+		return i
+	}
+	return e
+}
+
+// redactSpokenPhones masks the numbers in national form (nationalEnd) and
+// the numbers after a word for a phone in prose (spokenPhoneEnd).
+func redactSpokenPhones(rw *rewriter) {
+	src := rw.src
+	var buf [16]byte
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if c == '0' {
+			if e := nationalEnd(src, i); e > i {
+				rw.mask(i, e, kPhone)
+				i = e - 1
+			}
+			continue
+		}
+		if !isAlpha(c) || i > 0 && isAlnum(src[i-1]) {
+			continue
+		}
+		e := i
+		for e < len(src) && isAlpha(src[e]) {
+			e++
+		}
+		if w := lowerInto(&buf, src[i:e]); w != nil && phoneWords[string(w)] {
+			if pe := spokenPhoneEnd(src, e); pe > e {
+				rw.mask(skipSpaces(src, e), pe, kPhone)
+				e = pe
+			}
+		}
+		i = e - 1
+	}
+}
+
+// skipSpaces returns the index of the first byte at or after i that is
+// no space, colon, '=' or '#'.
+func skipSpaces(src []byte, i int) int {
+	for i < len(src) && (src[i] == ' ' || src[i] == ':' || src[i] == '=' || src[i] == '#') {
+		i++
+	}
+	return i
+}
+
+// dateAt reports whether a date in ISO form (2026-12-01) starts at i.
+func dateAt(src []byte, i int) bool {
+	if i+10 > len(src) || src[i+4] != '-' || src[i+7] != '-' {
+		return false
+	}
+	for _, k := range []int{0, 1, 2, 3, 5, 6, 8, 9} {
+		if !isDigit(src[i+k]) {
+			return false
+		}
+	}
+	return true
 }

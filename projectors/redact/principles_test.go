@@ -1187,3 +1187,24 @@ func TestDialCodesInDashedGroups(t *testing.T) {
 		"Radio code (serial 4471): 5932":                        "Radio code (serial 4471): <SECRET>",
 	})
 }
+
+// A person's name after a noun for whom a record is about (customer,
+// patient, holder=) is masked as an account's name; a capitalised title
+// of a team, a place or a thing, or a noun in a title, stays. A phone
+// number in national form (its leading zero and its groups), or after a
+// word for a phone in prose, is masked; counts, dates and ids stay.
+func TestPersonsAndSpokenPhones(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"kiosk customer Imogen Falkenrath voucher issued":    "kiosk customer <USER> voucher issued",
+		"scan result=VALID holder=Tobias Lindqvist":          "scan result=VALID holder=<USER>",
+		"call from patient Rosalind Achterberg, answered":    "call from patient <USER>, answered",
+		"customer Success Team notified":                     "customer Success Team notified",
+		"paged patient Care Unit":                            "paged patient Care Unit",
+		"the Database Client Semantic Conventions":           "the Database Client Semantic Conventions",
+		"label for customer phone 555-0148 printed":          "label for customer phone <PHONE> printed",
+		"call back on 07700 900331 after six":                "call back on <PHONE> after six",
+		"switchboard 020 7946 0958, mobile: 0412 345 678":    "switchboard <PHONE>, mobile: <PHONE>",
+		"phone 12 of 40, tel 2026-12-01, order 0123 4567 89": "phone 12 of 40, tel 2026-12-01, order 0123 4567 89",
+		"offsets 0 100 200 and 0123456789":                   "offsets 0 100 200 and 0123456789",
+	})
+}

@@ -248,6 +248,8 @@ var stages = []stage{
 	{all: fLowerA | fColon, gate: gateARN, apply: redactARN},
 	{any: fDigit, apply: redactCards},
 	{any: fDigit, apply: redactPhones},
+	{any: fDigit, apply: redactSpokenPhones},
+	{apply: redactPersons},
 	{gate: gateAnnounced, apply: redactAnnounced},
 	{gate: gateStdin, apply: redactStdin},
 	{apply: redactHumanShaped},

@@ -47,6 +47,13 @@ func TestProofsEntryByEntry(t *testing.T) {
 			{"Successfully rebased and updated refs/heads/feature onto 96000c4920ca3e56ae2fccfc1729c4200e4f5343.", "Successfully uploaded to 96000c4920ca3e56ae2fccfc1729c4200e4f5343."},
 			{" 9 files changed, 46 insertions(+), 7 deletions(-) at e83051ded613fc88561d49ebaaa762378f2507c8", " 9 files uploaded at e83051ded613fc88561d49ebaaa762378f2507c8"},
 		},
+		"build a version names": {
+			{"relay 2.1.0 (build 5c03e9ab71d2, 2026-11-30)", "relay 2.1.0 (token 5c03e9ab71d2, 2026-11-30)"},
+			{"agent 6.0.3 build 7ac1f9d24be08d3c55e6b7a0f1d2c3b4a5968778", "agent 6.0.3 built with key 7ac1f9d24be08d3c55e6b7a0f1d2c3b4a5968778"},
+		},
+		"checksum line echoed to its checker": {{`echo "3f7a9c1e5b2d4f6a8c0e1b3d5f7a9c1e5b2d4f6a8c0e1b3d5f7a9c1e5b2d4f6a  relay.tar.gz" | sha256sum -c`,
+			`echo "3f7a9c1e5b2d4f6a8c0e1b3d5f7a9c1e5b2d4f6a8c0e1b3d5f7a9c1e5b2d4f6a  relay.tar.gz" | tee sums`}},
+		"key id of a signature": {{"release 4.2 (signed with key 9B1C4E7A02D35F68)", "release 4.2 (api key 9B1C4E7A02D35F68)"}},
 		"abbreviated commit starting a one-line log entry": {{"b82b424c7 Merge pull request #7 from team/fix-x", "token b82b424c7 Merge pull request #7"}},
 		"trace state a vendor propagates": {
 			{"tracestate: congo=t61rcWkgMzE,rojo=00f067aa0ba902b7", "statestore: congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"},

@@ -205,6 +205,12 @@ func redactAnnounced(rw *rewriter) {
 			(hasSuffixFold(w, "assword") || hasSuffixFold(w, "passphrase") || string(last) == "pin") {
 			prompted = true // a quoted prompt: "Password:", 'Enter PIN:'
 		}
+		if string(lw) == "login" && len(tok) == rt {
+			if e := rw.accountBeforeCredential(i); e > i {
+				i = e // operator login mroom_op2 pin=3141
+				continue
+			}
+		}
 		if accountFilter.may(last) && accountWords[string(last)] {
 			if e := rw.slashPair(i); e > i {
 				i, credEnd = e, -1
@@ -248,6 +254,13 @@ func redactAnnounced(rw *rewriter) {
 			}
 			named = p != nil && (quals[string(p)] || string(p) == "your" || string(p) == "time" ||
 				(string(last) == "code" || string(last) == "codes") && secretCode(string(p)))
+			if !named && p != nil && (string(last) == "code" || string(last) == "codes") && codeVerbs[string(p)] {
+				if e := rw.interleavedCode(i); e > i {
+					i = e // checked in with code FT4LXQ
+					prev, prevWord = nil, nil
+					continue
+				}
+			}
 			if named && networkWords[string(p)] {
 				isCode, phrase = false, true // WPA key, network key: a pass phrase, not a code
 			}
@@ -1475,4 +1488,80 @@ func dialGroupsEnd(v []byte) int {
 		return 0
 	}
 	return k
+}
+
+// codeVerbs are the words before "code" that give a code rather than
+// qualify it: with, using, via, enter, entered. A number after them is an
+// exit's or an error's code (exited with code 137); a code that mixes
+// letters and digits as no error's name does is the secret one.
+var codeVerbs = wordSet(`with using via enter entered use by`)
+
+// interleavedCode masks the token after the space at i when it is a code
+// of six to twelve capitals and digits that alternate more than once
+// (FT4LXQ, 9UB20F), not letters then digits as an error's name (ERR42,
+// E1234) or an SQL state is (42P01); it returns its end, or i.
+func (rw *rewriter) interleavedCode(i int) int {
+	src := rw.src
+	if i+1 >= len(src) || src[i] != ' ' {
+		return i
+	}
+	vs, ve := i+1, i+1
+	for ve < len(src) && ve-vs <= 12 && (isDigit(src[ve]) || isUpper(src[ve])) {
+		ve++
+	}
+	n := ve - vs
+	if n < 6 || n > 12 || ve < len(src) && (isAlnum(src[ve]) || src[ve] == '-' || src[ve] == '_') {
+		return i
+	}
+	switches := 0
+	for k := vs + 1; k < ve; k++ {
+		if isDigit(src[k]) != isDigit(src[k-1]) {
+			switches++
+		}
+	}
+	if switches < 2 {
+		return i
+	}
+	rw.mask(vs, ve, kSecret)
+	return ve
+}
+
+// accountBeforeCredential masks the account after "login" that ends at
+// i when a credential's word or a failure follows it (operator login
+// mroom_op2 pin=3141, login pbergmann failed 3x): a name of letters,
+// digits, '_', '.' or '-', no word of prose and no role's account. It
+// returns the account's end, or i.
+func (rw *rewriter) accountBeforeCredential(i int) int {
+	src := rw.src
+	if i+1 >= len(src) || src[i] != ' ' {
+		return i
+	}
+	vs, ve := i+1, i+1
+	for ve < len(src) && ve-vs <= 32 && (isAlnum(src[ve]) || src[ve] == '_' || src[ve] == '.' || src[ve] == '-') {
+		ve++
+	}
+	if ve-vs < 3 || ve+1 >= len(src) || src[ve] != ' ' || !isAlpha(src[vs]) {
+		return i
+	}
+	v := src[vs:ve]
+	var buf [16]byte
+	lv := lowerInto(&buf, v)
+	if lv == nil || proseWord(lv) || plainWord(lv) || roleAccount(v) || actorRoles[string(lv)] || isPlaceholder(v) ||
+		!nameLike(v) && !actorName(v) {
+		return i
+	}
+	ns := ve + 1
+	ne := ns
+	for ne < len(src) && isAlpha(src[ne]) {
+		ne++
+	}
+	next := lowerInto(&buf, src[ns:ne])
+	if next == nil {
+		return i
+	}
+	if pw, ok := announcedWords[string(next)]; !(ok && (!pw || string(next) == "pin" || string(next) == "passcode")) && string(next) != "failed" {
+		return i
+	}
+	rw.mask(vs, ve, kUser)
+	return ve
 }

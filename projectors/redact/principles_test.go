@@ -1208,3 +1208,22 @@ func TestPersonsAndSpokenPhones(t *testing.T) {
 		"offsets 0 100 200 and 0123456789":                   "offsets 0 100 200 and 0123456789",
 	})
 }
+
+// After "login", the account before a credential's word or a failure is
+// masked (operator login dock_op7 pin=…, login hmarsh failed); a role's
+// account, a word of prose and a page stay. After "with code" or "enter
+// code", a code whose capitals and digits alternate is the secret one; an
+// exit's number, an error's name and an SQL state are not.
+func TestAccountsAtLoginAndCodesGivenWith(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"station operator login dock_op7 pin=5521":       "station operator login <USER> pin=<SECRET>",
+		"handheld login crew9_lead password Tern-Lake-4": "handheld login <USER> password <SECRET>",
+		"WARN login hmarsh failed 3x":                    "WARN login <USER> failed 3x",
+		"login admin failed":                             "login admin failed",
+		"login page failed to load":                      "login page failed to load",
+		"player checked in with code K7QW2M":             "player checked in with code <SECRET>",
+		"process exited with code 137":                   "process exited with code 137",
+		"request failed with code ERR42":                 "request failed with code ERR42",
+		"query failed with code 42P01":                   "query failed with code 42P01",
+	})
+}

@@ -90,6 +90,10 @@ var qualifiedNouns = func() map[string]map[string]bool {
 // as keyWords finds them) is a qualified noun after one of its qualifiers.
 func qualified(k []byte, words [][2]int, n int) bool {
 	noun := string(k[words[n][0]:words[n][1]])
+	if noun == "key" && n >= 2 && n == len(words)-1 && string(k[words[0][0]:words[0][1]]) == "x" &&
+		!indexKeys[string(k[words[n-1][0]:words[n-1][1]])] {
+		return true // x-plotwarden-key: the key a custom header carries
+	}
 	quals := qualifiedNouns[noun]
 	for m := 0; m < n && quals != nil; m++ {
 		if q := string(k[words[m][0]:words[m][1]]); quals[q] || (noun == "code" || noun == "codes") && secretCode(q) {
@@ -98,6 +102,11 @@ func qualified(k []byte, words [][2]int, n int) bool {
 	}
 	return false
 }
+
+// indexKeys name a key that finds or orders data rather than opens it
+// (x-cache-key, x-idempotency-key, x-partition-key).
+var indexKeys = wordSet(`cache sort partition primary foreign idempotency routing dedup dedupe object row shard hash lookup
+	map public index bucket message group order range composite unique natural surrogate`)
 
 // secretCode reports whether the word q before "code" makes the code a
 // secret: any noun but one of settings or of public codes (error, status,

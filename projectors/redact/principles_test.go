@@ -1227,3 +1227,13 @@ func TestAccountsAtLoginAndCodesGivenWith(t *testing.T) {
 		"query failed with code 42P01":                   "query failed with code 42P01",
 	})
 }
+
+// A custom header's key (x-<vendor>-key) is a credential, whatever its
+// vendor; a key that finds or orders data (x-cache-key) is not.
+func TestCustomHeaderKeys(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"x-harbourline-key: 7HqP2mWx":  "x-harbourline-key: <SECRET>",
+		`{"X-Tillroll-Key":"Zk81pQa"}`: `{"X-Tillroll-Key":"<SECRET>"}`,
+		"x-cache-key: orders-page-2":   "x-cache-key: orders-page-2",
+	})
+}

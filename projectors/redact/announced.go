@@ -463,8 +463,14 @@ func (rw *rewriter) clauseEndPassword(i int, phrase bool) int {
 	if isPlaceholder(v) || notASecret(src, vs, end) {
 		return i
 	}
-	if e := titlePhraseEnd(src, vs); e > vs {
-		rw.mask(vs, e, kSecret) // console password Bar Buoy Red 3
+	ws := i
+	for ws > 0 && isAlnum(src[ws-1]) {
+		ws--
+	}
+	if e := titlePhraseEnd(src, vs); e > vs && ws < i && !isUpper(src[ws]) {
+		// console password Bar Buoy Red 3; a capitalised word before
+		// capitalised words is a title's (Password Reset Link Sent).
+		rw.mask(vs, e, kSecret)
 		return e
 	}
 	if clauseEnds(end) && len(v) >= 5 && len(v) <= 64 && (hasLetter(v) && hasDigit(v) && passwordShaped(v) || phraseWords(v, '-', nil) >= 3) {
@@ -658,8 +664,9 @@ func (rw *rewriter) slashPair(i int) int {
 		ve++
 	}
 	v := trimSentence(src[vs:ve], ".,;")
-	if !(passwordShaped(v) || allDigits(v) && len(v) >= 4) || notASecret(src, vs, vs+len(v)) || isPlaceholder(v) ||
-		vs == ne+1 && !(allDigits(v) && len(v) >= 4) && (len(v) < 8 || !hasDigit(v) || bytes.IndexByte(v, '/') >= 0) {
+	glued := vs == ne+1 && chosenWord(v) && (roleAccount(src[ns:ne]) || bytes.IndexAny(src[ns:ne], "0123456789._") >= 0)
+	if !(passwordShaped(v) || allDigits(v) && len(v) >= 4 || glued) || notASecret(src, vs, vs+len(v)) || isPlaceholder(v) ||
+		vs == ne+1 && !(allDigits(v) && len(v) >= 4) && (len(v) < 8 || !hasDigit(v) || bytes.IndexByte(v, '/') >= 0) && !glued {
 		return i
 	}
 	if nameLike(src[ns:ne]) && !roleAccount(src[ns:ne]) {

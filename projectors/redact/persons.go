@@ -1,5 +1,7 @@
 package redact
 
+import "strings"
+
 // People's names where a tool writes who a record is about: after a noun
 // for a person the record serves (customer, patient, guest, holder=), a
 // given name and a family name, each capitalised and neither a word of
@@ -19,6 +21,17 @@ func redactPersons(rw *rewriter) {
 	var buf [16]byte
 	for i := 1; i+3 < len(src); i++ {
 		if !isUpper(src[i]) || src[i-1] != ' ' && src[i-1] != '=' {
+			if isUpper(src[i]) && (src[i-1] == '"' || src[i-1] == ',' || src[i-1] == '(' || src[i-1] == '[') {
+				if e := personNameEnd(src, i); e > i && addressAfter(src, e) {
+					rw.mask(i, e, kUser) // "Aurelia Brandt,aurelia.b@…"
+					i = e
+				}
+			}
+			continue
+		}
+		if e := personNameEnd(src, i); e > i && addressAfter(src, e) {
+			rw.mask(i, e, kUser) // donation from Mira Solvang (mira@…)
+			i = e
 			continue
 		}
 		ws := i - 1
@@ -92,4 +105,36 @@ func proseName(w []byte) bool {
 	}
 	lw := buf[:len(w)]
 	return proseWord(lw) || plainWord(lw) || servedNouns[string(lw)] || thingNouns[string(lw)] || roleAccount(lw)
+}
+
+// addressAfter reports whether an e-mail address follows a name that
+// ends at e, as an address book, a From line or a CSV row writes it: in
+// parentheses or angle brackets after a space, or after a comma. The
+// name is then its owner's.
+func addressAfter(src []byte, e int) bool {
+	k := e
+	if k < len(src) && src[k] == ',' {
+		k++
+	}
+	if k < len(src) && src[k] == ' ' {
+		k++
+	}
+	if k < len(src) && (src[k] == '(' || src[k] == '<') {
+		k++
+	} else if k == e+1 && src[e] == ' ' {
+		return false // a name, a space, then a word: no address of its own
+	}
+	at := -1
+	for j := k; j < len(src) && j-k <= 64 && (isAlnum(src[j]) || strings.IndexByte("._%+-@", src[j]) >= 0); j++ {
+		if src[j] == '@' {
+			if at >= 0 {
+				return false
+			}
+			at = j
+		}
+		if at >= 0 && src[j] == '.' && j > at+1 && j+1 < len(src) && isAlpha(src[j+1]) {
+			return at > k
+		}
+	}
+	return false
 }

@@ -1237,3 +1237,23 @@ func TestCustomHeaderKeys(t *testing.T) {
 		"x-cache-key: orders-page-2":   "x-cache-key: orders-page-2",
 	})
 }
+
+// A name right before an e-mail address, in parentheses, in angle
+// brackets or before a comma, is its owner's: masked as an account's
+// name, as the address is. A team's title before its address stays.
+func TestNameBesideItsAddress(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"tip from Ottilie Brennan (ottilie.b@example.com) 5.00": "tip from <USER> (<EMAIL>) 5.00",
+		`row: "Casimir Vollmer,c.vollmer@example.org,Box 3"`:    `row: "<USER>,<EMAIL>,Box 3"`,
+		"Signed-off-by: Ines Marchetti <ines@example.net>":      "Signed-off-by: <USER> <<EMAIL>>",
+		"Contact Support Team <support@example.com>":            "Contact Support Team <<EMAIL>>",
+		"Ottilie Brennan wrote the guide":                       "Ottilie Brennan wrote the guide",
+	})
+	// The account of a pair glued by a slash after a login word is a
+	// role's or shaped as an account; a pair of words is prose.
+	expectRedacted(t, map[string]string{
+		"archive NAS login admin/quarrystone":                  "archive NAS login admin/<SECRET>",
+		"Use environment credentials, fake/synthetic fixtures": "Use environment credentials, fake/synthetic fixtures",
+		"Passphrase Recovery Tool":                             "Passphrase Recovery Tool",
+	})
+}

@@ -254,6 +254,14 @@ func redactAnnounced(rw *rewriter) {
 			}
 			named = p != nil && (quals[string(p)] || string(p) == "your" || string(p) == "time" ||
 				(string(last) == "code" || string(last) == "codes") && secretCode(string(p)))
+			if !named && string(p) == "key" && (string(last) == "code" || string(last) == "codes") && toks[2][1] > 0 {
+				// door key code 4602: the code of what a key opens, not a
+				// keyboard's key code.
+				var ob [16]byte
+				o := lowerInto(&ob, bytes.TrimRight(src[toks[2][0]:toks[2][1]], ",;:"))
+				named = o != nil && qualifiedNouns["combination"][string(o)]
+				isCode = named
+			}
 			if !named && p != nil && (string(last) == "code" || string(last) == "codes") && codeVerbs[string(p)] {
 				if e := rw.interleavedCode(i); e > i {
 					i = e // checked in with code FT4LXQ

@@ -79,7 +79,7 @@ var qualifiedNouns = func() map[string]map[string]bool {
 	code := wordSet(`otp mfa 2fa sms login`) // and any word secretCode allows
 	phrase := wordSet(`seed recovery backup mnemonic secret pass`)
 	answer := wordSet(`security secret question questions verification challenge memorable`)
-	lock := wordSet(`safe dial lock padlock vault door gate locker keypad`)
+	lock := wordSet(`safe dial lock padlock vault door gate locker keypad cabinet cupboard drawer shed lockbox`)
 	word := wordSet(`unlock secret code magic safe login access pass memorable`)
 	return map[string]map[string]bool{"key": key, "keys": key, "string": wordSet("connection"),
 		"combination": lock, "combo": lock, "word": word, "phrase": phrase,

@@ -1257,3 +1257,14 @@ func TestNameBesideItsAddress(t *testing.T) {
 		"Passphrase Recovery Tool":                             "Passphrase Recovery Tool",
 	})
 }
+
+// A key's code after what the key opens is that lock's code (door key
+// code 4602); a keyboard's key code is not.
+func TestKeyCodeOfALock(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"bin door key code 4602":         "bin door key code <SECRET>",
+		"the cabinet key code is 4720":   "the cabinet key code is <SECRET>",
+		"javascript key code 13 pressed": "javascript key code 13 pressed",
+		"keyboard key code 4602 mapped":  "keyboard key code 4602 mapped",
+	})
+}

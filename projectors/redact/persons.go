@@ -14,42 +14,125 @@ var servedNouns = wordSet(`customer patient guest candidate holder cardholder vi
 	tenant resident student attendee caller recipient subscriber applicant traveller traveler buyer bidder examinee
 	learner participant claimant beneficiary`)
 
-// redactPersons masks a person's name after a noun of servedNouns, as an
-// account's name (kUser): the name says who the person is.
+// redactPersons masks a person's name after a noun of servedNouns as an
+// account's name (kUser): the name says who the person is. The same walk
+// masks a
+// phone number in national form or after a word for a phone
+// (spokenPhone). It reads the text after each space and '=' only.
 func redactPersons(rw *rewriter) {
 	src := rw.src
 	var buf [16]byte
-	for i := 1; i+3 < len(src); i++ {
-		if !isUpper(src[i]) || src[i-1] != ' ' && src[i-1] != '=' {
-			if isUpper(src[i]) && (src[i-1] == '"' || src[i-1] == ',' || src[i-1] == '(' || src[i-1] == '[') {
-				if e := personNameEnd(src, i); e > i && addressAfter(src, e) {
-					rw.mask(i, e, kUser) // "Aurelia Brandt,aurelia.b@…"
-					i = e
-				}
-			}
-			continue
-		}
-		if e := personNameEnd(src, i); e > i && addressAfter(src, e) {
-			rw.mask(i, e, kUser) // donation from Mira Solvang (mira@…)
-			i = e
-			continue
-		}
-		ws := i - 1
-		for ws > 0 && isAlpha(src[ws-1]) {
-			ws--
-		}
-		if ws == i-1 || isUpper(src[ws]) {
-			continue // a capitalised noun is a title's (Database Client Conventions)
-		}
-		w := lowerInto(&buf, src[ws:i-1])
-		if w == nil || !servedNouns[string(w)] {
-			continue
-		}
-		if e := personNameEnd(src, i); e > i {
-			rw.mask(i, e, kUser)
-			i = e
+	if len(src) > 0 && src[0] == '0' {
+		if e := nationalEnd(src, 0); e > 0 {
+			rw.mask(0, e, kPhone)
 		}
 	}
+	for i := 0; i+3 < len(src); i++ {
+		if c := src[i]; c != ' ' && c != '=' {
+			continue
+		}
+		switch c := src[i+1]; {
+		case class[c]&cDigit != 0:
+			if e := rw.spokenPhone(i + 1); e > i+1 {
+				i = e - 1
+			}
+		case c >= 'A' && c <= 'Z':
+			if e := rw.servedName(i, &buf); e > i+1 {
+				i = e - 1
+			}
+		}
+	}
+}
+
+// redactAddressNames masks the name before an e-mail address of its own.
+func redactAddressNames(rw *rewriter) {
+	src := rw.src
+	for i := 0; i < len(src); i++ {
+		if i = nextByte(src, i, '@'); i >= len(src) {
+			return
+		}
+		if s := nameBeforeAddress(src, i); s >= 0 {
+			k := s
+			for k < len(src) && (isAlpha(src[k]) || src[k] == ' ' || src[k] == '\'' || src[k] == '-') {
+				k++
+			}
+			for k > s && src[k-1] == ' ' {
+				k--
+			}
+			rw.mask(s, k, kUser)
+		}
+	}
+}
+
+// servedName masks the name after the space or '=' at i when a noun of
+// servedNouns ends there, and returns the name's end, or i.
+func (rw *rewriter) servedName(i int, buf *[16]byte) int {
+	src := rw.src
+	ws := i
+	for ws > 0 && i-ws <= 11 && isAlpha(src[ws-1]) {
+		ws--
+	}
+	if n := i - ws; n < 3 || n > 11 || !servedFirst[src[ws]] || ws > 0 && isAlnum(src[ws-1]) {
+		return i
+	}
+	if w := lowerInto(buf, src[ws:i]); w == nil || !servedNouns[string(w)] {
+		return i
+	}
+	if e := personNameEnd(src, i+1); e > i+1 {
+		rw.mask(i+1, e, kUser)
+		return e
+	}
+	return i
+}
+
+// servedFirst marks the first letters of servedNouns.
+var servedFirst = firstLetters(servedNouns)
+
+// nameBeforeAddress returns where the name of the e-mail address whose
+// '@' is at at starts, when a given and a family name stand right before
+// the address as addressAfter reads them; or -1.
+func nameBeforeAddress(src []byte, at int) int {
+	a := at
+	for a > 0 && at-a <= 64 && (isAlnum(src[a-1]) || strings.IndexByte("._%+-", src[a-1]) >= 0) {
+		a--
+	}
+	if a == at || a < 3 {
+		return -1
+	}
+	k := a
+	switch {
+	case src[k-1] == '(' || src[k-1] == '<':
+		k--
+		if src[k-1] == ' ' {
+			k--
+		}
+	case src[k-1] == ',':
+		k--
+	case src[k-1] == ' ' && src[k-2] == ',':
+		k -= 2
+	default:
+		return -1
+	}
+	// Two capitalised words end at k.
+	e2 := k
+	s2 := e2
+	for s2 > 0 && (isAlpha(src[s2-1]) || src[s2-1] == '\'' || src[s2-1] == '-') {
+		s2--
+	}
+	if s2 < 2 || src[s2-1] != ' ' {
+		return -1
+	}
+	s1 := s2 - 1
+	for s1 > 0 && isAlpha(src[s1-1]) {
+		s1--
+	}
+	if s1 > 0 && (isAlnum(src[s1-1]) || strings.IndexByte(" \"(,[:;", src[s1-1]) < 0) {
+		return -1
+	}
+	if e := personNameEnd(src, s1); e != e2 || !addressAfter(src, e) {
+		return -1
+	}
+	return s1
 }
 
 // personNameEnd returns the end of a given and a family name at src[i:],

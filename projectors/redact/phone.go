@@ -151,35 +151,37 @@ func spokenPhoneEnd(src []byte, i int) int {
 	return e
 }
 
-// redactSpokenPhones masks the numbers in national form (nationalEnd) and
-// the numbers after a word for a phone in prose (spokenPhoneEnd).
-func redactSpokenPhones(rw *rewriter) {
+// spokenPhone masks the number whose first digit is at i, after a space
+// or '=': a number in national form (nationalEnd), or after a word for a
+// phone (spokenPhoneEnd). It returns the number's end, or i.
+func (rw *rewriter) spokenPhone(i int) int {
 	src := rw.src
-	var buf [16]byte
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		if c == '0' {
-			if e := nationalEnd(src, i); e > i {
-				rw.mask(i, e, kPhone)
-				i = e - 1
-			}
-			continue
+	if src[i] == '0' {
+		if e := nationalEnd(src, i); e > i {
+			rw.mask(i, e, kPhone)
+			return e
 		}
-		if !isAlpha(c) || i > 0 && isAlnum(src[i-1]) {
-			continue
-		}
-		e := i
-		for e < len(src) && isAlpha(src[e]) {
-			e++
-		}
-		if w := lowerInto(&buf, src[i:e]); w != nil && phoneWords[string(w)] {
-			if pe := spokenPhoneEnd(src, e); pe > e {
-				rw.mask(skipSpaces(src, e), pe, kPhone)
-				e = pe
-			}
-		}
-		i = e - 1
 	}
+	// The word before the number, across a space, ':', '=' or '#'.
+	we := i
+	for we > 0 && i-we < 4 && (src[we-1] == ' ' || src[we-1] == ':' || src[we-1] == '=' || src[we-1] == '#') {
+		we--
+	}
+	ws := we
+	for ws > 0 && we-ws <= 11 && isAlpha(src[ws-1]) {
+		ws--
+	}
+	if we-ws < 3 || we-ws > 11 || ws > 0 && isAlnum(src[ws-1]) || !phoneFirst[lower(src[ws])] {
+		return i
+	}
+	var buf [16]byte
+	if w := lowerInto(&buf, src[ws:we]); w != nil && phoneWords[string(w)] {
+		if pe := spokenPhoneEnd(src, we); pe > we {
+			rw.mask(skipSpaces(src, we), pe, kPhone)
+			return pe
+		}
+	}
+	return i
 }
 
 // skipSpaces returns the index of the first byte at or after i that is
@@ -203,3 +205,6 @@ func dateAt(src []byte, i int) bool {
 	}
 	return true
 }
+
+// phoneFirst marks the first letters of phoneWords.
+var phoneFirst = firstLetters(phoneWords)

@@ -53,7 +53,7 @@ func TestProofsEntryByEntry(t *testing.T) {
 		},
 		"checksum line echoed to its checker": {{`echo "3f7a9c1e5b2d4f6a8c0e1b3d5f7a9c1e5b2d4f6a8c0e1b3d5f7a9c1e5b2d4f6a  relay.tar.gz" | sha256sum -c`,
 			`echo "3f7a9c1e5b2d4f6a8c0e1b3d5f7a9c1e5b2d4f6a8c0e1b3d5f7a9c1e5b2d4f6a  relay.tar.gz" | tee sums`}},
-		"key id of a signature": {{"release 4.2 (signed with key 9B1C4E7A02D35F68)", "release 4.2 (api key 9B1C4E7A02D35F68)"}},
+		"key id of a signature":                            {{"release 4.2 (signed with key 9B1C4E7A02D35F68)", "release 4.2 (api key 9B1C4E7A02D35F68)"}},
 		"abbreviated commit starting a one-line log entry": {{"b82b424c7 Merge pull request #7 from team/fix-x", "token b82b424c7 Merge pull request #7"}},
 		"trace state a vendor propagates": {
 			{"tracestate: congo=t61rcWkgMzE,rojo=00f067aa0ba902b7", "statestore: congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"},

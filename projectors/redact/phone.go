@@ -27,7 +27,20 @@ func phoneEnd(src []byte, i int, plus bool) int {
 	if plus {
 		j++
 	}
-	digits, groups, e := 0, 0, i
+	digits, _, e := phoneGroups(src, j, plus)
+	if digits < 8 || digits > 15 || e == j || !phoneEnds(src, e) {
+		return i
+	}
+	return e
+}
+
+// phoneGroups reads the groups of digits of a phone number at src[j:]:
+// digits grouped by single spaces, dashes, dots or an area code in
+// brackets, at most six groups of at most 15 digits. It returns the count
+// of digits and of groups and the end of the last group (j: none). plus
+// says whether a '+' came before: a first group then starts with no 0.
+func phoneGroups(src []byte, j int, plus bool) (digits, groups, e int) {
+	e = j
 	for j < len(src) && groups < 6 {
 		if src[j] == '(' {
 			j++
@@ -51,10 +64,13 @@ func phoneEnd(src []byte, i int, plus bool) int {
 		}
 		break
 	}
-	if digits < 8 || digits > 15 || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1])) {
-		return i
-	}
-	return e
+	return digits, groups, e
+}
+
+// phoneEnds reports whether a number may end at e: no letter or digit
+// follows it, nor a dot before a digit (a version, an amount).
+func phoneEnds(src []byte, e int) bool {
+	return e == len(src) || !isAlnum(src[e]) && !(src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]))
 }
 
 // redactPhones masks the numbers in E.164 form: a '+' that starts a word,
@@ -121,31 +137,8 @@ func spokenPhoneEnd(src []byte, i int) int {
 	if j == i || j >= len(src) || !isDigit(src[j]) && src[j] != '(' || dateAt(src, j) {
 		return i
 	}
-	digits, groups, e, k := 0, 0, j, j
-	for k < len(src) && groups < 6 {
-		if src[k] == '(' {
-			k++
-		}
-		s := k
-		for k < len(src) && isDigit(src[k]) {
-			k++
-		}
-		if k == s {
-			break
-		}
-		digits += k - s
-		groups++
-		e = k
-		if k < len(src) && src[k] == ')' {
-			k++
-		}
-		if k+1 < len(src) && (src[k] == ' ' || src[k] == '-' || src[k] == '.') && (isDigit(src[k+1]) || src[k+1] == '(') {
-			k++
-			continue
-		}
-		break
-	}
-	if digits < 7 || digits > 15 || groups < 2 && digits < 10 || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1])) {
+	digits, groups, e := phoneGroups(src, j, false)
+	if digits < 7 || digits > 15 || groups < 2 && digits < 10 || !phoneEnds(src, e) {
 		return i
 	}
 	return e

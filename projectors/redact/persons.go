@@ -5,9 +5,11 @@ import "strings"
 // People's names where a tool writes who a record is about: after a noun
 // for a person the record serves (customer, patient, guest, holder=), a
 // given name and a family name, each capitalised and neither a word of
-// English (customer Harriet Nwosu, holder=Oliver Pennington). A noun for
-// a person before capitalised English words names a team or a thing
-// (customer Support Team) and stays.
+// English (customer Harriet Nwosu, holder=Oliver Pennington); and right
+// before the person's own e-mail address (Mira Solvang (mira@…)). A noun
+// for a person before capitalised English words names a team or a thing
+// (customer Support Team) and stays. The walk that finds the names also
+// finds the phone numbers people write (phone.go: spokenPhone).
 
 // servedNouns name the person a record is about: whom a tool serves.
 var servedNouns = wordSet(`customer patient guest candidate holder cardholder visitor passenger pax donor client payee
@@ -16,9 +18,9 @@ var servedNouns = wordSet(`customer patient guest candidate holder cardholder vi
 
 // redactPersons masks a person's name after a noun of servedNouns as an
 // account's name (kUser): the name says who the person is. The same walk
-// masks a
-// phone number in national form or after a word for a phone
-// (spokenPhone). It reads the text after each space and '=' only.
+// masks a phone number in national form or after a word for a phone
+// (spokenPhone). It stops only at a space or '=' before a capital or a
+// digit.
 func redactPersons(rw *rewriter) {
 	src := rw.src
 	var buf [16]byte
@@ -51,15 +53,8 @@ func redactAddressNames(rw *rewriter) {
 		if i = nextByte(src, i, '@'); i >= len(src) {
 			return
 		}
-		if s := nameBeforeAddress(src, i); s >= 0 {
-			k := s
-			for k < len(src) && (isAlpha(src[k]) || src[k] == ' ' || src[k] == '\'' || src[k] == '-') {
-				k++
-			}
-			for k > s && src[k-1] == ' ' {
-				k--
-			}
-			rw.mask(s, k, kUser)
+		if s, e := nameBeforeAddress(src, i); s >= 0 {
+			rw.mask(s, e, kUser)
 		}
 	}
 }
@@ -88,16 +83,16 @@ func (rw *rewriter) servedName(i int, buf *[16]byte) int {
 // servedFirst marks the first letters of servedNouns.
 var servedFirst = firstLetters(servedNouns)
 
-// nameBeforeAddress returns where the name of the e-mail address whose
-// '@' is at at starts, when a given and a family name stand right before
-// the address as addressAfter reads them; or -1.
-func nameBeforeAddress(src []byte, at int) int {
+// nameBeforeAddress returns the bounds of the name of the e-mail address
+// whose '@' is at at, when a given and a family name stand right before
+// the address as addressAfter reads them; or -1, -1.
+func nameBeforeAddress(src []byte, at int) (int, int) {
 	a := at
 	for a > 0 && at-a <= 64 && (isAlnum(src[a-1]) || strings.IndexByte("._%+-", src[a-1]) >= 0) {
 		a--
 	}
 	if a == at || a < 3 {
-		return -1
+		return -1, -1
 	}
 	k := a
 	switch {
@@ -111,7 +106,7 @@ func nameBeforeAddress(src []byte, at int) int {
 	case src[k-1] == ' ' && src[k-2] == ',':
 		k -= 2
 	default:
-		return -1
+		return -1, -1
 	}
 	// Two capitalised words end at k.
 	e2 := k
@@ -120,19 +115,19 @@ func nameBeforeAddress(src []byte, at int) int {
 		s2--
 	}
 	if s2 < 2 || src[s2-1] != ' ' {
-		return -1
+		return -1, -1
 	}
 	s1 := s2 - 1
 	for s1 > 0 && isAlpha(src[s1-1]) {
 		s1--
 	}
 	if s1 > 0 && (isAlnum(src[s1-1]) || strings.IndexByte(" \"(,[:;", src[s1-1]) < 0) {
-		return -1
+		return -1, -1
 	}
 	if e := personNameEnd(src, s1); e != e2 || !addressAfter(src, e) {
-		return -1
+		return -1, -1
 	}
-	return s1
+	return s1, e2
 }
 
 // personNameEnd returns the end of a given and a family name at src[i:],
@@ -173,8 +168,8 @@ func nameWordEnd(src []byte, i int) int {
 // thing ends or starts with (customer Support Team, patient Care Unit,
 // guest Wi-Fi Network, passenger Name Record): no part of a name.
 var thingNouns = wordSet(`team teams desk service services support success care unit ward portal account accounts network
-	card cards name names record records list lists number data group groups mode access area lounge pass portal office
-	centre center hub club services relations experience journey reference level tier status type class id login profile`)
+	card cards name names record records list lists number data group groups mode access area lounge pass office
+	centre center hub club relations experience journey reference level tier status type class id login profile`)
 
 // proseName reports whether a capitalised word reads as a word of prose,
 // of grammar, of a setting or of the interface, not as a name.

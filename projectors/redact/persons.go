@@ -24,10 +24,8 @@ var servedNouns = wordSet(`customer patient guest candidate holder cardholder vi
 func redactPersons(rw *rewriter) {
 	src := rw.src
 	var buf [16]byte
-	if len(src) > 0 && src[0] == '0' {
-		if e := nationalEnd(src, 0); e > 0 {
-			rw.mask(0, e, kPhone)
-		}
+	if len(src) > 0 && isDigit(src[0]) {
+		rw.spokenPhone(0) // a number that starts the text
 	}
 	for i := 0; i+3 < len(src); i++ {
 		if c := src[i]; c != ' ' && c != '=' {

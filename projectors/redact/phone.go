@@ -119,34 +119,30 @@ func nationalEnd(src []byte, i int) int {
 		}
 		break
 	}
-	if groups < 2 || digits < 10 || digits > 11 || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]) || src[e] == ':' || src[e] == '-') {
+	if groups < 2 || digits < 10 || digits > 11 || !phoneEnds(src, e) || e < len(src) && (src[e] == ':' || src[e] == '-') {
 		return i
 	}
 	return e
 }
 
-// spokenPhoneEnd returns the end of a number after a word for a phone in
-// prose (phone 555-0193, mobile: 0412 345 678, cell is 555 0142): seven
-// to fifteen digits grouped as phoneEnd reads them, or i. i is the end of
-// the word.
-func spokenPhoneEnd(src []byte, i int) int {
-	j := i
-	for j < len(src) && j-i < 4 && (src[j] == ' ' || src[j] == ':' || src[j] == '=' || src[j] == '#') {
-		j++
-	}
-	if j == i || j >= len(src) || !isDigit(src[j]) && src[j] != '(' || dateAt(src, j) {
-		return i
+// spokenNumberEnd returns the end of the number whose first digit is at
+// j, after a word for a phone in prose (phone 555-0193, mobile: 0412 345
+// 678): seven to fifteen digits grouped as phoneEnd reads them, and not an
+// ISO date; or j.
+func spokenNumberEnd(src []byte, j int) int {
+	if dateAt(src, j) {
+		return j
 	}
 	digits, groups, e := phoneGroups(src, j, false)
 	if digits < 7 || digits > 15 || groups < 2 && digits < 10 || !phoneEnds(src, e) {
-		return i
+		return j
 	}
 	return e
 }
 
 // spokenPhone masks the number whose first digit is at i, after a space
 // or '=': a number in national form (nationalEnd), or after a word for a
-// phone (spokenPhoneEnd). It returns the number's end, or i.
+// phone (spokenNumberEnd). It returns the number's end, or i.
 func (rw *rewriter) spokenPhone(i int) int {
 	src := rw.src
 	if src[i] == '0' {
@@ -155,7 +151,8 @@ func (rw *rewriter) spokenPhone(i int) int {
 			return e
 		}
 	}
-	// The word before the number, across a space, ':', '=' or '#'.
+	// The word before the number, across at most four of space, ':',
+	// '=' and '#'.
 	we := i
 	for we > 0 && i-we < 4 && (src[we-1] == ' ' || src[we-1] == ':' || src[we-1] == '=' || src[we-1] == '#') {
 		we--
@@ -169,19 +166,10 @@ func (rw *rewriter) spokenPhone(i int) int {
 	}
 	var buf [16]byte
 	if w := lowerInto(&buf, src[ws:we]); w != nil && phoneWords[string(w)] {
-		if pe := spokenPhoneEnd(src, we); pe > we {
-			rw.mask(skipSpaces(src, we), pe, kPhone)
-			return pe
+		if e := spokenNumberEnd(src, i); e > i {
+			rw.mask(i, e, kPhone)
+			return e
 		}
-	}
-	return i
-}
-
-// skipSpaces returns the index of the first byte at or after i that is
-// no space, colon, '=' or '#'.
-func skipSpaces(src []byte, i int) int {
-	for i < len(src) && (src[i] == ' ' || src[i] == ':' || src[i] == '=' || src[i] == '#') {
-		i++
 	}
 	return i
 }

@@ -61,7 +61,7 @@ type Planted struct {
 // before it was read).
 var (
 	training = []string{"first", "round2"}
-	untuned  = []string{"blind", "blind2", "blind7", "blind8", "blind10", "blind11", "blind12", "blind13", "blind15"}
+	untuned  = []string{"blind", "blind2", "blind7", "blind8", "blind10", "blind11", "blind12", "blind13", "blind15", "blind16"}
 	ungated  = []string{"blind9", "blind14", "dev3", "dev4", "dev5"}
 )
 

@@ -1031,7 +1031,7 @@ func redactKV(rw *rewriter) {
 			rw.mask(vs, ve, kSecret)
 		case kvUser:
 			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || enumerated(val) || refEnd(src, vs) > 0 || val[0] == '/' ||
-				len(val) <= 128 && bytes.IndexByte(val, '=') > 0 {
+				len(val) <= 128 && bytes.IndexByte(val, '=') > 0 || bytes.IndexByte(val, ':') < 0 && rw.referenced() {
 				// uid=0, euid=1000: numeric ids of system accounts; admin,
 				// ci: accounts named for their role; *****: a mask; a
 				// path or a command (CreatedBy: /bin/sh -c …) names no one;
@@ -1390,7 +1390,7 @@ func maskCookies(rw *rewriter, vs, ve int) {
 		}
 		if eq := bytes.IndexByte(src[s:e], '='); eq > 0 {
 			name := bytes.TrimSpace(src[s : s+eq])
-			if v := src[s+eq+1 : e]; !cookieAttributes[string(lowerASCII(name))] && len(v) > 0 &&
+			if v := src[s+eq+1 : e]; !cookieAttributes[string(lowerASCII(name))] && len(v) > 0 && !angledWords(v) &&
 				(!preference(v) || classifyKey(name) != kvNone) {
 				rw.mask(s+eq+1, e, kSecret)
 			}

@@ -1268,3 +1268,28 @@ func TestKeyCodeOfALock(t *testing.T) {
 		"keyboard key code 4602 mapped":  "keyboard key code 4602 mapped",
 	})
 }
+
+// A configuration's account is kept when every credential of its line is
+// kept elsewhere (a reference, a vault path, a YAML tag, a mask, a
+// placeholder, a setting that names where it is read from): the line
+// exposes no credential it is half of. Beside a literal credential, or
+// given to a login command, the account is masked as before.
+func TestAccountOfAReferencedCredential(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"db: Server=${DB_HOST};User Id=hbr_ops2;Password=${HARBOUR_DB_PASSWORD};": "db: Server=${DB_HOST};User Id=hbr_ops2;Password=${HARBOUR_DB_PASSWORD};",
+		`<database user="ktarrow" password="${TALLY_PASSWORD}"/>`:                 `<database user="ktarrow" password="${TALLY_PASSWORD}"/>`,
+		"smtp: {user: mvale, passwd: !vault smtp/relay#password}":                 "smtp: {user: mvale, passwd: !vault smtp/relay#password}",
+		"feed.user=quay_in feed.password.ref=env:QUAY_FEED_PASS":                  "feed.user=quay_in feed.password.ref=env:QUAY_FEED_PASS",
+		"admin_user=proctor1 admin_password=***** pin_length=4":                   "admin_user=proctor1 admin_password=***** pin_length=4",
+		"user=ktarrow password=Brine.Gull42":                                      "user=<USER> password=<SECRET>",
+		"user=ktarrow password=${TALLY_PASSWORD} token=q8Zr2LmX0pVw7Ks3":          "user=<USER> password=${TALLY_PASSWORD} token=<SECRET>",
+		"user=ktarrow dbname=orders":                                              "user=<USER> dbname=orders",
+		"docker login --username jdoe --password-stdin":                           "docker login --username <USER> --password-stdin",
+	})
+	// A placeholder in angle brackets is no value, in a cookie too; a
+	// value in angle brackets with a digit or a symbol is.
+	expectRedacted(t, map[string]string{
+		"Set-Cookie: frsid=<hidden>; Path=/; HttpOnly": "Set-Cookie: frsid=<hidden>; Path=/; HttpOnly",
+		"Set-Cookie: frsid=<Qx7-pL2>; Path=/":          "Set-Cookie: frsid=<SECRET>; Path=/",
+	})
+}

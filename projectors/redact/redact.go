@@ -296,7 +296,7 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 	m = canonical.MaskerOf(m)
 	feat := scanFeatures(msg)
 	rw := &r.rw
-	rw.src, rw.spans, rw.keys, rw.feat, rw.public = msg, r.spans[:0], &r.keys, feat, rw.public[:0]
+	rw.src, rw.spans, rw.keys, rw.feat, rw.public, rw.refs = msg, r.spans[:0], &r.keys, feat, rw.public[:0], 0
 	st := stages // loaded once, not again after every pass
 	for i := range st {
 		s := &st[i]
@@ -418,6 +418,20 @@ type rewriter struct {
 	feat  features  // of src; 0: not known
 	// public are the ranges proofs made public (see proven).
 	public [][2]int
+	// refs caches credentialsReferenced(src): 0 not known, 1 yes, -1 no.
+	refs int8
+}
+
+// referenced reports whether every credential of the text is kept
+// elsewhere (credentialsReferenced), computed once per text.
+func (rw *rewriter) referenced() bool {
+	if rw.refs == 0 {
+		rw.refs = -1
+		if credentialsReferenced(rw.src, rw.keys) {
+			rw.refs = 1
+		}
+	}
+	return rw.refs > 0
 }
 
 // mask marks src[start:end] as a value of kind k.

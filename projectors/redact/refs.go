@@ -440,7 +440,7 @@ func maskValue(v []byte) bool {
 		"password", "passwd", "secret", "token", "key":
 		return true
 	}
-	if fieldName(v) || joinedProse(v) || elided(v) {
+	if fieldName(v) || joinedProse(v) || elided(v) || angledWords(v) {
 		return true
 	}
 	if len(v) >= 3 {
@@ -453,6 +453,26 @@ func maskValue(v []byte) bool {
 		}
 	}
 	return placeholder(v)
+}
+
+// angledWords reports whether v is words of letters in angle brackets
+// (<hidden>, <oculta>, <your token>): the placeholder a template or a
+// masking tool writes in place of a value. A secret written in angle
+// brackets holds a digit or a symbol.
+func angledWords(v []byte) bool {
+	if len(v) < 3 || len(v) > 42 || v[0] != '<' || v[len(v)-1] != '>' {
+		return false
+	}
+	letters := 0
+	for _, c := range v[1 : len(v)-1] {
+		switch {
+		case isAlpha(c) || c >= 0x80:
+			letters++
+		case c != '-' && c != '_' && c != ' ':
+			return false
+		}
+	}
+	return letters >= 2
 }
 
 // elided reports whether v is an example cut short: at most six bytes,

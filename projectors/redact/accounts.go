@@ -1,0 +1,86 @@
+package redact
+
+import "bytes"
+
+// referenceSuffixes end the name of a setting that says where a credential
+// is kept, not what it is (password.ref, password_file, --password-stdin).
+var referenceSuffixes = wordSet(`ref reference file path env stdin source command cmd`)
+
+// credentialsReferenced reports whether every credential src names is
+// kept elsewhere, and it names at least one: a setting named for a
+// credential whose value is a reference (${DB_PASSWORD}, env:X, a vault
+// path, a YAML tag), a mask or a placeholder, or one whose name says where
+// the credential is read from (--password-stdin, password_file). The
+// account beside such credentials is a configuration's account name and
+// half of no credential the line exposes: it is kept. A credential word
+// followed by anything else (a literal, a word) answers no.
+func credentialsReferenced(src []byte, keys *keyCache) bool {
+	var wbuf [65]byte
+	found := false
+	for i := 0; i < len(src); i++ {
+		if !isKeyByte(src[i]) || i > 0 && isKeyByte(src[i-1]) {
+			continue
+		}
+		e := i
+		for e < len(src) && e-i <= 64 && isKeyByte(src[e]) {
+			e++
+		}
+		if e-i > 64 {
+			i = e
+			continue
+		}
+		w := wbuf[:0]
+		for _, c := range src[i:e] {
+			w = append(w, lower(c))
+		}
+		ws, we := i, e
+		i = e
+		if k := bytes.LastIndexAny(w, "._-"); k > 0 && referenceSuffixes[string(w[k+1:])] {
+			if p := bytes.TrimRight(w[:k], "._-"); len(p) > 0 && keys.classify(lastPart(p)) == kvSecret {
+				found = true // password.ref=env:X, --password-stdin
+				continue
+			}
+		}
+		if !credentialWord(w, keys) || ws > 0 && (src[ws-1] == '{' || src[ws-1] == '$' || src[ws-1] == ':' && ws > 1 && src[ws-2] == 'v') {
+			continue // ${DB_PASSWORD}, env:DB_PASSWORD: a reference's own name
+		}
+		vs := we
+		if vs < len(src) && (src[vs] == '"' || src[vs] == '\'') {
+			vs++ // "password": …
+		}
+		sep := false
+		for vs < len(src) && (src[vs] == ' ' || src[vs] == '\t' || src[vs] == '=' || src[vs] == ':') && vs-we < 8 {
+			sep = sep || src[vs] != ' ' && src[vs] != '\t'
+			vs++
+		}
+		if vs < len(src) && (src[vs] == '"' || src[vs] == '\'') {
+			vs++
+		}
+		if vs >= len(src) || vs == we {
+			continue
+		}
+		ve := valueEnd(src, vs)
+		switch {
+		case src[vs] == '!' && ve > vs+1 && isAlpha(src[vs+1]):
+			found = true // !vault path, !secret name: a YAML tag
+		case refEnd(src, vs) > 0 || isPlaceholder(src[vs:]) || src[vs] == '<' && bytes.IndexByte(src[vs:min(len(src), vs+24)], '>') > 0:
+			found = true
+		case ve > vs && maskValue(src[vs:ve]):
+			found = found || sep || ve-vs >= 3 && src[vs] == '*'
+		default:
+			// A literal (password=hunter2), or a word after the credential's
+			// word (password reset requested): prose, or the credential.
+			return false
+		}
+		i = max(i, ve)
+	}
+	return found
+}
+
+// lastPart returns the last part of a dotted, dashed or underscored name.
+func lastPart(w []byte) []byte {
+	if k := bytes.LastIndexAny(w, "._-"); k >= 0 {
+		return w[k+1:]
+	}
+	return w
+}

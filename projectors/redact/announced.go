@@ -1222,7 +1222,24 @@ func (rw *rewriter) answerValue(i int) int {
 			vs += k + 2
 		}
 	}
-	for vs < len(src) && vs-i < 68 && (src[vs] == ' ' || src[vs] == '=' || src[vs] == ':') {
+	// answer to "first pet" set to x, answer 'first pony' = x: the
+	// question quoted before the setter that gives its answer.
+	if j := vs; j < len(src) {
+		if phrasePrefix(src[j:], " to ") {
+			j += 3
+		}
+		if j+1 < len(src) && src[j] == ' ' && (src[j+1] == '"' || src[j+1] == '\'') {
+			if k := bytes.IndexByte(src[j+2:min(len(src), j+2+96)], src[j+1]); k > 0 {
+				if e := setterEnd(src, j+2+k+1); e > 0 {
+					vs = e
+				}
+			}
+		}
+	}
+	if e := setterEnd(src, vs); e > 0 {
+		vs = e // answer recorded as x, answer set to x
+	}
+	for vs < len(src) && vs-i < 68+96 && (src[vs] == ' ' || src[vs] == '=' || src[vs] == ':') {
 		vs++
 	}
 	if vs == i || vs >= len(src) {
@@ -1256,6 +1273,21 @@ func (rw *rewriter) answerValue(i int) int {
 	}
 	rw.mask(vs, ve, kSecret)
 	return ve
+}
+
+// answerSetters give a value to what comes before them: set to x,
+// recorded as x, changed to x.
+var answerSetters = []string{" set to ", " recorded as ", " saved as ", " changed to ", " updated to ", " reset to ", " = ", "=", ": "}
+
+// setterEnd returns the end of the setter of answerSetters at src[i:],
+// or 0.
+func setterEnd(src []byte, i int) int {
+	for _, p := range answerSetters {
+		if phrasePrefix(src[min(i, len(src)):], p) {
+			return i + len(p)
+		}
+	}
+	return 0
 }
 
 func hasAlnum(v []byte) bool {
@@ -1455,19 +1487,36 @@ var joinPrefixes = wordSet(`self auto non pre post multi read write one two sing
 // password's word, is a password a person chose rather than a word of the
 // sentence: five to 24 small letters that are no word of prose, grammar,
 // state or setting, nor a role's account, nor a plural of prose
-// (password lanternfish, pw quarrystone); or two words of small letters
-// joined by a dash, none a word of grammar, state, setting or the first
-// of a compound (pw heron-quay).
+// (password lanternfish, pw quarrystone); or two to four words of small
+// letters joined by dashes, none a word of grammar, state, setting or the
+// first of a compound, but for a connector between two of them (pw
+// heron-quay, embers-and-oak).
 func chosenWord(v []byte) bool {
 	if k := bytes.IndexByte(v, '-'); k > 0 {
-		a, b := v[:k], v[k+1:]
-		return len(a) <= 12 && len(b) <= 12 && isLowerWord(a) && isLowerWord(b) && !plainWord(a) && !plainWord(b) && !joinPrefixes[string(a)]
+		parts := bytes.Split(v, []byte("-"))
+		if len(parts) > 4 || joinPrefixes[string(parts[0])] {
+			return false
+		}
+		for n, p := range parts {
+			if len(p) > 12 || !isLowerWord(p) {
+				return false
+			}
+			if plainWord(p) && (n == 0 || n == len(parts)-1 || !phraseConnectors[string(p)]) {
+				return false
+			}
+		}
+		return true
 	}
 	if len(v) < 5 || len(v) > 24 || !isLowerWord(v) || plainWord(v) || proseWord(v) || roleAccount(v) || isPlaceholder(v) {
 		return false
 	}
 	return !(v[len(v)-1] == 's' && proseWord(v[:len(v)-1]))
 }
+
+// phraseConnectors join the words of a pass phrase written with dashes
+// (embers-and-oak, pennies-from-heaven): between two chosen words, they
+// do not make it prose.
+var phraseConnectors = wordSet(`and or of from in on at the with for`)
 
 // plainWord reports whether w, small letters, is a word of grammar,
 // state, setting, interface or keeper: what says how a credential is, not

@@ -1293,3 +1293,26 @@ func TestAccountOfAReferencedCredential(t *testing.T) {
 		"Set-Cookie: frsid=<Qx7-pL2>; Path=/":          "Set-Cookie: frsid=<SECRET>; Path=/",
 	})
 }
+
+// A security answer comes after its question: a question quoted between
+// the answer's noun and a setter (=, set to, recorded as) is kept, and the
+// value after the setter is masked.
+func TestAnswerAfterItsQuotedQuestion(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`portal secret answer "first pony" = Bramble`:              `portal secret answer "first pony" = <SECRET>`,
+		`security answer 'city of birth' set to Tamworth Vale`:     `security answer 'city of birth' set to <SECRET>`,
+		`security answer recorded as Hollybrook`:                   `security answer recorded as <SECRET>`,
+		`secret answer "Lantern Yard"`:                             `secret answer "<SECRET>"`,
+		`the answer to "how many retries" set to three, as before`: `the answer to "how many retries" set to three, as before`,
+	})
+}
+
+// A pass phrase of words joined by dashes may hold a connector between
+// two chosen words (embers-and-oak); a compound of prose stays.
+func TestDashedPassPhraseWithConnector(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"guest wifi password embers-and-oak":  "guest wifi password <SECRET>",
+		"kiosk pw pennies-from-heaven":        "kiosk pw <SECRET>",
+		"password self-service, see the docs": "password self-service, see the docs",
+	})
+}

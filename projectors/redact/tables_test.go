@@ -36,9 +36,15 @@ func TestProofsEntryByEntry(t *testing.T) {
 			{`<setting name="file.hash" value="b46c94aff258ce69ca2b3d8ec967316cd6a1ba5edb73b0055e7f95100ac0478c"/>`, `<setting name="admin.password.hash" value="b46c94aff258ce69ca2b3d8ec967316cd6a1ba5edb73b0055e7f95100ac0478c"/>`},
 		},
 		"checksum, size and file of a package index": {{" 9b2f3c1d4e5a6b7c8d9e0f1a2b3c4d5e 51873 main/binary-arm64/Packages", " 9b2f3c1d4e5a6b7c8d9e0f1a2b3c4d5e 51873"}},
-		"checksum after an archive's name":           {{`resolved "https://registry.yarnpkg.com/jason/-/jason-1.4.1.tgz#906538f108cd2591a1643b7948d70fbe5f0fd018"`, `resolved "https://registry.yarnpkg.com/jason/-/jason-1.4.1.tgz/x/906538f108cd2591a1643b7948d70fbe5f0fd018"`}},
-		"checksum of a mix.lock entry":               {{`"jason": {:hex, :jason, "1.4.4", "513544b081290ba6ac550b416547d711b0f36f149f9fc2d05734b27e8f30e000", [:mix], [], "hexpm", "aaad4897090627d7cfa9f767a8577adb8e20911d67d5cf54615510c91249eee2"},`, `"api_key_hex": "513544b081290ba6ac550b416547d711b0f36f149f9fc2d05734b27e8f30e000"`}},
-		"checksum file line":                         {{"ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1  app-5.8.3-debian12-amd64.deb", "ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1 app.tar.gz"}},
+		"checksum after a package's file name": {
+			{"relay-agent-5.1.0.exe  9569c89a7b8c85d15e0eb98ad4db54ecc901d3777aa4471328593dba6b85593d", "relay-agent-5.1.0 token 9569c89a7b8c85d15e0eb98ad4db54ecc901d3777aa4471328593dba6b85593d"},
+			// A digest in hexadecimal only: a blob the key "zip" holds is no checksum.
+			{"agent-setup.msi  1f3870be274f6c49b3e31a0c6728957f", `{"zip":"UrzESqt4xbsNmfmYXBvma0wBabqh4OgoeGlT0/W7++52wcOAl+fbzxFOENydVxB8"}`},
+		},
+		"checksum after its algorithm's name": {{"firmware LW-2.4.1 crc32=73c0cd31 size=1048576", "firmware LW-2.4.1 pin=73c0cd31 size=1048576"}},
+		"checksum after an archive's name":    {{`resolved "https://registry.yarnpkg.com/jason/-/jason-1.4.1.tgz#906538f108cd2591a1643b7948d70fbe5f0fd018"`, `resolved "https://registry.yarnpkg.com/jason/-/jason-1.4.1.tgz/x/906538f108cd2591a1643b7948d70fbe5f0fd018"`}},
+		"checksum of a mix.lock entry":        {{`"jason": {:hex, :jason, "1.4.4", "513544b081290ba6ac550b416547d711b0f36f149f9fc2d05734b27e8f30e000", [:mix], [], "hexpm", "aaad4897090627d7cfa9f767a8577adb8e20911d67d5cf54615510c91249eee2"},`, `"api_key_hex": "513544b081290ba6ac550b416547d711b0f36f149f9fc2d05734b27e8f30e000"`}},
+		"checksum file line":                  {{"ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1  app-5.8.3-debian12-amd64.deb", "ce257ad4f2b57f63d654f75852777dc278aaf6301d1a619588096b35bc4986e1 app.tar.gz"}},
 		"commit in a git context": {
 			{"commit 28efa20124d6d003a6630d95495d395dc3289858", "token 28efa20124d6d003a6630d95495d395dc3289858"},
 			{"HEAD is now at 9132b5958b11 fix", "head token is at 9132b5958b11 fix"},

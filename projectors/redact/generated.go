@@ -146,9 +146,11 @@ func mixed(t []byte) bool {
 // groupedCode reports whether t is a code written in groups, as recovery,
 // licence and pairing codes are: three groups or more joined by '-', all
 // of one length from four to six, each of letters of one case and digits,
-// two of them at least mixing letters and digits (wrjn-a505-1fyn-jmoa).
-// A name's parts (web-7d9f8-x2kq9, emqx-5.8.3) differ in length, and a
-// date's or a number's hold no letters.
+// two of them at least mixing letters and digits (wrjn-a505-1fyn-jmoa),
+// or five groups or more of digits alone (a disk's recovery key, 731484-
+// 623324-…). A name's parts (web-7d9f8-x2kq9, emqx-5.8.3) differ in
+// length, and a date's, a phone number's or a card's hold no letters and
+// at most four groups.
 func groupedCode(t []byte) bool {
 	n, groups, mixedGroups := -1, 0, 0
 	for s := 0; s <= len(t); {
@@ -179,7 +181,17 @@ func groupedCode(t []byte) bool {
 		groups++
 		s = e + 1
 	}
-	return groups >= 3 && mixedGroups >= 2
+	return groups >= 3 && mixedGroups >= 2 || groups >= 5 && allDigitGroups(t)
+}
+
+// allDigitGroups reports whether t is digits and '-' alone.
+func allDigitGroups(t []byte) bool {
+	for _, c := range t {
+		if !isDigit(c) && c != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 // ssnShaped reports whether t is a United States social security number
@@ -351,7 +363,11 @@ func judge(rw *rewriter, i, j int) {
 	if !letters && slashes < 3 {
 		// An address, a number, a date: generated asks for letters, and
 		// the value is judged whole. (A path of three '/' or more may be
-		// proven, which makes its range public.)
+		// proven, which makes its range public.) Digits in five groups or
+		// more of one length are a code (groupedCode).
+		if seps == 0 && groupedCode(t) && !proven(rw, s, e) {
+			rw.mask(s, e, generatedKind(rw, s))
+		}
 		return
 	}
 	if seps > 0 && caseWords(t) {

@@ -75,7 +75,7 @@ var credentialWords = wordSet(`password passwd pwd pw pass passphrase passcode s
 var qualifiedNouns = func() map[string]map[string]bool {
 	key := wordSet(`api access secret private client account master encryption decryption signing sas auth
 		license app consumer storage shared hmac webhook integration local device authentication network psk security
-		pairing activation product registration unlock wifi wireless wpa enrolment enrollment`)
+		pairing activation product registration unlock wifi wireless wpa enrolment enrollment recovery`)
 	code := wordSet(`otp mfa 2fa sms login`) // and any word secretCode allows
 	phrase := wordSet(`seed recovery backup mnemonic secret pass`)
 	answer := wordSet(`security secret question questions verification challenge memorable`)

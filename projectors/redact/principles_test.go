@@ -1316,3 +1316,16 @@ func TestDashedPassPhraseWithConnector(t *testing.T) {
 		"password self-service, see the docs": "password self-service, see the docs",
 	})
 }
+
+// Digits in five groups or more of one length (a disk's recovery key) are
+// a generated code wherever they stand; a date, a phone number, an order
+// number and a card's four groups are not. A recovery key is a key.
+func TestDigitGroupsAndRecoveryKeys(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"laptop recovery key 731484-623324-574774-126991-728086-279924-856249-038849 stored": "laptop recovery key <SECRET> stored",
+		"escrowed 412260-118734-609915-774102-330561-908274-125587-640031":                   "escrowed <ID>",
+		"recovery_key=731484623324":                                      "recovery_key=<SECRET>",
+		"recovery key rotation enabled, recovery_key_length=48":          "recovery key rotation enabled, recovery_key_length=48",
+		"on 2026-12-06 order 1234-5678-9012 shipped, call 555-0100-1234": "on 2026-12-06 order 1234-5678-9012 shipped, call 555-0100-1234",
+	})
+}

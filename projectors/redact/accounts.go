@@ -41,7 +41,7 @@ func credentialsReferenced(src []byte, keys *keyCache) bool {
 				continue
 			}
 		}
-		if !credentialWord(w, keys) || ws > 0 && (src[ws-1] == '{' || src[ws-1] == '$' || src[ws-1] == ':' && ws > 1 && src[ws-2] == 'v') {
+		if !credentialWord(w, keys) && string(w) != "pin" && string(w) != "passcode" || ws > 0 && (src[ws-1] == '{' || src[ws-1] == '$' || src[ws-1] == ':' && ws > 1 && src[ws-2] == 'v') {
 			continue // ${DB_PASSWORD}, env:DB_PASSWORD: a reference's own name
 		}
 		vs := we
@@ -83,4 +83,50 @@ func lastPart(w []byte) []byte {
 		return w[k+1:]
 	}
 	return w
+}
+
+// keepConfigAccounts drops the accounts masked in a key's value (user=x,
+// "user": "x", User Id=x, user 'x') when every credential of the text is
+// kept elsewhere (credentialsReferenced): the configuration's account of
+// a credential the text does not hold. An account given to a flag
+// (--username jdoe) is the person who logs in, and stays masked.
+func (rw *rewriter) keepConfigAccounts() {
+	n := 0
+	for _, sp := range rw.spans {
+		if sp.kind == kUser && rw.accountKeyBefore(sp.start) && rw.referenced() {
+			continue
+		}
+		rw.spans[n] = sp
+		n++
+	}
+	rw.spans = rw.spans[:n]
+}
+
+// accountKeyBefore reports whether a key that names an account (user,
+// username, login, uid, User Id), not written as a flag, ends right before
+// the value at s, after its '=', ':', quote or space.
+func (rw *rewriter) accountKeyBefore(s int) bool {
+	src := rw.src
+	k := s
+	for k > 0 && s-k < 4 && (src[k-1] == ' ' || src[k-1] == '=' || src[k-1] == ':' || src[k-1] == '"' || src[k-1] == '\'') {
+		k--
+	}
+	if k == s {
+		return false
+	}
+	e := k
+	for k > 0 && e-k < 32 && (isKeyByte(src[k-1]) || src[k-1] == ' ' && e-k == 2 && k >= 5 && equalFold(src[k-5:k-1], "user")) {
+		k-- // User Id
+	}
+	if k == e || k > 0 && src[k-1] == '-' {
+		return false
+	}
+	var buf [32]byte
+	w := buf[:0]
+	for _, c := range src[k:e] {
+		if c != ' ' {
+			w = append(w, lower(c))
+		}
+	}
+	return rw.keys.classify(w) == kvUser
 }

@@ -35,6 +35,8 @@ func appendGatesOnly(dst, msg []byte) []byte {
 		rw.last = 0
 		stages[i].apply(rw)
 	}
+	rw.extendTitlePhrases()
+	rw.keepConfigAccounts()
 	r.spans = rw.spans
 	return r.write(dst, msg, canonical.Placeholders)
 }

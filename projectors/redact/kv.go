@@ -1031,7 +1031,7 @@ func redactKV(rw *rewriter) {
 			rw.mask(vs, ve, kSecret)
 		case kvUser:
 			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || enumerated(val) || refEnd(src, vs) > 0 || val[0] == '/' ||
-				len(val) <= 128 && bytes.IndexByte(val, '=') > 0 || bytes.IndexByte(val, ':') < 0 && rw.referenced() {
+				len(val) <= 128 && bytes.IndexByte(val, '=') > 0 {
 				// uid=0, euid=1000: numeric ids of system accounts; admin,
 				// ci: accounts named for their role; *****: a mask; a
 				// path or a command (CreatedBy: /bin/sh -c …) names no one;

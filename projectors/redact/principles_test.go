@@ -1284,6 +1284,9 @@ func TestAccountOfAReferencedCredential(t *testing.T) {
 		"user=ktarrow password=Brine.Gull42":                                      "user=<USER> password=<SECRET>",
 		"user=ktarrow password=${TALLY_PASSWORD} token=q8Zr2LmX0pVw7Ks3":          "user=<USER> password=${TALLY_PASSWORD} token=<SECRET>",
 		"user=ktarrow dbname=orders":                                              "user=<USER> dbname=orders",
+		"host=db.example user=fxw2 password=**** dbname=bookings":                 "host=db.example user=fxw2 password=**** dbname=bookings",
+		"till switch: user 'belay_dk' PIN ******** ok":                            "till switch: user 'belay_dk' PIN ******** ok",
+		"user jkarlsson PIN 4412":                                                 "user <USER> PIN <SECRET>",
 		"docker login --username jdoe --password-stdin":                           "docker login --username <USER> --password-stdin",
 	})
 	// A placeholder in angle brackets is no value, in a cookie too; a

@@ -307,6 +307,7 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 		s.apply(rw)
 	}
 	rw.extendTitlePhrases()
+	rw.keepConfigAccounts()
 	r.spans, rw.src = rw.spans, nil
 	for _, d := range r.extra {
 		r.ext = d.Spans(r.ext[:0], msg)

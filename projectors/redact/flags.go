@@ -265,7 +265,12 @@ func shortValue(flag byte, v []byte, fc flagContext, attached bool) string {
 			return Secret
 		}
 	case 'u', 'U':
-		// curl -u user:pass, lftp -u user,pass, smbclient -U user%pass.
+		// curl -u user:pass, lftp -u user,pass, smbclient -U user%pass;
+		// but go get -u example.com/mod/{a,b}: a module's path, whose
+		// first part is a host.
+		if k := bytes.IndexByte(v, '/'); k > 0 && bytes.IndexByte(v[:k], '.') > 0 && bytes.IndexAny(v, ":%@\\") < 0 {
+			return ""
+		}
 		if c := bytes.IndexAny(v, ":,%"); c >= 0 {
 			if notASecretValue(v) || notASecretValue(v[c+1:]) {
 				return "" // user:$PASSWORD, username:password, <user:password>

@@ -1023,7 +1023,7 @@ func redactKV(rw *rewriter) {
 		case kvCookie:
 			maskCookies(rw, vs, ve)
 		case kvSecret:
-			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4) || enumerated(val) ||
+			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4) || enumerated(val) || localeTag(val) ||
 				(sentence(val) && (quote == 0 || !passPhrase(val)) || wordName(val)) && generatedKey(key) || authMethod(key, val)) {
 				i = ve - 1
 				continue

@@ -231,6 +231,9 @@ func redactPositions(rw *rewriter) {
 			if n == 0 && string(w) == "auth" && passwordShaped(src[vs:valueWord(src, vs)]) {
 				n = keywordValue(rw, w, vs) // smtp auth X: a word shaped like a password
 			}
+		case string(w) == "community" && !rw.namesSNMP():
+			// MySQL Community Server, the community package: a
+			// community is SNMP's password only where SNMP is named.
 		case holdsGateLiteral(w) && (credentialWord(w, rw.keys) || string(w) == "key" && directive(src, i)):
 			n = keywordValue(rw, w, vs)
 		case string(w) == "auth" || string(w) == "basicauth" || string(w) == "credentials":
@@ -1086,8 +1089,12 @@ func redactCalls(rw *rewriter) {
 		case quoted(1) && !quoted(2) && loginName(name):
 			rw.mask(args[0][0], args[0][1], kUser)
 			rw.mask(args[1][0], args[1][1], kSecret)
-		case quoted(2) && (bytes.Contains(arg(0), []byte(":")) || bytes.Contains(arg(0), []byte("=")) ||
-			indexFold(name, "connect") >= 0 && !bytes.ContainsAny(arg(0), " ")):
+		case quoted(2) && quoted(1) && (bytes.Contains(arg(0), []byte("=")) ||
+			!bytes.ContainsAny(arg(0), " ") && (bytes.Contains(arg(0), []byte(":")) || indexFold(name, "connect") >= 0)):
+			// The account and the password are literals, after a
+			// connection string, a DSN or a host (which holds no space):
+			// fmt.Println("Cache:", c.L1, "bytes") prints a label and
+			// values.
 			rw.mask(args[1][0], args[1][1], kUser) // a DSN or a host, the account, the password
 			rw.mask(args[2][0], args[2][1], kSecret)
 		}

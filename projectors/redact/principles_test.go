@@ -1332,3 +1332,21 @@ func TestDigitGroupsAndRecoveryKeys(t *testing.T) {
 		"on 2026-12-06 order 1234-5678-9012 shipped, call 555-0100-1234": "on 2026-12-06 order 1234-5678-9012 shipped, call 555-0100-1234",
 	})
 }
+
+// Code that prints or builds values is not a login: a call's three quoted
+// arguments are an account and a password only after a connection string,
+// a DSN or a host; a composite literal of a package's type is a value a
+// program builds; go get -u takes a module's path; a community is SNMP's
+// password only where SNMP is named; a locale is no secret.
+func TestCodeIsNoLogin(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`fmt.Println("L2 Cache:", CPU.Cache.L2, "bytes")`:                        `fmt.Println("L2 Cache:", CPU.Cache.L2, "bytes")`,
+		`new SqlConnection("Data Source=db;Initial Catalog=x", "sa2", "Pw!9xq")`: `new SqlConnection("Data Source=db;Initial Catalog=x", "<USER>", "<SECRET>")`,
+		"sessionPoolConfig := spanner.SessionPoolConfig{":                        "sessionPoolConfig := spanner.SessionPoolConfig{",
+		"$ go get -u github.com/kylelemons/godebug/{pretty,diff}":                "$ go get -u github.com/kylelemons/godebug/{pretty,diff}",
+		"lftp -u deploy,Wq8zz1 sftp://h":                                         "lftp -u <SECRET> sftp://h",
+		"WaitingFor: wait.ForLog(`.*MySQL Community Server`).AsRegexp(),":        "WaitingFor: wait.ForLog(`.*MySQL Community Server`).AsRegexp(),",
+		"SNMP community Xq7pL29z":                                                "SNMP community <SECRET>",
+		`TargetLanguageCode: "en-US",`:                                           `TargetLanguageCode: "en-US",`,
+	})
+}

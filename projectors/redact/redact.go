@@ -296,7 +296,7 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 	m = canonical.MaskerOf(m)
 	feat := scanFeatures(msg)
 	rw := &r.rw
-	rw.src, rw.spans, rw.keys, rw.feat, rw.public, rw.refs = msg, r.spans[:0], &r.keys, feat, rw.public[:0], 0
+	rw.src, rw.spans, rw.keys, rw.feat, rw.public, rw.refs, rw.snmp = msg, r.spans[:0], &r.keys, feat, rw.public[:0], 0, 0
 	st := stages // loaded once, not again after every pass
 	for i := range st {
 		s := &st[i]
@@ -419,8 +419,20 @@ type rewriter struct {
 	feat  features  // of src; 0: not known
 	// public are the ranges proofs made public (see proven).
 	public [][2]int
-	// refs caches credentialsReferenced(src): 0 not known, 1 yes, -1 no.
-	refs int8
+	// refs caches credentialsReferenced(src), snmp whether src names
+	// SNMP: 0 not known, 1 yes, -1 no.
+	refs, snmp int8
+}
+
+// namesSNMP reports whether the text names SNMP, read once per text.
+func (rw *rewriter) namesSNMP() bool {
+	if rw.snmp == 0 {
+		rw.snmp = -1
+		if indexFold(rw.src, "snmp") >= 0 {
+			rw.snmp = 1
+		}
+	}
+	return rw.snmp > 0
 }
 
 // referenced reports whether every credential of the text is kept

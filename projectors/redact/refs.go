@@ -48,6 +48,27 @@ var refOpenFirst, refCallFirst = func() (o, c [256]bool) {
 	return o, c
 }()
 
+// compositeEnd returns the length of the composite literal's type and
+// brace that start rest (spanner.SessionPoolConfig{): a value a program
+// builds, of a type its package names, a '.' before a capitalised name;
+// or 0.
+func compositeEnd(rest []byte) int {
+	if !isAlpha(rest[0]) {
+		return 0
+	}
+	e, dot := 1, -1
+	for e < len(rest) && e < 128 && (isWord(rest[e]) || rest[e] == '.' && e+1 < len(rest) && isAlpha(rest[e+1])) {
+		if rest[e] == '.' {
+			dot = e
+		}
+		e++
+	}
+	if dot > 0 && isUpper(rest[dot+1]) && e < len(rest) && rest[e] == '{' {
+		return e + 1
+	}
+	return 0
+}
+
 // refEnd returns the end of the reference that starts src[i:], or -1.
 func refEnd(src []byte, i int) int {
 	if i >= len(src) {
@@ -67,6 +88,9 @@ func refEnd(src []byte, i int) int {
 				return -1
 			}
 		}
+	}
+	if e := compositeEnd(rest); e > 0 {
+		return i + e
 	}
 	switch c := rest[0]; {
 	case c == '$':

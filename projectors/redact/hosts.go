@@ -122,7 +122,8 @@ func classifyName(name []byte, labels int) string {
 	}
 	dot := bytes.LastIndexByte(name, '.')
 	last, first := lowerASCII(name[dot+1:]), name[:bytes.IndexByte(name, '.')]
-	if len(last) < 2 || last == nil || documentationName(name) || !isUpperName(name) && !isLowerName(name[dot+1:]) {
+	if len(last) < 2 || last == nil || documentationName(name) || !isUpperName(name) && !isLowerName(name[dot+1:]) ||
+		runtimeHost(name) {
 		return ""
 	}
 	if zoneFilter.may(last) && internalZones[string(last)] {

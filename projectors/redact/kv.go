@@ -1057,6 +1057,7 @@ func redactKV(rw *rewriter) {
 			rw.mask(vs, ve, kUser)
 		case kvHost:
 			if string(lowerASCII(val)) == "localhost" || isLoopback(val) || documentationName(val) || enumerated(val) || refEnd(src, vs) > 0 ||
+				maskValue(val) || runtimeHost(val) ||
 				addressFields[string(lowerASCII(val))] || addressField(val) || val[0] == '/' {
 				// RADIUS, AUTO: a kind of server, not a name; host:mappedPort,
 				// a notation; host=/var/run/postgresql, a socket's directory
@@ -1536,6 +1537,22 @@ func projectID(v []byte) bool {
 }
 
 // isLoopback reports whether v is a loopback or unspecified address.
+// runtimeHosts are the names a container runtime or a cluster gives
+// every installation for the machine itself or its own services: public
+// knowledge, as localhost is.
+var runtimeHosts = []string{"host.docker.internal", "gateway.docker.internal", "host.containers.internal",
+	"host.testcontainers.internal", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
+
+// runtimeHost reports whether v is one of runtimeHosts, in any case.
+func runtimeHost(v []byte) bool {
+	for _, h := range runtimeHosts {
+		if len(v) == len(h) && equalFold(v, h) {
+			return true
+		}
+	}
+	return false
+}
+
 func isLoopback(v []byte) bool {
 	switch string(v) {
 	case "127.0.0.1", "::1", "[::1]", "0.0.0.0":

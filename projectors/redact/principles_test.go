@@ -1350,3 +1350,15 @@ func TestCodeIsNoLogin(t *testing.T) {
 		`TargetLanguageCode: "en-US",`:                                           `TargetLanguageCode: "en-US",`,
 	})
 }
+
+// A host's key with a boolean or null is a setting, and the names a
+// container runtime or a cluster gives the machine itself are public, as
+// localhost is.
+func TestRuntimeHostsAndHostSettings(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"[(validate.rules).string.hostname = true]":            "[(validate.rules).string.hostname = true]",
+		`TESTCONTAINERS_HOST_OVERRIDE: "host.docker.internal"`: `TESTCONTAINERS_HOST_OVERRIDE: "host.docker.internal"`,
+		"curl http://host.docker.internal:8080/health":         "curl http://host.docker.internal:8080/health",
+		"host=redis-07.sjc.internal":                           "host=<HOST>",
+	})
+}

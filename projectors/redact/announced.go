@@ -22,7 +22,7 @@ var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true,
 	"unlock": true, "authorisation": true, "authorization": true, "keypad": true,
 	// What a code opens names it too: a padlock, a lockbox, a locker, a key
 	// safe, a device paired by passkey (padlock 5492, passkey 088856).
-	"padlock": true, "lockbox": true, "locker": true, "lockers": true, "keysafe": true, "passkey": true,
+	"padlock": true, "lockbox": true, "locker": true, "lockers": true, "keysafe": true, "safe": true, "passkey": true,
 	"password": false, "passwd": false, "passphrase": false, "phrase": false,
 	// The abbreviations people write in notes and commands (admin pw x).
 	"pw": false, "pwd": false,
@@ -810,7 +810,7 @@ func gateAnnounced(src []byte, _ features) bool {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "clave", "wifi", "wlan", "keyp", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key", "pw", "psk", "padl", "lockb", "locker", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
+	"vouch", "key", "pw", "psk", "padl", "lockb", "locker", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
 
 var announceTable = newPrefixTable(announceStarts)
 
@@ -1498,10 +1498,10 @@ func chosenWord(v []byte) bool {
 			return false
 		}
 		for n, p := range parts {
-			if len(p) > 12 || !isLowerWord(p) {
-				return false
+			if n > 0 && n < len(parts)-1 && phraseConnectors[string(p)] {
+				continue // embers-and-oak, smores-by-the-lake
 			}
-			if plainWord(p) && (n == 0 || n == len(parts)-1 || !phraseConnectors[string(p)]) {
+			if len(p) > 12 || !isLowerWord(p) || plainWord(p) {
 				return false
 			}
 		}
@@ -1516,7 +1516,7 @@ func chosenWord(v []byte) bool {
 // phraseConnectors join the words of a pass phrase written with dashes
 // (embers-and-oak, pennies-from-heaven): between two chosen words, they
 // do not make it prose.
-var phraseConnectors = wordSet(`and or of from in on at the with for`)
+var phraseConnectors = wordSet(`and or of from in on at by the with for`)
 
 // plainWord reports whether w, small letters, is a word of grammar,
 // state, setting, interface or keeper: what says how a credential is, not

@@ -280,7 +280,7 @@ func classifyKey(key []byte) kvClass {
 		last := string(k[words[nw-1][0]:words[nw-1][1]])
 		switch {
 		case class != kvAuth && nw > 1 && (last == "user" || last == "username" || personNouns[last] ||
-			last == "by" && personVerbs[string(k[words[nw-2][0]:words[nw-2][1]])]):
+			last == "by" && personVerbs[string(k[words[nw-2][0]:words[nw-2][1]])]) || class == kvNone && actorKeys[last]:
 			return kvUser
 		case class == kvNone && (phoneWords[last] || nw > 1 && last == "number" && phoneWords[string(k[words[nw-2][0]:words[nw-2][1]])]):
 			return kvPhone
@@ -292,6 +292,46 @@ func classifyKey(key []byte) kvClass {
 // personNouns name a person by their part, as the last word of a key
 // (AudioOwner, ticket_assignee, commit.author).
 var personNouns = wordSet(`owner assignee author approver reviewer requester reporter`)
+
+// actorKeys name a person by the work they do for the tool (adjuster=,
+// inspector=, pilot=): the key's value is that person's account, when it
+// is shaped as one (actorAccount).
+var actorKeys = wordSet(`adjuster inspector technician surveyor assessor appraiser courier nurse clinician dispatcher cashier
+	teller caseworker instructor pilot ranger volunteer picker packer`)
+
+// actorAccount reports whether v is shaped as an account's name: three to
+// 32 small letters, digits, '.', '_' or '-', starting with a letter, no
+// word of prose, of a setting or of a role; joined or numbered (r.costa,
+// van12), or letters that do not read as a word (dwalsh, kschultz):
+// pilot=auto names no one.
+func actorAccount(v []byte) bool {
+	if len(v) < 3 || len(v) > 32 || v[0] < 'a' || v[0] > 'z' {
+		return false
+	}
+	marked := false
+	for _, c := range v {
+		switch {
+		case c >= 'a' && c <= 'z':
+		case isDigit(c) || c == '.' || c == '_' || c == '-':
+			marked = true
+		default:
+			return false
+		}
+	}
+	if proseWord(v) || plainWord(v) || roleAccount(v) {
+		return false
+	}
+	if marked {
+		return true
+	}
+	cost, _ := runCost(v)
+	return cost >= actorCost
+}
+
+// actorCost is the least mean letter-pair cost (runCost) of an account's
+// name of letters alone: auto, manual and system cost less; dwalsh and
+// kschultz more.
+const actorCost = 36
 
 // personVerbs are what a person does, before "by" in a key that names who
 // did it (created_by, approvedBy); sorted_by and caused_by name no one.
@@ -959,6 +999,9 @@ func redactKV(rw *rewriter) {
 			if e := phoneEnd(src, vs, vs < len(src) && src[vs] == '+'); e > vs {
 				rw.mask(vs, e, kPhone)
 				i = e - 1
+			} else if e := localEnd(src, vs); e > vs {
+				rw.mask(vs, e, kPhone) // "phone":"555-0126": a local number
+				i = e - 1
 			}
 			continue
 		}
@@ -1031,6 +1074,7 @@ func redactKV(rw *rewriter) {
 			rw.mask(vs, ve, kSecret)
 		case kvUser:
 			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || enumerated(val) || refEnd(src, vs) > 0 || val[0] == '/' ||
+				actorKeys[string(lowerASCII(key))] && !actorAccount(val) ||
 				len(val) <= 128 && bytes.IndexByte(val, '=') > 0 {
 				// uid=0, euid=1000: numeric ids of system accounts; admin,
 				// ci: accounts named for their role; *****: a mask; a

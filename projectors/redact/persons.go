@@ -14,7 +14,7 @@ import "strings"
 // servedNouns name the person a record is about: whom a tool serves.
 var servedNouns = wordSet(`customer patient guest candidate holder cardholder visitor passenger pax donor client payee
 	tenant resident student attendee caller recipient subscriber applicant traveller traveler buyer bidder examinee
-	learner participant claimant beneficiary`)
+	learner participant claimant beneficiary skier rider grower member homeowner policyholder borrower renter hirer`)
 
 // redactPersons masks a person's name after a noun of servedNouns as an
 // account's name (kUser): the name says who the person is. The same walk
@@ -28,7 +28,12 @@ func redactPersons(rw *rewriter) {
 		rw.spokenPhone(0) // a number that starts the text
 	}
 	for i := 0; i+3 < len(src); i++ {
-		if c := src[i]; c != ' ' && c != '=' {
+		if c := src[i]; c == '"' && i > 2 && (src[i-1] == ':' || src[i-1] == ' ' && src[i-2] == ':') && isUpper(src[i+1]) {
+			if e := rw.servedMember(i, &buf); e > i+1 {
+				i = e - 1
+			}
+			continue
+		} else if c != ' ' && c != '=' {
 			continue
 		}
 		switch c := src[i+1]; {
@@ -72,6 +77,35 @@ func (rw *rewriter) servedName(i int, buf *[16]byte) int {
 		return i
 	}
 	if e := personNameEnd(src, i+1); e > i+1 {
+		rw.mask(i+1, e, kUser)
+		return e
+	}
+	return i
+}
+
+// servedMember masks the name that opens the quoted value at i of a
+// JSON member named by a noun of servedNouns ("client":"Laura Mendoza"),
+// and returns the name's end, or i.
+func (rw *rewriter) servedMember(i int, buf *[16]byte) int {
+	src := rw.src
+	k := i - 1
+	for k > 0 && (src[k] == ' ' || src[k] == ':') {
+		k--
+	}
+	if src[k] != '"' {
+		return i
+	}
+	ke, ks := k, k
+	for ks > 0 && k-ks <= 11 && isAlpha(src[ks-1]) {
+		ks--
+	}
+	if n := ke - ks; n < 3 || n > 11 || ks == 0 || src[ks-1] != '"' || !servedFirst[lower(src[ks])] {
+		return i
+	}
+	if w := lowerInto(buf, src[ks:ke]); w == nil || !servedNouns[string(w)] {
+		return i
+	}
+	if e := personNameEnd(src, i+1); e > i+1 && e < len(src) && src[e] == '"' {
 		rw.mask(i+1, e, kUser)
 		return e
 	}
@@ -147,13 +181,14 @@ func personNameEnd(src []byte, i int) int {
 }
 
 // nameWordEnd returns the end of a capitalised word of letters at
-// src[i:], two to 20 of them, or i.
+// src[i:], two to about 20 of them, those after the first in any script
+// (Wiśniewski, Müller), or i.
 func nameWordEnd(src []byte, i int) int {
 	if i >= len(src) || !isUpper(src[i]) {
 		return i
 	}
 	k := i + 1
-	for k < len(src) && k-i <= 20 && (src[k] >= 'a' && src[k] <= 'z' || (src[k] == '\'' || src[k] == '-') && k+1 < len(src) && isUpper(src[k+1])) {
+	for k < len(src) && k-i <= 24 && (src[k] >= 'a' && src[k] <= 'z' || src[k] >= 0x80 || (src[k] == '\'' || src[k] == '-') && k+1 < len(src) && isUpper(src[k+1])) {
 		k++
 	}
 	if k-i < 2 || k < len(src) && isAlnum(src[k]) {

@@ -165,7 +165,7 @@ func (rw *rewriter) spokenPhone(i int) int {
 		return i
 	}
 	var buf [16]byte
-	if w := lowerInto(&buf, src[ws:we]); w != nil && phoneWords[string(w)] {
+	if w := lowerInto(&buf, src[ws:we]); w != nil && (phoneWords[string(w)] || callWords[string(w)]) {
 		if e := spokenNumberEnd(src, i); e > i {
 			rw.mask(i, e, kPhone)
 			return e
@@ -187,5 +187,28 @@ func dateAt(src []byte, i int) bool {
 	return true
 }
 
-// phoneFirst marks the first letters of phoneWords.
-var phoneFirst = firstLetters(phoneWords)
+// callWords are the verbs that a phone number follows in prose (call
+// 555-0143, text 07700 900331, dial 0161 496 0000): a phone's word for
+// spokenPhone, not a key's.
+var callWords = wordSet(`call calls called ring text texted dial dialled dialed whatsapp`)
+
+// phoneFirst marks the first letters of phoneWords and callWords.
+var phoneFirst = firstLetters(phoneWords, callWords)
+
+// localEnd returns the end of a local number at src[i:] in the value of
+// a phone's key: three digits, a dash, a dot or a space, and four digits
+// (555-0143), with nothing of a number or a word after them; or i.
+func localEnd(src []byte, i int) int {
+	if i+8 > len(src) || src[i+3] != '-' && src[i+3] != '.' && src[i+3] != ' ' {
+		return i
+	}
+	for k := 0; k < 8; k++ {
+		if k != 3 && !isDigit(src[i+k]) {
+			return i
+		}
+	}
+	if !phoneEnds(src, i+8) {
+		return i
+	}
+	return i + 8
+}

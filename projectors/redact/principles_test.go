@@ -587,7 +587,7 @@ func TestSocialSecurityNumber(t *testing.T) {
 		"applicant 518-42-7730 verified":   "applicant <ID> verified",
 		"ssn=518-42-7730&step=2":           "ssn=<ID>&step=2",
 		"part 000-42-7730 and 918-42-7730": "part 000-42-7730 and 918-42-7730",
-		"call 518-427-7301 or 2026-12-06":  "call 518-427-7301 or 2026-12-06",
+		"ref 518-427-7301 or 2026-12-06":   "ref 518-427-7301 or 2026-12-06",
 		"range 518-42-77301":               "range 518-42-77301",
 	})
 }
@@ -1316,6 +1316,7 @@ func TestDashedPassPhraseWithConnector(t *testing.T) {
 	expectRedacted(t, map[string]string{
 		"guest wifi password embers-and-oak":  "guest wifi password <SECRET>",
 		"kiosk pw pennies-from-heaven":        "kiosk pw <SECRET>",
+		"cabin password smores-by-the-lake":   "cabin password <SECRET>",
 		"password self-service, see the docs": "password self-service, see the docs",
 	})
 }
@@ -1327,9 +1328,9 @@ func TestDigitGroupsAndRecoveryKeys(t *testing.T) {
 	expectRedacted(t, map[string]string{
 		"laptop recovery key 731484-623324-574774-126991-728086-279924-856249-038849 stored": "laptop recovery key <SECRET> stored",
 		"escrowed 412260-118734-609915-774102-330561-908274-125587-640031":                   "escrowed <ID>",
-		"recovery_key=731484623324":                                      "recovery_key=<SECRET>",
-		"recovery key rotation enabled, recovery_key_length=48":          "recovery key rotation enabled, recovery_key_length=48",
-		"on 2026-12-06 order 1234-5678-9012 shipped, call 555-0100-1234": "on 2026-12-06 order 1234-5678-9012 shipped, call 555-0100-1234",
+		"recovery_key=731484623324":                                     "recovery_key=<SECRET>",
+		"recovery key rotation enabled, recovery_key_length=48":         "recovery key rotation enabled, recovery_key_length=48",
+		"on 2026-12-06 order 1234-5678-9012 shipped, ref 555-0100-1234": "on 2026-12-06 order 1234-5678-9012 shipped, ref 555-0100-1234",
 	})
 }
 
@@ -1360,5 +1361,25 @@ func TestRuntimeHostsAndHostSettings(t *testing.T) {
 		`TESTCONTAINERS_HOST_OVERRIDE: "host.docker.internal"`: `TESTCONTAINERS_HOST_OVERRIDE: "host.docker.internal"`,
 		"curl http://host.docker.internal:8080/health":         "curl http://host.docker.internal:8080/health",
 		"host=redis-07.sjc.internal":                           "host=<HOST>",
+	})
+}
+
+// A local number (555-0143) is a phone in the value of a phone's key and
+// after a verb that dials one; a person's name is read in a JSON member
+// named for whom the record serves, and in any script after its first
+// letter; a key named for the work a person does holds their account when
+// it is shaped as one; a key safe's code follows it.
+func TestLocalPhonesServedMembersAndActors(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`{"rental":"RT-3302","guardian_phone":"555-0112"}`:        `{"rental":"RT-3302","guardian_phone":"<PHONE>"}`,
+		"dog is friendly. Call 555-0143 on arrival.":              "dog is friendly. Call <PHONE> on arrival.",
+		"we called 3 times, ref 555-0143":                         "we called 3 times, ref 555-0143",
+		`{"hold":"PH-3310","customer":"Marek Novak"}`:             `{"hold":"PH-3310","customer":"<USER>"}`,
+		`{"customer":"Support Team","member":"Gold Tier"}`:        `{"customer":"Support Team","member":"Gold Tier"}`,
+		"reservation RSV-7720 customer Tomasz Wiśniewski phone x": "reservation RSV-7720 customer <USER> phone x",
+		"sync: adjuster=dwalsh pilot=r.costa":                     "sync: adjuster=<USER> pilot=<USER>",
+		"drone pilot=auto mode=manual, courier=ups":               "drone pilot=auto mode=manual, courier=ups",
+		"golf cart key safe 1960 behind the office":               "golf cart key safe <SECRET> behind the office",
+		"safe mode 2 enabled; safe 3 of 4 replicas":               "safe mode 2 enabled; safe 3 of 4 replicas",
 	})
 }

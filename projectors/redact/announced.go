@@ -289,8 +289,11 @@ func redactAnnounced(rw *rewriter) {
 				}
 				i, credEnd = e, -1
 			} else if code {
-				// Door code 6087: a code right after its name, or a list.
+				// Door code 6087: a code right after its name, or a list;
+				// gate code for Elm St lot 8937: after what it opens.
 				if e := rw.announcedValue(i, true, false); e > i {
+					i, credEnd = e, -1
+				} else if e := rw.codeAfterPlace(i); e > i {
 					i, credEnd = e, -1
 				}
 			} else if answer {
@@ -691,9 +694,75 @@ func notWords(v []byte) bool {
 	return cost > wordLimit
 }
 
+// codeAfterPlace masks the code that ends the clause after the code's
+// noun that ends at i and the place it opens, "for" or "at" and one to
+// five words (gate code for Elm St lot 8937, keypad code at Pier 9 gate
+// 1782, pairing code for IOM class 3307785): three to eight digits, or a
+// dial's groups (4-2-2-6). It returns the code's end, or i.
+func (rw *rewriter) codeAfterPlace(i int) int {
+	src := rw.src
+	if !phrasePrefix(src[i:], " for ") && !phrasePrefix(src[i:], " at ") {
+		return i
+	}
+	k := i + 1
+	for k < len(src) && src[k] != ' ' {
+		k++
+	}
+	for w := 0; w < 5 && k+1 < len(src) && src[k] == ' '; w++ {
+		s := k + 1
+		if w > 0 {
+			n := dialGroupsEnd(src[s:])
+			if d := digitRun(src, s); d >= 3 && d <= 8 && !(d == 4 && (src[s] == '1' && src[s+1] == '9' || src[s] == '2' && src[s+1] == '0')) {
+				n = d // not a year
+			}
+			if e := s + n; n >= 3 && codeEndsClause(src, e) {
+				rw.mask(s, e, kSecret)
+				if n >= 4 && allDigits(src[s:e]) {
+					e = rw.nextCodeOfClause(e, n)
+				}
+				return e
+			}
+		}
+		e := s
+		for e < len(src) && e-s <= 16 && (isAlpha(src[e]) || src[e] == '\'' || src[e] >= 0x80 || isDigit(src[e]) && e-s < 2) {
+			e++
+		}
+		if e == s || e-s > 16 {
+			return i
+		}
+		k = e
+	}
+	return i
+}
+
+// digitRun returns the count of digits at src[s:].
+func digitRun(src []byte, s int) int {
+	e := s
+	for e < len(src) && isDigit(src[e]) {
+		e++
+	}
+	return e - s
+}
+
+// codeEndsClause reports whether a code may end at e: the text's end, or
+// a space, a '#' or punctuation that ends a clause.
+func codeEndsClause(src []byte, e int) bool {
+	if e >= len(src) {
+		return true
+	}
+	switch src[e] {
+	case ',', '.', ';', ')', '#', '!':
+		return e+1 >= len(src) || src[e+1] == ' ' || src[e] == '#'
+	case ' ':
+		return e+1 >= len(src) || src[e+1] == '(' || src[e+1] == '-' || phrasePrefix(src[e:], " and ")
+	}
+	return false
+}
+
 // nextCodeOfClause masks a second code of n digits that the clause after
-// a code ends at e names next, after a comma (PIN 6583 for section A, 0475
-// for section B), and returns where the scan goes on.
+// a code ends at e names next, after a comma and up to three words (PIN
+// 6583 for section A, 0475 for section B; code 5488, alarm 6818), and
+// returns where the scan goes on.
 func (rw *rewriter) nextCodeOfClause(e, n int) int {
 	src := rw.src
 	k := e
@@ -704,6 +773,18 @@ func (rw *rewriter) nextCodeOfClause(e, n int) int {
 		return e
 	}
 	s := k + 2
+	// Up to three words may name what the second code opens (passcode
+	// 080808, manager iPad 271828; code 5488, alarm 6818).
+	for w := 0; w < 3 && s < len(src) && isAlpha(src[s]); w++ {
+		we := s
+		for we < len(src) && we-s <= 12 && isAlpha(src[we]) {
+			we++
+		}
+		if we-s > 12 || we+1 >= len(src) || src[we] != ' ' {
+			return e
+		}
+		s = we + 1
+	}
 	m := s
 	for m < len(src) && isDigit(src[m]) {
 		m++

@@ -1383,3 +1383,20 @@ func TestLocalPhonesServedMembersAndActors(t *testing.T) {
 		"safe mode 2 enabled; safe 3 of 4 replicas":               "safe mode 2 enabled; safe 3 of 4 replicas",
 	})
 }
+
+// A code named with what it opens may follow the place ("gate code for
+// Elm St lot 8937#"), and a second code of the same length may follow the
+// first after a comma and a few words ("passcode 080808, manager iPad
+// 271828"); a year, a count or a code's error stays.
+func TestCodeAfterItsPlaceAndSecondCodes(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"yard gate code for Meadowbank Stables 4-2-2-6":     "yard gate code for Meadowbank Stables <SECRET>",
+		"keypad code at Pier 9 gate 1782, duress code 9367": "keypad code at Pier 9 gate <SECRET>, duress code <SECRET>",
+		"gate code for Elm St lot 8937#, cell to text ops":  "gate code for Elm St lot <SECRET>#, cell to text ops",
+		"iPad passcode 080808, manager iPad 271828":         "iPad passcode <SECRET>, manager iPad <SECRET>",
+		"rear door code 5488, alarm 6818":                   "rear door code <SECRET>, alarm <SECRET>",
+		"error code for request 500":                        "error code for request 500",
+		"the door code for unit 12 changes weekly":          "the door code for unit 12 changes weekly",
+		"PIN 4321, expires in 2026":                         "PIN <SECRET>, expires in 2026",
+	})
+}

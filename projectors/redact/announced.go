@@ -205,8 +205,8 @@ func redactAnnounced(rw *rewriter) {
 			(hasSuffixFold(w, "assword") || hasSuffixFold(w, "passphrase") || string(last) == "pin") {
 			prompted = true // a quoted prompt: "Password:", 'Enter PIN:'
 		}
-		if string(lw) == "login" && len(tok) == rt {
-			if e := rw.accountBeforeCredential(i); e > i {
+		if (string(lw) == "login" || accountNouns[string(lw)]) && len(tok) == rt {
+			if e := rw.accountBeforeCredential(i, string(lw) != "login"); e > i {
 				i = e // operator login mroom_op2 pin=3141
 				continue
 			}
@@ -1671,12 +1671,13 @@ func (rw *rewriter) interleavedCode(i int) int {
 	return ve
 }
 
-// accountBeforeCredential masks the account after "login" that ends at
-// i when a credential's word or a failure follows it (operator login
-// mroom_op2 pin=3141, login pbergmann failed 3x): a name of letters,
-// digits, '_', '.' or '-', no word of prose and no role's account. It
-// returns the account's end, or i.
-func (rw *rewriter) accountBeforeCredential(i int) int {
+// accountBeforeCredential masks the account after "login" (or, when role
+// is set, after a noun of accountNouns) that ends at i when a credential's
+// word or a failure follows it (operator login mroom_op2 pin=3141, login
+// pbergmann failed 3x), or, after a noun, a session (officer percival.r
+// logged in): a name of letters, digits, '_', '.' or '-', no word of prose
+// and no role's account. It returns the account's end, or i.
+func (rw *rewriter) accountBeforeCredential(i int, role bool) int {
 	src := rw.src
 	if i+1 >= len(src) || src[i] != ' ' {
 		return i
@@ -1704,9 +1705,24 @@ func (rw *rewriter) accountBeforeCredential(i int) int {
 	if next == nil {
 		return i
 	}
-	if pw, ok := announcedWords[string(next)]; !(ok && (!pw || string(next) == "pin" || string(next) == "passcode")) && string(next) != "failed" {
+	if pw, ok := announcedWords[string(next)]; !(ok && (!pw || string(next) == "pin" || string(next) == "passcode")) && string(next) != "failed" &&
+		!(role && sessionWords[string(next)]) {
 		return i
+	}
+	if role && !actorAccount(v) {
+		return i // account settings, member list: words, not an account
 	}
 	rw.mask(vs, ve, kUser)
 	return ve
 }
+
+// accountNouns name the account, or the person by their part, before an
+// account's name (account tamsin.r temp password, officer percival.r
+// logged in): the name is masked when it is shaped as an account
+// (actorAccount) and a credential, a failure or a session follows it.
+var accountNouns = wordSet(`account member officer instructor bidder tech technician operator nurse driver agent staff
+	cashier clerk guard volunteer`)
+
+// sessionWords start what an account does next in a log: it logs or
+// signs in, or is given a temporary credential.
+var sessionWords = wordSet(`logged signed temp temporary`)

@@ -1400,3 +1400,16 @@ func TestCodeAfterItsPlaceAndSecondCodes(t *testing.T) {
 		"PIN 4321, expires in 2026":                         "PIN <SECRET>, expires in 2026",
 	})
 }
+
+// After a noun for an account or for the part a person plays, an account
+// shaped as one is masked when a credential, a failure or a session
+// follows it; words of the interface, a product's name and numbers stay.
+func TestAccountAfterItsNoun(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"new instructor account tamsin.r temp password Barrel-Wave-1": "new instructor account <USER> temp password <SECRET>",
+		"officer percival.r logged in to mobile app":                  "officer <USER> logged in to mobile app",
+		"account settings password reset":                             "account settings password reset",
+		`set as volunteer Wi-Fi passphrase`:                           `set as volunteer Wi-Fi passphrase`,
+		"operator 4471 logged on headset":                             "operator 4471 logged on headset",
+	})
+}

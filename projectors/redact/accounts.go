@@ -15,6 +15,9 @@ var referenceSuffixes = wordSet(`ref reference file path env stdin source comman
 // half of no credential the line exposes: it is kept. A credential word
 // followed by anything else (a literal, a word) answers no.
 func credentialsReferenced(src []byte, keys *keyCache) bool {
+	if !referenceHint(src) {
+		return false // no reference, mask or placeholder, and no setting that names where one is read
+	}
 	var wbuf [65]byte
 	found := false
 	for i := 0; i < len(src); i++ {
@@ -29,12 +32,18 @@ func credentialsReferenced(src []byte, keys *keyCache) bool {
 			i = e
 			continue
 		}
-		w := wbuf[:0]
-		for _, c := range src[i:e] {
-			w = append(w, lower(c))
-		}
 		ws, we := i, e
 		i = e
+		if !mayHoldGateLiteral(src[ws:we]) && !(we-ws == 3 && equalFold(src[ws:we], "pin")) {
+			continue // no credential's word in it: one look at its letter pairs
+		}
+		w := wbuf[:0]
+		for _, c := range src[ws:we] {
+			w = append(w, lower(c))
+		}
+		if !holdsGateLiteral(w) && string(w) != "pin" && string(w) != "passcode" {
+			continue
+		}
 		if k := bytes.LastIndexAny(w, "._-"); k > 0 && referenceSuffixes[string(w[k+1:])] {
 			if p := bytes.TrimRight(w[:k], "._-"); len(p) > 0 && keys.classify(lastPart(p)) == kvSecret {
 				found = true // password.ref=env:X, --password-stdin
@@ -77,6 +86,58 @@ func credentialsReferenced(src []byte, keys *keyCache) bool {
 	return found
 }
 
+// referenceHint reports whether src holds what a credential kept
+// elsewhere is written with: a byte that starts a reference, a mask or a
+// YAML tag ($ { % * !), a placeholder in angle brackets (not an e-mail
+// address there), or a word of referenceSuffixes after '.', '_' or '-'.
+// It is the one look credentialsReferenced takes at most texts.
+func referenceHint(src []byte) bool {
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; c {
+		case '$', '{', '%', '*', '!':
+			return true
+		case '<':
+			if k := bytes.IndexByte(src[i+1:min(len(src), i+42)], '>'); k > 0 && isAlpha(src[i+1]) && bytes.IndexByte(src[i+1:i+1+k], '@') < 0 {
+				return true
+			}
+			continue
+		case '.', '_', '-':
+		default:
+			continue
+		}
+		if i+3 >= len(src) {
+			continue
+		}
+		switch lower(src[i+1]) {
+		case 'r', 'f', 'p', 'e', 's', 'c':
+		default:
+			continue
+		}
+		e := i + 1
+		for e < len(src) && e-i <= 10 && isAlpha(src[e]) {
+			e++
+		}
+		var buf [16]byte
+		if w := lowerInto(&buf, src[i+1:e]); w != nil && referenceSuffixes[string(w)] && (e == len(src) || !isWord(src[e])) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayHoldGateLiteral reports whether w, in any case, may hold a literal of
+// gateTable: a pair of its bytes starts one, read as gatePositions reads
+// them, or it holds a byte of another script.
+func mayHoldGateLiteral(w []byte) bool {
+	pairs := &gateTable.pairs
+	for k := 0; k+1 < len(w); k++ {
+		if w[k] >= 0x80 || pairs[w[k]]&letterBit[w[k+1]] != 0 {
+			return true
+		}
+	}
+	return len(w) > 0 && w[len(w)-1] >= 0x80
+}
+
 // lastPart returns the last part of a dotted, dashed or underscored name.
 func lastPart(w []byte) []byte {
 	if k := bytes.LastIndexAny(w, "._-"); k >= 0 {
@@ -87,10 +148,21 @@ func lastPart(w []byte) []byte {
 
 // keepConfigAccounts drops the accounts masked in a key's value (user=x,
 // "user": "x", User Id=x, user 'x') when every credential of the text is
-// kept elsewhere (credentialsReferenced): the configuration's account of
-// a credential the text does not hold. An account given to a flag
-// (--username jdoe) is the person who logs in, and stays masked.
+// kept elsewhere (credentialsReferenced) and no secret of the text is
+// masked: the configuration's account of a credential the text does not
+// hold. An account given to a flag (--username jdoe) is the person who
+// logs in, and stays masked.
 func (rw *rewriter) keepConfigAccounts() {
+	users := false
+	for _, sp := range rw.spans {
+		if sp.kind == kSecret {
+			return // a credential in the clear, or another secret: the account is half of what the text exposes
+		}
+		users = users || sp.kind == kUser
+	}
+	if !users {
+		return
+	}
 	n := 0
 	for _, sp := range rw.spans {
 		if sp.kind == kUser && rw.accountKeyBefore(sp.start) && rw.referenced() {

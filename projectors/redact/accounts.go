@@ -41,7 +41,7 @@ func credentialsReferenced(src []byte, keys *keyCache) bool {
 		for _, c := range src[ws:we] {
 			w = append(w, lower(c))
 		}
-		if !holdsGateLiteral(w) && string(w) != "pin" && string(w) != "passcode" {
+		if !holdsGateLiteral(w) && !pinWord(w) {
 			continue
 		}
 		if k := bytes.LastIndexAny(w, "._-"); k > 0 && referenceSuffixes[string(w[k+1:])] {
@@ -50,7 +50,7 @@ func credentialsReferenced(src []byte, keys *keyCache) bool {
 				continue
 			}
 		}
-		if !credentialWord(w, keys) && string(w) != "pin" && string(w) != "passcode" || ws > 0 && (src[ws-1] == '{' || src[ws-1] == '$' || src[ws-1] == ':' && ws > 1 && src[ws-2] == 'v') {
+		if !credentialWord(w, keys) && !pinWord(w) || ws > 0 && (src[ws-1] == '{' || src[ws-1] == '$' || src[ws-1] == ':' && ws > 1 && src[ws-2] == 'v') {
 			continue // ${DB_PASSWORD}, env:DB_PASSWORD: a reference's own name
 		}
 		vs := we
@@ -85,6 +85,10 @@ func credentialsReferenced(src []byte, keys *keyCache) bool {
 	}
 	return found
 }
+
+// pinWord reports whether the lower-case w is "pin" or "passcode": the
+// code's words that credentialWord leaves to the passes that read a code.
+func pinWord(w []byte) bool { return string(w) == "pin" || string(w) == "passcode" }
 
 // referenceHint reports whether src holds what a credential kept
 // elsewhere is written with: a byte that starts a reference, a mask or a

@@ -712,7 +712,7 @@ func (rw *rewriter) codeAfterPlace(i int) int {
 		s := k + 1
 		if w > 0 {
 			n := dialGroupsEnd(src[s:])
-			if d := digitRun(src, s); d >= 3 && d <= 8 && !(d == 4 && (src[s] == '1' && src[s+1] == '9' || src[s] == '2' && src[s+1] == '0')) {
+			if d := digitRun(src, s); d >= 3 && d <= 8 && !(d == 4 && centuryStart(src[s:])) {
 				n = d // not a year
 			}
 			if e := s + n; n >= 3 && codeEndsClause(src, e) {
@@ -742,6 +742,12 @@ func digitRun(src []byte, s int) int {
 		e++
 	}
 	return e - s
+}
+
+// centuryStart reports whether v starts as a year of the last century or
+// this one does (19…, 20…): four digits so written are a year, no code.
+func centuryStart(v []byte) bool {
+	return len(v) >= 2 && (v[0] == '1' && v[1] == '9' || v[0] == '2' && v[1] == '0')
 }
 
 // codeEndsClause reports whether a code may end at e: the text's end, or
@@ -785,12 +791,9 @@ func (rw *rewriter) nextCodeOfClause(e, n int) int {
 		}
 		s = we + 1
 	}
-	m := s
-	for m < len(src) && isDigit(src[m]) {
-		m++
-	}
+	m := s + digitRun(src, s)
 	if m-s != n || m < len(src) && (isAlnum(src[m]) || src[m] == '.' || src[m] == ':' || src[m] == '/' || src[m] == '-') ||
-		n == 4 && (src[s] == '1' && src[s+1] == '9' || src[s] == '2' && src[s+1] == '0') {
+		n == 4 && centuryStart(src[s:]) {
 		return e // (a year, 2026, goes on with the clause)
 	}
 	rw.mask(s, m, kSecret)

@@ -1580,7 +1580,6 @@ func projectID(v []byte) bool {
 	return d > 0 && len(v)-d-1 >= 4 && allDigits(v[d+1:])
 }
 
-// isLoopback reports whether v is a loopback or unspecified address.
 // runtimeHosts are the names a container runtime or a cluster gives
 // every installation for the machine itself or its own services: public
 // knowledge, as localhost is.
@@ -1588,15 +1587,9 @@ var runtimeHosts = []string{"host.docker.internal", "gateway.docker.internal", "
 	"host.testcontainers.internal", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
 
 // runtimeHost reports whether v is one of runtimeHosts, in any case.
-func runtimeHost(v []byte) bool {
-	for _, h := range runtimeHosts {
-		if len(v) == len(h) && equalFold(v, h) {
-			return true
-		}
-	}
-	return false
-}
+func runtimeHost(v []byte) bool { return oneOfFold(v, runtimeHosts) }
 
+// isLoopback reports whether v is a loopback or unspecified address.
 func isLoopback(v []byte) bool {
 	switch string(v) {
 	case "127.0.0.1", "::1", "[::1]", "0.0.0.0":

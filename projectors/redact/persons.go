@@ -70,10 +70,7 @@ func (rw *rewriter) servedName(i int, buf *[16]byte) int {
 	for ws > 0 && i-ws <= 11 && isAlpha(src[ws-1]) {
 		ws--
 	}
-	if n := i - ws; n < 3 || n > 11 || !servedFirst[src[ws]] || ws > 0 && isAlnum(src[ws-1]) {
-		return i
-	}
-	if w := lowerInto(buf, src[ws:i]); w == nil || !servedNouns[string(w)] {
+	if ws > 0 && isAlnum(src[ws-1]) || !servedNounAt(src, ws, i, src[ws], buf) {
 		return i
 	}
 	if e := personNameEnd(src, i+1); e > i+1 {
@@ -99,10 +96,7 @@ func (rw *rewriter) servedMember(i int, buf *[16]byte) int {
 	for ks > 0 && k-ks <= 11 && isAlpha(src[ks-1]) {
 		ks--
 	}
-	if n := ke - ks; n < 3 || n > 11 || ks == 0 || src[ks-1] != '"' || !servedFirst[lower(src[ks])] {
-		return i
-	}
-	if w := lowerInto(buf, src[ks:ke]); w == nil || !servedNouns[string(w)] {
+	if ks == 0 || src[ks-1] != '"' || !servedNounAt(src, ks, ke, lower(src[ks]), buf) {
 		return i
 	}
 	if e := personNameEnd(src, i+1); e > i+1 && e < len(src) && src[e] == '"' {
@@ -110,6 +104,17 @@ func (rw *rewriter) servedMember(i int, buf *[16]byte) int {
 		return e
 	}
 	return i
+}
+
+// servedNounAt reports whether src[ws:we] is a noun of servedNouns, three
+// to eleven letters in any case, with first its first byte as the caller
+// reads it (servedFirst holds small letters).
+func servedNounAt(src []byte, ws, we int, first byte, buf *[16]byte) bool {
+	if n := we - ws; n < 3 || n > 11 || !servedFirst[first] {
+		return false
+	}
+	w := lowerInto(buf, src[ws:we])
+	return w != nil && servedNouns[string(w)]
 }
 
 // servedFirst marks the first letters of servedNouns.

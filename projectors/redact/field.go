@@ -12,7 +12,7 @@ func FieldKind(key []byte) canonical.Kind {
 	case kvSecret, kvAuth, kvCookie:
 		return kSecret
 	case kvUser:
-		if actorKeys[string(lowerASCII(key))] {
+		if actorKey(key) {
 			return "" // pilot: a person's account only when shaped as one, which the text pass reads
 		}
 		return kUser

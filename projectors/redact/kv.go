@@ -299,6 +299,20 @@ var personNouns = wordSet(`owner assignee author approver reviewer requester rep
 var actorKeys = wordSet(`adjuster inspector technician surveyor assessor appraiser courier nurse clinician dispatcher cashier
 	teller caseworker instructor pilot ranger volunteer picker packer`)
 
+// actorKey reports whether the last word of key is one of actorKeys
+// (pilot, drone_pilot, fieldAdjuster): a key classifyKey reads as an
+// account's for that word alone, whose value must be shaped as one.
+func actorKey(key []byte) bool {
+	var words [16][2]int
+	nw := keyWords(&words, key)
+	if nw == 0 {
+		return false
+	}
+	var buf [16]byte
+	w := lowerInto(&buf, key[words[nw-1][0]:words[nw-1][1]])
+	return w != nil && actorKeys[string(w)]
+}
+
 // actorAccount reports whether v is shaped as an account's name: three to
 // 32 small letters, digits, '.', '_' or '-', starting with a letter, no
 // word of prose, of a setting or of a role; joined or numbered (r.costa,
@@ -1074,7 +1088,7 @@ func redactKV(rw *rewriter) {
 			rw.mask(vs, ve, kSecret)
 		case kvUser:
 			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || enumerated(val) || refEnd(src, vs) > 0 || val[0] == '/' ||
-				actorKeys[string(lowerASCII(key))] && !actorAccount(val) ||
+				actorKey(key) && !actorAccount(val) ||
 				len(val) <= 128 && bytes.IndexByte(val, '=') > 0 {
 				// uid=0, euid=1000: numeric ids of system accounts; admin,
 				// ci: accounts named for their role; *****: a mask; a

@@ -161,11 +161,13 @@ func readLines(path string) ([]string, error) {
 	return out, sc.Err()
 }
 
-// plain drops blank lines and "# " comments.
+// plain drops blank lines, "# " comments and "## class" headers, which
+// some sets use to group their ordinary and verbatim lines as their
+// planted ones.
 func plain(lines []string) []string {
 	var out []string
 	for _, l := range lines {
-		if l != "" && !strings.HasPrefix(l, "# ") && l != "#" {
+		if l != "" && !strings.HasPrefix(l, "# ") && l != "#" && !strings.HasPrefix(l, "## ") {
 			out = append(out, l)
 		}
 	}

@@ -65,8 +65,9 @@ func TestLoadRoles(t *testing.T) {
 	}
 	write(".", "planted.txt", "## c\nline x ‖ x\n")
 	write("blind", "planted.txt", "## c\nline y ‖ y\n")
-	write("blind", "verbatim.txt", "# kept\nsha256:00\n")
-	write("round2", "ordinary.txt", "# a comment\nnothing here\n")
+	// Class headers group ordinary and verbatim lines too: they are no lines.
+	write("blind", "verbatim.txt", "# kept\n## c\nsha256:00\n")
+	write("round2", "ordinary.txt", "# a comment\n## c\nnothing here\n")
 	write("zeta", "ordinary.txt", "words\n")
 	write("empty", "notes.md", "not a set\n")
 	sets, err := redacteval.LoadOnly(root, nil)

@@ -15,7 +15,7 @@ import (
 
 // announcedWords are the credential words that announce a value in prose:
 // true for a code or a PIN, false for a password.
-var announcedWords = map[string]bool{"pin": true, "passcode": true, "otp": true, "code": true, "codes": true,
+var announcedWords = map[string]bool{"pin": true, "pins": true, "passcode": true, "otp": true, "code": true, "codes": true,
 	"voucher": true, "key": true, "combination": true, "combo": true, "answer": false, "answers": false,
 	// A number right after unlocking or authorising is the code that does
 	// it (tablet unlock 143057, override authorisation 750807).
@@ -269,6 +269,17 @@ func redactAnnounced(rw *rewriter) {
 					continue
 				}
 			}
+			if !named && (string(last) == "code" || string(last) == "codes") && (p == nil || !publicCodes[string(p)]) &&
+				len(tok) == rt && bareCode(src, i) && !outcomeBefore(src, s) {
+				// unlocked with code 73915, Locker 9, code 560745: a code
+				// of four digits or more that no noun and no outcome in
+				// its clause makes an exit's, an error's or a reply's.
+				if e := rw.announcedValue(i, true, false); e > i {
+					i = e
+					prev, prevWord = nil, nil
+					continue
+				}
+			}
 			if named && networkWords[string(p)] {
 				isCode, phrase = false, true // WPA key, network key: a pass phrase, not a code
 			}
@@ -299,6 +310,10 @@ func redactAnnounced(rw *rewriter) {
 			} else if answer {
 				if e := rw.answerValue(i); e > i {
 					i, credEnd = e, -1 // security answer Lindenallee
+				}
+			} else if !phrase && len(tok) == rt && bareCode(src, i) && !outcomeBefore(src, s) {
+				if e := rw.announcedValue(i, true, false); e > i {
+					i, credEnd = e, -1 // session password 5417: digits, a PIN's
 				}
 			} else if e := rw.clauseEndPassword(i, phrase); e > i {
 				i, credEnd = e, -1 // arena password fern8
@@ -370,6 +385,8 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 			k := e + 1
 			if src[e] == ',' {
 				k++
+			} else if sep := listJoin(src[k:]); sep > 0 && allDigits(first) {
+				k += sep - 1 // pins 7710 / 3392, codes 4471 and 9038: from the space before the next
 			}
 			n := rw.announcedDigits(k)
 			if n == k {
@@ -870,6 +887,9 @@ func (rw *rewriter) announcedDigits(i int) int {
 func gateAnnounced(src []byte, _ features) bool {
 	for i := 0; i < len(src); i++ {
 		c := src[i]
+		if c == '/' && pathKeyBeforeQuote(src, i) {
+			return true // app/db/requirepass 'x' (quotedPair)
+		}
 		if !isAlpha(c) {
 			continue
 		}
@@ -1643,6 +1663,102 @@ func dialGroupsEnd(v []byte) int {
 // exit's or an error's code (exited with code 137); a code that mixes
 // letters and digits as no error's name does is the secret one.
 var codeVerbs = wordSet(`with using via enter entered use by`)
+
+// pathKeyBeforeQuote reports whether the '/' at i starts the last
+// segment of a token that a quoted value follows, and the segment names a
+// secret as a key does (app/db/requirepass 'x'): quotedPair masks that
+// value though no word of the text starts with a literal of the gate.
+func pathKeyBeforeQuote(src []byte, i int) bool {
+	e := i + 1
+	for e < len(src) && !isSpace(src[e]) && src[e] != '/' && src[e] != '"' && src[e] != '\'' {
+		e++
+	}
+	if e == i+1 || e < len(src) && src[e] == '/' {
+		return false
+	}
+	v := e
+	for v < len(src) && v-e < 4 && src[v] == ' ' {
+		v++
+	}
+	return v > e && v < len(src) && (src[v] == '"' || src[v] == '\'') && classifyKey(src[i+1:e]) == kvSecret
+}
+
+// listJoin returns the length of what joins a list's last item to the
+// one before it at the start of b ("/ ", "and ", "& "), or 0.
+func listJoin(b []byte) int {
+	for _, j := range []string{"/ ", "and ", "& "} {
+		if len(b) > len(j) && string(b[:len(j)]) == j && isDigit(b[len(j)]) {
+			return len(j)
+		}
+	}
+	return 0
+}
+
+// bareCode reports whether the token after the space (or colon) at i is
+// a number of four to twelve digits that ends there: what a code's word
+// alone announces as the code itself, not as a code's kind (code 2 of 5
+// is a count, code 1.4 a version).
+func bareCode(src []byte, i int) bool {
+	k := i
+	for k < len(src) && k-i < 3 && (src[k] == ' ' || src[k] == ':' || src[k] == '#') {
+		k++
+	}
+	if k == i {
+		return false
+	}
+	n := digitRun(src, k)
+	e := k + n
+	return n >= 4 && n <= 12 && (e == len(src) || !isAlnum(src[e]) && src[e] != '_' && src[e] != '-' &&
+		!((src[e] == '.' || src[e] == ':' || src[e] == '/') && e+1 < len(src) && isDigit(src[e+1])))
+}
+
+// outcomeWords say what a process, a request or a connection ended with:
+// a code in their clause is its exit's, error's or reply's (exited with
+// code 137, request failed with code 5003, socket closed with code 1006).
+var outcomeWords = wordSet(`exit exits exited exiting fail fails failed failing failure error errors errored
+	return returns returned returning terminate terminates terminated termination finish finishes finished end ends
+	ended stop stops stopped complete completes completed completion crash crashes crashed die dies died kill killed
+	abort aborts aborted quit quits reject rejects rejected respond responds responded response reply replies replied
+	close closes closed closing disconnect disconnected status result results exception panic panicked signal errno
+	http https fault faulted abend abended`)
+
+// outcomeBefore reports whether a word of outcomeWords stands in the
+// clause before s: back to a sentence's or a clause's mark, at most
+// twelve words, or as the label before a colon that opens the clause
+// (Error: … code 10061).
+func outcomeBefore(src []byte, s int) bool {
+	var buf [16]byte
+	e := s
+	label := false
+	for n := 0; n < 12 && e > 0; n++ {
+		for e > 0 && (src[e-1] == ' ' || src[e-1] == ',' || src[e-1] == '"' || src[e-1] == '\'') {
+			e--
+		}
+		if e == 0 {
+			return false
+		}
+		if c := src[e-1]; c == ':' {
+			e, label = e-1, true // the label's word is the clause's last one read
+		} else if c == '.' || c == ';' || c == '!' || c == '?' || c == '\n' || c == '(' || c == '[' {
+			return false
+		}
+		ws := e
+		for ws > 0 && isAlnum(src[ws-1]) {
+			ws--
+		}
+		if ws == e {
+			return false // a mark no word is made of
+		}
+		if w := lowerInto(&buf, src[ws:e]); w != nil && outcomeWords[string(w)] {
+			return true
+		}
+		if label {
+			return false
+		}
+		e = ws
+	}
+	return false
+}
 
 // interleavedCode masks the token after the space at i when it is a code
 // of six to twelve capitals and digits that alternate more than once

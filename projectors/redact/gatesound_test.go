@@ -60,7 +60,10 @@ func TestSavingGates(t *testing.T) {
 // FuzzSavingGates checks the saving gates on any text.
 func FuzzSavingGates(f *testing.F) {
 	for _, s := range []string{"<password>hunter2</password>", "db:5432:orders:app:pw", "*:*:*:app:pw", "scott/tiger@ORCL",
-		"/subscriptions/3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b/x", "password hunter2", "<SECRET>:1:2:3", "a:b \"c:d:e:f"} {
+		"/subscriptions/3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b/x", "password hunter2", "<SECRET>:1:2:3", "a:b \"c:d:e:f",
+		// A key's path before a quoted value, named by its last segment,
+		// which no literal starts (quotedPair).
+		"ead-only at /etc/inve/quirepass \"qHDwCAPXpmR6m\""} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, msg []byte) { gateRefusesChange(t, msg) })

@@ -1,6 +1,13 @@
 package redact
 
-import "strings"
+import (
+	"bytes"
+	_ "embed"
+	"strings"
+	"sync"
+
+	"github.com/toolcanon/toolcanon/canonical"
+)
 
 // People's names where a tool writes who a record is about: after a noun
 // for a person the record serves (customer, patient, guest, holder=), a
@@ -27,26 +34,343 @@ func redactPersons(rw *rewriter) {
 	if len(src) > 0 && isDigit(src[0]) {
 		rw.spokenPhone(0) // a number that starts the text
 	}
+	if len(src) > 3 && isUpper(src[0]) {
+		rw.namedPerson(0) // a name that starts the text
+	} else if len(src) > 3 && isDigit(src[0]) {
+		rw.streetAddress(0) // an address that starts the text
+	}
 	for i := 0; i+3 < len(src); i++ {
-		if c := src[i]; c == '"' && i > 2 && (src[i-1] == ':' || src[i-1] == ' ' && src[i-2] == ':') && isUpper(src[i+1]) {
+		c := src[i]
+		if c == '"' && i > 2 && (src[i-1] == ':' || src[i-1] == ' ' && src[i-2] == ':') && isUpper(src[i+1]) {
 			if e := rw.servedMember(i, &buf); e > i+1 {
 				i = e - 1
+				continue
 			}
-			continue
-		} else if c != ' ' && c != '=' {
+		}
+		if c != ' ' && c != '=' {
+			if nameBoundary[c] && isUpper(src[i+1]) {
+				if e := rw.namedPerson(i + 1); e > i+1 {
+					i = e - 1
+				}
+			} else if (c == '"' || c == ':' || c == ',' || c == ';' || c == '(') && isDigit(src[i+1]) {
+				if e := rw.birthDate(i + 1); e > i+1 {
+					i = e - 1
+				} else if e := rw.streetAddress(i + 1); e > i+1 {
+					i = e - 1
+				}
+			}
 			continue
 		}
 		switch c := src[i+1]; {
 		case class[c]&cDigit != 0:
-			if e := rw.spokenPhone(i + 1); e > i+1 {
+			if e := rw.birthDate(i + 1); e > i+1 {
+				i = e - 1
+			} else if e := rw.streetAddress(i + 1); e > i+1 {
+				i = e - 1
+			} else if e := rw.spokenPhone(i + 1); e > i+1 {
 				i = e - 1
 			}
 		case c >= 'A' && c <= 'Z':
-			if e := rw.servedName(i, &buf); e > i+1 {
+			if e := rw.titledName(i + 1); e > i+1 {
+				i = e - 1
+			} else if e := rw.servedName(i, &buf); e > i+1 {
+				i = e - 1
+			} else if e := rw.givenAndFamily(i + 1); e > i+1 {
 				i = e - 1
 			}
 		}
 	}
+}
+
+// kAddress is the kind of a street address; kBirthDate of a date of
+// birth. Both say who a record is about, as a name does.
+const (
+	kAddress   canonical.Kind = "ADDRESS"
+	kBirthDate canonical.Kind = "BIRTH_DATE"
+)
+
+// Address and BirthDate are the placeholders of a street address and of a
+// date of birth.
+const (
+	Address   = "<ADDRESS>"
+	BirthDate = "<BIRTH_DATE>"
+)
+
+// streetTypes end the name of a street, in full and abbreviated.
+var streetTypes = wordSet(`street st road rd lane ln avenue ave close row drive dr way court ct place pl terrace crescent
+	cres boulevard blvd gardens square sq mews grove walk parade rise vale highway hwy parkway pkwy circle cir trail
+	strasse straße gasse weg platz allee`)
+
+// streetAddress masks a street address at src[i]: a house's number (one
+// to five digits, a letter after them or not), then one to three
+// capitalised words of which the last is a street's type (14 Hawthorn
+// Close, 8 Quarry Rd, 221B Baker Street). It returns its end, or i.
+func (rw *rewriter) streetAddress(i int) int {
+	src := rw.src
+	n := digitRun(src, i)
+	e := i + n
+	if n == 0 || n > 5 || i > 0 && (isAlnum(src[i-1]) || src[i-1] == '.' || src[i-1] == '-') {
+		return i
+	}
+	if e < len(src) && isUpper(src[e]) && e+1 < len(src) && src[e+1] == ' ' {
+		e++ // 221B
+	}
+	var buf [16]byte
+	end := -1
+	for words := 0; words < 4 && e+1 < len(src) && src[e] == ' ' && isUpper(src[e+1]); words++ {
+		we := e + 2
+		for we < len(src) && (isAlpha(src[we]) || src[we] >= 0x80 || src[we] == '-' || src[we] == '\'') {
+			we++
+		}
+		if words > 0 {
+			if w := lowerInto(&buf, src[e+1:we]); w != nil && streetTypes[string(w)] {
+				end = we
+				break
+			}
+		}
+		e = we
+	}
+	if end < 0 || end < len(src) && (isAlnum(src[end]) || src[end] == '_' || src[end] == '@') {
+		return i
+	}
+	if end < len(src) && src[end] == '.' && (end+1 == len(src) || src[end+1] == ' ' || src[end+1] == ',') {
+		if w := lowerInto(&buf, src[bytes.LastIndexByte(src[:end], ' ')+1:end]); w != nil && len(w) <= 4 {
+			end++ // Rd., Ave.
+		}
+	}
+	rw.mask(i, end, kAddress)
+	return end
+}
+
+// birthWords name a date of birth before it, in a key or in prose.
+var birthWords = wordSet(`dob birth birthdate birthday born geburtsdatum geboren nacimiento naissance nascita`)
+
+// birthDate masks a date at src[i] after a word of birthWords (DOB
+// 1938-04-02, "date_of_birth":"1990-01-01", born 02/04/1938): a year,
+// a month and a day in digits joined by '-', '/' or '.', in either
+// order. It returns the date's end, or i.
+func (rw *rewriter) birthDate(i int) int {
+	src := rw.src
+	// A date's first group has one, two or four digits: a mark follows
+	// one of them (a cheap refusal of the numbers logs are full of).
+	if !(i+4 < len(src) && (dateMark(src[i+1]) || dateMark(src[i+2]) || dateMark(src[i+4]))) {
+		return i
+	}
+	e := dateEnd(src, i)
+	if e == i {
+		return i
+	}
+	we := i
+	for we > 0 && i-we < 4 && (src[we-1] == ' ' || src[we-1] == ':' || src[we-1] == '=' || src[we-1] == '"' || src[we-1] == '\'') {
+		we--
+	}
+	ws := we
+	for ws > 0 && we-ws < 24 && (isAlpha(src[ws-1]) || src[ws-1] == '.') {
+		ws--
+	}
+	w := bytes.ReplaceAll(src[ws:we], []byte("."), nil) // D.O.B.
+	var buf [16]byte
+	if lw := lowerInto(&buf, w); lw == nil || !birthWords[string(lw)] {
+		return i
+	}
+	rw.mask(i, e, kBirthDate)
+	return e
+}
+
+func dateMark(c byte) bool { return c == '-' || c == '/' || c == '.' }
+
+// dateEnd returns the end of a date at src[i] (2026-04-02, 02/04/1938,
+// 2.4.1938): three groups of digits joined by one mark, a group of four
+// digits first or last; or i.
+func dateEnd(src []byte, i int) int {
+	var g [3]int
+	k := i
+	var sep byte
+	for n := 0; n < 3; n++ {
+		d := digitRun(src, k)
+		if d == 0 || d > 4 {
+			return i
+		}
+		g[n] = d
+		k += d
+		if n < 2 {
+			if k >= len(src) || src[k] != '-' && src[k] != '/' && src[k] != '.' || sep != 0 && src[k] != sep {
+				return i
+			}
+			sep = src[k]
+			k++
+		}
+	}
+	if k < len(src) && (isAlnum(src[k]) || (src[k] == sep || src[k] == ':') && k+1 < len(src) && isDigit(src[k+1])) {
+		return i
+	}
+	if !(g[0] == 4 && g[1] <= 2 && g[2] <= 2 || g[2] == 4 && g[0] <= 2 && g[1] <= 2) {
+		return i
+	}
+	return k
+}
+
+// nameBoundary marks the bytes other than a space and '=' that a person's
+// name may follow: a quote, a CSV or list separator, a bracket, a colon.
+var nameBoundary = func() (t [256]bool) {
+	for _, c := range "\"';,([{:|/>" {
+		t[c] = true
+	}
+	return t
+}()
+
+// namedPerson masks the name of a person at src[i] as titledName or
+// givenAndFamily read it, and returns its end, or i.
+func (rw *rewriter) namedPerson(i int) int {
+	if e := rw.titledName(i); e > i {
+		return e
+	}
+	return rw.givenAndFamily(i)
+}
+
+// titles are the forms of address written before a person's name.
+var titles = wordSet(`mr mrs ms mx miss dr prof herr frau mme mlle`)
+
+// titledName masks the one to three capitalised words of a name after a
+// form of address at src[i] (Mrs Edna Pritchard, Mr Tuckwell, Dr. Amara
+// Okafor), each no word of prose, and returns the name's end, or i. The
+// form of address stays. A capitalised word before "Dr" makes it a
+// street's (Oak Dr), not a doctor's.
+func (rw *rewriter) titledName(i int) int {
+	src := rw.src
+	e := nameWordEnd(src, i)
+	if e == i || e-i > 5 {
+		return i
+	}
+	var buf [16]byte
+	t := lowerInto(&buf, src[i:e])
+	if t == nil || !titles[string(t)] {
+		return i
+	}
+	if string(t) == "dr" && i >= 2 && src[i-1] == ' ' {
+		k := i - 1
+		for k > 0 && isAlpha(src[k-1]) {
+			k--
+		}
+		if k < i-1 && isUpper(src[k]) {
+			return i
+		}
+	}
+	if e < len(src) && src[e] == '.' {
+		e++
+	}
+	if e+1 >= len(src) || src[e] != ' ' {
+		return i
+	}
+	s, end := e+1, e+1
+	for n := 0; n < 3 && end < len(src); n++ {
+		w := end
+		if n > 0 {
+			if src[end] != ' ' {
+				break
+			}
+			w++
+		}
+		we := nameWordEnd(src, w)
+		if we == w || proseName(src[w:we]) {
+			break
+		}
+		end = we
+	}
+	if end == s || end < len(src) && (isAlnum(src[end]) || src[end] == '_' || src[end] == '@') {
+		return i
+	}
+	rw.mask(s, end, kUser)
+	return end
+}
+
+// givenAndFamily masks a given name of givenNames and a family name after
+// it at src[i] (Tomasz Wierzbicki, Winifred Osei), and returns their end,
+// or i: a person's name wherever it stands. Neither may be a word of the
+// dictionary, of grammar, of a setting or of the interface; a name's
+// ending alone (Winifred, Fielding) does not make it a word, as it does
+// for personNameEnd, which reads names without the list.
+func (rw *rewriter) givenAndFamily(i int) int {
+	src := rw.src
+	e1 := nameWordEnd(src, i)
+	if e1-i < 3 || e1+2 >= len(src) || src[e1] != ' ' || !givenName(src[i:e1]) || namedWord(src[i:e1]) {
+		return i
+	}
+	e2 := nameWordEnd(src, e1+1)
+	if e2 == e1+1 || e2 < len(src) && (isAlnum(src[e2]) || src[e2] == '_' || src[e2] == '@' || src[e2] == '.' && e2+1 < len(src) && isAlnum(src[e2+1])) ||
+		namedWord(src[e1+1:e2]) || dictionaryWord(src[e1+1:e2]) {
+		return i
+	}
+	rw.mask(i, e2, kUser)
+	return e2
+}
+
+// englishWordList holds the words of an English dictionary in small
+// letters, one per line, sorted (englishwords/README.md).
+//
+//go:embed englishwords/words.txt
+var englishWordList string
+
+// dictionaryWord reports whether w, in small letters, is a word of
+// englishWordList: a capitalised word after a given name that is one
+// (Santa Special, Pascal Compiler, Claude Platform) makes a title of a
+// thing rather than a person's name. It searches the sorted list in
+// place, without a table of its own.
+func dictionaryWord(w []byte) bool {
+	var buf [24]byte
+	b := lowerName(&buf, w)
+	if b == nil {
+		return false
+	}
+	lw := string(b)
+	list := englishWordList
+	lo, hi := 0, len(list) // the lines starting in [lo, hi) are the candidates
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		s := strings.LastIndexByte(list[:mid], '\n') + 1 // the line that holds mid
+		e := s + strings.IndexByte(list[s:], '\n')
+		switch line := list[s:e]; {
+		case line == lw:
+			return true
+		case line < lw:
+			lo = e + 1
+		default:
+			hi = s
+		}
+	}
+	return false
+}
+
+// namedWord reports whether a capitalised word is one the dictionary of
+// englishWords, grammar, a setting or the interface names, as proseName
+// does without reading its ending.
+func namedWord(w []byte) bool { return readsAsWord(w, false) }
+
+// givenNameList holds people's given names, one per line: the first names
+// of the 60 locales of faker-js (MIT; givennames/README.md), in Latin
+// script, of three letters or more.
+//
+//go:embed givennames/names.txt
+var givenNameList string
+
+// givenNames is givenNameList as a set, made on first use.
+var givenNames = sync.OnceValue(func() map[string]struct{} {
+	m := make(map[string]struct{}, 16384)
+	for rest := givenNameList; rest != ""; {
+		line, after, _ := strings.Cut(rest, "\n")
+		if line != "" {
+			m[line] = struct{}{}
+		}
+		rest = after
+	}
+	return m
+})
+
+// givenName reports whether w, capitalised, is a given name of
+// givenNameList.
+func givenName(w []byte) bool {
+	_, ok := givenNames()[string(w)]
+	return ok
 }
 
 // redactAddressNames masks the name before an e-mail address of its own.
@@ -193,8 +517,14 @@ func nameWordEnd(src []byte, i int) int {
 		return i
 	}
 	k := i + 1
-	for k < len(src) && k-i <= 24 && (src[k] >= 'a' && src[k] <= 'z' || src[k] >= 0x80 || (src[k] == '\'' || src[k] == '-') && k+1 < len(src) && isUpper(src[k+1])) {
-		k++
+	for k < len(src) && k-i <= 24 {
+		if src[k] >= 'a' && src[k] <= 'z' || src[k] >= 0x80 {
+			k++
+		} else if (src[k] == '\'' || src[k] == '-') && k+2 < len(src) && isUpper(src[k+1]) && (src[k+2] >= 'a' && src[k+2] <= 'z' || src[k+2] >= 0x80) {
+			k += 2 // O'Neill, Lloyd-Jones: a capital after the mark
+		} else {
+			break
+		}
 	}
 	if k-i < 2 || k < len(src) && isAlnum(src[k]) {
 		return i
@@ -211,16 +541,34 @@ var thingNouns = wordSet(`team teams desk service services support success care 
 
 // proseName reports whether a capitalised word reads as a word of prose,
 // of grammar, of a setting or of the interface, not as a name.
-func proseName(w []byte) bool {
+func proseName(w []byte) bool { return readsAsWord(w, true) }
+
+// readsAsWord reports whether a capitalised word reads as a word of
+// prose, grammar, a setting or the interface; by its ending too (Fielding,
+// Winifred) when endings is set. A word longer than any name does.
+func readsAsWord(w []byte, endings bool) bool {
 	var buf [24]byte
-	if len(w) > len(buf) {
+	lw := lowerName(&buf, w)
+	if lw == nil || plainWord(lw) || servedNouns[string(lw)] || thingNouns[string(lw)] {
 		return true
+	}
+	if endings {
+		return proseWord(lw) || roleAccount(lw)
+	}
+	return englishFilter.may(lw) && englishWords[string(lw)] || credentialFilter.may(lw) && credentialWords[string(lw)] ||
+		roleAccounts[string(lw)]
+}
+
+// lowerName returns w in small letters, written into buf; nil when w is
+// longer than buf.
+func lowerName(buf *[24]byte, w []byte) []byte {
+	if len(w) > len(buf) {
+		return nil
 	}
 	for k, c := range w {
 		buf[k] = lower(c)
 	}
-	lw := buf[:len(w)]
-	return proseWord(lw) || plainWord(lw) || servedNouns[string(lw)] || thingNouns[string(lw)] || roleAccount(lw)
+	return buf[:len(w)]
 }
 
 // addressAfter reports whether an e-mail address follows a name that

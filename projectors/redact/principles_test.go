@@ -1,6 +1,9 @@
 package redact
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // In a credential's position a value is masked whatever its shape; what is
 // provably no value (a reference, a call, a setting of the credential)
@@ -1142,7 +1145,7 @@ func TestPassPhrasesOfCapitalisedWords(t *testing.T) {
 		"Password: Not Set":                             "Password: Not Set",
 		"password: Required Field":                      "password: Required Field",
 		"Password Reset Link Sent":                      "Password Reset Link Sent",
-		"password for Anna Berg changed":                "password for Anna Berg changed",
+		"password for Anna Berg changed":                "password for <USER> changed", // a person's name, no pass phrase
 		"the password Manager Window opened for Anna":   "the password Manager Window opened for Anna",
 		"Password: Same As Before":                      "Password: Same As Before",
 	})
@@ -1247,7 +1250,7 @@ func TestNameBesideItsAddress(t *testing.T) {
 		`row: "Casimir Vollmer,c.vollmer@example.org,Box 3"`:    `row: "<USER>,<EMAIL>,Box 3"`,
 		"Signed-off-by: Ines Marchetti <ines@example.net>":      "Signed-off-by: <USER> <<EMAIL>>",
 		"Contact Support Team <support@example.com>":            "Contact Support Team <<EMAIL>>",
-		"Ottilie Brennan wrote the guide":                       "Ottilie Brennan wrote the guide",
+		"Zorvath Brennan wrote the guide":                       "Zorvath Brennan wrote the guide", // no address, no given name known
 	})
 	// The account of a pair glued by a slash after a login word is a
 	// role's or shaped as an account; a pair of words is prose.
@@ -1419,5 +1422,99 @@ func TestAccountAfterItsNoun(t *testing.T) {
 		"account settings password reset":                             "account settings password reset",
 		`set as volunteer Wi-Fi passphrase`:                           `set as volunteer Wi-Fi passphrase`,
 		"operator 4471 logged on headset":                             "operator 4471 logged on headset",
+	})
+}
+
+// A person's name is read wherever it stands, not only after a noun for
+// the person a tool serves: after a form of address (Mrs, Mr, Dr), the
+// capitalised words that follow; and a given name of the list of given
+// names with a family name after it. A given name before a word of the
+// dictionary makes a title of a thing (Santa Special, Pascal Compiler), a
+// capitalised word before "Dr" a street's, and a hyphen or an apostrophe
+// inside a family name keeps it one name.
+func TestPeoplesNamesWhereverTheyStand(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"visit started at client Mrs Edna Pritchard, 14 Hawthorn":      "visit started at client Mrs <USER>, 14 Hawthorn",
+		"patient=Mrs Odalys Ferreira-Quint chair 4":                    "patient=Mrs <USER> chair 4",
+		"note: Mr Tuckwell prefers mornings":                           "note: Mr <USER> prefers mornings",
+		"referred by Dr. Amara Okafor":                                 "referred by Dr. <USER>",
+		`induction complete worker="Tomasz Wierzbicki" card=SP-118204`: `induction complete worker="<USER>" card=SP-118204`,
+		"export line: C-2291;Winifred Osei;ward B":                     "export line: C-2291;<USER>;ward B",
+		"customer Sean O'Neill and Ann Lloyd-Jones":                    "customer <USER> and <USER>",
+		"Katarzyna Nowak signed the consent form":                      "<USER> signed the consent form",
+		"pick 1bb8983 footplate: add Santa Special timetable":          "pick 1bb8983 footplate: add Santa Special timetable",
+		"Free Pascal Compiler version 3.2.2":                           "Free Pascal Compiler version 3.2.2",
+		"Grace Period ends on Friday":                                  "Grace Period ends on Friday",
+		"meet at 12 Oak Dr Springfield":                                "meet at <ADDRESS> Springfield", // a street, no doctor
+		"Max Retries exceeded":                                         "Max Retries exceeded",
+	})
+}
+
+// A code's word alone announces a code of four digits or more ("unlocked
+// with code 73915", "Locker 9, code 560745") unless its clause says it is
+// what something ended with (exited with code 1337, socket closed with
+// code 1006) or a noun names its kind (zip code 90210); a password's word
+// announces digits as a PIN's; and codes in a list joined by "/" or "and"
+// are each one.
+func TestBareCodesAndTheirLists(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"technician mode unlocked with code 73915 on HD-09":     "technician mode unlocked with code <SECRET> on HD-09",
+		`"Your hold is ready. Locker 9, code 560745."`:          `"Your hold is ready. Locker 9, code <SECRET>."`,
+		"supervisor cleared with code 8080":                     "supervisor cleared with code <SECRET>",
+		"the job exited with code 1337":                         "the job exited with code 1337",
+		"WebSocket closed with code 1006":                       "WebSocket closed with code 1006",
+		"request failed with code 50031":                        "request failed with code 50031",
+		"zip code 90210":                                        "zip code 90210",
+		"code 2 of 5":                                           "code 2 of 5",
+		"firmware code 1.4.2":                                   "firmware code 1.4.2",
+		"remote support session password 5417":                  "remote support session password <SECRET>",
+		"password 2 of 3 attempts":                              "password 2 of 3 attempts",
+		"controlled drug cabinet sign-off pins 7710 / 3392":     "controlled drug cabinet sign-off pins <SECRET> / <SECRET>",
+		"door opened; dual-control codes 4471 and 9038 entered": "door opened; dual-control codes <SECRET> and <SECRET> entered",
+		"the pins 1 and 2 are shorted":                          "the pins 1 and 2 are shorted",
+	})
+}
+
+// dictionaryWord finds every word of its list, in small letters or
+// capitalised, and no word that is not there.
+func TestDictionaryWord(t *testing.T) {
+	n := 0
+	for _, w := range strings.Split(strings.TrimSuffix(englishWordList, "\n"), "\n") {
+		if !dictionaryWord([]byte(w)) || !dictionaryWord([]byte(strings.ToUpper(w[:1])+w[1:])) {
+			t.Fatalf("dictionaryWord(%q) = false", w)
+		}
+		if dictionaryWord([]byte(w + "qx")) {
+			t.Fatalf("dictionaryWord(%q) = true", w+"qx")
+		}
+		n++
+	}
+	if n < 30000 {
+		t.Fatalf("%d words in the list", n)
+	}
+	for _, w := range []string{"", "Wierzbicki", "zzzzzz", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"} {
+		if dictionaryWord([]byte(w)) {
+			t.Errorf("dictionaryWord(%q) = true", w)
+		}
+	}
+}
+
+// Where a person lives and when they were born say who a record is about
+// as their name does: a street address (a house's number, then
+// capitalised words ending in a street's type) and a date after a word
+// for birth, in a key, a JSON member or prose. A number before capitalised
+// words of no street, and a date after any other word, stay.
+func TestAddressesAndDatesOfBirth(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"leave in porch at 8 Quarry Rd. Thanks":            "leave in porch at <ADDRESS> Thanks",
+		"C-2291;Winifred Osei;22 Mill Lane;keysafe=1964":   "C-2291;<USER>;<ADDRESS>;keysafe=1964",
+		"221B Baker Street, London":                        "<ADDRESS>, London",
+		"run 3 Node Cluster tests":                         "run 3 Node Cluster tests",
+		"version 2 Road Map":                               "version 2 Road Map",
+		"R-1142,DOB 1938-04-02,allergy=penicillin":         "R-1142,DOB <BIRTH_DATE>,allergy=penicillin",
+		`{"date_of_birth":"1990-01-31","ward":"B"}`:        `{"date_of_birth":"<BIRTH_DATE>","ward":"B"}`,
+		"patient born 02/04/1938 admitted":                 "patient born <BIRTH_DATE> admitted",
+		"D.O.B.: 2.4.1938":                                 "D.O.B.: <BIRTH_DATE>",
+		"released 2024-01-02, born in a day":               "released 2024-01-02, born in a day",
+		"birthday party on 2026-12-24T18:00 at the office": "birthday party on 2026-12-24T18:00 at the office",
 	})
 }

@@ -3,6 +3,7 @@ package redact
 import (
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Vocabulary returns every literal the redactor keys on, by rule: the keys,
@@ -90,6 +91,21 @@ func Vocabulary() map[string][]string {
 	for _, n := range slices.Sorted(maps.Keys(servedNouns)) {
 		v["persons"] = append(v["persons"], n+" ", n+" Ab ", n+"=Ab Cd")
 	}
+	for _, t := range slices.Sorted(maps.Keys(titles)) {
+		v["persons"] = append(v["persons"], strings.ToUpper(t[:1])+t[1:]+" Ab ", strings.ToUpper(t[:1])+t[1:]+". Ab Cd ")
+	}
+	v["persons"] = append(v["persons"], "Anna Berg ", ";Anna ", "Anna Ab-Cd ", "Anna O'Ab ")
+	for _, w := range slices.Sorted(maps.Keys(streetTypes)) {
+		v["persons"] = append(v["persons"], "1 Ab "+strings.ToUpper(w[:1])+w[1:]+" ", "12B Ab Cd "+strings.ToUpper(w[:1])+w[1:]+". ")
+	}
+	for _, w := range slices.Sorted(maps.Keys(birthWords)) {
+		v["persons"] = append(v["persons"], w+" 1938-04-02 ", w+": 02/04/1938", w+"=2.4.1938")
+	}
+	for _, w := range slices.Sorted(maps.Keys(outcomeWords)) {
+		v["announced"] = append(v["announced"], w+" with code 1234 ", w+": code 1234")
+	}
+	v["announced"] = append(v["announced"], "code 1234 ", "with code 1234 ", "pins 1234 / 5678 ", "codes 1234 and 5678 ",
+		"password 1234 ", "a/b/requirepass 'x' ")
 	for k, words := range v {
 		v[k] = slices.Clone(words) // the caller may change them
 	}

@@ -885,9 +885,10 @@ func (rw *rewriter) announcedDigits(i int) int {
 // key's part after '_', '-' or '.') starts with one of announceStarts, in
 // any case. One look at the first letter of each word.
 func gateAnnounced(src []byte, _ features) bool {
+	quoted := bytes.IndexByte(src, '"') >= 0 || bytes.IndexByte(src, '\'') >= 0
 	for i := 0; i < len(src); i++ {
 		c := src[i]
-		if c == '/' && pathKeyBeforeQuote(src, i) {
+		if c == '/' && quoted && pathKeyBeforeQuote(src, i) {
 			return true // app/db/requirepass 'x' (quotedPair)
 		}
 		if !isAlpha(c) {

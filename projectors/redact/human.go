@@ -40,7 +40,7 @@ import (
 const (
 	hStop  = 1 << iota // ends a candidate
 	hEq                // '=': key=value
-	hSym               // ! ? & $
+	hSym               // ! ? & $ #
 	hUpper             // a capital
 	hLower             // a lower-case letter
 	hSep               // . - _: the separators of joinedCased
@@ -58,7 +58,7 @@ var humanClass = func() (t [256]uint16) {
 		t[c] = hStop
 	}
 	t['='] = hEq
-	for _, c := range "!?&$" {
+	for _, c := range "!?&$#" {
 		t[c] = hSym
 	}
 	for c := 'A'; c <= 'Z'; c++ {
@@ -419,15 +419,24 @@ func joinedMix(sep byte, firstLow bool, low, capd, up int) bool {
 
 // symbolPassword reports whether t holds four letters or more, a digit,
 // and a symbol where no name has one: '!' or '?' after a letter or digit
-// (last, or before another), '&' between two, '$' last.
+// (last, or before another), '&' between two, '#' between two letters in
+// a token without a dot, a dash or an underscore (Blister#Line4; an
+// issue's or an item's number follows '#', PR#42, quote#Q-22871, and a
+// file's anchor a dotted name, api_v1.9.md#create), '$' last. Three letters, two digits or more and a
+// '!' last are one too (Uld2026!).
 func symbolPassword(t []byte) bool {
-	letters, digits := 0, 0
+	letters, digits, marks := 0, 0, 0
 	for _, c := range t {
 		if isAlpha(c) {
 			letters++
 		} else if isDigit(c) {
 			digits++
+		} else if c == '.' || c == '_' || c == '-' {
+			marks++
 		}
+	}
+	if letters == 3 && digits >= 2 && t[len(t)-1] == '!' && isDigit(t[len(t)-2]) {
+		return true
 	}
 	if letters < 4 || digits == 0 {
 		return false
@@ -442,6 +451,10 @@ func symbolPassword(t []byte) bool {
 			}
 		case '&':
 			if between {
+				return true
+			}
+		case '#':
+			if !last && marks == 0 && isAlpha(t[k-1]) && isAlpha(t[k+1]) {
 				return true
 			}
 		case '$':

@@ -1518,3 +1518,20 @@ func TestAddressesAndDatesOfBirth(t *testing.T) {
 		"birthday party on 2026-12-24T18:00 at the office": "birthday party on 2026-12-24T18:00 at the office",
 	})
 }
+
+// A '#' between two words of a token with a digit is a password's symbol
+// (Blister#Line4), as '!' after a word and its digits is (Uld2026!): no
+// name has them so. An issue's or an item's number after '#', a file's
+// anchor and a pattern's '$' or a type's '?' stay.
+func TestSymbolsInsidePasswords(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"verifier entered Blister#Line4":               "verifier entered <SECRET>",
+		`wifi key "BlueLine#Dock14"`:                   `wifi key "<SECRET>"`,
+		"last attempt with Uld2026!, locked":           "last attempt with <SECRET>, locked",
+		"see PR#42 and item#3":                         "see PR#42 and item#3",
+		"quote#Q-22871 sent":                           "quote#Q-22871 sent",
+		"see [LoggerOption](loggeroption.go#L25) here": "see [LoggerOption](loggeroption.go#L25) here",
+		"go test -bench 'Sum64$'":                      "go test -bench 'Sum64$'",
+		"can pack negative int64?":                     "can pack negative int64?",
+	})
+}

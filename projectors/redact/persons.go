@@ -48,14 +48,12 @@ func redactPersons(rw *rewriter) {
 			}
 		}
 		if c != ' ' && c != '=' {
-			if nameBoundary[c] && isUpper(src[i+1]) {
+			if nameBoundary[c] && capitalised(src, i+1) {
 				if e := rw.namedPerson(i + 1); e > i+1 {
 					i = e - 1
 				}
 			} else if (c == '"' || c == ':' || c == ',' || c == ';' || c == '(') && isDigit(src[i+1]) {
-				if e := rw.birthDate(i + 1); e > i+1 {
-					i = e - 1
-				} else if e := rw.streetAddress(i + 1); e > i+1 {
+				if e := rw.personalNumber(i + 1); e > i+1 {
 					i = e - 1
 				}
 			}
@@ -63,14 +61,12 @@ func redactPersons(rw *rewriter) {
 		}
 		switch c := src[i+1]; {
 		case class[c]&cDigit != 0:
-			if e := rw.birthDate(i + 1); e > i+1 {
-				i = e - 1
-			} else if e := rw.streetAddress(i + 1); e > i+1 {
+			if e := rw.personalNumber(i + 1); e > i+1 {
 				i = e - 1
 			} else if e := rw.spokenPhone(i + 1); e > i+1 {
 				i = e - 1
 			}
-		case c >= 'A' && c <= 'Z':
+		case c >= 'A' && c <= 'Z' && capitalised(src, i+1):
 			if e := rw.titledName(i + 1); e > i+1 {
 				i = e - 1
 			} else if e := rw.servedName(i, &buf); e > i+1 {
@@ -80,6 +76,36 @@ func redactPersons(rw *rewriter) {
 			}
 		}
 	}
+}
+
+// capitalised reports whether src[i] is a capital and a small letter (or
+// a letter of another script) follows it, as in every word of a name.
+func capitalised(src []byte, i int) bool {
+	return i+1 < len(src) && isUpper(src[i]) && (src[i+1] >= 'a' && src[i+1] <= 'z' || src[i+1] >= 0x80)
+}
+
+// personalNumber masks a date of birth (birthDate) or a street address
+// (streetAddress) at src[i], a digit, and returns its end, or i. The
+// digits are read once: a date's first group has one, two or four and a
+// date's mark after it; a house's number has five at most, then a space
+// or a letter.
+func (rw *rewriter) personalNumber(i int) int {
+	src := rw.src
+	n := digitRun(src, i)
+	if i+n >= len(src) {
+		return i
+	}
+	switch c := src[i+n]; {
+	case dateMark(c):
+		if n == 1 || n == 2 || n == 4 {
+			return rw.birthDate(i)
+		}
+	case c == ' ' || isUpper(c):
+		if n <= 5 {
+			return rw.streetAddress(i)
+		}
+	}
+	return i
 }
 
 // kAddress is the kind of a street address; kBirthDate of a date of

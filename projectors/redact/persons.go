@@ -41,6 +41,9 @@ func redactPersons(rw *rewriter) {
 	}
 	for i := 0; i+3 < len(src); i++ {
 		c := src[i]
+		if !personBoundary[c] {
+			continue // one look at most bytes
+		}
 		if c == '"' && i > 2 && (src[i-1] == ':' || src[i-1] == ' ' && src[i-2] == ':') && isUpper(src[i+1]) {
 			if e := rw.servedMember(i, &buf); e > i+1 {
 				i = e - 1
@@ -242,6 +245,14 @@ var nameBoundary = func() (t [256]bool) {
 	for _, c := range "\"';,([{:|/>" {
 		t[c] = true
 	}
+	return t
+}()
+
+// personBoundary marks every byte the persons pass reads after: a space,
+// '=' and those of nameBoundary.
+var personBoundary = func() (t [256]bool) {
+	t = nameBoundary
+	t[' '], t['='] = true, true
 	return t
 }()
 

@@ -119,7 +119,7 @@ func nationalEnd(src []byte, i int) int {
 		}
 		break
 	}
-	if groups < 2 || digits < 10 || digits > 11 || !phoneEnds(src, e) || e < len(src) && (src[e] == ':' || src[e] == '-') {
+	if groups < 2 || digits < 10 || digits > 11 || !phoneEnds(src, e) || e < len(src) && (src[e] == ':' && e+1 < len(src) && isDigit(src[e+1]) || src[e] == '-') {
 		return i
 	}
 	return e
@@ -187,10 +187,11 @@ func dateAt(src []byte, i int) bool {
 	return true
 }
 
-// callWords are the verbs that a phone number follows in prose (call
-// 555-0143, text 07700 900331, dial 0161 496 0000): a phone's word for
+// callWords are the words that a phone number follows in prose (call
+// 555-0143, text 07700 900331, dial 0161 496 0000, contact 555-0178,
+// callback=555-0148): how one reaches a person, a phone's word for
 // spokenPhone, not a key's.
-var callWords = wordSet(`call calls called ring text texted dial dialled dialed whatsapp`)
+var callWords = wordSet(`call calls called ring text texted dial dialled dialed whatsapp contact callback sms reach`)
 
 // phoneFirst marks the first letters of phoneWords and callWords.
 var phoneFirst = firstLetters(phoneWords, callWords)

@@ -1535,3 +1535,17 @@ func TestSymbolsInsidePasswords(t *testing.T) {
 		"can pack negative int64?":                     "can pack negative int64?",
 	})
 }
+
+// A number in national form ends before a colon that ends a clause (next
+// of kin 07700 900512: …), not before one that a time's or a port's
+// digits follow; a local number follows any word for reaching a person
+// (contact, callback=).
+func TestPhonesBeforeAColonAndAfterContact(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"sms sent to next of kin 07700 900512: visit complete": "sms sent to next of kin <PHONE>: visit complete",
+		"callback=555-0148 nature=FALL":                        "callback=<PHONE> nature=FALL",
+		"parent consent signed, contact 555-0178":              "parent consent signed, contact <PHONE>",
+		"meeting at 0800 1234:56":                              "meeting at 0800 1234:56",
+		"contact 2 of 5 failed":                                "contact 2 of 5 failed",
+	})
+}

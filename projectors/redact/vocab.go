@@ -86,7 +86,7 @@ func Vocabulary() map[string][]string {
 	v["announced"] = append(append(announced, slices.Sorted(maps.Keys(connectors))...), "ConvertTo-SecureString '", " -String \"",
 		"echo ", "echo x | ", "echo 'x' | chpasswd ", "| kinit ", "<<< ", "<<< 'x' ", "--password-stdin ", "password_stdin <<< ",
 		"password => ", "password -> ", "codes: a1b2-c3d4 ", "password from ")
-	v["phones"] = append(slices.Sorted(maps.Keys(phoneWords)), "+1 (415) 555-", "+44 20 ", "+254", "+1-", "(1) ", "phone_number",
+	v["phones"] = append(append(slices.Sorted(maps.Keys(phoneWords)), slices.Sorted(maps.Keys(callWords))...), "+1 (415) 555-", "07700 900512: ", "+44 20 ", "+254", "+1-", "(1) ", "phone_number",
 		"07700 ", "0 ", "phone 555-", "tel: 0")
 	for _, n := range slices.Sorted(maps.Keys(servedNouns)) {
 		v["persons"] = append(v["persons"], n+" ", n+" Ab ", n+"=Ab Cd")

@@ -63,6 +63,12 @@ func redactPersons(rw *rewriter) {
 			continue
 		}
 		switch c := src[i+1]; {
+		case c >= 'a' && c <= 'z':
+			if i >= 2 && src[i-1] == 'y' && lower(src[i-2]) == 'b' && (i == 2 || !isAlnum(src[i-3])) {
+				if e := rw.loginAfterBy(i + 1); e > i+1 {
+					i = e - 1
+				}
+			}
 		case class[c]&cDigit != 0:
 			if e := rw.personalNumber(i + 1); e > i+1 {
 				i = e - 1
@@ -79,6 +85,55 @@ func redactPersons(rw *rewriter) {
 			}
 		}
 	}
+}
+
+// loginAfterBy masks the account at src[i] after "by", the agent of what
+// a log tells (opened by det.varga, rotated by winifred_marsh), when it is
+// shaped as a person's login: two parts of small letters joined by '.' or
+// '_', digits after the second or not, where the first is a given name
+// (winifred_marsh, eudora.bpt), or an initial or a rank of one to four
+// letters before a family name of four letters or more that is no word of
+// the dictionary (j.marchetti, lt.quarshie). What a step or a file is
+// named by (restart_server, sample.bin, qc_review) is none. It returns the
+// account's end, or i.
+func (rw *rewriter) loginAfterBy(i int) int {
+	src := rw.src
+	a := i
+	for a < len(src) && a-i <= 24 && src[a] >= 'a' && src[a] <= 'z' {
+		a++
+	}
+	if a == i || a+1 >= len(src) || src[a] != '.' && src[a] != '_' {
+		return i
+	}
+	b := a + 1
+	for b < len(src) && b-a <= 24 && src[b] >= 'a' && src[b] <= 'z' {
+		b++
+	}
+	e := b
+	for e < len(src) && e-b < 4 && isDigit(src[e]) {
+		e++
+	}
+	if b-a-1 < 3 || e < len(src) && (isAlnum(src[e]) || src[e] == '_' || src[e] == '@' || src[e] == '-' ||
+		(src[e] == '.' || src[e] == '/') && e+1 < len(src) && isAlnum(src[e+1])) {
+		return i
+	}
+	var gb [24]byte
+	first, second := src[i:a], src[a+1:b]
+	given := len(first) >= 3 && len(first) < len(gb) && givenName(capitalisedCopy(&gb, first)) && !dictionaryWord(first)
+	initial := len(first) <= 4 && len(second) >= 4 && !dictionaryWord(second)
+	if !given && !initial {
+		return i
+	}
+	rw.mask(i, e, kUser)
+	return e
+}
+
+// capitalisedCopy returns w with its first letter a capital, written into
+// buf (len(w) <= len(buf)).
+func capitalisedCopy(buf *[24]byte, w []byte) []byte {
+	n := copy(buf[:], w)
+	buf[0] = w[0] - 'a' + 'A'
+	return buf[:n]
 }
 
 // capitalised reports whether src[i] is a capital and a small letter (or

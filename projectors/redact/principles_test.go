@@ -1549,3 +1549,20 @@ func TestPhonesBeforeAColonAndAfterContact(t *testing.T) {
 		"contact 2 of 5 failed":                                "contact 2 of 5 failed",
 	})
 }
+
+// After "by", the agent of what a log tells, a person's login is masked: two
+// parts of small letters joined by '.' or '_' where the first is a given
+// name, or an initial or a rank before a family name that is no word of
+// the dictionary. What a step, a file or a column is named by stays.
+func TestLoginsAfterBy(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"locker 112 opened by det.varga at 10:15":       "locker 112 opened by <USER> at 10:15",
+		"client secret rotated by winifred_marsh":       "client secret rotated by <USER>",
+		"job started by eudora.bpt using svc":           "job started by <USER> using svc",
+		"fixed by restart_server and kill_instance":     "fixed by restart_server and kill_instance",
+		"signed by ca.cert.pem":                         "signed by ca.cert.pem",
+		"rows grouped by user_id, sorted by created_at": "rows grouped by user_id, sorted by created_at",
+		"reviewed by qc_review":                         "reviewed by qc_review",
+		"written by os.path":                            "written by os.path",
+	})
+}

@@ -94,7 +94,7 @@ func Vocabulary() map[string][]string {
 	for _, t := range slices.Sorted(maps.Keys(titles)) {
 		v["persons"] = append(v["persons"], strings.ToUpper(t[:1])+t[1:]+" Ab ", strings.ToUpper(t[:1])+t[1:]+". Ab Cd ")
 	}
-	v["persons"] = append(v["persons"], "Anna Berg ", ";Anna ", "Anna Ab-Cd ", "Anna O'Ab ")
+	v["persons"] = append(v["persons"], "Anna Berg ", ";Anna ", "Anna Ab-Cd ", "Anna O'Ab ", "by anna.ab ", "by ab.abcd12 ", "by anna_ab ")
 	for _, w := range slices.Sorted(maps.Keys(streetTypes)) {
 		v["persons"] = append(v["persons"], "1 Ab "+strings.ToUpper(w[:1])+w[1:]+" ", "12B Ab Cd "+strings.ToUpper(w[:1])+w[1:]+". ")
 	}

@@ -22,7 +22,7 @@ var announcedWords = map[string]bool{"pin": true, "pins": true, "passcode": true
 	"unlock": true, "authorisation": true, "authorization": true, "keypad": true,
 	// What a code opens names it too: a padlock, a lockbox, a locker, a key
 	// safe, a device paired by passkey (padlock 5492, passkey 088856).
-	"padlock": true, "lockbox": true, "locker": true, "lockers": true, "keysafe": true, "safe": true, "passkey": true,
+	"padlock": true, "lock": true, "puk": true, "lockbox": true, "locker": true, "lockers": true, "keysafe": true, "safe": true, "passkey": true,
 	"password": false, "passwd": false, "passphrase": false, "phrase": false,
 	// The abbreviations people write in notes and commands (admin pw x).
 	"pw": false, "pwd": false,
@@ -915,7 +915,7 @@ func gateAnnounced(src []byte, _ features) bool {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "clave", "wifi", "wlan", "keyp", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key", "pw", "psk", "padl", "lockb", "locker", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
+	"vouch", "key", "pw", "psk", "padl", "lock", "puk", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
 
 var announceTable = newPrefixTable(announceStarts)
 

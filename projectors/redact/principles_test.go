@@ -1472,6 +1472,10 @@ func TestBareCodesAndTheirLists(t *testing.T) {
 		"controlled drug cabinet sign-off pins 7710 / 3392":     "controlled drug cabinet sign-off pins <SECRET> / <SECRET>",
 		"door opened; dual-control codes 4471 and 9038 entered": "door opened; dual-control codes <SECRET> and <SECRET> entered",
 		"the pins 1 and 2 are shorted":                          "the pins 1 and 2 are shorted",
+		// What a code opens names it (a lock); a SIM's unlock key is a PIN's kin.
+		"lakeside boathouse lock 3333":    "lakeside boathouse lock <SECRET>",
+		"modem SIM PIN 3141 PUK 40642414": "modem SIM PIN <SECRET> PUK <SECRET>",
+		"lock wait timeout 50":            "lock wait timeout 50",
 	})
 }
 

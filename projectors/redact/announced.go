@@ -26,6 +26,8 @@ var announcedWords = map[string]bool{"pin": true, "pins": true, "passcode": true
 	"password": false, "passwd": false, "passphrase": false, "phrase": false,
 	// The abbreviations people write in notes and commands (admin pw x).
 	"pw": false, "pwd": false,
+	// A card's security code (cardCodes), three or four digits.
+	"cvv": true, "cvc": true, "cvv2": true, "cvc2": true, "csc": true,
 	// A wireless network, named, announces its passphrase (guest wifi:
 	// x y z); a setting or a state (wifi: enabled) is no password.
 	"wifi": false, "wlan": false, "psk": false,
@@ -285,6 +287,12 @@ func redactAnnounced(rw *rewriter) {
 			}
 		}
 		switch {
+		case named && cardCodes[string(last)]:
+			// CVV 902: a card's security code, three or four digits.
+			if e := cardCode(src, i); e > i {
+				rw.mask(i+1, e, kSecret)
+				i = e
+			}
 		case named:
 			credEnd, code, since, answer = i, isCode, 0, isAnswer
 			if l := leaderEnd(src, i); l > i {
@@ -342,6 +350,9 @@ func redactAnnounced(rw *rewriter) {
 			e := rw.announcedValue(i, code, false)
 			if answer && e == i {
 				e = rw.answerValue(i)
+			}
+			if e == i && colon && !code && !answer {
+				e = rw.colonValue(i) // wifi password for guests: cinephile-popcorn
 			}
 			if e > i && string(lw) != "from" {
 				i, credEnd = e, -1
@@ -915,7 +926,7 @@ func gateAnnounced(src []byte, _ features) bool {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "clave", "wifi", "wlan", "keyp", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key", "pw", "psk", "padl", "lock", "puk", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
+	"vouch", "key", "pw", "psk", "padl", "lock", "puk", "cvv", "cvc", "csc", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
 
 var announceTable = newPrefixTable(announceStarts)
 
@@ -1682,6 +1693,51 @@ func pathKeyBeforeQuote(src []byte, i int) bool {
 		v++
 	}
 	return v > e && v < len(src) && (src[v] == '"' || src[v] == '\'') && classifyKey(src[i+1:e]) == kvSecret
+}
+
+// cardCodes name a payment card's security code.
+var cardCodes = wordSet(`cvv cvc cvv2 cvc2 csc`)
+
+// cardCode returns the end of a card's security code after the space at
+// i, three or four digits alone, or i.
+func cardCode(src []byte, i int) int {
+	if i >= len(src) || src[i] != ' ' {
+		return i
+	}
+	n := digitRun(src, i+1)
+	if e := i + 1 + n; (n == 3 || n == 4) && (e == len(src) || !isAlnum(src[e]) && src[e] != '-' && src[e] != '/' && src[e] != '.') {
+		return e
+	}
+	return i
+}
+
+// colonValue masks the one token after the colon that ends an
+// announcement of a password (wifi password for guests: cinephile-popcorn)
+// when it ends its clause: what stood after "password:" itself. A word of
+// state, a reference, a placeholder or a link (whose tokens the URL pass
+// reads) stays, and so does a sentence.
+func (rw *rewriter) colonValue(i int) int {
+	src := rw.src
+	vs := i
+	for vs < len(src) && vs-i < 3 && src[vs] == ' ' {
+		vs++
+	}
+	ve := vs
+	for ve < len(src) && !isSpace(src[ve]) && src[ve] != '"' && src[ve] != '\'' {
+		ve++
+	}
+	v := trimSentence(src[vs:ve], ".,;")
+	e := vs + len(v)
+	if vs == i || len(v) < 4 || refEnd(src, vs) > 0 || isPlaceholder(v) || !hasLetter(v) || bytes.Contains(v, []byte("://")) ||
+		!(e == len(src) || src[e] == '\n' || src[e] == ',' || src[e] == ';' || src[e] == '.') {
+		return i
+	}
+	var buf [16]byte
+	if lw := lowerInto(&buf, v); lw != nil && (plainWord(lw) || proseWord(lw)) {
+		return i
+	}
+	rw.mask(vs, e, kSecret)
+	return e
 }
 
 // listJoin returns the length of what joins a list's last item to the

@@ -1570,3 +1570,19 @@ func TestLoginsAfterBy(t *testing.T) {
 		"written by os.path":                            "written by os.path",
 	})
 }
+
+// The one token that ends a clause after the colon of a password's
+// announcement is its value (wifi password for guests: x), as after
+// "password:" itself; a word of state, a link or a sentence stays. A
+// card's security code is three or four digits after its name.
+func TestValueAfterAnnouncementsColonAndCardCodes(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"lounge wifi password for accredited guests: cinephile-popcorn": "lounge wifi password for accredited guests: <SECRET>",
+		"Guest Wi-Fi code for reservation 8830271: Football!":           "Guest Wi-Fi code for reservation 8830271: <SECRET>",
+		"password for db: see the vault entry":                          "password for db: see the vault entry",
+		"[sudo] password for alice:":                                    "[sudo] password for <USER>:",
+		"password reset link for you: https://app.example/r/abc":        "password reset link for you: https://app.example/r/abc",
+		"card ending 4411 entered CVV 902 and PIN 7713":                 "card ending 4411 entered CVV <SECRET> and PIN <SECRET>",
+		"cvv 1.2.3 library":                                             "cvv 1.2.3 library",
+	})
+}

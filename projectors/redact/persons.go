@@ -390,11 +390,55 @@ func (rw *rewriter) givenAndFamily(i int) int {
 	}
 	e2 := nameWordEnd(src, e1+1)
 	if e2 == e1+1 || e2 < len(src) && (isAlnum(src[e2]) || src[e2] == '_' || src[e2] == '@' || src[e2] == '.' && e2+1 < len(src) && isAlnum(src[e2+1])) ||
-		namedWord(src[e1+1:e2]) || dictionaryWord(src[e1+1:e2]) {
+		namedWord(src[e1+1:e2]) || dictionaryWord(src[e1+1:e2]) && !contactAfter(src, e2) {
 		return i
 	}
 	rw.mask(i, e2, kUser)
 	return e2
+}
+
+// contactAfter reports whether a phone number or an e-mail address follows
+// a name that ends at e, across at most a separator and one word (Annika
+// Strand mobile +46 555 889 021, Lily Dobbs, lily@example.org): contact
+// data says whose it is, so a family name that is also a word (Strand,
+// Dobbs) is one there.
+func contactAfter(src []byte, e int) bool {
+	k := e
+	for k < len(src) && k-e < 3 && (src[k] == ' ' || src[k] == ',' || src[k] == ';' || src[k] == '"' || src[k] == '\t' || src[k] == '|') {
+		k++
+	}
+	if w := k; w < len(src) && isAlpha(src[w]) {
+		for w < len(src) && w-k <= 10 && isAlpha(src[w]) {
+			w++
+		}
+		if w < len(src) && (src[w] == ' ' || src[w] == ':') && !bytes.ContainsRune(src[k:w], '@') {
+			k = w // a word for the contact: mobile, phone, email
+			for k < len(src) && k-w < 3 && (src[k] == ' ' || src[k] == ':') {
+				k++
+			}
+		}
+	}
+	if k == e || k >= len(src) {
+		return false
+	}
+	if src[k] == '+' || src[k] == '(' {
+		k++
+	}
+	if k < len(src) && isDigit(src[k]) {
+		digits := 0
+		for j := k; j < len(src) && j-k < 20 && (isDigit(src[j]) || src[j] == ' ' || src[j] == '-' || src[j] == ')'); j++ {
+			if isDigit(src[j]) {
+				digits++
+			}
+		}
+		return digits >= 7
+	}
+	for j := k; j < len(src) && j-k < 64 && (isAlnum(src[j]) || strings.IndexByte("._%+-@", src[j]) >= 0); j++ {
+		if src[j] == '@' {
+			return j > k
+		}
+	}
+	return false
 }
 
 // englishWordList holds the words of an English dictionary in small

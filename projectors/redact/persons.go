@@ -390,7 +390,7 @@ func (rw *rewriter) givenAndFamily(i int) int {
 	}
 	e2 := nameWordEnd(src, e1+1)
 	if e2 == e1+1 || e2 < len(src) && (isAlnum(src[e2]) || src[e2] == '_' || src[e2] == '@' || src[e2] == '.' && e2+1 < len(src) && isAlnum(src[e2+1])) ||
-		namedWord(src[e1+1:e2]) || dictionaryWord(src[e1+1:e2]) && !contactAfter(src, e2) {
+		namedWord(src[e1+1:e2]) || dictionaryWord(src[e1+1:e2]) && !familyWord(src[e1+1:e2]) && !contactAfter(src, e2) {
 		return i
 	}
 	rw.mask(i, e2, kUser)
@@ -490,9 +490,31 @@ func namedWord(w []byte) bool { return readsAsWord(w, false) }
 var givenNameList string
 
 // givenNames is givenNameList as a set, made on first use.
-var givenNames = sync.OnceValue(func() map[string]struct{} {
-	m := make(map[string]struct{}, 16384)
-	for rest := givenNameList; rest != ""; {
+var givenNames = sync.OnceValue(func() map[string]struct{} { return lineSet(givenNameList, 16384) })
+
+// familyWordList holds the family names that are also English words
+// (Martin, Strand, Smith, King), one per line: the last names of the same
+// locales of faker-js whose small-letter form is a word of
+// englishWordList. After a given name they are a family name, not a word
+// of a title (Chloe Martin, not Santa Special).
+//
+//go:embed givennames/family-words.txt
+var familyWordList string
+
+// familyWords is familyWordList as a set, made on first use.
+var familyWords = sync.OnceValue(func() map[string]struct{} { return lineSet(familyWordList, 256) })
+
+// familyWord reports whether w, capitalised, is a family name of
+// familyWordList.
+func familyWord(w []byte) bool {
+	_, ok := familyWords()[string(w)]
+	return ok
+}
+
+// lineSet returns the non-empty lines of text as a set.
+func lineSet(text string, size int) map[string]struct{} {
+	m := make(map[string]struct{}, size)
+	for rest := text; rest != ""; {
 		line, after, _ := strings.Cut(rest, "\n")
 		if line != "" {
 			m[line] = struct{}{}
@@ -500,7 +522,7 @@ var givenNames = sync.OnceValue(func() map[string]struct{} {
 		rest = after
 	}
 	return m
-})
+}
 
 // givenName reports whether w, capitalised, is a given name of
 // givenNameList.

@@ -1448,8 +1448,8 @@ func TestPeoplesNamesWhereverTheyStand(t *testing.T) {
 		// Contact data after a name says whose it is, though the family name is a word.
 		"buyer contact Annika Strand mobile +46 555 889 021": "buyer contact <USER> mobile <PHONE>",
 		"gift message to Lily Dobbs, lily.d@example.org":     "gift message to <USER>, <EMAIL>",
-		"tab opened by Chloe Martin card T-882":              "tab opened by Chloe Martin card T-882",
-		"meet at 12 Oak Dr Springfield":                      "meet at <ADDRESS> Springfield", // a street, no doctor
+		"tab opened by Chloe Martin card T-882":              "tab opened by <USER> card T-882", // Martin: a family name that is a word
+		"meet at 12 Oak Dr Springfield":                      "meet at <ADDRESS> Springfield",   // a street, no doctor
 		"Max Retries exceeded":                               "Max Retries exceeded",
 	})
 }

@@ -882,6 +882,10 @@ func (rw *rewriter) announcedDigits(i int) int {
 		rw.mask(s, e, kSecret) // padlock combination 7-3-9-1
 		return e
 	}
+	if wideGroups(v) && s > i && (e == len(src) || !isAlnum(src[e]) && src[e] != '-' && src[e] != '/') {
+		rw.mask(s, e, kSecret) // release code 0918-7724
+		return e
+	}
 	mixed := letters+digits >= 6 && letters+digits <= 20 && (digits > 0 && letters > 0 && !numberWithUnit(v) || digits == 0 && inner >= 3 ||
 		digits == 0 && letters <= 12 && isUpperName(v) && notWords(v))
 	if !(allDigits(v) && len(v) >= 4 && len(v) <= 10 || mixed) ||
@@ -1738,6 +1742,29 @@ func (rw *rewriter) colonValue(i int) int {
 	}
 	rw.mask(vs, e, kSecret)
 	return e
+}
+
+// wideGroups reports whether v is a code in two or three groups of three
+// or four digits joined by dashes (0918-7724, 401-882-193), and no date:
+// a group of four digits first that starts as a year (2026-1204) is one.
+func wideGroups(v []byte) bool {
+	groups := 0
+	for k := 0; k < len(v); {
+		n := digitRun(v, k)
+		if n < 3 || n > 4 {
+			return false
+		}
+		groups++
+		k += n
+		if k == len(v) {
+			break
+		}
+		if v[k] != '-' || groups == 3 {
+			return false
+		}
+		k++
+	}
+	return groups >= 2 && !(len(v) > 4 && v[4] == '-' && centuryStart(v))
 }
 
 // listJoin returns the length of what joins a list's last item to the

@@ -1480,6 +1480,10 @@ func TestBareCodesAndTheirLists(t *testing.T) {
 		"lakeside boathouse lock 3333":    "lakeside boathouse lock <SECRET>",
 		"modem SIM PIN 3141 PUK 40642414": "modem SIM PIN <SECRET> PUK <SECRET>",
 		"lock wait timeout 50":            "lock wait timeout 50",
+		// A code in dash-joined groups of three or four digits; a year and a date stay.
+		"release code for all cabinets is 0918-7724, stored": "release code for all cabinets is <SECRET>, stored",
+		"door code 401-882-193":                              "door code <SECRET>",
+		"build code 2026-1204 ready":                         "build code 2026-1204 ready",
 	})
 }
 

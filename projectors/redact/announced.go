@@ -900,11 +900,19 @@ func (rw *rewriter) announcedDigits(i int) int {
 // key's part after '_', '-' or '.') starts with one of announceStarts, in
 // any case. One look at the first letter of each word.
 func gateAnnounced(src []byte, _ features) bool {
-	quoted := bytes.IndexByte(src, '"') >= 0 || bytes.IndexByte(src, '\'') >= 0
+	quoted := -1 // whether the text holds a quote, read at its first '/'
 	for i := 0; i < len(src); i++ {
 		c := src[i]
-		if c == '/' && quoted && pathKeyBeforeQuote(src, i) {
-			return true // app/db/requirepass 'x' (quotedPair)
+		if c == '/' {
+			if quoted < 0 {
+				quoted = 0
+				if bytes.IndexByte(src, '"') >= 0 || bytes.IndexByte(src, '\'') >= 0 {
+					quoted = 1
+				}
+			}
+			if quoted == 1 && pathKeyBeforeQuote(src, i) {
+				return true // app/db/requirepass 'x' (quotedPair)
+			}
 		}
 		if !isAlpha(c) {
 			continue

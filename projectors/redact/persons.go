@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"bytes"
 	_ "embed"
 	"strings"
 	"sync"
@@ -9,82 +8,78 @@ import (
 	"github.com/toolcanon/toolcanon/canonical"
 )
 
-// People's names where a tool writes who a record is about: after a noun
-// for a person the record serves (customer, patient, guest, holder=), a
-// given name and a family name, each capitalised and neither a word of
-// English (customer Harriet Nwosu, holder=Oliver Pennington); and right
-// before the person's own e-mail address (Mira Solvang (mira@…)). A noun
-// for a person before capitalised English words names a team or a thing
-// (customer Support Team) and stays. The walk that finds the names also
-// finds the phone numbers people write (phone.go: spokenPhone).
+// Who a record is about: a person's name wherever it stands (a given name
+// of givennames/names.txt and a family name, the words after a form of
+// address, a login after "by"), and after a noun for a person the record
+// serves (customer, patient, guest, holder=) any given and family name
+// that are no words of English (customer Harriet Nwosu); the name right
+// before the person's own e-mail address (Mira Solvang (mira@…)); a street
+// address and a date of birth. A noun for a person before capitalised
+// English words names a team or a thing (customer Support Team) and
+// stays. The walk that finds them also finds the phone numbers people
+// write (phone.go: spokenPhone).
 
 // servedNouns name the person a record is about: whom a tool serves.
 var servedNouns = wordSet(`customer patient guest candidate holder cardholder visitor passenger pax donor client payee
 	tenant resident student attendee caller recipient subscriber applicant traveller traveler buyer bidder examinee
 	learner participant claimant beneficiary skier rider grower member homeowner policyholder borrower renter hirer`)
 
-// redactPersons masks a person's name after a noun of servedNouns as an
-// account's name (kUser): the name says who the person is. The same walk
-// masks a phone number in national form or after a word for a phone
-// (spokenPhone). It stops only at a space or '=' before a capital or a
-// digit.
+// redactPersons masks people's names as accounts' (kUser), street
+// addresses (kAddress), dates of birth (kBirthDate) and phone numbers
+// (spokenPhone). It stops only at a byte of personBoundary before a
+// letter or a digit; the text's start reads as a space.
 func redactPersons(rw *rewriter) {
 	src := rw.src
 	var buf [16]byte
-	if len(src) > 0 && isDigit(src[0]) {
-		rw.spokenPhone(0) // a number that starts the text
+	i := -1
+	if len(src) > 3 {
+		i = rw.personAfter(-1, ' ', &buf) // the text's start
 	}
-	if len(src) > 3 && isUpper(src[0]) {
-		rw.namedPerson(0) // a name that starts the text
-	} else if len(src) > 3 && isDigit(src[0]) {
-		rw.streetAddress(0) // an address that starts the text
-	}
-	for i := 0; i+3 < len(src); i++ {
-		c := src[i]
-		if !personBoundary[c] {
-			continue // one look at most bytes
-		}
-		if c == '"' && i > 2 && (src[i-1] == ':' || src[i-1] == ' ' && src[i-2] == ':') && isUpper(src[i+1]) {
-			if e := rw.servedMember(i, &buf); e > i+1 {
-				i = e - 1
-				continue
-			}
-		}
-		if c != ' ' && c != '=' {
-			if nameBoundary[c] && capitalised(src, i+1) {
-				if e := rw.namedPerson(i + 1); e > i+1 {
-					i = e - 1
-				}
-			} else if (c == '"' || c == ':' || c == ',' || c == ';' || c == '(') && isDigit(src[i+1]) {
-				if e := rw.personalNumber(i + 1); e > i+1 {
-					i = e - 1
-				}
-			}
-			continue
-		}
-		switch c := src[i+1]; {
-		case c >= 'a' && c <= 'z':
-			if i >= 2 && src[i-1] == 'y' && lower(src[i-2]) == 'b' && (i == 2 || !isAlnum(src[i-3])) {
-				if e := rw.loginAfterBy(i + 1); e > i+1 {
-					i = e - 1
-				}
-			}
-		case class[c]&cDigit != 0:
-			if e := rw.personalNumber(i + 1); e > i+1 {
-				i = e - 1
-			} else if e := rw.spokenPhone(i + 1); e > i+1 {
-				i = e - 1
-			}
-		case c >= 'A' && c <= 'Z' && capitalised(src, i+1):
-			if e := rw.titledName(i + 1); e > i+1 {
-				i = e - 1
-			} else if e := rw.servedName(i, &buf); e > i+1 {
-				i = e - 1
-			} else if e := rw.givenAndFamily(i + 1); e > i+1 {
-				i = e - 1
-			}
+	for i++; i+3 < len(src); i++ {
+		if c := src[i]; personBoundary[c] { // one look at most bytes
+			i = rw.personAfter(i, c, &buf)
 		}
 	}
+}
+
+// personAfter reads what starts after c, a byte of personBoundary at i
+// (-1: the text's start, read as a space), masks it, and returns where
+// the walk goes on: the masked value's last byte, or i.
+func (rw *rewriter) personAfter(i int, c byte, buf *[16]byte) int {
+	src := rw.src
+	if c == '"' && i > 2 && (src[i-1] == ':' || src[i-1] == ' ' && src[i-2] == ':') && isUpper(src[i+1]) {
+		if e := rw.servedMember(i, buf); e > i+1 {
+			return e - 1
+		}
+	}
+	e := i + 1
+	if c != ' ' && c != '=' {
+		if nameBoundary[c] && capitalised(src, i+1) {
+			e = rw.namedPerson(i + 1)
+		} else if (c == '"' || c == ':' || c == ',' || c == ';' || c == '(') && isDigit(src[i+1]) {
+			e = rw.personalNumber(i + 1)
+		}
+		return max(e-1, i)
+	}
+	switch c := src[i+1]; {
+	case c >= 'a' && c <= 'z':
+		if i >= 2 && src[i-1] == 'y' && lower(src[i-2]) == 'b' && (i == 2 || !isAlnum(src[i-3])) {
+			e = rw.loginAfterBy(i + 1)
+		}
+	case class[c]&cDigit != 0:
+		if e = rw.personalNumber(i + 1); e <= i+1 {
+			e = rw.spokenPhone(i + 1)
+		}
+	case c >= 'A' && c <= 'Z' && capitalised(src, i+1):
+		e = rw.titledName(i + 1)
+		if e <= i+1 && i >= 0 {
+			e = rw.servedName(i, buf) // a noun before the space
+		}
+		if e <= i+1 {
+			e = rw.givenAndFamily(i + 1)
+		}
+	}
+	return max(e-1, i)
 }
 
 // loginAfterBy masks the account at src[i] after "by", the agent of what
@@ -200,7 +195,7 @@ func (rw *rewriter) streetAddress(i int) int {
 		e++ // 221B
 	}
 	var buf [16]byte
-	end := -1
+	end, typeLen := -1, 0
 	for words := 0; words < 4 && e+1 < len(src) && src[e] == ' ' && isUpper(src[e+1]); words++ {
 		we := e + 2
 		for we < len(src) && (isAlpha(src[we]) || src[we] >= 0x80 || src[we] == '-' || src[we] == '\'') {
@@ -208,7 +203,7 @@ func (rw *rewriter) streetAddress(i int) int {
 		}
 		if words > 0 {
 			if w := lowerInto(&buf, src[e+1:we]); w != nil && streetTypes[string(w)] {
-				end = we
+				end, typeLen = we, we-e-1
 				break
 			}
 		}
@@ -217,10 +212,8 @@ func (rw *rewriter) streetAddress(i int) int {
 	if end < 0 || end < len(src) && (isAlnum(src[end]) || src[end] == '_' || src[end] == '@') {
 		return i
 	}
-	if end < len(src) && src[end] == '.' && (end+1 == len(src) || src[end+1] == ' ' || src[end+1] == ',') {
-		if w := lowerInto(&buf, src[bytes.LastIndexByte(src[:end], ' ')+1:end]); w != nil && len(w) <= 4 {
-			end++ // Rd., Ave.
-		}
+	if typeLen <= 4 && end < len(src) && src[end] == '.' && (end+1 == len(src) || src[end+1] == ' ' || src[end+1] == ',') {
+		end++ // Rd., Ave.
 	}
 	rw.mask(i, end, kAddress)
 	return end
@@ -235,11 +228,6 @@ var birthWords = wordSet(`dob birth birthdate birthday born geburtsdatum geboren
 // order. It returns the date's end, or i.
 func (rw *rewriter) birthDate(i int) int {
 	src := rw.src
-	// A date's first group has one, two or four digits: a mark follows
-	// one of them (a cheap refusal of the numbers logs are full of).
-	if !(i+4 < len(src) && (dateMark(src[i+1]) || dateMark(src[i+2]) || dateMark(src[i+4]))) {
-		return i
-	}
 	e := dateEnd(src, i)
 	if e == i {
 		return i
@@ -252,9 +240,18 @@ func (rw *rewriter) birthDate(i int) int {
 	for ws > 0 && we-ws < 24 && (isAlpha(src[ws-1]) || src[ws-1] == '.') {
 		ws--
 	}
-	w := bytes.ReplaceAll(src[ws:we], []byte("."), nil) // D.O.B.
 	var buf [16]byte
-	if lw := lowerInto(&buf, w); lw == nil || !birthWords[string(lw)] {
+	n := 0
+	for _, c := range src[ws:we] {
+		if c != '.' { // D.O.B.
+			if n == len(buf) {
+				return i
+			}
+			buf[n] = lower(c)
+			n++
+		}
+	}
+	if !birthWords[string(buf[:n])] {
 		return i
 	}
 	rw.mask(i, e, kBirthDate)
@@ -388,9 +385,8 @@ func (rw *rewriter) givenAndFamily(i int) int {
 	if e1-i < 3 || e1+2 >= len(src) || src[e1] != ' ' || !givenName(src[i:e1]) || namedWord(src[i:e1]) {
 		return i
 	}
-	e2 := nameWordEnd(src, e1+1)
-	if e2 == e1+1 || e2 < len(src) && (isAlnum(src[e2]) || src[e2] == '_' || src[e2] == '@' || src[e2] == '.' && e2+1 < len(src) && isAlnum(src[e2+1])) ||
-		namedWord(src[e1+1:e2]) || dictionaryWord(src[e1+1:e2]) && !familyWord(src[e1+1:e2]) && !contactAfter(src, e2) {
+	e2 := familyEnd(src, e1+1)
+	if e2 == e1+1 || namedWord(src[e1+1:e2]) || dictionaryWord(src[e1+1:e2]) && !familyWord(src[e1+1:e2]) && !contactAfter(src, e2) {
 		return i
 	}
 	rw.mask(i, e2, kUser)
@@ -411,7 +407,7 @@ func contactAfter(src []byte, e int) bool {
 		for w < len(src) && w-k <= 10 && isAlpha(src[w]) {
 			w++
 		}
-		if w < len(src) && (src[w] == ' ' || src[w] == ':') && !bytes.ContainsRune(src[k:w], '@') {
+		if w < len(src) && (src[w] == ' ' || src[w] == ':') {
 			k = w // a word for the contact: mobile, phone, email
 			for k < len(src) && k-w < 3 && (src[k] == ' ' || src[k] == ':') {
 				k++
@@ -421,24 +417,13 @@ func contactAfter(src []byte, e int) bool {
 	if k == e || k >= len(src) {
 		return false
 	}
-	if src[k] == '+' || src[k] == '(' {
-		k++
+	switch {
+	case src[k] == '+':
+		return phoneEnd(src, k, true) > k
+	case isDigit(src[k]) || src[k] == '(':
+		return spokenNumberEnd(src, k) > k
 	}
-	if k < len(src) && isDigit(src[k]) {
-		digits := 0
-		for j := k; j < len(src) && j-k < 20 && (isDigit(src[j]) || src[j] == ' ' || src[j] == '-' || src[j] == ')'); j++ {
-			if isDigit(src[j]) {
-				digits++
-			}
-		}
-		return digits >= 7
-	}
-	for j := k; j < len(src) && j-k < 64 && (isAlnum(src[j]) || strings.IndexByte("._%+-@", src[j]) >= 0); j++ {
-		if src[j] == '@' {
-			return j > k
-		}
-	}
-	return false
+	return addressAt(src, k)
 }
 
 // englishWordList holds the words of an English dictionary in small
@@ -657,14 +642,23 @@ func personNameEnd(src []byte, i int) int {
 	if e1 == i || e1+2 >= len(src) || src[e1] != ' ' {
 		return i
 	}
-	e2 := nameWordEnd(src, e1+1)
-	if e2 == e1+1 || e2 < len(src) && (isAlnum(src[e2]) || src[e2] == '_' || src[e2] == '@' || src[e2] == '.' && e2+1 < len(src) && isAlnum(src[e2+1])) {
-		return i
-	}
-	if proseName(src[i:e1]) || proseName(src[e1+1:e2]) {
+	e2 := familyEnd(src, e1+1)
+	if e2 == e1+1 || proseName(src[i:e1]) || proseName(src[e1+1:e2]) {
 		return i
 	}
 	return e2
+}
+
+// familyEnd returns the end of a family name's capitalised word at src[j]
+// (nameWordEnd) where a name ends: before no letter, digit, '_' or '@',
+// nor a '.' that more of a word follows (an address's or a host's label);
+// or j.
+func familyEnd(src []byte, j int) int {
+	e := nameWordEnd(src, j)
+	if e == j || e < len(src) && (isAlnum(src[e]) || src[e] == '_' || src[e] == '@' || src[e] == '.' && e+1 < len(src) && isAlnum(src[e+1])) {
+		return j
+	}
+	return e
 }
 
 // nameWordEnd returns the end of a capitalised word of letters at
@@ -746,6 +740,12 @@ func addressAfter(src []byte, e int) bool {
 	} else if k == e+1 && src[e] == ' ' {
 		return false // a name, a space, then a word: no address of its own
 	}
+	return addressAt(src, k)
+}
+
+// addressAt reports whether an e-mail address starts at src[k]: a local
+// part, one '@', and a domain with a dot before a letter.
+func addressAt(src []byte, k int) bool {
 	at := -1
 	for j := k; j < len(src) && j-k <= 64 && (isAlnum(src[j]) || strings.IndexByte("._%+-@", src[j]) >= 0); j++ {
 		if src[j] == '@' {

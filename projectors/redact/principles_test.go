@@ -1594,3 +1594,20 @@ func TestValueAfterAnnouncementsColonAndCardCodes(t *testing.T) {
 		"cvv 1.2.3 library":                                             "cvv 1.2.3 library",
 	})
 }
+
+// The lists keep what their READMEs say: no given name is a word of the
+// dictionary (it would read titles as names), every family name of
+// family-words.txt is one (else the list has no use), and each line of
+// both is found as a name.
+func TestNameListsAgainstTheDictionary(t *testing.T) {
+	for _, n := range strings.Split(strings.TrimSuffix(givenNameList, "\n"), "\n") {
+		if !givenName([]byte(n)) || dictionaryWord([]byte(n)) {
+			t.Fatalf("given name %q: found %v, a dictionary word %v", n, givenName([]byte(n)), dictionaryWord([]byte(n)))
+		}
+	}
+	for _, n := range strings.Split(strings.TrimSuffix(familyWordList, "\n"), "\n") {
+		if !familyWord([]byte(n)) || !dictionaryWord([]byte(n)) {
+			t.Fatalf("family name %q: found %v, a dictionary word %v", n, familyWord([]byte(n)), dictionaryWord([]byte(n)))
+		}
+	}
+}

@@ -131,6 +131,9 @@ var proofsTable = []proof{
 	{name: "key id or fingerprint", words: []string{"fingerprint", "keyid", "key id", "gpg", "fpr", "pub", "sub", "sec", "ssb", "rsa", "dsa", "ecdsa", "eddsa", "ed25519",
 		"cv25519", "ed448", "nistp256", "nistp384", "nistp521", "rsa2048", "rsa3072", "rsa4096"}, window: 64,
 		shape: shape{kind: 'x', lens: []int{8, 16, 40}}},
+	{name: "key id a gpg status line names", words: []string{"key"}, window: 4, line: "gpg: ", shape: shape{kind: 'x', lens: []int{8, 16, 40}}},
+	{name: "signature in its OpenPGP armour", line: "-----BEGIN PGP SIGNATURE-----", shape: shape{kind: 'b'}},
+	{name: "public key or fingerprint in its OpenPGP armour", line: "-----BEGIN PGP PUBLIC KEY BLOCK-----", shape: shape{kind: 'b'}},
 	{name: "content-addressed path", dirs: true, shape: shape{kind: 'x'}},
 	{name: "ssh public key", shape: shape{kind: 's'}},
 	{name: "trace context", words: []string{"trace", "traceparent", "tracestate", "b3", "span", "parent id"}, window: 48, shape: shape{kind: 'r', may: traceLength, re: regexp.MustCompile(
@@ -182,6 +185,15 @@ func traceLength(v []byte) bool {
 func proven(rw *rewriter, s, e int) bool {
 	src := rw.src
 	v := src[s:e]
+	if len(v) > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X') && hexOneCase(v[2:]) {
+		// Hexadecimal as C writes it (crc32=0x72CBC1A7): the digits are
+		// what a proof reads, the prefix goes public with them.
+		if proven(rw, s+2, e) {
+			rw.public[len(rw.public)-1][0] = s
+			return true
+		}
+		return false
+	}
 	vc := valueClass{b64: base64Like(v)}
 	if !vc.b64 && bytes.IndexByte(v, '.') < 0 {
 		return false // every proven value is base64, a range or a version
@@ -202,14 +214,77 @@ func proven(rw *rewriter, s, e int) bool {
 			return true
 		}
 	}
-	// The algorithm's name joined to its value: sha384-<base64> (SRI).
-	if k := bytes.IndexByte(v, '-'); k > 0 && k <= 8 {
-		if bits := digestBits(v[:k], nil); bits > 0 && digestFits(v[k+1:], bits) {
+	// The algorithm's name joined to its value: sha384-<base64> (SRI),
+	// sha256/<base64> (a public key's pin as TLS clients write it; curl
+	// doubles the slash).
+	if k := bytes.IndexAny(v, "-/"); k > 0 && k <= 8 {
+		d := v[k+1:]
+		if v[k] == '/' && len(d) > 0 && d[0] == '/' {
+			d = d[1:]
+		}
+		if bits := digestBits(v[:k], nil); bits > 0 && digestFits(d, bits) {
 			rw.public = append(rw.public, [2]int{s, e})
 			return true
 		}
 	}
+	if vc.hex && besideProven(rw, s, e) {
+		rw.public = append(rw.public, [2]int{s, e})
+		return true
+	}
 	return false
+}
+
+// siblingGap is the most bytes between two values of one listing.
+const siblingGap = 24
+
+// besideProven reports whether the hexadecimal src[s:e] follows, a few
+// words later on its line, a hexadecimal value of its length that a proof
+// made public: the second of a listing the first one's context proves (two
+// commits: merged a into b; a hash chain's links: prev=… this=…; a digest
+// before and after). A credential's word, or a value, between the two
+// ends the listing: sha256=… token=… proves nothing of the token.
+func besideProven(rw *rewriter, s, e int) bool {
+	if len(rw.public) == 0 {
+		return false
+	}
+	p := rw.public[len(rw.public)-1]
+	if p[1] > s || s-p[1] > siblingGap || p[1]-p[0] != e-s || !hexOneCase(rw.src[p[0]:p[1]]) {
+		return false
+	}
+	gap := rw.src[p[1]:s]
+	if bytes.IndexByte(gap, '\n') >= 0 || bytes.IndexByte(gap, '\r') >= 0 || bytes.Contains(gap, []byte(`\n`)) {
+		return false
+	}
+	for i := 0; i < len(gap); {
+		if !isAlnum(gap[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(gap) && isAlnum(gap[j]) {
+			j++
+		}
+		if siblingBlocks(gap[i:j]) {
+			return false
+		}
+		i = j
+	}
+	return true
+}
+
+// siblingBlocks reports whether a word between two values makes the
+// second one no sibling of the first: a credential's word, a key's, or a
+// value's (letters and digits, 12 or more).
+func siblingBlocks(w []byte) bool {
+	if len(w) >= minGenerated && hasDigit(w) {
+		return true
+	}
+	lw := lowerASCII(w)
+	switch string(lw) {
+	case "key", "keys", "hmac", "mac", "sig", "authorization", "api":
+		return true
+	}
+	return lw == nil || credentialWords[string(lw)] || glued(lw)
 }
 
 // proofsByLen[n][c] has bit i set when the i-th proof's shape may fit a

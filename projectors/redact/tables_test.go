@@ -8,6 +8,34 @@ import (
 	"testing"
 )
 
+// Proofs read outside the table: hexadecimal with C's prefix reads as its
+// digits, an algorithm joined to its digest by a slash (a public key's
+// pin) proves it as a dash does (SRI), and the second of two values of one
+// listing is proven by the first one's context, unless a credential's
+// word stands between.
+func TestProofsBesideTheTable(t *testing.T) {
+	for _, c := range []struct{ kept, masked string }{
+		{"fw 3.0.7 crc32=0x72CBC1A7 size=1048576", "fw 3.0.7 pin=0x72CBC1A7 size=1048576"},
+		{"TLS pin sha256/sXdwVs3F0eXV4t8QA2BhaWcAfDDAtSZe8IffxaMFiWc=", "TLS pin sha257/sXdwVs3F0eXV4t8QA2BhaWcAfDDAtSZe8IffxaMFiWc="},
+		{"curl --pinnedpubkey sha256//sXdwVs3F0eXV4t8QA2BhaWcAfDDAtSZe8IffxaMFiWc= https://api.example.com", "curl --pinnedpubkey sha256//1B2M2Y8AsgTpgAmY7PhCfg== https://api.example.com"},
+		{"Merged ba7add2d4ad83ef2f25ac00089322117abd465b2 into 92f64d707aee28f8f95e65d9cf45b559b14ca24d",
+			"Merged ba7add2d4ad83ef2f25ac00089322117abd465b2 with key 92f64d707aee28f8f95e65d9cf45b559b14ca24d"},
+		{"hash chain prev=87b7acd2f354663d999f1431ae364f473819285844de3cb034c66748b4bfdc86 this=e8dd05b1adc5b8482b651be3a70ed9ce31ea6a49a92818bef471531ae4ede8da",
+			"hash chain prev=87b7acd2f354663d999f1431ae364f473819285844de3cb034c66748b4bfdc86 token=e8dd05b1adc5b8482b651be3a70ed9ce31ea6a49a92818bef471531ae4ede8da"},
+		{"commit ba7add2d4ad83ef2f25ac00089322117abd465b2 parent 92f64d707aee28f8f95e65d9cf45b559b14ca24d",
+			"commit ba7add2d4ad83ef2f25ac00089322117abd465b2 parent 92f64d707aee28f8f95e65d9cf45b559b14ca24d2b1c"},
+		{"commit ba7add2d4ad83ef2f25ac00089322117abd465b2 parent 92f64d707aee28f8f95e65d9cf45b559b14ca24d",
+			"commit ba7add2d4ad83ef2f25ac00089322117abd465b2 and then, much later on, 92f64d707aee28f8f95e65d9cf45b559b14ca24d"},
+	} {
+		if got := String(c.kept); got != c.kept {
+			t.Errorf("%q\n changed to %q", c.kept, got)
+		}
+		if got := String(c.masked); got == c.masked {
+			t.Errorf("%q kept", c.masked)
+		}
+	}
+}
+
 // Each proof, entry by entry: a value of its shape is kept in its context
 // and masked in another, and a value of another shape is masked in it.
 func TestProofsEntryByEntry(t *testing.T) {
@@ -77,6 +105,11 @@ func TestProofsEntryByEntry(t *testing.T) {
 			{"pub   ed25519/217417CFE32FE7D6 2026-01-14 [SC]", "pub   ed25519 217417CFE32FE7D6b 2026-01-14 [SC]"},
 			{"fpr:::::::::8C16EEC2957BA9F86486BE07C71A68DA9C2FD016:", "fp:::::::::8C16EEC2957BA9F86486BE07C71A68DA9C2FD016:"},
 		},
+		"key id a gpg status line names": {{`gpg: Good signature from "Release Team" key 5303C80FCFAE483C`, `Good signature from "Release Team" key 5303C80FCFAE483C`}},
+		"signature in its OpenPGP armour": {{`-----BEGIN PGP SIGNATURE-----\nComment: release 5.1.0\n\niHUEABYKAB0WIQapHP9XQMWmcVzMrYBifsmX4VE9qdCizhJ/ivC+VR`,
+			`-----BEGIN PGP MESSAGE-----\nComment: release 5.1.0\n\niHUEABYKAB0WIQapHP9XQMWmcVzMrYBifsmX4VE9qdCizhJ/ivC+VR`}},
+		"public key or fingerprint in its OpenPGP armour": {{"-----BEGIN PGP PUBLIC KEY BLOCK----- Version: relay-release D0B26D036323ADC90212694F45ACBD949FE3935D",
+			"-----BEGIN PGP PRIVATE KEY BLOCK----- Version: relay-release D0B26D036323ADC90212694F45ACBD949FE3935D"}},
 		"content-addressed path": {{"packages/8a/ea/19f9ad283fe0a3a3e28580a12d3e1db637519141284019db9bb7a6755bfb/mlflow.whl", "packages/8a/ea/19f9ad283fe0a3a3e28580a12d3e1db637519141284019db9bb7a6755bf/mlflow.whl"}},
 		"ssh public key":         {{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHq7Lm2vK9tR4xW1nB8yC3dF6hJ0sG5aE2uQ ops@build-runner", "ssh-ed25519 QUFBQUMzTnphQzFsWkRJMU5URTVBQUFBSUhxN0xtMnZLOXRSNHhXMW5COHlD"}},
 		"trace context": {

@@ -179,6 +179,20 @@ func redactAnnounced(rw *rewriter) {
 		if login >= 0 {
 			login++
 		}
+		if openVerbs[string(lw)] && len(w) == len(tok) {
+			if e := rw.codeOpening(i); e > i {
+				i = e // the cabinet opens with 3-3-0-9
+				prev, prevWord = nil, nil
+				continue
+			}
+		}
+		if string(lw) == "pass" && len(w) == len(tok) {
+			if e := rw.passAfterAccount(i, &toks); e > i {
+				i = e // login c.tregarthen pass x
+				prev, prevWord = nil, nil
+				continue
+			}
+		}
 		if loginFilter.may(lw) && loginVerbs[string(lw)] || string(last) == "pin" || string(last) == "password" && len(w) == len(last) {
 			rw.actorBefore(&toks)
 		}
@@ -938,7 +952,7 @@ func gateAnnounced(src []byte, _ features) bool {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "clave", "wifi", "wlan", "keyp", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key", "pw", "psk", "padl", "lock", "puk", "cvv", "cvc", "csc", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
+	"vouch", "key", "open", "pw", "psk", "padl", "lock", "puk", "cvv", "cvc", "csc", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
 
 var announceTable = newPrefixTable(announceStarts)
 
@@ -1937,3 +1951,188 @@ var accountNouns = wordSet(`account member officer instructor bidder tech techni
 // sessionWords start what an account does next in a log: it logs or
 // signs in, or is given a temporary credential.
 var sessionWords = wordSet(`logged signed temp temporary`)
+
+// passRoles are the accounts named by their role that "pass" follows
+// (admin pass x), and passAccounts the words that name the account
+// before it (login alice pass x).
+var (
+	passRoles    = wordSet(`admin administrator root supervisor sup superuser operator manager`)
+	passAccounts = wordSet(`login user username account`)
+)
+
+// passAfterAccount masks the value after the word "pass" that ends at i,
+// when what stands right before the word is an account or an endpoint:
+// login c.tregarthen pass x, user ops@example.com pass x, admin pass x,
+// ws://10.0.0.5:4455 pass x. Alone, "pass" is a ticket, a step or a
+// verb (season pass 2026, pass 2 of 3): the account is what makes it a
+// password's. The value is shaped like a password, or it is one word
+// that ends its clause after a role (admin pass cutter).
+func (rw *rewriter) passAfterAccount(i int, toks *[5][2]int) int {
+	src := rw.src
+	if i+1 >= len(src) || src[i] != ' ' || toks[1][1] == 0 {
+		return i
+	}
+	vs, ve := i+1, i+1
+	for ve < len(src) && !isSpace(src[ve]) && ve-vs <= 64 {
+		ve++
+	}
+	v := trimSentence(src[vs:ve], ".,;:")
+	if len(v) < 4 {
+		return i
+	}
+	e := vs + len(v)
+	p1 := bytes.TrimRight(src[toks[1][0]:toks[1][1]], ",;:")
+	var b1, b2 [16]byte
+	l1 := lowerInto(&b1, p1)
+	role := l1 != nil && passRoles[string(l1)]
+	account := false
+	if toks[2][1] > 0 && (nameLike(p1) || actorName(p1)) {
+		l2 := lowerInto(&b2, src[toks[2][0]:toks[2][1]])
+		account = l2 != nil && (passAccounts[string(l2)] || accountNouns[string(l2)])
+	}
+	endpoint := bytes.Contains(p1, []byte("://")) || bytes.IndexByte(p1, '@') > 0
+	if !role && !account && !endpoint {
+		return i
+	}
+	ends := e == len(src) || !(src[e] == ' ' && e+1 < len(src) && isAlpha(src[e+1]))
+	if !passwordShaped(v) && !(role && ends && allLetters(v)) {
+		return i
+	}
+	rw.mask(vs, e, kSecret)
+	return e
+}
+
+// formerWords name a credential's value before a change, in a parenthesis
+// after its new value: changed to 2719 (was 1844), combination 0852 (old
+// 7429).
+var formerWords = wordSet(`was old previously formerly previous prev`)
+
+// formerValues masks the value a line gives as the one before a secret it
+// masks, since a change leaves the old value where the new one was used:
+// x (was y), from y to x, old=y new=x. The former value is of the secret's
+// kind (digits for a code's digits) and no word of prose.
+func (rw *rewriter) formerValues() {
+	src := rw.src
+	for k, n := 0, len(rw.spans); k < n; k++ {
+		sp := rw.spans[k]
+		if sp.kind != kSecret {
+			continue
+		}
+		secret := src[sp.start:sp.end]
+		// x (was y)
+		if i := sp.end; i+2 < len(src) && src[i] == ' ' && src[i+1] == '(' {
+			ws, we := i+2, i+2
+			for we < len(src) && isAlpha(src[we]) {
+				we++
+			}
+			var b [16]byte
+			if w := lowerInto(&b, src[ws:we]); w != nil && formerWords[string(w)] {
+				vs := we
+				if vs < len(src) && (src[vs] == ':' || src[vs] == '=') {
+					vs++
+				}
+				for vs < len(src) && src[vs] == ' ' {
+					vs++
+				}
+				ve := vs
+				for ve < len(src) && ve-vs <= 64 && src[ve] != ')' && !isSpace(src[ve]) {
+					ve++
+				}
+				if ve < len(src) && src[ve] == ')' && formerOf(src[vs:ve], secret) {
+					rw.spans = append(rw.spans, span{start: vs, end: ve, kind: kSecret})
+				}
+			}
+		}
+		// from y to x; old=y new=x
+		if vs, ve := formerBefore(src, sp.start); ve > vs && formerOf(src[vs:ve], secret) {
+			rw.spans = append(rw.spans, span{start: vs, end: ve, kind: kSecret})
+		}
+	}
+}
+
+// formerBefore returns the bounds of the value that "from y to " or
+// "old=y new=" puts right before s, or (s, s).
+func formerBefore(src []byte, s int) (int, int) {
+	var pair [2]string // the words before the former value and before s
+	var sep byte
+	switch {
+	case s >= 4 && string(src[s-4:s]) == " to ":
+		pair, sep = [2]string{"from", "to"}, ' '
+		s -= 3
+	case s >= 5 && equalFold(src[s-5:s], " new=") || s >= 5 && equalFold(src[s-5:s], " new:"):
+		pair, sep = [2]string{"old", "new"}, src[s-1]
+		s -= 4
+	default:
+		return s, s
+	}
+	ve := s - 1
+	vs := ve
+	for vs > 0 && vs > ve-64 && !isSpace(src[vs-1]) && src[vs-1] != sep {
+		vs--
+	}
+	if vs == ve || vs < len(pair[0])+1 || src[vs-1] != sep || !equalFold(src[vs-1-len(pair[0]):vs-1], pair[0]) ||
+		vs-1-len(pair[0]) > 0 && isAlnum(src[vs-2-len(pair[0])]) {
+		return s, s
+	}
+	return vs, ve
+}
+
+// formerOf reports whether v may be the value before secret: digits for
+// digits (with the separators a code is written with), else a value that
+// is no word of prose, at least four bytes long.
+func formerOf(v, secret []byte) bool {
+	if len(v) < 3 || len(v) > 64 {
+		return false
+	}
+	if codeDigits(secret) {
+		return codeDigits(v)
+	}
+	return len(v) >= 4 && !allLetters(v) && !proseWord(v)
+}
+
+// codeDigits reports whether v is a code's digits: at least one digit,
+// and digits, dashes, spaces and '#' only.
+func codeDigits(v []byte) bool {
+	d := 0
+	for _, c := range v {
+		switch {
+		case isDigit(c):
+			d++
+		case c == '-' || c == '#' || c == ' ':
+		default:
+			return false
+		}
+	}
+	return d > 0
+}
+
+// openVerbs open a lock: what opens it "with" is its code.
+var openVerbs = wordSet(`open opens opened unlock unlocks unlocked`)
+
+// codeOpening masks the code after " with " at i, the end of a verb of
+// opening (the box opens with 6-0-3-1, the gate unlocks with 4471#): a
+// code's digits, three to twelve, in groups or with '#', that end their
+// clause.
+func (rw *rewriter) codeOpening(i int) int {
+	src := rw.src
+	if !phrasePrefix(src[i:], " with ") {
+		return i
+	}
+	vs := i + len(" with ")
+	ve := vs
+	for ve < len(src) && ve-vs <= 16 && (isDigit(src[ve]) || src[ve] == '-' || src[ve] == '#') {
+		ve++
+	}
+	for ve > vs && src[ve-1] == '-' {
+		ve--
+	}
+	d := 0
+	for _, c := range src[vs:ve] {
+		d += btoi(isDigit(c))
+	}
+	if d < 3 || d > 12 || !clauseEndsAt(src, ve) {
+		return i // opened with 1200 rows: a count
+	}
+	rw.mask(vs, ve, kSecret)
+	return ve
+}

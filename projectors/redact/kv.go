@@ -125,7 +125,7 @@ var settingWords = wordSet(`count len length size ttl timeout expiry expires exp
 	url uri endpoint algorithm alg name ref provider policy strength rotation format dir less hash bits header field
 	scheme alphabet charset chars characters digits
 	param store kind source label hint rule rules valid validity age function func handler mechanism mechanisms
-	backend class module plugin server impl column num`)
+	backend class module plugin server impl column num protocol protocols`)
 
 // interfaceWords name a part or a state of the interface that shows or
 // asks for a credential (secretMenuVisible, token_button, passwordIcon):

@@ -1,7 +1,9 @@
 package redact
 
 import (
+	"bytes"
 	_ "embed"
+	"slices"
 	"strings"
 	"sync"
 
@@ -759,4 +761,127 @@ func addressAt(src []byte, k int) bool {
 		}
 	}
 	return false
+}
+
+// namesAddressesSpell masks the capitalised words of a text that the local
+// part of an e-mail address in it spells, with the capitalised word on
+// either side of one that no dictionary holds (the rest of the name): a
+// contact row names the address's owner (Ellison Moorcroft, +44 …,
+// ellison.m@example.net; "Okonkwo, Adaeze",adaeze.okonkwo@example.org). A
+// part of the address that is a word (info, support, rose) spells no one,
+// nor does an address of one word (jenkins@, noreply@): a person's
+// address spells a name in parts. The parts of the first addresses are
+// gathered first, then the text's words are read once, so that the time
+// stays linear in the text whatever it holds.
+func (rw *rewriter) namesAddressesSpell() {
+	src := rw.src
+	var parts [maxSpelledParts][]byte
+	np, masks := 0, len(rw.spans)
+	for k := 0; k < masks && np < len(parts); k++ {
+		sp := rw.spans[k]
+		if sp.kind != kEmail {
+			continue
+		}
+		at := bytes.IndexByte(src[sp.start:sp.end], '@')
+		if at < 3 || bytes.IndexAny(src[sp.start:sp.start+at], "._-") < 0 {
+			continue // one word (jenkins, support): a role's or a service's address
+		}
+		local := src[sp.start : sp.start+at]
+		for i := 0; i < len(local) && np < len(parts); {
+			j := i
+			for j < len(local) && isAlpha(local[j]) {
+				j++
+			}
+			if seg := local[i:j]; len(seg) >= 3 && len(seg) <= 24 && !proseWord(seg) && !dictionaryWord(seg) {
+				parts[np] = seg
+				np++
+			}
+			i = j + 1
+		}
+	}
+	if np == 0 {
+		return
+	}
+	named := 0
+	for i := 0; i < len(src) && named < maxSpelledNames; i++ {
+		if !isUpper(src[i]) || i > 0 && isAlnum(src[i-1]) {
+			continue
+		}
+		e := nameWordEnd(src, i)
+		if e-i < 3 || e < len(src) && isAlnum(src[e]) || !slices.ContainsFunc(parts[:np], func(p []byte) bool { return equalFoldBytes(src[i:e], p) }) ||
+			rw.maskedBefore(i, masks) {
+			i = max(i, e-1)
+			continue
+		}
+		if ns := nameSiblingAfter(src, e); ns > e {
+			if ne := nameWordEnd(src, ns); ne > ns+1 && !proseWord(src[ns:ne]) && !dictionaryWord(src[ns:ne]) && !rw.maskedBefore(ns, masks) {
+				rw.spans = append(rw.spans, span{start: ns, end: ne, kind: kUser})
+			}
+		}
+		if ps := nameSiblingBefore(src, i); ps >= 0 && !rw.maskedBefore(ps, masks) {
+			if pe := nameWordEnd(src, ps); pe > ps+1 && !proseWord(src[ps:pe]) && !dictionaryWord(src[ps:pe]) {
+				rw.spans = append(rw.spans, span{start: ps, end: pe, kind: kUser})
+			}
+		}
+		rw.spans = append(rw.spans, span{start: i, end: e, kind: kUser})
+		named++
+		i = e - 1
+	}
+}
+
+// At most maxSpelledParts parts of addresses are looked for, and at most
+// maxSpelledNames names masked, in one text.
+const maxSpelledParts, maxSpelledNames = 16, 256
+
+// nameSiblingAfter returns where a word after the name word ending at e
+// starts, past a space, ", " or a quoted field's `","`; or e.
+func nameSiblingAfter(src []byte, e int) int {
+	for _, sep := range []string{`","`, ", ", " "} {
+		if bytes.HasPrefix(src[e:], []byte(sep)) && e+len(sep) < len(src) && isUpper(src[e+len(sep)]) {
+			return e + len(sep)
+		}
+	}
+	return e
+}
+
+// nameSiblingBefore returns where the capitalised word before the name
+// word starting at s starts, past the same separators; or -1.
+func nameSiblingBefore(src []byte, s int) int {
+	for _, sep := range []string{`","`, ", ", " "} {
+		p := s - len(sep)
+		if p <= 0 || !bytes.Equal(src[p:s], []byte(sep)) {
+			continue
+		}
+		b := p
+		for b > 0 && (src[b-1] >= 'a' && src[b-1] <= 'z' || src[b-1] >= 0x80) {
+			b--
+		}
+		if b > 0 && isUpper(src[b-1]) && (b-1 == 0 || !isAlnum(src[b-2])) && nameWordEnd(src, b-1) == p {
+			return b - 1
+		}
+	}
+	return -1
+}
+
+// maskedBefore reports whether one of the first n masks holds src[i].
+func (rw *rewriter) maskedBefore(i, n int) bool {
+	for _, sp := range rw.spans[:n] {
+		if i >= sp.start && i < sp.end {
+			return true
+		}
+	}
+	return false
+}
+
+// equalFoldBytes reports whether a and b are equal in any ASCII case.
+func equalFoldBytes(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if lower(a[k]) != lower(b[k]) {
+			return false
+		}
+	}
+	return true
 }

@@ -1611,3 +1611,69 @@ func TestNameListsAgainstTheDictionary(t *testing.T) {
 		}
 	}
 }
+
+// "pass" names a password only after an account, a role or an endpoint:
+// alone it is a ticket, a step or a verb.
+func TestPassAfterAnAccount(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"radio room: login c.tregarthen pass Gale#Force27":            "radio room: login c.tregarthen pass <SECRET>",
+		"portal user ops@print.example pass Cyan-Plate-K9":            "portal user <EMAIL> pass <SECRET>",
+		"mixer remote ws://192.0.2.50:4455 pass mixer-night-41":       "mixer remote ws://<IP> pass <SECRET>",
+		"buzzer hub admin pass lantern":                               "buzzer hub admin pass <SECRET>",
+		"season pass holders exported":                                "season pass holders exported",
+		"boarding pass BP-2231X printed for seat 12A":                 "boarding pass BP-2231X printed for seat 12A",
+		"admin pass rate is 80%":                                      "admin pass rate is 80%",
+		"the admin pass is required":                                  "the admin pass is required",
+		"operator jdoe pass-through enabled for the night shift only": "operator jdoe pass-through enabled for the night shift only",
+	})
+}
+
+// The value a line gives as the one before a secret it masks is masked
+// too: x (was y), from y to x, old=y new=x; a value of another kind, or
+// prose, in those places is not.
+func TestFormerValuesOfASecret(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"night-entry door code changed to 2719 (was 1844)":      "night-entry door code changed to <SECRET> (was <SECRET>)",
+		"key safe combination 0852 (old 7429)":                  "key safe combination <SECRET> (old <SECRET>)",
+		"action=change_password old=Lilies2019 new=Lilies2020!": "action=change_password old=<SECRET> new=<SECRET>",
+		"door code changed from 1844 to 2719":                   "door code changed from <SECRET> to <SECRET>",
+		"door code changed to 2719 (was: unset)":                "door code changed to <SECRET> (was: unset)",
+		"door code changed to 2719 (was 3 days ago)":            "door code changed to <SECRET> (was 3 days ago)",
+		"price changed from 12 to 14 (was 10)":                  "price changed from 12 to 14 (was 10)",
+		"door code changed to 2719 (was ABCD-relay-2)":          "door code changed to <SECRET> (was ABCD-relay-2)",
+	})
+}
+
+// What opens "with" a code's digits, ending the clause, opens with its
+// code; a count after "with" is none.
+func TestCodeAVerbOfOpeningNames(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"the box by the drying room opens with 6-0-3-1, tell only booked guests": "the box by the drying room opens with <SECRET>, tell only booked guests",
+		"the side gate unlocks with 4471#":                                       "the side gate unlocks with <SECRET>",
+		"the session opened with 1200 rows loaded":                               "the session opened with 1200 rows loaded",
+		"port 8080 opened with 12 connections":                                   "port 8080 opened with 12 connections",
+	})
+}
+
+// A protocol's name is a setting of the credential the key names, not
+// the credential (SNMP v3's authProtocol and privProtocol).
+func TestProtocolOfACredential(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"snmp v3 authProtocol=SHA-256 privProtocol=AES-128": "snmp v3 authProtocol=SHA-256 privProtocol=AES-128",
+		"snmp v3 authPassword=Relay-Night-42":               "snmp v3 authPassword=<SECRET>",
+	})
+}
+
+// The capitalised words a personal e-mail address in the text spells
+// (given.family@, given.f@) name its owner, with the name's other word
+// beside them; an address of one word, or parts that are words, spell no
+// one.
+func TestNamesAnAddressSpells(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`export row: 10217,"Okonkwo, Adaeze",adaeze.okonkwo@example.org,USD,1404.55`: `export row: 10217,"<USER>, <USER>",<EMAIL>,USD,1404.55`,
+		`lead row: "Harlan","Whitcombe","+1 555 0175 662","harlan.w@example.net"`:    `lead row: "<USER>","<USER>","<PHONE>","<EMAIL>"`,
+		"recall row: Ellison Moorcroft,+44 7700 900218,ellison.m@example.net":        "recall row: <USER> <USER>,<PHONE>,<EMAIL>",
+		"Report from Jenkins: build failed, mail sent to jenkins@ci.example.com":     "Report from Jenkins: build failed, mail sent to <EMAIL>",
+		"Rose Garden booking by rose.hill@example.com":                               "Rose Garden booking by <EMAIL>",
+	})
+}

@@ -307,6 +307,8 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 		s.apply(rw)
 	}
 	rw.extendTitlePhrases()
+	rw.formerValues()
+	rw.namesAddressesSpell()
 	rw.keepConfigAccounts()
 	r.spans, rw.src = rw.spans, nil
 	for _, d := range r.extra {

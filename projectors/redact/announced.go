@@ -179,6 +179,13 @@ func redactAnnounced(rw *rewriter) {
 		if login >= 0 {
 			login++
 		}
+		if passwordNouns[string(last)] && len(w) == len(tok) {
+			if e := rw.wordsPhraseAfter(i); e > i {
+				i = e // voice password seven seven banana
+				prev, prevWord = nil, nil
+				continue
+			}
+		}
 		if openVerbs[string(lw)] && len(w) == len(tok) {
 			if e := rw.codeOpening(i); e > i {
 				i = e // the cabinet opens with 3-3-0-9
@@ -2135,4 +2142,48 @@ func (rw *rewriter) codeOpening(i int) int {
 	}
 	rw.mask(vs, ve, kSecret)
 	return ve
+}
+
+// passwordNouns name a password itself, in the languages of
+// announcedWords: a phrase of words may follow one with nothing between.
+var passwordNouns = wordSet(`password passwd passphrase pw pwd passwort kennwort wachtwoord contraseña contrasena senha
+	salasana haslo heslo parola`)
+
+// wordsPhraseAfter masks the pass phrase of words after the space at i,
+// the end of a password's noun (WLAN-Passwort granite basil fjord falcon,
+// voice password seven seven banana): three to twelve words of small
+// letters, three or more each, that end the clause, none of them a word
+// of grammar, a state, a setting or the interface, nor shaped as a verb's
+// or an adverb's form (-ed, -ing, -ly), which a log's own words about a
+// password are (password reset requested for, password changed
+// successfully); a word of two letters (in, an, de, al) ends the run, so
+// that prose, in any language, is no phrase.
+func (rw *rewriter) wordsPhraseAfter(i int) int {
+	src := rw.src
+	if i+1 >= len(src) || src[i] != ' ' {
+		return i
+	}
+	var buf [16]byte
+	n, k := 0, i
+	for n < 12 && k < len(src) && src[k] == ' ' {
+		s := k + 1
+		e := s
+		for e < len(src) && e-s <= 15 && src[e] >= 'a' && src[e] <= 'z' {
+			e++
+		}
+		w := lowerInto(&buf, src[s:e])
+		if e-s < 3 || e < len(src) && isAlnum(src[e]) || w == nil || plainWord(w) ||
+			hasSuffixFold(w, "ed") || hasSuffixFold(w, "ing") || hasSuffixFold(w, "ly") {
+			break
+		}
+		n, k = n+1, e
+		if clauseEndsAt(src, k) && (k == len(src) || src[k] != ' ') {
+			break
+		}
+	}
+	if n < 3 || !clauseEndsAt(src, k) || k < len(src) && src[k] == ' ' && k+1 < len(src) && src[k+1] != '(' {
+		return i
+	}
+	rw.mask(i+1, k, kSecret)
+	return k
 }

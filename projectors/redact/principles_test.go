@@ -1677,3 +1677,17 @@ func TestNamesAnAddressSpells(t *testing.T) {
 		"Rose Garden booking by rose.hill@example.com":                               "Rose Garden booking by <EMAIL>",
 	})
 }
+
+// Words right after a password's noun that end the clause, none of them a
+// log's own word about a password, are its pass phrase; prose is not.
+func TestPassPhraseOfWordsAfterItsNoun(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"headset HS-0912, voice password seven seven banana":                        "headset HS-0912, voice password <SECRET>",
+		"Lieber Gast, das WLAN-Passwort granite basil fjord falcon":                 "Lieber Gast, das WLAN-Passwort <SECRET>",
+		"password changed successfully":                                             "password changed successfully",
+		"password must contain at least 12 characters":                              "password must contain at least 12 characters",
+		"password policy updated by admin":                                          "password policy updated by admin",
+		"some malformed inputs can still expose password text in an error.":         "some malformed inputs can still expose password text in an error.",
+		"¿Olvidó su contraseña? La contraseña debe tener al menos ocho caracteres.": "¿Olvidó su contraseña? La contraseña debe tener al menos ocho caracteres.",
+	})
+}

@@ -87,9 +87,10 @@ func Vocabulary() map[string][]string {
 	v["announced"] = append(append(announced, slices.Sorted(maps.Keys(connectors))...), "ConvertTo-SecureString '", " -String \"",
 		"echo ", "echo x | ", "echo 'x' | chpasswd ", "| kinit ", "<<< ", "<<< 'x' ", "--password-stdin ", "password_stdin <<< ",
 		"password => ", "password -> ", "codes: a1b2-c3d4 ", "password from ",
-		// A value after "pass" by an account, a code an opening names, a
-		// former value of a secret, the name an address spells.
-		"login a.b pass ", "admin pass x ", "opens with 1-2-3-4 ", " (was 1234)", "from 1234 to ", " old=a1 new=", "Jane Doe, jane.doe@x.io ")
+		// A value after "pass" by an account, a phrase after a password's
+		// noun, a code an opening names, a former value of a secret, the
+		// name an address spells.
+		"login a.b pass ", "admin pass x ", "password abc def ghi ", "opens with 1-2-3-4 ", " (was 1234)", "from 1234 to ", " old=a1 new=", "Jane Doe, jane.doe@x.io ")
 	v["phones"] = append(append(slices.Sorted(maps.Keys(phoneWords)), slices.Sorted(maps.Keys(callWords))...), "+1 (415) 555-", "07700 900512: ", "+44 20 ", "+254", "+1-", "(1) ", "phone_number",
 		"07700 ", "0 ", "phone 555-", "tel: 0")
 	for _, n := range slices.Sorted(maps.Keys(servedNouns)) {

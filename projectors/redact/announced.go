@@ -316,6 +316,7 @@ func redactAnnounced(rw *rewriter) {
 			}
 		case named:
 			credEnd, code, since, answer = i, isCode, 0, isAnswer
+			rw.lockCode = lockNouns[string(last)]
 			if l := leaderEnd(src, i); l > i {
 				colon, i = true, l // Password . . . . . :  x
 			}
@@ -396,7 +397,7 @@ func redactAnnounced(rw *rewriter) {
 			credEnd = -1
 		case credEnd >= 0:
 			since++
-			if len(tok) > rt && (tok[rt] == '.' || tok[rt] == ';' || tok[rt] == ',') {
+			if len(tok) > rt && (tok[rt] == '.' || tok[rt] == ';' || tok[rt] == ',') && !(tok[rt] == ',' && itIs(src[i:])) {
 				credEnd = -1 // the end of a sentence or a clause
 			}
 		}
@@ -487,6 +488,10 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 			return vs + k
 		}
 	} else {
+		if dashedWords(v) {
+			rw.mask(vs, vs+len(v), kSecret) // the hotline password is blue-wave-bus
+			return vs + len(v)
+		}
 		// A pass phrase: three words or more of small letters
 		// (otter pebble granite heron), up to prose or punctuation.
 		if e := phraseEnd(src, vs, vs+len(v)); e > vs+len(v) {
@@ -866,7 +871,10 @@ func allAlnum(v []byte) bool {
 func (rw *rewriter) announcedDigits(i int) int {
 	src := rw.src
 	s := i
-	for s < len(src) && s-i < 4 && (src[s] == ' ' || src[s] == '+' || src[s] == ':' || src[s] == '=' || src[s] == '"' || src[s] == '\'' || src[s] == '[') {
+	for s < len(src) && s-i < 4 && (src[s] == ' ' || src[s] == '+' || src[s] == ':' || src[s] == '=' || src[s] == '"' || src[s] == '\'' || src[s] == '[' ||
+		// A keypad's mark before the digits (gate code #4402), or a
+		// parenthesis around them (the alarm code (55190)).
+		(src[s] == '#' || src[s] == '(') && s+1 < len(src) && isDigit(src[s+1])) {
 		s++
 	}
 	if s > i && (src[s-1] == '"' || src[s-1] == '\'') {
@@ -909,7 +917,7 @@ func (rw *rewriter) announcedDigits(i int) int {
 	}
 	mixed := letters+digits >= 6 && letters+digits <= 20 && (digits > 0 && letters > 0 && !numberWithUnit(v) || digits == 0 && inner >= 3 ||
 		digits == 0 && letters <= 12 && isUpperName(v) && notWords(v))
-	if !(allDigits(v) && len(v) >= 4 && len(v) <= 10 || mixed) ||
+	if !(allDigits(v) && (len(v) >= 4 || len(v) == 3 && rw.lockCode) && len(v) <= 10 || mixed) ||
 		s == i || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]) || src[e] == ':' || src[e] == '-' || src[e] == '/') {
 		return i
 	}
@@ -955,6 +963,12 @@ func gateAnnounced(src []byte, _ features) bool {
 	}
 	return false
 }
+
+// lockNouns name a lock's code that may be three digits, as a luggage
+// padlock's or a bicycle lock's is (padlock 392, combination set to 319).
+// A locker's, a lockbox's or a lock's number is more often the thing's
+// own (locker 118, lock 123 released), and needs four.
+var lockNouns = wordSet(`padlock keysafe combination combo`)
 
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
@@ -2186,4 +2200,37 @@ func (rw *rewriter) wordsPhraseAfter(i int) int {
 	}
 	rw.mask(i+1, k, kSecret)
 	return k
+}
+
+// itIs reports whether rest, after a clause's comma, goes on with a
+// pronoun that names the credential the clause announced (the gate code
+// to the pier office, it is 3318#): the announcement goes on to its
+// connector.
+func itIs(rest []byte) bool {
+	return phrasePrefix(rest, " it is ") || phrasePrefix(rest, " it's ") || phrasePrefix(rest, " which is ") ||
+		phrasePrefix(rest, " that is ")
+}
+
+// dashedWords reports whether v is words of small letters joined by
+// dashes, as people choose a password (blue-wave-bus, ember-harbor-14,
+// embers-and-oak): two to five parts of three letters or more, a word of
+// grammar or a short joining word only inside, digits only last, and
+// three parts or a number at least. A compound of prose (up-to-date,
+// read-only, well-known) is none.
+func dashedWords(v []byte) bool {
+	n := bytes.Count(v, []byte("-")) + 1
+	if n < 2 || n > 5 || len(v) > 48 {
+		return false
+	}
+	number := false
+	for k, p := range bytes.Split(v, []byte("-")) {
+		switch {
+		case k == n-1 && k > 0 && allDigits(p) && len(p) <= 4:
+			number = true
+		case k > 0 && k < n-1 && phraseConnectors[string(p)]:
+		case !isLowerWord(p) || len(p) > 12 || plainWord(p) || k == 0 && joinPrefixes[string(p)]:
+			return false
+		}
+	}
+	return n >= 3 || number
 }

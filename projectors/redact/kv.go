@@ -1050,6 +1050,9 @@ func redactKV(rw *rewriter) {
 			}
 		case class == kvSecret:
 			ve = phraseEnd(src, vs, secretValueEnd(src, vs))
+			if phraseKey(key) {
+				ve = max(ve, phraseToLineEnd(src, vs)) // psk=roses are red 1952
+			}
 			if ve-vs > 1 && src[ve-1] == ':' && (ve == len(src) || src[ve] == ' ') {
 				ve-- // x: validation error: the colon is the sentence's
 			}
@@ -1649,4 +1652,43 @@ func schemeWord(w []byte) bool {
 		}
 	}
 	return !mixedClasses(w) || bytes.IndexByte(w, '-') > 0
+}
+
+// phraseKey reports whether a credential's key names a pass phrase (psk,
+// wpa_passphrase, recoveryPhrase, mnemonic, seed), whose value is words
+// with spaces between.
+func phraseKey(key []byte) bool {
+	for _, w := range []string{"psk", "passphrase", "phrase", "mnemonic", "seed"} {
+		if hasSuffixFold(key, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// phraseToLineEnd returns the end of a phrase key's unquoted value that
+// runs to the end of its line: up to twelve words of letters and digits,
+// and no other key, value or mark after it (psk=roses are red 1952). It
+// returns vs when the line goes on otherwise.
+func phraseToLineEnd(src []byte, vs int) int {
+	e, words := vs, 1
+	for e < len(src) && src[e] != '\n' && src[e] != '\r' && !(src[e] == '\\' && e+1 < len(src) && src[e+1] == 'n') {
+		c := src[e]
+		switch {
+		case c == ' ':
+			if words++; words > 12 || e+1 < len(src) && src[e+1] == ' ' {
+				return vs
+			}
+		case !isAlnum(c) && c != '-' && c != '\'' && c != '!' && c != '.' && c != '?':
+			return vs
+		}
+		e++
+	}
+	for e > vs && (src[e-1] == '.' || src[e-1] == ' ') {
+		e--
+	}
+	if words < 2 {
+		return vs
+	}
+	return e
 }

@@ -140,6 +140,10 @@ func redactPositions(rw *rewriter) {
 			if isPlaceholder(src[i:]) {
 				continue
 			}
+			if e := refEnd(src, i); e > i && bytes.IndexByte(src[i:e], ' ') > 0 {
+				i = e - 1 // <from secret store>: a placeholder's words are no keywords
+				continue
+			}
 			if e := xmlSecret(rw, i); e > 0 {
 				i = e - 1
 			}

@@ -1691,3 +1691,24 @@ func TestPassPhraseOfWordsAfterItsNoun(t *testing.T) {
 		"¿Olvidó su contraseña? La contraseña debe tener al menos ocho caracteres.": "¿Olvidó su contraseña? La contraseña debe tener al menos ocho caracteres.",
 	})
 }
+
+// Announced values in more of the forms people write them: words joined
+// by dashes, a pronoun after the clause's comma, a keypad's '#' or a
+// parenthesis around a code's digits, three digits for a lock's
+// combination, and a pass phrase's key with its words to the line's end;
+// a placeholder's words are no keywords.
+func TestAnnouncedInTheFormsPeopleWrite(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"the hotline password is blue-wave-bus; never read it out":   "the hotline password is <SECRET>; never read it out",
+		"the hotline password, it is ember-harbor-14":                "the hotline password, it is <SECRET>",
+		"the gate code to the pier office, it is 3318#":              "the gate code to the pier office, it is <SECRET>#",
+		`dropoff note="gate code #4402"`:                             `dropoff note="gate code #<SECRET>"`,
+		"the alarm code (55190) goes to the location manager only":   "the alarm code (<SECRET>) goes to the location manager only",
+		"luggage padlock combination set to 319 by owner":            "luggage padlock combination set to <SECRET> by owner",
+		"locker 118 assigned to the night shift":                     "locker 118 assigned to the night shift",
+		"hub registered wifi ssid=Lowry-Home psk=roses are red 1952": "hub registered wifi ssid=Lowry-Home psk=<SECRET>",
+		"psk=x1y2z3 channel=6":                                       "psk=<SECRET> channel=6",
+		"DIARYPAD_SMTP_PASS=<from secret store>":                     "DIARYPAD_SMTP_PASS=<from secret store>",
+		"the password is up-to-date":                                 "the password is up-to-date",
+	})
+}

@@ -353,10 +353,11 @@ func redactAnnounced(rw *rewriter) {
 			} else if e := rw.chosenWordAfter(i); e > i {
 				i, credEnd = e, -1 // laptop password lanternfish
 			}
-		case credEnd >= 0 && (settingFilter.may(lw) && settingWords[string(lw)] && since <= 1 || since >= announceWindow):
+		case credEnd >= 0 && (settingFilter.may(lw) && settingWords[string(lw)] && since <= 1 && !afterPreposition(prev) || since >= announceWindow):
 			// A setting of the credential names it next (password length
-			// is 12); further on, a setting word is prose (door code for
-			// the server room is 3016).
+			// is 12); further on, or after a preposition (PIN on file:
+			// 2468), a setting word is prose (door code for the server
+			// room is 3016).
 			credEnd = -1
 		case last != nil && string(last) == "securestring":
 			// PowerShell's ConvertTo-SecureString takes a password as a
@@ -2233,4 +2234,13 @@ func dashedWords(v []byte) bool {
 		}
 	}
 	return n >= 3 || number
+}
+
+// afterPreposition reports whether w, the word before a setting's word, is
+// a preposition or a joining word, which makes the setting's word prose
+// (PIN on file, password in the file): no setting of the credential.
+func afterPreposition(w []byte) bool {
+	var buf [16]byte
+	lw := lowerInto(&buf, w)
+	return lw != nil && (phraseConnectors[string(lw)] || prepositions[string(lw)])
 }

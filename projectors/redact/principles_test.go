@@ -1712,3 +1712,16 @@ func TestAnnouncedInTheFormsPeopleWrite(t *testing.T) {
 		"the password is up-to-date":                                 "the password is up-to-date",
 	})
 }
+
+// A setting's word after a preposition is prose, and the announcement goes
+// on (PIN on file: 2468); right after the credential's word it names a
+// setting (password length is 12).
+func TestSettingWordAfterAPreposition(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"Reply with your 4-digit PIN. PIN on file: 2468": "Reply with your 4-digit PIN. PIN on file: <SECRET>",
+		"the PIN on file is 2468":                        "the PIN on file is <SECRET>",
+		"admin password from env: Komi-6.5-points":       "admin password from env: <SECRET>",
+		"password length is 12":                          "password length is 12",
+		"password of length 12 required":                 "password of length 12 required",
+	})
+}

@@ -20,6 +20,9 @@ var announcedWords = map[string]bool{"pin": true, "pins": true, "passcode": true
 	// A number right after unlocking or authorising is the code that does
 	// it (tablet unlock 143057, override authorisation 750807).
 	"unlock": true, "authorisation": true, "authorization": true, "keypad": true,
+	// An override is authorised by a code, named by whose authority it
+	// carries (manager override 9911; not config override 2026).
+	"override": true,
 	// What a code opens names it too: a padlock, a lockbox, a locker, a key
 	// safe, a device paired by passkey (padlock 5492, passkey 088856).
 	"padlock": true, "lock": true, "puk": true, "lockbox": true, "locker": true, "lockers": true, "keysafe": true, "safe": true, "passkey": true,
@@ -179,9 +182,23 @@ func redactAnnounced(rw *rewriter) {
 		if login >= 0 {
 			login++
 		}
+		if (string(last) == "phrase" || string(last) == "passphrase") && len(w) == len(tok) {
+			if e := rw.quotedPhraseAfter(i); e > i {
+				i = e // enrollment phrase "my voice opens the line"
+				prev, prevWord = nil, nil
+				continue
+			}
+		}
 		if passwordNouns[string(last)] && len(w) == len(tok) {
 			if e := rw.wordsPhraseAfter(i); e > i {
 				i = e // voice password seven seven banana
+				prev, prevWord = nil, nil
+				continue
+			}
+		}
+		if (loginFilter.may(lw) && loginVerbs[string(lw)] || unlockVerbs[string(lw)]) && len(w) == len(tok) {
+			if e := rw.withCredential(i); e > i {
+				i = e // unlocked the call-taker console with ember-harbor-14
 				prev, prevWord = nil, nil
 				continue
 			}
@@ -305,6 +322,9 @@ func redactAnnounced(rw *rewriter) {
 			}
 			if named && networkWords[string(p)] {
 				isCode, phrase = false, true // WPA key, network key: a pass phrase, not a code
+			}
+			if !named && string(last) == "key" && len(w) == len(tok) && quotedNetworkBefore(src, s) {
+				named, isCode, phrase = true, false, true // wifi "HarrowOffice" key x: the network's key
 			}
 		}
 		switch {
@@ -539,7 +559,7 @@ func (rw *rewriter) clauseEndPassword(i int, phrase bool) int {
 		rw.mask(vs, e, kSecret)
 		return e
 	}
-	if clauseEnds(end) && len(v) >= 5 && len(v) <= 64 && (hasLetter(v) && hasDigit(v) && passwordShaped(v) || phraseWords(v, '-', nil) >= 3) {
+	if clauseEnds(end) && len(v) >= 5 && len(v) <= 64 && ((hasLetter(v) && hasDigit(v) || mixedWithMark(v)) && passwordShaped(v) || phraseWords(v, '-', nil) >= 3) {
 		rw.mask(vs, end, kSecret)
 		return end
 	}
@@ -974,7 +994,7 @@ var lockNouns = wordSet(`padlock keysafe combination combo`)
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "clave", "wifi", "wlan", "keyp", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key", "open", "pw", "psk", "padl", "lock", "puk", "cvv", "cvc", "csc", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
+	"vouch", "key", "open", "overr", "pw", "psk", "padl", "lock", "puk", "cvv", "cvc", "csc", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
 
 var announceTable = newPrefixTable(announceStarts)
 
@@ -2128,6 +2148,10 @@ func codeDigits(v []byte) bool {
 	return d > 0
 }
 
+// unlockVerbs unlock a thing only a credential unlocks: what they are done
+// "with" may be a password (openVerbs also open files and sessions).
+var unlockVerbs = wordSet(`unlock unlocks unlocked`)
+
 // openVerbs open a lock: what opens it "with" is its code.
 var openVerbs = wordSet(`open opens opened unlock unlocks unlocked`)
 
@@ -2243,4 +2267,140 @@ func afterPreposition(w []byte) bool {
 	var buf [16]byte
 	lw := lowerInto(&buf, w)
 	return lw != nil && (phraseConnectors[string(lw)] || prepositions[string(lw)])
+}
+
+// withCredential masks what a verb of logging in or unlocking, ending at
+// i, was done "with" a few words later, when it is shaped as a password
+// and ends the clause (logged in on the cart laptop with LutBox_2026,
+// unlocked the console with ember-harbor-14). A method, a key's name or a
+// protocol's version is no password's shape (logged in with SSO,
+// connected with TLSv1.3 to the host).
+func (rw *rewriter) withCredential(i int) int {
+	src := rw.src
+	k, words := i, 0
+	for k < len(src) && words <= 6 && src[k] == ' ' {
+		if phrasePrefix(src[k:], " with ") {
+			vs := k + len(" with ")
+			ve := vs
+			for ve < len(src) && ve-vs <= 64 && !isSpace(src[ve]) {
+				ve++
+			}
+			v := trimSentence(src[vs:ve], ".,;")
+			e := vs + len(v)
+			if len(v) < 6 || !clauseEndsAt(src, e) || dottedDigits(v) || !(passwordShaped(v) && hasDigit(v) && hasLetter(v) || dashedWords(v)) {
+				return i
+			}
+			rw.mask(vs, e, kSecret)
+			return e
+		}
+		w := k + 1
+		for w < len(src) && (isAlnum(src[w]) || src[w] == '-') {
+			w++
+		}
+		if w == k+1 {
+			return i
+		}
+		k, words = w, words+1
+	}
+	return i
+}
+
+// dottedDigits reports whether v holds a version's digits: a digit, a dot
+// and a digit (TLSv1.3, 2.4.1).
+func dottedDigits(v []byte) bool {
+	for k := 1; k+1 < len(v); k++ {
+		if v[k] == '.' && isDigit(v[k-1]) && isDigit(v[k+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// quotedNetworkBefore reports whether a quoted name, after a wireless
+// network's word, stands right before s (wifi "RV-Skarv-Sci" key x): the
+// word at s is then the named network's.
+func quotedNetworkBefore(src []byte, s int) bool {
+	if s < 3 || src[s-1] != ' ' || src[s-2] != '"' && src[s-2] != '\'' {
+		return false
+	}
+	q := bytes.LastIndexByte(src[max(0, s-66):s-2], src[s-2])
+	if q < 0 {
+		return false
+	}
+	q += max(0, s-66)
+	e := q
+	for e > 0 && src[e-1] == ' ' {
+		e--
+	}
+	b := e
+	for b > 0 && isAlnum(src[b-1]) {
+		b--
+	}
+	var buf [16]byte
+	w := lowerInto(&buf, src[b:e])
+	return e > b && e < q && w != nil && networkWords[string(w)]
+}
+
+// mixedWithMark reports whether v, eight bytes or more, mixes capitals,
+// small letters and a mark that is no word's (StandbyRolling!): a
+// password's shape without a digit. A bracket, a slash or a dot makes it
+// a link's or a path's.
+func mixedWithMark(v []byte) bool {
+	var up, lo, mark bool
+	for _, c := range v {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			up = true
+		case c >= 'a' && c <= 'z':
+			lo = true
+		case strings.IndexByte("!@#$%^&*?+=~_", c) >= 0:
+			mark = true
+		case !isDigit(c) && c != '-':
+			return false // a link's or a path's marks: ] ( / .
+		}
+	}
+	return len(v) >= 8 && up && lo && mark
+}
+
+// quotedPhraseAfter masks the quoted words that follow a phrase's noun
+// ending at i, right after it or at the end of the few words that say
+// whose it is (confirmation phrase "harbour lantern seven", the phrase for
+// the night watch is "blue heron over the breakwater"): two to twelve
+// words of letters, the first in small letters, closed by the same
+// quote. Quoted, a phrase may read as a sentence; a capitalised name of a
+// status (reason phrase "Not Found") is none.
+func (rw *rewriter) quotedPhraseAfter(i int) int {
+	src := rw.src
+	k, words := i, 0
+	for k < len(src) && src[k] == ' ' && words <= 6 {
+		if k+1 < len(src) && (src[k+1] == '"' || src[k+1] == '\'') {
+			q := src[k+1]
+			vs := k + 2
+			ve := vs
+			n := 1
+			for ve < len(src) && ve-vs <= 96 && src[ve] != q {
+				c := src[ve]
+				if c == ' ' {
+					n++
+				} else if !isAlpha(c) && c != '\'' && c != '-' {
+					return i
+				}
+				ve++
+			}
+			if ve >= len(src) || src[ve] != q || n < 2 || n > 12 || src[vs] < 'a' || src[vs] > 'z' {
+				return i
+			}
+			rw.mask(vs, ve, kSecret)
+			return ve
+		}
+		w := k + 1
+		for w < len(src) && (isAlnum(src[w]) || src[w] == '-') {
+			w++
+		}
+		if w == k+1 {
+			return i
+		}
+		k, words = w, words+1
+	}
+	return i
 }

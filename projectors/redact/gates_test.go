@@ -35,8 +35,7 @@ func appendGatesOnly(dst, msg []byte) []byte {
 		rw.last = 0
 		stages[i].apply(rw)
 	}
-	rw.extendTitlePhrases()
-	rw.keepConfigAccounts()
+	rw.afterPasses()
 	r.spans = rw.spans
 	return r.write(dst, msg, canonical.Placeholders)
 }

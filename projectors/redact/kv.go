@@ -81,9 +81,12 @@ var qualifiedNouns = func() map[string]map[string]bool {
 	answer := wordSet(`security secret question questions verification challenge memorable`)
 	lock := wordSet(`safe dial lock padlock vault door gate locker keypad cabinet cupboard drawer shed lockbox`)
 	word := wordSet(`unlock secret code magic safe login access pass memorable`)
+	// An override's code is named by whose authority it carries.
+	override := wordSet(`manager master supervisor admin administrator security emergency engineer`)
 	return map[string]map[string]bool{"key": key, "keys": key, "string": wordSet("connection"),
 		"combination": lock, "combo": lock, "word": word, "phrase": phrase,
-		"code": code, "codes": code, "words": phrase, "answer": answer, "answers": answer, "response": answer}
+		"code": code, "codes": code, "words": phrase, "answer": answer, "answers": answer, "response": answer,
+		"override": override}
 }()
 
 // qualified reports whether the n-th word of the lower-case key k (words

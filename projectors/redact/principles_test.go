@@ -1725,3 +1725,24 @@ func TestSettingWordAfterAPreposition(t *testing.T) {
 		"password of length 12 required":                 "password of length 12 required",
 	})
 }
+
+// What a login or an unlocking was done "with", shaped as a password; a
+// network's key after its quoted name; a phrase quoted after its noun; an
+// override's code named by whose authority it carries.
+func TestCredentialsByWhatTheyDo(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"the DIT logged in on the cart laptop with LutBox_2026":           "the DIT logged in on the cart laptop with <SECRET>",
+		"supervisor unlocked the call-taker console with ember-harbor-14": "supervisor unlocked the call-taker console with <SECRET>",
+		"logged in with SSO":                                                   "logged in with SSO",
+		"connected with TLSv1.3":                                               "connected with TLSv1.3",
+		"Linux: open files with close-on-exec":                                 "Linux: open files with close-on-exec",
+		`science party wifi "RV-Skarv-Sci" key plankton2026`:                   `science party wifi "RV-Skarv-Sci" key <SECRET>`,
+		`production office wifi "HarrowOffice" key StandbyRolling!`:            `production office wifi "HarrowOffice" key <SECRET>`,
+		`menu "File" key F2`:                                                   `menu "File" key F2`,
+		`confirmation phrase "harbour lantern seven" read back over the phone`: `confirmation phrase "<SECRET>" read back over the phone`,
+		`the phrase for the night watch is "blue heron over the breakwater"`:   `the phrase for the night watch is "<SECRET>"`,
+		`HTTP reason phrase "Not Found"`:                                       `HTTP reason phrase "Not Found"`,
+		"shop till manager override 9911":                                      "shop till manager override <SECRET>",
+		"config override 2026 applied":                                         "config override 2026 applied",
+	})
+}

@@ -306,10 +306,7 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 		rw.last = 0
 		s.apply(rw)
 	}
-	rw.extendTitlePhrases()
-	rw.formerValues()
-	rw.namesAddressesSpell()
-	rw.keepConfigAccounts()
+	rw.afterPasses()
 	r.spans, rw.src = rw.spans, nil
 	for _, d := range r.extra {
 		r.ext = d.Spans(r.ext[:0], msg)
@@ -320,6 +317,16 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 		}
 	}
 	return r.write(dst, msg, m)
+}
+
+// afterPasses reads the masks every pass made, as a whole: a pass phrase
+// widened over its words, the values before masked secrets, the names
+// e-mail addresses spell, the accounts a configuration keeps.
+func (rw *rewriter) afterPasses() {
+	rw.extendTitlePhrases()
+	rw.formerValues()
+	rw.namesAddressesSpell()
+	rw.keepConfigAccounts()
 }
 
 // write appends msg to dst with the ranges of r.spans masked by m.

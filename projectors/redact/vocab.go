@@ -90,7 +90,7 @@ func Vocabulary() map[string][]string {
 		// A value after "pass" by an account, a phrase after a password's
 		// noun, a code an opening names, a former value of a secret, the
 		// name an address spells.
-		"login a.b pass ", "admin pass x ", "password abc def ghi ", "password is a-b-c-1 ", "password, it is ", "code #1234 ", "code (1234) ", "padlock 123 ", "psk=a b c ", "<a b c> ", "opens with 1-2-3-4 ", " (was 1234)", "from 1234 to ", " old=a1 new=", "Jane Doe, jane.doe@x.io ")
+		"login a.b pass ", "admin pass x ", "password abc def ghi ", "password is a-b-c-1 ", "password, it is ", "code #1234 ", "code (1234) ", "padlock 123 ", "psk=a b c ", "logged in on a b with Ab-12-cd ", "wifi \"a b\" key ", "phrase \"a b c\" ", "manager override 1234 ", "<a b c> ", "opens with 1-2-3-4 ", " (was 1234)", "from 1234 to ", " old=a1 new=", "Jane Doe, jane.doe@x.io ")
 	v["phones"] = append(append(slices.Sorted(maps.Keys(phoneWords)), slices.Sorted(maps.Keys(callWords))...), "+1 (415) 555-", "07700 900512: ", "+44 20 ", "+254", "+1-", "(1) ", "phone_number",
 		"07700 ", "0 ", "phone 555-", "tel: 0")
 	for _, n := range slices.Sorted(maps.Keys(servedNouns)) {

@@ -174,6 +174,11 @@ func userAtHost(rw *rewriter, at int) int {
 		he = hs // the address stage redacts it
 	case len(host) < 2 || !isAlpha(host[0]) || bytes.IndexByte(host, '.') >= 0 || notAHost[string(lowerASCII(host))] || versionLike(host):
 		return 0
+	case he+1 < len(src) && src[he] == ':' && resolvedVersion(src[he+1:]):
+		// srt-parser@npm:2.2.3, app@workspace:^1.0: a package resolved by
+		// a protocol to a version, as yarn's lockfile writes it; after a
+		// machine come a port's digits or a path.
+		return 0
 	case !hostLabel(host) && bytes.IndexByte(host, '-') < 0 && bytes.IndexByte(host, '_') < 0 && !shellContext(src, ts, he):
 		return 0 // a plain word after '@' needs ssh, scp or a prompt around it
 	}
@@ -521,4 +526,17 @@ func inURL(src []byte, s int) bool {
 		path = path || src[k-1] == '/' || src[k-1] == '?'
 	}
 	return false
+}
+
+// resolvedVersion reports whether rest starts with a version a package
+// resolves to: a range's mark (^ ~), or digits, a dot and a digit.
+func resolvedVersion(rest []byte) bool {
+	if len(rest) > 1 && (rest[0] == '^' || rest[0] == '~') && isDigit(rest[1]) {
+		return true
+	}
+	k := 0
+	for k < len(rest) && k < 8 && isDigit(rest[k]) {
+		k++
+	}
+	return k > 0 && k+1 < len(rest) && rest[k] == '.' && isDigit(rest[k+1])
 }

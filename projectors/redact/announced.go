@@ -182,37 +182,9 @@ func redactAnnounced(rw *rewriter) {
 		if login >= 0 {
 			login++
 		}
-		if (string(last) == "phrase" || string(last) == "passphrase") && len(w) == len(tok) {
-			if e := rw.quotedPhraseAfter(i); e > i {
-				i = e // enrollment phrase "my voice opens the line"
-				prev, prevWord = nil, nil
-				continue
-			}
-		}
-		if passwordNouns[string(last)] && len(w) == len(tok) {
-			if e := rw.wordsPhraseAfter(i); e > i {
-				i = e // voice password seven seven banana
-				prev, prevWord = nil, nil
-				continue
-			}
-		}
-		if (loginFilter.may(lw) && loginVerbs[string(lw)] || unlockVerbs[string(lw)]) && len(w) == len(tok) {
-			if e := rw.withCredential(i); e > i {
-				i = e // unlocked the call-taker console with ember-harbor-14
-				prev, prevWord = nil, nil
-				continue
-			}
-		}
-		if openVerbs[string(lw)] && len(w) == len(tok) {
-			if e := rw.codeOpening(i); e > i {
-				i = e // the cabinet opens with 3-3-0-9
-				prev, prevWord = nil, nil
-				continue
-			}
-		}
-		if string(lw) == "pass" && len(w) == len(tok) {
-			if e := rw.passAfterAccount(i, &toks); e > i {
-				i = e // login c.tregarthen pass x
+		if len(w) == len(tok) {
+			if e := rw.valueAfterWord(i, lw, last, &toks); e > i {
+				i = e // voice password seven seven banana, login alice pass x
 				prev, prevWord = nil, nil
 				continue
 			}
@@ -1993,6 +1965,38 @@ var accountNouns = wordSet(`account member officer instructor bidder tech techni
 // sessionWords start what an account does next in a log: it logs or
 // signs in, or is given a temporary credential.
 var sessionWords = wordSet(`logged signed temp temporary`)
+
+// valueAfterWord masks the value that the word ending at i announces by
+// itself, lw in lower case and last its key's last part, and returns its
+// end, or i: a phrase quoted after a phrase's noun, words after a
+// password's noun, what a login or an unlocking was done "with", the code
+// an opening names, a password after "pass" and an account.
+func (rw *rewriter) valueAfterWord(i int, lw, last []byte, toks *[5][2]int) int {
+	if string(last) == "phrase" || string(last) == "passphrase" {
+		if e := rw.quotedPhraseAfter(i); e > i {
+			return e // enrollment phrase "my voice opens the line"
+		}
+	}
+	if passwordNouns[string(last)] {
+		if e := rw.wordsPhraseAfter(i); e > i {
+			return e // voice password seven seven banana
+		}
+	}
+	if loginFilter.may(lw) && loginVerbs[string(lw)] || unlockVerbs[string(lw)] {
+		if e := rw.withCredential(i); e > i {
+			return e // unlocked the call-taker console with ember-harbor-14
+		}
+	}
+	if openVerbs[string(lw)] {
+		if e := rw.codeOpening(i); e > i {
+			return e // the cabinet opens with 3-3-0-9
+		}
+	}
+	if string(lw) == "pass" {
+		return rw.passAfterAccount(i, toks) // login c.tregarthen pass x
+	}
+	return i
+}
 
 // passRoles are the accounts named by their role that "pass" follows
 // (admin pass x), and passAccounts the words that name the account

@@ -542,11 +542,35 @@ func (rw *rewriter) servedName(i int, buf *[16]byte) int {
 	if ws > 0 && isAlnum(src[ws-1]) || !servedNounAt(src, ws, i, src[ws], buf) {
 		return i
 	}
-	if e := personNameEnd(src, i+1); e > i+1 {
+	if e := personNameEnd(src, i+1); e > i+1 && !companyAfter(src, e) {
 		rw.mask(i+1, e, kUser)
 		return e
 	}
 	return i
+}
+
+// companySuffixes end a company's name (Harbour Civil Ltd, Acme Widgets
+// Inc): the capitalised words before one name a company, not a person.
+var companySuffixes = wordSet(`ltd limited inc llc llp gmbh ag sa bv nv plc pty co corp corporation company group holdings`)
+
+// companyAfter reports whether a company's suffix follows the name that
+// ends at e, after a space or ", ".
+func companyAfter(src []byte, e int) bool {
+	k := e
+	if k < len(src) && src[k] == ',' {
+		k++
+	}
+	if k >= len(src) || src[k] != ' ' {
+		return false
+	}
+	s := k + 1
+	w := s
+	for w < len(src) && w-s <= 12 && isAlpha(src[w]) {
+		w++
+	}
+	var buf [16]byte
+	lw := lowerInto(&buf, src[s:w])
+	return w > s && (w == len(src) || strings.IndexByte(" .,;:)\"'", src[w]) >= 0) && lw != nil && companySuffixes[string(lw)]
 }
 
 // servedMember masks the name that opens the quoted value at i of a
@@ -568,7 +592,7 @@ func (rw *rewriter) servedMember(i int, buf *[16]byte) int {
 	if ks == 0 || src[ks-1] != '"' || !servedNounAt(src, ks, ke, lower(src[ks]), buf) {
 		return i
 	}
-	if e := personNameEnd(src, i+1); e > i+1 && e < len(src) && src[e] == '"' {
+	if e := personNameEnd(src, i+1); e > i+1 && e < len(src) && src[e] == '"' && !companyAfter(src, e) {
 		rw.mask(i+1, e, kUser)
 		return e
 	}

@@ -1746,3 +1746,16 @@ func TestCredentialsByWhatTheyDo(t *testing.T) {
 		"config override 2026 applied":                                         "config override 2026 applied",
 	})
 }
+
+// What only looks like a person or an account at a machine: capitalised
+// words before a company's suffix name a company, and a package resolved
+// by a protocol to a version (yarn's lockfile) is no account at a host.
+func TestCompaniesAndResolvedPackages(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"ticket printed, order 2026-4471 customer Harbour Civil Ltd": "ticket printed, order 2026-4471 customer Harbour Civil Ltd",
+		"invoice for customer Harriet Nwosu":                         "invoice for customer <USER>",
+		`resolution: "srt-parser@npm:2.2.3"`:                         `resolution: "srt-parser@npm:2.2.3"`,
+		"scp backup@db01:/srv/x .":                                   "scp <USER>@<HOST>:/srv/x .",
+		"psql: using password from pgpass for orders@pg-main:5432":   "psql: using password from pgpass for <USER>@<HOST>:5432",
+	})
+}

@@ -396,24 +396,28 @@ func (rw *rewriter) givenAndFamily(i int) int {
 }
 
 // contactAfter reports whether a phone number or an e-mail address follows
-// a name that ends at e, across at most a separator and one word (Annika
-// Strand mobile +46 555 889 021, Lily Dobbs, lily@example.org): contact
-// data says whose it is, so a family name that is also a word (Strand,
-// Dobbs) is one there.
+// a name that ends at e, across at most a separator and two words (Annika
+// Strand mobile +46 555 889 021, Lily Dobbs, lily@example.org, Theodora
+// Quill sent to +44 7700 900205): contact data says whose it is, so a
+// family name that is also a word (Strand, Dobbs, Quill) is one there.
 func contactAfter(src []byte, e int) bool {
 	k := e
 	for k < len(src) && k-e < 3 && (src[k] == ' ' || src[k] == ',' || src[k] == ';' || src[k] == '"' || src[k] == '\t' || src[k] == '|') {
 		k++
 	}
-	if w := k; w < len(src) && isAlpha(src[w]) {
+	for n := 0; n < 2 && k < len(src) && isAlpha(src[k]); n++ {
+		// One or two words for the contact or its sending: mobile,
+		// phone, email; sent to, reached at.
+		w := k
 		for w < len(src) && w-k <= 10 && isAlpha(src[w]) {
 			w++
 		}
-		if w < len(src) && (src[w] == ' ' || src[w] == ':') {
-			k = w // a word for the contact: mobile, phone, email
-			for k < len(src) && k-w < 3 && (src[k] == ' ' || src[k] == ':') {
-				k++
-			}
+		if w >= len(src) || src[w] != ' ' && src[w] != ':' {
+			break
+		}
+		k = w
+		for k < len(src) && k-w < 3 && (src[k] == ' ' || src[k] == ':') {
+			k++
 		}
 	}
 	if k == e || k >= len(src) {

@@ -1759,3 +1759,12 @@ func TestCompaniesAndResolvedPackages(t *testing.T) {
 		"psql: using password from pgpass for orders@pg-main:5432":   "psql: using password from pgpass for <USER>@<HOST>:5432",
 	})
 }
+
+// Contact data two words after a name (sent to, reached at) says whose it
+// is, as one word (mobile) did.
+func TestContactTwoWordsAfterAName(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"reminder for Theodora Quill sent to +44 7700 900205": "reminder for <USER> sent to <PHONE>",
+		"Santa Special sent to 3 stores":                      "Santa Special sent to 3 stores",
+	})
+}

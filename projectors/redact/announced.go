@@ -103,7 +103,7 @@ const announceWindow = 6
 
 func redactAnnounced(rw *rewriter) {
 	src := rw.src
-	credEnd, code, since := -1, false, 0
+	credEnd, code, since := -1, noCode, 0
 	answer, asked := false, false // the noun is an answer; a question was asked
 	prompted := false             // a prompt for a password was quoted on this line
 	login := -1                   // words since a verb of logging in, or -1
@@ -286,7 +286,7 @@ func redactAnnounced(rw *rewriter) {
 				// unlocked with code 73915, Locker 9, code 560745: a code
 				// of four digits or more that no noun and no outcome in
 				// its clause makes an exit's, an error's or a reply's.
-				if e := rw.announcedValue(i, true, false); e > i {
+				if e := rw.announcedValue(i, digitCode, false); e > i {
 					i = e
 					prev, prevWord = nil, nil
 					continue
@@ -307,8 +307,7 @@ func redactAnnounced(rw *rewriter) {
 				i = e
 			}
 		case named:
-			credEnd, code, since, answer = i, isCode, 0, isAnswer
-			rw.lockCode = lockNouns[string(last)]
+			credEnd, code, since, answer = i, codeOf(isCode, last), 0, isAnswer
 			if l := leaderEnd(src, i); l > i {
 				colon, i = true, l // Password . . . . . :  x
 			}
@@ -321,10 +320,10 @@ func redactAnnounced(rw *rewriter) {
 					e = rw.announcedValue(i, code, false)
 				}
 				i, credEnd = e, -1
-			} else if code {
+			} else if code != noCode {
 				// Door code 6087: a code right after its name, or a list;
 				// gate code for Elm St lot 8937: after what it opens.
-				if e := rw.announcedValue(i, true, false); e > i {
+				if e := rw.announcedValue(i, code, false); e > i {
 					i, credEnd = e, -1
 				} else if e := rw.codeAfterPlace(i); e > i {
 					i, credEnd = e, -1
@@ -334,7 +333,7 @@ func redactAnnounced(rw *rewriter) {
 					i, credEnd = e, -1 // security answer Lindenallee
 				}
 			} else if !phrase && len(tok) == rt && bareCode(src, i) && !outcomeBefore(src, s) {
-				if e := rw.announcedValue(i, true, false); e > i {
+				if e := rw.announcedValue(i, digitCode, false); e > i {
 					i, credEnd = e, -1 // session password 5417: digits, a PIN's
 				}
 			} else if e := rw.clauseEndPassword(i, phrase); e > i {
@@ -358,7 +357,7 @@ func redactAnnounced(rw *rewriter) {
 			if hasPrefixFold(src[j:], " -string") {
 				j += len(" -string")
 			}
-			i = rw.announcedValue(j, false, true)
+			i = rw.announcedValue(j, noCode, true)
 		case credEnd >= 0 && (connectorFilter.may(lw) && connectors[string(lw)] && len(tok) == rt || colon || arrow(tok)):
 			// Without a value the announcement goes on (changed from
 			// 'monitor' to 'x').
@@ -366,7 +365,7 @@ func redactAnnounced(rw *rewriter) {
 			if answer && e == i {
 				e = rw.answerValue(i)
 			}
-			if e == i && colon && !code && !answer {
+			if e == i && colon && code == noCode && !answer {
 				e = rw.colonValue(i) // wifi password for guests: cinephile-popcorn
 			}
 			if e > i && string(lw) != "from" {
@@ -375,7 +374,7 @@ func redactAnnounced(rw *rewriter) {
 				i = e // changed from x to y: y too
 				since++
 			}
-		case credEnd >= 0 && code && since < 3 && codeToken(src, s, i) && !preposition(prev) &&
+		case credEnd >= 0 && code != noCode && since < 3 && codeToken(src, s, i) && !preposition(prev) &&
 			!announcesLater(src, i):
 			// door code for pickup 6232, PIN accepted (8374): the code a
 			// few words after its name, standing alone.
@@ -399,13 +398,14 @@ func redactAnnounced(rw *rewriter) {
 }
 
 // announcedValue masks the value after a connector that ends at i, when it
-// is one: digits of a code, or a word shaped like a password, or any
-// quoted literal when literal is set. It returns where the scan goes on.
-func (rw *rewriter) announcedValue(i int, code, literal bool) int {
-	if code {
+// is one: digits of a code of the kind code names, or (noCode) a word
+// shaped like a password, or any quoted literal when literal is set. It
+// returns where the scan goes on.
+func (rw *rewriter) announcedValue(i int, code codeKind, literal bool) int {
+	if code != noCode {
 		// One code, or a list of them (recovery codes: x y z, [x, y]).
 		src := rw.src
-		e := rw.announcedDigits(i)
+		e := rw.announcedDigits(i, code)
 		first := bytes.TrimLeft(src[i:e], " +:='\"[")
 		for e > i && e+1 < len(src) && (src[e] == ' ' || src[e] == ',' && src[e+1] == ' ') {
 			k := e + 1
@@ -414,7 +414,7 @@ func (rw *rewriter) announcedValue(i int, code, literal bool) int {
 			} else if sep := listJoin(src[k:]); sep > 0 && allDigits(first) {
 				k += sep - 1 // pins 7710 / 3392, codes 4471 and 9038: from the space before the next
 			}
-			n := rw.announcedDigits(k)
+			n := rw.announcedDigits(k, code)
 			if n == k {
 				// A code of the list's shape is one of them, though it
 				// reads as a number and its unit (4p2cj-argd8).
@@ -857,11 +857,11 @@ func allAlnum(v []byte) bool {
 	return true
 }
 
-// announcedDigits masks a code standing alone after the separators at i
-// (spaces, URL-encoded spaces, a colon or '=', a quote, a list's
-// bracket), and returns its
-// end, or i when there is none.
-func (rw *rewriter) announcedDigits(i int) int {
+// announcedDigits masks a code of the kind code names standing alone
+// after the separators at i (spaces, URL-encoded spaces, a colon or '=',
+// a quote, a list's bracket), and returns its end, or i when there is
+// none.
+func (rw *rewriter) announcedDigits(i int, code codeKind) int {
 	src := rw.src
 	s := i
 	for s < len(src) && s-i < 4 && (src[s] == ' ' || src[s] == '+' || src[s] == ':' || src[s] == '=' || src[s] == '"' || src[s] == '\'' || src[s] == '[' ||
@@ -910,7 +910,7 @@ func (rw *rewriter) announcedDigits(i int) int {
 	}
 	mixed := letters+digits >= 6 && letters+digits <= 20 && (digits > 0 && letters > 0 && !numberWithUnit(v) || digits == 0 && inner >= 3 ||
 		digits == 0 && letters <= 12 && isUpperName(v) && notWords(v))
-	if !(allDigits(v) && (len(v) >= 4 || len(v) == 3 && rw.lockCode) && len(v) <= 10 || mixed) ||
+	if !(allDigits(v) && (len(v) >= 4 || len(v) == 3 && code == lockCode) && len(v) <= 10 || mixed) ||
 		s == i || e < len(src) && (isAlnum(src[e]) || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]) || src[e] == ':' || src[e] == '-' || src[e] == '/') {
 		return i
 	}
@@ -962,6 +962,29 @@ func gateAnnounced(src []byte, _ features) bool {
 // A locker's, a lockbox's or a lock's number is more often the thing's
 // own (locker 118, lock 123 released), and needs four.
 var lockNouns = wordSet(`padlock keysafe combination combo`)
+
+// codeKind is what an announcement's value is: a password's (noCode), a
+// code of four digits or more (digitCode), or a lock's code, which may
+// have three (lockCode).
+type codeKind uint8
+
+const (
+	noCode codeKind = iota
+	digitCode
+	lockCode
+)
+
+// codeOf returns the kind of the value the credential's word last
+// announces; isCode says it announces a code.
+func codeOf(isCode bool, last []byte) codeKind {
+	switch {
+	case !isCode:
+		return noCode
+	case lockNouns[string(last)]:
+		return lockCode
+	}
+	return digitCode
+}
 
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
@@ -1987,7 +2010,7 @@ func (rw *rewriter) valueAfterWord(i int, lw, last []byte, toks *[5][2]int) int 
 			return e // unlocked the call-taker console with ember-harbor-14
 		}
 	}
-	if openVerbs[string(lw)] {
+	if openVerbs[string(lw)] || unlockVerbs[string(lw)] {
 		if e := rw.codeOpening(i); e > i {
 			return e // the cabinet opens with 3-3-0-9
 		}
@@ -2065,39 +2088,48 @@ func (rw *rewriter) formerValues() {
 			continue
 		}
 		secret := src[sp.start:sp.end]
-		// x (was y)
-		if i := sp.end; i+2 < len(src) && src[i] == ' ' && src[i+1] == '(' {
-			ws, we := i+2, i+2
-			for we < len(src) && isAlpha(src[we]) {
-				we++
-			}
-			var b [16]byte
-			if w := lowerInto(&b, src[ws:we]); w != nil && formerWords[string(w)] {
-				vs := we
-				if vs < len(src) && (src[vs] == ':' || src[vs] == '=') {
-					vs++
-				}
-				for vs < len(src) && src[vs] == ' ' {
-					vs++
-				}
-				ve := vs
-				for ve < len(src) && ve-vs <= 64 && src[ve] != ')' && !isSpace(src[ve]) {
-					ve++
-				}
-				if ve < len(src) && src[ve] == ')' && formerOf(src[vs:ve], secret) {
-					rw.spans = append(rw.spans, span{start: vs, end: ve, kind: kSecret})
-				}
-			}
+		if vs, ve := formerAfter(src, sp.end); ve > vs && formerOf(src[vs:ve], secret) {
+			rw.spans = append(rw.spans, span{start: vs, end: ve, kind: kSecret})
 		}
-		// from y to x; old=y new=x
 		if vs, ve := formerBefore(src, sp.start); ve > vs && formerOf(src[vs:ve], secret) {
 			rw.spans = append(rw.spans, span{start: vs, end: ve, kind: kSecret})
 		}
 	}
 }
 
+// formerAfter returns the bounds of the value that " (was y)" puts right
+// after e, a word of formerWords first; or (e, e).
+func formerAfter(src []byte, e int) (int, int) {
+	if e+2 >= len(src) || src[e] != ' ' || src[e+1] != '(' {
+		return e, e
+	}
+	ws, we := e+2, e+2
+	for we < len(src) && isAlpha(src[we]) {
+		we++
+	}
+	var b [16]byte
+	if w := lowerInto(&b, src[ws:we]); w == nil || !formerWords[string(w)] {
+		return e, e
+	}
+	vs := we
+	if vs < len(src) && (src[vs] == ':' || src[vs] == '=') {
+		vs++
+	}
+	for vs < len(src) && src[vs] == ' ' {
+		vs++
+	}
+	ve := vs
+	for ve < len(src) && ve-vs <= 64 && src[ve] != ')' && !isSpace(src[ve]) {
+		ve++
+	}
+	if ve >= len(src) || src[ve] != ')' {
+		return e, e
+	}
+	return vs, ve
+}
+
 // formerBefore returns the bounds of the value that "from y to " or
-// "old=y new=" puts right before s, or (s, s).
+// "old=y new=" puts right before s; or (s, s).
 func formerBefore(src []byte, s int) (int, int) {
 	var pair [2]string // the words before the former value and before s
 	var sep byte
@@ -2156,8 +2188,9 @@ func codeDigits(v []byte) bool {
 // "with" may be a password (openVerbs also open files and sessions).
 var unlockVerbs = wordSet(`unlock unlocks unlocked`)
 
-// openVerbs open a lock: what opens it "with" is its code.
-var openVerbs = wordSet(`open opens opened unlock unlocks unlocked`)
+// openVerbs open a lock: what opens it "with" is its code, as what
+// unlocks it is (unlockVerbs).
+var openVerbs = wordSet(`open opens opened`)
 
 // codeOpening masks the code after " with " at i, the end of a verb of
 // opening (the box opens with 6-0-3-1, the gate unlocks with 4471#): a
@@ -2206,7 +2239,6 @@ func (rw *rewriter) wordsPhraseAfter(i int) int {
 	if i+1 >= len(src) || src[i] != ' ' {
 		return i
 	}
-	var buf [16]byte
 	n, k := 0, i
 	for n < 12 && k < len(src) && src[k] == ' ' {
 		s := k + 1
@@ -2214,9 +2246,9 @@ func (rw *rewriter) wordsPhraseAfter(i int) int {
 		for e < len(src) && e-s <= 15 && src[e] >= 'a' && src[e] <= 'z' {
 			e++
 		}
-		w := lowerInto(&buf, src[s:e])
-		if e-s < 3 || e < len(src) && isAlnum(src[e]) || w == nil || plainWord(w) ||
-			hasSuffixFold(w, "ed") || hasSuffixFold(w, "ing") || hasSuffixFold(w, "ly") {
+		w := src[s:e] // small letters already
+		if e-s < 3 || e < len(src) && isAlnum(src[e]) || plainWord(w) ||
+			bytes.HasSuffix(w, []byte("ed")) || bytes.HasSuffix(w, []byte("ing")) || bytes.HasSuffix(w, []byte("ly")) {
 			break
 		}
 		n, k = n+1, e
@@ -2281,32 +2313,44 @@ func afterPreposition(w []byte) bool {
 // connected with TLSv1.3 to the host).
 func (rw *rewriter) withCredential(i int) int {
 	src := rw.src
-	k, words := i, 0
-	for k < len(src) && words <= 6 && src[k] == ' ' {
-		if phrasePrefix(src[k:], " with ") {
-			vs := k + len(" with ")
-			ve := vs
-			for ve < len(src) && ve-vs <= 64 && !isSpace(src[ve]) {
-				ve++
-			}
-			v := trimSentence(src[vs:ve], ".,;")
-			e := vs + len(v)
-			if len(v) < 6 || !clauseEndsAt(src, e) || dottedDigits(v) || !(passwordShaped(v) && hasDigit(v) && hasLetter(v) || dashedWords(v)) {
-				return i
-			}
-			rw.mask(vs, e, kSecret)
-			return e
+	k := spaceWordsAhead(src, i, func(k int) bool { return phrasePrefix(src[k:], " with ") })
+	if k < 0 {
+		return i
+	}
+	vs := k + len(" with ")
+	ve := vs
+	for ve < len(src) && ve-vs <= 64 && !isSpace(src[ve]) {
+		ve++
+	}
+	v := trimSentence(src[vs:ve], ".,;")
+	e := vs + len(v)
+	if len(v) < 6 || !clauseEndsAt(src, e) || dottedDigits(v) || !(passwordShaped(v) && hasDigit(v) && hasLetter(v) || dashedWords(v)) {
+		return i
+	}
+	rw.mask(vs, e, kSecret)
+	return e
+}
+
+// spaceWordsAhead returns the first space from i on, at most six words of
+// letters, digits and '-' after it, at which at holds; or -1. The words
+// that say whose a credential is, or where it was used, stand there
+// (the phrase for the night watch is "…", logged in on the cart laptop
+// with …).
+func spaceWordsAhead(src []byte, i int, at func(k int) bool) int {
+	for k, words := i, 0; k < len(src) && src[k] == ' ' && words <= 6; words++ {
+		if at(k) {
+			return k
 		}
 		w := k + 1
 		for w < len(src) && (isAlnum(src[w]) || src[w] == '-') {
 			w++
 		}
 		if w == k+1 {
-			return i
+			return -1
 		}
-		k, words = w, words+1
+		k = w
 	}
-	return i
+	return -1
 }
 
 // dottedDigits reports whether v holds a version's digits: a digit, a dot
@@ -2375,36 +2419,26 @@ func mixedWithMark(v []byte) bool {
 // status (reason phrase "Not Found") is none.
 func (rw *rewriter) quotedPhraseAfter(i int) int {
 	src := rw.src
-	k, words := i, 0
-	for k < len(src) && src[k] == ' ' && words <= 6 {
-		if k+1 < len(src) && (src[k+1] == '"' || src[k+1] == '\'') {
-			q := src[k+1]
-			vs := k + 2
-			ve := vs
-			n := 1
-			for ve < len(src) && ve-vs <= 96 && src[ve] != q {
-				c := src[ve]
-				if c == ' ' {
-					n++
-				} else if !isAlpha(c) && c != '\'' && c != '-' {
-					return i
-				}
-				ve++
-			}
-			if ve >= len(src) || src[ve] != q || n < 2 || n > 12 || src[vs] < 'a' || src[vs] > 'z' {
-				return i
-			}
-			rw.mask(vs, ve, kSecret)
-			return ve
-		}
-		w := k + 1
-		for w < len(src) && (isAlnum(src[w]) || src[w] == '-') {
-			w++
-		}
-		if w == k+1 {
+	k := spaceWordsAhead(src, i, func(k int) bool { return k+1 < len(src) && (src[k+1] == '"' || src[k+1] == '\'') })
+	if k < 0 {
+		return i
+	}
+	q := src[k+1]
+	vs := k + 2
+	ve := vs
+	n := 1
+	for ve < len(src) && ve-vs <= 96 && src[ve] != q {
+		c := src[ve]
+		if c == ' ' {
+			n++
+		} else if !isAlpha(c) && c != '\'' && c != '-' {
 			return i
 		}
-		k, words = w, words+1
+		ve++
 	}
-	return i
+	if ve >= len(src) || src[ve] != q || n < 2 || n > 12 || src[vs] < 'a' || src[vs] > 'z' {
+		return i
+	}
+	rw.mask(vs, ve, kSecret)
+	return ve
 }

@@ -831,7 +831,7 @@ func redactKV(rw *rewriter) {
 			// A code, quoted or in a query, is a PIN or a one-time code
 			// (code=8268, code: "3310"); an error or status code is a bare
 			// number.
-			if e := rw.announcedDigits(i); e > i {
+			if e := rw.announcedDigits(i, digitCode); e > i {
 				i = e - 1
 				continue
 			}
@@ -1661,13 +1661,16 @@ func schemeWord(w []byte) bool {
 // wpa_passphrase, recoveryPhrase, mnemonic, seed), whose value is words
 // with spaces between.
 func phraseKey(key []byte) bool {
-	for _, w := range []string{"psk", "passphrase", "phrase", "mnemonic", "seed"} {
+	for _, w := range phraseKeyEnds {
 		if hasSuffixFold(key, w) {
 			return true
 		}
 	}
 	return false
 }
+
+// phraseKeyEnds are the ends of a pass phrase's key (phraseKey).
+var phraseKeyEnds = []string{"psk", "passphrase", "phrase", "mnemonic", "seed"}
 
 // phraseToLineEnd returns the end of a phrase key's unquoted value that
 // runs to the end of its line: up to twelve words of letters and digits,

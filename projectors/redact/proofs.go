@@ -227,7 +227,7 @@ func proven(rw *rewriter, s, e int) bool {
 			return true
 		}
 	}
-	if vc.hex && besideProven(rw, s, e) {
+	if vc.hex && besideProven(rw, s, e, &ws) {
 		rw.public = append(rw.public, [2]int{s, e})
 		return true
 	}
@@ -242,32 +242,27 @@ const siblingGap = 24
 // made public: the second of a listing the first one's context proves (two
 // commits: merged a into b; a hash chain's links: prev=… this=…; a digest
 // before and after). A credential's word, or a value, between the two
-// ends the listing: sha256=… token=… proves nothing of the token.
-func besideProven(rw *rewriter, s, e int) bool {
+// ends the listing: sha256=… token=… proves nothing of the token. ws are
+// the words before the value, read here if no proof has read them.
+func besideProven(rw *rewriter, s, e int, ws *nearWords) bool {
+	src := rw.src
 	if len(rw.public) == 0 {
 		return false
 	}
 	p := rw.public[len(rw.public)-1]
-	if p[1] > s || s-p[1] > siblingGap || p[1]-p[0] != e-s || !hexOneCase(rw.src[p[0]:p[1]]) {
+	if p[1] > s || s-p[1] > siblingGap || p[1]-p[0] != e-s || !hexOneCase(src[p[0]:p[1]]) {
 		return false
 	}
-	gap := rw.src[p[1]:s]
-	if bytes.IndexByte(gap, '\n') >= 0 || bytes.IndexByte(gap, '\r') >= 0 || bytes.Contains(gap, []byte(`\n`)) {
-		return false
+	if gap := src[p[1]:s]; bytes.IndexByte(gap, '\n') >= 0 || bytes.IndexByte(gap, '\r') >= 0 || bytes.Contains(gap, []byte(`\n`)) {
+		return false // the words read stop at a break: one between ends the listing
 	}
-	for i := 0; i < len(gap); {
-		if !isAlnum(gap[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(gap) && isAlnum(gap[j]) {
-			j++
-		}
-		if siblingBlocks(gap[i:j]) {
+	if ws.n == 0 {
+		ws.read(src, s, nearWindow)
+	}
+	for k := 0; k < ws.n && ws.w[k][0] >= p[1]; k++ {
+		if siblingBlocks(ws.word(src, k)) {
 			return false
 		}
-		i = j
 	}
 	return true
 }

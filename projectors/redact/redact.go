@@ -296,7 +296,7 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 	m = canonical.MaskerOf(m)
 	feat := scanFeatures(msg)
 	rw := &r.rw
-	rw.src, rw.spans, rw.keys, rw.feat, rw.public, rw.refs, rw.snmp, rw.lockCode = msg, r.spans[:0], &r.keys, feat, rw.public[:0], 0, 0, false
+	rw.src, rw.spans, rw.keys, rw.feat, rw.public, rw.refs, rw.snmp = msg, r.spans[:0], &r.keys, feat, rw.public[:0], 0, 0
 	st := stages // loaded once, not again after every pass
 	for i := range st {
 		s := &st[i]
@@ -431,9 +431,6 @@ type rewriter struct {
 	// refs caches credentialsReferenced(src), snmp whether src names
 	// SNMP: 0 not known, 1 yes, -1 no.
 	refs, snmp int8
-	// lockCode says that the code the announced values' pass reads is a
-	// lock's, which may be three digits (padlock 392).
-	lockCode bool
 }
 
 // namesSNMP reports whether the text names SNMP, read once per text.

@@ -218,12 +218,25 @@ type state struct {
 	tmpl     []byte
 }
 
+// rememberBytes bounds the messages, with their masked ranges, that one
+// call's redactor keeps so that a message the log repeats word for word is
+// read once (redact.Redactor.Remember): many services repeat most of their
+// messages.
+const rememberBytes = 256 << 10
+
 func (p *Projector) newState() any {
 	st := &state{red: redact.New(p.cfg.Detectors...)}
+	st.red.Remember(rememberBytes)
 	for i := range st.miners {
 		st.miners[i] = drain.New(p.cfg.Miner)
 	}
 	return st
+}
+
+// put gives st back to the pool, with no message of the call remembered.
+func (p *Projector) put(st *state) {
+	st.red.Forget()
+	p.pool.Put(st)
 }
 
 func (st *state) reset() {
@@ -253,7 +266,7 @@ func (p *Projector) Project(ctx context.Context, call projectors.Call, raw []byt
 	}
 	pa := &p.cfg.Paths
 	st := p.pool.Get().(*state)
-	defer p.pool.Put(st)
+	defer p.put(st)
 	st.reset()
 	mask := canonical.MaskerOf(call.Mask)
 

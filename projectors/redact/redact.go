@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"hash/maphash"
 	"slices"
 	"sync"
 
@@ -48,6 +49,130 @@ type Redactor struct {
 	keys  keyCache
 	extra []Detector
 	ext   [][2]int
+	memo  memo
+}
+
+// memo keeps, for the messages a Redactor has read, the ranges its passes
+// masked (see Remember). A message is found by its hash and checked byte
+// for byte: of two messages of one hash, one is remembered.
+type memo struct {
+	seed        maphash.Seed
+	at          map[uint64]int32 // a message's hash: its entry
+	entries     []memoEntry
+	text        []byte // the messages
+	spans       []span // their ranges
+	used, limit int    // bytes taken, of at most limit
+	hash        uint64 // of the message last looked for
+	looked, hit int    // messages looked for, and found, in this window
+	skip        int    // messages to let pass before looking again
+	looking     bool   // whether hash is the last message's
+}
+
+// The memo looks for messages in windows of window messages: after a
+// window that found fewer than one in hitRatio, it lets skipAfter
+// messages pass unlooked for, as a text that does not repeat its messages
+// would pay for the looking on top of their reading.
+const window, hitRatio, skipAfter = 1024, 32, 4096
+
+// memoEntry is a remembered message: its bytes in memo.text and its
+// ranges in memo.spans.
+type memoEntry struct{ text, spans [2]int32 }
+
+// Message bytes beyond which a message is not remembered: long messages
+// repeat less, and would take the room of many short ones.
+const maxRememberedMessage = 4 << 10
+
+// spanBytes is what a remembered range takes, and entryBytes what a
+// remembered message takes besides its bytes and its ranges.
+const spanBytes, entryBytes = 48, 32
+
+// Remember makes r keep the ranges its own passes mask in the messages it
+// reads, up to about maxBytes of messages and ranges in all, so that a
+// message met again is masked without being read again: a service's log
+// repeats many of its messages word for word. The output is the same
+// bytes, and the Masker is called for the same values in the same order,
+// as without it; the extra detectors read every message every time. A
+// message longer than 4 KiB is not kept. After 1,024 messages of which
+// fewer than one in 32 were found again, the next 4,096 are read without
+// being looked for: a text that does not repeat its messages pays little
+// for the memo. Remember(0) stops it; Forget
+// drops what r keeps. r keeps the messages' bytes, secrets included,
+// until then: call Forget when the text they came from is done.
+func (r *Redactor) Remember(maxBytes int) {
+	if maxBytes <= 0 {
+		r.memo = memo{}
+		return
+	}
+	r.Forget()
+	if r.memo.at == nil {
+		r.memo.at, r.memo.seed = make(map[uint64]int32), maphash.MakeSeed()
+	}
+	r.memo.limit = maxBytes
+}
+
+// Forget drops the messages and ranges r keeps (see Remember); r goes on
+// remembering new ones, in as many bytes as Remember gave.
+func (r *Redactor) Forget() {
+	m := &r.memo
+	clear(m.at)
+	clear(m.text)
+	clear(m.spans)
+	m.entries, m.text, m.spans, m.used = m.entries[:0], m.text[:0], m.spans[:0], 0
+	m.looked, m.hit, m.skip, m.looking = 0, 0, 0, false
+}
+
+// recall puts in r.spans the ranges r's passes masked in msg when r read
+// it before, and reports whether it had.
+func (r *Redactor) recall(msg []byte) bool {
+	m := &r.memo
+	m.looking = false
+	if m.limit == 0 || len(msg) > maxRememberedMessage {
+		return false
+	}
+	if m.looked == window {
+		if m.hit*hitRatio < m.looked {
+			m.skip = skipAfter
+		}
+		m.looked, m.hit = 0, 0
+	}
+	if m.skip > 0 {
+		m.skip--
+		return false
+	}
+	m.looked++
+	m.looking = true
+	m.hash = maphash.Bytes(m.seed, msg)
+	i, ok := m.at[m.hash]
+	if !ok {
+		return false
+	}
+	e := m.entries[i]
+	if !bytes.Equal(m.text[e.text[0]:e.text[1]], msg) {
+		return false
+	}
+	r.spans = append(r.spans[:0], m.spans[e.spans[0]:e.spans[1]]...)
+	m.hit++
+	return true
+}
+
+// remember keeps r.spans as the ranges r's passes masked in msg, if
+// recall looked for it last and there is room.
+func (r *Redactor) remember(msg []byte) {
+	m := &r.memo
+	cost := len(msg) + entryBytes + len(r.spans)*spanBytes
+	if !m.looking || m.used+cost > m.limit {
+		return
+	}
+	if _, taken := m.at[m.hash]; taken {
+		return // another message of the same hash
+	}
+	e := memoEntry{text: [2]int32{int32(len(m.text)), int32(len(m.text) + len(msg))},
+		spans: [2]int32{int32(len(m.spans)), int32(len(m.spans) + len(r.spans))}}
+	m.text = append(m.text, msg...)
+	m.spans = append(m.spans, r.spans...)
+	m.at[m.hash] = int32(len(m.entries))
+	m.entries = append(m.entries, e)
+	m.used += cost
 }
 
 // A Detector finds secrets that the redactor's own rules may miss, such as
@@ -294,6 +419,9 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 // output is written once, with overlapping ranges joined.
 func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 	m = canonical.MaskerOf(m)
+	if r.recall(msg) {
+		return r.finish(dst, msg, m)
+	}
 	feat := scanFeatures(msg)
 	rw := &r.rw
 	rw.src, rw.spans, rw.keys, rw.feat, rw.public, rw.refs, rw.snmp = msg, r.spans[:0], &r.keys, feat, rw.public[:0], 0, 0
@@ -308,6 +436,13 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 	}
 	rw.afterPasses()
 	r.spans, rw.src = rw.spans, nil
+	r.remember(msg)
+	return r.finish(dst, msg, m)
+}
+
+// finish appends msg to dst with the ranges of r.spans, the passes', and
+// those of r's extra detectors masked by m.
+func (r *Redactor) finish(dst, msg []byte, m canonical.Masker) []byte {
 	for _, d := range r.extra {
 		r.ext = d.Spans(r.ext[:0], msg)
 		for _, sp := range r.ext {

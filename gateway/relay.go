@@ -266,7 +266,7 @@ func (r *relay) text(s string, n int) string {
 		}
 	}
 	m := r.masker()
-	return cutText(string(boundary.MaskResolved(m, redact.New().AppendMasked(nil, []byte(s), m))), n)
+	return cutText(string(boundary.MaskResolved(m, redact.AppendMasked(nil, []byte(s), m))), n)
 }
 
 // cutText cuts s to at most n bytes at a rune boundary, ending a cut one

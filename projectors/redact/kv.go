@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	"github.com/toolcanon/toolcanon/canonical"
@@ -24,6 +25,7 @@ const (
 	kvAccount
 	kvProject // a cloud project: an account when its value is shaped like a project id
 	kvPhone   // a phone number, in any of its forms
+	kvLock    // a lock, or what opens one: its value is a code when shaped as one (lockCodeEnd)
 )
 
 // A key is classified by its words: split on '_', '-', '.', spaces and
@@ -252,7 +254,7 @@ func classifyKey(key []byte) kvClass {
 		if last := string(k[d+1:]); c == kvNone && (last == "id" || last == "value") && d > 0 {
 			return classifyKey(key[:d]) // session.id: the session's
 		}
-		if c == kvNone && nw > 0 && qualified(k, words[:nw], nw-1) {
+		if (c == kvNone || c == kvLock) && nw > 0 && qualified(k, words[:nw], nw-1) {
 			return kvSecret // security_questions.response
 		}
 		return c
@@ -287,9 +289,61 @@ func classifyKey(key []byte) kvClass {
 			return kvUser
 		case class == kvNone && (phoneWords[last] || nw > 1 && last == "number" && phoneWords[string(k[words[nw-2][0]:words[nw-2][1]])]):
 			return kvPhone
+		case class == kvNone && (lockKeys[last] || nw == 1 && (last == "combination" || last == "combo") || gluedLockCode(last)):
+			return kvLock
 		}
 	}
 	return class
+}
+
+// lockKeys name a lock as a key's last word (keysafe=1964,
+// "lockbox":"2210"), as "combination" and "combo" do alone (combo=31-07-88):
+// the value is its code when shaped as one. Qualified, a combination is a
+// secret whatever its shape (safe_combination, qualifiedNouns); after
+// another word, none (error_combination).
+var lockKeys = wordSet(`keysafe keybox lockbox padlock`)
+
+// lockHeads are what a code glued after them opens (doorcode, gatecode,
+// alarmcode): as the two words apart (door_code) do, the glued word names
+// a lock's code.
+var lockHeads = []string{"door", "gate", "entry", "alarm", "access", "lock", "safe", "keypad", "buzzer", "unlock",
+	"vault", "garage", "lobby", "locker", "cabinet", "keysafe", "lockbox"}
+
+// gluedLockCode reports whether w is one of lockHeads glued before "code"
+// or "pin" (doorcode, gatepin).
+func gluedLockCode(w string) bool {
+	head, ok := strings.CutSuffix(w, "code")
+	if !ok {
+		if head, ok = strings.CutSuffix(w, "pin"); !ok {
+			return false
+		}
+	}
+	return slices.Contains(lockHeads, head)
+}
+
+// lockCodeEnd returns the end of a lock's code at src[i:]: at most 16
+// digits, letters, '-', '#' and '*', three digits or more and two
+// letters at most (4826, 31-07-88, 1122A, K-4417, 1492#), up to where a
+// value ends; or i. A state (installed, true) or a name is no code.
+func lockCodeEnd(src []byte, i int) int {
+	digits, letters, e := 0, 0, i
+	for ; e < len(src) && e-i <= 16; e++ {
+		c := src[e]
+		if isDigit(c) {
+			digits++
+		} else if isAlpha(c) {
+			letters++
+		} else if c != '-' && c != '#' && c != '*' {
+			break
+		}
+	}
+	if digits < 3 || letters > 2 || e-i > 16 {
+		return i
+	}
+	if e < len(src) && strings.IndexByte(" \t\r\n;,&\"')]}|<>", src[e]) < 0 && !(src[e] == '.' && (e+1 == len(src) || isSpace(src[e+1]))) {
+		return i
+	}
+	return e
 }
 
 // personNouns name a person by their part, as the last word of a key
@@ -1005,6 +1059,13 @@ func redactKV(rw *rewriter) {
 			}
 			if e > vs && valueEnd(src, e) == e {
 				rw.mask(vs, e, kPID)
+				i = e - 1
+			}
+			continue
+		}
+		if class == kvLock {
+			if e := lockCodeEnd(src, vs); e > vs {
+				rw.mask(vs, e, kSecret)
 				i = e - 1
 			}
 			continue

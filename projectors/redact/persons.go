@@ -72,7 +72,7 @@ func (rw *rewriter) personAfter(i int, c byte, buf *[16]byte) int {
 		if e = rw.personalNumber(i + 1); e <= i+1 {
 			e = rw.spokenPhone(i + 1)
 		}
-	case c >= 'A' && c <= 'Z' && capitalised(src, i+1):
+	case c >= 'A' && c <= 'Z' && (capitalised(src, i+1) || i+4 < len(src) && src[i+2] == '.' && src[i+3] == ' ' && capitalised(src, i+4)):
 		e = rw.titledName(i + 1)
 		if e <= i+1 && i >= 0 {
 			e = rw.servedName(i, buf) // a noun before the space
@@ -666,9 +666,16 @@ func nameBeforeAddress(src []byte, at int) (int, int) {
 
 // personNameEnd returns the end of a given and a family name at src[i:],
 // two capitalised words of letters (a family name may hold an apostrophe
-// or a dash: O'Neill, Lloyd-Jones) that are no English words, or i.
+// or a dash: O'Neill, Lloyd-Jones) that are no English words, the given
+// name perhaps an initial (J. Morales), or i.
 func personNameEnd(src []byte, i int) int {
 	e1 := nameWordEnd(src, i)
+	if e1 == i && i+3 < len(src) && isUpper(src[i]) && src[i+1] == '.' && src[i+2] == ' ' {
+		if e2 := familyEnd(src, i+3); e2-(i+3) >= 3 && !proseName(src[i+3:e2]) {
+			return e2 // an initial and a family name
+		}
+		return i
+	}
 	if e1 == i || e1+2 >= len(src) || src[e1] != ' ' {
 		return i
 	}

@@ -8,8 +8,10 @@ import (
 
 // Phone numbers: personal, wherever a tool logs them. A number in E.164
 // form (+254778610287, +1 (415) 555-6497, +44 20 7946 0958) is one by its
-// plus sign and its length; a number in national form (254791997369,
-// 0412 345 678) only in the value of a key that names a phone (kvPhone):
+// plus sign and its length, and one written as North America writes a
+// phone's ((415) 555-6497, 415-555-6497, 555-0143) by its groups; a number
+// in another national form (254791997369, 0412 345 678) only in the value
+// of a key that names a phone (kvPhone), or after a word for a phone:
 // bare, it is as likely an amount, a date or an id.
 
 // Phone is the placeholder of a phone number.
@@ -73,22 +75,112 @@ func phoneEnds(src []byte, e int) bool {
 	return e == len(src) || !isAlnum(src[e]) && !(src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]))
 }
 
-// redactPhones masks the numbers in E.164 form: a '+' that starts a word,
-// then a number phoneEnd reads.
+// redactPhones masks the numbers in E.164 form, a '+' that starts a word
+// and then a number phoneEnd reads, and those written as in North America
+// (northAmericanEnd).
 func redactPhones(rw *rewriter) {
 	src := rw.src
 	for i := 0; i < len(src); i++ {
-		if i = nextByte(src, i, '+'); i >= len(src) {
-			return
+		c := src[i]
+		if c != '+' && c != '(' && (c < '2' || c > '9') {
+			continue
 		}
 		if i > 0 && (isAlnum(src[i-1]) || src[i-1] == '+') {
 			continue
 		}
-		if e := phoneEnd(src, i, true); e > i {
+		e := i
+		if c == '+' {
+			e = phoneEnd(src, i, true)
+		} else {
+			e = northAmericanEnd(src, i)
+		}
+		if e > i {
 			rw.mask(i, e, kPhone)
 			i = e - 1
 		}
 	}
+}
+
+// northAmericanEnd returns the end of a number written as North America
+// writes a phone's at src[i:] — (NXX) NXX-XXXX, NXX-NXX-XXXX, NXX.NXX.XXXX
+// or NXX-XXXX, N a digit from 2 to 9 — standing alone: no word, number,
+// path or range runs into it; or i. The groups' lengths and the first
+// digits, which no area or exchange code has as 0 or 1, tell it from a
+// date (2026-12-04), a version or an id of other groups (117-0032).
+func northAmericanEnd(src []byte, i int) int {
+	if i > 0 && strings.IndexByte("-.:/_#$@\\", src[i-1]) >= 0 {
+		return i
+	}
+	j, area := i, false
+	if src[j] == '(' {
+		if !digitsAt(src, j+1, 3) || src[j+1] < '2' || j+4 >= len(src) || src[j+4] != ')' {
+			return i
+		}
+		j += 5
+		if j < len(src) && src[j] == ' ' {
+			j++
+		}
+		area = true
+	}
+	if !digitsAt(src, j, 3) || src[j] < '2' || j+3 >= len(src) {
+		return i
+	}
+	sep := src[j+3]
+	if sep != '-' && (sep != '.' || area) {
+		return i
+	}
+	j += 4
+	switch {
+	case !area && digitsAt(src, j, 3) && src[j] >= '2' && j+3 < len(src) && src[j+3] == sep && digitsAt(src, j+4, 4):
+		j += 8 // NXX-NXX-XXXX, NXX.NXX.XXXX
+	case sep == '-' && digitsAt(src, j, 4):
+		j += 4 // NXX-XXXX, (NXX) NXX-XXXX
+	default:
+		return i
+	}
+	if !area && afterNumberedNoun(src, i) {
+		return i // ref 518-427-7301, subject 305-0019: the thing's number
+	}
+	if !phoneEnds(src, j) || j < len(src) && (src[j] == '-' || src[j] == '/' || src[j] == ':' && j+1 < len(src) && isDigit(src[j+1])) {
+		return i
+	}
+	return j
+}
+
+// numberedNouns name things numbered in groups of three and four digits
+// (subject 305-0019, ref 518-427-7301): after one, the groups are its
+// number, unless an area code in brackets opens them.
+var numberedNouns = wordSet(`subject participant order ticket case invoice part lot batch item sku model serial kit sample
+	specimen claim policy job run build release version room unit ref reference record file document form permit
+	licence license tag box bin`)
+
+// afterNumberedNoun reports whether one of numberedNouns, and a space or
+// '=', stands before src[i].
+func afterNumberedNoun(src []byte, i int) bool {
+	e := i - 1
+	if e < 1 || src[e] != ' ' && src[e] != '=' {
+		return false
+	}
+	s := e
+	for s > 0 && e-s < 16 && isAlpha(src[s-1]) {
+		s--
+	}
+	var buf [16]byte
+	w := lowerInto(&buf, src[s:e])
+	return w != nil && numberedNouns[string(w)]
+}
+
+// digitsAt reports whether src holds n digits from i.
+func digitsAt(src []byte, i, n int) bool {
+	if i < 0 || i+n > len(src) {
+		return false
+	}
+	for _, c := range src[i : i+n] {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // nationalEnd returns the end of a number in national form at src[i:]:

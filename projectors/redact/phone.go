@@ -75,28 +75,63 @@ func phoneEnds(src []byte, e int) bool {
 	return e == len(src) || !isAlnum(src[e]) && !(src[e] == '.' && e+1 < len(src) && isDigit(src[e+1]))
 }
 
-// redactPhones masks the numbers in E.164 form, a '+' that starts a word
-// and then a number phoneEnd reads, and those written as in North America
-// (northAmericanEnd).
+// redactPhones masks the numbers in E.164 form: a '+' that starts a word,
+// then a number phoneEnd reads.
 func redactPhones(rw *rewriter) {
 	src := rw.src
 	for i := 0; i < len(src); i++ {
-		c := src[i]
-		if c != '+' && c != '(' && (c < '2' || c > '9') {
-			continue
+		if i = nextByte(src, i, '+'); i >= len(src) {
+			return
 		}
 		if i > 0 && (isAlnum(src[i-1]) || src[i-1] == '+') {
 			continue
 		}
-		e := i
-		if c == '+' {
-			e = phoneEnd(src, i, true)
-		} else {
-			e = northAmericanEnd(src, i)
-		}
-		if e > i {
+		if e := phoneEnd(src, i, true); e > i {
 			rw.mask(i, e, kPhone)
 			i = e - 1
+		}
+	}
+}
+
+// redactNorthAmerican masks the numbers written as North America writes a
+// phone's (northAmericanEnd). Each holds a '-' or a '.' after its first
+// three digits: only there is one looked for.
+func redactNorthAmerican(rw *rewriter) {
+	src := rw.src
+	if len(src) < 8 {
+		return
+	}
+	dash, dot := nextByte(src, 3, '-'), nextByte(src, 3, '.')
+	for p := 3; ; {
+		for dash < p {
+			dash = nextByte(src, p, '-')
+		}
+		for dot < p {
+			dot = nextByte(src, p, '.')
+		}
+		if p = min(dash, dot); p >= len(src) {
+			return
+		}
+		s, e := p-3, p-3
+		if digitsAt(src, s, 3) {
+			// An area code in brackets before the exchange: "(415) 555-".
+			if a := s - 5; a >= 0 && src[s-1] == ')' || a >= 1 && src[s-1] == ' ' && src[s-2] == ')' {
+				if src[s-1] == ' ' {
+					a--
+				}
+				if e = northAmericanEnd(src, a); e > a {
+					s = a
+				}
+			}
+			if e <= s {
+				e = northAmericanEnd(src, s)
+			}
+		}
+		if e > s {
+			rw.mask(s, e, kPhone)
+			p = e
+		} else {
+			p++
 		}
 	}
 }
@@ -108,7 +143,7 @@ func redactPhones(rw *rewriter) {
 // digits, which no area or exchange code has as 0 or 1, tell it from a
 // date (2026-12-04), a version or an id of other groups (117-0032).
 func northAmericanEnd(src []byte, i int) int {
-	if i > 0 && strings.IndexByte("-.:/_#$@\\", src[i-1]) >= 0 {
+	if i > 0 && (isAlnum(src[i-1]) || src[i-1] == '+') || i > 0 && strings.IndexByte("-.:/_#$@\\", src[i-1]) >= 0 {
 		return i
 	}
 	j, area := i, false

@@ -373,6 +373,7 @@ var stages = []stage{
 	{all: fLowerA | fColon, gate: gateARN, apply: redactARN},
 	{any: fDigit, apply: redactCards},
 	{any: fDigit, apply: redactPhones},
+	{all: fDigit, any: fDash | fDot, apply: redactNorthAmerican},
 	{apply: redactPersons},
 	{any: fAt, apply: redactAddressNames},
 	{gate: gateAnnounced, apply: redactAnnounced},

@@ -22,7 +22,7 @@ import (
 // write (phone.go: spokenPhone).
 
 // servedNouns name the person a record is about: whom a tool serves.
-var servedNouns = wordSet(`customer patient guest candidate holder cardholder visitor passenger pax donor client payee
+var servedNouns = wordSet(`customer patient guest candidate holder cardholder visitor passenger pax donor client payee contact
 	tenant resident student attendee caller recipient subscriber applicant traveller traveler buyer bidder examinee
 	learner participant claimant beneficiary skier rider grower member homeowner policyholder borrower renter hirer`)
 
@@ -49,7 +49,7 @@ func redactPersons(rw *rewriter) {
 // the walk goes on: the masked value's last byte, or i.
 func (rw *rewriter) personAfter(i int, c byte, buf *[16]byte) int {
 	src := rw.src
-	if c == '"' && i > 2 && (src[i-1] == ':' || src[i-1] == ' ' && src[i-2] == ':') && isUpper(src[i+1]) {
+	if c == '"' && i > 2 && (src[i-1] == ':' || src[i-1] == '=' || src[i-1] == ' ' && src[i-2] == ':') && isUpper(src[i+1]) {
 		if e := rw.servedMember(i, buf); e > i+1 {
 			return e - 1
 		}
@@ -546,7 +546,7 @@ func (rw *rewriter) servedName(i int, buf *[16]byte) int {
 	if ws > 0 && isAlnum(src[ws-1]) || !servedNounAt(src, ws, i, src[ws], buf) {
 		return i
 	}
-	if e := personNameEnd(src, i+1); e > i+1 && !companyAfter(src, e) {
+	if e := servedPersonEnd(src, i+1); e > i+1 && !companyAfter(src, e) {
 		rw.mask(i+1, e, kUser)
 		return e
 	}
@@ -578,25 +578,31 @@ func companyAfter(src []byte, e int) bool {
 }
 
 // servedMember masks the name that opens the quoted value at i of a
-// JSON member named by a noun of servedNouns ("client":"Laura Mendoza"),
-// and returns the name's end, or i.
+// JSON member or a key named by a noun of servedNouns ("client":"Laura
+// Mendoza", contact="Maureen Pike"), and returns the name's end, or i.
 func (rw *rewriter) servedMember(i int, buf *[16]byte) int {
 	src := rw.src
-	k := i - 1
-	for k > 0 && (src[k] == ' ' || src[k] == ':') {
-		k--
-	}
-	if src[k] != '"' {
-		return i
+	k := i - 1 // contact="…": the key ends at the '='
+	if src[k] != '=' {
+		for k > 0 && (src[k] == ' ' || src[k] == ':') {
+			k--
+		}
+		if src[k] != '"' {
+			return i
+		}
 	}
 	ke, ks := k, k
 	for ks > 0 && k-ks <= 11 && isAlpha(src[ks-1]) {
 		ks--
 	}
-	if ks == 0 || src[ks-1] != '"' || !servedNounAt(src, ks, ke, lower(src[ks]), buf) {
+	opened := ks > 0 && src[ks-1] == '"'
+	if src[k] == '=' {
+		opened = ks == 0 || !isKeyByte(src[ks-1]) // a whole key
+	}
+	if ke == ks || !opened || !servedNounAt(src, ks, ke, lower(src[ks]), buf) {
 		return i
 	}
-	if e := personNameEnd(src, i+1); e > i+1 && e < len(src) && src[e] == '"' && !companyAfter(src, e) {
+	if e := servedPersonEnd(src, i+1); e > i+1 && e < len(src) && src[e] == '"' && !companyAfter(src, e) {
 		rw.mask(i+1, e, kUser)
 		return e
 	}
@@ -684,6 +690,27 @@ func personNameEnd(src []byte, i int) int {
 		return i
 	}
 	return e2
+}
+
+// servedPersonEnd returns the end of a person's name at src[i:] after a
+// noun for whom a record serves (customer Maureen Pike): what
+// personNameEnd reads, or a given name of the list that no dictionary
+// holds before a capitalised word that names no thing, even one of the
+// dictionary (client Grace Period stays). The noun says a person follows,
+// as an e-mail address or a phone number after the name does for
+// givenAndFamily.
+func servedPersonEnd(src []byte, i int) int {
+	if e := personNameEnd(src, i); e > i {
+		return e
+	}
+	e1 := nameWordEnd(src, i)
+	if e1-i < 3 || e1+2 >= len(src) || src[e1] != ' ' || !givenName(src[i:e1]) || namedWord(src[i:e1]) {
+		return i
+	}
+	if e2 := familyEnd(src, e1+1); e2-(e1+1) >= 2 && !namedWord(src[e1+1:e2]) && !dictionaryWord(src[i:e1]) {
+		return e2
+	}
+	return i
 }
 
 // familyEnd returns the end of a family name's capitalised word at src[j]

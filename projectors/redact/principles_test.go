@@ -86,6 +86,18 @@ func TestNameWithAnInitial(t *testing.T) {
 	})
 }
 
+// A key named for whom a record serves holds a person's name as a JSON
+// member does (contact="Maureen Pike"), whose family name may be a word
+// of the dictionary; a key that only ends in such a noun, or a thing's
+// name, is not one.
+func TestServedKeyNames(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`list=GOTV-3 contact="Maureen Pike" result=supporter`: `list=GOTV-3 contact="<USER>" result=supporter`,
+		`{"contact":"Maureen Pike","n":1}`:                    `{"contact":"<USER>","n":1}`,
+		`x_contact="Maureen Pike" contact="Support Team"`:     `x_contact="Maureen Pike" contact="Support Team"`,
+	})
+}
+
 // A value announced in prose by a credential word and a connecting word
 // or a colon is masked: a code or a PIN of four to eight digits, a word
 // shaped like a password, PowerShell's secure string literal. Counts,

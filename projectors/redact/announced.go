@@ -684,7 +684,8 @@ func sameShape(a, b []byte) bool {
 // slashPair masks an account and its password written NAME / PASS after
 // an account word that ends at i (login admin / 1423, login: groundskeeper
 // / x, credentials are jmarlow / x; login admin/x when x, eight bytes or
-// more, holds a digit and no further '/'), and returns where the scan
+// more, holds a digit and no further '/', or is words joined by dashes:
+// login sup/pennies-from-heaven), and returns where the scan
 // goes on:
 // i when there is no such pair. The password is shaped like one, or four
 // digits or more; an account named for its role stays.
@@ -722,7 +723,7 @@ func (rw *rewriter) slashPair(i int) int {
 		ve++
 	}
 	v := trimSentence(src[vs:ve], ".,;")
-	glued := vs == ne+1 && chosenWord(v) && (roleAccount(src[ns:ne]) || bytes.IndexAny(src[ns:ne], "0123456789._") >= 0)
+	glued := vs == ne+1 && (chosenWord(v) && (roleAccount(src[ns:ne]) || bytes.IndexAny(src[ns:ne], "0123456789._") >= 0) || dashedWords(v))
 	if !(passwordShaped(v) || allDigits(v) && len(v) >= 4 || glued) || notASecret(src, vs, vs+len(v)) || isPlaceholder(v) ||
 		vs == ne+1 && !(allDigits(v) && len(v) >= 4) && (len(v) < 8 || !hasDigit(v) || bytes.IndexByte(v, '/') >= 0) && !glued {
 		return i

@@ -1306,11 +1306,14 @@ func TestNameBesideItsAddress(t *testing.T) {
 		"Zorvath Brennan wrote the guide":                       "Zorvath Brennan wrote the guide", // no address, no given name known
 	})
 	// The account of a pair glued by a slash after a login word is a
-	// role's or shaped as an account; a pair of words is prose.
+	// role's or shaped as an account, or the password is words joined by
+	// dashes; a pair of words is prose.
 	expectRedacted(t, map[string]string{
-		"archive NAS login admin/quarrystone":                  "archive NAS login admin/<SECRET>",
-		"Use environment credentials, fake/synthetic fixtures": "Use environment credentials, fake/synthetic fixtures",
-		"Passphrase Recovery Tool":                             "Passphrase Recovery Tool",
+		"archive NAS login admin/quarrystone":                   "archive NAS login admin/<SECRET>",
+		"counter: supervisor login sup/pennies-from-heaven":     "counter: supervisor login <USER>/<SECRET>",
+		"login admin/read-only-view, login docs/how-to-install": "login admin/read-only-view, login docs/how-to-install",
+		"Use environment credentials, fake/synthetic fixtures":  "Use environment credentials, fake/synthetic fixtures",
+		"Passphrase Recovery Tool":                              "Passphrase Recovery Tool",
 	})
 }
 

@@ -338,6 +338,8 @@ func redactAnnounced(rw *rewriter) {
 				}
 			} else if e := rw.clauseEndPassword(i, phrase); e > i {
 				i, credEnd = e, -1 // arena password fern8
+			} else if e := rw.passwordAfterPlace(i); e > i {
+				i, credEnd = e, -1 // password for station KOTA P-wave-Arrival8
 			} else if len(tok) != len(w) || !englishPassword(last) {
 				// A password's word in punctuation, or another language's,
 				// names no word after it.
@@ -495,6 +497,66 @@ func (rw *rewriter) announcedValue(i int, code codeKind, literal bool) int {
 	return i
 }
 
+// valueEndsClause reports whether a clause ends at e, where a value ends:
+// the text, a line or punctuation ends there, or a parenthesis opens.
+func valueEndsClause(src []byte, e int) bool {
+	return e == len(src) || src[e] == '\n' || src[e] == '.' || src[e] == ',' || src[e] == ';' || src[e] == ')' ||
+		src[e] == ' ' && e+1 < len(src) && src[e+1] == '('
+}
+
+// passwordValue reports whether v, which ends a clause after a password's
+// word, is shaped as a password: five to 64 bytes, letters with digits or
+// marks as a password mixes them, or three words joined by dashes.
+func passwordValue(v []byte) bool {
+	return len(v) >= 5 && len(v) <= 64 && ((hasLetter(v) && hasDigit(v) || mixedWithMark(v)) && passwordShaped(v) || phraseWords(v, '-', nil) >= 3)
+}
+
+// passwordAfterPlace masks the password that ends the clause after the
+// password's word that ends at i and what it opens: "for", one to six
+// words or a quoted title, perhaps a colon, then the value, shaped as
+// clauseEndPassword takes one, quoted or not (password for station KOTA
+// P-wave-Arrival8, password for "The Salt Harvest" screener: x). A clause
+// that goes on after its last word (password for user admin1 expired) has
+// none. It returns the value's end, or i.
+func (rw *rewriter) passwordAfterPlace(i int) int {
+	src := rw.src
+	if !phrasePrefix(src[i:], " for ") {
+		return i
+	}
+	k := i + len(" for ")
+	for w := 0; w < 7 && k < len(src); w++ {
+		s, e := k, k
+		quoted := src[s] == '"' || src[s] == '\''
+		if quoted {
+			q := bytes.IndexByte(src[s+1:min(len(src), s+66)], src[s])
+			if q < 0 {
+				return i
+			}
+			e = s + q + 2
+		} else {
+			for e < len(src) && e-s <= 64 && !isSpace(src[e]) {
+				e++
+			}
+		}
+		if w > 0 {
+			vs, v := s, trimSentence(src[s:e], ".,;)")
+			end := vs + len(v)
+			if quoted {
+				vs, v, end = s+1, src[s+1:e-1], e
+			}
+			if valueEndsClause(src, end) && passwordValue(v) && !isPlaceholder(v) && !notASecret(src, vs, vs+len(v)) {
+				rw.mask(vs, vs+len(v), kSecret)
+				return end
+			}
+		}
+		if e >= len(src) || src[e] != ' ' || !quoted && (src[s] == '(' || strings.IndexByte(".,;)!?", src[e-1]) >= 0) {
+			return i // the clause ends with no value
+		}
+		k = e + 1
+	}
+	return i
+}
+
 // clauseEndPassword masks a password right after the credential word
 // that ends at i, with no connector between, when it ends the clause (the
 // text, a line, or punctuation): letters and digits, five or more,
@@ -514,10 +576,6 @@ func (rw *rewriter) clauseEndPassword(i int, phrase bool) int {
 	}
 	v := trimSentence(src[vs:ve], ".,;)")
 	end := vs + len(v)
-	clauseEnds := func(e int) bool {
-		return e == len(src) || src[e] == '\n' || src[e] == '.' || src[e] == ',' || src[e] == ';' || src[e] == ')' ||
-			src[e] == ' ' && e+1 < len(src) && src[e+1] == '('
-	}
 	if isPlaceholder(v) || notASecret(src, vs, end) {
 		return i
 	}
@@ -531,7 +589,7 @@ func (rw *rewriter) clauseEndPassword(i int, phrase bool) int {
 		rw.mask(vs, e, kSecret)
 		return e
 	}
-	if clauseEnds(end) && len(v) >= 5 && len(v) <= 64 && ((hasLetter(v) && hasDigit(v) || mixedWithMark(v)) && passwordShaped(v) || phraseWords(v, '-', nil) >= 3) {
+	if valueEndsClause(src, end) && passwordValue(v) {
 		rw.mask(vs, end, kSecret)
 		return end
 	}
@@ -555,7 +613,7 @@ func (rw *rewriter) clauseEndPassword(i int, phrase bool) int {
 		}
 		e++
 	}
-	if n >= 3 && clauseEnds(e) {
+	if n >= 3 && valueEndsClause(src, e) {
 		rw.mask(vs, e, kSecret)
 		return e
 	}

@@ -98,6 +98,19 @@ func TestServedKeyNames(t *testing.T) {
 	})
 }
 
+// A password that ends the clause after its word, "for" and what it opens
+// is the password, quoted or not; a clause that goes on, or ends, after
+// the place has none.
+func TestPasswordAfterItsPlace(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"digitiser web UI password for station KOTA P-wave-Arrival8": "digitiser web UI password for station KOTA <SECRET>",
+		`private; viewing password for family "grandpa-joe-1931"`:    `private; viewing password for family "<SECRET>"`,
+		"reset the password for db-01 (ticket OPS-42)":               "reset the password for db-01 (ticket OPS-42)",
+		"password for the VPN portal changed, see KB-1042.":          "password for the VPN portal changed, see KB-1042.",
+		"password for release v2.3.1-rc4; password for all of them":  "password for release v2.3.1-rc4; password for all of them",
+	})
+}
+
 // A value announced in prose by a credential word and a connecting word
 // or a colon is masked: a code or a PIN of four to eight digits, a word
 // shaped like a password, PowerShell's secure string literal. Counts,

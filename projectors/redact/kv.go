@@ -340,8 +340,8 @@ func lockCodeEnd(src []byte, i int) int {
 	if digits < 3 || letters > 2 || e-i > 16 {
 		return i
 	}
-	if e < len(src) && strings.IndexByte(" \t\r\n;,&\"')]}|<>", src[e]) < 0 && !(src[e] == '.' && (e+1 == len(src) || isSpace(src[e+1]))) {
-		return i
+	if e < len(src) && valueEnd(src, e) != e && !(src[e] == '.' && (e+1 == len(src) || isSpace(src[e+1]))) {
+		return i // more of the value follows
 	}
 	return e
 }

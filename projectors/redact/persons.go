@@ -72,7 +72,7 @@ func (rw *rewriter) personAfter(i int, c byte, buf *[16]byte) int {
 		if e = rw.personalNumber(i + 1); e <= i+1 {
 			e = rw.spokenPhone(i + 1)
 		}
-	case c >= 'A' && c <= 'Z' && (capitalised(src, i+1) || i+4 < len(src) && src[i+2] == '.' && src[i+3] == ' ' && capitalised(src, i+4)):
+	case c >= 'A' && c <= 'Z' && (capitalised(src, i+1) || initialAt(src, i+1) && capitalised(src, i+4)):
 		e = rw.titledName(i + 1)
 		if e <= i+1 && i >= 0 {
 			e = rw.servedName(i, buf) // a noun before the space
@@ -383,8 +383,8 @@ func (rw *rewriter) titledName(i int) int {
 // for personNameEnd, which reads names without the list.
 func (rw *rewriter) givenAndFamily(i int) int {
 	src := rw.src
-	e1 := nameWordEnd(src, i)
-	if e1-i < 3 || e1+2 >= len(src) || src[e1] != ' ' || !givenName(src[i:e1]) || namedWord(src[i:e1]) {
+	e1 := givenNameEnd(src, i)
+	if e1 == i {
 		return i
 	}
 	e2 := familyEnd(src, e1+1)
@@ -676,7 +676,7 @@ func nameBeforeAddress(src []byte, at int) (int, int) {
 // name perhaps an initial (J. Morales), or i.
 func personNameEnd(src []byte, i int) int {
 	e1 := nameWordEnd(src, i)
-	if e1 == i && i+3 < len(src) && isUpper(src[i]) && src[i+1] == '.' && src[i+2] == ' ' {
+	if e1 == i && initialAt(src, i) {
 		if e2 := familyEnd(src, i+3); e2-(i+3) >= 3 && !proseName(src[i+3:e2]) {
 			return e2 // an initial and a family name
 		}
@@ -692,6 +692,23 @@ func personNameEnd(src []byte, i int) int {
 	return e2
 }
 
+// givenNameEnd returns the end of a given name of the list at src[i:],
+// capitalised, three letters or more and naming no thing, before a space
+// and more of the text; or i.
+func givenNameEnd(src []byte, i int) int {
+	e := nameWordEnd(src, i)
+	if e-i < 3 || e+2 >= len(src) || src[e] != ' ' || !givenName(src[i:e]) || namedWord(src[i:e]) {
+		return i
+	}
+	return e
+}
+
+// initialAt reports whether an initial stands at src[i]: a capital, a
+// full stop and a space (J. Morales).
+func initialAt(src []byte, i int) bool {
+	return i+3 < len(src) && isUpper(src[i]) && src[i+1] == '.' && src[i+2] == ' '
+}
+
 // servedPersonEnd returns the end of a person's name at src[i:] after a
 // noun for whom a record serves (customer Maureen Pike): what
 // personNameEnd reads, or a given name of the list that no dictionary
@@ -703,8 +720,8 @@ func servedPersonEnd(src []byte, i int) int {
 	if e := personNameEnd(src, i); e > i {
 		return e
 	}
-	e1 := nameWordEnd(src, i)
-	if e1-i < 3 || e1+2 >= len(src) || src[e1] != ' ' || !givenName(src[i:e1]) || namedWord(src[i:e1]) {
+	e1 := givenNameEnd(src, i)
+	if e1 == i {
 		return i
 	}
 	if e2 := familyEnd(src, e1+1); e2-(e1+1) >= 2 && !namedWord(src[e1+1:e2]) && !dictionaryWord(src[i:e1]) {

@@ -114,11 +114,13 @@ func redactNorthAmerican(rw *rewriter) {
 		}
 		s, e := p-3, p-3
 		if digitsAt(src, s, 3) {
-			// An area code in brackets before the exchange: "(415) 555-".
-			if a := s - 5; a >= 0 && src[s-1] == ')' || a >= 1 && src[s-1] == ' ' && src[s-2] == ')' {
-				if src[s-1] == ' ' {
-					a--
-				}
+			// An area code in brackets before the exchange: "(415)555-",
+			// "(415) 555-".
+			a := s - 5
+			if a > 0 && src[s-1] == ' ' {
+				a--
+			}
+			if a >= 0 && src[a] == '(' {
 				if e = northAmericanEnd(src, a); e > a {
 					s = a
 				}
@@ -143,7 +145,7 @@ func redactNorthAmerican(rw *rewriter) {
 // digits, which no area or exchange code has as 0 or 1, tell it from a
 // date (2026-12-04), a version or an id of other groups (117-0032).
 func northAmericanEnd(src []byte, i int) int {
-	if i > 0 && (isAlnum(src[i-1]) || src[i-1] == '+') || i > 0 && strings.IndexByte("-.:/_#$@\\", src[i-1]) >= 0 {
+	if i > 0 && (isAlnum(src[i-1]) || strings.IndexByte("+-.:/_#$@\\", src[i-1]) >= 0) {
 		return i
 	}
 	j, area := i, false

@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/toolcanon/toolcanon/canonical"
 )
@@ -62,10 +63,8 @@ type memo struct {
 	text        []byte // the messages
 	spans       []span // their ranges
 	used, limit int    // bytes taken, of at most limit
-	hash        uint64 // of the message last looked for
 	looked, hit int    // messages looked for, and found, in this window
 	skip        int    // messages to let pass before looking again
-	looking     bool   // whether hash is the last message's
 }
 
 // The memo looks for messages in windows of window messages: after a
@@ -83,8 +82,9 @@ type memoEntry struct{ text, spans [2]int32 }
 const maxRememberedMessage = 4 << 10
 
 // spanBytes is what a remembered range takes, and entryBytes what a
-// remembered message takes besides its bytes and its ranges.
-const spanBytes, entryBytes = 48, 32
+// remembered message takes besides its bytes and its ranges (its entry and
+// its place in the map).
+const spanBytes, entryBytes = int(unsafe.Sizeof(span{})), 32
 
 // Remember makes r keep the ranges its own passes mask in the messages it
 // reads, up to about maxBytes of messages and ranges in all, so that a
@@ -95,9 +95,9 @@ const spanBytes, entryBytes = 48, 32
 // message longer than 4 KiB is not kept. After 1,024 messages of which
 // fewer than one in 32 were found again, the next 4,096 are read without
 // being looked for: a text that does not repeat its messages pays little
-// for the memo. Remember(0) stops it; Forget
-// drops what r keeps. r keeps the messages' bytes, secrets included,
-// until then: call Forget when the text they came from is done.
+// for the memo. Remember(0) stops it; Forget drops what r keeps. r keeps
+// the messages' bytes, secrets included, until then: call Forget when the
+// text they came from is done.
 func (r *Redactor) Remember(maxBytes int) {
 	if maxBytes <= 0 {
 		r.memo = memo{}
@@ -118,16 +118,15 @@ func (r *Redactor) Forget() {
 	clear(m.text)
 	clear(m.spans)
 	m.entries, m.text, m.spans, m.used = m.entries[:0], m.text[:0], m.spans[:0], 0
-	m.looked, m.hit, m.skip, m.looking = 0, 0, 0, false
+	m.looked, m.hit, m.skip = 0, 0, 0
 }
 
-// recall puts in r.spans the ranges r's passes masked in msg when r read
-// it before, and reports whether it had.
-func (r *Redactor) recall(msg []byte) bool {
-	m := &r.memo
-	m.looking = false
+// look returns msg's hash and true when the memo looks for msg, and
+// keeps it after its reading (keep): it is on, msg is short enough, and
+// no stretch of skipped messages runs.
+func (m *memo) look(msg []byte) (uint64, bool) {
 	if m.limit == 0 || len(msg) > maxRememberedMessage {
-		return false
+		return 0, false
 	}
 	if m.looked == window {
 		if m.hit*hitRatio < m.looked {
@@ -137,40 +136,42 @@ func (r *Redactor) recall(msg []byte) bool {
 	}
 	if m.skip > 0 {
 		m.skip--
-		return false
+		return 0, false
 	}
 	m.looked++
-	m.looking = true
-	m.hash = maphash.Bytes(m.seed, msg)
-	i, ok := m.at[m.hash]
+	return maphash.Bytes(m.seed, msg), true
+}
+
+// find appends to dst[:0] the ranges remembered for msg, of hash h, and
+// reports whether there were.
+func (m *memo) find(dst []span, h uint64, msg []byte) ([]span, bool) {
+	i, ok := m.at[h]
 	if !ok {
-		return false
+		return dst, false
 	}
 	e := m.entries[i]
 	if !bytes.Equal(m.text[e.text[0]:e.text[1]], msg) {
-		return false
+		return dst, false
 	}
-	r.spans = append(r.spans[:0], m.spans[e.spans[0]:e.spans[1]]...)
 	m.hit++
-	return true
+	return append(dst[:0], m.spans[e.spans[0]:e.spans[1]]...), true
 }
 
-// remember keeps r.spans as the ranges r's passes masked in msg, if
-// recall looked for it last and there is room.
-func (r *Redactor) remember(msg []byte) {
-	m := &r.memo
-	cost := len(msg) + entryBytes + len(r.spans)*spanBytes
-	if !m.looking || m.used+cost > m.limit {
+// keep remembers spans as the ranges masked in msg, of hash h, if there
+// is room and no other message of that hash is remembered.
+func (m *memo) keep(h uint64, msg []byte, spans []span) {
+	cost := len(msg) + entryBytes + len(spans)*spanBytes
+	if m.used+cost > m.limit {
 		return
 	}
-	if _, taken := m.at[m.hash]; taken {
-		return // another message of the same hash
+	if _, taken := m.at[h]; taken {
+		return
 	}
 	e := memoEntry{text: [2]int32{int32(len(m.text)), int32(len(m.text) + len(msg))},
-		spans: [2]int32{int32(len(m.spans)), int32(len(m.spans) + len(r.spans))}}
+		spans: [2]int32{int32(len(m.spans)), int32(len(m.spans) + len(spans))}}
 	m.text = append(m.text, msg...)
-	m.spans = append(m.spans, r.spans...)
-	m.at[m.hash] = int32(len(m.entries))
+	m.spans = append(m.spans, spans...)
+	m.at[h] = int32(len(m.entries))
 	m.entries = append(m.entries, e)
 	m.used += cost
 }
@@ -420,8 +421,12 @@ func (r *Redactor) Append(dst, msg []byte) []byte {
 // output is written once, with overlapping ranges joined.
 func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 	m = canonical.MaskerOf(m)
-	if r.recall(msg) {
-		return r.finish(dst, msg, m)
+	h, looked := r.memo.look(msg)
+	if looked {
+		var found bool
+		if r.spans, found = r.memo.find(r.spans, h, msg); found {
+			return r.finish(dst, msg, m)
+		}
 	}
 	feat := scanFeatures(msg)
 	rw := &r.rw
@@ -437,7 +442,9 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 	}
 	rw.afterPasses()
 	r.spans, rw.src = rw.spans, nil
-	r.remember(msg)
+	if looked {
+		r.memo.keep(h, msg, r.spans)
+	}
 	return r.finish(dst, msg, m)
 }
 

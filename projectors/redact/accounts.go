@@ -150,6 +150,37 @@ func lastPart(w []byte) []byte {
 	return w
 }
 
+// exposedRoleAccounts masks the accounts a pass kept for being named for
+// a role (svc_inventory, reader, nw_builder), when the text exposes a
+// secret: beside a password in the clear, the account is the other half
+// of the credential. The accounts every installation has (root, admin,
+// roleAccounts) stay: they are public, as a default port is.
+func (rw *rewriter) exposedRoleAccounts() {
+	if len(rw.roles) == 0 {
+		return
+	}
+	secret := false
+	for _, sp := range rw.spans {
+		secret = secret || sp.kind == kSecret
+	}
+	if !secret {
+		return
+	}
+	for _, r := range rw.roles {
+		rw.spans = append(rw.spans, span{start: r[0], end: r[1], kind: kUser})
+	}
+}
+
+// keptRole records src[s:e], an account kept for being named for a role,
+// unless every installation has it (roleAccounts).
+func (rw *rewriter) keptRole(s, e int) {
+	v := rw.src[s:e]
+	if lv := lowerASCII(v); lv != nil && roleAccounts[string(lv)] {
+		return
+	}
+	rw.roles = append(rw.roles, [2]int{s, e})
+}
+
 // keepConfigAccounts drops the accounts masked in a key's value (user=x,
 // "user": "x", User Id=x, user 'x') when every credential of the text is
 // kept elsewhere (credentialsReferenced) and no secret of the text is

@@ -223,8 +223,9 @@ func redactAnnounced(rw *rewriter) {
 				continue
 			}
 		}
-		if accountFilter.may(last) && accountWords[string(last)] {
-			if e := rw.slashPair(i); e > i {
+		if network := string(lw) == "wifi" || string(lw) == "wi-fi" || string(lw) == "wlan"; network ||
+			accountFilter.may(last) && accountWords[string(last)] {
+			if e := rw.slashPair(i, network); e > i {
 				i, credEnd = e, -1
 				prev, prevWord = nil, nil
 				continue
@@ -376,7 +377,7 @@ func redactAnnounced(rw *rewriter) {
 				i = e // changed from x to y: y too
 				since++
 			}
-		case credEnd >= 0 && code != noCode && since < 3 && codeToken(src, s, i) && !preposition(prev) &&
+		case credEnd >= 0 && code != noCode && since < 3 && codeToken(src, s, i) && !preposition(prev) && !timeAfter(prev, src[s:i]) &&
 			!announcesLater(src, i):
 			// door code for pickup 6232, PIN accepted (8374): the code a
 			// few words after its name, standing alone.
@@ -746,8 +747,9 @@ func sameShape(a, b []byte) bool {
 // login sup/pennies-from-heaven), and returns where the scan
 // goes on:
 // i when there is no such pair. The password is shaped like one, or four
-// digits or more; an account named for its role stays.
-func (rw *rewriter) slashPair(i int) int {
+// digits or more; an account named for its role stays, and so does the
+// name of a network (network: wifi Staff / x).
+func (rw *rewriter) slashPair(i int, network bool) int {
 	src := rw.src
 	j := i
 	for j < len(src) && j-i < 2 && src[j] == ':' {
@@ -771,7 +773,20 @@ func (rw *rewriter) slashPair(i int) int {
 	case ne+1 < len(src) && src[ne] == '/' && isAlnum(src[ne+1]) && ns > j:
 		vs = ne + 1 // login admin/x: the pair as one word, no path
 	case !hasPrefixFold(src[ne:], " / "):
-		return i
+		// The pair may stand a few words on, after the account's role or
+		// whom it is for (login instructor pb / x, login for Aisha is op
+		// 6612 / x): in the clause, the word before " / ".
+		p := pairAhead(src, ne)
+		if p < 0 {
+			return i
+		}
+		ns, ne, vs = p, p, p+3
+		for ns > j && (isWord(src[ns-1]) || src[ns-1] == '.' || src[ns-1] == '-') {
+			ns--
+		}
+		if ns == ne {
+			return i
+		}
 	}
 	ve := vs
 	for ve < len(src) && !isSpace(src[ve]) && ve-vs <= 64 {
@@ -783,14 +798,36 @@ func (rw *rewriter) slashPair(i int) int {
 	v := trimSentence(src[vs:ve], ".,;")
 	glued := vs == ne+1 && (chosenWord(v) && (roleAccount(src[ns:ne]) || bytes.IndexAny(src[ns:ne], "0123456789._") >= 0) || dashedWords(v))
 	if !(passwordShaped(v) || allDigits(v) && len(v) >= 4 || glued) || notASecret(src, vs, vs+len(v)) || isPlaceholder(v) ||
+		numberWithUnit(v) || numberWithUnit(src[ns:ne]) || // 2.4GHz / 5GHz: a choice of two measures
 		vs == ne+1 && !(allDigits(v) && len(v) >= 4) && (len(v) < 8 || !hasDigit(v) || bytes.IndexByte(v, '/') >= 0) && !glued {
 		return i
 	}
-	if nameLike(src[ns:ne]) && !roleAccount(src[ns:ne]) {
+	if !network && nameLike(src[ns:ne]) && !roleAccount(src[ns:ne]) {
 		rw.mask(ns, ne, kUser)
 	}
 	rw.mask(vs, vs+len(v), kSecret)
 	return vs + len(v)
+}
+
+// pairAhead returns where " / " stands after i in i's clause, at most
+// 48 bytes on, or -1: a comma, a quote or a sentence's end ends the
+// clause.
+func pairAhead(src []byte, i int) int {
+	for k := i; k < len(src) && k-i < 48; k++ {
+		switch src[k] {
+		case ',', ';', '"', '!', '?', '\n', '(', ')':
+			return -1
+		case '.':
+			if k+1 >= len(src) || src[k+1] == ' ' {
+				return -1
+			}
+		case ' ':
+			if hasPrefixFold(src[k:], " / ") {
+				return k
+			}
+		}
+	}
+	return -1
 }
 
 // notWords reports whether the letters of v do not read as words (OIZSBLUP

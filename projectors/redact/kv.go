@@ -1163,6 +1163,9 @@ func redactKV(rw *rewriter) {
 				// nor does an assignment (login: user=x), read on its own
 				// (a short one: a long run is masked whole, so that the
 				// keys inside it are not each read to its end).
+				if roleAccount(val) && !allDigits(val) && refEnd(src, vs) <= 0 {
+					rw.keptRole(vs, ve) // svc_inventory: masked beside an exposed secret
+				}
 				continue
 			}
 			if quote == 0 && bytes.IndexByte(val, ':') > 0 {

@@ -1837,3 +1837,65 @@ func TestContactTwoWordsAfterAName(t *testing.T) {
 		"Santa Special sent to 3 stores":                      "Santa Special sent to 3 stores",
 	})
 }
+
+// A code's or a lock's noun governs the first code of its sentence,
+// however many words between say what it opens or who asked; a number
+// that is another noun's, a time, a count, a quantity or a year is not
+// it, nor is a code of an outcome's or a public kind.
+func TestCodeOfItsSentence(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"locker room passcode for the east wing night staff -> 552190":            "locker room passcode for the east wing night staff -> <SECRET>",
+		"keypad on the loading dock (ask Tom first) takes 7713#":                  "keypad on the loading dock (ask Tom first) takes <SECRET>#",
+		"PIN typed at the gate (try 1 of 3 left), expected 4410, card held":       "PIN typed at the gate (try 1 of 3 left), expected <SECRET>, card held",
+		"PIN rejected twice (try 1 of 3 left), expected 4410, card held":          "PIN rejected twice (try 1 of 3 left), expected 4410, card held",
+		"lockbox behind the meter cabinet, 3-8-1-5. Ring first.":                  "lockbox behind the meter cabinet, <SECRET>. Ring first.",
+		"the apartment buzzer 3307 then the lift":                                 "the apartment buzzer <SECRET> then the lift",
+		"code review for branch 4412 took 1200 ms":                                "code review for branch 4412 took 1200 ms",
+		"safe mode since 2019, restarted at 0600":                                 "safe mode since 2019, restarted at 0600",
+		"PIN length 6, lockout after 5 tries":                                     "PIN length 6, lockout after 5 tries",
+		"connection failed with code 4001 after retry 2":                          "connection failed with code 4001 after retry 2",
+		"zip code for the depot is 90210":                                         "zip code for the depot is 90210",
+		"lockbox serviced in 2024, padlock on gate 3":                             "lockbox serviced in 2024, padlock on gate 3",
+		"code coverage of the module reached 8120 lines. PIN 2 of 4 is the dock.": "code coverage of the module reached 8120 lines. PIN 2 of 4 is the dock.",
+	})
+}
+
+// A code's noun names a code of letters too, when the letters read as no
+// words, or digits interleave them; a word, a name and its number, or a
+// public code stays.
+func TestCodeOfLetters(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"guests join the session with code KWPZRTLX today":       "guests join the session with code <SECRET> today",
+		"locker-cli --code QR7MZ2 --slot 4":                      "locker-cli --code <SECRET> --slot 4",
+		"pickup code is 4XKTQ, show it at the counter":           "pickup code is <SECRET>, show it at the counter",
+		"code RED on ward 4, promo code SUMMER, country code GB": "code RED on ward 4, promo code SUMMER, country code GB",
+		"the code doesn't compile; returned code E1234":          "the code doesn't compile; returned code E1234",
+		"source code UTF8 ISO8859 and code review":               "source code UTF8 ISO8859 and code review",
+	})
+}
+
+// An account named for its role is public on its own, but beside a
+// password in the clear it is the other half of the credential: it is
+// masked then; the accounts every installation has stay.
+func TestRoleAccountBesideASecret(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"sync user=backup_reader password=Tern!field42":        "sync user=<USER> password=<SECRET>",
+		`{"username":"svc_ledger","password":"x9!Kelp-Ridge"}`: `{"username":"<USER>","password":"<SECRET>"}`,
+		"sync user=backup_reader password=${READER_PW}":        "sync user=backup_reader password=${READER_PW}",
+		"sync user=backup_reader connected":                    "sync user=backup_reader connected",
+		"user=admin password=Tern!field42":                     "user=admin password=<SECRET>",
+	})
+}
+
+// An account and its password written NAME / PASS may stand a few words
+// after the account's word, past the account's role or whom it is for, in
+// the same clause; a network's name and its passphrase after its word.
+func TestPairAfterItsWord(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"kiosk login for the night porter is desk2 / Lantern55!": "kiosk login for the night porter is <USER> / <SECRET>",
+		"guest wifi Harbour-Guest / pebble-moon-71 at reception": "guest wifi Harbour-Guest / <SECRET> at reception",
+		"wifi 2.4GHz / 5GHz on the guest network":                "wifi 2.4GHz / 5GHz on the guest network",
+		"login via SSO / LDAP, account read / write":             "login via SSO / LDAP, account read / write",
+		"login page, then settings / Security2":                  "login page, then settings / Security2",
+	})
+}

@@ -378,6 +378,7 @@ var stages = []stage{
 	{apply: redactPersons},
 	{any: fAt, apply: redactAddressNames},
 	{gate: gateAnnounced, apply: redactAnnounced},
+	{gate: gateGoverned, apply: redactGoverned},
 	{gate: gateStdin, apply: redactStdin},
 	{apply: redactHumanShaped},
 	// Last, so that a value the passes above name keeps their kind.
@@ -431,6 +432,7 @@ func (r *Redactor) AppendMasked(dst, msg []byte, m canonical.Masker) []byte {
 	feat := scanFeatures(msg)
 	rw := &r.rw
 	rw.src, rw.spans, rw.keys, rw.feat, rw.public, rw.refs, rw.snmp = msg, r.spans[:0], &r.keys, feat, rw.public[:0], 0, 0
+	rw.roles = rw.roles[:0]
 	st := stages // loaded once, not again after every pass
 	for i := range st {
 		s := &st[i]
@@ -467,6 +469,7 @@ func (r *Redactor) finish(dst, msg []byte, m canonical.Masker) []byte {
 // e-mail addresses spell, the accounts a configuration keeps.
 func (rw *rewriter) afterPasses() {
 	rw.extendTitlePhrases()
+	rw.exposedRoleAccounts()
 	rw.formerValues()
 	rw.namesAddressesSpell()
 	rw.keepConfigAccounts()
@@ -571,6 +574,9 @@ type rewriter struct {
 	feat  features  // of src; 0: not known
 	// public are the ranges proofs made public (see proven).
 	public [][2]int
+	// roles are the accounts kept for being named for a role (see
+	// exposedRoleAccounts).
+	roles [][2]int
 	// refs caches credentialsReferenced(src), snmp whether src names
 	// SNMP: 0 not known, 1 yes, -1 no.
 	refs, snmp int8

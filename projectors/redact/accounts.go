@@ -1,6 +1,9 @@
 package redact
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // referenceSuffixes end the name of a setting that says where a credential
 // is kept, not what it is (password.ref, password_file, --password-stdin).
@@ -156,9 +159,6 @@ func lastPart(w []byte) []byte {
 // of the credential. The accounts every installation has (root, admin,
 // roleAccounts) stay: they are public, as a default port is.
 func (rw *rewriter) exposedRoleAccounts() {
-	if len(rw.roles) == 0 {
-		return
-	}
 	secret := false
 	for _, sp := range rw.spans {
 		secret = secret || sp.kind == kSecret
@@ -169,6 +169,126 @@ func (rw *rewriter) exposedRoleAccounts() {
 	for _, r := range rw.roles {
 		rw.spans = append(rw.spans, span{start: r[0], end: r[1], kind: kUser})
 	}
+	rw.exposedHandles()
+}
+
+// exposedHandles masks, in a text that exposes a secret, the accounts its
+// people are named by: a handle of an initial or a short prefix, a dot
+// and a family name (witness j.marchetti, officer=ofc.pemberton4417),
+// anywhere; a name with a number after a word that introduces an account
+// (for counter2, changed by cbellweather4, login cucumb1). Beside a
+// credential in the clear, who uses it is its other half.
+func (rw *rewriter) exposedHandles() {
+	src := rw.src
+	for i := 0; i < len(src); {
+		for i < len(src) && !isAlnum(src[i]) {
+			i++
+		}
+		s := i
+		for i < len(src) && (isAlnum(src[i]) || src[i] == '.' || src[i] == '_' || src[i] == '-') {
+			i++
+		}
+		e := i
+		for e > s && src[e-1] == '.' {
+			e-- // the sentence's full stop
+		}
+		if e-s < 4 || s > 0 && strings.IndexByte("./\\@:-_", src[s-1]) >= 0 || e < len(src) && strings.IndexByte("(@:/\\=", src[e]) >= 0 ||
+			e+1 < len(src) && src[e] == ' ' && (src[e+1] == '=' || src[e+1] == ':') {
+			continue
+		}
+		// A handle inside a range masked already joins it (write).
+		if v := src[s:e]; dottedHandle(v) || numberedHandle(v) && introducesAccount(src, s) {
+			rw.spans = append(rw.spans, span{start: s, end: e, kind: kUser})
+		}
+	}
+}
+
+// dottedHandle reports whether v is a person's handle: an initial, a dot
+// and a family name of four letters or more that is no word of prose
+// (j.marchetti, s.okafor); a given name of four letters or more, a dot
+// and more letters (gwyn.roberts, priya.cast); or a prefix of up to four
+// letters, a dot, a family name and digits (ofc.pemberton4417). A
+// logger's or a setting's name (sms.gateway, db.host) has none of these
+// shapes, unless its first part is a given name.
+func dottedHandle(v []byte) bool {
+	d := bytes.IndexByte(v, '.')
+	if d < 1 || !allLowerLetters(v[:d]) {
+		return false
+	}
+	rest := v[d+1:]
+	k := 0
+	for k < len(rest) && rest[k] >= 'a' && rest[k] <= 'z' {
+		k++
+	}
+	if k < 1 || k > 20 || k < len(rest) && !allDigits(rest[k:]) {
+		return false
+	}
+	switch {
+	case d == 1:
+		return k >= 4 && !proseWord(rest[:k])
+	case d <= 12 && capitalisedGiven(v[:d]):
+		return true
+	}
+	return d <= 4 && k >= 4 && k < len(rest) && !proseWord(rest[:k])
+}
+
+// capitalisedGiven reports whether w, in lower case, is a given name of
+// givenNameList once capitalised.
+func capitalisedGiven(w []byte) bool {
+	var buf [16]byte
+	if len(w) < 4 || len(w) > len(buf) {
+		return false
+	}
+	copy(buf[:], w)
+	buf[0] -= 'a' - 'A'
+	return givenName(buf[:len(w)])
+}
+
+// numberedHandle reports whether v is three to sixteen lower-case letters
+// and one to four digits that read as an account (counter2, harbor1): not
+// a word of prose with a count.
+func numberedHandle(v []byte) bool {
+	k := 0
+	for k < len(v) && v[k] >= 'a' && v[k] <= 'z' {
+		k++
+	}
+	return k >= 3 && k <= 16 && len(v)-k >= 1 && len(v)-k <= 4 && allDigits(v[k:])
+}
+
+// accountIntroducers name the account after them: for x, by x, login x,
+// admin: x.
+var accountIntroducers = wordSet(`for by login user admin operator as account`)
+
+// introducesAccount reports whether the word before s, past one space or
+// a colon and a space, introduces an account.
+func introducesAccount(src []byte, s int) bool {
+	k := s
+	if k > 0 && src[k-1] == ' ' {
+		k--
+	}
+	if k > 0 && src[k-1] == ':' {
+		k--
+	}
+	if k == s {
+		return false
+	}
+	ws := k
+	for ws > 0 && isAlpha(src[ws-1]) {
+		ws--
+	}
+	var buf [16]byte
+	w := lowerInto(&buf, src[ws:k])
+	return w != nil && accountIntroducers[string(w)]
+}
+
+// allLowerLetters reports whether v is lower-case ASCII letters alone.
+func allLowerLetters(v []byte) bool {
+	for _, c := range v {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return len(v) > 0
 }
 
 // keptRole records src[s:e], an account kept for being named for a role,

@@ -604,7 +604,7 @@ func TestAccountAtAnAddress(t *testing.T) {
 // small words.
 func TestArrowsAnswersAndPhrasesAfterFlags(t *testing.T) {
 	expectRedacted(t, map[string]string{
-		`set password for intern3 -> "Grandma's-kitchen-1962"`:                        `set password for intern3 -> "<SECRET>"`,
+		`set password for intern3 -> "Grandma's-kitchen-1962"`:                        `set password for <USER> -> "<SECRET>"`,
 		`{"custom_fields":{"cf_verification_answer":"Blue Ridge Elementary"}}`:        `{"custom_fields":{"cf_verification_answer":"<SECRET>"}}`,
 		"abctl local credentials --password talent velvet potato deputy":              "abctl local credentials --password <SECRET>",
 		"deploy -> prod, --password-file /run/secrets/pw and the other flags are set": "deploy -> prod, --password-file /run/secrets/pw and the other flags are set",
@@ -1685,7 +1685,7 @@ func TestNameListsAgainstTheDictionary(t *testing.T) {
 // alone it is a ticket, a step or a verb.
 func TestPassAfterAnAccount(t *testing.T) {
 	expectRedacted(t, map[string]string{
-		"radio room: login c.tregarthen pass Gale#Force27":            "radio room: login c.tregarthen pass <SECRET>",
+		"radio room: login c.tregarthen pass Gale#Force27":            "radio room: login <USER> pass <SECRET>",
 		"portal user ops@print.example pass Cyan-Plate-K9":            "portal user <EMAIL> pass <SECRET>",
 		"mixer remote ws://192.0.2.50:4455 pass mixer-night-41":       "mixer remote ws://<IP> pass <SECRET>",
 		"buzzer hub admin pass lantern":                               "buzzer hub admin pass <SECRET>",
@@ -1897,5 +1897,21 @@ func TestPairAfterItsWord(t *testing.T) {
 		"wifi 2.4GHz / 5GHz on the guest network":                "wifi 2.4GHz / 5GHz on the guest network",
 		"login via SSO / LDAP, account read / write":             "login via SSO / LDAP, account read / write",
 		"login page, then settings / Security2":                  "login page, then settings / Security2",
+	})
+}
+
+// Beside a credential in the clear, the handles its people go by are
+// masked: an initial and a family name, a given name and more, a name
+// with a number after a word that introduces an account; a logger's, a
+// file's or a setting's dotted name stays, and so does any handle in a
+// text that exposes no secret.
+func TestHandlesBesideASecret(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"relief porter k.abernethy badge PIN 5521 issued":            "relief porter <USER> badge PIN <SECRET> issued",
+		"steward login maren.holt pass Quayside!77":                  "steward login <USER> pass <SECRET>",
+		"temporary password Kettle-Moor-4 issued for desk7":          "temporary password <SECRET> issued for <USER>",
+		"WARN sms.gateway password Kettle-Moor-4 stored in cfg.yaml": "WARN sms.gateway password <SECRET> stored in cfg.yaml",
+		"db.name=orders db.pass=Kettle-Moor-4":                       "db.name=orders db.pass=<SECRET>",
+		"relief porter k.abernethy on shift, handed over to desk7":   "relief porter k.abernethy on shift, handed over to desk7",
 	})
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Codes a noun governs from afar. A code's noun (code, PIN, passcode,
+// Codes a noun governs from afar. A code's noun (code, PIN, passcode, OTP,
 // combination, keypad, buzzer) or a lock's (safe, keysafe, lockbox,
 // padlock) governs the first code that follows it in its sentence, however
 // many words say what it opens or who asked between (door code for St
@@ -23,7 +23,8 @@ import (
 // an outcome (failed with code 4001, code … returned 5003) governs none.
 
 // governors are the nouns that govern a code in their sentence.
-var governors = wordSet(`code codes pin pins passcode passcodes combination combo keypad buzzer safe keysafe lockbox padlock`)
+var governors = wordSet(`code codes pin pins passcode passcodes otp otps combination combo keypad buzzer safe keysafe lockbox
+	padlock`)
 
 // governedLinks are the words that link a noun to its code, besides
 // verbs in -ed (entered, expected, changed): a number after any other
@@ -49,6 +50,27 @@ func timeAfter(w, tok []byte) bool {
 // a number counts or names what the number is (4000 rows, 1204 forced).
 var afterCodeWords = wordSet(`now and or for then today tonight please until since from at on in to is was but not instead
 	which that so if when after before this these thanks ok okay pls`)
+
+// accountNumber masks the number after the space at i, the end of the
+// word "account": eight to seventeen digits, a bank's or a cloud's
+// account (account 6449451752), as arn:aws:iam::123456789012 holds one.
+// It returns the number's end, or i.
+func (rw *rewriter) accountNumber(i int) int {
+	src := rw.src
+	if i >= len(src) || src[i] != ' ' {
+		return i
+	}
+	s := i + 1
+	if s < len(src) && src[s] == '#' {
+		s++
+	}
+	e := s + digitRun(src, s)
+	if n := e - s; n < 8 || n > 17 || e < len(src) && (isAlnum(src[e]) || src[e] == '-' || src[e] == '.' && e+1 < len(src) && isDigit(src[e+1])) {
+		return i
+	}
+	rw.mask(s, e, kAccount)
+	return e
+}
 
 // letterCodeNouns name a code that may be letters (claim code HUGfsis,
 // join with code QBJBDOT); a PIN or a combination is digits.
@@ -110,7 +132,8 @@ func (rw *rewriter) letterCode(i int) int {
 const governedReach = 14
 
 // gateGoverned reports whether src may hold a governed code: four digits
-// in a run of digits and dashes, or a code's noun.
+// in a run of digits and dashes, or a code's noun. (An account number has
+// eight digits.)
 func gateGoverned(src []byte, _ features) bool {
 	if indexFold(src, "code") >= 0 {
 		return true
@@ -169,6 +192,11 @@ func redactGoverned(rw *rewriter) {
 					i, gov, prevTok = e, -1, nil
 					continue
 				}
+			}
+		} else if w != nil && (string(w) == "account" || string(w) == "acct") && len(tok) == len(core) {
+			if e := rw.accountNumber(i); e > i {
+				i, prevTok = e, nil
+				continue
 			}
 		} else if len(w) > 2 && w[0] == '-' && flagCodes[string(bytes.TrimLeft(w, "-"))] {
 			if e := rw.letterCode(i); e > i {

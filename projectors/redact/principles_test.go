@@ -1915,3 +1915,33 @@ func TestHandlesBesideASecret(t *testing.T) {
 		"relief porter k.abernethy on shift, handed over to desk7":   "relief porter k.abernethy on shift, handed over to desk7",
 	})
 }
+
+// A seed phrase is twelve to twenty-four words of a few letters in a row
+// after a word that names it, the words that name it running into it or
+// not; a sentence of as many words holds words of grammar, a list marks
+// its items, and a run with nothing that names a phrase is prose.
+func TestSeedPhrase(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"restored the team wallet from mnemonic orbit velvet canyon maple drift oyster lunar pencil quiet ranch tiger fossil harbor mango clay": "restored the team wallet from mnemonic <SECRET>",
+		"the seed of the idea was that every team should own the tests they write for the code they ship":                                       "the seed of the idea was that every team should own the tests they write for the code they ship",
+		"mnemonic devices help students recall the order of the planets in the night sky":                                                       "mnemonic devices help students recall the order of the planets in the night sky",
+		"packages curl wget unzip jq git make gcc perl ruby rsync tmux htop installed":                                                          "packages curl wget unzip jq git make gcc perl ruby rsync tmux htop installed",
+	})
+}
+
+// After the word "account", eight to seventeen digits are an account's
+// number, a bank's or a cloud's; a shorter number, or one that goes on as
+// a version or a code, is not.
+func TestAccountNumberAfterItsWord(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"refund sent to account 40219377105 ref 20-00-00":         "refund sent to account <ACCOUNT> ref 20-00-00",
+		"account 4021 locked; account 12345678-A; acct #99120433": "account 4021 locked; account 12345678-A; acct #<ACCOUNT>",
+	})
+}
+
+// A one-time password's noun governs its code as a code's does.
+func TestOneTimeCodeOfItsSentence(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"smart lock OTP for Flat 3, valid 09:00-17:00: 70412288": "smart lock OTP for Flat 3, valid 09:00-17:00: <SECRET>",
+	})
+}

@@ -379,6 +379,7 @@ var stages = []stage{
 	{any: fAt, apply: redactAddressNames},
 	{gate: gateAnnounced, apply: redactAnnounced},
 	{gate: gateGoverned, apply: redactGoverned},
+	{gate: gateMnemonic, apply: redactMnemonic},
 	{gate: gateStdin, apply: redactStdin},
 	{apply: redactHumanShaped},
 	// Last, so that a value the passes above name keeps their kind.

@@ -1147,6 +1147,13 @@ func redactKV(rw *rewriter) {
 		case kvCookie:
 			maskCookies(rw, vs, ve)
 		case kvSecret:
+			if quote == 0 && len(val) <= 128 && nestedPair(val) {
+				// api_keys: primary=active: the pair inside is read as one
+				// (a long run is masked whole, so that the keys inside it
+				// are not each read to its end).
+				i = vs
+				continue
+			}
 			if class == kvSecret && (maskValue(bytes.Trim(val, "[]()")) || pathValue(val) || (allDigits(val) && len(val) < 4) || enumerated(val) || localeTag(val) ||
 				(sentence(val) && (quote == 0 || !passPhrase(val)) || wordName(val)) && generatedKey(key) || authMethod(key, val)) {
 				i = ve - 1
@@ -1451,6 +1458,26 @@ func unclosed(v []byte) bool {
 		}
 	}
 	return n > 0
+}
+
+// nestedPair reports whether v, a value, is itself a key and its value
+// (primary=active, clientSecret=x): a name of two letters or more, in
+// small letters or camel case, that reads as words, '=', and more, which
+// the pass reads as a pair of its own. Base64's '=' pads its end.
+func nestedPair(v []byte) bool {
+	k := bytes.IndexByte(v, '=')
+	if k < 2 || k+1 >= len(v) || v[k+1] == '=' {
+		return false
+	}
+	if isUpper(v[0]) {
+		return false // DVURjS=91Zjw: a password's '='
+	}
+	for j, c := range v[:k] {
+		if !isAlpha(c) && c != '_' || j > 0 && isUpper(c) && isUpper(v[j-1]) {
+			return false
+		}
+	}
+	return !notWords(bytes.Trim(v[:k], "_"))
 }
 
 // numberWithUnit reports whether v is a number and its unit (30s, 512MiB,

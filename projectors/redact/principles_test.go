@@ -1945,3 +1945,18 @@ func TestOneTimeCodeOfItsSentence(t *testing.T) {
 		"smart lock OTP for Flat 3, valid 09:00-17:00: 70412288": "smart lock OTP for Flat 3, valid 09:00-17:00: <SECRET>",
 	})
 }
+
+// A credential's key whose value is itself a key and its value holds the
+// pair, read as one (the secret, if any, is the inner key's); a file a
+// value includes by "@file:" and a template's "change-me-…" are no
+// secrets.
+func TestValuesThatAreNoSecret(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"signing_keys: current=blue previous=green":  "signing_keys: current=blue previous=green",
+		"credentials: token=Ferry-Lamp-82 region=eu": "credentials: token=<SECRET> region=eu",
+		"api_secret: Wq7=Lm2pRt9s":                   "api_secret: <SECRET>",
+		"webhook_secret=@file:/var/run/hooks/secret": "webhook_secret=@file:/var/run/hooks/secret",
+		"JWT_SECRET=change-me-before-deploy":         "JWT_SECRET=change-me-before-deploy",
+		"JWT_SECRET=archive-me-please":               "JWT_SECRET=<SECRET>",
+	})
+}

@@ -464,7 +464,7 @@ func maskValue(v []byte) bool {
 		"password", "passwd", "secret", "token", "key":
 		return true
 	}
-	if fieldName(v) || joinedProse(v) || elided(v) || angledWords(v) {
+	if fieldName(v) || joinedProse(v) || elided(v) || angledWords(v) || placeholderHead(v) {
 		return true
 	}
 	if len(v) >= 3 {
@@ -477,6 +477,21 @@ func maskValue(v []byte) bool {
 		}
 	}
 	return placeholder(v)
+}
+
+// placeholderHeads start the values a template ships for its user to
+// replace (change-me-in-production, replace_me_before_deploy).
+var placeholderHeads = []string{"changeme", "change-me", "change_me", "replaceme", "replace-me", "replace_me"}
+
+// placeholderHead reports whether v is a placeholder's head alone or
+// followed by more words after '-' or '_'.
+func placeholderHead(v []byte) bool {
+	for _, h := range placeholderHeads {
+		if len(v) > len(h) && hasPrefixFold(v, h) && (v[len(h)] == '-' || v[len(h)] == '_') {
+			return true
+		}
+	}
+	return false
 }
 
 // angledWords reports whether v is words of letters in angle brackets
@@ -558,8 +573,8 @@ func pathValue(v []byte) bool {
 		return false
 	}
 	if v[0] == '/' || v[0] == '~' || bytes.HasPrefix(v, []byte("./")) || bytes.HasPrefix(v, []byte("../")) ||
-		bytes.HasPrefix(v, []byte("@/")) || bytes.HasPrefix(v, []byte("file:/")) {
-		return true // @/etc/x: a file included; file:///x: a file's URL
+		bytes.HasPrefix(v, []byte("@/")) || bytes.HasPrefix(v, []byte("file:/")) || bytes.HasPrefix(v, []byte("@file:")) {
+		return true // @/etc/x, @file:/run/x: a file included; file:///x: a file's URL
 	}
 	if k := bytes.Index(v, []byte(":/")); k > 0 && k < 16 && allLetters(v[:k]) && !bytes.HasPrefix(v[k:], []byte("://")) {
 		return true // a map or a store by its type: hash:/etc/postfix/sasl_passwd

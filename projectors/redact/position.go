@@ -494,7 +494,10 @@ func xmlSecret(rw *rewriter, i int) int {
 	for ve < len(src) && ve-vs < 256 && src[ve] != '<' && src[ve] != '\n' {
 		ve++
 	}
-	if ve == vs || notASecret(src, vs, ve) {
+	if ve == vs || ve == len(src) || src[ve] != '<' || notASecret(src, vs, ve) {
+		// An element's text ends at a tag: text that runs to the line's
+		// end follows a word in angle brackets, a template's (send
+		// "UNLOCK <pin>" to the lock).
 		return 0
 	}
 	rw.mask(vs, ve, kSecret)

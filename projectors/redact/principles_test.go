@@ -1960,3 +1960,13 @@ func TestValuesThatAreNoSecret(t *testing.T) {
 		"JWT_SECRET=archive-me-please":               "JWT_SECRET=<SECRET>",
 	})
 }
+
+// An element's text ends at a tag; after a word in angle brackets, text
+// that runs to the line's end is prose around a template's placeholder.
+func TestPlaceholderInAngleBrackets(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`texts "ARM <pin>" (see the door runbook)`:           `texts "ARM <pin>" (see the door runbook)`,
+		"send `Bearer <token>` with every request":           "send `Bearer <token>` with every request",
+		"<config><password>Tern!field42</password></config>": "<config><password><SECRET></password></config>",
+	})
+}

@@ -180,19 +180,30 @@ func (rw *rewriter) exposedRoleAccounts() {
 // credential in the clear, who uses it is its other half.
 func (rw *rewriter) exposedHandles() {
 	src := rw.src
+	handleByte := func(c byte) bool { return isAlnum(c) || c == '.' || c == '_' || c == '-' }
 	for i := 0; i < len(src); {
-		for i < len(src) && !isAlnum(src[i]) {
-			i++
+		// A handle holds a dot or a digit: the scan jumps to the next one
+		// and reads the token around it.
+		k := i
+		for k < len(src) && src[k] != '.' && !isDigit(src[k]) {
+			k++
 		}
-		s := i
-		for i < len(src) && (isAlnum(src[i]) || src[i] == '.' || src[i] == '_' || src[i] == '-') {
-			i++
+		if k == len(src) {
+			return
 		}
-		e := i
+		s, e := k, k
+		for s > i && handleByte(src[s-1]) {
+			s--
+		}
+		for e < len(src) && handleByte(src[e]) {
+			e++
+		}
+		i = e + 1
 		for e > s && src[e-1] == '.' {
 			e-- // the sentence's full stop
 		}
-		if e-s < 4 || s > 0 && strings.IndexByte("./\\@:-_", src[s-1]) >= 0 || e < len(src) && strings.IndexByte("(@:/\\=", src[e]) >= 0 ||
+		if e-s < 4 || !isAlnum(src[s]) || s > 0 && strings.IndexByte("./\\@:-_", src[s-1]) >= 0 ||
+			e < len(src) && strings.IndexByte("(@:/\\=", src[e]) >= 0 ||
 			e+1 < len(src) && src[e] == ' ' && (src[e+1] == '=' || src[e+1] == ':') {
 			continue
 		}

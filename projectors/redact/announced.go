@@ -813,21 +813,21 @@ func (rw *rewriter) slashPair(i int, network bool) int {
 // 48 bytes on, or -1: a comma, a quote or a sentence's end ends the
 // clause.
 func pairAhead(src []byte, i int) int {
-	for k := i; k < len(src) && k-i < 48; k++ {
+	p := bytes.Index(src[i:min(len(src), i+48+3)], []byte(" / "))
+	if p < 0 {
+		return -1
+	}
+	for k := i; k < i+p; k++ {
 		switch src[k] {
 		case ',', ';', '"', '!', '?', '\n', '(', ')':
 			return -1
 		case '.':
-			if k+1 >= len(src) || src[k+1] == ' ' {
+			if src[k+1] == ' ' {
 				return -1
-			}
-		case ' ':
-			if hasPrefixFold(src[k:], " / ") {
-				return k
 			}
 		}
 	}
-	return -1
+	return i + p
 }
 
 // notWords reports whether the letters of v do not read as words (OIZSBLUP
@@ -1085,7 +1085,9 @@ func codeOf(isCode bool, last []byte) codeKind {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "clave", "wifi", "wlan", "keyp", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key", "open", "overr", "pw", "psk", "padl", "lock", "puk", "cvv", "cvc", "csc", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword"}
+	"vouch", "key", "open", "overr", "pw", "psk", "padl", "lock", "puk", "cvv", "cvc", "csc", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword",
+	// The governed pass's words besides these (governors): a buzzer, an account's number.
+	"buzz", "acct"}
 
 var announceTable = newPrefixTable(announceStarts)
 

@@ -131,22 +131,22 @@ func (rw *rewriter) letterCode(i int) int {
 // governedReach is the most tokens between a governing noun and its code.
 const governedReach = 14
 
-// gateGoverned reports whether src may hold a governed code: four digits
-// in a run of digits and dashes, or a code's noun. (An account number has
-// eight digits.)
-func gateGoverned(src []byte, _ features) bool {
-	if indexFold(src, "code") >= 0 {
-		return true
-	}
-	run := 0
-	for _, c := range src {
-		switch {
-		case isDigit(c):
-			if run++; run == 4 {
+// hasWordIn reports whether src holds a word of letters that is, in lower
+// case, one of set, whose filter is f.
+func hasWordIn(src []byte, f *wordFilter, set map[string]bool) bool {
+	var buf [16]byte
+	for i := 0; i < len(src); {
+		for i < len(src) && !isAlpha(src[i]) {
+			i++
+		}
+		s := i
+		for i < len(src) && isAlpha(src[i]) {
+			i++
+		}
+		if n := i - s; n >= 3 && n <= len(buf) && f.mayFold(src[s:i]) {
+			if w := lowerInto(&buf, src[s:i]); set[string(w)] {
 				return true
 			}
-		case c != '-':
-			run = 0
 		}
 	}
 	return false
@@ -336,5 +336,10 @@ func trimMarks(tok []byte) []byte {
 // sentenceEnd reports whether the marks after a token's core end its
 // sentence: a full stop, a semicolon, '!' or '?'.
 func sentenceEnd(marks []byte) bool {
-	return bytes.ContainsAny(marks, ".;!?")
+	for _, c := range marks {
+		if c == '.' || c == ';' || c == '!' || c == '?' {
+			return true
+		}
+	}
+	return false
 }

@@ -207,6 +207,16 @@ func (f *wordFilter) may(w []byte) bool {
 	return f[i]&b != 0
 }
 
+// mayFold reports whether the set may hold w in lower case: may, without
+// the copy.
+func (f *wordFilter) mayFold(w []byte) bool {
+	if len(w) == 0 {
+		return true
+	}
+	k := (uint(len(w))*131 + uint(lower(w[0]))*7 + uint(lower(w[len(w)-1]))) & 255
+	return f[k>>6]&(1<<(k&63)) != 0
+}
+
 // keyWords finds the words of key, into dst as bounds, and returns their
 // count: key splits on '_', '-', '.', ' ' and where camel case starts a
 // word; at most len(dst) words.
@@ -1161,7 +1171,8 @@ func redactKV(rw *rewriter) {
 			}
 			rw.mask(vs, ve, kSecret)
 		case kvUser:
-			if allDigits(val) && len(val) <= 5 || roleAccount(val) || maskValue(val) || enumerated(val) || refEnd(src, vs) > 0 || val[0] == '/' ||
+			role := !(allDigits(val) && len(val) <= 5) && roleAccount(val)
+			if allDigits(val) && len(val) <= 5 || role || maskValue(val) || enumerated(val) || refEnd(src, vs) > 0 || val[0] == '/' ||
 				actorKey(key) && !actorAccount(val) ||
 				len(val) <= 128 && bytes.IndexByte(val, '=') > 0 {
 				// uid=0, euid=1000: numeric ids of system accounts; admin,
@@ -1170,7 +1181,7 @@ func redactKV(rw *rewriter) {
 				// nor does an assignment (login: user=x), read on its own
 				// (a short one: a long run is masked whole, so that the
 				// keys inside it are not each read to its end).
-				if roleAccount(val) && !allDigits(val) && refEnd(src, vs) <= 0 {
+				if role && refEnd(src, vs) <= 0 {
 					rw.keptRole(vs, ve) // svc_inventory: masked beside an exposed secret
 				}
 				continue

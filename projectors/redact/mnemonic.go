@@ -1,5 +1,7 @@
 package redact
 
+import "bytes"
+
 // Seed phrases. A wallet's recovery phrase (BIP-39 and its kin) is 12, 15,
 // 18, 21 or 24 words of three to eight or nine lower-case letters in a
 // row, after a word that names it (mnemonic, seed, recovery phrase); prose
@@ -17,27 +19,16 @@ var phraseBreaks = wordSet(`the and for with from this these those are was were 
 // seedWords are the lengths of a seed phrase, in words.
 var seedWords = map[int]bool{12: true, 15: true, 18: true, 21: true, 24: true}
 
-// seedNouns name a seed phrase.
-var seedNouns = []string{"mnemonic", "seed", "phrase", "recovery words", "backup words"}
+// seedNouns name a seed phrase; seedFilter rules most other words out.
+var (
+	seedNouns  = wordSet(`mnemonic seed phrase recovery backup`)
+	seedFilter = filterOf(seedNouns)
+)
 
 // gateMnemonic reports whether src may hold a seed phrase: eleven spaces
 // at least, and a word that names one.
 func gateMnemonic(src []byte, _ features) bool {
-	n := 0
-	for _, c := range src {
-		if c == ' ' {
-			n++
-		}
-	}
-	if n < 11 {
-		return false
-	}
-	for _, w := range seedNouns {
-		if indexFold(src, w) >= 0 {
-			return true
-		}
-	}
-	return false
+	return bytes.Count(src, []byte(" ")) >= 11 && hasWordIn(src, seedFilter, seedNouns)
 }
 
 func redactMnemonic(rw *rewriter) {

@@ -131,27 +131,6 @@ func (rw *rewriter) letterCode(i int) int {
 // governedReach is the most tokens between a governing noun and its code.
 const governedReach = 14
 
-// hasWordIn reports whether src holds a word of letters that is, in lower
-// case, one of set, whose filter is f.
-func hasWordIn(src []byte, f *wordFilter, set map[string]bool) bool {
-	var buf [16]byte
-	for i := 0; i < len(src); {
-		for i < len(src) && !isAlpha(src[i]) {
-			i++
-		}
-		s := i
-		for i < len(src) && isAlpha(src[i]) {
-			i++
-		}
-		if n := i - s; n >= 3 && n <= len(buf) && f.mayFold(src[s:i]) {
-			if w := lowerInto(&buf, src[s:i]); set[string(w)] {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 func redactGoverned(rw *rewriter) {
 	src := rw.src
 	gov := -1          // tokens read since the governing noun, or -1: none

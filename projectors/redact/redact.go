@@ -380,7 +380,6 @@ var stages = []stage{
 	// A code's noun is one of announceStarts: the governed pass reads
 	// what the announcement's gate lets through.
 	{gate: gateAnnounced, apply: func(rw *rewriter) { redactAnnounced(rw); rw.last = 0; redactGoverned(rw) }},
-	{gate: gateMnemonic, apply: redactMnemonic},
 	{gate: gateStdin, apply: redactStdin},
 	{apply: redactHumanShaped},
 	// Last, so that a value the passes above name keeps their kind.

@@ -157,7 +157,7 @@ func (r *wordRun) extends(src []byte, i int) bool {
 // close masks the run when it is a mnemonic, and ends it. Words that
 // announce it may run into it (wallet seed x y z …, mnemonic for the team
 // wallet x y z …): the mnemonic is the run's words after its last word of
-// grammar, the last 24 of them when more run on (25 when the run has no
+// grammar (mnemonicBreak), the last 24 of them when more run on (25 when the run has no
 // more).
 func (r *wordRun) close(rw *rewriter) {
 	src := rw.src
@@ -175,7 +175,7 @@ func (r *wordRun) close(rw *rewriter) {
 		for s > r.start && src[s-1] != ' ' && src[s-1] != ',' {
 			s--
 		}
-		if grammarWords[string(src[s:e])] {
+		if mnemonicBreak(src[s:e]) {
 			break
 		}
 		start, n = s, n+1
@@ -186,14 +186,25 @@ func (r *wordRun) close(rw *rewriter) {
 	r.n = 0
 }
 
+// seedListGrammar are the words of grammarWords that the seed word list
+// of BIP-39 (English) holds too (about, this, you, …): a mnemonic may
+// hold them, so they end no run and refuse none.
+var seedListGrammar = wordSet(`that this then have can will must into over under upon about before you they what when where
+	all any such only also very just more other own same few`)
+
+// mnemonicBreak reports whether w is a word of grammar that no seed
+// phrase holds.
+func mnemonicBreak(w []byte) bool { return grammarWords[string(w)] && !seedListGrammar[string(w)] }
+
 // mnemonic reports whether the words of t, separated by spaces and
-// commas, are drawn at random: none is a function word (prose has them)
-// and they are not in alphabetical order (a list of names is).
+// commas, are drawn at random: none is a function word that a seed
+// phrase's list lacks (prose has them) and they are not in alphabetical
+// order (a list of names is).
 func mnemonic(t []byte) bool {
 	var prev []byte
 	sorted := true
 	for _, w := range bytes.FieldsFunc(t, func(r rune) bool { return r == ' ' || r == ',' }) {
-		if grammarWords[string(w)] {
+		if mnemonicBreak(w) {
 			return false
 		}
 		sorted = sorted && bytes.Compare(prev, w) <= 0

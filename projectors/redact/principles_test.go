@@ -1969,3 +1969,13 @@ func TestPlaceholderInAngleBrackets(t *testing.T) {
 		"<config><password>Tern!field42</password></config>": "<config><password><SECRET></password></config>",
 	})
 }
+
+// The seed word list holds some words of grammar (about, this, you, also):
+// a mnemonic that draws them is one all the same; the words of grammar it
+// lacks (the, and, with) still make a run prose.
+func TestMnemonicWithTheListsGrammar(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"seed: orbit velvet about canyon maple this drift oyster you lunar pencil also": "seed: <SECRET>",
+		"orbit velvet and canyon maple with the drift oyster lunar pencil ranch tiger":  "orbit velvet and canyon maple with the drift oyster lunar pencil ranch tiger",
+	})
+}

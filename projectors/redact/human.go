@@ -160,6 +160,10 @@ func (r *wordRun) extends(src []byte, i int) bool {
 // grammar (mnemonicBreak), the last 24 of them when more run on (25 when the run has no
 // more).
 func (r *wordRun) close(rw *rewriter) {
+	if r.n < 12 {
+		r.n = 0
+		return
+	}
 	src := rw.src
 	limit := 24
 	if r.n <= 25 {

@@ -153,19 +153,12 @@ func lastPart(w []byte) []byte {
 	return w
 }
 
-// exposedRoleAccounts masks the accounts a pass kept for being named for
-// a role (svc_inventory, reader, nw_builder), when the text exposes a
-// secret: beside a password in the clear, the account is the other half
-// of the credential. The accounts every installation has (root, admin,
+// exposedRoleAccounts masks, in a text that exposes a secret, the
+// accounts a pass kept for being named for a role (svc_inventory,
+// reader, nw_builder): beside a password in the clear, the account is
+// the other half of the credential. The accounts every installation has (root, admin,
 // roleAccounts) stay: they are public, as a default port is.
 func (rw *rewriter) exposedRoleAccounts() {
-	secret := false
-	for _, sp := range rw.spans {
-		secret = secret || sp.kind == kSecret
-	}
-	if !secret {
-		return
-	}
 	for _, r := range rw.roles {
 		rw.spans = append(rw.spans, span{start: r[0], end: r[1], kind: kUser})
 	}
@@ -223,7 +216,7 @@ func (rw *rewriter) exposedHandles() {
 // shapes, unless its first part is a given name.
 func dottedHandle(v []byte) bool {
 	d := bytes.IndexByte(v, '.')
-	if d < 1 || !allLowerLetters(v[:d]) {
+	if d < 1 || !allLetters(v[:d]) || !isLowerName(v[:d]) {
 		return false
 	}
 	rest := v[d+1:]
@@ -292,16 +285,6 @@ func introducesAccount(src []byte, s int) bool {
 	return w != nil && accountIntroducers[string(w)]
 }
 
-// allLowerLetters reports whether v is lower-case ASCII letters alone.
-func allLowerLetters(v []byte) bool {
-	for _, c := range v {
-		if c < 'a' || c > 'z' {
-			return false
-		}
-	}
-	return len(v) > 0
-}
-
 // keptRole records src[s:e], an account kept for being named for a role,
 // unless every installation has it (roleAccounts).
 func (rw *rewriter) keptRole(s, e int) {
@@ -314,16 +297,15 @@ func (rw *rewriter) keptRole(s, e int) {
 
 // keepConfigAccounts drops the accounts masked in a key's value (user=x,
 // "user": "x", User Id=x, user 'x') when every credential of the text is
-// kept elsewhere (credentialsReferenced) and no secret of the text is
-// masked: the configuration's account of a credential the text does not
-// hold. An account given to a flag (--username jdoe) is the person who
-// logs in, and stays masked.
+// kept elsewhere (credentialsReferenced): the configuration's account of
+// a credential the text does not hold. afterPasses calls it only when no
+// secret of the text is masked (a credential in the clear, or another
+// secret: the account is half of what the text exposes). An account
+// given to a flag (--username jdoe) is the person who logs in, and stays
+// masked.
 func (rw *rewriter) keepConfigAccounts() {
 	users := false
 	for _, sp := range rw.spans {
-		if sp.kind == kSecret {
-			return // a credential in the clear, or another secret: the account is half of what the text exposes
-		}
 		users = users || sp.kind == kUser
 	}
 	if !users {

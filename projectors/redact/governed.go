@@ -133,8 +133,8 @@ const governedReach = 14
 
 func redactGoverned(rw *rewriter) {
 	src := rw.src
-	gov := -1          // tokens read since the governing noun, or -1: none
-	var prevTok []byte // the token before, as written
+	gov := -1                    // tokens read since the governing noun, or -1: none
+	var prevTok, prevCore []byte // the token before, as written and without its marks
 	var buf [16]byte
 	for i := 0; i < len(src); {
 		for i < len(src) && (src[i] == ' ' || src[i] == '\t' || src[i] == '\n') {
@@ -164,29 +164,29 @@ func redactGoverned(rw *rewriter) {
 				gov = -1
 			}
 		}
-		if w != nil && governors[string(w)] && !publicGovernor(prevTok, string(w), src, s) && !settingAfter(src, i) {
+		if w != nil && governors[string(w)] && !publicGovernor(prevCore, string(w), src, s) && !settingAfter(src, i) {
 			gov = 0
 			if letterCodeNouns[string(w)] {
 				if e := rw.letterCode(i); e > i {
-					i, gov, prevTok = e, -1, nil
+					i, gov, prevTok, prevCore = e, -1, nil, nil
 					continue
 				}
 			}
 		} else if w != nil && (string(w) == "account" || string(w) == "acct") && len(tok) == len(core) {
 			if e := rw.accountNumber(i); e > i {
-				i, prevTok = e, nil
+				i, prevTok, prevCore = e, nil, nil
 				continue
 			}
 		} else if len(w) > 2 && w[0] == '-' && flagCodes[string(bytes.TrimLeft(w, "-"))] {
 			if e := rw.letterCode(i); e > i {
-				i, prevTok = e, nil
+				i, prevTok, prevCore = e, nil, nil
 				continue
 			}
 		}
 		if ce < i && sentenceEnd(tok[ce-s:]) {
 			gov = -1
 		}
-		prevTok = tok
+		prevTok, prevCore = tok, core
 	}
 }
 
@@ -254,25 +254,35 @@ func governedPlace(prev []byte, n int, core, src []byte, i, ce int) bool {
 	if ce < i || i >= len(src) || src[i] != ' ' {
 		return true // a mark, or the text's end, follows the code
 	}
-	k := i + 1
-	e := k
-	for e < len(src) && isAlpha(src[e]) {
-		e++
-	}
-	if e == k {
+	var buf [16]byte
+	w, n := lowerWordAfter(&buf, src, i)
+	if n == 0 {
 		return true // a mark, a number, a bracket
 	}
-	var buf [16]byte
-	w := lowerInto(&buf, src[k:e])
 	return w != nil && afterCodeWords[string(w)]
 }
 
-// publicGovernor reports whether the noun w, after the token prev, names a
-// public code: a code of an error, a place, a product (publicCodes; a key
-// code is a lock's here), or one in a clause of an outcome.
+// lowerWordAfter returns the letters that follow the space at i, in lower
+// case in dst (nil when they are longer than dst, or no space stands at
+// i), and how many there are.
+func lowerWordAfter(dst *[16]byte, src []byte, i int) ([]byte, int) {
+	if i >= len(src) || src[i] != ' ' {
+		return nil, 0
+	}
+	e := i + 1
+	for e < len(src) && isAlpha(src[e]) {
+		e++
+	}
+	return lowerInto(dst, src[i+1:e]), e - i - 1
+}
+
+// publicGovernor reports whether the noun w, after the word prev (a
+// token without its marks), names a public code: a code of an error, a
+// place, a product (publicCodes; a key code is a lock's here), or one in
+// a clause of an outcome.
 func publicGovernor(prev []byte, w string, src []byte, s int) bool {
 	var buf [16]byte
-	if p := lowerInto(&buf, trimMarks(prev)); p != nil && string(p) != "key" && publicCodes[string(p)] {
+	if p := lowerInto(&buf, prev); p != nil && string(p) != "key" && publicCodes[string(p)] {
 		return true
 	}
 	return (w == "code" || w == "codes") && outcomeBefore(src, s)
@@ -281,16 +291,9 @@ func publicGovernor(prev []byte, w string, src []byte, s int) bool {
 // settingAfter reports whether the word after i is a setting word (PIN
 // length 6, code format 4-4-4): the noun is a setting's, not a code's.
 func settingAfter(src []byte, i int) bool {
-	if i >= len(src) || src[i] != ' ' {
-		return false
-	}
-	k, e := i+1, i+1
-	for e < len(src) && isAlpha(src[e]) {
-		e++
-	}
 	var buf [16]byte
-	w := lowerInto(&buf, src[k:e])
-	return w != nil && len(w) > 0 && settingWords[string(w)]
+	w, _ := lowerWordAfter(&buf, src, i)
+	return len(w) > 0 && settingWords[string(w)]
 }
 
 // markedCore returns the bounds of tok without the quotes, brackets and
@@ -304,12 +307,6 @@ func markedCore(tok []byte) (s, e int) {
 		e--
 	}
 	return s, e
-}
-
-// trimMarks returns tok without the quotes, brackets and marks around it.
-func trimMarks(tok []byte) []byte {
-	s, e := markedCore(tok)
-	return tok[s:e]
 }
 
 // sentenceEnd reports whether the marks after a token's core end its

@@ -154,11 +154,13 @@ func (r *wordRun) extends(src []byte, i int) bool {
 	return len(gap) == 1 && (gap[0] == ' ' || gap[0] == ',') || string(gap) == ", "
 }
 
-// close masks the run when it is a mnemonic, and ends it. Words that
-// announce it may run into it (wallet seed x y z …, mnemonic for the team
-// wallet x y z …): the mnemonic is the run's words after its last word of
-// grammar (mnemonicBreak), the last 24 of them when more run on (25 when the run has no
-// more).
+// close masks the run when it is a mnemonic, and ends it: words drawn at
+// random, none a word of grammar that a seed phrase's list lacks
+// (mnemonicBreak: prose has them), not in alphabetical order (a list of
+// names is). Words that announce it may run into it (wallet seed x y z …,
+// mnemonic for the team wallet x y z …): the mnemonic is the run's words
+// after its last such word of grammar, the last 24 of them when more run
+// on (25 when the run has no more).
 func (r *wordRun) close(rw *rewriter) {
 	if r.n < 12 {
 		r.n = 0
@@ -170,6 +172,8 @@ func (r *wordRun) close(rw *rewriter) {
 		limit = 25
 	}
 	start, n := r.end, 0
+	var later []byte // the word after the one read, walking back
+	sorted := true
 	for n < limit && start > r.start {
 		e := start
 		for e > r.start && (src[e-1] == ' ' || src[e-1] == ',') {
@@ -182,9 +186,10 @@ func (r *wordRun) close(rw *rewriter) {
 		if mnemonicBreak(src[s:e]) {
 			break
 		}
-		start, n = s, n+1
+		sorted = sorted && (later == nil || bytes.Compare(src[s:e], later) <= 0)
+		start, n, later = s, n+1, src[s:e]
 	}
-	if n >= 12 && mnemonic(src[start:r.end]) {
+	if n >= 12 && !sorted {
 		rw.mask(start, r.end, kSecret)
 	}
 	r.n = 0
@@ -199,23 +204,6 @@ var seedListGrammar = wordSet(`that this then have can will must into over under
 // mnemonicBreak reports whether w is a word of grammar that no seed
 // phrase holds.
 func mnemonicBreak(w []byte) bool { return grammarWords[string(w)] && !seedListGrammar[string(w)] }
-
-// mnemonic reports whether the words of t, separated by spaces and
-// commas, are drawn at random: none is a function word that a seed
-// phrase's list lacks (prose has them) and they are not in alphabetical
-// order (a list of names is).
-func mnemonic(t []byte) bool {
-	var prev []byte
-	sorted := true
-	for _, w := range bytes.FieldsFunc(t, func(r rune) bool { return r == ' ' || r == ',' }) {
-		if mnemonicBreak(w) {
-			return false
-		}
-		sorted = sorted && bytes.Compare(prev, w) <= 0
-		prev = w
-	}
-	return !sorted
-}
 
 // grammarWords are the English function words of three letters or more
 // (shorter ones end a run before it is read).

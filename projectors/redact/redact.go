@@ -470,10 +470,17 @@ func (r *Redactor) finish(dst, msg []byte, m canonical.Masker) []byte {
 // e-mail addresses spell, the accounts a configuration keeps.
 func (rw *rewriter) afterPasses() {
 	rw.extendTitlePhrases()
-	rw.exposedRoleAccounts()
+	// Whether a secret is masked, read once: the steps below add one only
+	// beside another (formerValues).
+	secret := slices.ContainsFunc(rw.spans, func(sp span) bool { return sp.kind == kSecret })
+	if secret {
+		rw.exposedRoleAccounts()
+	}
 	rw.formerValues()
 	rw.namesAddressesSpell()
-	rw.keepConfigAccounts()
+	if !secret {
+		rw.keepConfigAccounts()
+	}
 }
 
 // write appends msg to dst with the ranges of r.spans masked by m.

@@ -27,6 +27,8 @@ var announcedWords = map[string]bool{"pin": true, "pins": true, "passcode": true
 	// safe, a device paired by passkey (padlock 5492, passkey 088856).
 	"padlock": true, "lock": true, "puk": true, "lockbox": true, "locker": true, "lockers": true, "keysafe": true, "safe": true, "passkey": true,
 	"password": false, "passwd": false, "passphrase": false, "phrase": false,
+	// A word is one when its qualifier says so (security word, duress word).
+	"word": false,
 	// The abbreviations people write in notes and commands (admin pw x).
 	"pw": false, "pwd": false,
 	// A card's security code (cardCodes), three or four digits.
@@ -139,6 +141,11 @@ func redactAnnounced(rw *rewriter) {
 			}
 			if i < len(src) && (src[i] == '\n' || src[i] == '=' || src[i] == '&' || src[i] == '"') {
 				credEnd = -1 // a line, a key or a string ends it
+			}
+			if i < len(src) && src[i] == '"' {
+				// A quote ends a phrase too: a word quoted names no noun
+				// outside its quotes (from "Release Signing" key 5303…).
+				prev, prevWord = nil, nil
 			}
 			if i < len(src) && src[i] == '\n' {
 				prompted = false
@@ -494,9 +501,63 @@ func (rw *rewriter) announcedValue(i int, code codeKind, literal bool) int {
 			rw.mask(vs, e, kSecret)
 			return e
 		}
+		if e := vs + len(v); wordAfterIs(src, i, vs, e) {
+			rw.mask(vs, e, kSecret) // the security word is gooseberry
+			return e
+		}
 	}
 	return i
 }
+
+// wordAfterIs reports whether the one word src[vs:e], after "is", "was",
+// "set to" or "changed to" that ends at i, ends its clause and names a thing: a credential that is
+// one word of the dictionary (the password is hunter, the security word
+// was Gooseberry). A word that tells the credential's state is none:
+// function words, stateWords, predicateWords, and the endings of participles and
+// adjectives (required, missing, optional, sensitive, different).
+func wordAfterIs(src []byte, i, vs, e int) bool {
+	if e-vs < 4 || e-vs > 16 || !valueEndsClause(src, e) || !isUpper(src[vs]) && !isLowerASCII(src[vs]) {
+		return false
+	}
+	for _, c := range src[vs+1 : e] {
+		if !isLowerASCII(c) {
+			return false
+		}
+	}
+	k := i
+	for k > 0 && src[k-1] == ' ' {
+		k--
+	}
+	if !(k >= 3 && string(src[k-3:k]) == " is" || k >= 4 && string(src[k-4:k]) == " was" ||
+		k >= 7 && string(src[k-7:k]) == " set to" || k >= 11 && string(src[k-11:k]) == " changed to") {
+		return false
+	}
+	var b [16]byte
+	w := lowerInto(&b, src[vs:e])
+	if grammarWords[string(w)] || stateWords[string(w)] || predicateWords[string(w)] || settingWords[string(w)] {
+		return false
+	}
+	for _, end := range stateEndings {
+		if bytes.HasSuffix(w, []byte(end)) {
+			return false
+		}
+	}
+	return true
+}
+
+func isLowerASCII(c byte) bool { return c >= 'a' && c <= 'z' }
+
+// predicateWords tell a credential's state after "is", besides
+// stateWords, where no ending does.
+var predicateWords = wordSet(`fine good bad right correct due valid secure unsafe safe free ready gone done known taken
+	shown open closed plain plaintext clear cleartext secret private public random unique still now never always also mine
+	yours ours theirs case what whatever fixed stale current given written chosen forgotten broken stolen frozen spoken seen
+	drawn proven overwritten rewritten forbidden gotten sent kept lost left found made put read run shut split spent stuck
+	told thought`)
+
+// stateEndings are the endings of the participles and adjectives that
+// tell a state (expired, missing, readable, sensitive, personal).
+var stateEndings = []string{"ed", "ing", "able", "ible", "ive", "ous", "ful", "less", "ent", "ant", "ary", "ory", "ic", "al", "ly", "ise", "ize"}
 
 // valueEndsClause reports whether a clause ends at e, where a value ends:
 // the text, a line or punctuation ends there, or a parenthesis opens.
@@ -1085,7 +1146,7 @@ func codeOf(isCode bool, last []byte) codeKind {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "clave", "wifi", "wlan", "keyp", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key", "open", "overr", "pw", "psk", "padl", "lock", "puk", "cvv", "cvc", "csc", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword",
+	"vouch", "key", "open", "overr", "pw", "psk", "padl", "lock", "puk", "cvv", "cvc", "csc", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword", "word",
 	// The governed pass's words besides these (governors): a buzzer, an account's number.
 	"buzz", "acct"}
 

@@ -82,7 +82,7 @@ var qualifiedNouns = func() map[string]map[string]bool {
 	phrase := wordSet(`seed recovery backup mnemonic secret pass`)
 	answer := wordSet(`security secret question questions verification challenge memorable`)
 	lock := wordSet(`safe dial lock padlock vault door gate locker keypad cabinet cupboard drawer shed lockbox`)
-	word := wordSet(`unlock secret code magic safe login access pass memorable`)
+	word := wordSet(`unlock secret code magic safe login access pass memorable security duress`)
 	// An override's code is named by whose authority it carries.
 	override := wordSet(`manager master supervisor admin administrator security emergency engineer`)
 	return map[string]map[string]bool{"key": key, "keys": key, "string": wordSet("connection"),

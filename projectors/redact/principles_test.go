@@ -1979,3 +1979,32 @@ func TestMnemonicWithTheListsGrammar(t *testing.T) {
 		"orbit velvet and canyon maple with the drift oyster lunar pencil ranch tiger":  "orbit velvet and canyon maple with the drift oyster lunar pencil ranch tiger",
 	})
 }
+
+// A quote ends a phrase: a word inside quotes qualifies no noun after
+// them, while the phrase written out in the clear still names its value.
+func TestQuoteEndsAPhrase(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`gpg: Good signature from "shiftgrid release signing" key 5303C80FCFAE483C`: `gpg: Good signature from "shiftgrid release signing" key 5303C80FCFAE483C`,
+		`deploy note: the "Release Signing" key 5303C80FCFAE483C is rotated`:        `deploy note: the "Release Signing" key 5303C80FCFAE483C is rotated`,
+		"deploy note: the signing key 9KfLq2ZxvB7TmR4wNp8sHc3J is rotated":          "deploy note: the signing key <SECRET> is rotated",
+	})
+}
+
+// One word of the dictionary after a credential and "is", "was", "set to"
+// or "changed to", ending its clause, is the credential; a word that tells
+// its state is not. A security, memorable or duress word is a credential.
+func TestOneWordAfterIs(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"customer password on account is gooseberry":      "customer password on account is <SECRET>",
+		"the security word is Gooseberry.":                "the security word is <SECRET>.",
+		"memorable word was sunflower, per the caller":    "memorable word was <SECRET>, per the caller",
+		"kiosk password changed to lantern":               "kiosk password changed to <SECRET>",
+		"the password is expired":                         "the password is expired",
+		"password is required":                            "password is required",
+		"the token was revoked; the password is optional": "the token was revoked; the password is optional",
+		"no passphrase was given.":                        "no passphrase was given.",
+		"the password is different":                       "the password is different",
+		"the word is out":                                 "the word is out",
+		"password set to default":                         "password set to default",
+	})
+}

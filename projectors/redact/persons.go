@@ -24,7 +24,9 @@ import (
 // servedNouns name the person a record is about: whom a tool serves.
 var servedNouns = wordSet(`customer patient guest candidate holder cardholder visitor passenger pax donor client payee contact
 	tenant resident student attendee caller recipient subscriber applicant traveller traveler buyer bidder examinee
-	learner participant claimant beneficiary skier rider grower member homeowner policyholder borrower renter hirer`)
+	learner participant claimant beneficiary skier rider grower member homeowner policyholder borrower renter hirer
+	inspector officer analyst clerk technician nurse clinician surveyor assessor adjuster courier dispatcher cashier teller
+	caseworker instructor ranger supervisor author`)
 
 // redactPersons masks people's names as accounts' (kUser), street
 // addresses (kAddress), dates of birth (kBirthDate) and phone numbers
@@ -717,17 +719,26 @@ func initialAt(src []byte, i int) bool {
 // as an e-mail address or a phone number after the name does for
 // givenAndFamily.
 func servedPersonEnd(src []byte, i int) int {
-	if e := personNameEnd(src, i); e > i {
-		return e
+	e := personNameEnd(src, i)
+	if e == i {
+		e1 := givenNameEnd(src, i)
+		if e1 == i {
+			return i
+		}
+		e2 := familyEnd(src, e1+1)
+		if e2-(e1+1) < 2 || namedWord(src[e1+1:e2]) || dictionaryWord(src[i:e1]) {
+			return i
+		}
+		e = e2
 	}
-	e1 := givenNameEnd(src, i)
-	if e1 == i {
-		return i
+	// A third name of three letters or more that is no word, and no
+	// company's suffix, goes with them (Nguyen Thi Hoa, Ana López García).
+	if e < len(src) && src[e] == ' ' {
+		if e3 := familyEnd(src, e+1); e3-(e+1) >= 3 && !namedWord(src[e+1:e3]) && !dictionaryWord(src[e+1:e3]) && !companyAfter(src, e) {
+			return e3
+		}
 	}
-	if e2 := familyEnd(src, e1+1); e2-(e1+1) >= 2 && !namedWord(src[e1+1:e2]) && !dictionaryWord(src[i:e1]) {
-		return e2
-	}
-	return i
+	return e
 }
 
 // familyEnd returns the end of a family name's capitalised word at src[j]

@@ -2008,3 +2008,17 @@ func TestOneWordAfterIs(t *testing.T) {
 		"password set to default":                         "password set to default",
 	})
 }
+
+// A person named after their part is masked whether the tool serves them
+// or they work for it (inspector, officer, author), with a third name that
+// is no word; a company's name after the noun stays.
+func TestPersonAfterTheirPart(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"inspection I-55012 inspector Nguyen Thi Hoa signed off":    "inspection I-55012 inspector <USER> signed off",
+		"submission TS-2026-331 author Saoirse Mulcahy-Brandt":      "submission TS-2026-331 author <USER>",
+		`{"msg":"id check bypass","officer":"S. Ruane"}`:            `{"msg":"id check bypass","officer":"<USER>"}`,
+		"order 2026-4471 customer Harbour Civil Ltd":                "order 2026-4471 customer Harbour Civil Ltd",
+		"order LX-55012 patient Harriet Quinlan Rx R -2.25 L -2.00": "order LX-55012 patient <USER> Rx R -2.25 L -2.00",
+		"inspector Support Team paged":                              "inspector Support Team paged",
+	})
+}

@@ -319,3 +319,37 @@ func sentenceEnd(marks []byte) bool {
 	}
 	return false
 }
+
+// gateKeypad lets through a text that holds a '#'.
+func gateKeypad(src []byte, _ features) bool { return bytes.IndexByte(src, '#') >= 0 }
+
+// redactKeypad masks a keypad entry: four to eight digits that a '#'
+// ends, as a door's, a gate's or a conference line's keypad takes a code
+// (gate code is 1979# then ring flat 4, conference PIN 448812#), where a
+// word starts and no letter or digit follows. An anchor after a number
+// (issues/1248#discussion) or a number after '#' (#1248) is none.
+func redactKeypad(rw *rewriter) {
+	src := rw.src
+	for off := 0; off < len(src); {
+		k := bytes.IndexByte(src[off:], '#')
+		if k < 0 {
+			return
+		}
+		h := off + k
+		off = h + 1
+		s := h
+		for s > 0 && h-s < 9 && isDigit(src[s-1]) {
+			s--
+		}
+		if n := h - s; n < 4 || n > 8 || s > 0 && !keypadBefore(src[s-1]) || h+1 < len(src) && isAlnum(src[h+1]) {
+			continue
+		}
+		rw.mask(s, h, kSecret)
+	}
+}
+
+// keypadBefore reports whether c may stand before a keypad entry: a
+// space, a quote, or a mark that ends a label.
+func keypadBefore(c byte) bool {
+	return c == ' ' || c == '"' || c == '\'' || c == ':' || c == '=' || c == '(' || c == '\t'
+}

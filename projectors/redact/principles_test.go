@@ -2022,3 +2022,15 @@ func TestPersonAfterTheirPart(t *testing.T) {
 		"inspector Support Team paged":                              "inspector Support Team paged",
 	})
 }
+
+// Four to eight digits that a '#' ends are a keypad's entry, wherever
+// they stand; an anchor or an issue's number is none.
+func TestKeypadEntry(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`text from plant: "scale room door is 1492# now, new one"`: `text from plant: "scale room door is <SECRET># now, new one"`,
+		"dial-in conference PIN 448812#":                           "dial-in conference PIN <SECRET>#",
+		"see https://example.org/issues/1248#discussion":           "see https://example.org/issues/1248#discussion",
+		"ticket #44718 closed":                                     "ticket #44718 closed",
+		"press 1# to confirm":                                      "press 1# to confirm",
+	})
+}

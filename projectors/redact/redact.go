@@ -381,6 +381,7 @@ var stages = []stage{
 	// what the announcement's gate lets through.
 	{gate: gateAnnounced, apply: func(rw *rewriter) { redactAnnounced(rw); rw.last = 0; redactGoverned(rw) }},
 	{gate: gateStdin, apply: redactStdin},
+	{any: fDigit, gate: gateKeypad, apply: redactKeypad},
 	{apply: redactHumanShaped},
 	// Last, so that a value the passes above name keeps their kind.
 	{apply: redactGenerated},

@@ -2034,3 +2034,14 @@ func TestKeypadEntry(t *testing.T) {
 		"press 1# to confirm":                                      "press 1# to confirm",
 	})
 }
+
+// A dial's groups (one or two digits each, three groups or more) after a
+// lock's noun in their sentence are its combination, even right after
+// another noun; a phone number's longer groups keep their kind.
+func TestDialGroupsAfterAnotherNoun(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"ship's safe in chief officer cabin 47-22-91 (docs, passports)": "ship's safe in chief officer cabin <SECRET> (docs, passports)",
+		"PIN reset: call 555-123-4567":                                  "PIN reset: call <PHONE>",
+		"safe serviced on 2026-01-05 by the vendor":                     "safe serviced on 2026-01-05 by the vendor",
+	})
+}

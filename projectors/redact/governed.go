@@ -17,7 +17,7 @@ import (
 // (9-9-0-1).
 //
 // A number that is something else's is not the code: one right after
-// another noun (phone 9182, cabin 12; not a dial's groups, dialGroups), after a preposition of time or
+// another noun (phone 9182, cabin 12; not a dial's groups, dialGroupsEnd), after a preposition of time or
 // count (at 0600, 2 of 3), before a word that counts it (4000 rows), a
 // year, a date; and a noun of a public code (error code, zip code) or of
 // an outcome (failed with code 4001, code … returned 5003) governs none.
@@ -157,7 +157,7 @@ func redactGoverned(rw *rewriter) {
 		w := lowerInto(&buf, core)
 		if gov >= 0 {
 			gov++
-			if n := governedCode(core); n > 0 && (dialGroups(core[:n]) || governedPlace(prevTok, gov, core, src, i, ce)) {
+			if n := governedCode(core); n > 0 && (dialGroupsEnd(core[:n]) == n || governedPlace(prevTok, gov, core, src, i, ce)) {
 				rw.mask(cs, cs+n, kSecret)
 				gov = -1
 			} else if w != nil && outcomeWords[string(w)] || gov > governedReach {
@@ -352,25 +352,4 @@ func redactKeypad(rw *rewriter) {
 // space, a quote, or a mark that ends a label.
 func keypadBefore(c byte) bool {
 	return c == ' ' || c == '"' || c == '\'' || c == ':' || c == '=' || c == '(' || c == '\t'
-}
-
-// dialGroups reports whether code is a dial's combination: groups of one
-// or two digits joined by dashes, which are a combination's even after
-// another noun (safe in the officer's cabin 47-22-91); a phone number's
-// groups are longer.
-func dialGroups(code []byte) bool {
-	groups, n := 0, 0
-	for _, c := range code {
-		switch {
-		case isDigit(c):
-			if n++; n > 2 {
-				return false
-			}
-		case c == '-' && n > 0:
-			groups, n = groups+1, 0
-		default:
-			return false
-		}
-	}
-	return n > 0 && groups >= 2
 }

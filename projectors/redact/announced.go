@@ -142,11 +142,6 @@ func redactAnnounced(rw *rewriter) {
 			if i < len(src) && (src[i] == '\n' || src[i] == '=' || src[i] == '&' || src[i] == '"') {
 				credEnd = -1 // a line, a key or a string ends it
 			}
-			if i < len(src) && src[i] == '"' {
-				// A quote ends a phrase too: a word quoted names no noun
-				// outside its quotes (from "Release Signing" key 5303…).
-				prev, prevWord = nil, nil
-			}
 			if i < len(src) && src[i] == '\n' {
 				prompted = false
 			}

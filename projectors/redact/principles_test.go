@@ -1980,16 +1980,6 @@ func TestMnemonicWithTheListsGrammar(t *testing.T) {
 	})
 }
 
-// A quote ends a phrase: a word inside quotes qualifies no noun after
-// them, while the phrase written out in the clear still names its value.
-func TestQuoteEndsAPhrase(t *testing.T) {
-	expectRedacted(t, map[string]string{
-		`gpg: Good signature from "shiftgrid release signing" key 5303C80FCFAE483C`: `gpg: Good signature from "shiftgrid release signing" key 5303C80FCFAE483C`,
-		`deploy note: the "Release Signing" key 5303C80FCFAE483C is rotated`:        `deploy note: the "Release Signing" key 5303C80FCFAE483C is rotated`,
-		"deploy note: the signing key 9KfLq2ZxvB7TmR4wNp8sHc3J is rotated":          "deploy note: the signing key <SECRET> is rotated",
-	})
-}
-
 // One word of the dictionary after a credential and "is", "was", "set to"
 // or "changed to", ending its clause, is the credential; a word that tells
 // its state is not. A security, memorable or duress word is a credential.

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 )
 
@@ -504,43 +505,36 @@ func (rw *rewriter) announcedValue(i int, code codeKind, literal bool) int {
 	return i
 }
 
-// wordAfterIs reports whether the one word src[vs:e], after "is", "was",
-// "set to" or "changed to" that ends at i, ends its clause and names a thing: a credential that is
-// one word of the dictionary (the password is hunter, the security word
-// was Gooseberry). A word that tells the credential's state is none:
-// function words, stateWords, predicateWords, and the endings of participles and
-// adjectives (required, missing, optional, sensitive, different).
+// wordAfterIs reports whether the one word src[vs:e], after one of
+// wordLinks that ends at i, ends its clause and names a thing: a
+// credential that is one word of the dictionary (the password is hunter,
+// the security word was Gooseberry). A word that tells the credential's
+// state is none: function words, stateWords, predicateWords, and the
+// endings of participles and adjectives (required, missing, optional,
+// sensitive, different).
 func wordAfterIs(src []byte, i, vs, e int) bool {
-	if e-vs < 4 || e-vs > 16 || !valueEndsClause(src, e) || !isUpper(src[vs]) && !isLowerASCII(src[vs]) {
+	if e-vs < 4 || e-vs > 16 || !valueEndsClause(src, e) || !isUpper(src[vs]) && !isLower(src[vs]) {
 		return false
 	}
 	for _, c := range src[vs+1 : e] {
-		if !isLowerASCII(c) {
+		if !isLower(c) {
 			return false
 		}
 	}
-	k := i
-	for k > 0 && src[k-1] == ' ' {
-		k--
-	}
-	if !(k >= 3 && string(src[k-3:k]) == " is" || k >= 4 && string(src[k-4:k]) == " was" ||
-		k >= 7 && string(src[k-7:k]) == " set to" || k >= 11 && string(src[k-11:k]) == " changed to") {
+	before := bytes.TrimRight(src[:i], " ")
+	if !slices.ContainsFunc(wordLinks, func(l string) bool { return bytes.HasSuffix(before, []byte(l)) }) {
 		return false
 	}
 	var b [16]byte
-	w := lowerInto(&b, src[vs:e])
-	if grammarWords[string(w)] || stateWords[string(w)] || predicateWords[string(w)] || settingWords[string(w)] {
+	w := string(lowerInto(&b, src[vs:e]))
+	if grammarWords[w] || stateWords[w] || predicateWords[w] || settingWords[w] {
 		return false
 	}
-	for _, end := range stateEndings {
-		if bytes.HasSuffix(w, []byte(end)) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(stateEndings, func(end string) bool { return strings.HasSuffix(w, end) })
 }
 
-func isLowerASCII(c byte) bool { return c >= 'a' && c <= 'z' }
+// wordLinks join a credential to the one word that is it.
+var wordLinks = []string{" is", " was", " set to", " changed to"}
 
 // predicateWords tell a credential's state after "is", besides
 // stateWords, where no ending does.

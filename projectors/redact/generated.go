@@ -807,6 +807,8 @@ func runCost(t []byte) (cost, letters int) {
 
 func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
 
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+
 // wordCost returns the mean cost of the letter pairs of the lower-case
 // word w, its start and end included, in eighths of a bit.
 func wordCost(w []byte) int {

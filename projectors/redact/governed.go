@@ -17,10 +17,11 @@ import (
 // (9-9-0-1).
 //
 // A number that is something else's is not the code: one right after
-// another noun (phone 9182, cabin 12; not a dial's groups, dialGroupsEnd), after a preposition of time or
-// count (at 0600, 2 of 3), before a word that counts it (4000 rows), a
-// year, a date; and a noun of a public code (error code, zip code) or of
-// an outcome (failed with code 4001, code … returned 5003) governs none.
+// another noun (phone 9182, cabin 12; a dial's groups are a code there
+// too, dialGroupsEnd), after a preposition of time or count (at 0600, 2
+// of 3), before a word that counts it (4000 rows), a year, a date; and a
+// noun of a public code (error code, zip code) or of an outcome (failed
+// with code 4001, code … returned 5003) governs none.
 
 // governors are the nouns that govern a code in their sentence.
 var governors = wordSet(`code codes pin pins passcode passcodes otp otps combination combo keypad buzzer safe keysafe lockbox

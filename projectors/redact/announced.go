@@ -536,13 +536,12 @@ func wordAfterIs(src []byte, i, vs, e int) bool {
 // wordLinks join a credential to the one word that is it.
 var wordLinks = []string{" is", " was", " set to", " changed to"}
 
-// predicateWords tell a credential's state after "is", besides
-// stateWords, where no ending does.
-var predicateWords = wordSet(`fine good bad right correct due valid secure unsafe safe free ready gone done known taken
-	shown open closed plain plaintext clear cleartext secret private public random unique still now never always also mine
-	yours ours theirs case what whatever fixed stale current given written chosen forgotten broken stolen frozen spoken seen
-	drawn proven overwritten rewritten forbidden gotten sent kept lost left found made put read run shut split spent stuck
-	told thought`)
+// predicateWords tell a credential's state after "is" where no other
+// set (grammarWords, stateWords, settingWords) and no ending does.
+var predicateWords = wordSet(`fine good bad right correct due secure unsafe safe free ready gone done known taken shown open plain plaintext
+	clear cleartext secret private random unique still now never always mine case whatever stale given written
+	chosen forgotten broken stolen frozen spoken seen drawn proven overwritten rewritten forbidden gotten kept
+	lost left found made put read run shut split stuck told thought`)
 
 // stateEndings are the endings of the participles and adjectives that
 // tell a state (expired, missing, readable, sensitive, personal).

@@ -298,11 +298,64 @@ func sqlGate(src []byte, sp byte) bool {
 		((kw(" where ") || hasPrefixFold(src, "where"+string(sp))) && (bytes.IndexByte(src, '=') >= 0 || kw(" in (") || kw(" like ")))
 }
 
+// sqlStart returns where the SQL statement of src begins: the first of
+// its leading keywords (select, insert, update, delete, where) that starts
+// a word and that the statement's shape follows (sqlShape), with spaces or
+// '+' between words; 0 when none does. The literals are read from there,
+// so that an apostrophe of the prose before a statement (a name's, a
+// possessive's, a wrapping quote) does not pair with the statement's own
+// quotes, and the numbers before it (a timestamp, a pid) stay for the
+// other passes. A statement that a quote opens is read from that quote.
+func sqlStart(src []byte) int {
+	for w := 0; w+5 <= len(src); w++ {
+		if c := src[w]; !sqlHead[c] || w > 0 && isWord(src[w-1]) {
+			continue
+		}
+		if sqlShape(src[w:], ' ') || sqlShape(src[w:], '+') {
+			if w > 0 && src[w-1] == '\'' {
+				// A statement in quotes, whose own quotes are doubled
+				// (EXECUTE 'UPDATE t SET pw = ''x'''): read from the first.
+				return w - 1
+			}
+			return w
+		}
+	}
+	return 0
+}
+
+// sqlShape reports whether s starts with a statement's leading keyword,
+// separated by sp, that the rest of the statement's shape follows: the
+// shapes sqlGate looks for anywhere in a text.
+func sqlShape(s []byte, sp byte) bool {
+	kw := func(s []byte, k string) int {
+		if sp != ' ' {
+			k = strings.ReplaceAll(k, " ", string(sp))
+		}
+		return indexFold(s, k)
+	}
+	head := func(k string) bool {
+		return len(s) > len(k) && hasPrefixFold(s, k) && s[len(k)] == sp
+	}
+	switch {
+	case head("select"):
+		return kw(s, " from ") > 0
+	case head("insert"):
+		return hasPrefixFold(s[7:], "into")
+	case head("update"):
+		return kw(s, " set ") > 0
+	case head("delete"):
+		return hasPrefixFold(s[7:], "from")
+	case head("where"):
+		return bytes.IndexByte(s, '=') > 0 || kw(s, " in (") > 0 || kw(s, " like ") > 0
+	}
+	return false
+}
+
 // redactSQL replaces quoted string literals with <STR> and free-standing
 // number literals with <NUM> in a message that contains a SQL statement.
 func redactSQL(rw *rewriter) {
 	src := rw.src
-	for i := 0; i < len(src); i++ {
+	for i := sqlStart(src); i < len(src); i++ {
 		c := src[i]
 		if c == '\'' {
 			j := i + 1

@@ -2035,3 +2035,17 @@ func TestDialGroupsAfterAnotherNoun(t *testing.T) {
 		"safe serviced on 2026-01-05 by the vendor":                     "safe serviced on 2026-01-05 by the vendor",
 	})
 }
+
+// A SQL statement's literals are read from the statement's first keyword,
+// so that an apostrophe of the text before it does not pair with the
+// statement's quotes, and the numbers before it stay for the other
+// passes; a statement that a quote opens is read from that quote.
+func TestSQLFromItsStatement(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"tidemill: miller's log INSERT INTO logins(user, pw) VALUES ('miller', 'stoneground flour');":  "tidemill: miller's log INSERT INTO logins(user, pw) VALUES (<STR>, <STR>);",
+		"order 12 for O'Brien: UPDATE orders SET note = 'leave at door' WHERE id = 7":                  "order 12 for O'Brien: UPDATE orders SET note = <STR> WHERE id = <NUM>",
+		"2026-02-12 07:30:01 db[4411] INFO slow query SELECT * FROM orders WHERE customer_id = 593829": "2026-02-12 07:30:01 db[<PID>] INFO slow query SELECT * FROM orders WHERE customer_id = <NUM>",
+		"EXECUTE 'UPDATE users SET pw = ''x9Tq'' WHERE id = 1'":                                        "EXECUTE <STR>",
+		"WHERE email = 'alice@example.com' AND id = 42":                                                "WHERE email = <STR> AND id = <NUM>",
+	})
+}

@@ -98,8 +98,14 @@ func qualifiedOf(named bool, last []byte) map[string]bool {
 	if !named || string(last) == "combination" || string(last) == "combo" {
 		return nil // a combination announces one alone, in prose
 	}
+	if string(last) == "string" {
+		return communityString // not a connection string: its value is a whole setting
+	}
 	return qualifiedNouns[string(last)]
 }
+
+// communityString qualifies "string" in prose: an SNMP community string.
+var communityString = wordSet("community")
 
 // announceWindow is the most words between a credential word and its value.
 const announceWindow = 6
@@ -237,6 +243,13 @@ func redactAnnounced(rw *rewriter) {
 		var isCode, named bool
 		if announcedFilter.may(last) {
 			isCode, named = announcedWords[string(last)]
+		}
+		if !named && (string(last) == "community" || string(last) == "string") {
+			// An SNMP community (RFC 1157) is the password of its agent,
+			// named so by its protocol or its access (SNMP community,
+			// read community string): a noun only its qualifiers make a
+			// credential's, in prose alone.
+			named = true
 		}
 		if !named && gluedCode(raw) {
 			isCode, named = true, true // Torcode, Zugangscode
@@ -1134,7 +1147,7 @@ func codeOf(isCode bool, last []byte) codeKind {
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
 	"phrase", "contra", "clave", "wifi", "wlan", "keyp", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
-	"vouch", "key", "open", "overr", "pw", "psk", "padl", "lock", "puk", "cvv", "cvc", "csc", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword", "word",
+	"vouch", "key", "open", "overr", "pw", "psk", "padl", "lock", "puk", "cvv", "cvc", "csc", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword", "word", "commun",
 	// The governed pass's words besides these (governors): a buzzer, an account's number.
 	"buzz", "acct"}
 

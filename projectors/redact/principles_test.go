@@ -2049,3 +2049,19 @@ func TestSQLFromItsStatement(t *testing.T) {
 		"WHERE email = 'alice@example.com' AND id = 42":                                                "WHERE email = <STR> AND id = <NUM>",
 	})
 }
+
+// An SNMP community is its agent's password: named by its protocol or
+// its access in prose, it announces its value as a password does; a
+// community of people, or a community string's state, is no value.
+func TestSNMPCommunityInProse(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"INFO lanhall.snmp community string set to fragnet-ro-7 on 14 edge switches": "INFO lanhall.snmp community string set to <SECRET> on 14 edge switches",
+		"SNMP community changed to fragnet-ro-7":                                     "SNMP community changed to <SECRET>",
+		"read community string is fragnet-ro-7":                                      "read community string is <SECRET>",
+		"SNMP read community Gr8tW4ll":                                               "SNMP read community <SECRET>",
+		"the community is growing fast":                                              "the community is growing fast",
+		"SNMP community string is not set":                                           "SNMP community string is not set",
+		"Our community string format is documented":                                  "Our community string format is documented",
+		`string("passes")`:                                                           `string("passes")`,
+	})
+}

@@ -2065,3 +2065,17 @@ func TestSNMPCommunityInProse(t *testing.T) {
 		`string("passes")`:                                                           `string("passes")`,
 	})
 }
+
+// A Windows down-level logon name, DOMAIN\account, is masked whole where a
+// pass masks one part of it: the account is the part after the
+// backslash. A path's folders and an escaped line break are no domain.
+func TestDownLevelLogonName(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`logged on as CORP\jsmith from 10.1.1.1`: "logged on as <USER> from <IP>",
+		`user ACME\k.tanaka locked out`:          "user <USER> locked out",
+		`{"user":"CORP\\jsmith","ok":true}`:      `{"user":"<USER>","ok":true}`,
+		`user contoso\jsmith`:                    "user <USER>",
+		`saved to C:\Users\alice\x.txt`:          `saved to C:\Users\<USER>\x.txt`,
+		`user=ADMIN\nPASS=x`:                     `user=ADMIN\nPASS=<SECRET>`,
+	})
+}

@@ -478,6 +478,7 @@ func (rw *rewriter) afterPasses() {
 		rw.exposedRoleAccounts()
 	}
 	rw.formerValues()
+	rw.downLevelNames()
 	rw.namesAddressesSpell()
 	if !secret {
 		rw.keepConfigAccounts()
@@ -771,3 +772,131 @@ func gateARN(src []byte, f features) bool { return litARN.in(src, f) }
 
 // kindOf returns the kind of the placeholder p (<SECRET>: SECRET).
 func kindOf(p string) canonical.Kind { return canonical.Kind(p[1 : len(p)-1]) }
+
+// downLevelNames widens each masked account that is one part of a
+// Windows down-level logon name, DOMAIN\account (or DOMAIN\\account in
+// an escaped string), over the other part: the account is the name after
+// the backslash, which a pass that stops at the backslash would leave
+// (logged on as CORP\jsmith, /user:CORP\svc_backup). A domain is a
+// NetBIOS name as logs print it: a word of at most 15 capitals, digits,
+// '-' or '_' that starts its token, so that a path's folders
+// (C:\Users\x) and a setting before an escaped line break
+// (user=alice\npass=x) are none.
+func (rw *rewriter) downLevelNames() {
+	src := rw.src
+	for k := range rw.spans {
+		sp := &rw.spans[k]
+		if sp.kind != kUser {
+			continue
+		}
+		if b := backslashes(src, sp.end); b > 0 && domainBefore(src, sp.start, sp.end, sp.end+b) {
+			if e := accountEnd(src, sp.end+b); e > sp.end+b {
+				sp.end = e
+			}
+			continue
+		}
+		for b := 1; b <= 2 && sp.start-b > 0; b++ {
+			if backslashes(src, sp.start-b) != b {
+				continue
+			}
+			ds := sp.start - b
+			for ds > 0 && ds > sp.start-b-15 && (isAlnum(src[ds-1]) || src[ds-1] == '-' || src[ds-1] == '_') {
+				ds--
+			}
+			if ds < sp.start-b && domainBefore(src, ds, sp.start-b, sp.start) {
+				sp.start = ds
+			}
+			break
+		}
+	}
+}
+
+// backslashes returns how many backslashes (one, or two of an escaped
+// one) stand at i and are followed by no third; 0 when none.
+func backslashes(src []byte, i int) int {
+	n := 0
+	for i+n < len(src) && src[i+n] == '\\' {
+		n++
+	}
+	if n > 2 {
+		return 0
+	}
+	return n
+}
+
+// netbiosName reports whether src[s:e] is a down-level domain's name: 1 to
+// 15 capitals (letters of any case when anyCase), digits, '-' or '_', one
+// letter at least, at the start of its token (after a space, a quote, '=',
+// ':', '(' or the text's start).
+func netbiosName(src []byte, s, e int, anyCase bool) bool {
+	if e-s < 1 || e-s > 15 {
+		return false
+	}
+	letter := false
+	for _, c := range src[s:e] {
+		if !(isUpper(c) || anyCase && isLower(c)) && !isDigit(c) && c != '-' && c != '_' {
+			return false
+		}
+		letter = letter || isAlpha(c)
+	}
+	if s == 0 {
+		return letter
+	}
+	switch src[s-1] {
+	case ' ', '\t', '"', '\'', '=', ':', '(', '[':
+		return letter
+	}
+	return false
+}
+
+// domainBefore reports whether src[s:e] is a down-level domain whose
+// account starts at a, after one or two backslashes: a name of capitals
+// before any account that is not an escaped control character, or a name
+// of any case before one that starts with no letter of an escape
+// (contoso\\jsmith; alice\\nbob and alice\\tbob are escapes).
+func domainBefore(src []byte, s, e, a int) bool {
+	if netbiosName(src, s, e, false) {
+		return !escaped(src, a)
+	}
+	return a < len(src) && !escapeLetter[src[a]] && netbiosName(src, s, e, true)
+}
+
+// escapeLetter marks the letters and digits that follow a backslash in an
+// escape of C, JSON or a shell.
+var escapeLetter = func() (t [256]bool) {
+	for _, c := range "abefnrtuvx01234567" {
+		t[c] = true
+	}
+	return t
+}()
+
+// escaped reports whether the backslash before i escapes a control
+// character rather than ending a domain: n, r or t followed by no
+// lower-case letter, digit, '.' or '_' (ADMIN\nPASS=x; CORP\nancy is an
+// account).
+func escaped(src []byte, i int) bool {
+	if i >= len(src) || src[i] != 'n' && src[i] != 'r' && src[i] != 't' {
+		return false
+	}
+	return i+1 >= len(src) || !(isLower(src[i+1]) || isDigit(src[i+1]) || src[i+1] == '.' || src[i+1] == '_')
+}
+
+// accountEnd returns the end of the account name that starts at i: a
+// letter or digit, then letters, digits, '.', '-', '_' or a final '$' (a
+// machine account), at most 64 bytes; i when none starts there.
+func accountEnd(src []byte, i int) int {
+	if i >= len(src) || !isAlnum(src[i]) {
+		return i
+	}
+	e := i
+	for e < len(src) && e-i < 64 && (isAlnum(src[e]) || src[e] == '.' || src[e] == '-' || src[e] == '_') {
+		e++
+	}
+	for e > i && (src[e-1] == '.' || src[e-1] == '-') {
+		e--
+	}
+	if e < len(src) && src[e] == '$' {
+		e++
+	}
+	return e
+}

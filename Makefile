@@ -134,7 +134,11 @@ fuzz:
 		dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 		for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //' | sort -u); do \
 			echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
-			$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) $$pkg >/tmp/toolcanon-fuzz.log 2>&1 || { cat /tmp/toolcanon-fuzz.log; exit 1; }; \
+			$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) $$pkg >/tmp/toolcanon-fuzz.log 2>&1 || { \
+				cat /tmp/toolcanon-fuzz.log; \
+				for f in $$(git -C $$dir ls-files --others --exclude-standard testdata/fuzz 2>/dev/null); do \
+					echo "--- $$f (first 4 KiB):"; head -c 4096 $$dir/$$f; echo; \
+				done; exit 1; }; \
 		done; \
 	done
 

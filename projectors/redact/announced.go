@@ -114,6 +114,7 @@ func redactAnnounced(rw *rewriter) {
 	src := rw.src
 	credEnd, code, since := -1, noCode, 0
 	answer, asked := false, false // the noun is an answer; a question was asked
+	secretKey := false            // the noun is a secret's key, whose code may be any value after a colon
 	prompted := false             // a prompt for a password was quoted on this line
 	login := -1                   // words since a verb of logging in, or -1
 	// The lower-case forms of this token's word and its last part, in
@@ -240,7 +241,7 @@ func redactAnnounced(rw *rewriter) {
 				continue
 			}
 		}
-		var isCode, named bool
+		var isCode, named, keyOfSecret bool
 		if announcedFilter.may(last) {
 			isCode, named = announcedWords[string(last)]
 		}
@@ -283,6 +284,12 @@ func redactAnnounced(rw *rewriter) {
 			}
 			named = p != nil && (quals[string(p)] || string(p) == "your" || string(p) == "time" ||
 				(string(last) == "code" || string(last) == "codes") && secretCode(string(p)))
+			// API key, enrolment key, encryption key: a secret's key,
+			// whose value after a colon is its value whatever its shape
+			// (enrolment key: MitoChondria!); a master or unlock key may
+			// be a lock's, whose code it is.
+			keyOfSecret = named && (string(last) == "key" || string(last) == "keys") && !keyCodeQuals[string(p)] &&
+				len(w) == len(raw) && tok[0] != '(' // a word of prose, not a name's part: (check_secret_key): x
 			if !named && string(p) == "key" && (string(last) == "code" || string(last) == "codes") && toks[2][1] > 0 {
 				// door key code 4602: the code of what a key opens, not a
 				// keyboard's key code.
@@ -324,7 +331,7 @@ func redactAnnounced(rw *rewriter) {
 				i = e
 			}
 		case named:
-			credEnd, code, since, answer = i, codeOf(isCode, last), 0, isAnswer
+			credEnd, code, since, answer, secretKey = i, codeOf(isCode, last), 0, isAnswer, keyOfSecret
 			if l := leaderEnd(src, i); l > i {
 				colon, i = true, l // Password . . . . . :  x
 			}
@@ -335,6 +342,9 @@ func redactAnnounced(rw *rewriter) {
 				}
 				if e == i {
 					e = rw.announcedValue(i, code, false)
+				}
+				if e == i && secretKey {
+					e = rw.announcedValue(i, noCode, false)
 				}
 				i, credEnd = e, -1
 			} else if code != noCode {
@@ -383,6 +393,9 @@ func redactAnnounced(rw *rewriter) {
 			e := rw.announcedValue(i, code, false)
 			if answer && e == i {
 				e = rw.answerValue(i)
+			}
+			if e == i && colon && secretKey {
+				e = rw.announcedValue(i, noCode, false)
 			}
 			if e == i && colon && code == noCode && !answer {
 				e = rw.colonValue(i) // wifi password for guests: cinephile-popcorn
@@ -1120,6 +1133,11 @@ func gateAnnounced(src []byte, _ features) bool {
 // A locker's, a lockbox's or a lock's number is more often the thing's
 // own (locker 118, lock 123 released), and needs four.
 var lockNouns = wordSet(`padlock keysafe combination combo`)
+
+// keyCodeQuals qualify a key that may open a lock or pair a device, whose
+// value is a code: the other qualifiers of a key (qualifiedNouns) name a
+// secret's, whose value is a password's, of any shape.
+var keyCodeQuals = wordSet(`master unlock pairing device local your time`)
 
 // codeKind is what an announcement's value is: a password's (noCode), a
 // code of four digits or more (digitCode), or a lock's code, which may

@@ -2079,3 +2079,19 @@ func TestDownLevelLogonName(t *testing.T) {
 		`user=ADMIN\nPASS=x`:                     `user=ADMIN\nPASS=<SECRET>`,
 	})
 }
+
+// A secret's key (API, licence, enrolment, encryption: not a lock's
+// master or unlock key) named before a colon is the value after it,
+// whatever its shape; a state, a placeholder or a function's name in a
+// change log is none.
+func TestSecretKeyAfterColon(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"enrolment key for course BIO-204: MitoChondria!":         "enrolment key for course BIO-204: <SECRET>",
+		"license key: MitoChondria!":                              "license key: <SECRET>",
+		"encryption key: correct horse battery staple":            "encryption key: <SECRET>",
+		"api key: not set":                                        "api key: not set",
+		"network_key: GENERATE":                                   "network_key: GENERATE",
+		"X-Api-Key: [REDACTED]":                                   "X-Api-Key: [REDACTED]",
+		"\t* cipher/ecc.c (check_secret_key): Ed448 means EdDSA.": "\t* cipher/ecc.c (check_secret_key): Ed448 means EdDSA.",
+	})
+}

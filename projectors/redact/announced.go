@@ -74,6 +74,20 @@ var loginVerbs = wordSet(`connected logged authenticated signed`)
 // languages of announcedWords.
 var connectors = wordSet(`is was to are from lautet ist es est är er now attempted tried entered`)
 
+// destinationVerbs send or join something to a place: the word after
+// their "to" is where it went (Wi-Fi connected to HomeNet, PIN sent to
+// the caller), not what the credential became.
+var destinationVerbs = wordSet(`connected joined switched roamed associated attached bound linked moved sent forwarded
+	redirected posted uploaded pushed saved written copied exported mailed emailed texted delivered`)
+
+// destinationVerb reports whether w, a word as written, is one of
+// destinationVerbs.
+func destinationVerb(w []byte) bool {
+	var b [16]byte
+	l := lowerInto(&b, w)
+	return l != nil && destinationVerbs[string(l)]
+}
+
 // arrow reports whether tok is an arrow that points a name to its value
 // (set password for x -> "y"); redactAnnounced reads => where it ends a
 // token.
@@ -189,6 +203,9 @@ func redactAnnounced(rw *rewriter) {
 		raw := last
 		lw := lowerInto(&wbuf, w)
 		last = lowerInto(&lbuf, last)
+		if string(lw) == "wi-fi" {
+			last = append(lbuf[:0], "wifi"...) // the trademark's spelling, one word
+		}
 		if login >= 0 {
 			login++
 		}
@@ -387,7 +404,8 @@ func redactAnnounced(rw *rewriter) {
 				j += len(" -string")
 			}
 			i = rw.announcedValue(j, noCode, true)
-		case credEnd >= 0 && (connectorFilter.may(lw) && connectors[string(lw)] && len(tok) == rt || colon || arrow(tok)):
+		case credEnd >= 0 && (connectorFilter.may(lw) && connectors[string(lw)] && len(tok) == rt && !(string(lw) == "to" && destinationVerb(prev)) ||
+			colon || arrow(tok)):
 			// Without a value the announcement goes on (changed from
 			// 'monitor' to 'x').
 			e := rw.announcedValue(i, code, false)
@@ -1164,7 +1182,7 @@ func codeOf(isCode bool, last []byte) codeKind {
 
 // announceStarts are the literals an announcing word starts with.
 var announceStarts = []string{"pin", "pass", "code", "otp", "kennw", "securestring", "connected", "logged", "authenticated", "signed",
-	"phrase", "contra", "clave", "wifi", "wlan", "keyp", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
+	"phrase", "contra", "clave", "wifi", "wi-fi", "wlan", "keyp", "unlock", "authori", "wachtw", "senha", "salasana", "haslo", "heslo", "parola", "schl", "login", "account", "cred",
 	"vouch", "key", "open", "overr", "pw", "psk", "padl", "lock", "puk", "cvv", "cvc", "csc", "safe", "basic", "auth", "logon", "token", "secret", "comb", "answer", "question", "signin", "assword", "word", "commun",
 	// The governed pass's words besides these (governors): a buzzer, an account's number.
 	"buzz", "acct"}

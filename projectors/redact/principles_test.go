@@ -2095,3 +2095,18 @@ func TestSecretKeyAfterColon(t *testing.T) {
 		"\t* cipher/ecc.c (check_secret_key): Ed448 means EdDSA.": "\t* cipher/ecc.c (check_secret_key): Ed448 means EdDSA.",
 	})
 }
+
+// "Wi-Fi", the trademark's spelling, announces a passphrase as "wifi"
+// does; the word after "to" where a verb sends or joins something there
+// (connected to, sent to) is a destination, not a changed credential.
+func TestWiFiSpelledAndDestinations(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"Wi-Fi for rooftop bar this week: backpack-sunset-33": "Wi-Fi for rooftop bar this week: <SECRET>",
+		"Wi-Fi: backpack-sunset-33":                           "Wi-Fi: <SECRET>",
+		"Wi-Fi: enabled":                                      "Wi-Fi: enabled",
+		"Wi-Fi connected to HomeNet":                          "Wi-Fi connected to HomeNet",
+		"WiFi connected to HomeNet":                           "WiFi connected to HomeNet",
+		"PIN sent to the caller":                              "PIN sent to the caller",
+		"password changed to Tulip-77":                        "password changed to <SECRET>",
+	})
+}

@@ -74,6 +74,9 @@ func (rw *rewriter) personAfter(i int, c byte, buf *[16]byte) int {
 		if e = rw.personalNumber(i + 1); e <= i+1 {
 			e = rw.spokenPhone(i + 1)
 		}
+		if e <= i+1 && i > 0 {
+			e = rw.travelRecord(i, buf) // booking ref: 9Z8Y7X
+		}
 	case c >= 'A' && c <= 'Z' && (capitalised(src, i+1) || initialAt(src, i+1) && capitalised(src, i+4)):
 		e = rw.titledName(i + 1)
 		if e <= i+1 && i >= 0 {
@@ -82,8 +85,113 @@ func (rw *rewriter) personAfter(i int, c byte, buf *[16]byte) int {
 		if e <= i+1 {
 			e = rw.givenAndFamily(i + 1)
 		}
+	case c >= 'A' && c <= 'Z' && i > 0:
+		// MULLER/ANNA MRS after pax, XTB1HT after PNR: a traveller's
+		// name as airlines print it, or the booking it has.
+		e = rw.travelRecord(i, buf)
 	}
 	return max(e-1, i)
+}
+
+// travelNouns name whom a booking of travel or a stay is for.
+var travelNouns = wordSet(`pax passenger passengers psgr traveller traveler travellers travelers`)
+
+// travelTitles may follow a traveller's given name, glued or after a
+// space (SMITH/JOHN MR, SMITH/JOHNMR).
+var travelTitles = []string{"MR", "MRS", "MS", "MISS", "MSTR", "DR", "PROF", "REV"}
+
+// travelRecord masks, at the space at i, a traveller's name in the form of
+// IATA's passenger name records and boarding passes (SURNAME/GIVEN, a
+// title after it or not) after a noun of travelNouns, or a booking's record
+// locator (five to eight capitals and digits, a capital at least) after
+// "PNR", "record locator" or "booking reference" (ref, code): with the
+// traveller's family name it opens the booking. It returns the masked
+// value's end, or i+1.
+func (rw *rewriter) travelRecord(i int, buf *[16]byte) int {
+	src := rw.src
+	we := i
+	for we > 0 && (src[we-1] == ':' || src[we-1] == '=') {
+		we-- // PNR: XTB1HT, pax=MULLER/ANNA
+	}
+	ws := we
+	for ws > 0 && we-ws <= 12 && isAlpha(src[ws-1]) {
+		ws--
+	}
+	if ws == we || ws > 0 && (isAlnum(src[ws-1]) || src[ws-1] == '_') {
+		return i + 1
+	}
+	noun := lowerInto(buf, src[ws:we])
+	if noun == nil {
+		return i + 1
+	}
+	switch {
+	case travelNouns[string(noun)]:
+		if e := travelName(src, i+1); e > i+1 {
+			rw.mask(i+1, e, kUser)
+			return e
+		}
+	case string(noun) == "pnr" || string(noun) == "locator" && wordBefore(src, ws, "record") ||
+		(string(noun) == "reference" || string(noun) == "ref" || string(noun) == "code") && wordBefore(src, ws, "booking"):
+		if e := recordLocatorEnd(src, i+1); e > i+1 {
+			rw.mask(i+1, e, kID)
+			return e
+		}
+	}
+	return i + 1
+}
+
+// wordBefore reports whether the word before the one at ws, across one
+// space, is w (small letters) in any case.
+func wordBefore(src []byte, ws int, w string) bool {
+	s := ws - 1 - len(w)
+	return s >= 0 && src[ws-1] == ' ' && hasPrefixFold(src[s:], w) && (s == 0 || !isAlnum(src[s-1]))
+}
+
+// travelName returns the end of SURNAME/GIVEN at src[i] (capitals, two or
+// more each side, a hyphen or a space inside the surname's part no), with
+// a title after the given name, glued or after a space, when one follows;
+// or i.
+func travelName(src []byte, i int) int {
+	k := i
+	for k < len(src) && k-i <= 35 && (isUpper(src[k]) || src[k] == '-' && k > i) {
+		k++
+	}
+	if k-i < 2 || k >= len(src) || src[k] != '/' {
+		return i
+	}
+	g := k + 1
+	e := g
+	for e < len(src) && e-g <= 35 && isUpper(src[e]) {
+		e++
+	}
+	if e-g < 2 || e < len(src) && (isAlnum(src[e]) || src[e] == '/' || src[e] == '_') {
+		return i
+	}
+	if e+1 < len(src) && src[e] == ' ' {
+		t := e + 1
+		for t < len(src) && t-e <= 5 && isUpper(src[t]) {
+			t++
+		}
+		if t > e+1 && (t == len(src) || !isAlnum(src[t])) && slices.Contains(travelTitles, string(src[e+1:t])) {
+			return t
+		}
+	}
+	return e
+}
+
+// recordLocatorEnd returns the end of a record locator at src[i]: five to
+// eight capitals and digits, a capital at least, before no letter, digit,
+// '-' or '_', and no word of the dictionary (WELCOME); or i.
+func recordLocatorEnd(src []byte, i int) int {
+	e, upper := i, false
+	for e < len(src) && e-i < 9 && (isUpper(src[e]) || isDigit(src[e])) {
+		upper = upper || isUpper(src[e])
+		e++
+	}
+	if e-i < 5 || e-i > 8 || !upper || e < len(src) && (isAlnum(src[e]) || src[e] == '-' || src[e] == '_') || dictionaryWord(src[i:e]) {
+		return i
+	}
+	return e
 }
 
 // loginAfterBy masks the account at src[i] after "by", the agent of what

@@ -2110,3 +2110,22 @@ func TestWiFiSpelledAndDestinations(t *testing.T) {
 		"password changed to Tulip-77":                        "password changed to <SECRET>",
 	})
 }
+
+// A traveller's name as airlines print it (SURNAME/GIVEN, a title after
+// it or not) after a noun of travel, and a booking's record locator after
+// PNR, record locator or booking reference, are masked: the locator and
+// the family name open the booking. Capitals joined by a slash elsewhere
+// (TCP/IP) and a locator's word (booking code WELCOME) are none.
+func TestTravelRecords(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"bagtrak.bsm BSM for LH0123 pax MULLER/ANNAKATHARINA pnr XTB1HT": "bagtrak.bsm BSM for LH0123 pax <USER> pnr <ID>",
+		"passenger SMITH/JOHN MR seat 14C":                               "passenger <USER> seat 14C",
+		"PNR: XTB1HT":                                                    "PNR: <ID>",
+		"record locator QWERTY":                                          "record locator <ID>",
+		"booking ref: 9Z8Y7X":                                            "booking ref: <ID>",
+		"guest TCP/UDP ports":                                            "guest TCP/UDP ports",
+		"client HTTP/HTTPS proxy":                                        "client HTTP/HTTPS proxy",
+		"pax count 182":                                                  "pax count 182",
+		"booking code WELCOME":                                           "booking code WELCOME",
+	})
+}

@@ -75,8 +75,10 @@ func (rw *rewriter) personAfter(i int, c byte, buf *[16]byte) int {
 			e = rw.spokenPhone(i + 1)
 		}
 		if e <= i+1 && i > 0 {
-			e = rw.travelRecord(i, buf) // booking ref: 9Z8Y7X
+			e = rw.recordAfterNoun(i, buf) // booking ref: 9Z8Y7X, card 9122371330
 		}
+	case c == '#' && i > 0:
+		e = rw.recordAfterNoun(i, buf) // staff card #448812
 	case c >= 'A' && c <= 'Z' && (capitalised(src, i+1) || initialAt(src, i+1) && capitalised(src, i+4)):
 		e = rw.titledName(i + 1)
 		if e <= i+1 && i >= 0 {
@@ -88,7 +90,7 @@ func (rw *rewriter) personAfter(i int, c byte, buf *[16]byte) int {
 	case c >= 'A' && c <= 'Z' && i > 0:
 		// MULLER/ANNA MRS after pax, XTB1HT after PNR: a traveller's
 		// name as airlines print it, or the booking it has.
-		e = rw.travelRecord(i, buf)
+		e = rw.recordAfterNoun(i, buf)
 	}
 	return max(e-1, i)
 }
@@ -100,14 +102,15 @@ var travelNouns = wordSet(`pax passenger passengers psgr traveller traveler trav
 // space (SMITH/JOHN MR, SMITH/JOHNMR).
 var travelTitles = []string{"MR", "MRS", "MS", "MISS", "MSTR", "DR", "PROF", "REV"}
 
-// travelRecord masks, at the space at i, a traveller's name in the form of
+// recordAfterNoun masks, at the space at i, a card's or a badge's number
+// (cardNumberEnd), a traveller's name in the form of
 // IATA's passenger name records and boarding passes (SURNAME/GIVEN, a
 // title after it or not) after a noun of travelNouns, or a booking's record
 // locator (five to eight capitals and digits, a capital at least) after
 // "PNR", "record locator" or "booking reference" (ref, code): with the
 // traveller's family name it opens the booking. It returns the masked
 // value's end, or i+1.
-func (rw *rewriter) travelRecord(i int, buf *[16]byte) int {
+func (rw *rewriter) recordAfterNoun(i int, buf *[16]byte) int {
 	src := rw.src
 	we := i
 	for we > 0 && (src[we-1] == ':' || src[we-1] == '=') {
@@ -128,6 +131,14 @@ func (rw *rewriter) travelRecord(i int, buf *[16]byte) int {
 	case travelNouns[string(noun)]:
 		if e := travelName(src, i+1); e > i+1 {
 			rw.mask(i+1, e, kUser)
+			return e
+		}
+	case string(noun) == "card" || string(noun) == "badge":
+		// A card's or a badge's number says whose it is (a member's, a
+		// player's, a technician's): six to nineteen digits, which a
+		// payment card's check digit would have made a card's already.
+		if e := cardNumberEnd(src, i+1); e > i+1 {
+			rw.mask(i+1, e, kID)
 			return e
 		}
 	case string(noun) == "pnr" || string(noun) == "locator" && wordBefore(src, ws, "record") ||
@@ -175,6 +186,24 @@ func travelName(src []byte, i int) int {
 		if t > e+1 && (t == len(src) || !isAlnum(src[t])) && slices.Contains(travelTitles, string(src[e+1:t])) {
 			return t
 		}
+	}
+	return e
+}
+
+// cardNumberEnd returns the end of six to nineteen digits at src[i], '#'
+// before them or not, that no letter, digit, '.', '-', '_' or '/' follows;
+// or i.
+func cardNumberEnd(src []byte, i int) int {
+	d := i
+	if d < len(src) && src[d] == '#' {
+		d++
+	}
+	e := d
+	for e < len(src) && e-d < 20 && isDigit(src[e]) {
+		e++
+	}
+	if e-d < 6 || e-d > 19 || e < len(src) && (isAlnum(src[e]) || strings.IndexByte(".-_/:,", src[e]) >= 0 && e+1 < len(src) && isAlnum(src[e+1])) {
+		return i
 	}
 	return e
 }

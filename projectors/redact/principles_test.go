@@ -2129,3 +2129,19 @@ func TestTravelRecords(t *testing.T) {
 		"booking code WELCOME":                                           "booking code WELCOME",
 	})
 }
+
+// A card's or a badge's number (six to nineteen digits, '#' before them
+// or not) says whose it is, and is masked as an id; a card's size, count
+// or slot, an amount and a date are none.
+func TestCardAndBadgeNumbers(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`user "cashier7" authenticated with card 9122371330`: `user "<USER>" authenticated with card <ID>`,
+		"staff card #448812 swiped":                          "staff card <ID> swiped",
+		"Badge 004821 (PIN 2051) granted":                    "Badge <ID> (PIN <SECRET>) granted",
+		"SD card 32GB":                                       "SD card 32GB",
+		"card 1 of 3":                                        "card 1 of 3",
+		"card 123456.78 paid":                                "card 123456.78 paid",
+		"card 2026-01-01":                                    "card 2026-01-01",
+		"member card 00481 entered zone=bowl":                "member card 00481 entered zone=bowl",
+	})
+}

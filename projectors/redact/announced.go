@@ -607,9 +607,10 @@ func passwordValue(v []byte) bool {
 
 // passwordAfterPlace masks the password that ends the clause after the
 // password's word that ends at i and what it opens: "for", one to six
-// words or a quoted title, perhaps a colon, then the value, shaped as
-// clauseEndPassword takes one, quoted or not (password for station KOTA
-// P-wave-Arrival8, password for "The Salt Harvest" screener: x). A clause
+// words or a quoted title, then the value, shaped as clauseEndPassword
+// takes one, quoted or not (password for station KOTA P-wave-Arrival8), or
+// after a colon that ends the place, any value announcedValue takes
+// (password for "The Salt Harvest" screener: saltharvest!press). A clause
 // that goes on after its last word (password for user admin1 expired) has
 // none. It returns the value's end, or i.
 func (rw *rewriter) passwordAfterPlace(i int) int {
@@ -642,6 +643,14 @@ func (rw *rewriter) passwordAfterPlace(i int) int {
 				rw.mask(vs, vs+len(v), kSecret)
 				return end
 			}
+		}
+		if !quoted && src[e-1] == ':' && e-s > 1 {
+			// A colon ends the place: what follows is its password, read
+			// as after the password's own colon.
+			if ve := rw.announcedValue(e, noCode, false); ve > e {
+				return ve
+			}
+			return i
 		}
 		if e >= len(src) || src[e] != ' ' || !quoted && (src[s] == '(' || strings.IndexByte(".,;)!?", src[e-1]) >= 0) {
 			return i // the clause ends with no value

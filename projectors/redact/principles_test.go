@@ -2145,3 +2145,14 @@ func TestCardAndBadgeNumbers(t *testing.T) {
 		"member card 00481 entered zone=bowl":                "member card 00481 entered zone=bowl",
 	})
 }
+
+// After "password for", a place, and a colon that ends it, the value is
+// the place's password whatever its shape, as after the password's own
+// colon; a state or a pointer elsewhere is none.
+func TestPasswordAfterPlaceAndColon(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`sales agent wants the password for "The Salt Harvest" screener: saltharvest!press`: `sales agent wants the password for "The Salt Harvest" screener: <SECRET>`,
+		`password for "The Salt Harvest" screener: not set`:                                 `password for "The Salt Harvest" screener: not set`,
+		`password for "Main Hall" kiosk: see vault`:                                         `password for "Main Hall" kiosk: see vault`,
+	})
+}

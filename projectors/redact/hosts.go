@@ -325,6 +325,48 @@ var sharedHomes = wordSet(`public default shared guest`)
 // Case matters: macOS homes are /Users/NAME, while /users/me is an HTTP path.
 var homePrefixes = []string{"/home/", "/Users/", "\\Users\\", "/export/home/"}
 
+// homeShares name the network shares that hold a folder per user: Samba's
+// [homes], and the home and profile folders of Windows' file servers.
+var homeShares = wordSet(`home homes users profiles userhome userhomes`)
+
+// sharedHomeName returns the bounds of the user's folder in a UNC path
+// to a share of homeShares at src[i] (\\filer\homes\alice, or
+// //nas/home/alice where no scheme's colon stands before it): the share's
+// host, its name, then the folder; or (i, i).
+func sharedHomeName(src []byte, i int) (int, int) {
+	sep := src[i]
+	if i+2 >= len(src) || src[i+1] != sep || i > 0 && strings.IndexByte(" \t\"'=(<[,;", src[i-1]) < 0 {
+		return i, i // a path's start, not a URL's (https://host//home/x)
+	}
+	h := i + 2
+	for h < len(src) && h-i <= 66 && (isAlnum(src[h]) || src[h] == '.' || src[h] == '-' || src[h] == '_') {
+		h++
+	}
+	if h == i+2 || h >= len(src) || src[h] != sep {
+		return i, i
+	}
+	ss := h + 1
+	se := ss
+	for se < len(src) && se-ss <= 10 && isAlpha(src[se]) {
+		se++
+	}
+	if se >= len(src) || src[se] != sep || !homeShares[string(lowerASCII(src[ss:se]))] {
+		return i, i
+	}
+	s := se + 1
+	e := s
+	for e < len(src) && e-s <= 64 && (isWord(src[e]) || src[e] == '.' || src[e] == '-' || src[e] == '$') {
+		e++
+	}
+	for e > s && src[e-1] == '.' {
+		e--
+	}
+	if e == s || isPlaceholder(src[s:]) || sharedHomes[string(lowerASCII(src[s:e]))] {
+		return i, i
+	}
+	return s, e
+}
+
 // phraseBytes are the bytes at which redactPhrases can match anything.
 var phraseBytes = func() (t [256]bool) {
 	for _, c := range "[/\\s(" {
@@ -345,7 +387,7 @@ var phraseNeeds = func() (out []features) {
 	for _, h := range homePrefixes {
 		out = append(out, bigramsOf(h))
 	}
-	return append(out, bigramsOf("sudo:"), bigramsOf("(to "), bigramsOf("W["))
+	return append(out, bigramsOf("sudo:"), bigramsOf("(to "), bigramsOf("W["), bigramsOf("\\\\"))
 }()
 
 // gatePhrases reports whether the text has the bigrams of one of the
@@ -386,6 +428,12 @@ func redactPhrases(rw *rewriter) {
 				i = j
 			}
 		case (c == '/' || c == '\\') && (i == 0 || !isKeyByte(src[i-1])):
+			if s, e := sharedHomeName(src, i); e > s {
+				// \\filer\homes\alice: a home share's folder.
+				rw.mask(s, e, kUser)
+				i = e - 1
+				continue
+			}
 			// A home directory at the root of a path, not /zone/home/x.
 			for _, p := range homePrefixes {
 				if bytes.HasPrefix(src[i:], []byte(p)) {

@@ -2156,3 +2156,18 @@ func TestPasswordAfterPlaceAndColon(t *testing.T) {
 		`password for "Main Hall" kiosk: see vault`:                                         `password for "Main Hall" kiosk: see vault`,
 	})
 }
+
+// A user's folder on a share that holds one per user (Samba's homes,
+// a file server's home, users or profiles share) is the user's name, in
+// a UNC path or its forward-slash form; another share's folder, a shared
+// home and a URL's path are none.
+func TestHomeShareFolders(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		`mapped \\filer01\homes\alice.w to H:`:   `mapped \\filer01\homes\<USER> to H:`,
+		`copy \\srv\users\j.smith\Desktop\a.txt`: `copy \\srv\users\<USER>\Desktop\a.txt`,
+		"exported to //nas/home/fmorrison/x.csv": "exported to //nas/home/<USER>/x.csv",
+		`path \\srv\share\reports\x`:             `path \\srv\share\reports\x`,
+		"mount //nas/home/Public":                "mount //nas/home/Public",
+		"see https://example.com/users/alice":    "see https://example.com/users/alice",
+	})
+}

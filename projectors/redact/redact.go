@@ -282,6 +282,8 @@ var bigramDefs = []string{
 	"se", "el", "ct", "in", "ns", "rt", "up", "pd", "at", "de", "et", "wh", "he",
 	// literals: passw, goroutine, Traceback, ://, arn:, -----BEGIN, .java:, (Native, (Unknown
 	"pa", "go", "tr", ":/", "//", "n:", "--", ".j", "(n", "(u",
+	// a UNC path: \\host\share
+	"\\\\",
 }
 
 // bigramFirst[c] has the features of the bigrams whose first byte is c,

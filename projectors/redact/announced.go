@@ -112,14 +112,18 @@ func qualifiedOf(named bool, last []byte) map[string]bool {
 	if !named || string(last) == "combination" || string(last) == "combo" {
 		return nil // a combination announces one alone, in prose
 	}
-	if string(last) == "string" {
+	switch string(last) {
+	case "string":
 		return communityString // not a connection string: its value is a whole setting
+	case "community":
+		return communityQualifiers // a key names one alone (kv.go)
 	}
 	return qualifiedNouns[string(last)]
 }
 
-// communityString qualifies "string" in prose: an SNMP community string.
-var communityString = wordSet("community")
+// communityString qualifies "string" in prose: an SNMP community string;
+// communityQualifiers qualify "community": SNMP's, or its access's.
+var communityString, communityQualifiers = wordSet("community"), wordSet(`snmp read write ro rw readonly trap`)
 
 // announceWindow is the most words between a credential word and its value.
 const announceWindow = 6

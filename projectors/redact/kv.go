@@ -88,7 +88,7 @@ var qualifiedNouns = func() map[string]map[string]bool {
 	return map[string]map[string]bool{"key": key, "keys": key, "string": wordSet("connection"),
 		"combination": lock, "combo": lock, "word": word, "phrase": phrase,
 		"code": code, "codes": code, "words": phrase, "answer": answer, "answers": answer, "response": answer,
-		"override": override, "community": wordSet(`snmp read write ro rw readonly trap`)}
+		"override": override}
 }()
 
 // qualified reports whether the n-th word of the lower-case key k (words

@@ -146,13 +146,15 @@ func mixed(t []byte) bool {
 // groupedCode reports whether t is a code written in groups, as recovery,
 // licence and pairing codes are: three groups or more joined by '-', all
 // of one length from four to six, each of letters of one case and digits,
-// two of them at least mixing letters and digits (wrjn-a505-1fyn-jmoa),
+// two of them at least mixing letters and digits (wrjn-a505-1fyn-jmoa), or
+// of four groups or more, one mixing them and three at least that mix them
+// or are letters of no word (23CN-IDOR-GNKZ-LQLW),
 // or five groups or more of digits alone (a disk's recovery key, 731484-
 // 623324-…). A name's parts (web-7d9f8-x2kq9, emqx-5.8.3) differ in
 // length, and a date's, a phone number's or a card's hold no letters and
 // at most four groups.
 func groupedCode(t []byte) bool {
-	n, groups, mixedGroups := -1, 0, 0
+	n, groups, mixedGroups, randomGroups := -1, 0, 0, 0
 	for s := 0; s <= len(t); {
 		e := s
 		var up, lo, dg bool
@@ -177,11 +179,15 @@ func groupedCode(t []byte) bool {
 		}
 		if dg && (up || lo) {
 			mixedGroups++
+			randomGroups++
+		} else if !dg && !dictionaryWord(t[s:e]) {
+			randomGroups++
 		}
 		groups++
 		s = e + 1
 	}
-	return groups >= 3 && mixedGroups >= 2 || groups >= 5 && allDigitGroups(t)
+	return groups >= 3 && mixedGroups >= 2 || groups >= 4 && mixedGroups >= 1 && randomGroups >= 3 ||
+		groups >= 5 && allDigitGroups(t)
 }
 
 // allDigitGroups reports whether t is digits and '-' alone.

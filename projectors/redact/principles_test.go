@@ -2171,3 +2171,14 @@ func TestHomeShareFolders(t *testing.T) {
 		"see https://example.com/users/alice":    "see https://example.com/users/alice",
 	})
 }
+
+// A licence key in groups of one length: four groups or more, one mixing
+// capitals and digits and three at least that mix them or spell no word,
+// is generated; groups of words are not.
+func TestLetterGroupsOfALicenceKey(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"MORTARPESTLE_LICENSE=23CN-IDOR-GNKZ-LQLW": "MORTARPESTLE_LICENSE=<ID>",
+		"TEST-CODE-DEMO-1234":                      "TEST-CODE-DEMO-1234",
+		"ABCD-EFGH":                                "ABCD-EFGH",
+	})
+}

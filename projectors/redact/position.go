@@ -19,7 +19,8 @@ import (
 // credentials.
 var specialWords = []string{"process", "auth", "basicauth", "credentials", "isql", "http-basic", "add_user", "adduser", "change_password",
 	"set_password", "net", "htpasswd", "by", "login", "logon", "signin", "superuser", "account", "subscription", "subscriptions",
-	"tenant", "project", "directory", "register", "user-create", "useradd"}
+	"tenant", "project", "directory", "register", "user-create", "useradd", "mosquitto_passwd", "mkpasswd", "slappasswd",
+	"hash-password", "passwd", "pw"}
 
 // humanSecret reports whether the key names a secret that a person
 // chose (a password, a pass phrase, a PIN, an answer) by one of its words,
@@ -223,6 +224,8 @@ func redactPositions(rw *rewriter) {
 		case string(w) == "subscription" || string(w) == "tenant" || string(w) == "account" || string(w) == "project" ||
 			string(w) == "directory" || string(w) == "subscriptions":
 			n = cloudID(rw, string(w), vs)
+		case hasherOf(src, i, w) != nil:
+			n = hasherArgs(rw, vs, hasherOf(src, i, w))
 		case isAccountVerb(w) && !(netrc >= 0 && i > netrc):
 			if holdsGateLiteral(w) && credentialWord(w, rw.keys) {
 				n = keywordValue(rw, w, vs) // password X
@@ -931,7 +934,7 @@ var letterBit = func() (t [256]uint32) {
 // of three arguments; after a verb that is prose too, the first word after
 // an account that is shaped like a password.
 var accountVerbs = map[string]bool{"add_user": true, "adduser": true, "change_password": true, "set_password": true,
-	"isql": true, "htpasswd": true, "http-basic": true, "net": true,
+	"isql": true, "htpasswd": true, "http-basic": true, "net": true, "mosquitto_passwd": true,
 	"login": false, "logon": false, "signin": false, "passwd": false, "password": false, "auth": false, "superuser": false,
 	"register": false, "user-create": false, "useradd": false}
 
@@ -1312,3 +1315,126 @@ func holdsGateLiteral(w []byte) bool {
 var refusedKeyword = map[string]bool{"key": true, "sig": true, "sid": true, "pin": true, "otp": true, "pass": true,
 	"session": true, "sessions": true, "cookie": true, "cookies": true, "signature": true,
 	"secrets": true, "tokens": true, "passwords": true, "keys": true}
+
+// hasher is a command that hashes or stores the password it is given, as
+// its manual documents: the flags whose value is the password, the flags
+// that take another value, and whether its first argument is the password.
+type hasher struct {
+	secretFlags, valueFlags []string
+	positional              bool
+}
+
+// hashers are the commands that take a password to hash it or store it,
+// by the word that names them; "passwd" is openssl's subcommand and "pw"
+// doveadm's (the words before them say so: hasherOf).
+var hashers = map[string]*hasher{
+	"passwd":        {valueFlags: []string{"-salt", "-in", "-table"}, positional: true},                                                  // openssl passwd [-6] [-salt S] PASS
+	"mkpasswd":      {valueFlags: []string{"-m", "--method", "-S", "--salt", "-R", "--rounds", "-P", "--password-fd"}, positional: true}, // mkpasswd [-m M] PASS [SALT]
+	"slappasswd":    {secretFlags: []string{"-s"}, valueFlags: []string{"-h", "-c", "-o", "-T"}},                                         // slappasswd -s PASS
+	"hash-password": {secretFlags: []string{"--plaintext", "-p"}, valueFlags: []string{"--algorithm", "-a", "--salt", "-s"}},             // caddy hash-password --plaintext PASS
+	"pw":            {secretFlags: []string{"-p"}, valueFlags: []string{"-s", "-u", "-r", "-t"}},                                         // doveadm pw -p PASS
+}
+
+// hasherOf returns the hasher the word w (lower case) at src[i] names, or
+// nil: openssl's passwd and doveadm's pw only after their command.
+func hasherOf(src []byte, i int, w []byte) *hasher {
+	h := hashers[string(w)]
+	switch {
+	case h == nil:
+		return nil
+	case string(w) == "passwd":
+		if !bytes.HasSuffix(src[:i], []byte("openssl ")) {
+			return nil
+		}
+	case string(w) == "pw":
+		if !bytes.HasSuffix(src[:i], []byte("doveadm ")) {
+			return nil
+		}
+	}
+	return h
+}
+
+// hasherArgs masks the password among the arguments of the hasher h that
+// start at vs: a secret flag's value, or the first argument that is no
+// flag nor another flag's value. A value quoted is masked inside its
+// quotes. It returns the password's end, or 0.
+func hasherArgs(rw *rewriter, vs int, h *hasher) int {
+	src := rw.src
+	for i, k := vs, 0; i < len(src) && k < 12; k++ {
+		for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+			i++
+		}
+		s, e := argBounds(src, i)
+		if e == s || strings.IndexByte("|;&#<>", src[s]) >= 0 {
+			return 0
+		}
+		arg := src[s:e]
+		if arg[0] != '-' {
+			if !h.positional {
+				return 0
+			}
+			return maskArg(rw, s, e)
+		}
+		name := arg
+		if eq := bytes.IndexByte(arg, '='); eq > 0 {
+			name = arg[:eq]
+			if slices.Contains(h.secretFlags, string(name)) {
+				return maskArg(rw, s+eq+1, e)
+			}
+			i = e
+			continue
+		}
+		switch {
+		case slices.Contains(h.secretFlags, string(name)):
+			for e < len(src) && (src[e] == ' ' || src[e] == '\t') {
+				e++
+			}
+			vs, ve := argBounds(src, e)
+			if ve == vs {
+				return 0
+			}
+			return maskArg(rw, vs, ve)
+		case slices.Contains(h.valueFlags, string(name)):
+			for e < len(src) && (src[e] == ' ' || src[e] == '\t') {
+				e++
+			}
+			_, e = argBounds(src, e)
+		}
+		i = e
+	}
+	return 0
+}
+
+// argBounds returns the bounds of the shell argument at src[i]: a quoted
+// string with its quotes, or the word up to a space; (i, i) at the end.
+func argBounds(src []byte, i int) (int, int) {
+	if i >= len(src) {
+		return i, i
+	}
+	if q := src[i]; q == '\'' || q == '"' {
+		if k := bytes.IndexByte(src[i+1:min(len(src), i+257)], q); k >= 0 {
+			return i, i + k + 2
+		}
+		return i, i
+	}
+	e := i
+	for e < len(src) && e-i < 256 && !isSpace(src[e]) {
+		e++
+	}
+	return i, e
+}
+
+// maskArg masks the argument src[s:e] as a secret, inside its quotes when
+// it has them, unless it is a placeholder or a reference; it returns e,
+// or 0.
+func maskArg(rw *rewriter, s, e int) int {
+	src := rw.src
+	if q := src[s]; (q == '\'' || q == '"') && e-s >= 2 && src[e-1] == q {
+		s, e = s+1, e-1
+	}
+	if e <= s || isPlaceholder(src[s:]) || refEnd(src, s) > 0 || notASecret(src, s, e) {
+		return 0
+	}
+	rw.mask(s, e, kSecret)
+	return e
+}

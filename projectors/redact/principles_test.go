@@ -2182,3 +2182,21 @@ func TestLetterGroupsOfALicenceKey(t *testing.T) {
 		"ABCD-EFGH":                                "ABCD-EFGH",
 	})
 }
+
+// The commands that hash or store a password take it where their manuals
+// say: openssl passwd's and mkpasswd's first argument, slappasswd -s,
+// caddy hash-password --plaintext, doveadm pw -p, mosquitto_passwd -b
+// FILE USER PASS; a flag that takes another value is skipped.
+func TestPasswordHashers(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"doveadm pw -s ARGON2ID -p 'embark arctic pepper visa'": "doveadm pw -s ARGON2ID -p '<SECRET>'",
+		"openssl passwd -6 Tulip77x":                            "openssl passwd -6 <SECRET>",
+		"mkpasswd -m sha-512 Tulip77x":                          "mkpasswd -m sha-512 <SECRET>",
+		"slappasswd -h {SSHA} -s 'two words'":                   "slappasswd -h {SSHA} -s '<SECRET>'",
+		"caddy hash-password --plaintext Tulip77x":              "caddy hash-password --plaintext <SECRET>",
+		"mosquitto_passwd -b passwd alice Tulip77x":             "mosquitto_passwd -b passwd <USER> <SECRET>",
+		"openssl passwd -stdin < pw.txt":                        "openssl passwd -stdin < pw.txt",
+		"mkpasswd --help":                                       "mkpasswd --help",
+		"the passwd file is /etc/passwd":                        "the passwd file is /etc/passwd",
+	})
+}

@@ -248,27 +248,50 @@ func TestCredentialWordsEntryByEntry(t *testing.T) {
 	}
 }
 
+// Each hasher masks the password it is given, past the flags that take
+// another value.
+func TestHashersEntryByEntry(t *testing.T) {
+	examples := map[string]string{
+		"passwd":        "openssl passwd -6 -salt Qx7 Zq9v!k2LmP",
+		"mkpasswd":      "mkpasswd --method=sha-512 -R 5000 Zq9v!k2LmP",
+		"slappasswd":    "slappasswd -h {SSHA} -s Zq9v!k2LmP",
+		"hash-password": "caddy hash-password --algorithm bcrypt --plaintext=Zq9v!k2LmP",
+		"pw":            "doveadm pw -s SHA512-CRYPT -p Zq9v!k2LmP",
+	}
+	for _, c := range slices.Sorted(maps.Keys(hashers)) {
+		ex, ok := examples[c]
+		if !ok {
+			t.Errorf("hasher %q has no example", c)
+			continue
+		}
+		if got := String(ex); strings.Contains(got, "Zq9v!k2LmP") || !strings.Contains(got, "<SECRET>") {
+			t.Errorf("%s: %q -> %q", c, ex, got)
+		}
+	}
+}
+
 // Each account verb masks the account and password after it.
 func TestAccountVerbsEntryByEntry(t *testing.T) {
 	examples := map[string]string{
-		"add_user":        "rabbitmqctl add_user jdoe Zq9v!k2LmP",
-		"adduser":         "mosquitto adduser jdoe Zq9v!k2LmP",
-		"change_password": "rabbitmqctl change_password jdoe Zq9v!k2LmP",
-		"set_password":    "app set_password jdoe tiger",
-		"isql":            "isql -v MyDSN jdoe Zq9v!k2LmP",
-		"http-basic":      "poetry config http-basic.repo jdoe Zq9v!k2LmP",
-		"net":             "net user jdoe Zq9v!k2LmP /add",
-		"htpasswd":        "htpasswd -b -c /etc/nginx/.htpasswd jdoe Zq9v!k2LmP",
-		"login":           "steamcmd +login jdoe Zq9v!k2LmP +quit",
-		"logon":           "client logon jdoe Zq9v!k2LmP",
-		"signin":          "cli signin jdoe Zq9v!k2LmP",
-		"passwd":          "./bin/emqx ctl admins passwd jdoe Zq9v!k2LmP",
-		"password":        "drush user:password jdoe 'Zq9v!k2LmP'",
-		"auth":            "doveadm auth test jdoe Zq9v!k2LmP",
-		"superuser":       "./pocketbase superuser upsert jdoe@example.com Zq9v!k2LmP",
-		"register":        "xo-cli register --au https://xo.example jdoe@example.com Zq9v!k2LmP",
-		"user-create":     "chef-server-ctl user-create jdoe 'Zq9v!k2LmP' --filename x.pem",
-		"useradd":         "appctl useradd jdoe Zq9v!k2LmP",
+		"add_user":         "rabbitmqctl add_user jdoe Zq9v!k2LmP",
+		"adduser":          "mosquitto adduser jdoe Zq9v!k2LmP",
+		"change_password":  "rabbitmqctl change_password jdoe Zq9v!k2LmP",
+		"set_password":     "app set_password jdoe tiger",
+		"isql":             "isql -v MyDSN jdoe Zq9v!k2LmP",
+		"http-basic":       "poetry config http-basic.repo jdoe Zq9v!k2LmP",
+		"net":              "net user jdoe Zq9v!k2LmP /add",
+		"htpasswd":         "htpasswd -b -c /etc/nginx/.htpasswd jdoe Zq9v!k2LmP",
+		"login":            "steamcmd +login jdoe Zq9v!k2LmP +quit",
+		"logon":            "client logon jdoe Zq9v!k2LmP",
+		"signin":           "cli signin jdoe Zq9v!k2LmP",
+		"passwd":           "./bin/emqx ctl admins passwd jdoe Zq9v!k2LmP",
+		"password":         "drush user:password jdoe 'Zq9v!k2LmP'",
+		"auth":             "doveadm auth test jdoe Zq9v!k2LmP",
+		"superuser":        "./pocketbase superuser upsert jdoe@example.com Zq9v!k2LmP",
+		"register":         "xo-cli register --au https://xo.example jdoe@example.com Zq9v!k2LmP",
+		"user-create":      "chef-server-ctl user-create jdoe 'Zq9v!k2LmP' --filename x.pem",
+		"useradd":          "appctl useradd jdoe Zq9v!k2LmP",
+		"mosquitto_passwd": "mosquitto_passwd -b /etc/mosquitto/passwd jdoe Zq9v!k2LmP",
 	}
 	for _, c := range slices.Sorted(maps.Keys(accountVerbs)) {
 		ex, ok := examples[c]

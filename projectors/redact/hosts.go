@@ -783,11 +783,69 @@ func redactARN(rw *rewriter) {
 	}
 }
 
+// International bank account numbers (ISO 13616): a country's two
+// capitals, two check digits and 11 to 30 capitals and digits, together
+// or in the printed groups of four, whose check (ISO 7064 mod 97-10)
+// holds: a bank account's, wherever it stands.
+
+// redactIBANs masks the IBANs of src as accounts.
+func redactIBANs(rw *rewriter) {
+	src := rw.src
+	for i := 0; i+15 <= len(src); i++ {
+		if !isUpper(src[i]) || !isUpper(src[i+1]) || !isDigit(src[i+2]) || !isDigit(src[i+3]) || i > 0 && isAlnum(src[i-1]) {
+			continue
+		}
+		if e := ibanEnd(src, i); e > i {
+			rw.mask(i, e, kAccount)
+			i = e
+		}
+	}
+}
+
+// ibanEnd returns the end of the IBAN at src[i], whose first four bytes
+// are two capitals and two digits, or i.
+func ibanEnd(src []byte, i int) int {
+	var ch [34]byte
+	n, e := 0, i
+	for e < len(src) && n < len(ch) {
+		c := src[e]
+		if isUpper(c) || isDigit(c) {
+			ch[n], n, e = c, n+1, e+1
+			continue
+		}
+		// One space between the printed groups of four.
+		if c == ' ' && n%4 == 0 && e+1 < len(src) && (isUpper(src[e+1]) || isDigit(src[e+1])) {
+			e++
+			continue
+		}
+		break
+	}
+	if n < 15 || e < len(src) && isAlnum(src[e]) || src[e-1] == ' ' {
+		return i
+	}
+	// The check: the first four characters moved to the end, each letter
+	// read as two digits (A = 10), the number modulo 97 is 1.
+	rem := 0
+	for k := range n {
+		c := ch[(k+4)%n]
+		if isDigit(c) {
+			rem = (rem*10 + int(c-'0')) % 97
+		} else {
+			rem = (rem*100 + int(c-'A'+10)) % 97
+		}
+	}
+	if rem != 1 {
+		return i
+	}
+	return e
+}
+
 // Card numbers: 13–19 digits in groups, Luhn-valid; and a number of
 // 16 digits or more that is no time, an id.
 
 func redactCards(rw *rewriter) {
 	src := rw.src
+	redactIBANs(rw)
 	if digitCount(src) < 13 {
 		return // most texts hold too few digits for a card number
 	}

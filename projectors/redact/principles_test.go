@@ -2200,3 +2200,14 @@ func TestPasswordHashers(t *testing.T) {
 		"the passwd file is /etc/passwd":                        "the passwd file is /etc/passwd",
 	})
 }
+
+// An IBAN whose ISO 7064 check holds is a bank account's, together or in
+// its printed groups of four; one that fails its check is none.
+func TestIBANByItsCheck(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"IBAN GB82WEST12345698765432":               "IBAN <ACCOUNT>",
+		"pay to GB82 WEST 1234 5698 7654 32 today":  "pay to <ACCOUNT> today",
+		"refund to NL91ABNA0417164300.":             "refund to <ACCOUNT>.",
+		"IBAN GB82WEST12345698765433 (check fails)": "IBAN GB82WEST12345698765433 (check fails)",
+	})
+}

@@ -71,11 +71,13 @@ func (rw *rewriter) personAfter(i int, c byte, buf *[16]byte) int {
 			e = rw.loginAfterBy(i + 1)
 		}
 	case class[c]&cDigit != 0:
-		if e = rw.personalNumber(i + 1); e <= i+1 {
-			e = rw.spokenPhone(i + 1)
-		}
-		if e <= i+1 && i > 0 {
+		if i > 0 {
 			e = rw.recordAfterNoun(i, buf) // booking ref: 9Z8Y7X, card 9122371330
+		}
+		if e <= i+1 {
+			if e = rw.personalNumber(i + 1); e <= i+1 {
+				e = rw.spokenPhone(i + 1)
+			}
 		}
 	case c == '#' && i > 0:
 		e = rw.recordAfterNoun(i, buf) // staff card #448812
@@ -112,20 +114,16 @@ var travelTitles = []string{"MR", "MRS", "MS", "MISS", "MSTR", "DR", "PROF", "RE
 // value's end, or i+1.
 func (rw *rewriter) recordAfterNoun(i int, buf *[16]byte) int {
 	src := rw.src
-	we := i
-	for we > 0 && (src[we-1] == ':' || src[we-1] == '=') {
-		we-- // PNR: XTB1HT, pax=MULLER/ANNA
-	}
-	ws := we
-	for ws > 0 && we-ws <= 12 && isAlpha(src[ws-1]) {
-		ws--
-	}
-	if ws == we || ws > 0 && (isAlnum(src[ws-1]) || src[ws-1] == '_') {
+	ws, we := nounBefore(src, i)
+	if ws == we {
 		return i + 1
 	}
 	noun := lowerInto(buf, src[ws:we])
 	if noun == nil {
 		return i + 1
+	}
+	if e := rw.documentNumber(i, ws, noun); e > i+1 {
+		return e
 	}
 	switch {
 	case travelNouns[string(noun)]:
@@ -149,6 +147,114 @@ func (rw *rewriter) recordAfterNoun(i int, buf *[16]byte) int {
 		}
 	}
 	return i + 1
+}
+
+// nounBefore returns the bounds of the word before the space at i, past
+// a ':', '=' or '.' that ends it (PNR: x, pax=x, no. x), when it starts
+// a word; or (i, i).
+func nounBefore(src []byte, i int) (int, int) {
+	we := i
+	for we > 0 && i-we < 2 && (src[we-1] == ':' || src[we-1] == '=' || src[we-1] == '.') {
+		we--
+	}
+	ws := we
+	for ws > 0 && we-ws <= 12 && isAlpha(src[ws-1]) {
+		ws--
+	}
+	if ws == we || ws > 0 && (isAlnum(src[ws-1]) || src[ws-1] == '_') {
+		return i, i
+	}
+	return ws, we
+}
+
+// documentNouns name a person's identity document or the number a state
+// gives a person: its number after it, or after "number" (no, nr, #),
+// says who the person is. A licence is a driver's (or a renter's, a
+// pilot's) only: a product's licence number is none.
+var documentNouns = wordSet(`passport nino nhs ssn sin tin medicare`)
+
+// driverWords qualify a licence as a person's.
+var driverWords = wordSet(`driver drivers driver's driving renter renter's pilot pilot's dl`)
+
+// numberWords stand between a document's noun and its number.
+var numberWords = wordSet(`number no nr num`)
+
+// documentNumber masks the number of an identity document after its noun
+// (passport number 533812749, driver license D1234567, national insurance
+// number QQ123456C, ID card 8812-4471-2290) at the space at i, whose word
+// before is src[ws:] (noun, in lower case): six to twenty capitals,
+// digits and inner '-', five digits at least. It returns the number's
+// end, or i.
+func (rw *rewriter) documentNumber(i, ws int, noun []byte) int {
+	src := rw.src
+	var nb [16]byte
+	if numberWords[string(noun)] {
+		// passport number x: the noun before "number".
+		s, e := nounBefore(src, ws-1)
+		if s == e || ws == 0 || src[ws-1] != ' ' {
+			return i
+		}
+		noun, ws = lowerInto(&nb, src[s:e]), s
+		if noun == nil {
+			return i
+		}
+	}
+	var pb [16]byte
+	prev := []byte(nil)
+	if s, e := nounBefore(src, ws-1); ws > 0 && src[ws-1] == ' ' && s < e {
+		prev = lowerInto(&pb, src[s:e])
+	}
+	switch string(noun) {
+	case "licence", "license":
+		if !driverWords[string(prev)] {
+			return i
+		}
+	case "card":
+		if string(prev) != "id" && string(prev) != "identity" {
+			return i
+		}
+	case "insurance":
+		if string(prev) != "national" && string(prev) != "social" {
+			return i
+		}
+	case "id":
+		if string(prev) != "national" && string(prev) != "voter" && string(prev) != "tax" {
+			return i
+		}
+	default:
+		if !documentNouns[string(noun)] {
+			return i
+		}
+	}
+	s := i + 1
+	e, digits := s, 0
+	for e < len(src) && e-s <= 20 && (isUpper(src[e]) || isDigit(src[e]) || src[e] == '-' && e > s && e+1 < len(src) && isAlnum(src[e+1])) {
+		if isDigit(src[e]) {
+			digits++
+		}
+		e++
+	}
+	if e-s < 6 || e-s > 20 || digits < 5 || e < len(src) && (isAlnum(src[e]) || src[e] == '_' || src[e] == '.' && e+1 < len(src) && isAlnum(src[e+1])) ||
+		dateShaped(src[s:e]) {
+		return i
+	}
+	rw.mask(s, e, kID)
+	return e
+}
+
+// dateShaped reports whether v is a date of digits and dashes: yyyy-mm-dd
+// or dd-mm-yyyy (a passport's expiry, not its number).
+func dateShaped(v []byte) bool {
+	if len(v) != 10 || !(v[4] == '-' && v[7] == '-' || v[2] == '-' && v[5] == '-') {
+		return false
+	}
+	for k, c := range v {
+		dash := k == 4 && v[7] == '-' || k == 7 && v[4] == '-' || k == 2 && v[5] == '-' || k == 5 && v[2] == '-'
+		if dash != (c == '-') || !dash && !isDigit(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // wordBefore reports whether the word before the one at ws, across one

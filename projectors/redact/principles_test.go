@@ -2211,3 +2211,22 @@ func TestIBANByItsCheck(t *testing.T) {
 		"IBAN GB82WEST12345698765433 (check fails)": "IBAN GB82WEST12345698765433 (check fails)",
 	})
 }
+
+// An identity document's number after its noun, or after "number" (no,
+// nr) after it, says who its holder is: a passport's, a driver's
+// licence's, an ID card's, a national insurance or NHS number. A
+// product's licence, a document's date or photo size is none.
+func TestIdentityDocumentNumbers(t *testing.T) {
+	expectRedacted(t, map[string]string{
+		"passport number 533812749":           "passport number <ID>",
+		"passport no: X1234567 checked":       "passport no: <ID> checked",
+		"driver license D1234567 exp 2029":    "driver license <ID> exp 2029",
+		"national insurance number QQ123456C": "national insurance number <ID>",
+		"ID card 8812-4471-2290":              "ID card <ID>",
+		"NHS number 9434765919":               "NHS number <ID>",
+		"software license 123456":             "software license 123456",
+		"passport 2026-01-01":                 "passport 2026-01-01",
+		"passport photo 1200x800":             "passport photo 1200x800",
+		"permit SP-88412 status APPROVED":     "permit SP-88412 status APPROVED",
+	})
+}

@@ -19,7 +19,7 @@ const (
 	KindPID        Kind = "PID"         // process or thread id
 	KindUser       Kind = "USER"        // user or account name
 	KindCard       Kind = "CARD"        // payment card number
-	KindAccount    Kind = "ACCOUNT"     // cloud account, subscription, tenant or project id
+	KindAccount    Kind = "ACCOUNT"     // cloud or bank account, subscription, tenant or project id
 	KindStr        Kind = "STR"         // SQL string literal
 	KindNum        Kind = "NUM"         // SQL number literal
 )

@@ -53,8 +53,9 @@ var afterCodeWords = wordSet(`now and or for then today tonight please until sin
 	which that so if when after before this these thanks ok okay pls`)
 
 // accountNumber masks the number after the space at i, the end of the
-// word "account": eight to seventeen digits, a bank's or a cloud's
-// account (account 6449451752), as arn:aws:iam::123456789012 holds one.
+// word "account", or after "number" (no, nr) after it: eight to
+// seventeen digits, a bank's or a cloud's account (account 6449451752,
+// account number 12345678), as arn:aws:iam::123456789012 holds one.
 // It returns the number's end, or i.
 func (rw *rewriter) accountNumber(i int) int {
 	src := rw.src
@@ -62,6 +63,20 @@ func (rw *rewriter) accountNumber(i int) int {
 		return i
 	}
 	s := i + 1
+	// account number 12345678, account no.: 12345678
+	w := s
+	for w < len(src) && w-s < 6 && isAlpha(src[w]) {
+		w++
+	}
+	var nb [16]byte
+	if n := lowerInto(&nb, src[s:w]); w > s && n != nil && numberWords[string(n)] {
+		for w < len(src) && (src[w] == '.' || src[w] == ':') && w-s < 8 {
+			w++
+		}
+		if w < len(src) && src[w] == ' ' {
+			s = w + 1
+		}
+	}
 	if s < len(src) && src[s] == '#' {
 		s++
 	}

@@ -1935,6 +1935,8 @@ func TestAccountNumberAfterItsWord(t *testing.T) {
 	expectRedacted(t, map[string]string{
 		"refund sent to account 40219377105 ref 20-00-00":         "refund sent to account <ACCOUNT> ref 20-00-00",
 		"account 4021 locked; account 12345678-A; acct #99120433": "account 4021 locked; account 12345678-A; acct #<ACCOUNT>",
+		"sort code 12-34-56 account number 12345678":              "sort code <SECRET> account number <ACCOUNT>",
+		"account no.: 40219377105; account number 4021 locked":    "account no.: <ACCOUNT>; account number 4021 locked",
 	})
 }
 

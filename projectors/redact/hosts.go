@@ -791,13 +791,22 @@ func redactARN(rw *rewriter) {
 // redactIBANs masks the IBANs of src as accounts.
 func redactIBANs(rw *rewriter) {
 	src := rw.src
-	for i := 0; i+15 <= len(src); i++ {
-		if !isUpper(src[i]) || !isUpper(src[i+1]) || !isDigit(src[i+2]) || !isDigit(src[i+3]) || i > 0 && isAlnum(src[i-1]) {
+	// The check digits are two, so one of them stands at an odd offset:
+	// the scan looks at every other byte.
+	for k := 3; k+12 < len(src); k += 2 {
+		if !isDigit(src[k]) {
 			continue
 		}
-		if e := ibanEnd(src, i); e > i {
-			rw.mask(i, e, kAccount)
-			i = e
+		for c := k - 1; c <= k; c++ { // c: the first check digit
+			i := c - 2
+			if i < 0 || !isDigit(src[c]) || !isDigit(src[c+1]) || !isUpper(src[i]) || !isUpper(src[i+1]) || i > 0 && isAlnum(src[i-1]) {
+				continue
+			}
+			if e := ibanEnd(src, i); e > i {
+				rw.mask(i, e, kAccount)
+				k = e | 1 // the next odd offset at or after the IBAN's end
+				break
+			}
 		}
 	}
 }
@@ -845,8 +854,11 @@ func ibanEnd(src []byte, i int) int {
 
 func redactCards(rw *rewriter) {
 	src := rw.src
-	redactIBANs(rw)
-	if digitCount(src) < 13 {
+	nd := digitCount(src)
+	if nd >= 10 {
+		redactIBANs(rw) // an IBAN holds ten digits at least (Norway's, 15 characters, 13)
+	}
+	if nd < 13 {
 		return // most texts hold too few digits for a card number
 	}
 	// Declared once: each number reads only what it has written, and

@@ -198,6 +198,17 @@ func (*wordFilter) bit(w []byte) (int, uint64) {
 	return int(k >> 6), 1 << (k & 63)
 }
 
+// mayFold reports whether the set, of words in lower case, may hold w in
+// any case: it reads w's first and last bytes in lower case, and its
+// length, as bit does.
+func (f *wordFilter) mayFold(w []byte) bool {
+	if len(w) == 0 {
+		return true
+	}
+	k := (uint(len(w))*131 + uint(lower(w[0]))*7 + uint(lower(w[len(w)-1]))) & 255
+	return f[k>>6]&(1<<(k&63)) != 0
+}
+
 // may reports whether the set may hold w.
 func (f *wordFilter) may(w []byte) bool {
 	if len(w) == 0 {

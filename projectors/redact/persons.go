@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	_ "embed"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -115,7 +116,7 @@ var travelTitles = []string{"MR", "MRS", "MS", "MISS", "MSTR", "DR", "PROF", "RE
 func (rw *rewriter) recordAfterNoun(i int, buf *[16]byte) int {
 	src := rw.src
 	ws, we := nounBefore(src, i)
-	if ws == we {
+	if ws == we || !recordFilter.mayFold(src[ws:we]) {
 		return i + 1
 	}
 	noun := lowerInto(buf, src[ws:we])
@@ -178,6 +179,15 @@ var driverWords = wordSet(`driver drivers driver's driving renter renter's pilot
 
 // numberWords stand between a document's noun and its number.
 var numberWords = wordSet(`number no nr num`)
+
+// recordFilter passes every noun recordAfterNoun reads before a value.
+var recordFilter = func() *wordFilter {
+	all := wordSet(`card badge pnr locator reference ref code licence license insurance id`)
+	for _, m := range []map[string]bool{travelNouns, documentNouns, numberWords} {
+		maps.Copy(all, m)
+	}
+	return filterOf(all)
+}()
 
 // documentNumber masks the number of an identity document after its noun
 // (passport number 533812749, driver license D1234567, national insurance

@@ -13,7 +13,7 @@ import (
 // blind16, blind17, blind18, blind19, blind20 and gitleaks have been
 // looked at while tuning (the blind ones after their measurements as
 // held-out sets); blind, blind2, blind7, blind8, blind10, blind11, blind12,
-// blind13, blind15, blind21, blind22, blind23, blind24, blind25, blind26, blind27, blind28, blind29, blind30, blind31, blind32 and blind33, when present, were written by
+// blind13, blind15, blind21, blind22, blind23, blind24, blind25, blind26, blind27, blind28, blind29, blind30, blind31, blind32, blind33 and blind34, when present, were written by
 // someone who never read the rules and are never tuned on.
 
 // TestRedactionCorpus prints the figures of every set through the

@@ -330,9 +330,10 @@ var homePrefixes = []string{"/home/", "/Users/", "\\Users\\", "/export/home/"}
 var homeShares = wordSet(`home homes users profiles userhome userhomes`)
 
 // sharedHomeName returns the bounds of the user's folder in a UNC path
-// to a share of homeShares at src[i] (\\filer\homes\alice, or
-// //nas/home/alice where no scheme's colon stands before it): the share's
-// host, its name, then the folder; or (i, i).
+// to a share of homeShares that starts a path at src[i] (after a space,
+// a quote, '=', '(', '<', '[', ',' or ';': \\filer\homes\alice, or
+// //nas/home/alice, not a URL's path): the share's host, its name, then
+// the folder; or (i, i).
 func sharedHomeName(src []byte, i int) (int, int) {
 	sep := src[i]
 	if i+2 >= len(src) || src[i+1] != sep || i > 0 && strings.IndexByte(" \t\"'=(<[,;", src[i-1]) < 0 {

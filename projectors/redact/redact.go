@@ -780,9 +780,10 @@ func kindOf(p string) canonical.Kind { return canonical.Kind(p[1 : len(p)-1]) }
 // an escaped string), over the other part: the account is the name after
 // the backslash, which a pass that stops at the backslash would leave
 // (logged on as CORP\jsmith, /user:CORP\svc_backup). A domain is a
-// NetBIOS name as logs print it: a word of at most 15 capitals, digits,
-// '-' or '_' that starts its token, so that a path's folders
-// (C:\Users\x) and a setting before an escaped line break
+// NetBIOS name: a word of at most 15 letters, digits, '-' or '_' that
+// starts its token, of capitals as logs print it, or of any case when the
+// account starts with no escape's letter (domainBefore), so that a path's
+// folders (C:\Users\x) and a setting before an escaped line break
 // (user=alice\npass=x) are none.
 func (rw *rewriter) downLevelNames() {
 	src := rw.src

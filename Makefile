@@ -128,17 +128,22 @@ conformance:
 test-short:
 	$(GO) test -count=1 $(PKGS)
 
-## fuzz: run every fuzz target of every module for FUZZTIME each (an execution count, or a duration like 30s).
+## fuzz: run every fuzz target of every module for FUZZTIME each (an execution count, or a duration like 30s). A target that
+## fails prints the inputs it wrote and, for the targets that record them (TOOLCANON_FUZZ_CRASH_DIR), its processes' crash output.
 fuzz:
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
 		dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 		for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //' | sort -u); do \
 			echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
-			$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) $$pkg >/tmp/toolcanon-fuzz.log 2>&1 || { \
+			crash=$$(mktemp -d); \
+			TOOLCANON_FUZZ_CRASH_DIR=$$crash $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) $$pkg >/tmp/toolcanon-fuzz.log 2>&1 || { \
 				cat /tmp/toolcanon-fuzz.log; \
 				for f in $$(git -C $$dir ls-files --others --exclude-standard testdata/fuzz 2>/dev/null); do \
 					echo "--- $$f (first 4 KiB):"; head -c 4096 $$dir/$$f; echo; \
-				done; exit 1; }; \
+				done; \
+				for f in $$crash/*; do if [ -s $$f ]; then echo "--- a fuzz process's crash output (first 8 KiB):"; head -c 8192 $$f; fi; done; \
+				rm -rf $$crash; exit 1; }; \
+			rm -rf $$crash; \
 		done; \
 	done
 

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -21,10 +23,31 @@ const (
 	fuzzProbe = `{"jsonrpc":"2.0","id":"%s","method":"tools/call","params":{"name":"search","arguments":{"query":"probe"},"_meta":{"io.github.toolcanon/toolCallId":"probe-call","io.github.toolcanon/runId":"probe-run"}}}`
 )
 
+// recordCrashes makes a fuzz worker of this package write what it prints
+// when it crashes (a panic outside the fuzz function, a fatal error) to a
+// file of TOOLCANON_FUZZ_CRASH_DIR, which make fuzz prints when the target
+// fails: the fuzz coordinator gives its workers no stderr, so a worker
+// that dies is reported only as "terminated unexpectedly: EOF".
+func recordCrashes(f *testing.F) {
+	dir := os.Getenv("TOOLCANON_FUZZ_CRASH_DIR")
+	if dir == "" {
+		return
+	}
+	out, err := os.CreateTemp(dir, "crash-*.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer out.Close() // the runtime keeps a duplicate of the descriptor
+	if err := debug.SetCrashOutput(out, debug.CrashOptions{}); err != nil {
+		f.Fatal(err)
+	}
+}
+
 // Whatever lines an agent sends on stdio, every line the gateway writes is
 // a JSON-RPC message and a valid call sent after them is still served: no
 // input ends the session. Run it bounded, e.g. -fuzztime=20000x.
 func FuzzStdioInput(f *testing.F) {
+	recordCrashes(f)
 	for _, s := range []string{
 		"not json", `{"id":7,"method":"tools/list"}`, `[{"jsonrpc":"2.0","id":8,"method":"ping"}]`, `[]`, `{}`, `null`, `"x"`, `1e999`,
 		`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, `{"jsonrpc":"1.0","id":2,"method":"ping"}`,
@@ -101,6 +124,7 @@ func (e *lineError) Error() string {
 // server error, and a valid request after it is served. Run it bounded,
 // e.g. -fuzztime=20000x.
 func FuzzHTTPBody(f *testing.F) {
+	recordCrashes(f)
 	for _, s := range []string{
 		"not json", `{"id":7,"method":"tools/list"}`, `[{"jsonrpc":"2.0","id":8,"method":"ping"}]`, `[]`, `{}`, `null`,
 		`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`,

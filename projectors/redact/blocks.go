@@ -307,11 +307,17 @@ func sqlGate(src []byte, sp byte) bool {
 // quotes, and the numbers before it (a timestamp, a pid) stay for the
 // other passes. A statement that a quote opens is read from that quote.
 func sqlStart(src []byte) int {
+	// Where each shape's last word stands, looked for once: a keyword's
+	// shape follows it when that word stands after it.
+	var shapes [2]sqlShapes
+	for k, sp := range [2]byte{' ', '+'} {
+		shapes[k] = lastShapes(src, sp)
+	}
 	for w := 0; w+5 <= len(src); w++ {
 		if c := src[w]; !sqlHead[c] || w > 0 && isWord(src[w-1]) {
 			continue
 		}
-		if sqlShape(src[w:], ' ') || sqlShape(src[w:], '+') {
+		if shapes[0].follow(src, w, ' ') || shapes[1].follow(src, w, '+') {
 			if w > 0 && src[w-1] == '\'' {
 				// A statement in quotes, whose own quotes are doubled
 				// (EXECUTE 'UPDATE t SET pw = ''x'''): read from the first.
@@ -323,32 +329,54 @@ func sqlStart(src []byte) int {
 	return 0
 }
 
-// sqlShape reports whether s starts with a statement's leading keyword,
-// separated by sp, that the rest of the statement's shape follows: the
-// shapes sqlGate looks for anywhere in a text.
-func sqlShape(s []byte, sp byte) bool {
-	kw := func(s []byte, k string) int {
+// sqlShapes holds where the words that follow a statement's keyword last
+// stand in a text, with one separator between words: from, set, '=',
+// in (, like; -1 where none does.
+type sqlShapes struct{ from, set, eq, in, like int }
+
+// lastShapes returns the sqlShapes of src with sp between words.
+func lastShapes(src []byte, sp byte) sqlShapes {
+	kw := func(k string) int {
 		if sp != ' ' {
 			k = strings.ReplaceAll(k, " ", string(sp))
 		}
-		return indexFold(s, k)
+		return lastIndexFold(src, k)
 	}
+	return sqlShapes{from: kw(" from "), set: kw(" set "), eq: bytes.LastIndexByte(src, '='), in: kw(" in ("), like: kw(" like ")}
+}
+
+// follow reports whether src[w:] starts with a statement's leading
+// keyword, separated by sp, that the rest of the statement's shape
+// follows: the shapes sqlGate looks for anywhere in a text.
+func (sh *sqlShapes) follow(src []byte, w int, sp byte) bool {
+	s := src[w:]
 	head := func(k string) bool {
 		return len(s) > len(k) && hasPrefixFold(s, k) && s[len(k)] == sp
 	}
 	switch {
 	case head("select"):
-		return kw(s, " from ") > 0
+		return sh.from > w
 	case head("insert"):
 		return hasPrefixFold(s[7:], "into")
 	case head("update"):
-		return kw(s, " set ") > 0
+		return sh.set > w
 	case head("delete"):
 		return hasPrefixFold(s[7:], "from")
 	case head("where"):
-		return bytes.IndexByte(s, '=') > 0 || kw(s, " in (") > 0 || kw(s, " like ") > 0
+		return sh.eq > w || sh.in > w || sh.like > w
 	}
 	return false
+}
+
+// lastIndexFold returns the index of the last instance of lit (small
+// letters) in s in any ASCII case, or -1.
+func lastIndexFold(s []byte, lit string) int {
+	for i := len(s) - len(lit); i >= 0; i-- {
+		if hasPrefixFold(s[i:], lit) {
+			return i
+		}
+	}
+	return -1
 }
 
 // redactSQL replaces quoted string literals with <STR> and free-standing

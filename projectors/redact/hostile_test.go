@@ -151,3 +151,33 @@ func expectLinearUnit(t *testing.T, unit string, small, large, reps int) {
 		t.Errorf("%q: %.2f ns/B at %d KiB is over 3x the %.2f ns/B at %d KiB", unit, l, large>>10, s, small>>10)
 	}
 }
+
+// A SQL statement is read from the first of its keywords whose shape
+// follows it: many keywords whose shape stands only before them (" from t
+// " then "select " again and again) must not each search the rest of the
+// text.
+func TestRedactLinearOnSQLHeads(t *testing.T) {
+	for _, c := range []struct{ head, unit string }{
+		{"a from b ", "select "}, {"x = 1 ", "where "}, {"t set a ", "update "}, {"a+from+b+", "select+"},
+	} {
+		run := redactAll(redact.New())
+		msg := func(size int) [][]byte { return [][]byte{[]byte(c.head + strings.Repeat(c.unit, size/len(c.unit)+1))} }
+		sm, lg := msg(16<<10), msg(128<<10)
+		s := projtest.PerByte(sm, projtest.Bytes(sm), 2, run)
+		l := projtest.PerByte(lg, projtest.Bytes(lg), 2, run)
+		if l > 3*s {
+			t.Errorf("%q then %q: %.2f ns/B at 128 KiB is over 3x the %.2f ns/B at 16 KiB", c.head, c.unit, l, s)
+		}
+	}
+}
+
+// This release's readings, each repeated: a document's number, a
+// traveller's name, a card's number, a home share, a down-level name, a
+// hasher's flags, an IBAN, a secret's key before a colon.
+func TestRedactLinearOnDocumentsAndFormats(t *testing.T) {
+	for _, unit := range []string{"passport number 533812749 ", "pax MULLER/ANNA MR pnr XTB1HT ", "badge #448812 ",
+		`\\filer01\homes\alice `, `logged on as CORP\jsmith `, "mkpasswd -m sha-512 -R 5 ", "GB82 WEST 1234 5698 7654 32 ",
+		"enrolment key for course x: ", "password for \"x\" y: ", "community string set to ", "Wi-Fi connected to "} {
+		expectLinearUnit(t, unit, 16<<10, 128<<10, 2)
+	}
+}

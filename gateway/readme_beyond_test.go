@@ -81,7 +81,12 @@ func TestReadmeBeyondTools(t *testing.T) {
 	// The kb server is the test upstream (the README's pins are its
 	// digests); the logs server is left out with its tool.
 	logPath := filepath.Join(t.TempDir(), "up.log")
-	doc["upstreams"] = map[string]any{"kb": stdioUpstream(t, logPath, "")}
+	// Its calls take 200 ms, as a real search does: a task's first answer
+	// shows it working, as the README's does, and not already done (the
+	// answer shows the task as its record stands when it is sent).
+	kb := stdioUpstream(t, logPath, "")
+	kb["env"].(map[string]any)["UPSTREAM_CALL_MS"] = "200"
+	doc["upstreams"] = map[string]any{"kb": kb}
 	var tools []any
 	for _, e := range doc["tools"].([]any) {
 		if e.(map[string]any)["upstream"] == "kb" {

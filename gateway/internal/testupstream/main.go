@@ -2,7 +2,8 @@
 // the official Go SDK. It serves over stdio, or over streamable HTTP with
 // --http ADDR. It appends one line per execution ("<tool> <first argument>")
 // to the file named by UPSTREAM_LOG, writes its pid to UPSTREAM_PIDFILE and
-// its whole environment (one VAR=value a line) to UPSTREAM_ENVFILE, and
+// its whole environment (one VAR=value a line) to UPSTREAM_ENVFILE, makes
+// every tool call wait UPSTREAM_CALL_MS milliseconds before it answers, and
 // on SIGUSR1 rewrites the description of its "search" tool, which announces
 // a changed tool list to connected clients, and of its "greet" prompt.
 // It also serves prompts, resources, a resource template, completions and
@@ -91,8 +92,26 @@ func handler(name string, f func(ctx context.Context, a args) (*mcp.CallToolResu
 			first = fmt.Sprint(a.SizeKiB + a.MS)
 		}
 		record(name, first)
+		if d := callDelay(); d > 0 {
+			// A tool that takes the time a real one does.
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
 		return f(ctx, a)
 	}
+}
+
+// callDelay is how long every tool call waits before it answers:
+// UPSTREAM_CALL_MS milliseconds, 0 when unset.
+func callDelay() time.Duration {
+	var ms int
+	if _, err := fmt.Sscan(os.Getenv("UPSTREAM_CALL_MS"), &ms); err != nil || ms < 0 {
+		return 0
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 func searchTool(description string) *mcp.Tool {

@@ -307,17 +307,16 @@ func sqlGate(src []byte, sp byte) bool {
 // quotes, and the numbers before it (a timestamp, a pid) stay for the
 // other passes. A statement that a quote opens is read from that quote.
 func sqlStart(src []byte) int {
-	// Where each shape's last word stands, looked for once: a keyword's
-	// shape follows it when that word stands after it.
-	var shapes [2]sqlShapes
-	for k, sp := range [2]byte{' ', '+'} {
-		shapes[k] = lastShapes(src, sp)
-	}
+	// Where each shape's last word stands, looked for once and only when
+	// a keyword asks: a keyword's shape follows it when that word stands
+	// after it. A text without '+' has no statement of '+'-joined words.
+	shapes := [2]sqlShapes{newSQLShapes(src, ' '), newSQLShapes(src, '+')}
+	plus := bytes.IndexByte(src, '+') >= 0
 	for w := 0; w+5 <= len(src); w++ {
 		if c := src[w]; !sqlHead[c] || w > 0 && isWord(src[w-1]) {
 			continue
 		}
-		if shapes[0].follow(src, w, ' ') || shapes[1].follow(src, w, '+') {
+		if shapes[0].follow(w) || plus && shapes[1].follow(w) {
 			if w > 0 && src[w-1] == '\'' {
 				// A statement in quotes, whose own quotes are doubled
 				// (EXECUTE 'UPDATE t SET pw = ''x'''): read from the first.
@@ -329,50 +328,73 @@ func sqlStart(src []byte) int {
 	return 0
 }
 
-// sqlShapes holds where the words that follow a statement's keyword last
-// stand in a text, with one separator between words: from, set, '=',
-// in (, like; -1 where none does.
-type sqlShapes struct{ from, set, eq, in, like int }
-
-// lastShapes returns the sqlShapes of src with sp between words.
-func lastShapes(src []byte, sp byte) sqlShapes {
-	kw := func(k string) int {
-		if sp != ' ' {
-			k = strings.ReplaceAll(k, " ", string(sp))
-		}
-		return lastIndexFold(src, k)
-	}
-	return sqlShapes{from: kw(" from "), set: kw(" set "), eq: bytes.LastIndexByte(src, '='), in: kw(" in ("), like: kw(" like ")}
+// sqlShapes finds where the words that follow a statement's keyword last
+// stand in a text, with sp between words: from, set, '=', in (, like.
+// Each is looked for once, when first asked (last: -2 until then, -1
+// where none stands).
+type sqlShapes struct {
+	src  []byte
+	sp   byte
+	last [5]int
 }
 
-// follow reports whether src[w:] starts with a statement's leading
-// keyword, separated by sp, that the rest of the statement's shape
-// follows: the shapes sqlGate looks for anywhere in a text.
-func (sh *sqlShapes) follow(src []byte, w int, sp byte) bool {
-	s := src[w:]
+const (
+	shapeFrom = iota
+	shapeSet
+	shapeEq
+	shapeIn
+	shapeLike
+)
+
+// sqlShapeWords are the words of the shapes, with ' ' between words.
+var sqlShapeWords = [5]string{" from ", " set ", "=", " in (", " like "}
+
+func newSQLShapes(src []byte, sp byte) sqlShapes {
+	return sqlShapes{src: src, sp: sp, last: [5]int{-2, -2, -2, -2, -2}}
+}
+
+// at returns where the shape's word k last stands, or -1.
+func (sh *sqlShapes) at(k int) int {
+	if sh.last[k] == -2 {
+		w := sqlShapeWords[k]
+		if sh.sp != ' ' {
+			w = strings.ReplaceAll(w, " ", string(sh.sp))
+		}
+		sh.last[k] = lastIndexFold(sh.src, w)
+	}
+	return sh.last[k]
+}
+
+// follow reports whether the text at w starts with a statement's leading
+// keyword, separated by the shapes' separator, that the rest of the
+// statement's shape follows: the shapes sqlGate looks for anywhere in a
+// text.
+func (sh *sqlShapes) follow(w int) bool {
+	s, sp := sh.src[w:], sh.sp
 	head := func(k string) bool {
 		return len(s) > len(k) && hasPrefixFold(s, k) && s[len(k)] == sp
 	}
 	switch {
 	case head("select"):
-		return sh.from > w
+		return sh.at(shapeFrom) > w
 	case head("insert"):
 		return hasPrefixFold(s[7:], "into")
 	case head("update"):
-		return sh.set > w
+		return sh.at(shapeSet) > w
 	case head("delete"):
 		return hasPrefixFold(s[7:], "from")
 	case head("where"):
-		return sh.eq > w || sh.in > w || sh.like > w
+		return sh.at(shapeEq) > w || sh.at(shapeIn) > w || sh.at(shapeLike) > w
 	}
 	return false
 }
 
-// lastIndexFold returns the index of the last instance of lit (small
+// lastIndexFold returns the index of the last instance of lit (no capital
 // letters) in s in any ASCII case, or -1.
 func lastIndexFold(s []byte, lit string) int {
+	f := lit[0]
 	for i := len(s) - len(lit); i >= 0; i-- {
-		if hasPrefixFold(s[i:], lit) {
+		if lower(s[i]) == f && hasPrefixFold(s[i:], lit) {
 			return i
 		}
 	}

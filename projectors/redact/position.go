@@ -19,8 +19,13 @@ import (
 // credentials.
 var specialWords = []string{"process", "auth", "basicauth", "credentials", "isql", "http-basic", "add_user", "adduser", "change_password",
 	"set_password", "net", "htpasswd", "by", "login", "logon", "signin", "superuser", "account", "subscription", "subscriptions",
-	"tenant", "project", "directory", "register", "user-create", "useradd", "mosquitto_passwd", "mkpasswd", "slappasswd",
-	"hash-password", "passwd", "pw"}
+	"tenant", "project", "directory", "register", "user-create", "useradd", "pw"}
+
+// The hashers' other names (mkpasswd, slappasswd, hash-password,
+// mosquitto_passwd, passwd) hold "pa", which the credentials' triggers
+// start with: a word is read when any two letters of it start a trigger,
+// and a trigger of its own first letters would let more words of prose
+// through (has, more, slow).
 
 // humanSecret reports whether the key names a secret that a person
 // chose (a password, a pass phrase, a PIN, an answer) by one of its words,
